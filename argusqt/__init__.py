@@ -1,0 +1,3 @@
+"""argusqt: statistical disclosure control of tables, τ-Argus compatible, free solvers only."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,48 @@
+"""Errors that carry the file, line and what was expected, so users can fix their input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class ArgusError(Exception):
+    """Base class of every error argusqt reports to a user (never shown as a traceback)."""
+
+    def __init__(self, message: str, file: str | Path | None = None, line: int | None = None):
+        self.message = message
+        self.file = str(file) if file is not None else None
+        self.line = line
+        super().__init__(self.__str__())
+
+    def __str__(self) -> str:
+        where = ""
+        if self.file is not None:
+            where = self.file
+            if self.line is not None:
+                where += f", line {self.line}"
+            where += ": "
+        return where + self.message
+
+
+class InputError(ArgusError):
+    """A data, metadata, hierarchy, codelist, recode, a-priori or table file is malformed."""
+
+
+class SpecificationError(ArgusError):
+    """A table specification or safety rule is inconsistent with the metadata."""
+
+
+class BatchError(ArgusError):
+    """A batch (.arb) command failed; names the batch file and line."""
+
+
+class MethodError(ArgusError):
+    """A protection method cannot run (infeasible, unsupported options, not available)."""
+
+
+class AuditError(ArgusError):
+    """The audit found a primary cell whose protection interval is not covered."""
+
+
+class Cancelled(ArgusError):
+    """Raised only where no safe partial result exists to return after a cancel."""

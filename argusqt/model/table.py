@@ -1,0 +1,181 @@
+"""A table: cells in row-major order over its dimensions, per-cell arrays, sparse relations.
+
+See docs/design.md for why cells are dense numpy arrays and relations a scipy.sparse matrix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Literal
+
+import numpy as np
+import scipy.sparse as sp
+
+from argusqt.model.codelist import CodeList
+from argusqt.rules.spec import SafetyRules
+
+CostKind = Literal["variable", "frequency", "unity", "distance"]
+
+#: Largest number of explanatory variables a table may have.
+MAX_DIMENSIONS = 4
+
+
+@dataclass
+class CostSpec:
+    """Cost of suppressing a cell (rules.md §6): a variable, frequency (-1), unity (-2), distance (-3)."""
+
+    kind: CostKind = "variable"
+    variable: str | None = None  # None with kind "variable" = the response
+    lam: float = 1.0
+
+
+@dataclass
+class TableSpec:
+    """What the user asked for: explanatory variables, response (None = frequency), rules."""
+
+    explanatory: list[str]
+    response: str | None
+    shadow: str | None = None  # None = response
+    cost: CostSpec = field(default_factory=CostSpec)
+    rules: SafetyRules = field(default_factory=SafetyRules)
+
+    @property
+    def is_frequency(self) -> bool:
+        return self.response is None
+
+    @property
+    def use_weights(self) -> bool:
+        return self.rules.use_weights
+
+    @property
+    def use_holdings(self) -> bool:
+        return self.rules.uses_holdings
+
+
+@dataclass(eq=False)
+class Table:
+    """Cells of a table and everything the rules and protection methods need per cell.
+
+    All per-cell arrays have length `n_cells`; cell index = row-major over `dims`
+    (formats.md §9). `top`/`htop` hold the largest absolute shadow contributions
+    (individual / holding level), columns in decreasing order, 0 where absent; for
+    weighted tables they hold "unit" contributions (rules.md §3.9).
+    """
+
+    spec: TableSpec
+    dims: list[CodeList]
+    value: np.ndarray  # response sum (frequency tables: count)
+    freq: np.ndarray  # number of records (float: weighted tables may need Σw too)
+    shadow: np.ndarray  # shadow sum (rules look at it)
+    cost_raw: np.ndarray  # cost variable sum / frequency / 1 before lambda
+    top: np.ndarray  # (n_cells, K) largest |shadow| contributions
+    hfreq: np.ndarray | None = None  # number of holdings
+    htop: np.ndarray | None = None  # (n_cells, K) largest |holding sums|
+    weight_sum: np.ndarray | None = None  # Σ weights (weighted tables)
+    request_top: np.ndarray | None = None  # (n_cells, 2): largest |shadow| of requesters c1, c2
+    request_freq: np.ndarray | None = None  # number of requesting records
+    decimals: int = 0  # of the response (0 for frequency tables)
+    status: np.ndarray = field(default=None)  # type: ignore[assignment]
+    lpl: np.ndarray = field(default=None)  # type: ignore[assignment]
+    upl: np.ndarray = field(default=None)  # type: ignore[assignment]
+    cost: np.ndarray = field(default=None)  # type: ignore[assignment]  # effective cost
+    published: np.ndarray | None = None  # rounded / adjusted values after RND or CTA
+    source: Any = None  # fine-level contributions kept for recoding (model.tabulate)
+    name: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        n = self.n_cells
+        if self.status is None:
+            self.status = np.where(self.freq > 0, 1, 14).astype(np.int8)
+        if self.lpl is None:
+            self.lpl = np.zeros(n)
+        if self.upl is None:
+            self.upl = np.zeros(n)
+        if self.cost is None:
+            self.cost = np.abs(self.cost_raw).astype(float)
+
+    # ------------------------------------------------------------------ geometry
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(len(d) for d in self.dims)
+
+    @property
+    def n_cells(self) -> int:
+        return int(np.prod(self.shape)) if self.dims else 1
+
+    @property
+    def ndim(self) -> int:
+        return len(self.dims)
+
+    def cell_index(self, node_indices: tuple[int, ...]) -> int:
+        return int(np.ravel_multi_index(node_indices, self.shape))
+
+    def cell_nodes(self, cell: int) -> tuple[int, ...]:
+        return tuple(int(i) for i in np.unravel_index(cell, self.shape))
+
+    def cell_codes(self, cell: int) -> tuple[str, ...]:
+        return tuple(d.codes[i] for d, i in zip(self.dims, self.cell_nodes(cell), strict=True))
+
+    @cached_property
+    def missing_mask(self) -> np.ndarray:
+        """Cells with a missing code in some dimension (MIS(1) makes them safe)."""
+        m = np.zeros(self.shape, dtype=bool)
+        for axis, d in enumerate(self.dims):
+            shape = [1] * self.ndim
+            shape[axis] = len(d)
+            m = m | d.is_missing.reshape(shape)
+        return m.ravel()
+
+    @cached_property
+    def relations(self) -> sp.csr_matrix:
+        """Sparse matrix M (relations × cells): −1 on the parent, +1 on each child; M·a = 0."""
+        return build_relations(self.dims)
+
+    @property
+    def min_protection(self) -> float:
+        """Smallest meaningful protection level: 1 for frequency tables, else 10^-decimals."""
+        return 1.0 if self.spec.is_frequency else 10.0 ** (-self.decimals)
+
+
+def build_relations(dims: list[CodeList]) -> sp.csr_matrix:
+    """One relation per dimension d, parent node of d and combination of the other codes.
+
+    Order as τ-Argus's JJ output (formats.md §9): d = 0 first; within d, nested loops over
+    the other dimensions in table order; parents in code order.
+    """
+    shape = tuple(len(d) for d in dims)
+    n_cells = int(np.prod(shape))
+    strides = np.array([int(np.prod(shape[i + 1 :])) for i in range(len(shape))], dtype=np.int64)
+    rows: list[np.ndarray] = []
+    cols: list[np.ndarray] = []
+    vals: list[np.ndarray] = []
+    row0 = 0
+    for d, dim in enumerate(dims):
+        others = [e for e in range(len(dims)) if e != d]
+        other_shape = [shape[e] for e in others]
+        n_other = int(np.prod(other_shape)) if others else 1
+        # base offset of every combination of the other dimensions (row-major over them)
+        if others:
+            grids = np.indices(other_shape).reshape(len(others), -1)
+            base = (grids * strides[others][:, None]).sum(axis=0)
+        else:
+            base = np.zeros(1, dtype=np.int64)
+        parents = dim.parents
+        for k, p in enumerate(parents):
+            members = [p, *dim.children[p]]
+            coef = np.array([-1.0] + [1.0] * (len(members) - 1))
+            # relation ids: combination-major? τ-Argus: loops over other dims, parents inner
+            rel_ids = row0 + np.arange(n_other) * len(parents) + k
+            for m, c in zip(members, coef, strict=True):
+                rows.append(rel_ids)
+                cols.append(base + m * strides[d])
+                vals.append(np.full(n_other, c))
+        row0 += n_other * len(parents)
+    if not rows:
+        return sp.csr_matrix((0, n_cells))
+    return sp.csr_matrix(
+        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+        shape=(row0, n_cells),
+    )

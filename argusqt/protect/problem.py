@@ -1,0 +1,107 @@
+"""The cell-suppression problem instance every protection method works on (methods.md §1–2).
+
+Built from a Table (or read from a JJ file): values, attacker a-priori bounds, costs,
+statuses, protection levels and the sparse relations M·a = b. Methods never look at the
+Table; they return masks/values that the caller copies back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from argusqt.rules.status import is_candidate, is_primary, is_secondary
+
+
+@dataclass(eq=False)
+class CSPProblem:
+    """Cells i with value a_i, bounds l_i ≤ a_i ≤ u_i, cost w_i, status, LPL/UPL/SPL; M a = b."""
+
+    values: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    cost: np.ndarray
+    status: np.ndarray
+    lpl: np.ndarray
+    upl: np.ndarray
+    relations: sp.csr_matrix
+    rhs: np.ndarray
+    spl: np.ndarray | None = None
+    decimals: int = 0
+    #: optional structure for modular / network methods: codelists of the table dimensions
+    dims: list | None = None
+    #: frequency per cell (singleton detection); None when unknown
+    freq: np.ndarray | None = None
+    names: list[str] = field(default_factory=list)
+
+    @property
+    def n_cells(self) -> int:
+        return int(self.values.shape[0])
+
+    @property
+    def primary(self) -> np.ndarray:
+        return is_primary(self.status)
+
+    @property
+    def candidate(self) -> np.ndarray:
+        """Cells that may become secondary suppressions (statuses 1, 2, 13)."""
+        return is_candidate(self.status)
+
+    @property
+    def secondary(self) -> np.ndarray:
+        return is_secondary(self.status)
+
+    @property
+    def tolerance(self) -> float:
+        """Audit pass tolerance: half a unit of the last published decimal (methods.md §12)."""
+        return 0.5 * 10.0 ** (-self.decimals)
+
+    @classmethod
+    def from_table(cls, table, *, apriori_percent: float | None = None) -> CSPProblem:
+        """Instance of a Table with τ-Argus's default bounds (methods.md §1.3, formats.md §9).
+
+        Bounds: l = min(0, 1.5·min value), u = 1.5·max value over non-empty cells, widened for
+        primaries so that l ≤ a − LPL and a + UPL ≤ u. `apriori_percent` instead bounds each
+        cell within ±P % of its value (hypercube-style attacker).
+        """
+        values = np.asarray(table.value, dtype=float)
+        status = np.asarray(table.status).astype(np.int16)
+        nonempty = status != 14
+        if nonempty.any():
+            vmin = float(values[nonempty].min())
+            vmax = float(values[nonempty].max())
+        else:
+            vmin = vmax = 0.0
+        lo = min(0.0, 1.5 * vmin)
+        hi = 1.5 * vmax if vmax > 0 else max(1.0, abs(lo))
+        lower = np.full(values.shape, lo)
+        upper = np.full(values.shape, hi)
+        if apriori_percent is not None:
+            span = np.abs(values) * apriori_percent / 100.0
+            lower = np.maximum(lower, values - span)
+            upper = np.minimum(upper, values + span)
+        lpl = np.asarray(table.lpl, dtype=float).copy()
+        upl = np.asarray(table.upl, dtype=float).copy()
+        prim = is_primary(status)
+        lpl[~prim] = 0.0
+        upl[~prim] = 0.0
+        lower = np.where(prim, np.minimum(lower, values - lpl), lower)
+        upper = np.where(prim, np.maximum(upper, values + upl), upper)
+        rel = table.relations
+        return cls(
+            values=values,
+            lower=lower,
+            upper=upper,
+            cost=np.asarray(table.cost, dtype=float).copy(),
+            status=status,
+            lpl=lpl,
+            upl=upl,
+            relations=rel,
+            rhs=np.zeros(rel.shape[0]),
+            spl=np.zeros(values.shape),
+            decimals=int(table.decimals),
+            dims=list(table.dims),
+            freq=np.asarray(table.freq, dtype=float),
+        )
