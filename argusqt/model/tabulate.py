@@ -1,0 +1,433 @@
+"""Tabulation: records → fine cells → every cell of a table (docs/design.md, "Contributions").
+
+Step 1 (`build_fine`) aggregates records per combination of data codes of the table's
+explanatory variables; step 2 (`table_from_fine`) expands each fine cell to all the table
+cells above it (its ancestor chain in every dimension). Recoding re-runs step 2 only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from argusqt.errors import InputError, SpecificationError
+from argusqt.model.codelist import CodeList
+from argusqt.model.table import MAX_DIMENSIONS, Table, TableSpec
+from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
+
+
+@dataclass(eq=False)
+class FineCells:
+    """Aggregates per combination of data codes; enough to rebuild any recoding of the table."""
+
+    fine_codes: list[list[str]]  # per dimension: the distinct data codes (category id = index)
+    keys: np.ndarray  # (n_fine, k) category id per dimension
+    value: np.ndarray  # Σ (weighted) response
+    freq: np.ndarray  # number of records
+    shadow: np.ndarray  # Σ (weighted) shadow
+    cost_raw: np.ndarray  # Σ (weighted) cost variable / freq / 1
+    weight_sum: np.ndarray  # Σ weights (= freq when unweighted)
+    top: np.ndarray  # (n_fine, K) largest |shadow| (unit) contributions, decreasing
+    hold_fine: np.ndarray | None = None  # (n_pairs,) fine cell of each (fine, holding) pair
+    hold_id: np.ndarray | None = None  # (n_pairs,) holding id
+    hold_sum: np.ndarray | None = None  # (n_pairs,) Σ shadow of the holding in the fine cell
+    request_top: np.ndarray | None = None  # (n_fine, 2) largest |shadow| of requesters c1 / c2
+    request_freq: np.ndarray | None = None  # (n_fine,) number of requesting records
+
+    @property
+    def n_fine(self) -> int:
+        return int(self.keys.shape[0])
+
+    @property
+    def k(self) -> int:
+        return int(self.top.shape[1])
+
+
+# ---------------------------------------------------------------------------- helpers
+def _group_rank(sorted_groups: np.ndarray) -> np.ndarray:
+    """Rank of each element within its run of equal group ids (input sorted by group)."""
+    n = sorted_groups.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.r_[True, sorted_groups[1:] != sorted_groups[:-1]]
+    start_pos = np.flatnonzero(starts)
+    run_id = np.cumsum(starts) - 1
+    return np.arange(n, dtype=np.int64) - start_pos[run_id]
+
+
+def top_k_by_group(groups: np.ndarray, values: np.ndarray, n_groups: int, k: int) -> np.ndarray:
+    """(n_groups, k) array of the k largest `values` per group, decreasing, 0 where absent."""
+    out = np.zeros((n_groups, k), dtype=float)
+    if groups.size == 0 or k == 0:
+        return out
+    order = np.lexsort((-values, groups))
+    g = groups[order]
+    rank = _group_rank(g)
+    keep = rank < k
+    out[g[keep], rank[keep]] = values[order][keep]
+    return out
+
+
+def _unit_top(
+    groups: np.ndarray, x: np.ndarray, w: np.ndarray, n_groups: int, k: int
+) -> np.ndarray:
+    """Largest "unit" contributions with weights (rules.md §3.9): record i = w_i units of x_i.
+
+    Unit j of a group is ∫_j^{j+1} of the decreasing step function of its records, so the
+    cumulative sum of the first m units equals top_m of the rules.
+    """
+    out = np.zeros((n_groups, k), dtype=float)
+    if groups.size == 0:
+        return out
+    order = np.lexsort((-x, groups))
+    g, xs, ws = groups[order], x[order], w[order]
+    starts = np.r_[True, g[1:] != g[:-1]]
+    run_id = np.cumsum(starts) - 1
+    cw = np.cumsum(ws)
+    base = (cw - ws)[np.flatnonzero(starts)][run_id]  # cumulative weight before each group
+    hi = cw - base  # cumulative weight up to and including the record, within its group
+    lo = hi - ws
+    relevant = lo < k
+    g, xs, lo, hi = g[relevant], xs[relevant], lo[relevant], hi[relevant]
+    cum = np.zeros((n_groups, k + 1))
+    for m in range(1, k + 1):
+        share = np.clip(np.minimum(hi, m) - lo, 0.0, None)
+        cum[:, m] = np.bincount(g, weights=xs * share, minlength=n_groups)
+    return np.diff(cum, axis=1)
+
+
+def _ancestor_csr(codelist: CodeList) -> tuple[np.ndarray, np.ndarray]:
+    """Ancestor chains (node itself … total) of every node, as CSR pointer/index arrays."""
+    chains = codelist.ancestors
+    lengths = np.fromiter((len(c) for c in chains), dtype=np.int64, count=len(chains))
+    ptr = np.r_[0, np.cumsum(lengths)]
+    idx = np.fromiter((n for c in chains for n in c), dtype=np.int64, count=int(ptr[-1]))
+    return ptr, idx
+
+
+def expand_to_cells(
+    nodes: Sequence[np.ndarray], dims: Sequence[CodeList]
+) -> tuple[np.ndarray, np.ndarray]:
+    """For items at leaf nodes (one array per dimension), every (cell, item) pair above them."""
+    n_items = nodes[0].shape[0] if nodes else 1
+    items = np.arange(n_items, dtype=np.int64)
+    cells = np.zeros(n_items, dtype=np.int64)
+    for node_d, dim in zip(nodes, dims, strict=True):
+        ptr, idx = _ancestor_csr(dim)
+        leaf = node_d[items]
+        counts = ptr[leaf + 1] - ptr[leaf]
+        items = np.repeat(items, counts)
+        first = np.repeat(ptr[leaf], counts)
+        offset = np.arange(items.shape[0], dtype=np.int64) - np.repeat(
+            np.cumsum(counts) - counts, counts
+        )
+        cells = np.repeat(cells, counts) * len(dim) + idx[first + offset]
+    return cells, items
+
+
+# ---------------------------------------------------------------------------- step 2
+def table_from_fine(
+    fine: FineCells,
+    dims: list[CodeList],
+    leaf_maps: list[np.ndarray],
+    spec: TableSpec,
+    decimals: int,
+) -> Table:
+    """All cells of a table (totals and subtotals included) from fine cells and leaf maps."""
+    if len(dims) != fine.keys.shape[1]:
+        raise SpecificationError(
+            f"table has {len(dims)} dimensions but the fine cells have {fine.keys.shape[1]}"
+        )
+    shape = tuple(len(d) for d in dims)
+    n_cells = int(np.prod(shape))
+    nodes = [leaf_maps[d][fine.keys[:, d]] for d in range(len(dims))]
+    cells, items = expand_to_cells(nodes, dims)
+
+    def total(x: np.ndarray) -> np.ndarray:
+        return np.bincount(cells, weights=x[items], minlength=n_cells)
+
+    value = total(fine.value)
+    freq = np.bincount(cells, weights=fine.freq[items], minlength=n_cells)
+    shadow = total(fine.shadow)
+    cost_raw = total(fine.cost_raw)
+    weight_sum = total(fine.weight_sum)
+    k = fine.k
+    top = top_k_by_group(np.repeat(cells, k), fine.top[items].ravel(), n_cells, k)
+    hfreq = htop = None
+    if fine.hold_fine is not None:
+        hfreq, htop = _holding_cells(fine, cells, items, n_cells, k)
+    request_top = request_freq = None
+    if fine.request_top is not None:
+        request_top = np.zeros((n_cells, 2))
+        for c in range(2):
+            np.maximum.at(request_top[:, c], cells, fine.request_top[items, c])
+        request_freq = np.bincount(cells, weights=fine.request_freq[items], minlength=n_cells)
+    table = Table(
+        spec=spec,
+        dims=dims,
+        value=value,
+        freq=freq,
+        shadow=shadow,
+        cost_raw=cost_raw,
+        top=top,
+        hfreq=hfreq,
+        htop=htop,
+        weight_sum=weight_sum if spec.use_weights else None,
+        request_top=request_top,
+        request_freq=request_freq,
+        decimals=decimals,
+    )
+    table.source = (fine, [np.asarray(m) for m in leaf_maps])
+    return table
+
+
+def _holding_cells(
+    fine: FineCells, cells: np.ndarray, items: np.ndarray, n_cells: int, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Holding frequency and top-K holding contributions per cell from (fine, holding) sums."""
+    assert fine.hold_fine is not None and fine.hold_id is not None and fine.hold_sum is not None
+    order = np.argsort(fine.hold_fine, kind="stable")
+    hf, hid, hs = fine.hold_fine[order], fine.hold_id[order], fine.hold_sum[order]
+    per_fine = np.bincount(hf, minlength=fine.n_fine)
+    first = np.r_[0, np.cumsum(per_fine)][:-1]
+    # join every (cell, fine) pair with the holding pairs of that fine cell
+    counts = per_fine[items]
+    pair_cell = np.repeat(cells, counts)
+    offset = np.arange(pair_cell.shape[0], dtype=np.int64) - np.repeat(
+        np.cumsum(counts) - counts, counts
+    )
+    src = np.repeat(first[items], counts) + offset
+    n_hold = int(hid.max()) + 1 if hid.size else 1
+    key = pair_cell * n_hold + hid[src]
+    uniq, inv = np.unique(key, return_inverse=True)
+    sums = np.abs(np.bincount(inv, weights=hs[src]))
+    ucell = uniq // n_hold
+    hfreq = np.bincount(ucell, minlength=n_cells).astype(float)
+    htop = top_k_by_group(ucell, sums, n_cells, k)
+    return hfreq, htop
+
+
+# ---------------------------------------------------------------------------- step 1
+def build_fine(
+    categorical: Sequence[tuple[np.ndarray, list[str]]],
+    response: np.ndarray | None,
+    shadow: np.ndarray | None,
+    cost: np.ndarray | None,
+    k: int,
+    weights: np.ndarray | None = None,
+    holding: np.ndarray | None = None,
+    request: np.ndarray | None = None,
+) -> FineCells:
+    """Aggregate records per combination of data codes.
+
+    `categorical` holds (codes, categories) per explanatory variable; `response` None means a
+    frequency table; `shadow`/`cost` None mean the response (cost: see `cost_kind` handling
+    by the caller); `holding` is an integer holding id per record; `request` is 0 (no
+    request), 1 or 2 per record.
+    """
+    n = categorical[0][0].shape[0]
+    sizes = [max(len(cats), 1) for _, cats in categorical]
+    flat = np.ravel_multi_index([c.astype(np.int64) for c, _ in categorical], sizes)
+    uniq, inv = np.unique(flat, return_inverse=True)
+    n_fine = uniq.shape[0]
+    keys = np.stack(np.unravel_index(uniq, sizes), axis=1).astype(np.int64)
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
+    resp = np.ones(n) if response is None else np.asarray(response, dtype=float)
+    sh = resp if shadow is None else np.asarray(shadow, dtype=float)
+    co = resp if cost is None else np.asarray(cost, dtype=float)
+
+    def total(x: np.ndarray) -> np.ndarray:
+        return np.bincount(inv, weights=x * w, minlength=n_fine)
+
+    freq = np.bincount(inv, minlength=n_fine).astype(float)
+    if weights is None:
+        top = top_k_by_group(inv, np.abs(sh), n_fine, k)
+    else:
+        top = _unit_top(inv, np.abs(sh), w, n_fine, k)
+    fine = FineCells(
+        fine_codes=[list(cats) for _, cats in categorical],
+        keys=keys,
+        value=total(resp),
+        freq=freq,
+        shadow=total(sh),
+        cost_raw=total(co),
+        weight_sum=np.bincount(inv, weights=w, minlength=n_fine),
+        top=top,
+    )
+    if holding is not None:
+        hid = np.asarray(holding, dtype=np.int64)
+        n_hold = int(hid.max()) + 1 if n else 1
+        pair = inv.astype(np.int64) * n_hold + hid
+        upair, pinv = np.unique(pair, return_inverse=True)
+        fine.hold_fine = upair // n_hold
+        fine.hold_id = upair % n_hold
+        fine.hold_sum = np.bincount(pinv, weights=sh)
+    if request is not None:
+        req = np.asarray(request)
+        fine.request_top = np.zeros((n_fine, 2))
+        for c in (1, 2):
+            m = req == c
+            if m.any():
+                np.maximum.at(fine.request_top[:, c - 1], inv[m], np.abs(sh[m]))
+        fine.request_freq = np.bincount(inv, weights=(req > 0).astype(float), minlength=n_fine)
+    return fine
+
+
+def leaf_map_for(
+    dim: CodeList, fine_codes: list[str], used: np.ndarray, counts: np.ndarray, where: str
+) -> np.ndarray:
+    """Map each data code to its leaf node; unknown codes → one error listing them all."""
+    index = dim.leaf_index
+    out = np.full(len(fine_codes), -1, dtype=np.int64)
+    unknown: list[tuple[str, int]] = []
+    for j, code in enumerate(fine_codes):
+        node = index.get(code)
+        if node is None:
+            if used[j]:
+                unknown.append((code, int(counts[j])))
+        else:
+            out[j] = node
+    if unknown:
+        listed = ", ".join(f"{c!r} ({n} records)" for c, n in unknown[:20])
+        more = f" and {len(unknown) - 20} more" if len(unknown) > 20 else ""
+        raise InputError(
+            f"variable {dim.name}: {len(unknown)} code(s) in the data are not leaves of its "
+            f"hierarchy/code list: {listed}{more}. Fix the hierarchy file or recode the variable.",
+            file=where,
+        )
+    return out
+
+
+def check_dimensions(spec: TableSpec) -> None:
+    if not 1 <= len(spec.explanatory) <= MAX_DIMENSIONS:
+        raise SpecificationError(
+            f"a table needs 1 to {MAX_DIMENSIONS} explanatory variables, "
+            f"got {len(spec.explanatory)} ({', '.join(spec.explanatory)})"
+        )
+
+
+def build_tables(
+    meta,
+    data,
+    specs: Sequence[TableSpec],
+    log: list[str] | None = None,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+) -> list[Table]:
+    """Every specified table from loaded microdata columns (rules are applied by the caller)."""
+
+    log = log if log is not None else []
+    tables: list[Table] = []
+    for t, spec in enumerate(specs):
+        if cancel is not None and cancel.cancelled:
+            break
+        progress(ProgressEvent(f"Computing table {t + 1} of {len(specs)}", fraction=t / len(specs)))
+        check_dimensions(spec)
+        tables.append(build_table(meta, data, spec, log))
+    progress(ProgressEvent("Tables computed", fraction=1.0))
+    return tables
+
+
+def _column(data, name: str):
+    """A column of the loaded microdata (categorical → (codes, categories); numeric → array)."""
+    return data.column(name)
+
+
+def build_table(meta, data, spec: TableSpec, log: list[str]) -> Table:
+    """One table: fine cells from the loaded columns, codelists, then all cells."""
+    from argusqt.model.codelists_build import codelist_for
+
+    check_dimensions(spec)
+    where = str(getattr(data, "path", "") or getattr(meta, "path", ""))
+    cats: list[tuple[np.ndarray, list[str]]] = []
+    variables = []
+    for name in spec.explanatory:
+        var = meta.variable(name)
+        if not var.recodeable:
+            raise SpecificationError(
+                f"variable {var.name} is not an explanatory (<RECODEABLE>) variable",
+                file=getattr(meta, "path", None),
+            )
+        codes, categories = _column(data, var.name)
+        cats.append((np.asarray(codes), list(categories)))
+        variables.append(var)
+    response = shadow = cost = None
+    decimals = 0
+    if spec.response is not None:
+        rvar = meta.variable(spec.response)
+        response = np.asarray(_column(data, rvar.name), dtype=float)
+        decimals = int(rvar.decimals)
+    if spec.shadow is not None:
+        shadow = np.asarray(_column(data, meta.variable(spec.shadow).name), dtype=float)
+    weights = None
+    if spec.use_weights:
+        wvar = meta.weight
+        if wvar is None:
+            raise SpecificationError("WGT(1) asks for weights but the metadata has no <WEIGHT>")
+        weights = np.asarray(_column(data, wvar.name), dtype=float)
+    holding = None
+    if spec.use_holdings:
+        hvar = meta.holding
+        if hvar is None:
+            raise SpecificationError(
+                "holding-level rules need a <HOLDING> variable in the metadata",
+                file=getattr(meta, "path", None),
+            )
+        if weights is not None:
+            raise SpecificationError("weights and holdings cannot be used together")
+        hcodes, _ = _column(data, hvar.name)
+        holding = np.asarray(hcodes, dtype=np.int64)
+    request = None
+    rq = getattr(meta, "request", None)
+    if rq is not None and (spec.rules.req_individual or spec.rules.req_holding):
+        rcodes, rcats = _column(data, rq.name)
+        wanted = [c.strip() for c in rq.request_codes]
+        lut = np.zeros(len(rcats) + 1, dtype=np.int8)
+        for j, c in enumerate(rcats):
+            s = c.strip()
+            if wanted and s == wanted[0]:
+                lut[j] = 1
+            elif len(wanted) > 1 and s == wanted[1]:
+                lut[j] = 2
+        request = lut[np.asarray(rcodes)]
+    n = cats[0][0].shape[0]
+    kind = spec.cost.kind
+    if kind == "variable":
+        cost_var = spec.cost.variable or spec.response
+        if cost_var is None:
+            cost = np.ones(n)  # frequency table with variable cost: cost = frequency
+        else:
+            cost = np.asarray(_column(data, meta.variable(cost_var).name), dtype=float)
+    elif kind == "frequency":
+        cost = np.ones(n)
+    else:  # unity and distance: computed per cell later (rules.cost)
+        cost = np.ones(n)
+    if weights is not None and kind == "frequency":
+        cost = 1.0 / np.where(weights == 0, 1.0, weights)  # Σ w·(1/w) = record count
+    fine = build_fine(
+        cats,
+        response,
+        shadow,
+        cost,
+        spec.rules.top_n_needed(),
+        weights=weights,
+        holding=holding,
+        request=request,
+    )
+    dims: list[CodeList] = []
+    leaf_maps: list[np.ndarray] = []
+    for d, var in enumerate(variables):
+        codes_d, categories = cats[d]
+        counts = np.bincount(codes_d, minlength=len(categories))
+        used = counts > 0
+        observed = [c for c, u in zip(categories, used, strict=True) if u]
+        dim = codelist_for(var, meta, observed, log)
+        dims.append(dim)
+        leaf_maps.append(leaf_map_for(dim, categories, used, counts, where))
+    table = table_from_fine(fine, dims, leaf_maps, spec, decimals)
+    table.name = " × ".join(spec.explanatory) + (
+        f" | {spec.response}" if spec.response else " | frequency"
+    )
+    return table
