@@ -140,7 +140,7 @@ def test_relations_rank_and_additivity(ndim):
     ][:ndim]
     val = rng.random(50) * 100
     fine = build_fine(cats, val, None, None, 2)
-    maps = [np.array([d.leaf_index[c] for c in cs]) for d, (_, cs) in zip(dims, cats)]
+    maps = [np.array([d.leaf_index[c] for c in cs]) for d, (_, cs) in zip(dims, cats, strict=True)]
     t = table_from_fine(fine, dims, maps, TableSpec([d.name for d in dims], "v"), 2)
     M = build_relations(dims)
     assert np.abs(M @ t.value).max() <= 1e-9 * abs(t.value[0])
