@@ -84,6 +84,7 @@ class Table:
     source: Any = None  # fine-level contributions kept for recoding (model.tabulate)
     name: str = ""
     notes: list[str] = field(default_factory=list)
+    recode_state: Any = None  # recode.apply.RecodeState: original coding + recodes applied
 
     def __post_init__(self) -> None:
         n = self.n_cells
