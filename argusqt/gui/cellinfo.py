@@ -1,0 +1,83 @@
+"""Cell information panel: everything known about the selected cell, as τ-Argus shows it."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel, QWidget
+
+from argusqt.gui import statuscolors
+from argusqt.model.table import Table
+
+
+class CellInfoPanel(QGroupBox):
+    """Read-only figures of one cell; `show_cell(table, cell, audit)` fills it."""
+
+    FIELDS = (
+        ("codes", "Cell"),
+        ("status", "Status"),
+        ("value", "Value"),
+        ("published", "Published"),
+        ("freq", "Contributors"),
+        ("holdings", "Holdings"),
+        ("top", "Largest contributions"),
+        ("htop", "Largest holdings"),
+        ("cost", "Cost"),
+        ("pl", "Protection levels (lower / upper)"),
+        ("audit", "Audit interval"),
+    )
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Cell information", parent)
+        form = QFormLayout(self)
+        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
+        self.labels: dict[str, QLabel] = {}
+        for key, title in self.FIELDS:
+            lab = QLabel("–")
+            lab.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            lab.setWordWrap(True)
+            self.labels[key] = lab
+            form.addRow(title + ":", lab)
+        self.setMinimumWidth(260)
+
+    def clear(self) -> None:
+        for lab in self.labels.values():
+            lab.setText("–")
+
+    def show_cell(self, table: Table, cell: int, audit=None) -> None:
+        fmt = f"{{:,.{max(0, int(table.decimals))}f}}"
+        L = self.labels
+        parts = [
+            f"{d.name} = {c.strip() or '(blank)'}"
+            for d, c in zip(table.dims, table.cell_codes(cell), strict=True)
+        ]
+        L["codes"].setText("\n".join(parts))
+        st = int(table.status[cell])
+        L["status"].setText(f"{statuscolors.label(st)} ({st})")
+        L["value"].setText(fmt.format(float(table.value[cell])))
+        pub = table.published
+        L["published"].setText(fmt.format(float(pub[cell])) if pub is not None else "–")
+        L["freq"].setText(f"{table.freq[cell]:,.0f}")
+        L["holdings"].setText(f"{table.hfreq[cell]:,.0f}" if table.hfreq is not None else "–")
+        L["top"].setText(_top(table.top, cell, fmt))
+        L["htop"].setText(_top(table.htop, cell, fmt) if table.htop is not None else "–")
+        L["cost"].setText(f"{float(table.cost[cell]):,.4g}")
+        L["pl"].setText(
+            f"{fmt.format(float(table.lpl[cell]))} / {fmt.format(float(table.upl[cell]))}"
+        )
+        if audit is not None and bool(audit.audited[cell]):
+            ok = "passed" if bool(audit.passed[cell]) else "NOT PROTECTED"
+            L["audit"].setText(
+                f"[{fmt.format(float(audit.lower[cell]))}, "
+                f"{fmt.format(float(audit.upper[cell]))}] — {ok}"
+            )
+        else:
+            L["audit"].setText("–")
+
+
+def _top(top: np.ndarray | None, cell: int, fmt: str) -> str:
+    if top is None or top.ndim != 2 or top.shape[1] == 0:
+        return "–"
+    row = top[cell]
+    row = row[row != 0]
+    return ", ".join(fmt.format(float(x)) for x in row) if len(row) else "–"

@@ -1,0 +1,284 @@
+"""The table window: axis and layer selectors, the coloured cell grid, legend and cell panel."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QFrame,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from argusqt.gui import statuscolors
+from argusqt.gui.cellinfo import CellInfoPanel
+from argusqt.gui.tablemodel import TableModel
+from argusqt.model.table import Table
+
+
+class Legend(QWidget):
+    """Colour swatches of the status groups, with the number of cells of each."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.counts: dict[str, QLabel] = {}
+        for name, codes in statuscolors.LEGEND:
+            sw = QLabel()
+            sw.setFixedSize(14, 14)
+            bg = statuscolors.background(codes[0])
+            sw.setStyleSheet(
+                f"background:{bg.name() if bg else '#ffffff'}; border:1px solid #9a9a9a;"
+            )
+            lab = QLabel(name)
+            lay.addWidget(sw)
+            lay.addWidget(lab)
+            lay.addSpacing(10)
+            self.counts[name] = lab
+        lay.addStretch(1)
+
+    def update_counts(self, table: Table) -> None:
+        n = np.bincount(table.status.astype(np.int64), minlength=15)
+        for name, codes in statuscolors.LEGEND:
+            self.counts[name].setText(f"{name} ({int(n[list(codes)].sum()):,})")
+
+
+class TableView(QWidget):
+    """Everything about one table; emits `change_status(action, cells)` for the main window."""
+
+    change_status = Signal(str, object)  # action name, np.ndarray of cell indices
+
+    def __init__(self, table: Table, title: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.table = table
+        self.title = title
+        self.audit = None
+        self.model = TableModel(table, self)
+
+        # --- axis controls
+        names = [d.name for d in table.dims]
+        self.row_combo = QComboBox()
+        self.col_combo = QComboBox()
+        self.row_combo.addItems(names)
+        self.col_combo.addItems(["(none)", *names])
+        self.row_combo.setCurrentIndex(0)
+        self.col_combo.setCurrentIndex(2 if table.ndim >= 2 else 0)
+        self.row_combo.currentIndexChanged.connect(self._axes_changed)
+        self.col_combo.currentIndexChanged.connect(self._axes_changed)
+        self.labels_box = QCheckBox("Show labels")
+        self.labels_box.toggled.connect(self.model.set_show_labels)
+        self.published_box = QCheckBox("Show published (rounded / adjusted) values")
+        self.published_box.setChecked(self.model.show_published)
+        self.published_box.setEnabled(table.published is not None)
+        self.published_box.toggled.connect(self._published_toggled)
+        self.row_level = QSpinBox()
+        self.row_level.setPrefix("Row levels: ")
+        self.row_level.valueChanged.connect(lambda v: self._set_level(self.model.row_dim, v))
+        self.col_level = QSpinBox()
+        self.col_level.setPrefix("Column levels: ")
+        self.col_level.valueChanged.connect(
+            lambda v: self.model.col_dim is not None and self._set_level(self.model.col_dim, v)
+        )
+
+        axes = QHBoxLayout()
+        axes.addWidget(QLabel("Rows:"))
+        axes.addWidget(self.row_combo)
+        axes.addWidget(QLabel("Columns:"))
+        axes.addWidget(self.col_combo)
+        axes.addWidget(self.row_level)
+        axes.addWidget(self.col_level)
+        axes.addStretch(1)
+        axes.addWidget(self.labels_box)
+        axes.addWidget(self.published_box)
+
+        # --- layer selectors (one per dimension not on an axis)
+        self.layer_bar = QHBoxLayout()
+        self.layer_combos: dict[int, QComboBox] = {}
+
+        # --- grid
+        self.view = QTableView()
+        self.view.setModel(self.model)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.view.setAlternatingRowColors(False)
+        self.view.verticalHeader().setDefaultAlignment(Qt.AlignmentFlag.AlignLeft)
+        self.view.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.view.verticalHeader().sectionClicked.connect(self._row_header_clicked)
+        self.view.horizontalHeader().sectionClicked.connect(self._col_header_clicked)
+        self.view.selectionModel().currentChanged.connect(self._current_changed)
+
+        self.legend = Legend()
+        self.info = CellInfoPanel()
+
+        # --- status actions
+        self.buttons: dict[str, QPushButton] = {}
+        actions = QVBoxLayout()
+        for key, text, tip in (
+            ("safe", "Set safe", "Mark the selected cells safe (manual): status 2"),
+            ("unsafe", "Set unsafe", "Mark the selected cells unsafe (manual): status 9"),
+            ("protected", "Set protected", "Never suppress the selected cells: status 10"),
+            ("cost", "Set cost…", "Change the suppression cost of the selected cells"),
+        ):
+            b = QPushButton(text)
+            b.setToolTip(tip)
+            b.clicked.connect(lambda _=False, k=key: self._emit_change(k))
+            self.buttons[key] = b
+            actions.addWidget(b)
+        right = QVBoxLayout()
+        right.addWidget(self.info)
+        right.addLayout(actions)
+        right.addStretch(1)
+        side = QFrame()
+        side.setLayout(right)
+
+        center = QWidget()
+        cl = QVBoxLayout(center)
+        cl.setContentsMargins(0, 0, 0, 0)
+        cl.addLayout(axes)
+        cl.addLayout(self.layer_bar)
+        cl.addWidget(self.view, 1)
+        cl.addWidget(self.legend)
+
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(center)
+        split.addWidget(side)
+        split.setStretchFactor(0, 1)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 6, 6, 6)
+        lay.addWidget(split)
+
+        self._rebuild_layers()
+        self._update_level_spins()
+        self.legend.update_counts(table)
+        self._fit_columns()
+
+    # ------------------------------------------------------------------ axes & layers
+    def _axes_changed(self) -> None:
+        r = self.row_combo.currentIndex()
+        c = self.col_combo.currentIndex() - 1
+        col = None if c < 0 or c == r else c
+        self.model.set_axes(r, col)
+        self._rebuild_layers()
+        self._update_level_spins()
+        self._fit_columns()
+
+    def _rebuild_layers(self) -> None:
+        while self.layer_bar.count():
+            item = self.layer_bar.takeAt(0)
+            if item.widget():
+                item.widget().deleteLater()
+        self.layer_combos.clear()
+        shown = {self.model.row_dim, self.model.col_dim}
+        for d, dim in enumerate(self.table.dims):
+            if d in shown:
+                continue
+            combo = QComboBox()
+            for i, code in enumerate(dim.codes):
+                indent = "  " * int(dim.depth[i]) if dim.hierarchical else ""
+                lab = dim.label(i)
+                text = code.strip() if lab == code else f"{code.strip()} — {lab}"
+                combo.addItem(indent + (text or "(blank)"))
+            combo.setCurrentIndex(self.model.layer[d])
+            combo.currentIndexChanged.connect(lambda i, d=d: self.model.set_layer(d, i))
+            self.layer_bar.addWidget(QLabel(f"{dim.name}:"))
+            self.layer_bar.addWidget(combo)
+            self.layer_combos[d] = combo
+        self.layer_bar.addStretch(1)
+
+    def _update_level_spins(self) -> None:
+        for spin, dim in (
+            (self.row_level, self.model.row_dim),
+            (self.col_level, self.model.col_dim),
+        ):
+            spin.blockSignals(True)
+            if dim is None or not self.table.dims[dim].hierarchical:
+                spin.setEnabled(False)
+                spin.setRange(0, 0)
+            else:
+                n = self.table.dims[dim].n_levels
+                spin.setEnabled(True)
+                spin.setRange(0, n)
+                spin.setValue(n)
+            spin.blockSignals(False)
+
+    def _set_level(self, dim: int, level: int) -> None:
+        self.model.set_level(dim, level)
+        self._fit_columns()
+
+    def _row_header_clicked(self, section: int) -> None:
+        self.model.toggle(self.model.row_dim, self.model.row_node(section))
+
+    def _col_header_clicked(self, section: int) -> None:
+        node = self.model.col_node(section)
+        if node is not None and self.model.col_dim is not None:
+            self.model.toggle(self.model.col_dim, node)
+            self._fit_columns()
+
+    def _published_toggled(self, on: bool) -> None:
+        self.model.show_published = on and self.table.published is not None
+        self.model.refresh()
+
+    def _fit_columns(self) -> None:
+        if self.model.columnCount() <= 60:
+            self.view.resizeColumnsToContents()
+        self.view.verticalHeader().setMinimumWidth(120)
+        self.view.resizeColumnToContents(0) if self.model.columnCount() else None
+
+    # ------------------------------------------------------------------ cells
+    def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if current.isValid():
+            self.info.show_cell(
+                self.table, self.model.cell_at(current.row(), current.column()), self.audit
+            )
+        else:
+            self.info.clear()
+
+    def selected_cells(self) -> np.ndarray:
+        idx = self.view.selectionModel().selectedIndexes()
+        if not idx:
+            cur = self.view.currentIndex()
+            idx = [cur] if cur.isValid() else []
+        return np.array(
+            sorted({self.model.cell_at(i.row(), i.column()) for i in idx}), dtype=np.int64
+        )
+
+    def select_cell(self, cell: int) -> bool:
+        """Make `cell` current (switching the layer if needed); False if it is collapsed away."""
+        nodes = self.table.cell_nodes(cell)
+        for d, combo in self.layer_combos.items():
+            combo.setCurrentIndex(nodes[d])
+        index = self.model.find(cell)
+        if not index.isValid():
+            return False
+        self.view.setCurrentIndex(index)
+        return True
+
+    def _emit_change(self, action: str) -> None:
+        cells = self.selected_cells()
+        if len(cells):
+            self.change_status.emit(action, cells)
+
+    def set_audit(self, audit) -> None:
+        self.audit = audit
+
+    def refresh(self) -> None:
+        """The table's statuses or values changed (protection, manual change)."""
+        self.published_box.setEnabled(self.table.published is not None)
+        if self.table.published is not None and not self.published_box.isChecked():
+            self.published_box.setChecked(True)
+        self.model.refresh()
+        self.legend.update_counts(self.table)
+        cur = self.view.currentIndex()
+        if cur.isValid():
+            self._current_changed(cur, cur)

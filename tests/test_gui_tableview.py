@@ -1,0 +1,107 @@
+"""The table view: model geometry, hierarchy folding, formatting, colours, cell panel, summary."""
+
+from __future__ import annotations
+
+import conftest_gui  # noqa: F401  (offscreen Qt before PySide6 is imported)
+import numpy as np
+import pytest
+from conftest_gui import small_table
+from PySide6.QtCore import Qt
+
+from argusqt.gui import statuscolors
+from argusqt.gui.summary import status_summary, unsafe_count
+from argusqt.gui.tablemodel import CELL_ROLE, TableModel
+from argusqt.gui.tableview import TableView
+
+pytestmark = pytest.mark.gui
+
+
+def test_model_geometry_and_cell_mapping(qtbot):
+    t = small_table()
+    m = TableModel(t)
+    assert (m.rowCount(), m.columnCount()) == (7, 3)
+    # every visible position maps to the row-major cell of its two nodes
+    for r in range(7):
+        for c in range(3):
+            assert m.cell_at(r, c) == r * 3 + c
+            assert m.index(r, c).data(CELL_ROLE) == r * 3 + c
+
+
+def test_values_formatted_right_aligned_with_thousands_and_decimals(qtbot):
+    t = small_table()
+    m = TableModel(t)
+    total = m.index(0, 0).data()
+    assert total == f"{t.value[0]:,.1f}"
+    assert "," in total or t.value[0] < 1000
+    assert m.index(0, 0).data(Qt.ItemDataRole.TextAlignmentRole) & int(Qt.AlignmentFlag.AlignRight)
+    # an empty cell (C × male: node 5, column 1) shows '-'
+    t.status[5 * 3 + 1] = 14
+    assert m.index(5, 1).data() == "-"
+
+
+def test_status_colours(qtbot):
+    t = small_table()
+    m = TableModel(t)
+    cell = int(np.flatnonzero(t.status == 5)[0])
+    r, c = divmod(cell, 3)
+    assert m.index(r, c).data(Qt.ItemDataRole.BackgroundRole) == statuscolors.background(5)
+    safe = int(np.flatnonzero(t.status == 1)[0])
+    r, c = divmod(safe, 3)
+    assert m.index(r, c).data(Qt.ItemDataRole.BackgroundRole) is None
+
+
+def test_collapse_and_expand_branches_and_levels(qtbot):
+    t = small_table()
+    m = TableModel(t)
+    assert m.headerData(1, Qt.Orientation.Vertical).strip().startswith("▾")
+    m.toggle(0, 1)  # collapse North
+    assert m.rowCount() == 5
+    assert [m.row_node(r) for r in range(5)] == [0, 1, 4, 5, 6]
+    assert m.headerData(1, Qt.Orientation.Vertical).strip().startswith("▸")
+    # cells still map correctly after folding: row 2 is node 4 (South)
+    assert m.cell_at(2, 0) == 4 * 3
+    m.toggle(0, 1)
+    assert m.rowCount() == 7
+    m.set_level(0, 1)
+    assert [m.row_node(r) for r in range(m.rowCount())] == [0, 1, 4]
+    m.set_level(0, 0)
+    assert m.rowCount() == 1
+    # indentation shows depth
+    m.set_level(0, 2)
+    assert m.headerData(2, Qt.Orientation.Vertical).startswith("        ")
+
+
+def test_labels_toggle(qtbot):
+    m = TableModel(small_table())
+    assert "N" in m.headerData(1, Qt.Orientation.Vertical)
+    m.set_show_labels(True)
+    assert "North" in m.headerData(1, Qt.Orientation.Vertical)
+
+
+def test_view_cell_panel_and_layers(qtbot):
+    t = small_table()
+    w = TableView(t, "T1")
+    qtbot.addWidget(w)
+    cell = int(np.flatnonzero(t.status == 5)[0])
+    assert w.select_cell(cell)
+    info = w.info.labels
+    assert "Unsafe (frequency)" in info["status"].text()
+    assert info["value"].text() == f"{t.value[cell]:,.1f}"
+    assert info["pl"].text() == "3.0 / 3.0"
+    np.testing.assert_array_equal(w.selected_cells(), [cell])
+    # swap axes: gender as rows, no column variable → region becomes a layer selector
+    w.row_combo.setCurrentIndex(1)
+    w.col_combo.setCurrentIndex(0)
+    assert w.model.columnCount() == 1 and w.model.rowCount() == 3
+    assert 0 in w.layer_combos
+    w.layer_combos[0].setCurrentIndex(2)  # region A
+    assert w.model.cell_at(1, 0) == 2 * 3 + 1
+
+
+def test_summary_counts_by_status(qtbot):
+    t = small_table()
+    rows = {r[0]: r for r in status_summary(t)}
+    n5 = int((t.status == 5).sum())
+    assert rows["Unsafe: frequency"][1] == n5 == unsafe_count(t)
+    assert rows["All cells"][1] == t.n_cells
+    assert rows["Unsafe: frequency"][3] == pytest.approx(float(t.value[t.status == 5].sum()))
