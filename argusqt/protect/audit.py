@@ -1,0 +1,192 @@
+"""The audit: attacker intervals of suppressed cells on the full relation set (methods.md §12).
+
+It is the only judge of "protected": every suppression method's final pattern goes through
+it. Published cells are constants, so the LP splits into independent components of
+suppressed cells; each component is one HiGHS model re-solved with a new objective per
+cell and direction (warm start from the previous basis).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from argusqt.errors import AuditError, Cancelled
+from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
+from argusqt.protect.components import make_highs, solve, variable_components
+from argusqt.protect.problem import CSPProblem
+from argusqt.protect.result import AuditResult
+
+
+def cell_bounds(
+    problem: CSPProblem,
+    suppressed: np.ndarray | None,
+    lower: np.ndarray | None = None,
+    upper: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Attacker bounds per cell: published cells fixed at their value, suppressed at l/u.
+
+    With explicit `lower`/`upper` (interval protection) these are used as given for every
+    cell; a cell is a variable of the attacker iff its bounds differ.
+    """
+    values = np.asarray(problem.values, dtype=float)
+    if lower is not None or upper is not None:
+        lo = np.asarray(lower if lower is not None else problem.lower, dtype=float)
+        hi = np.asarray(upper if upper is not None else problem.upper, dtype=float)
+        if suppressed is not None:
+            sup = np.asarray(suppressed, dtype=bool)
+            lo = np.where(sup, lo, np.minimum(lo, values))
+            hi = np.where(sup, hi, np.maximum(hi, values))
+        return lo, hi
+    sup = np.asarray(suppressed, dtype=bool)
+    lo = np.where(sup, problem.lower, values).astype(float)
+    hi = np.where(sup, problem.upper, values).astype(float)
+    return lo, hi
+
+
+def _targets(problem: CSPProblem, sup: np.ndarray, cells) -> np.ndarray:
+    """Mask of the cells to audit: suppressed primaries, all suppressed, or the given ones."""
+    n = problem.n_cells
+    if cells is None:
+        return sup & problem.primary
+    if isinstance(cells, str):
+        if cells != "all":
+            raise ValueError(f"cells must be None, 'all' or indices, got {cells!r}")
+        return sup.copy()
+    arr = np.asarray(cells)
+    if arr.dtype == bool:
+        return arr.copy()
+    mask = np.zeros(n, dtype=bool)
+    mask[arr.astype(np.int64)] = True
+    return mask
+
+
+def audit(
+    problem: CSPProblem,
+    suppressed: np.ndarray | None,
+    cells=None,
+    *,
+    lower: np.ndarray | None = None,
+    upper: np.ndarray | None = None,
+    intervals: bool = True,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+) -> AuditResult:
+    """Attacker min/max of the audited cells and pass/fail against LPL/UPL/SPL.
+
+    `cells`: None = suppressed primaries, "all" = every suppressed cell, or a mask/indices.
+    `intervals=False` only decides pass/fail (an LP is skipped once a feasible attacker
+    solution already reaches the protection bound), so the reported bounds are then
+    witnesses, not the exact interval. Raises Cancelled when cancelled (no partial verdict).
+    """
+    watch = Stopwatch()
+    n = problem.n_cells
+    values = np.asarray(problem.values, dtype=float)
+    lo, hi = cell_bounds(problem, suppressed, lower, upper)
+    var = hi > lo
+    sup = np.asarray(suppressed, dtype=bool) if suppressed is not None else var
+    target = _targets(problem, sup, cells)
+    tol = problem.tolerance
+    prim = problem.primary
+    lpl = np.where(prim, problem.lpl, 0.0)
+    upl = np.where(prim, problem.upl, 0.0)
+    spl = np.zeros(n) if problem.spl is None else np.where(prim, problem.spl, 0.0)
+    need_lo = values - lpl + tol  # a lower bound at or below this passes
+    need_hi = values + upl - tol
+
+    res_lo = np.full(n, np.nan)
+    res_hi = np.full(n, np.nan)
+    # constant targets: the attacker knows them exactly
+    const_t = target & ~var
+    res_lo[const_t] = lo[const_t]
+    res_hi[const_t] = hi[const_t]
+
+    rel = problem.relations.tocsr()
+    fixed = np.where(var, 0.0, lo)
+    rhs_eff = np.asarray(problem.rhs, dtype=float) - rel @ fixed
+    n_lps = 0
+    comps = variable_components(rel, var)
+    total_targets = int((target & var).sum())
+    done_targets = 0
+    for comp in comps:
+        tpos = np.flatnonzero(target[comp.cells])
+        if tpos.size == 0:
+            continue
+        if comp.rows.size == 0:
+            ids = comp.cells[tpos]
+            res_lo[ids] = lo[ids]
+            res_hi[ids] = hi[ids]
+            done_targets += tpos.size
+            continue
+        a = rel[comp.rows][:, comp.cells]
+        b = rhs_eff[comp.rows]
+        clo, chi = lo[comp.cells], hi[comp.cells]
+        h = make_highs(a, np.zeros(comp.cells.size), clo, chi, b, b)
+        # running min/max over feasible attacker solutions (the true values are one)
+        run_lo = values[comp.cells].copy()
+        run_hi = values[comp.cells].copy()
+        last = -1
+        for j in tpos:
+            cell = comp.cells[j]
+            for sense in (1.0, -1.0):
+                if sense > 0:
+                    exact_done = run_lo[j] <= clo[j]
+                    enough = not intervals and run_lo[j] <= need_lo[cell] and spl[cell] <= 0
+                else:
+                    exact_done = run_hi[j] >= chi[j]
+                    enough = not intervals and run_hi[j] >= need_hi[cell] and spl[cell] <= 0
+                if exact_done or enough:
+                    continue
+                if cancel is not None and cancel.cancelled:
+                    raise Cancelled("audit cancelled")
+                if last >= 0 and last != j:
+                    h.changeColCost(int(last), 0.0)
+                h.changeColCost(int(j), sense)
+                last = j
+                status, x, obj = solve(h)
+                n_lps += 1
+                if status != "optimal":
+                    raise AuditError(
+                        f"attacker LP for cell {cell} is {status}: the published table is "
+                        "not additive within the attacker bounds (relations M·a = b violated?)"
+                    )
+                np.minimum(run_lo, x, out=run_lo)
+                np.maximum(run_hi, x, out=run_hi)
+                if sense > 0:
+                    run_lo[j] = min(run_lo[j], obj)
+                else:
+                    run_hi[j] = max(run_hi[j], -obj)
+            res_lo[cell] = max(run_lo[j], clo[j])
+            res_hi[cell] = min(run_hi[j], chi[j])
+            done_targets += 1
+            if n_lps % 200 == 0 and n_lps:
+                progress(
+                    ProgressEvent(
+                        message=f"Audit: {done_targets} of {total_targets} cells",
+                        fraction=done_targets / max(total_targets, 1),
+                        elapsed=watch.elapsed,
+                    )
+                )
+    # targets that are variables but in no relation with another variable
+    lonely = target & var & np.isnan(res_lo)
+    res_lo[lonely] = lo[lonely]
+    res_hi[lonely] = hi[lonely]
+
+    req_lo = np.where(prim & target, values - lpl, np.nan)
+    req_hi = np.where(prim & target, values + upl, np.nan)
+    chk = prim & target
+    ok = (res_lo <= need_lo) & (res_hi >= need_hi) & (res_hi - res_lo >= spl - tol)
+    passed = np.where(chk, ok, True)
+    exact = target & (res_hi - res_lo <= tol)
+    progress(ProgressEvent(message="Audit finished", fraction=1.0, elapsed=watch.elapsed))
+    return AuditResult(
+        lower=res_lo,
+        upper=res_hi,
+        required_lower=req_lo,
+        required_upper=req_hi,
+        audited=target,
+        passed=passed,
+        exact=exact,
+        tolerance=tol,
+        elapsed=watch.elapsed,
+        n_lps=n_lps,
+    )

@@ -1,0 +1,183 @@
+"""Generators of protection problems (2-D, 1H2D, 3-D hierarchical) for tests and benchmarks.
+
+Tables are built the real way (CodeList → Table → CSPProblem.from_table) so relations,
+bounds and statuses are exactly what methods see in the application.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from argusqt.model.codelist import CodeList
+from argusqt.model.table import Table, TableSpec
+from argusqt.protect.problem import CSPProblem
+
+
+def flat_codelist(name: str, n: int) -> CodeList:
+    """Total + n zero-padded codes (byte order = numeric order)."""
+    width = len(str(n))
+    return CodeList.flat(name, [f"{i:0{width}d}" for i in range(1, n + 1)])
+
+
+def hier_codelist(name: str, branching: list[int]) -> CodeList:
+    """A balanced hierarchy: branching[0] level-1 nodes, each with branching[1] children, …"""
+    entries: list[tuple[int, str]] = []
+
+    def rec(prefix: str, depth: int) -> None:
+        if depth > len(branching):
+            return
+        for k in range(branching[depth - 1]):
+            code = f"{prefix}{k + 1:02d}"
+            entries.append((depth, code))
+            rec(code, depth + 1)
+
+    rec("", 1)
+    return CodeList.from_tree(name, entries)
+
+
+def leaf_matrix(cl: CodeList) -> np.ndarray:
+    """Nodes × leaves 0/1 matrix: node value = Σ of the leaves below it."""
+    leaves = np.flatnonzero(cl.is_leaf)
+    mat = np.zeros((len(cl), leaves.size))
+    for j, leaf in enumerate(leaves):
+        mat[cl.ancestors[int(leaf)], j] = 1.0
+    return mat
+
+
+def table_from_leaves(
+    dims: list[CodeList],
+    leaf_values: np.ndarray,
+    leaf_freq: np.ndarray | None = None,
+    decimals: int = 0,
+) -> Table:
+    """A Table whose aggregates are the sums of the given leaf cells (all statuses safe)."""
+    value = np.asarray(leaf_values, dtype=float)
+    freq = np.ones_like(value) * 5 if leaf_freq is None else np.asarray(leaf_freq, float)
+    for axis, cl in enumerate(dims):
+        mat = leaf_matrix(cl)
+        value = np.moveaxis(np.tensordot(mat, value, axes=([1], [axis])), 0, axis)
+        freq = np.moveaxis(np.tensordot(mat, freq, axes=([1], [axis])), 0, axis)
+    value = value.ravel()
+    freq = freq.ravel()
+    spec = TableSpec(explanatory=[d.name for d in dims], response="value")
+    top = np.zeros((value.size, 2))
+    return Table(
+        spec=spec,
+        dims=dims,
+        value=value,
+        freq=freq,
+        shadow=value.copy(),
+        cost_raw=value.copy(),
+        top=top,
+        decimals=decimals,
+    )
+
+
+def problem_from_table(
+    table: Table,
+    primaries: np.ndarray,
+    lpl: np.ndarray | float,
+    upl: np.ndarray | float | None = None,
+    status_code: int = 3,
+) -> CSPProblem:
+    """Mark `primaries` (indices) unsafe with the given protection levels and build the CSP."""
+    n = table.n_cells
+    status = np.where(table.freq > 0, 1, 14).astype(np.int8)
+    status[np.asarray(primaries, dtype=np.int64)] = status_code
+    table.status = status
+    lp = np.zeros(n)
+    up = np.zeros(n)
+    lp[primaries] = np.broadcast_to(lpl, np.shape(primaries)) if np.ndim(lpl) else lpl
+    uval = lpl if upl is None else upl
+    up[primaries] = np.broadcast_to(uval, np.shape(primaries)) if np.ndim(uval) else uval
+    table.lpl = lp
+    table.upl = up
+    return CSPProblem.from_table(table)
+
+
+def problem_2d(rows: list[list[float]], primaries: list[tuple[int, int]], pl) -> CSPProblem:
+    """A flat 2-D table from its interior cells; (r, c) are 1-based interior positions."""
+    arr = np.asarray(rows, dtype=float)
+    dims = [flat_codelist("r", arr.shape[0]), flat_codelist("c", arr.shape[1])]
+    table = table_from_leaves(dims, arr)
+    ids = [table.cell_index((r, c)) for r, c in primaries]
+    return problem_from_table(table, np.asarray(ids), pl)
+
+
+def cell_id(problem_or_shape, *nodes: int) -> int:
+    """Row-major cell index of node indices (0 = total in each dimension)."""
+    shape = (
+        tuple(len(d) for d in problem_or_shape.dims)
+        if hasattr(problem_or_shape, "dims")
+        else tuple(problem_or_shape)
+    )
+    return int(np.ravel_multi_index(nodes, shape))
+
+
+def random_problem(
+    rng: np.random.Generator,
+    dims: list[CodeList],
+    primary_share: float = 0.1,
+    pct: tuple[float, float] = (0.1, 0.3),
+    zero_share: float = 0.0,
+) -> CSPProblem:
+    """Random leaf values, ~`primary_share` of the non-empty cells primary, p%-like PLs."""
+    leaf_shape = tuple(int(d.is_leaf.sum()) for d in dims)
+    leaves = np.round(rng.lognormal(3.0, 1.0, size=leaf_shape)) + 1
+    freq = rng.integers(1, 20, size=leaf_shape).astype(float)
+    if zero_share > 0:
+        empty = rng.random(leaf_shape) < zero_share
+        leaves[empty] = 0
+        freq[empty] = 0
+    table = table_from_leaves(dims, leaves, freq)
+    nonempty = np.flatnonzero(table.freq > 0)
+    k = max(1, int(round(primary_share * nonempty.size)))
+    # small cells are more likely to be sensitive
+    weights = 1.0 / (1.0 + table.value[nonempty])
+    prim = rng.choice(
+        nonempty, size=min(k, nonempty.size), replace=False, p=weights / weights.sum()
+    )
+    frac = rng.uniform(pct[0], pct[1], size=prim.size)
+    pl = np.maximum(1.0, np.round(frac * table.value[prim]))
+    pl = np.minimum(pl, np.maximum(table.value[prim], 1.0))
+    return problem_from_table(table, prim, pl)
+
+
+def random_2d(rng: np.random.Generator, nrow: int, ncol: int, **kw) -> CSPProblem:
+    return random_problem(rng, [flat_codelist("r", nrow), flat_codelist("c", ncol)], **kw)
+
+
+def random_1h2d(rng: np.random.Generator, branching: list[int], ncol: int, **kw) -> CSPProblem:
+    return random_problem(rng, [hier_codelist("h", branching), flat_codelist("c", ncol)], **kw)
+
+
+def random_3d(
+    rng: np.random.Generator,
+    branching0: list[int],
+    branching1: list[int],
+    n2: int,
+    **kw,
+) -> CSPProblem:
+    dims = [hier_codelist("a", branching0), hier_codelist("b", branching1), flat_codelist("c", n2)]
+    return random_problem(rng, dims, **kw)
+
+
+def sized_problem(kind: str, target_cells: int, seed: int = 0) -> CSPProblem:
+    """A generated problem of roughly `target_cells` cells: kind in {"2D", "1H2D", "3D"}."""
+    rng = np.random.default_rng(seed)
+    if kind == "2D":
+        side = max(2, int(round(np.sqrt(target_cells))) - 1)
+        return random_2d(rng, side, side)
+    if kind == "1H2D":
+        # hierarchy of b1 × b2 leaves (+ b1 + 1 nodes) times ncol + 1 columns
+        b1 = max(2, int(round(target_cells**0.25)))
+        b2 = max(2, int(round(target_cells**0.25)))
+        rows = 1 + b1 + b1 * b2
+        ncol = max(2, int(round(target_cells / rows)) - 1)
+        return random_1h2d(rng, [b1, b2], ncol)
+    if kind == "3D":
+        b = max(2, int(round(target_cells ** (1 / 6) * 0.9)))
+        side = 1 + b + b * b
+        n2 = max(2, int(round(target_cells / side**2)) - 1)
+        return random_3d(rng, [b, b], [b, b], n2)
+    raise ValueError(kind)
