@@ -1,0 +1,141 @@
+"""Code-value (type 3) and CSV-for-pivot (type 2) outputs, line for line as τ-Argus (formats.md §10.3).
+
+Also holds the small formatting helpers the other text writers share (codes, values, cell order).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from argusqt.io.atomic import atomic_write_text
+from argusqt.model.table import Table
+
+#: Statuses whose value is hidden (`x`) when the status is not added.
+HIDDEN = np.array([s in (3, 4, 5, 6, 7, 8, 9, 11, 12) for s in range(16)])
+
+
+def quote_code(code: str, quotes: bool) -> str:
+    """A code as written: a `"` inside becomes `'`; surrounded by quotes with `QU+`."""
+    code = code.replace('"', "'")
+    return f'"{code}"' if quotes else code
+
+
+def fmt_numbers(values: np.ndarray, decimals: int) -> np.ndarray:
+    """Numbers with `decimals` decimals, `.` point, no grouping (vectorised)."""
+    v = np.asarray(values, dtype=float)
+    v = np.where(v == 0, 0.0, v)  # no "-0.00"
+    return np.char.mod(f"%.{max(decimals, 0)}f", v)
+
+
+def code_columns(table: Table, quotes: bool, levels: bool = False) -> list[np.ndarray]:
+    """Per dimension, the written code of every cell (row-major order); optional level column."""
+    idx = np.unravel_index(np.arange(table.n_cells), table.shape)
+    cols: list[np.ndarray] = []
+    for d, dim in enumerate(table.dims):
+        written = np.array([quote_code(c, quotes) for c in dim.codes], dtype=object)
+        cols.append(written[idx[d]].astype(str))
+        if levels:
+            lev = dim.depth if dim.hierarchical else np.zeros(len(dim), dtype=np.int64)
+            cols.append(np.char.mod("%d", np.asarray(lev)[idx[d]]))
+    return cols
+
+
+def join_columns(cols: list[np.ndarray], sep: str = ",") -> np.ndarray:
+    """Element-wise `sep`.join of string columns."""
+    out = cols[0].astype(str)
+    for c in cols[1:]:
+        out = np.char.add(np.char.add(out, sep), c.astype(str))
+    return out
+
+
+def protection_kind(table: Table) -> str:
+    """'round', 'cta' or 'suppress' depending on how the table's published values were made."""
+    if table.published is None:
+        return "suppress"
+    method = str(getattr(table, "method", "") or "").upper()
+    return "cta" if method.startswith("CTA") else "round"
+
+
+def response_name(table: Table) -> str:
+    """The response column name in headers (`Freq` for frequency tables)."""
+    return table.spec.response if table.spec.response is not None else "Freq"
+
+
+def shown_values(table: Table) -> np.ndarray:
+    """Value per cell as shown without status (formats.md §10.1): value, `x` or `-`."""
+    status = np.asarray(table.status, dtype=np.int64)
+    kind = protection_kind(table)
+    if kind == "suppress":
+        out = fmt_numbers(table.value, table.decimals).astype(object)
+        out[HIDDEN[status]] = "x"
+    else:
+        out = fmt_numbers(table.published, table.decimals).astype(object)
+    out[status == 14] = "-"
+    return out.astype(str)
+
+
+def codevalue_lines(
+    table: Table,
+    *,
+    add_status: bool = False,
+    names_first: bool = False,
+    quotes: bool = True,
+    suppress_empty: bool = False,
+) -> list[str]:
+    """The lines of a code-value / pivot file (without line ends)."""
+    status = np.asarray(table.status, dtype=np.int64)
+    empty = status == 14
+    kind = protection_kind(table)
+    cols = code_columns(table, quotes)
+    true_vals = fmt_numbers(table.value, table.decimals).astype(object)
+    true_vals[empty] = "-"
+    true_vals = true_vals.astype(str)
+    status_txt = np.char.mod("%d", status)
+    header = [quote_code(d.name, quotes) for d in table.dims]
+    resp = response_name(table)
+    if kind == "suppress":
+        if add_status:
+            cols += [true_vals, status_txt]
+            header += [quote_code(resp, quotes), quote_code("Status", quotes)]
+        else:
+            cols.append(shown_values(table))
+            header.append(quote_code(resp, quotes))
+    else:
+        shown = shown_values(table)
+        suffix = "_CTA" if kind == "cta" else "_Round"
+        header.append(quote_code(resp + suffix, quotes))
+        cols.append(shown)
+        if add_status:
+            cols.append(true_vals)
+            header.append(quote_code(resp + "_Orig", quotes))
+            if kind == "cta":
+                cols.append(status_txt)
+                header.append(quote_code("Status", quotes))
+    body = join_columns(cols)
+    if suppress_empty:
+        body = body[np.asarray(table.freq) != 0]
+    lines = [",".join(header)] if names_first else []
+    lines.extend(body.tolist())
+    return lines
+
+
+def write_codevalue(
+    table: Table,
+    path: str | Path,
+    *,
+    add_status: bool = False,
+    names_first: bool = False,
+    quotes: bool = True,
+    suppress_empty: bool = False,
+) -> None:
+    """Write type 3 (code-value); type 2 is the same with `names_first=True`."""
+    lines = codevalue_lines(
+        table,
+        add_status=add_status,
+        names_first=names_first,
+        quotes=quotes,
+        suppress_empty=suppress_empty,
+    )
+    atomic_write_text(path, "".join(line + "\n" for line in lines))

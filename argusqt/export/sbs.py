@@ -1,0 +1,79 @@
+"""SBS (type 4): Eurostat transmission lines with flags and dominance numbers (formats.md §10.4)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from argusqt.export.codevalue import code_columns, fmt_numbers, join_columns
+from argusqt.io.atomic import atomic_write_text
+from argusqt.model.table import Table
+
+
+def sbs_flags(table: Table) -> np.ndarray:
+    """Flag letter per cell: V, A, B, C, F, D or - (formats.md §10.4)."""
+    status = np.asarray(table.status, dtype=np.int64)
+    top = _top(table)
+    kept = 0 if top is None else top.shape[1]
+    has_p = table.spec.rules.has_p_rule
+    flags = np.full(status.shape, "V", dtype="<U1")
+    flags[status == 5] = "A"
+    flags[np.isin(status, (4, 6, 7, 8, 9))] = "B"
+    rule = status == 3
+    if has_p:
+        flags[rule] = "F"
+    elif kept >= 2:
+        flags[rule] = "C"
+    else:
+        flags[rule] = "B"
+    flags[np.isin(status, (11, 12))] = "D"
+    flags[status == 14] = "-"
+    return flags
+
+
+def _top(table: Table) -> np.ndarray | None:
+    top = table.htop if table.spec.use_holdings and table.htop is not None else table.top
+    if top is None or top.ndim != 2 or top.shape[1] == 0:
+        return None
+    return np.abs(np.asarray(top, dtype=float))
+
+
+def sbs_lines(table: Table, *, quotes: bool = True, levels: bool = False) -> list[str]:
+    """Lines of the SBS file; empty cells omitted, unsafe values printed."""
+    status = np.asarray(table.status, dtype=np.int64)
+    flags = sbs_flags(table)
+    use_h = table.spec.use_holdings and table.hfreq is not None
+    freq = np.asarray(table.hfreq if use_h else table.freq, dtype=float)
+    cols = code_columns(table, quotes, levels=levels)
+    cols.append(fmt_numbers(table.value, table.decimals))
+    cols.append(np.char.mod("%d", np.rint(freq).astype(np.int64)))
+    cols.append(flags)
+    body = join_columns(cols)
+    # dominance numbers after B, C, F
+    top = _top(table)
+    has_p = table.spec.rules.has_p_rule
+    total = np.abs(np.asarray(table.shadow, dtype=float))
+    safe_total = np.where(total == 0, 1.0, total)
+    if top is None:
+        x1 = np.zeros(table.n_cells)
+        x2 = np.zeros(table.n_cells)
+    else:
+        x1 = top[:, 0]
+        x2 = top[:, 1] if top.shape[1] > 1 else np.zeros(table.n_cells)
+    big = x1 if (has_p or top is None or top.shape[1] < 2) else x1 + x2
+    dom1 = np.where(total == 0, 0.0, 100.0 * big / safe_total)
+    dom2 = np.where(total == 0, 0.0, 100.0 * x2 / safe_total)
+    with_dom = np.isin(flags, ("B", "C", "F"))
+    extra = np.char.add(",", fmt_numbers(dom1, 1))
+    if has_p:
+        extra = np.char.add(np.char.add(extra, ","), fmt_numbers(dom2, 1))
+    body = np.where(with_dom, np.char.add(body, extra), body)
+    return body[status != 14].tolist()
+
+
+def write_sbs(table: Table, path: str | Path, *, quotes: bool = True, levels: bool = False) -> None:
+    """Write the SBS file atomically (`levels` = `HL+`)."""
+    atomic_write_text(
+        path, "".join(line + "\n" for line in sbs_lines(table, quotes=quotes, levels=levels))
+    )
