@@ -1,0 +1,109 @@
+"""The only GUI module that talks to the core Session: one function per user action.
+
+Keeping every Session call here means the windows depend on a handful of obvious names;
+a core method that does not exist yet is reported as a MethodError, never silently skipped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from argusqt.errors import MethodError
+from argusqt.model.table import Table
+
+DATA_SUFFIXES = {".asc", ".dat", ".csv", ".txt"}
+TABLE_SUFFIXES = {".tab"}
+META_SUFFIXES = {".rda"}
+BATCH_SUFFIXES = {".arb"}
+
+
+def new_session() -> Any:
+    """A fresh core Session (argusqt.session)."""
+    try:
+        from argusqt.session import Session
+    except ImportError as exc:  # pragma: no cover - only while the core is being written
+        raise MethodError(f"the core session is not available ({exc})") from exc
+    return Session()
+
+
+def call(session: Any, name: str, *args, **kwargs) -> Any:
+    """Call a Session method, with a clear message if this core version lacks it."""
+    fn = getattr(session, name, None)
+    if fn is None:
+        raise MethodError(f"'{name}' is not available in this version of the core")
+    return fn(*args, **kwargs)
+
+
+def proposed_metadata(data_path: str | Path) -> Path | None:
+    """The .rda next to a data file with the same base name (case-insensitive), if any."""
+    p = Path(data_path)
+    exact = p.with_suffix(".rda")
+    if exact.exists():
+        return exact
+    if p.parent.is_dir():
+        for q in p.parent.iterdir():
+            if q.suffix.lower() == ".rda" and q.stem.lower() == p.stem.lower():
+                return q
+    return None
+
+
+def tables_of(session: Any) -> list[Table]:
+    """Tables of the session, numbered from 1 in the GUI."""
+    return list(getattr(session, "tables", []) or [])
+
+
+def metadata_of(session: Any) -> Any:
+    return getattr(session, "metadata", None) or getattr(session, "meta", None)
+
+
+@dataclass
+class VariableChoices:
+    """What the Specify Tables dialog may offer, derived from the metadata."""
+
+    explanatory: list[str] = field(default_factory=list)
+    numeric: list[str] = field(default_factory=list)
+    weight: str | None = None
+    holding: str | None = None
+    request: str | None = None
+    tabular: bool = False
+    has_frequency: bool = True
+    distance: dict[str, list[int]] = field(default_factory=dict)
+
+
+def choices_from_metadata(meta: Any) -> VariableChoices:
+    """Read the variable roles of a Metadata object (argusqt.model.metadata)."""
+    ch = VariableChoices()
+    if meta is None:
+        return ch
+    ch.tabular = getattr(meta, "kind", "") == "tabular"
+    for v in getattr(meta, "variables", []):
+        name = v.name
+        if getattr(v, "recodeable", False):
+            ch.explanatory.append(name)
+            if getattr(v, "distance", None):
+                ch.distance[name] = list(v.distance)
+        if getattr(v, "weight", False):
+            ch.weight = name
+        elif getattr(v, "holding", False):
+            ch.holding = name
+        elif getattr(v, "request", False):
+            ch.request = name
+        elif getattr(v, "numeric", False) and not any(
+            getattr(v, r, False) for r in ("frequency", "maxscore", "status", "lowerpl", "upperpl")
+        ):
+            ch.numeric.append(name)
+    if ch.tabular:
+        ch.has_frequency = any(getattr(v, "frequency", False) for v in meta.variables)
+    return ch
+
+
+def run_batch(path: str | Path, progress, cancel) -> Any:
+    """Run a .arb file interactively; returns the batch outcome (with `.session`)."""
+    from argusqt.batch.runner import run_batch as _run
+
+    try:
+        return _run(path, interactive=True, progress=progress, cancel=cancel)
+    except TypeError:  # runner without progress/cancel parameters
+        return _run(path, interactive=True)

@@ -1,0 +1,826 @@
+"""The main window: τ-Argus menus, toolbar, table tabs, log pane; one core call per action.
+
+Every long action runs on the JobRunner's worker thread; the window only reacts to its
+signals, so the event loop never blocks.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import QSettings, Qt, QUrl
+from PySide6.QtGui import QAction, QDesktopServices, QKeySequence
+from PySide6.QtWidgets import (
+    QDialog,
+    QDockWidget,
+    QFileDialog,
+    QInputDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QPlainTextEdit,
+    QTabWidget,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from argusqt import __version__ as _version
+from argusqt.errors import ArgusError, MethodError
+from argusqt.gui import core
+from argusqt.gui.errors import show_error
+from argusqt.gui.jobs import JobRunner
+from argusqt.gui.opendialog import OpenDataDialog
+from argusqt.gui.protectdialog import ProtectDialog
+from argusqt.gui.resources import icon
+from argusqt.gui.savedialog import EXCEL, SaveTableDialog
+from argusqt.gui.specify import SpecifyTablesDialog, describe_spec
+from argusqt.gui.summary import SummaryDialog, unsafe_count
+from argusqt.gui.tableview import TableView
+from argusqt.model.table import Table, TableSpec
+
+MAX_RECENT = 8
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "user_guide.md"
+
+
+class MainWindow(QMainWindow):
+    """The application window; `session` is the core Session of the open data (or None)."""
+
+    def __init__(self, settings: QSettings | None = None, session_factory=core.new_session) -> None:
+        super().__init__()
+        self.setWindowTitle("argusqt — statistical disclosure control of tables")
+        self.setWindowIcon(icon("app"))
+        self.setAcceptDrops(True)
+        self.settings = settings if settings is not None else QSettings("argusqt", "argusqt")
+        self.session_factory = session_factory
+        self.session: Any = None
+        self.source: tuple[str, ...] = ()
+        self.specs: list[TableSpec] = []
+        self.views: list[TableView] = []
+        self.last_result: Any = None
+        self.result_box: QMessageBox | None = None
+        self.runner = JobRunner(self)
+        self.runner.busy_changed.connect(self._update_actions)
+
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.currentChanged.connect(lambda _: self._update_status())
+        self.welcome = QLabel(
+            "<h2>argusqt</h2><p>Open microdata (<b>File | Open microdata</b>), a table "
+            "(<b>File | Open table</b>) or a batch file, or drop data and metadata files here.</p>"
+            "<p>Then <b>Specify | Tables</b>, inspect the unsafe cells, and <b>Modify | Protect "
+            "table</b>.</p>"
+        )
+        self.welcome.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.welcome.setWordWrap(True)
+        central = QWidget()
+        cl = QVBoxLayout(central)
+        cl.setContentsMargins(0, 0, 0, 0)
+        cl.addWidget(self.welcome)
+        cl.addWidget(self.tabs)
+        self.setCentralWidget(central)
+
+        self.log = QPlainTextEdit()
+        self.log.setObjectName("log")
+        self.log.setReadOnly(True)
+        self.log_dock = QDockWidget("Log", self)
+        self.log_dock.setObjectName("logDock")
+        self.log_dock.setWidget(self.log)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.log_dock)
+        self._log_seen = 0
+
+        self.status_label = QLabel("No data")
+        self.statusBar().addPermanentWidget(self.status_label)
+
+        self._make_actions()
+        self._make_menus()
+        self._make_toolbar()
+        self._restore()
+        self._update_actions()
+        self._update_status()
+
+    # ================================================================== construction
+    def _act(
+        self, key: str, text: str, slot, shortcut=None, icon_name: str | None = None, tip: str = ""
+    ):
+        a = QAction(icon(icon_name) if icon_name else icon(""), text, self)
+        if shortcut is not None:
+            a.setShortcut(QKeySequence(shortcut))
+        if tip:
+            a.setStatusTip(tip)
+            a.setToolTip(tip)
+        a.triggered.connect(lambda _=False: slot())
+        self.actions[key] = a
+        return a
+
+    def _make_actions(self) -> None:
+        self.actions: dict[str, QAction] = {}
+        A = self._act
+        A(
+            "open_micro",
+            "Open &microdata…",
+            self.open_microdata,
+            "Ctrl+M",
+            "open_microdata",
+            "Open a microdata file and its metadata",
+        )
+        A(
+            "open_table",
+            "Open &table…",
+            self.open_table,
+            "Ctrl+T",
+            "open_table",
+            "Open tabular input and its metadata",
+        )
+        A(
+            "open_batch",
+            "Open &batch process…",
+            self.open_batch,
+            "Ctrl+B",
+            "open_batch",
+            "Run a batch (.arb) file",
+        )
+        A("exit", "E&xit", self.close, QKeySequence.StandardKey.Quit)
+        A(
+            "spec_meta",
+            "&Metadata…",
+            self.edit_metadata,
+            "Ctrl+D",
+            "metadata",
+            "View and edit the metadata",
+        )
+        A(
+            "spec_tables",
+            "&Tables…",
+            self.specify_tables,
+            "Ctrl+K",
+            "specify_tables",
+            "Specify tables and sensitivity rules",
+        )
+        A("select_table", "&Select table…", self.select_table, "Ctrl+L")
+        A(
+            "protect",
+            "&Protect table…",
+            self.protect_table,
+            "Ctrl+P",
+            "protect",
+            "Suppress, round or adjust the current table",
+        )
+        A(
+            "recode",
+            "&Global recode…",
+            self.recode,
+            "Ctrl+R",
+            "recode",
+            "Recode explanatory variables of the current table",
+        )
+        A("apriori", "Apply &a-priori file…", self.apply_apriori, None)
+        A(
+            "summary",
+            "Table s&ummary…",
+            self.show_summary,
+            "Ctrl+U",
+            "summary",
+            "Cells, contributors, value and cost per status",
+        )
+        A(
+            "save_table",
+            "&Save table…",
+            self.save_table,
+            QKeySequence.StandardKey.Save,
+            "save_table",
+            "Write the safe table",
+        )
+        A("view_report", "View &report…", self.view_report, None, "report")
+        A("gen_apriori", "&Generate a-priori file…", self.generate_apriori, None)
+        A("write_batch", "Write &batch file…", self.write_batch_file, None)
+        A("guide", "&User guide", self.show_guide, QKeySequence.StandardKey.HelpContents)
+        A("options", "&Options…", self.show_options)
+        A("about", "&About argusqt", self.show_about)
+
+    def _make_menus(self) -> None:
+        mb = self.menuBar()
+        a = self.actions
+        m = mb.addMenu("&File")
+        for k in ("open_micro", "open_table", "open_batch"):
+            m.addAction(a[k])
+        m.addSeparator()
+        self.recent_menu = m.addMenu("Recent files")
+        m.addSeparator()
+        m.addAction(a["exit"])
+        m = mb.addMenu("&Specify")
+        m.addAction(a["spec_meta"])
+        m.addAction(a["spec_tables"])
+        m = mb.addMenu("&Modify")
+        for k in ("select_table", "protect", "recode", "apriori", "summary"):
+            m.addAction(a[k])
+        m = mb.addMenu("&Output")
+        for k in ("save_table", "view_report", "gen_apriori", "write_batch"):
+            m.addAction(a[k])
+        m = mb.addMenu("&Help")
+        for k in ("guide", "options", "about"):
+            m.addAction(a[k])
+        m.insertSeparator(a["about"])
+        self._rebuild_recent()
+
+    def _make_toolbar(self) -> None:
+        tb = self.addToolBar("Main")
+        tb.setObjectName("mainToolbar")
+        tb.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextUnderIcon)
+        a = self.actions
+        for k in (
+            "open_micro",
+            "open_table",
+            "open_batch",
+            None,
+            "spec_tables",
+            "protect",
+            "recode",
+            "summary",
+            None,
+            "save_table",
+            "view_report",
+        ):
+            if k is None:
+                tb.addSeparator()
+            else:
+                tb.addAction(a[k])
+        self.toolbar = tb
+
+    # ================================================================== state
+    def _restore(self) -> None:
+        geo = self.settings.value("geometry")
+        if geo is not None:
+            self.restoreGeometry(geo)
+        else:
+            self.resize(1180, 780)
+        state = self.settings.value("windowState")
+        if state is not None:
+            self.restoreState(state)
+
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        if self.runner.busy:
+            self.runner.cancel()
+            if self.runner.worker is not None:
+                self.runner.worker.wait(3000)
+        self.settings.setValue("geometry", self.saveGeometry())
+        self.settings.setValue("windowState", self.saveState())
+        self.settings.sync()
+        super().closeEvent(event)
+
+    @property
+    def tables(self) -> list[Table]:
+        return [v.table for v in self.views]
+
+    def current_table_no(self) -> int | None:
+        i = self.tabs.currentIndex()
+        return i + 1 if i >= 0 and self.views else None
+
+    def current_view(self) -> TableView | None:
+        i = self.tabs.currentIndex()
+        return self.views[i] if 0 <= i < len(self.views) else None
+
+    def _update_actions(self, busy: bool | None = None) -> None:
+        busy = self.runner.busy if busy is None else busy
+        has_data = self.session is not None
+        has_table = bool(self.views)
+        for k, a in self.actions.items():
+            if k in ("exit", "guide", "about", "options"):
+                a.setEnabled(True)
+            elif k in ("open_micro", "open_table", "open_batch"):
+                a.setEnabled(not busy)
+            elif k in ("spec_meta", "spec_tables"):
+                a.setEnabled(not busy and has_data)
+            else:
+                a.setEnabled(not busy and has_table)
+        self.recent_menu.setEnabled(not busy)
+
+    def _update_status(self) -> None:
+        view = self.current_view()
+        self.welcome.setVisible(not self.views)
+        self.tabs.setVisible(bool(self.views))
+        if view is None:
+            src = Path(self.source[1]).name if len(self.source) > 1 else ""
+            self.status_label.setText(f"Data: {src}" if src else "No data")
+            return
+        t = view.table
+        self.status_label.setText(
+            f"Table {self.tabs.currentIndex() + 1}: {t.n_cells:,} cells, "
+            f"{unsafe_count(t):,} unsafe, {int(((t.status == 11) | (t.status == 12)).sum()):,} secondary"
+        )
+
+    # ================================================================== log
+    def log_message(self, text: str) -> None:
+        self.log.appendPlainText(time.strftime("%H:%M:%S  ") + text)
+
+    def _sync_log(self) -> None:
+        """Append the session's new log entries (the core keeps its own log)."""
+        entries = getattr(self.session, "log", None)
+        if entries is not None and not isinstance(entries, list):
+            entries = getattr(entries, "entries", None) or getattr(entries, "lines", None)
+        if not isinstance(entries, list):
+            return
+        for e in entries[self._log_seen :]:
+            self.log.appendPlainText(str(getattr(e, "message", e)))
+        self._log_seen = len(entries)
+
+    # ================================================================== recent files
+    def _recent(self) -> list[str]:
+        v = self.settings.value("recent", [])
+        if isinstance(v, str):
+            v = [v]
+        return [str(x) for x in (v or [])]
+
+    def add_recent(self, kind: str, *paths: str) -> None:
+        entry = "|".join([kind, *[str(Path(p).resolve()) for p in paths]])
+        rec = [e for e in self._recent() if e != entry]
+        rec.insert(0, entry)
+        self.settings.setValue("recent", rec[:MAX_RECENT])
+        self._rebuild_recent()
+
+    def _rebuild_recent(self) -> None:
+        self.recent_menu.clear()
+        rec = self._recent()
+        for i, entry in enumerate(rec, 1):
+            kind, *paths = entry.split("|")
+            text = f"&{i}  {kind}: " + " + ".join(Path(p).name for p in paths)
+            act = self.recent_menu.addAction(text)
+            act.setToolTip(" + ".join(paths))
+            act.triggered.connect(lambda _=False, k=kind, p=paths: self._open_recent(k, p))
+        if not rec:
+            self.recent_menu.addAction("(none)").setEnabled(False)
+
+    def _open_recent(self, kind: str, paths: list[str]) -> None:
+        if kind == "microdata":
+            self.open_microdata(*paths)
+        elif kind == "table":
+            self.open_table(*paths)
+        elif kind == "batch":
+            self.open_batch(paths[0])
+
+    # ================================================================== drag and drop
+    def dragEnterEvent(self, event) -> None:  # noqa: N802
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:  # noqa: N802
+        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        if paths:
+            event.acceptProposedAction()
+            self.open_paths(paths)
+
+    def open_paths(self, paths: list[str]) -> None:
+        """Open dropped or command-line files: a .arb runs; data (+ .rda) opens."""
+        ps = [Path(p) for p in paths]
+        arb = [p for p in ps if p.suffix.lower() in core.BATCH_SUFFIXES]
+        if arb:
+            self.open_batch(str(arb[0]))
+            return
+        meta = next((p for p in ps if p.suffix.lower() in core.META_SUFFIXES), None)
+        tab = next((p for p in ps if p.suffix.lower() in core.TABLE_SUFFIXES), None)
+        data = next(
+            (p for p in ps if p.suffix.lower() not in core.META_SUFFIXES | core.TABLE_SUFFIXES),
+            None,
+        )
+        if tab is not None:
+            meta = meta or core.proposed_metadata(tab)
+            self.open_table(str(tab), str(meta) if meta else None)
+        elif data is not None:
+            meta = meta or core.proposed_metadata(data)
+            self.open_microdata(str(data), str(meta) if meta else None)
+        elif meta is not None:
+            QMessageBox.information(
+                self, "Open", f"{meta.name} is a metadata file: drop its data file with it."
+            )
+
+    # ================================================================== File
+    def _start_dir(self) -> str:
+        return str(self.settings.value("lastDir", "") or "")
+
+    def open_microdata(self, data: str | None = None, meta: str | None = None) -> None:
+        self._open_data("microdata", data, meta)
+
+    def open_table(self, data: str | None = None, meta: str | None = None) -> None:
+        self._open_data("table", data, meta)
+
+    def _open_data(self, kind: str, data: str | None, meta: str | None) -> None:
+        if data is None or meta is None:
+            dlg = OpenDataDialog(kind, self._start_dir(), self)
+            if data:
+                dlg.set_data(data)
+            if meta:
+                dlg.meta_edit.setText(meta)
+            if dlg.exec() != QDialog.DialogCode.Accepted:
+                return
+            data, meta = dlg.paths()
+        self.settings.setValue("lastDir", str(Path(data).parent))
+        method = "open_microdata" if kind == "microdata" else "open_table_data"
+        factory = self.session_factory
+
+        def job(progress, cancel):
+            s = factory()
+            core.call(s, method, data, meta)
+            return s
+
+        def done(s) -> None:
+            self._set_session(s, (kind, data, meta))
+            self.add_recent(kind, data, meta)
+            self.log_message(f"Opened {kind} {data} with metadata {meta}")
+            self.statusBar().showMessage("Data opened. Next: Specify | Tables.", 8000)
+            self.specify_tables()
+
+        self.runner.start(f"Open {kind}", job, done)
+
+    def _set_session(self, session: Any, source: tuple[str, ...]) -> None:
+        self.session = session
+        self.source = source
+        self.specs = []
+        self._log_seen = 0
+        self._sync_log()
+        self._show_tables([])
+
+    def open_batch(self, path: str | None = None) -> None:
+        if path is None:
+            path, _ = QFileDialog.getOpenFileName(
+                self, "Open batch process", self._start_dir(), "Batch files (*.arb);;All files (*)"
+            )
+            if not path:
+                return
+
+        def done(outcome) -> None:
+            s = getattr(outcome, "session", outcome)
+            self._set_session(s, ("batch", path))
+            self.add_recent("batch", path)
+            self.log_message(f"Batch {path} finished")
+            self._show_tables(core.tables_of(s))
+
+        self.runner.start(
+            "Run batch file", lambda progress, cancel: core.run_batch(path, progress, cancel), done
+        )
+
+    # ================================================================== Specify
+    def specify_tables(self) -> SpecifyTablesDialog | None:
+        if self.session is None:
+            return None
+        choices = core.choices_from_metadata(core.metadata_of(self.session))
+        dlg = SpecifyTablesDialog(choices, self.specs, self)
+        self.specify_dialog = dlg
+        if dlg.exec() != QDialog.DialogCode.Accepted:
+            return dlg
+        self.compute_tables(dlg.specs)
+        return dlg
+
+    def compute_tables(self, specs: list[TableSpec]) -> None:
+        session = self.session
+        specs = list(specs)
+
+        def job(progress, cancel):
+            if hasattr(session, "clear_tables"):
+                session.clear_tables()
+            for s in specs:
+                core.call(session, "specify_table", s)
+            core.call(session, "compute_tables", progress=progress, cancel=cancel)
+            return core.tables_of(session)
+
+        def done(tables) -> None:
+            self.specs = specs
+            self._sync_log()
+            for i, (t, s) in enumerate(zip(tables, specs, strict=False), 1):
+                self.log_message(
+                    f"Table {i}: {describe_spec(s)} — {t.n_cells:,} cells, {unsafe_count(t):,} unsafe"
+                )
+            self._show_tables(tables)
+
+        self.runner.start("Compute tables", job, done, on_error=self._job_error)
+
+    def _job_error(self, exc: BaseException) -> None:
+        self._sync_log()
+        self.log_message(f"Error: {exc}")
+        show_error(self, exc)
+
+    def _show_tables(self, tables: list[Table]) -> None:
+        self.tabs.clear()
+        self.views = []
+        for i, t in enumerate(tables, 1):
+            title = (
+                f"{i}: " + " × ".join(d.name for d in t.dims) + f" | {t.spec.response or 'freq'}"
+            )
+            v = TableView(t, title)
+            v.change_status.connect(self.change_status)
+            v.view.selectionModel().currentChanged.connect(lambda *_: self._update_status())
+            self.views.append(v)
+            self.tabs.addTab(v, title)
+        self._update_actions()
+        self._update_status()
+
+    def edit_metadata(self) -> None:
+        from argusqt.gui.metadataeditor import MetadataEditor
+
+        dlg = MetadataEditor(core.metadata_of(self.session), self)
+        self.metadata_dialog = dlg
+        dlg.exec()
+
+    # ================================================================== Modify
+    def select_table(self) -> None:
+        names = [self.tabs.tabText(i) for i in range(self.tabs.count())]
+        name, ok = QInputDialog.getItem(
+            self, "Select table", "Table:", names, self.tabs.currentIndex(), False
+        )
+        if ok:
+            self.tabs.setCurrentIndex(names.index(name))
+
+    def change_status(self, action: str, cells: np.ndarray) -> None:
+        """Manual status changes through argusqt.rules.changes (rules.md §7)."""
+        view = self.current_view()
+        if view is None:
+            return
+        try:
+            from argusqt.rules import changes
+        except ImportError:
+            show_error(self, MethodError("manual status changes are not available in this version"))
+            return
+        t = view.table
+        try:
+            if action == "cost":
+                value, ok = QInputDialog.getDouble(
+                    self,
+                    "Set cost",
+                    "New cost of the selected cells:",
+                    float(t.cost[cells[0]]),
+                    0.0,
+                    1e15,
+                    4,
+                )
+                if not ok:
+                    return
+                n = changes.set_cost(t, cells, value)
+            else:
+                fn = {
+                    "safe": changes.set_safe,
+                    "unsafe": changes.set_unsafe,
+                    "protected": changes.set_protected,
+                }[action]
+                n = fn(t, cells)
+        except ArgusError as exc:
+            show_error(self, exc, "Change status")
+            return
+        self.log_message(
+            f"Table {self.current_table_no()}: {action} on {len(cells)} cell(s), {n} changed"
+        )
+        view.refresh()
+        self._update_status()
+
+    def protect_table(self, method: str | None = None, params: dict | None = None) -> None:
+        view = self.current_view()
+        if view is None or self.session is None:
+            return
+        table_no = self.current_table_no()
+        if method is None:
+            t = view.table
+            prim = (t.status >= 3) & (t.status <= 9)
+            min_base = int(np.ceil((t.lpl[prim] + t.upl[prim]).max())) if prim.any() else 1
+            dlg = ProtectDialog(view.title, max(1, min_base), self)
+            self.protect_dialog = dlg
+            if dlg.exec() != QDialog.DialogCode.Accepted:
+                return
+            method, params = dlg.method(), dlg.params()
+        params = dict(params or {})
+        session = self.session
+
+        def job(progress, cancel):
+            return core.call(
+                session, "protect", table_no, method, params, progress=progress, cancel=cancel
+            )
+
+        def done(result) -> None:
+            self.last_result = result
+            self._sync_log()
+            view.set_audit(getattr(result, "audit", None))
+            view.refresh()
+            self._update_status()
+            self._show_result(table_no, result)
+
+        self.runner.start(
+            f"Protect table {table_no} ({method})", job, done, on_error=self._job_error
+        )
+
+    def _show_result(self, table_no: int, r: Any) -> None:
+        lines = [f"Table {table_no}: method {r.method}"]
+        if r.cancelled:
+            lines.append("Cancelled by you: the best safe pattern found so far was kept.")
+        if r.timed_out:
+            lines.append("Time limit reached: the best safe pattern found so far was kept.")
+        lines.append(f"Secondary suppressions: {r.n_secondary:,}")
+        lines.append(f"Cost of secondaries: {r.cost:,.2f}")
+        if r.lower_bound is not None:
+            lines.append(f"Lower bound: {r.lower_bound:,.2f}")
+        if r.gap is not None:
+            lines.append("Proven optimal" if r.optimal else f"Gap: {100 * r.gap:.2f} %")
+        lines.append(f"Time: {r.elapsed:,.1f} s")
+        if r.audit is not None:
+            lines.append(r.audit.summary())
+        text = "\n".join(lines)
+        for line in lines:
+            self.log_message(line)
+        box = QMessageBox(
+            QMessageBox.Icon.Information,
+            "Protection finished",
+            text,
+            QMessageBox.StandardButton.Ok,
+            self,
+        )
+        box.setWindowModality(Qt.WindowModality.NonModal)
+        self.result_box = box
+        box.show()
+
+    def recode(self) -> None:
+        view = self.current_view()
+        if view is None:
+            return
+        from argusqt.gui.recodedialog import RecodeDialog
+
+        dlg = RecodeDialog(self, self.current_table_no(), view.table)
+        self.recode_dialog = dlg
+        dlg.exec()
+
+    def table_replaced(self, table_no: int, table: Table) -> None:
+        """After a recode the session has a new Table object for `table_no`."""
+        i = table_no - 1
+        old = self.views[i]
+        v = TableView(table, old.title)
+        v.change_status.connect(self.change_status)
+        self.views[i] = v
+        self.tabs.removeTab(i)
+        self.tabs.insertTab(i, v, old.title)
+        self.tabs.setCurrentIndex(i)
+        old.deleteLater()
+        self._update_status()
+
+    def apply_apriori(self) -> None:
+        table_no = self.current_table_no()
+        if table_no is None:
+            return
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Apply a-priori file", self._start_dir(), "A-priori (*.hst);;All files (*)"
+        )
+        if not path:
+            return
+        sep, ok = QInputDialog.getText(self, "A-priori file", "Field separator:", text=";")
+        if not ok:
+            return
+        session = self.session
+
+        def job(progress, cancel):
+            return core.call(session, "apply_apriori", table_no, path, sep, True, False)
+
+        def done(_r) -> None:
+            self._sync_log()
+            self.views[table_no - 1].refresh()
+            self._update_status()
+
+        self.runner.start("Apply a-priori file", job, done, on_error=self._job_error)
+
+    def show_summary(self) -> SummaryDialog | None:
+        view = self.current_view()
+        if view is None:
+            return None
+        dlg = SummaryDialog(view.table, view.title, self)
+        self.summary_dialog = dlg
+        dlg.show()
+        return dlg
+
+    # ================================================================== Output
+    def save_table(
+        self, file_type: int | None = None, options: str | None = None, path: str | None = None
+    ) -> None:
+        table_no = self.current_table_no()
+        if table_no is None:
+            return
+        view = self.views[table_no - 1]
+        flags: dict[str, bool] = {}
+        if file_type is None or path is None:
+            dlg = SaveTableDialog(self._start_dir(), f"table{table_no}", self)
+            self.save_dialog = dlg
+            if dlg.exec() != QDialog.DialogCode.Accepted:
+                return
+            file_type, options, path, flags = (
+                dlg.file_type(),
+                dlg.options(),
+                dlg.path(),
+                dlg.option_flags(),
+            )
+        session = self.session
+        table = view.table
+        audit = view.audit
+
+        def job(progress, cancel):
+            if file_type == EXCEL:
+                try:
+                    from argusqt.export import excel
+                except ImportError as exc:
+                    raise MethodError("Excel export is not available in this version") from exc
+                opts = excel.ExcelOptions() if hasattr(excel, "ExcelOptions") else None
+                excel.write_excel(table, path, opts, audit=audit)
+            else:
+                core.call(session, "write_table", table_no, file_type, options or "", path)
+            return path
+
+        def done(p) -> None:
+            self._sync_log()
+            self.log_message(f"Table {table_no} written to {p}")
+            self.statusBar().showMessage(f"Saved {p}", 8000)
+
+        _ = flags
+        self.runner.start("Save table", job, done, on_error=self._job_error)
+
+    def view_report(self) -> None:
+        table_no = self.current_table_no()
+        if table_no is None:
+            return
+        try:
+            from argusqt.export import report
+        except ImportError:
+            show_error(self, MethodError("the report is not available in this version"))
+            return
+        table = self.views[table_no - 1].table
+        try:
+            html = report.report_html(table) if hasattr(report, "report_html") else None
+        except ArgusError as exc:
+            show_error(self, exc, "Report")
+            return
+        if html is None:
+            show_error(self, MethodError("the report module has no report_html(table)"))
+            return
+        self._show_html("Report", html)
+
+    def _show_html(self, title: str, html: str, markdown: bool = False) -> QDialog:
+        dlg = QDialog(self)
+        dlg.setWindowTitle(title)
+        browser = QTextBrowser(dlg)
+        browser.setOpenExternalLinks(True)
+        if markdown:
+            browser.setMarkdown(html)
+        else:
+            browser.setHtml(html)
+        QVBoxLayout(dlg).addWidget(browser)
+        dlg.resize(820, 640)
+        dlg.show()
+        self.html_dialog = dlg
+        return dlg
+
+    def generate_apriori(self) -> None:
+        table_no = self.current_table_no()
+        if table_no is None:
+            return
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Generate a-priori file", self._start_dir(), "A-priori (*.hst)"
+        )
+        if not path:
+            return
+        session = self.session
+        self.runner.start(
+            "Generate a-priori file",
+            lambda progress, cancel: core.call(session, "write_apriori", table_no, path),
+            lambda _r: self.log_message(f"A-priori file written: {path}"),
+            on_error=self._job_error,
+        )
+
+    def write_batch_file(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Write batch file", self._start_dir(), "Batch files (*.arb)"
+        )
+        if not path:
+            return
+        session = self.session
+        self.runner.start(
+            "Write batch file",
+            lambda progress, cancel: core.call(session, "write_batch", path),
+            lambda _r: self.log_message(f"Batch file written: {path}"),
+            on_error=self._job_error,
+        )
+
+    # ================================================================== Help
+    def show_guide(self) -> None:
+        if GUIDE.exists():
+            self._show_html("User guide", GUIDE.read_text(encoding="utf-8"), markdown=True)
+        else:
+            QDesktopServices.openUrl(QUrl("https://github.com/sdcTools/tauargus"))
+
+    def show_options(self) -> None:
+        QMessageBox.information(
+            self,
+            "Options",
+            "Solvers: SCIP (pyscipopt) and HiGHS (highspy) — free, always used.\n"
+            f"Settings are stored in: {self.settings.fileName()}",
+        )
+
+    def show_about(self) -> None:
+        QMessageBox.about(
+            self,
+            "About argusqt",
+            f"<b>argusqt {_version}</b><br>Statistical disclosure control of tables, "
+            "compatible with τ-Argus 4.1 files and batch commands.<br>Free solvers: SCIP and HiGHS.",
+        )

@@ -1,0 +1,104 @@
+"""File | Open microdata / Open table: the data file and its metadata (.rda proposed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QGridLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QVBoxLayout,
+)
+
+from argusqt.gui.core import proposed_metadata
+
+FILTERS = {
+    "microdata": "Microdata (*.asc *.dat *.csv *.txt);;All files (*)",
+    "table": "Tabular data (*.tab *.csv *.txt);;All files (*)",
+}
+
+
+class OpenDataDialog(QDialog):
+    """Two file fields; choosing the data file fills in the .rda with the same base name."""
+
+    def __init__(self, kind: str = "microdata", start_dir: str = "", parent=None) -> None:
+        super().__init__(parent)
+        self.kind = kind
+        self.start_dir = start_dir
+        self.setWindowTitle("Open microdata" if kind == "microdata" else "Open table")
+        self.data_edit = QLineEdit()
+        self.meta_edit = QLineEdit()
+        self.data_edit.setPlaceholderText("the data file")
+        self.meta_edit.setPlaceholderText("the metadata file (.rda)")
+        self.data_edit.editingFinished.connect(self._propose)
+        b1 = QPushButton("Browse…")
+        b2 = QPushButton("Browse…")
+        b1.clicked.connect(self._browse_data)
+        b2.clicked.connect(self._browse_meta)
+        g = QGridLayout()
+        g.addWidget(QLabel("Data file:" if kind == "microdata" else "Table file:"), 0, 0)
+        g.addWidget(self.data_edit, 0, 1)
+        g.addWidget(b1, 0, 2)
+        g.addWidget(QLabel("Metadata:"), 1, 0)
+        g.addWidget(self.meta_edit, 1, 1)
+        g.addWidget(b2, 1, 2)
+        g.setColumnStretch(1, 1)
+        self.note = QLabel("")
+        self.note.setStyleSheet("color:#555;")
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Open | QDialogButtonBox.StandardButton.Cancel
+        )
+        self.buttons.accepted.connect(self._accept)
+        self.buttons.rejected.connect(self.reject)
+        lay = QVBoxLayout(self)
+        lay.addLayout(g)
+        lay.addWidget(self.note)
+        lay.addWidget(self.buttons)
+        self.resize(620, 150)
+
+    def set_data(self, path: str) -> None:
+        self.data_edit.setText(path)
+        self._propose()
+
+    def _propose(self) -> None:
+        data = self.data_edit.text().strip()
+        if data and not self.meta_edit.text().strip():
+            rda = proposed_metadata(data)
+            if rda is not None:
+                self.meta_edit.setText(str(rda))
+                self.note.setText(f"Proposed metadata: {rda.name} (same base name as the data)")
+
+    def _browse_data(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, self.windowTitle(), self.start_dir, FILTERS[self.kind]
+        )
+        if path:
+            self.meta_edit.clear()
+            self.set_data(path)
+
+    def _browse_meta(self) -> None:
+        start = str(Path(self.data_edit.text()).parent) if self.data_edit.text() else self.start_dir
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Metadata", start, "Metadata (*.rda);;All files (*)"
+        )
+        if path:
+            self.meta_edit.setText(path)
+
+    def paths(self) -> tuple[str, str]:
+        return self.data_edit.text().strip(), self.meta_edit.text().strip()
+
+    def _accept(self) -> None:
+        data, meta = self.paths()
+        missing = [p for p in (data, meta) if not p or not Path(p).exists()]
+        if missing:
+            self.note.setText(
+                "Please choose both files; not found: " + ", ".join(m or "(empty)" for m in missing)
+            )
+            self.note.setStyleSheet("color:#b00020;")
+            return
+        self.accept()

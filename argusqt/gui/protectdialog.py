@@ -1,0 +1,176 @@
+"""Protect panel: choose a method (suppression, rounding, CTA, interval) and its options."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QRadioButton,
+    QSpinBox,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+#: (method code, title, explanation) in the order offered.
+METHODS: list[tuple[str, str, str]] = [
+    ("OPT", "Optimal suppression", "Fewest cost of secondary suppressions (branch-and-cut, SCIP)."),
+    ("MOD", "Modular (HiTaS)", "Hierarchical tables: optimal per subtable, fast on large tables."),
+    ("HEUR", "Fast heuristic", "A safe pattern quickly (LP paths + clean-up); not minimal."),
+    ("RND", "Controlled rounding", "Publish every cell rounded to a multiple of the base."),
+    ("CTA", "Controlled tabular adjustment", "Publish slightly adjusted values for all cells."),
+    ("IP", "Interval protection", "Publish intervals instead of suppressing cells."),
+]
+
+
+def _spin(lo, hi, val, dec=0, suffix=""):
+    s = QSpinBox() if dec == 0 else QDoubleSpinBox()
+    if dec:
+        s.setDecimals(dec)
+    s.setRange(lo, hi)
+    s.setValue(val)
+    s.setSuffix(suffix)
+    s.setAlignment(Qt.AlignmentFlag.AlignRight)
+    return s
+
+
+class ProtectDialog(QDialog):
+    """Returns `method()` and `params()` (seconds for times) when accepted."""
+
+    def __init__(self, table_title: str, min_base: int = 1, parent=None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"Protect — {table_title}")
+        self.group = QButtonGroup(self)
+        self.pages = QStackedWidget()
+        methods_box = QGroupBox("Method")
+        ml = QVBoxLayout(methods_box)
+        self.radios: dict[str, QRadioButton] = {}
+        for i, (code, title, text) in enumerate(METHODS):
+            r = QRadioButton(title)
+            r.setToolTip(text)
+            self.group.addButton(r, i)
+            self.radios[code] = r
+            ml.addWidget(r)
+            hint = QLabel(text)
+            hint.setStyleSheet("color:#555; margin-left:22px;")
+            hint.setWordWrap(True)
+            ml.addWidget(hint)
+        ml.addStretch(1)
+
+        # option pages (same order as METHODS)
+        self.opt_time = _spin(1, 10_000, 10, suffix=" min")
+        self.mod_time = _spin(1, 10_000, 1, suffix=" min")
+        self.mod_single = QCheckBox("Protect singletons")
+        self.mod_multi = QCheckBox("Protect multiple singletons")
+        self.mod_minfreq = QCheckBox("Minimum frequency protection")
+        for c in (self.mod_single, self.mod_multi, self.mod_minfreq):
+            c.setChecked(True)
+        self.heur_single = QCheckBox("Protect singletons")
+        self.heur_single.setChecked(True)
+        self.rnd_base = _spin(1, 10**9, max(1, min_base))
+        self.rnd_base.setToolTip(f"Minimum base for this table: {min_base}")
+        self.rnd_steps = _spin(0, 10, 0)
+        self.rnd_time = _spin(1, 10_000, 20, suffix=" min")
+        self.rnd_stop = QComboBox()
+        self.rnd_stop.addItems(["1 — first RAPID solution", "2 — first feasible", "3 — optimal"])
+        self.rnd_stop.setCurrentIndex(2)
+        self.rnd_partitions = QCheckBox("Partition by the first non-hierarchical variable")
+        self.cta_fixed = QCheckBox("Fix directions with a heuristic (LP, faster, may cost more)")
+        self.ip_note = QLabel(
+            "Publishes for each sensitive cell an interval that covers its protection levels."
+        )
+        self.ip_note.setWordWrap(True)
+        self.min_base = min_base
+        pages = [
+            [("Maximum time:", self.opt_time)],
+            [
+                ("Maximum time per subtable:", self.mod_time),
+                ("", self.mod_single),
+                ("", self.mod_multi),
+                ("", self.mod_minfreq),
+            ],
+            [("", self.heur_single)],
+            [
+                ("Rounding base:", self.rnd_base),
+                ("Steps allowed:", self.rnd_steps),
+                ("Maximum time:", self.rnd_time),
+                ("Stop rule:", self.rnd_stop),
+                ("", self.rnd_partitions),
+            ],
+            [("", self.cta_fixed)],
+            [("", self.ip_note)],
+        ]
+        for rows in pages:
+            w = QWidget()
+            f = QFormLayout(w)
+            for lab, widget in rows:
+                f.addRow(lab, widget)
+            self.pages.addWidget(w)
+        opts_box = QGroupBox("Options")
+        QVBoxLayout(opts_box).addWidget(self.pages)
+        self.group.idToggled.connect(lambda i, on: on and self.pages.setCurrentIndex(i))
+        self.radios["OPT"].setChecked(True)
+
+        self.buttons = QDialogButtonBox()
+        self.run_button = self.buttons.addButton("Protect", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        self.buttons.accepted.connect(self._accept)
+        self.buttons.rejected.connect(self.reject)
+        self.warning = QLabel("")
+        self.warning.setStyleSheet("color:#b00020;")
+        top = QHBoxLayout()
+        top.addWidget(methods_box, 3)
+        top.addWidget(opts_box, 2)
+        lay = QVBoxLayout(self)
+        lay.addLayout(top)
+        lay.addWidget(self.warning)
+        lay.addWidget(self.buttons)
+        self.resize(760, 460)
+
+    def select(self, code: str) -> None:
+        self.radios[code].setChecked(True)
+
+    def method(self) -> str:
+        return METHODS[self.group.checkedId()][0]
+
+    def params(self) -> dict:
+        m = self.method()
+        if m == "OPT":
+            return {"max_time": 60.0 * self.opt_time.value()}
+        if m == "MOD":
+            return {
+                "max_time": 60.0 * self.mod_time.value(),
+                "singleton": self.mod_single.isChecked(),
+                "singleton_multiple": self.mod_multi.isChecked(),
+                "min_freq": self.mod_minfreq.isChecked(),
+            }
+        if m == "HEUR":
+            return {"singleton": self.heur_single.isChecked()}
+        if m == "RND":
+            return {
+                "base": int(self.rnd_base.value()),
+                "steps": int(self.rnd_steps.value()),
+                "max_time": 60.0 * self.rnd_time.value(),
+                "stop_rule": self.rnd_stop.currentIndex() + 1,
+                "partitions": int(self.rnd_partitions.isChecked()),
+            }
+        if m == "CTA":
+            return {"fixed_directions": self.cta_fixed.isChecked()}
+        return {}
+
+    def _accept(self) -> None:
+        if self.method() == "RND" and self.rnd_base.value() < self.min_base:
+            self.warning.setText(
+                f"The rounding base must be at least {self.min_base} for this table."
+            )
+            return
+        self.accept()

@@ -1,0 +1,145 @@
+"""Output | Save table: τ-Argus output types 1–6 with their options, plus Excel."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QRadioButton,
+    QVBoxLayout,
+)
+
+#: type number → (title, default extension, options meaningful for it)
+TYPES: dict[int, tuple[str, str, tuple[str, ...]]] = {
+    1: ("CSV file (as on screen)", ".csv", ("QU",)),
+    2: ("CSV file for a pivot table", ".csv", ("AS", "SE", "FL", "QU")),
+    3: ("Code-value file", ".txt", ("AS", "SE", "FL", "QU")),
+    4: ("SBS output format", ".sbs", ("SE", "HL")),
+    5: ("Intermediate file (+ .rda)", ".tab", ("SO", "AR", "HI")),
+    6: ("JJ format (cells and relations)", ".jj", ("TR",)),
+    7: ("Excel workbook", ".xlsx", ()),
+}
+OPTION_TEXT = {
+    "AS": "Add status / original value",
+    "SE": "Suppress empty cells",
+    "FL": "Variable names on the first line",
+    "QU": "Codes in double quotes",
+    "HL": "Hierarchical level after each code",
+    "SO": "Status only",
+    "AR": "Add audit results",
+    "HI": "Holding-level information",
+    "TR": "Remove trivial levels",
+}
+EXCEL = 7
+
+
+class SaveTableDialog(QDialog):
+    """Returns `file_type()`, `options()` (batch option string) and `path()`."""
+
+    def __init__(self, start_dir: str = "", base_name: str = "table", parent=None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Save table")
+        self.start_dir = start_dir
+        self.base_name = base_name
+        self.group = QButtonGroup(self)
+        types = QGroupBox("Format")
+        tl = QVBoxLayout(types)
+        for t, (title, _ext, _opts) in TYPES.items():
+            r = QRadioButton(f"{title}" + (f"  (type {t})" if t != EXCEL else ""))
+            self.group.addButton(r, t)
+            tl.addWidget(r)
+        tl.addStretch(1)
+        opts = QGroupBox("Options")
+        ol = QGridLayout(opts)
+        self.checks: dict[str, QCheckBox] = {}
+        for i, (code, text) in enumerate(OPTION_TEXT.items()):
+            c = QCheckBox(text)
+            self.checks[code] = c
+            ol.addWidget(c, i, 0)
+        self.checks["QU"].setChecked(True)
+        self.path_edit = QLineEdit()
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse)
+        pl = QHBoxLayout()
+        pl.addWidget(QLabel("File:"))
+        pl.addWidget(self.path_edit, 1)
+        pl.addWidget(browse)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        )
+        self.buttons.accepted.connect(self._accept)
+        self.buttons.rejected.connect(self.reject)
+        self.warning = QLabel("")
+        self.warning.setStyleSheet("color:#b00020;")
+        top = QHBoxLayout()
+        top.addWidget(types, 3)
+        top.addWidget(opts, 2)
+        lay = QVBoxLayout(self)
+        lay.addLayout(top)
+        lay.addLayout(pl)
+        lay.addWidget(self.warning)
+        lay.addWidget(self.buttons)
+        self.group.idToggled.connect(self._type_changed)
+        self.group.button(3).setChecked(True)
+        self.resize(680, 380)
+
+    def _type_changed(self, t: int, on: bool) -> None:
+        if not on:
+            return
+        allowed = TYPES[t][2]
+        for code, c in self.checks.items():
+            c.setEnabled(code in allowed)
+        if t == 2:
+            self.checks["FL"].setChecked(True)
+        ext = TYPES[t][1]
+        cur = self.path_edit.text().strip()
+        if cur:
+            self.path_edit.setText(str(Path(cur).with_suffix(ext)))
+        elif self.start_dir:
+            self.path_edit.setText(str(Path(self.start_dir) / (self.base_name + ext)))
+
+    def select_type(self, t: int) -> None:
+        self.group.button(t).setChecked(True)
+
+    def file_type(self) -> int:
+        return self.group.checkedId()
+
+    def options(self) -> str:
+        """τ-Argus option string, e.g. 'AS+FL+QU+' (only options meaningful for the type)."""
+        allowed = TYPES[self.file_type()][2]
+        return "".join(f"{c}{'+' if self.checks[c].isChecked() else '-'}" for c in allowed)
+
+    def option_flags(self) -> dict[str, bool]:
+        return {c: ch.isChecked() and ch.isEnabled() for c, ch in self.checks.items()}
+
+    def path(self) -> str:
+        return self.path_edit.text().strip()
+
+    def _browse(self) -> None:
+        t = self.file_type()
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Save table", self.path() or self.start_dir, f"*{TYPES[t][1]};;All files (*)"
+        )
+        if path:
+            self.path_edit.setText(path)
+
+    def _accept(self) -> None:
+        p = self.path()
+        if not p:
+            self.warning.setText("Choose a file name.")
+            return
+        if not Path(p).parent.exists():
+            self.warning.setText(f"The folder {Path(p).parent} does not exist.")
+            return
+        self.accept()
