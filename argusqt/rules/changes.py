@@ -1,0 +1,142 @@
+"""Manual status changes (GUI, a-priori files) with τ-Argus's allowed transitions (rules.md §7).
+
+Each function checks every named cell first and changes nothing if one is illegal, so a
+refused change never leaves the table half-modified.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from argusqt.errors import ArgusError
+from argusqt.rules.classify import classify, manual_levels
+from argusqt.rules.status import STATUS_LABELS
+
+
+class StatusChangeError(ArgusError):
+    """A status, cost or protection-level change that τ-Argus does not allow for this cell."""
+
+
+def _cells(table, cells) -> np.ndarray:
+    idx = np.atleast_1d(np.asarray(cells, dtype=np.int64))
+    if idx.size and (idx.min() < 0 or idx.max() >= table.n_cells):
+        raise StatusChangeError(f"cell index out of range 0..{table.n_cells - 1}")
+    return np.unique(idx)
+
+
+def _require(table, idx: np.ndarray, allowed: np.ndarray, action: str, rule: str) -> None:
+    bad = idx[~allowed]
+    if bad.size:
+        c = int(bad[0])
+        s = int(table.status[c])
+        more = f" (and {bad.size - 1} more cells)" if bad.size > 1 else ""
+        raise StatusChangeError(
+            f"cannot {action} cell ({', '.join(x.strip() or x for x in table.cell_codes(c))}) "
+            f"with status {s} {STATUS_LABELS.get(s, '')}: allowed only {rule}{more}"
+        )
+
+
+def _apply(table, idx, status, lpl=None, upl=None) -> int:
+    old = table.status[idx].copy()
+    table.status[idx] = np.asarray(status, dtype=table.status.dtype)
+    if lpl is not None:
+        table.lpl[idx] = lpl
+        table.upl[idx] = upl
+    return int(np.count_nonzero(old != table.status[idx]))
+
+
+def set_safe(table, cells) -> int:
+    """Statuses 1–10 → 1 if the rules say safe, else 2 (safe manual). Returns cells changed."""
+    idx = _cells(table, cells)
+    s = table.status[idx]
+    _require(table, idx, (s >= 1) & (s <= 10), "set safe", "for statuses 1-10")
+    rule = classify(table, idx)
+    new = np.where(rule.status == 1, 1, 2)
+    minpl = np.full(idx.shape, table.min_protection)
+    return _apply(table, idx, new, minpl, minpl)
+
+
+def set_unsafe(table, cells) -> int:
+    """Statuses 1–9 → the rule status if the rules say unsafe, else 9; levels recomputed."""
+    idx = _cells(table, cells)
+    s = table.status[idx]
+    _require(table, idx, (s >= 1) & (s <= 9), "set unsafe", "for statuses 1-9")
+    rule = classify(table, idx)
+    by_rule = (rule.status >= 3) & (rule.status <= 6)
+    mlpl, mupl = manual_levels(table, idx)
+    new = np.where(by_rule, rule.status, 9)
+    return _apply(
+        table, idx, new, np.where(by_rule, rule.lpl, mlpl), np.where(by_rule, rule.upl, mupl)
+    )
+
+
+def set_protected(table, cells) -> int:
+    """Statuses 1–2 → 10 protected (never suppressed)."""
+    idx = _cells(table, cells)
+    s = table.status[idx]
+    _require(table, idx, (s == 1) | (s == 2), "protect", "for safe statuses 1-2")
+    return _apply(table, idx, np.full(idx.shape, 10))
+
+
+def set_secondary(table, cells, manual: bool) -> int:
+    """Statuses 1–2 → 12 (a-priori `M`, manual=True) or 11 (`ML`, manual=False)."""
+    idx = _cells(table, cells)
+    s = table.status[idx]
+    _require(table, idx, (s == 1) | (s == 2), "make secondary", "for safe statuses 1-2")
+    return _apply(table, idx, np.full(idx.shape, 12 if manual else 11))
+
+
+def set_cost(table, cells, cost: float) -> int:
+    """New (effective) cost of non-empty cells; 0 becomes 1, negative is refused."""
+    idx = _cells(table, cells)
+    if not np.isfinite(cost) or cost < 0:
+        raise StatusChangeError(f"expected a cost ≥ 0, got {cost}")
+    c = 1.0 if cost == 0 else float(cost)
+    _require(table, idx, table.status[idx] != 14, "change the cost of", "for non-empty cells")
+    changed = int(np.count_nonzero(table.cost[idx] != c))
+    table.cost = np.asarray(table.cost, dtype=float)
+    table.cost[idx] = c
+    return changed
+
+
+def set_protection_levels(table, cells, lpl: float, upl: float) -> int:
+    """New lower/upper protection levels (distances ≥ 0) of primary cells (3–9)."""
+    idx = _cells(table, cells)
+    if not (np.isfinite(lpl) and np.isfinite(upl)) or lpl < 0 or upl < 0:
+        raise StatusChangeError(f"expected protection levels ≥ 0, got {lpl} and {upl}")
+    s = table.status[idx]
+    _require(table, idx, (s >= 3) & (s <= 9), "set protection levels of", "for unsafe cells 3-9")
+    changed = int(np.count_nonzero((table.lpl[idx] != lpl) | (table.upl[idx] != upl)))
+    table.lpl[idx] = lpl
+    table.upl[idx] = upl
+    return changed
+
+
+def undo_secondary(table) -> int:
+    """Undo suppression: 11 → 1 (13 if the cell has no records), 12 → 2."""
+    s = table.status
+    f = np.asarray(table.freq)
+    new = np.where(s == 12, 2, np.where(s == 11, np.where(f > 0, 1, 13), s)).astype(s.dtype)
+    changed = int(np.count_nonzero(new != s))
+    table.status = new
+    return changed
+
+
+def _trivial_chain(dim, node: int) -> list[int]:
+    """Nodes equal to `node` through single-child links (up and down the hierarchy)."""
+    top = node
+    while dim.parent[top] >= 0 and len(dim.children[int(dim.parent[top])]) == 1:
+        top = int(dim.parent[top])
+    chain = [top]
+    while len(dim.children[chain[-1]]) == 1:
+        chain.append(dim.children[chain[-1]][0])
+    return chain
+
+
+def trivial_equivalents(table, cell: int) -> list[int]:
+    """Cells identical to `cell` through chains of single-child nodes in every dimension."""
+    nodes = table.cell_nodes(int(cell))
+    chains = [_trivial_chain(d, n) for d, n in zip(table.dims, nodes, strict=True)]
+    return sorted(table.cell_index(combo) for combo in itertools.product(*chains))
