@@ -1,0 +1,149 @@
+"""Lexical helpers shared by every τ-Argus text format (formats.md §0).
+
+Lines, tokens and path resolution are done once here so every reader reports the same
+file/line positions and resolves Windows paths the same way.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path, PureWindowsPath
+
+from argusqt.errors import InputError
+
+
+def decode_bytes(data: bytes) -> str:
+    """UTF-8 when valid, otherwise Latin-1 (τ-Argus files are 8-bit)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines without terminators; LF, CRLF and stray CRs (`\\r\\r\\n`) all end one line.
+
+    A file with CRs but no LF at all (old Mac files) is split on CR.
+    """
+    if "\n" not in text and "\r" in text:
+        text = text.replace("\r", "\n")
+    lines = text.split("\n")
+    if lines and lines[-1].strip("\r") == "":
+        lines.pop()  # text after the last terminator is not a line
+    return [ln.rstrip("\r") for ln in lines]
+
+
+def read_lines(path: str | Path) -> list[str]:
+    """All lines of a text file (line number = index + 1); InputError when unreadable."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError("file not found", file=path) from None
+    except OSError as exc:
+        raise InputError(f"cannot read the file ({exc.strerror})", file=path) from None
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    return split_lines(decode_bytes(data))
+
+
+def is_comment(line: str) -> bool:
+    """Blank lines and lines starting with `//` carry nothing (`.rda`, `.arb`, `.hst`, `.tab`)."""
+    s = line.strip()
+    return not s or s.startswith("//")
+
+
+def tokenize(line: str, file: str | Path | None = None, lineno: int | None = None) -> list[str]:
+    """Blank-separated tokens; `"…"` keeps inner blanks and loses its quotes; `<KW>` is a token.
+
+    Tabs count as blanks. A `<` starts a keyword token that runs to the next `>` (so
+    `<NUMERIC><SHADOW>` gives two tokens). An unterminated quote or keyword is an InputError.
+    """
+    s = line.replace("\t", " ").strip()
+    out: list[str] = []
+    i, n = 0, len(s)
+    while i < n:
+        c = s[i]
+        if c == " ":
+            i += 1
+        elif c == '"':
+            j = s.find('"', i + 1)
+            if j < 0:
+                raise InputError(
+                    f"a quoted text starting at column {i + 1} has no closing '\"'",
+                    file=file,
+                    line=lineno,
+                )
+            out.append(s[i + 1 : j])
+            i = j + 1
+        elif c == "<":
+            j = s.find(">", i + 1)
+            if j < 0:
+                raise InputError(
+                    f"a keyword starting at column {i + 1} has no closing '>'",
+                    file=file,
+                    line=lineno,
+                )
+            out.append(s[i : j + 1])
+            i = j + 1
+        else:
+            j = i
+            while j < n and s[j] not in ' "<':
+                j += 1
+            out.append(s[i:j])
+            i = j
+    return out
+
+
+def _find_case_insensitive(candidate: Path) -> Path | None:
+    """`candidate` itself, or a file in its folder whose name differs only in case."""
+    if candidate.is_file():
+        return candidate
+    folder = candidate.parent
+    if not folder.is_dir():
+        return None
+    wanted = candidate.name.lower()
+    matches = sorted(p for p in folder.iterdir() if p.name.lower() == wanted and p.is_file())
+    return matches[0] if matches else None
+
+
+def resolve_path(
+    name: str,
+    relative_to: str | Path,
+    log: list[str] | None = None,
+    line: int | None = None,
+) -> Path:
+    """Find a file named inside another file: as given, next to the naming file, by base name.
+
+    `relative_to` is the file that contains the name (its folder is used) or a folder;
+    `line` is where the name stands, for the error message.
+    An absolute name is tried as given; a relative one relative to the naming file's
+    folder (not the working directory, which depends on how argusqt was started). Then the
+    base name (Windows and UNC paths split with PureWindowsPath) in that folder. Each step
+    also accepts a name differing only in case. A log line says which file was used.
+    """
+    ref = Path(relative_to)
+    folder = ref if ref.is_dir() else ref.parent
+    win = PureWindowsPath(name)
+    posix = Path(name)
+    candidates: list[tuple[Path, str]] = []
+    if posix.is_absolute():
+        candidates.append((posix, "as given"))
+    elif not win.is_absolute() and not win.drive:
+        candidates.append((folder / Path(*win.parts) if win.parts else folder, "relative"))
+    if win.name:
+        candidates.append((folder / win.name, "by base name"))
+    for cand, how in candidates:
+        found = _find_case_insensitive(cand)
+        if found is None:
+            continue
+        if found.name != cand.name:
+            how += ", file name matched ignoring case"
+        if log is not None:
+            log.append(f"{ref.name}: '{name}' → using {found} ({how})")
+        return found
+    raise InputError(
+        f"the file '{name}' named here was not found (looked for it as given, next to this "
+        f"file and by its base name '{win.name}' in {folder})",
+        file=ref,
+        line=line,
+    )
