@@ -1,0 +1,227 @@
+"""A-priori files (`.hst`, formats.md §7): status, cost and protection-level changes per cell."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from argusqt.errors import InputError
+from argusqt.rules import changes
+
+SIMPLE_ACTIONS = ("S", "U", "P", "M", "ML")
+#: number of values that follow each action
+N_VALUES = {"S": 0, "U": 0, "P": 0, "M": 0, "ML": 0, "C": 1, "W": 1, "PL": 2, "AB": 2}
+
+
+@dataclass(frozen=True)
+class AprioriLine:
+    """One line: trimmed codes (empty = total), upper-case action and its numbers."""
+
+    line: int
+    codes: tuple[str, ...]
+    action: str
+    values: tuple[float, ...] = ()
+
+
+@dataclass
+class AprioriReport:
+    """Accepted/rejected lines per action and the error messages (file, line, reason)."""
+
+    accepted: Counter = field(default_factory=Counter)
+    rejected: Counter = field(default_factory=Counter)
+    errors: list[str] = field(default_factory=list)
+    cells_changed: int = 0
+
+    @property
+    def n_accepted(self) -> int:
+        return sum(self.accepted.values())
+
+    @property
+    def n_rejected(self) -> int:
+        return sum(self.rejected.values())
+
+    def lines(self) -> list[str]:
+        """Report text: one line per action, then the errors."""
+        out = []
+        for a in sorted(set(self.accepted) | set(self.rejected)):
+            out.append(f"{a}: {self.accepted[a]} accepted, {self.rejected[a]} rejected")
+        return out + self.errors
+
+
+def _read_text(path: Path) -> str:
+    raw = path.read_bytes()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
+def split_fields(text: str, sep: str) -> list[str]:
+    """Split on `sep` outside double quotes; trim each field and drop its quotes."""
+    fields: list[str] = []
+    cur: list[str] = []
+    quoted = False
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == '"':
+            quoted = not quoted
+            i += 1
+        elif not quoted and text.startswith(sep, i):
+            fields.append("".join(cur).strip())
+            cur = []
+            i += len(sep)
+        else:
+            cur.append(ch)
+            i += 1
+    fields.append("".join(cur).strip())
+    return fields
+
+
+def _parse_line(fields: list[str], n_dims: int | None) -> tuple[list[str], str, list[str]]:
+    """Codes, action, value fields; without n_dims the action is found from the end."""
+    while len(fields) > 1 and fields[-1] == "":
+        fields = fields[:-1]
+    if n_dims is None:
+        for k in (1, 2, 3):
+            if len(fields) > k and N_VALUES.get(fields[-k].upper()) == k - 1:
+                n_dims = len(fields) - k
+                break
+        else:
+            raise ValueError("expected an action (S, U, P, M, ML, C, W or PL) at the end")
+    if len(fields) <= n_dims:
+        raise ValueError(f"expected {n_dims} codes and an action, got {len(fields)} fields")
+    action = fields[n_dims].upper()
+    if action not in N_VALUES:
+        raise ValueError(
+            f"expected an action S, U, P, M, ML, C, W or PL after {n_dims} codes, got "
+            f"{fields[n_dims]!r}"
+        )
+    values = fields[n_dims + 1 :]
+    if len(values) != N_VALUES[action]:
+        raise ValueError(f"action {action} expects {N_VALUES[action]} number(s), got {len(values)}")
+    return fields[:n_dims], action, values
+
+
+def read_apriori(
+    path: str | Path,
+    sep: str = ",",
+    n_dims: int | None = None,
+    errors: list[InputError] | None = None,
+) -> list[AprioriLine]:
+    """Lines of an a-priori file; bad lines raise InputError, or go to `errors` when given."""
+    path = Path(path)
+    if not sep:
+        raise InputError("expected a non-empty separator for the a-priori file", file=path)
+    out: list[AprioriLine] = []
+    first = True
+    for no, raw in enumerate(_read_text(path).splitlines(), start=1):
+        text = raw.replace("\t", " ").strip()
+        if not text or text.startswith("//"):
+            continue
+        if first and sep not in text:
+            raise InputError(
+                f"expected the separator {sep!r} on the first line, got {text!r}",
+                file=path,
+                line=no,
+            )
+        first = False
+        try:
+            codes, action, vals = _parse_line(split_fields(text, sep), n_dims)
+            nums = []
+            for v in vals:
+                try:
+                    nums.append(float(v))
+                except ValueError:
+                    raise ValueError(f"expected a number after {action}, got {v!r}") from None
+            if action == "AB":
+                raise ValueError("action AB (a-priori bounds) is not implemented")
+            out.append(AprioriLine(no, tuple(codes), action, tuple(nums)))
+        except ValueError as exc:
+            err = InputError(str(exc), file=path, line=no)
+            if errors is None:
+                raise err from None
+            errors.append(err)
+            out.append(AprioriLine(no, (), "?"))
+    return out
+
+
+def _code_maps(table) -> list[dict[str, list[int]]]:
+    """Per dimension: trimmed code → node indices ('' and the total code → 0)."""
+    maps = []
+    for d in table.dims:
+        m: dict[str, list[int]] = {}
+        for i, c in enumerate(d.codes):
+            m.setdefault(c.strip(), []).append(i)
+        m[""] = [0]
+        m[d.total_code.strip()] = [0]
+        maps.append(m)
+    return maps
+
+
+def _cells_of(table, maps, line: AprioriLine, expand: bool) -> np.ndarray:
+    nodes = []
+    for d, (m, code) in enumerate(zip(maps, line.codes, strict=True)):
+        if code not in m:
+            raise ValueError(f"code {code!r} is not a code of {table.dims[d].name}")
+        nodes.append(m[code])
+    cells = {table.cell_index(c) for c in itertools.product(*nodes)}
+    if expand:
+        cells = {e for c in cells for e in changes.trivial_equivalents(table, c)}
+    return np.array(sorted(cells), dtype=np.int64)
+
+
+def _apply_line(table, cells: np.ndarray, line: AprioriLine) -> int:
+    a, v = line.action, line.values
+    if a == "S":
+        return changes.set_safe(table, cells)
+    if a == "U":
+        return changes.set_unsafe(table, cells)
+    if a == "P":
+        return changes.set_protected(table, cells)
+    if a in ("M", "ML"):
+        return changes.set_secondary(table, cells, manual=(a == "M"))
+    if a in ("C", "W"):
+        if v[0] < 0:
+            raise ValueError(f"expected a cost ≥ 0, got {v[0]:g}")
+        return changes.set_cost(table, cells, v[0])
+    return changes.set_protection_levels(table, cells, v[0], v[1])  # PL
+
+
+def apply_apriori(
+    table,
+    path: str | Path,
+    sep: str = ",",
+    ignore_errors: bool = True,
+    expand_trivial: bool = False,
+) -> AprioriReport:
+    """Apply an a-priori file; with ignore_errors=False the first error raises and undoes all."""
+    path = Path(path)
+    report = AprioriReport()
+    parse_errors: list[InputError] = []
+    lines = read_apriori(path, sep, table.ndim, None if not ignore_errors else parse_errors)
+    by_line = {e.line: e for e in parse_errors}
+    saved = (table.status.copy(), table.lpl.copy(), table.upl.copy(), np.array(table.cost))
+    maps = _code_maps(table)
+    for ln in lines:
+        if ln.line in by_line:
+            report.rejected["?"] += 1
+            report.errors.append(str(by_line[ln.line]))
+            continue
+        try:
+            cells = _cells_of(table, maps, ln, expand_trivial)
+            report.cells_changed += _apply_line(table, cells, ln)
+            report.accepted[ln.action] += 1
+        except (ValueError, changes.StatusChangeError) as exc:
+            msg = exc.message if isinstance(exc, changes.StatusChangeError) else str(exc)
+            err = InputError(msg, file=path, line=ln.line)
+            if not ignore_errors:
+                table.status, table.lpl, table.upl, table.cost = saved
+                raise err from None
+            report.rejected[ln.action] += 1
+            report.errors.append(str(err))
+    return report
