@@ -1,0 +1,72 @@
+"""Build the CodeList of an explanatory variable from its metadata (formats.md §4, §5).
+
+One place decides flat vs `.hrc` vs digit levels, resolves the files named in the `.rda`
+and attaches the `.cdl` labels, so tabulation, tabular input and the GUI agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from argusqt.errors import InputError
+from argusqt.io.cdl import read_cdl
+from argusqt.io.hrc import read_hrc
+from argusqt.io.text import resolve_path
+from argusqt.model.codelist import CodeList
+from argusqt.model.metadata import Metadata, Variable
+
+
+def labels_for(var: Variable, meta: Metadata, log: list[str]) -> dict[str, str]:
+    """Labels from the variable's `<CODELIST>`; a missing or bad `.cdl` is logged, not fatal
+    (labels are display only)."""
+    if var.codelist is None:
+        return {}
+    try:
+        path = resolve_path(var.codelist, _ref(meta), log, line=var.line)
+        return read_cdl(path)
+    except InputError as exc:
+        log.append(f"warning: labels of {var.name} not loaded: {exc}")
+        return {}
+
+
+def hierarchy_entries(var: Variable, meta: Metadata, log: list[str]) -> list[tuple[int, str, int]]:
+    """(depth, code, line) of the variable's `.hrc`, resolved relative to the `.rda`."""
+    if var.hier_file is None:
+        raise ValueError(f"{var.name} has no hierarchy file")
+    path = resolve_path(var.hier_file, _ref(meta), log, line=var.line)
+    return read_hrc(path, var.hier_lead or "@", var.missing, var.total_code)
+
+
+def codelist_for(
+    var: Variable,
+    meta: Metadata,
+    observed_codes: Iterable[str] | None,
+    log: list[str],
+) -> CodeList:
+    """The CodeList (table order, §4.3) of an explanatory variable.
+
+    Flat: observed codes + declared missing codes. `.hrc`: the file's nodes + missing codes
+    (observed codes are checked against the leaves by the caller). `<HIERLEVELS>`: every
+    prefix of the observed codes. Labels come from the `.cdl` when there is one.
+    """
+    labels = labels_for(var, meta, log)
+    observed = [] if observed_codes is None else list(observed_codes)
+    if var.hierarchical and var.hier_file is not None:
+        entries = hierarchy_entries(var, meta, log)
+        return CodeList.from_tree(
+            var.name,
+            [(d, c) for d, c, _ in entries],
+            var.missing,
+            var.total_code,
+            labels,
+        )
+    if var.hierarchical and var.hierlevels:
+        return CodeList.from_digits(
+            var.name, observed, var.hierlevels, var.missing, var.total_code, labels
+        )
+    return CodeList.flat(var.name, observed, var.missing, var.total_code, labels)
+
+
+def _ref(meta: Metadata):
+    """Files named in an `.rda` are looked for next to it (or in the working folder)."""
+    return meta.path if meta.path is not None else "."
