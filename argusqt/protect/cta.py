@@ -14,7 +14,7 @@ import numpy as np
 from pyscipopt import Model, quicksum
 
 from argusqt.errors import AuditError, Cancelled, MethodError
-from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
+from argusqt.progress import CancelToken, ProgressCallback, Stopwatch, no_progress
 from argusqt.protect.problem import CSPProblem
 from argusqt.protect.result import ProtectionResult
 from argusqt.protect.rounding import ScipMonitor, attach_monitor
