@@ -1,0 +1,201 @@
+"""Excel export: reload the workbook with openpyxl and check it cell by cell (formats.md §10.1)."""
+
+from __future__ import annotations
+
+import numpy as np
+import openpyxl
+import pytest
+
+from argusqt.errors import ArgusError
+from argusqt.export.excel import ExcelOptions, build_workbook, write_excel
+from argusqt.model.codelist import CodeList
+from argusqt.model.table import TableSpec
+from argusqt.model.tabulate import build_fine, table_from_fine
+from argusqt.protect.result import AuditResult
+from argusqt.rules.spec import FreqRule, SafetyRules
+
+
+def _table(three: bool = False):
+    """Region (N: A, B; S: C) × Size (1, 2, missing 9) [× Year 01, 02], values with 2 decimals."""
+    reg_cats, size_cats, year_cats = ["A", "B", "C"], ["1", "2"], ["01", "02"]
+    recs = [  # region, size, year, value
+        (0, 0, 0, 1234.5),
+        (0, 0, 1, 10.25),
+        (0, 1, 0, 7.0),
+        (1, 0, 0, 300.0),
+        (1, 0, 1, 2.0),
+        (1, 1, 1, 45.75),
+        (2, 1, 0, 1000.0),
+        (2, 1, 1, 99.99),
+        (2, 0, 0, 5.0),
+    ]
+    r, s, y, v = (np.array(c) for c in zip(*recs, strict=True))
+    cats = [(r, reg_cats), (s, size_cats)] + ([(y, year_cats)] if three else [])
+    spec = TableSpec(
+        ["Region", "Size"] + (["Year"] if three else []),
+        "Turnover",
+        rules=SafetyRules(freq_individual=FreqRule(2, 20)),
+    )
+    fine = build_fine(cats, v.astype(float), None, None, 2)
+    region = CodeList.from_tree(
+        "Region",
+        [(1, "N"), (2, "A"), (2, "B"), (1, "S"), (2, "C")],
+        labels={"N": "North", "A": '=HYPERLINK("http://evil")', "C": "+cmd"},
+    )
+    size = CodeList.flat("Size", size_cats, missing=["9"], labels={"1": "small"})
+    dims = [region, size]
+    maps = [np.array([2, 3, 5]), np.array([1, 2])]
+    if three:
+        dims.append(CodeList.flat("Year", year_cats))
+        maps.append(np.array([1, 2]))
+    t = table_from_fine(fine, dims, maps, spec, 2)
+    t.name = "Turnover by region and size"
+    return t
+
+
+def _status_2d(t):
+    # cells: region (Total N A B S C) × size (Total 1 2 9)
+    st = t.status.reshape(t.shape).copy()
+    st[2, 2] = 5  # A × 2: frequency-unsafe
+    st[3, 2] = 11  # B × 2 (45.75): secondary
+    st[5, 1] = 3
+    st[4, 1] = 11
+    t.status = st.ravel().astype(np.int8)
+    return t
+
+
+def test_table_sheet_cell_by_cell(tmp_path):
+    t = _status_2d(_table())
+    path = tmp_path / "out.xlsx"
+    write_excel(t, path, ExcelOptions(), report_info={"method": "OPT", "files": {"data": "x.asc"}})
+    assert [p.name for p in tmp_path.iterdir()] == ["out.xlsx"]  # no temp file left
+    wb = openpyxl.load_workbook(path)
+    assert wb.sheetnames == ["table", "cells", "report"]
+    ws = wb["table"]
+    assert ws["A1"].value == "Turnover by region and size"
+    assert [ws.cell(4, c).value for c in range(1, 7)] == ["Region", "label", "Total", "1", "2", "9"]
+    assert [ws.cell(5, c).value for c in range(3, 7)] == ["Total", "small", "2", "9"]
+    assert [ws.cell(r, 1).value for r in range(6, 12)] == ["Total", "N", "A", "B", "S", "C"]
+    assert ws.cell(7, 2).value == "North" and ws.cell(8, 1).alignment.indent == 2
+    # outline levels = hierarchy depth, summary rows above their children
+    assert [ws.row_dimensions[r].outline_level for r in range(6, 12)] == [0, 1, 2, 2, 1, 2]
+    assert ws.sheet_properties.outlinePr.summaryBelow is False
+    assert ws.column_dimensions["D"].outline_level == 1
+    assert ws.freeze_panes == "C6"
+    grid = [[ws.cell(r, c).value for c in range(3, 7)] for r in range(6, 12)]
+    total = 1234.5 + 10.25 + 7 + 300 + 2 + 45.75 + 1000 + 99.99 + 5
+    assert grid[0] == [
+        pytest.approx(total),
+        pytest.approx(1234.5 + 10.25 + 300 + 2 + 5),
+        pytest.approx(7 + 45.75 + 1000 + 99.99),
+        "-",
+    ]
+    assert grid[2] == [pytest.approx(1251.75), pytest.approx(1244.75), "x", "-"]  # A: 5 → x
+    assert grid[3] == [pytest.approx(347.75), pytest.approx(302.0), "x", "-"]  # B: 11 → x
+    assert grid[4][1] == "x" and grid[5][1] == "x"
+    assert grid[5][2] == pytest.approx(1099.99)
+    assert ws.cell(6, 3).number_format == "#,##0.00"
+    assert ws.cell(6, 6).data_type == "s"  # "-" is data, stored as text
+    # formula injection: labels kept as text, never formulas
+    assert ws.cell(8, 2).value == '=HYPERLINK("http://evil")' and ws.cell(8, 2).data_type == "s"
+    assert ws.cell(11, 2).value == "+cmd" and ws.cell(11, 2).quotePrefix
+
+
+def test_cells_and_report_sheets(tmp_path):
+    t = _status_2d(_table())
+    t.cost = np.abs(t.value)
+    audit = AuditResult(
+        lower=np.full(t.n_cells, np.nan),
+        upper=np.full(t.n_cells, np.nan),
+        required_lower=np.full(t.n_cells, np.nan),
+        required_upper=np.full(t.n_cells, np.nan),
+        audited=np.zeros(t.n_cells, bool),
+        passed=np.ones(t.n_cells, bool),
+        exact=np.zeros(t.n_cells, bool),
+    )
+    audit.lower[14], audit.upper[14] = 0.0, 50.0
+    path = tmp_path / "o.xlsx"
+    write_excel(t, path, ExcelOptions(), audit=audit, report_info={"method": "OPT(1, 1)"})
+    ws = openpyxl.load_workbook(path)["cells"]
+    head = [c.value for c in ws[1]]
+    assert head == [
+        "Region",
+        "Region label",
+        "Size",
+        "Size label",
+        "Turnover",
+        "Status",
+        "Status text",
+        "Audit lower",
+        "Audit upper",
+    ]
+    assert ws.max_row == t.n_cells + 1
+    rows = {(r[0].value, r[2].value): [c.value for c in r] for r in ws.iter_rows(min_row=2)}
+    assert rows[("A", "2")][4:7] == ["x", 5, "Unsafe (frequency)"]
+    assert rows[("B", "2")][4:9] == ["x", 11, "Secondary", 0, 50]
+    assert rows[("Total", "9")][4:7] == ["-", 14, "Empty"]
+    assert rows[("Total", "Total")][4] == pytest.approx(t.value[0])
+    assert rows[("Total", "Total")][7] is None
+    rep = openpyxl.load_workbook(path)["report"]
+    kv = {r[0].value: r[1].value for r in rep.iter_rows() if r[0].value}
+    assert kv["Method"] == "OPT(1, 1)"
+    assert kv["Secondary suppressions"] == 2
+    assert kv["Secondary cost"] == pytest.approx(
+        float(t.cost[(t.status == 11) | (t.status == 12)].sum()), abs=0.01
+    )
+    assert kv["Rules"].startswith(
+        "Minimum frequency rule (Individual level) with minimum frequency 2"
+    )
+    assert kv["Audit"].startswith("Audit passed")
+    assert "True value" not in head
+
+
+def test_confidential_published_and_colours(tmp_path):
+    t = _status_2d(_table())
+    t.published = np.round(t.value / 5) * 5  # as if rounded to base 5
+    opts = ExcelOptions(
+        confidential=True, status_colours=True, suppressed_text="*", thousands=False, labels=False
+    )
+    wb = build_workbook(t, opts)
+    ws = wb["table"]
+    assert ws.freeze_panes == "B5" and ws.cell(4, 2).value == "Total"
+    # rounded table: every non-empty cell shows its published value, empty stays "-"
+    assert ws.cell(7, 4).value == pytest.approx(t.published[2 * 4 + 2])
+    assert ws.cell(5, 5).value == "-"
+    assert ws.cell(5, 2).number_format == "0.00"
+    assert ws.cell(7, 4).fill.fgColor.rgb.endswith("FFC7CE")  # primary colour
+    assert ws.cell(8, 4).fill.fgColor.rgb.endswith("FFEB9C")  # secondary colour
+    legend = [ws.cell(r, 1).value for r in range(1, ws.max_row + 1)]
+    assert "Legend" in legend
+    cells = wb["cells"]
+    head = [c.value for c in cells[1]]
+    assert head[-3:] == ["True value", "LPL", "UPL"] and head[4] == "Turnover (published)"
+    kv = {r[0].value: r[1].value for r in wb["report"].iter_rows() if r[0].value}
+    assert "do not publish" in kv["WARNING"]
+
+
+def test_three_dimensions_one_sheet_per_layer(tmp_path):
+    t = _table(three=True)
+    wb = build_workbook(t, ExcelOptions(cells_sheet=False, report_sheet=False))
+    assert wb.sheetnames == ["Total", "01", "02"]
+    ws = wb["02"]
+    assert ws["A2"].value == "Year: 02"
+    # Region Total × Size Total in year 02 = 10.25 + 2 + 45.75 + 99.99
+    assert ws.cell(6, 3).value == pytest.approx(158.0 - 0.01)
+    with pytest.raises(ArgusError, match="two different"):
+        build_workbook(t, ExcelOptions(row_dim=1, col_dim=1))
+    # other layout: Size down, Year across, one sheet per region node
+    wb2 = build_workbook(
+        t, ExcelOptions(row_dim=1, col_dim=2, cells_sheet=False, report_sheet=False)
+    )
+    assert wb2.sheetnames == ["Total", "N", "A", "B", "S", "C"]
+
+
+def test_one_dimension(tmp_path):
+    reg = CodeList.from_tree("Region", [(1, "N"), (2, "A")])
+    fine = build_fine([(np.array([0, 0]), ["A"])], None, None, None, 2)
+    t = table_from_fine(fine, [reg], [np.array([2])], TableSpec(["Region"], None), 0)
+    ws = build_workbook(t)["table"]
+    assert [ws.cell(4, c).value for c in range(1, 4)] == ["Region", "label", "Freq"]
+    assert [ws.cell(r, 3).value for r in range(5, 8)] == [2, 2, 2]
+    assert ws.cell(5, 3).number_format == "#,##0"
