@@ -1,0 +1,555 @@
+"""Optimal secondary cell suppression: Fischetti–Salazar branch-and-cut on SCIP (methods.md §3).
+
+Threading decision (measured, see benchmarks/bench_optimal.py `--gil`): `Model.optimize()`
+holds the GIL while SCIP runs its C code, so a GUI thread starves between our Python
+callbacks; `optimizeNogil()` releases it and callbacks re-acquire it. With optimizeNogil a
+main thread doing 10 ms sleeps completes ~95-100 per second while OPT runs in a
+threading.Thread (the GIL is only held during our separation callbacks, which yield every
+5 ms by CPython's switch interval). We therefore run in-process with optimizeNogil, no
+subprocess. Cancel: callbacks and the event handler poll the token and call
+interruptSolve(); the best audited pattern found so far is returned.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+from pyscipopt import SCIP_EVENTTYPE, SCIP_PARAMSETTING, SCIP_RESULT, Conshdlr, Eventhdlr, Model
+
+from argusqt.errors import MethodError
+from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
+from argusqt.protect.problem import CSPProblem
+from argusqt.protect.result import ProtectionResult
+from argusqt.protect.separation import Cut, Separator, default_fixed
+from argusqt.rules.status import is_primary, secondary_status_for
+
+#: seconds between two progress events
+PROGRESS_EVERY = 0.25
+
+
+@dataclass
+class PatternOutcome:
+    """What the branch-and-cut found on one (sub)problem: a 0/1 mask over its cells."""
+
+    mask: np.ndarray | None
+    cost: float
+    bound: float | None
+    optimal: bool
+    cancelled: bool = False
+    timed_out: bool = False
+    infeasible: bool = False
+    cuts: int = 0
+    nodes: int = 0
+    lps: int = 0
+    log: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------------- SCIP plug-ins
+class _CapacityHandler(Conshdlr):
+    """Separates capacity cuts and accepts an integer point only if every primary passes."""
+
+    def __init__(self, sep: Separator, free: np.ndarray, xvars: list, run: _Run):
+        self.sep = sep
+        self.free_idx = free
+        self.xvars = xvars
+        self.run = run
+        self.tvars: list | None = None
+
+    # -- helpers
+    def _x(self, sol=None) -> np.ndarray:
+        x = np.zeros(self.sep.values.shape[0])
+        x[self.free_idx] = [self.model.getSolVal(sol, v) for v in self.xvars]
+        return x
+
+    def _trans(self) -> list:
+        if self.tvars is None:
+            self.tvars = [self.model.getTransformedVar(v) for v in self.xvars]
+        return self.tvars
+
+    def _cuts_for(self, x: np.ndarray, x_int: bool) -> tuple[list[Cut], bool]:
+        """Violated cuts at x and whether some primary fails."""
+        outcomes = self.sep.separate(x, cancel=self.run.cancel)
+        cuts = [c for o in outcomes for c in o.cuts]
+        if x_int and outcomes and not cuts:
+            cuts.append(self._nogood(x))
+        return cuts, bool(outcomes)
+
+    def _nogood(self, x: np.ndarray) -> Cut:
+        """An unprotected 0/1 pattern and all its subsets fail: some published cell must go."""
+        zero = np.flatnonzero(self.sep.free & (x < 0.5))
+        return Cut(-1, "nogood", zero, np.ones(zero.size), 1.0, zero, np.ones(zero.size), 1.0)
+
+    def _pos(self, cells: np.ndarray) -> np.ndarray:
+        return self.run.pos_of[cells]
+
+    def _add_conss(self, cuts: list[Cut]) -> None:
+        for c in cuts:
+            pos = self._pos(c.cells)
+            expr = sum(float(k) * self.xvars[int(j)] for k, j in zip(c.coef, pos, strict=True))
+            self.model.addCons(expr >= c.rhs, name=f"cap{self.run.n_cuts}", removable=False)
+            self.run.n_cuts += 1
+
+    def _cancelled(self) -> bool:
+        if self.run.cancel is not None and self.run.cancel.cancelled:
+            self.model.interruptSolve()
+            return True
+        return False
+
+    def _enforce(self, sol=None) -> dict:
+        if self._cancelled():
+            return {"result": SCIP_RESULT.CUTOFF}
+        x = self._x(sol)
+        cuts, fails = self._cuts_for(np.round(x), True)
+        if self._cancelled():
+            return {"result": SCIP_RESULT.CUTOFF}
+        if not fails:
+            return {"result": SCIP_RESULT.FEASIBLE}
+        self._add_conss(cuts)
+        return {"result": SCIP_RESULT.CONSADDED}
+
+    # -- callbacks
+    def consenfolp(self, constraints, nusefulconss, solinfeasible):
+        return self._enforce()
+
+    def consenfops(self, constraints, nusefulconss, solinfeasible, objinfeasible):
+        return self._enforce()
+
+    def conscheck(
+        self, constraints, solution, checkintegrality, checklprows, printreason, completely
+    ):
+        if self.run.cancel is not None and self.run.cancel.cancelled:
+            return {"result": SCIP_RESULT.INFEASIBLE}
+        x = np.round(self._x(solution))
+        if self.sep.is_protected(x, cancel=self.run.cancel) and not (
+            self.run.cancel is not None and self.run.cancel.cancelled
+        ):
+            return {"result": SCIP_RESULT.FEASIBLE}
+        return {"result": SCIP_RESULT.INFEASIBLE}
+
+    def conssepalp(self, constraints, nusefulconss):
+        if self._cancelled():
+            return {"result": SCIP_RESULT.DIDNOTRUN}
+        if self.model.getDepth() > self.run.sepa_depth:
+            return {"result": SCIP_RESULT.DIDNOTRUN}
+        x = self._x()
+        cuts, _ = self._cuts_for(x, False)
+        if not cuts:
+            return {"result": SCIP_RESULT.DIDNOTFIND}
+        tvars = self._trans()
+        added = False
+        for c in cuts:
+            pos = self._pos(c.cells)
+            if float(np.dot(c.coef, x[c.cells])) >= c.rhs - 1e-6:
+                continue
+            row = self.model.createEmptyRowUnspec(
+                name=f"capr{self.run.n_cuts}", lhs=c.rhs, rhs=None, local=False, removable=True
+            )
+            self.model.cacheRowExtensions(row)
+            for k, j in zip(c.coef, pos, strict=True):
+                self.model.addVarToRow(row, tvars[int(j)], float(k))
+            self.model.flushRowExtensions(row)
+            self.model.addPoolCut(row)
+            self.model.addCut(row, forcecut=False)
+            self.model.releaseRow(row)
+            self.run.n_cuts += 1
+            added = True
+        return {"result": SCIP_RESULT.SEPARATED if added else SCIP_RESULT.DIDNOTFIND}
+
+    def conslock(self, constraint, locktype, nlockspos, nlocksneg):
+        # rounding a suppression down may unprotect a primary; rounding up never does
+        for v in self.xvars:
+            self.model.addVarLocks(v, nlockspos + nlocksneg, 0)
+
+
+class _Progress(Eventhdlr):
+    """Rate-limited progress events and cancellation from SCIP's event loop."""
+
+    def __init__(self, run: _Run):
+        self.run = run
+        self.last = 0.0
+
+    def eventinit(self):
+        self.model.catchEvent(SCIP_EVENTTYPE.BESTSOLFOUND, self)
+        self.model.catchEvent(SCIP_EVENTTYPE.NODESOLVED, self)
+        self.model.catchEvent(SCIP_EVENTTYPE.LPSOLVED, self)
+
+    def eventexit(self):
+        self.model.dropEvent(SCIP_EVENTTYPE.BESTSOLFOUND, self)
+        self.model.dropEvent(SCIP_EVENTTYPE.NODESOLVED, self)
+        self.model.dropEvent(SCIP_EVENTTYPE.LPSOLVED, self)
+
+    def eventexec(self, event):
+        run = self.run
+        if run.cancel is not None and run.cancel.cancelled:
+            self.model.interruptSolve()
+            return
+        bound = self.model.getDualbound()
+        if np.isfinite(bound) and abs(bound) < 1e19:
+            run.bound = max(run.bound if run.bound is not None else -np.inf, bound)
+        now = time.perf_counter()
+        if event.getType() != SCIP_EVENTTYPE.BESTSOLFOUND and now - self.last < PROGRESS_EVERY:
+            return
+        self.last = now
+        inc = self.model.getPrimalbound()
+        inc_v = float(inc) + run.offset if abs(inc) < 1e19 else None
+        b = run.bound + run.offset if run.bound is not None else None
+        gap = None
+        if inc_v is not None and b is not None:
+            gap = max(0.0, inc_v - b) / max(abs(inc_v), 1e-9)
+        run.progress(
+            ProgressEvent(
+                message="Optimal suppression: branch-and-cut",
+                bound=b,
+                incumbent=inc_v,
+                gap=gap,
+                cuts=run.n_cuts,
+                elapsed=run.watch.elapsed,
+                extra={"nodes": self.model.getNNodes()},
+            )
+        )
+
+
+@dataclass
+class _Run:
+    cancel: CancelToken | None
+    progress: ProgressCallback
+    watch: Stopwatch
+    pos_of: np.ndarray
+    offset: float = 0.0
+    sepa_depth: int = 10**9
+    n_cuts: int = 0
+    bound: float | None = None
+
+
+# ---------------------------------------------------------------------- core solve
+def solve_pattern(
+    problem: CSPProblem,
+    fixed: np.ndarray | None = None,
+    *,
+    max_time: float = 600.0,
+    gap: float = 0.0,
+    start: np.ndarray | None = None,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+    sepa_depth: int | None = None,
+    threads_nogil: bool = True,
+) -> PatternOutcome:
+    """Branch-and-cut on `problem` with cells fixed as in `fixed` (NaN = free; see Separator).
+
+    `start` is a known protected 0/1 pattern (start solution). Returns the best pattern
+    SCIP proved protected (None if it found none) and the dual bound on the free cost.
+    """
+    watch = Stopwatch()
+    fixed = default_fixed(problem) if fixed is None else np.asarray(fixed, dtype=float)
+    sep = Separator(problem, fixed)
+    free = np.flatnonzero(sep.free)
+    cost = np.asarray(problem.cost, dtype=float)
+    pos_of = np.full(problem.n_cells, -1, dtype=np.int64)
+    pos_of[free] = np.arange(free.size)
+    offset = 0.0
+    run = _Run(cancel, progress, watch, pos_of, offset)
+    if sep.targets.size == 0:
+        mask = np.where(sep.free, 0.0, sep.fixed) > 0.5
+        return PatternOutcome(mask, 0.0, 0.0, True)
+    init = sep.relation_cuts()
+    # an initial cut without free cells means no pattern can protect that primary
+    if any(c.cells.size == 0 for c in init):
+        return PatternOutcome(None, np.inf, None, False, infeasible=True)
+
+    model = Model("argusqt-opt")
+    model.hideOutput()
+    model.setParam("limits/time", max(1.0, float(max_time)))
+    model.setParam("limits/gap", float(gap))
+    model.setParam("presolving/maxrounds", 0)
+    model.setParam("presolving/maxrestarts", 0)
+    model.setParam("propagating/dualfix/freq", -1)
+    model.setParam("propagating/dualfix/maxprerounds", 0)
+    model.setParam("misc/allowstrongdualreds", False)
+    model.setParam("misc/allowweakdualreds", False)
+    model.setParam("randomization/randomseedshift", 0)
+    model.setHeuristics(SCIP_PARAMSETTING.FAST)
+    xvars = [model.addVar(name=f"x{i}", vtype="B", obj=float(cost[i])) for i in free]
+    for c in init:
+        pos = pos_of[c.cells]
+        model.addCons(
+            sum(float(k) * xvars[int(j)] for k, j in zip(c.coef, pos, strict=True)) >= c.rhs
+        )
+    run.sepa_depth = 10**9 if sepa_depth is None else sepa_depth
+    hdlr = _CapacityHandler(sep, free, xvars, run)
+    model.includeConshdlr(
+        hdlr,
+        "capacity",
+        "Fischetti-Salazar capacity constraints",
+        sepapriority=-1,
+        enfopriority=-1,
+        chckpriority=-1,
+        sepafreq=1,
+        propfreq=-1,
+        eagerfreq=-1,
+        needscons=True,
+    )
+    cons = model.createCons(hdlr, "capacity", initial=True, separate=True, enforce=True, check=True)
+    model.addPyCons(cons)
+    model.includeEventhdlr(_Progress(run), "argusqt-progress", "progress and cancel")
+    if start is not None:
+        sol = model.createSol()
+        for v, i in zip(xvars, free, strict=True):
+            model.setSolVal(sol, v, 1.0 if start[i] else 0.0)
+        model.addSol(sol, free=True)
+    if threads_nogil:
+        model.optimizeNogil()
+    else:
+        model.optimize()
+    status = model.getStatus()
+    outcome = PatternOutcome(None, np.inf, None, False, cuts=run.n_cuts + len(init))
+    outcome.nodes = int(model.getNNodes())
+    outcome.lps = sep.n_lps
+    outcome.cancelled = bool(cancel is not None and cancel.cancelled)
+    outcome.timed_out = status == "timelimit"
+    outcome.infeasible = status == "infeasible"
+    sols = model.getSols() if model.getNSols() else []
+    best = None
+    best_obj = np.inf
+    for s in sols:
+        obj = float(model.getSolObjVal(s))
+        if obj < best_obj:
+            vals = np.array([model.getSolVal(s, v) for v in xvars])
+            best, best_obj = vals, obj
+    bound = model.getDualbound()
+    if run.bound is not None and outcome.cancelled:
+        bound = run.bound  # after a cancel SCIP's last bound may include cut-off nodes
+    if best is not None:
+        mask = np.where(sep.free, 0.0, sep.fixed) > 0.5
+        mask[free] = best > 0.5
+        outcome.mask = mask
+        outcome.cost = float(cost[free][best > 0.5].sum())
+    if abs(bound) < 1e19:
+        outcome.bound = float(bound)
+        if outcome.mask is not None:
+            outcome.bound = min(outcome.bound, outcome.cost)
+    outcome.optimal = status in ("optimal", "gaplimit") and not outcome.cancelled
+    outcome.log.append(
+        f"SCIP status {status}, nodes {outcome.nodes}, cuts {outcome.cuts}, "
+        f"attacker LPs {sep.n_lps}, {watch.elapsed:.2f} s"
+    )
+    return outcome
+
+
+# ---------------------------------------------------------------------- singletons (§5)
+def with_singleton_cells(
+    problem: CSPProblem,
+    *,
+    singleton_singleton: bool = False,
+    singleton_multiple: bool = False,
+    min_freq: int = 0,
+    true_primary: np.ndarray | None = None,
+) -> CSPProblem:
+    """Problem plus one virtual unsafe cell v = Σ primaries per risky relation (methods.md §5).
+
+    Risky relations: exactly two true primaries, both singletons (SS) or one singleton and
+    one multi-respondent cell (SM); or ≥ 2 true primaries with 0 < Σ freq < min_freq (MF).
+    Virtual cells come after the original cells (indices ≥ problem.n_cells).
+    """
+    if problem.freq is None or not (singleton_singleton or singleton_multiple or min_freq > 0):
+        return problem
+    prim = problem.primary if true_primary is None else np.asarray(true_primary, dtype=bool)
+    freq = np.asarray(problem.freq, dtype=float)
+    rel = sp.csr_matrix(problem.relations)
+    groups: list[tuple[int, ...]] = []
+    pattern = sp.csr_matrix((np.ones(rel.nnz), rel.indices, rel.indptr), shape=rel.shape)
+    n_prim = pattern @ prim.astype(float)
+    for r in np.flatnonzero(n_prim >= 2):
+        cells = rel.indices[rel.indptr[r] : rel.indptr[r + 1]]
+        pc = cells[prim[cells]]
+        f = freq[pc]
+        risky = False
+        if pc.size == 2:
+            n_single = int((f == 1).sum())
+            risky = (singleton_singleton and n_single == 2) or (
+                singleton_multiple and n_single == 1 and (f > 1).any()
+            )
+        if not risky and min_freq > 0:
+            risky = 0 < f.sum() < min_freq
+        if risky:
+            key = tuple(sorted(int(c) for c in pc))
+            if key not in groups:
+                groups.append(key)
+    if not groups:
+        return problem
+    n, k = problem.n_cells, len(groups)
+    vals = np.array([problem.values[list(g)].sum() for g in groups])
+    lo = np.array([problem.lower[list(g)].sum() for g in groups])
+    hi = np.array([problem.upper[list(g)].sum() for g in groups])
+    unit = 10.0 ** (-problem.decimals)
+    upl = np.maximum(1e-4 * np.abs(vals), unit)
+    rows = []
+    cols = []
+    data = []
+    for j, g in enumerate(groups):
+        rows += [j] * (len(g) + 1)
+        cols += [n + j, *g]
+        data += [-1.0] + [1.0] * len(g)
+    extra = sp.csr_matrix((data, (rows, cols)), shape=(k, n + k))
+    base = sp.hstack([rel, sp.csr_matrix((rel.shape[0], k))])
+    spl = problem.spl if problem.spl is not None else np.zeros(n)
+    return CSPProblem(
+        values=np.r_[problem.values, vals],
+        lower=np.r_[problem.lower, lo],
+        upper=np.r_[problem.upper, hi],
+        cost=np.r_[problem.cost, np.ones(k)],
+        status=np.r_[problem.status, np.full(k, 9, dtype=problem.status.dtype)],
+        lpl=np.r_[problem.lpl, np.zeros(k)],
+        upl=np.r_[problem.upl, upl],
+        relations=sp.vstack([base, extra]).tocsr(),
+        rhs=np.r_[problem.rhs, np.zeros(k)],
+        spl=np.r_[spl, np.zeros(k)],
+        decimals=problem.decimals,
+        dims=None,
+        freq=np.r_[freq, np.array([freq[list(g)].sum() for g in groups])],
+        names=list(problem.names),
+    )
+
+
+# ---------------------------------------------------------------------- start pattern
+def start_pattern(
+    problem: CSPProblem,
+    params: dict,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+) -> np.ndarray | None:
+    """A protected pattern to start from: the §4 heuristic when available, else all candidates."""
+    sep = Separator(problem)
+    try:
+        from argusqt.protect.heuristic import solve_heuristic
+
+        res = solve_heuristic(problem, params, progress, cancel)
+        mask = (res.status != problem.status) | problem.primary | problem.secondary
+        mask = mask & (problem.candidate | problem.primary | problem.secondary)
+        if sep.is_protected(mask.astype(float)):
+            return mask
+    except ImportError:
+        pass
+    except Exception:  # noqa: BLE001 - a failing heuristic must not stop OPT
+        pass
+    everything = problem.candidate | problem.primary | problem.secondary
+    if sep.is_protected(everything.astype(float)):
+        return everything
+    return None
+
+
+# ---------------------------------------------------------------------- public entry
+def solve_optimal(
+    problem: CSPProblem,
+    params: dict | None = None,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+) -> ProtectionResult:
+    """Minimum-cost protected suppression pattern (batch OPT); statuses 11/12 set on secondaries.
+
+    params: max_time (seconds, default 600), gap (relative, default 0), singleton options
+    singleton_singleton / singleton_multiple / min_freq, use_heuristic (default True).
+    On time-out or cancel the best audited pattern is returned with its lower bound.
+    """
+    from argusqt.protect.audit import audit
+
+    params = dict(params or {})
+    watch = Stopwatch()
+    cancel = cancel or CancelToken()
+    work = with_singleton_cells(
+        problem,
+        singleton_singleton=bool(params.get("singleton_singleton", False)),
+        singleton_multiple=bool(params.get("singleton_multiple", False)),
+        min_freq=int(params.get("min_freq", 0) or 0),
+    )
+    n = problem.n_cells
+    cost = np.asarray(problem.cost, dtype=float)
+    progress(ProgressEvent(message="Optimal suppression: start pattern", elapsed=watch.elapsed))
+    start = None
+    if params.get("use_heuristic", True):
+        start = start_pattern(work, params, progress, cancel)
+    if start is None and not cancel.cancelled:
+        # even suppressing every candidate cannot protect the primaries
+        everything = work.candidate | work.primary | work.secondary
+        if not Separator(work).is_protected(everything.astype(float)):
+            raise MethodError(
+                "no suppression pattern can protect the unsafe cells: even suppressing every "
+                "safe cell leaves a primary inside its protection interval (bounds too tight "
+                "or protection levels larger than the a-priori range)"
+            )
+    remaining = float(params.get("max_time", 600.0)) - watch.elapsed
+    out = solve_pattern(
+        work,
+        max_time=max(1.0, remaining),
+        gap=float(params.get("gap", 0.0)),
+        start=start,
+        progress=progress,
+        cancel=cancel,
+        sepa_depth=params.get("sepa_depth"),
+    )
+    candidates: list[np.ndarray] = []
+    if out.mask is not None:
+        candidates.append(out.mask[:n])
+    if start is not None:
+        candidates.append(start[:n])
+    candidates.sort(key=lambda m: float(cost[m & ~problem.primary].sum()))
+    chosen = None
+    audit_res = None
+    for m in candidates:
+        try:
+            res = audit(problem, m)
+        except Exception:  # noqa: BLE001 - an audit that cannot run is a failed audit
+            continue
+        if res.ok and (
+            work is problem
+            or Separator(work).is_protected(np.r_[m, np.ones(work.n_cells - n)].astype(float))
+        ):
+            chosen, audit_res = m, res
+            break
+    if chosen is None:
+        raise MethodError(
+            "the optimal method found no pattern that passes the audit"
+            + (" before it was cancelled" if cancel.cancelled else "")
+        )
+    status = np.asarray(problem.status).copy()
+    newly = chosen & problem.candidate
+    status[newly] = secondary_status_for(status[newly])
+    sec_cost = float(cost[newly | problem.secondary].sum())
+    bound = out.bound
+    if bound is not None:
+        bound = min(bound + float(cost[problem.secondary].sum()), sec_cost)
+    gap = None if bound is None else max(0.0, sec_cost - bound) / max(abs(sec_cost), 1e-9)
+    optimal = bool(out.optimal and out.mask is not None and np.array_equal(out.mask[:n], chosen))
+    if optimal and float(params.get("gap", 0.0)) == 0.0:
+        gap = 0.0 if gap is not None and gap < 1e-9 else gap
+    result = ProtectionResult(
+        method="OPT",
+        status=status,
+        cost=sec_cost,
+        lower_bound=bound,
+        gap=gap,
+        optimal=optimal,
+        cancelled=out.cancelled,
+        timed_out=out.timed_out,
+        elapsed=watch.elapsed,
+        audit=audit_res,
+        log=list(out.log),
+        figures={"cuts": out.cuts, "nodes": out.nodes, "attacker_lps": out.lps},
+    )
+    progress(
+        ProgressEvent(
+            message="Optimal suppression finished",
+            fraction=1.0,
+            bound=bound,
+            incumbent=sec_cost,
+            gap=gap,
+            cuts=out.cuts,
+            elapsed=watch.elapsed,
+        )
+    )
+    return result
+
+
+__all__ = ["PatternOutcome", "solve_optimal", "solve_pattern", "with_singleton_cells", "is_primary"]

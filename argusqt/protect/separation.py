@@ -1,0 +1,358 @@
+"""Attacker LPs and capacity cuts (methods.md §2, §3.2) for the optimal suppression master.
+
+Given a master point x* (integer or fractional) every primary's attacker LPs are solved with
+bounds aᵢ − LBᵢx*ᵢ ≤ yᵢ ≤ aᵢ + UBᵢx*ᵢ. Cells with x*ᵢ = 0 are constants, so the LPs are
+restricted to the connected block of cells with x* > 0 around the primary; one HiGHS model
+per block is re-solved with a new objective per primary and direction (warm start). The
+optimal row duals π give, for every cell, dᵢ = cᵢ − (Mᵀπ)ᵢ and the capacity constraint
+Σ (dᵢ⁺LBᵢ + dᵢ⁻UBᵢ) xᵢ ≥ PL (valid for all x by weak duality), which is then rewritten over
+the free master variables (fixed cells moved to the right-hand side) and strengthened.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import highspy
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+from argusqt.progress import CancelToken
+from argusqt.protect.problem import CSPProblem
+
+#: x*ᵢ above this makes a cell a variable of the attacker LP.
+X_EPS = 1e-9
+
+
+@dataclass
+class Cut:
+    """Σ coef·x[cells] ≥ rhs over free master variables (normalised: rhs = 1, coef ≤ 1)."""
+
+    primary: int
+    kind: str  # "upper", "lower", "sliding"
+    cells: np.ndarray
+    coef: np.ndarray
+    rhs: float
+    raw_cells: np.ndarray  # every cell with a positive capacity (before fixing/strengthening)
+    raw_coef: np.ndarray
+    raw_rhs: float  # the protection level
+
+    def lhs(self, x: np.ndarray) -> float:
+        return float(np.dot(self.coef, np.asarray(x, dtype=float)[self.cells]))
+
+    def raw_lhs(self, x: np.ndarray) -> float:
+        return float(np.dot(self.raw_coef, np.asarray(x, dtype=float)[self.raw_cells]))
+
+
+@dataclass
+class AttackerOutcome:
+    """Attacker range of one primary at a master point and the cuts it violates."""
+
+    primary: int
+    low: float
+    high: float
+    cuts: list[Cut]
+
+
+def _make_lp(a: sp.spmatrix, lo: np.ndarray, hi: np.ndarray, b: np.ndarray) -> highspy.Highs:
+    """A silent HiGHS dual-simplex model min 0·y, A y = b, lo ≤ y ≤ hi."""
+    a = sp.csc_matrix(a)
+    lp = highspy.HighsLp()
+    lp.num_col_ = int(a.shape[1])
+    lp.num_row_ = int(a.shape[0])
+    lp.col_cost_ = np.zeros(a.shape[1])
+    lp.col_lower_ = np.asarray(lo, dtype=float)
+    lp.col_upper_ = np.asarray(hi, dtype=float)
+    lp.row_lower_ = np.asarray(b, dtype=float)
+    lp.row_upper_ = np.asarray(b, dtype=float)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = a.indptr.astype(np.int32)
+    lp.a_matrix_.index_ = a.indices.astype(np.int32)
+    lp.a_matrix_.value_ = a.data.astype(float)
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("solver", "simplex")
+    h.setOptionValue("threads", 1)
+    h.setOptionValue("presolve", "off")
+    h.passModel(lp)
+    return h
+
+
+class Separator:
+    """Attacker LPs of every primary of a problem, and the capacity cuts they yield.
+
+    `fixed` holds the master value of cells that are not free variables (1 = suppressed,
+    0 = published) and NaN for free ones; by default primaries are fixed 1, cells that are
+    neither candidates nor primaries fixed 0 (existing secondaries 11/12 fixed 1).
+    """
+
+    def __init__(self, problem: CSPProblem, fixed: np.ndarray | None = None, rel_eps: float = 1e-7):
+        self.problem = problem
+        self.values = np.asarray(problem.values, dtype=float)
+        self.lb = np.maximum(self.values - np.asarray(problem.lower, dtype=float), 0.0)
+        self.ub = np.maximum(np.asarray(problem.upper, dtype=float) - self.values, 0.0)
+        self.rel = sp.csr_matrix(problem.relations, dtype=float)
+        self.rel.eliminate_zeros()
+        self.rhs = np.asarray(problem.rhs, dtype=float)
+        n = problem.n_cells
+        prim = problem.primary
+        self.lpl = np.where(prim, np.asarray(problem.lpl, dtype=float), 0.0)
+        self.upl = np.where(prim, np.asarray(problem.upl, dtype=float), 0.0)
+        spl = np.zeros(n) if problem.spl is None else np.asarray(problem.spl, dtype=float)
+        self.spl = np.where(prim, spl, 0.0)
+        if fixed is None:
+            fixed = default_fixed(problem)
+        self.fixed = np.asarray(fixed, dtype=float)
+        self.free = np.isnan(self.fixed)
+        #: primaries with something to protect
+        self.targets = np.flatnonzero(
+            prim & ((self.lpl > 0) | (self.upl > 0) | (self.spl > 0)) & (self.fixed == 1)
+        )
+        scale = max(1.0, float(np.abs(self.values).max(initial=0.0)))
+        self.eps = rel_eps * scale
+        self.n_lps = 0
+
+    # ------------------------------------------------------------------ helpers
+    def full_point(self, x: np.ndarray) -> np.ndarray:
+        """x over all cells: the master point on free cells, the fixed values elsewhere."""
+        x = np.asarray(x, dtype=float)
+        return np.where(self.free, np.clip(x, 0.0, 1.0), self.fixed)
+
+    def _components(self, var: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+        """Block label per variable cell and per relation (−1 if not touching a variable)."""
+        n = self.rel.shape[1]
+        m = self.rel.shape[0]
+        inc = self.rel.tocsc()[:, var].tocsr() if var.any() else sp.csr_matrix((m, 0))
+        nv = int(var.sum())
+        inc = sp.csr_matrix((np.ones(inc.nnz), inc.indices, inc.indptr), shape=inc.shape)
+        graph = sp.bmat([[sp.csr_matrix((nv, nv)), inc.T], [inc, sp.csr_matrix((m, m))]])
+        _, labels = connected_components(sp.csr_matrix(graph), directed=False)
+        cell_lab = np.full(n, -1, dtype=np.int64)
+        cell_lab[var] = labels[:nv]
+        row_touch = np.diff(inc.indptr) > 0
+        row_lab = np.where(row_touch, labels[nv:], -1)
+        return cell_lab, row_lab, int(labels.max(initial=-1)) + 1
+
+    def _cut(self, p: int, kind: str, d: np.ndarray, pl: float) -> Cut | None:
+        """Capacity cut Σ (d⁺LB + d⁻UB) x ≥ pl over all cells, fixed cells folded, strengthened."""
+        cap = np.maximum(d, 0.0) * self.lb + np.maximum(-d, 0.0) * self.ub
+        cells = np.flatnonzero(cap > 0)
+        coef = cap[cells]
+        fixed_part = float(np.dot(coef, np.where(self.free[cells], 0.0, self.fixed[cells])))
+        rhs = pl - fixed_part
+        if rhs <= self.eps:
+            return None
+        fmask = self.free[cells]
+        fcells = cells[fmask]
+        fcoef = np.minimum(coef[fmask], rhs) / rhs
+        return Cut(p, kind, fcells, fcoef, 1.0, cells, coef, float(pl))
+
+    # ------------------------------------------------------------------ public
+    def separate(
+        self,
+        x: np.ndarray,
+        primaries: np.ndarray | None = None,
+        *,
+        stop_at_first: bool = False,
+        cancel: CancelToken | None = None,
+    ) -> list[AttackerOutcome]:
+        """Solve the attacker LPs of the primaries at master point x; outcomes with cuts.
+
+        Returns one outcome per primary whose protection fails at x (with its violated,
+        strengthened cuts). `stop_at_first` returns after the first failing primary (check).
+        """
+        xf = self.full_point(x)
+        var = xf > X_EPS
+        targets = self.targets if primaries is None else np.asarray(primaries, dtype=np.int64)
+        if targets.size == 0:
+            return []
+        cell_lab, row_lab, _ = self._components(var)
+        lo = self.values - self.lb * xf
+        hi = self.values + self.ub * xf
+        rhs_eff = self.rhs - self.rel @ np.where(var, 0.0, self.values)
+        out: list[AttackerOutcome] = []
+        # group the targets by block
+        t_lab = cell_lab[targets]
+        order = np.argsort(t_lab, kind="stable")
+        targets, t_lab = targets[order], t_lab[order]
+        starts = np.flatnonzero(np.r_[True, t_lab[1:] != t_lab[:-1]])
+        ends = np.r_[starts[1:], targets.size]
+        for s, e in zip(starts, ends, strict=True):
+            lab = t_lab[s]
+            block_t = targets[s:e]
+            cells = np.flatnonzero(cell_lab == lab)
+            rows = np.flatnonzero(row_lab == lab)
+            if rows.size == 0:  # isolated variable cells: the attacker moves them freely
+                for p in block_t:
+                    res = self._judge(p, lo[p], hi[p], None, None)
+                    if res is not None:
+                        out.append(res)
+                        if stop_at_first:
+                            return out
+                continue
+            sub_rel = self.rel[rows]
+            sub_t = sub_rel.T.tocsr()
+            h = _make_lp(sub_rel[:, cells], lo[cells], hi[cells], rhs_eff[rows])
+            pos = np.searchsorted(cells, block_t)
+            # running extremes over feasible attacker solutions (the true table is one)
+            self._run_lo = self.values[cells].copy()
+            self._run_hi = self.values[cells].copy()
+            self._last = -1
+            for p, j in zip(block_t, pos, strict=True):
+                if cancel is not None and cancel.cancelled:
+                    return out
+                res = self._solve_primary(h, sub_t, int(p), int(j))
+                if res is not None:
+                    out.append(res)
+                    if stop_at_first:
+                        return out
+        return out
+
+    def _solve_primary(self, h, sub_t, p: int, j: int):
+        """Both attacker LPs of primary p (column j of the block model), skipped when an
+        earlier attacker solution of the block already shows p protected in that direction."""
+        a_p = self.values[p]
+        n = self.values.shape[0]
+        d_up = d_lo = None
+        sliding = self.spl[p] > 0
+        hi_val, lo_val = self._run_hi[j], self._run_lo[j]
+        need_up = sliding or (self.upl[p] > 0 and hi_val - a_p < self.upl[p] + self.eps)
+        need_lo = sliding or (self.lpl[p] > 0 and a_p - lo_val < self.lpl[p] + self.eps)
+        if need_up:
+            obj, pi = self._run(h, j, -1.0)
+            hi_val = -obj
+            d_up = self._reduced(sub_t, None, pi, p, -1.0, n)
+        if need_lo:
+            obj, pi = self._run(h, j, 1.0)
+            lo_val = obj
+            d_lo = self._reduced(sub_t, None, pi, p, 1.0, n)
+        return self._judge(p, lo_val, hi_val, d_up, d_lo)
+
+    def _run(self, h, j: int, sense: float) -> tuple[float, np.ndarray]:
+        """Optimise ±y_j on the block model; objective value and row duals."""
+        if self._last >= 0 and self._last != j:
+            h.changeColCost(self._last, 0.0)
+        h.changeColCost(j, sense)
+        self._last = j
+        h.run()
+        self.n_lps += 1
+        status = h.getModelStatus()
+        if status != highspy.HighsModelStatus.kOptimal:
+            # the true table is feasible, so this is numerical trouble: retry from scratch
+            h.clearSolver()
+            h.run()
+            status = h.getModelStatus()
+            if status != highspy.HighsModelStatus.kOptimal:
+                raise RuntimeError(f"attacker LP not solved: {h.modelStatusToString(status)}")
+        obj = float(h.getInfo().objective_function_value)
+        sol = h.getSolution()
+        y = np.asarray(sol.col_value, dtype=float)
+        np.minimum(self._run_lo, y, out=self._run_lo)
+        np.maximum(self._run_hi, y, out=self._run_hi)
+        return obj, np.asarray(sol.row_dual, dtype=float)
+
+    @staticmethod
+    def _reduced(sub_t, rows, pi, p: int, c_p: float, n: int) -> np.ndarray:
+        """dᵢ = cᵢ − (Mᵀπ)ᵢ over all cells (HiGHS: col_dual = c − Aᵀ·row_dual); sub_t = Mᵀ."""
+        d = -(sub_t @ pi)
+        d = np.asarray(d, dtype=float).ravel()
+        d[p] += c_p
+        return d
+
+    def _judge(self, p, lo_val, hi_val, d_up, d_lo) -> AttackerOutcome | None:
+        """Outcome with violated cuts, or None if p is protected in every direction."""
+        a_p = self.values[p]
+        cuts: list[Cut] = []
+        fail = False
+        if self.upl[p] > 0 and hi_val - a_p < self.upl[p] - self.eps:
+            fail = True
+            if d_up is not None:
+                c = self._cut(p, "upper", d_up, self.upl[p])
+                if c is not None:
+                    cuts.append(c)
+        if self.lpl[p] > 0 and a_p - lo_val < self.lpl[p] - self.eps:
+            fail = True
+            if d_lo is not None:
+                c = self._cut(p, "lower", d_lo, self.lpl[p])
+                if c is not None:
+                    cuts.append(c)
+        if self.spl[p] > 0 and hi_val - lo_val < self.spl[p] - self.eps:
+            fail = True
+            if d_up is not None and d_lo is not None:
+                c = self._sliding_cut(p, (d_up, d_lo))
+                if c is not None:
+                    cuts.append(c)
+        if not fail:
+            return None
+        return AttackerOutcome(int(p), float(lo_val), float(hi_val), cuts)
+
+    def _sliding_cut(self, p: int, ds: tuple[np.ndarray, np.ndarray]) -> Cut | None:
+        """Σ ((d_up⁺+d_lo⁺)LB + (d_up⁻+d_lo⁻)UB) x ≥ SPL (methods.md §3.2)."""
+        d_up, d_lo = ds
+        cap = (np.maximum(d_up, 0) + np.maximum(d_lo, 0)) * self.lb + (
+            np.maximum(-d_up, 0) + np.maximum(-d_lo, 0)
+        ) * self.ub
+        cells = np.flatnonzero(cap > 0)
+        coef = cap[cells]
+        fixed_part = float(np.dot(coef, np.where(self.free[cells], 0.0, self.fixed[cells])))
+        rhs = self.spl[p] - fixed_part
+        if rhs <= self.eps:
+            return None
+        fmask = self.free[cells]
+        return Cut(
+            p,
+            "sliding",
+            cells[fmask],
+            np.minimum(coef[fmask], rhs) / rhs,
+            1.0,
+            cells,
+            coef,
+            float(self.spl[p]),
+        )
+
+    def is_protected(self, x: np.ndarray, cancel: CancelToken | None = None) -> bool:
+        """True iff every primary passes both attacker LPs at the 0/1 point x."""
+        return not self.separate(x, stop_at_first=True, cancel=cancel)
+
+    def relation_cuts(self) -> list[Cut]:
+        """Initial cuts: a relation containing a primary needs another suppressed cell (§3.2)."""
+        cuts: list[Cut] = []
+        rel_csc = self.rel.tocsc()
+        n = self.values.shape[0]
+        for p in self.targets:
+            col = rel_csc[:, [p]]
+            for r, coef_p in zip(col.indices, col.data, strict=True):
+                row = self.rel[[r]]
+                for kind, c_p, pl in (("upper", -1.0, self.upl[p]), ("lower", 1.0, self.lpl[p])):
+                    if pl <= 0:
+                        continue
+                    # π on relation r chosen so that d_p = 0: c_p − π·coef_p = 0
+                    pi = np.array([c_p / coef_p])
+                    d = self._reduced(row.T.tocsr(), None, pi, p, c_p, n)
+                    d[p] = 0.0
+                    c = self._cut(int(p), kind, d, pl)
+                    if c is not None and c.cells.size:
+                        cuts.append(c)
+        return _dedupe(cuts)
+
+
+def _dedupe(cuts: list[Cut]) -> list[Cut]:
+    """Drop cuts identical (same cells and coefficients) to an earlier one."""
+    seen: set[bytes] = set()
+    out = []
+    for c in cuts:
+        key = c.cells.tobytes() + np.round(c.coef, 9).tobytes()
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
+
+
+def default_fixed(problem: CSPProblem) -> np.ndarray:
+    """Master values of non-free cells: primaries and existing secondaries 1, 10/14 etc. 0."""
+    fixed = np.full(problem.n_cells, np.nan)
+    cand = problem.candidate
+    fixed[~cand] = 0.0
+    fixed[problem.primary | problem.secondary] = 1.0
+    return fixed
