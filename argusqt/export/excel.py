@@ -202,10 +202,10 @@ def _write_grid(
         depth = int(depth_r[i])
         code_cell = ws.cell(row, 1)
         put_text(code_cell, rows_cl.codes[i])
-        code_cell.alignment = Alignment(indent=depth)
+        code_cell.alignment = Alignment(horizontal="left", indent=depth)
         if options.labels:
             put_text(ws.cell(row, 2), rows_cl.label(i))
-            ws.cell(row, 2).alignment = Alignment(indent=depth)
+            ws.cell(row, 2).alignment = Alignment(horizontal="left", indent=depth)
         if depth:
             ws.row_dimensions[row].outline_level = min(depth, _MAX_OUTLINE)
         for j, node_c in enumerate(col_nodes):
@@ -224,6 +224,7 @@ def _write_grid(
             if fills:
                 cell.fill = fills[int(status[cell_no])]
     ws.freeze_panes = ws.cell(first_row, first_col)
+    _print_setup(ws, first_row, first_col)
     ws.sheet_properties.outlinePr.summaryBelow = False
     ws.sheet_properties.outlinePr.summaryRight = False
     ws.column_dimensions["A"].width = max(8, min(40, max(len(c) for c in rows_cl.codes) + 4))
@@ -235,6 +236,16 @@ def _write_grid(
         ws.column_dimensions[letter].width = 14
     if fills:
         _legend(ws, first_row + len(rows_cl) + 2, fills, status)
+
+
+def _print_setup(ws: Worksheet, first_row: int, first_col: int) -> None:
+    """Landscape, one page wide, header rows and code columns repeated on every page."""
+    ws.page_setup.orientation = "landscape"
+    ws.sheet_properties.pageSetUpPr.fitToPage = True
+    ws.page_setup.fitToWidth = 1
+    ws.page_setup.fitToHeight = 0
+    ws.print_title_rows = f"4:{first_row - 1}"
+    ws.print_title_cols = f"A:{get_column_letter(first_col - 1)}"
 
 
 def _legend(ws: Worksheet, row: int, fills: dict[int, PatternFill], status: np.ndarray) -> None:
@@ -287,6 +298,8 @@ def _write_cells(
         put_text(ws.cell(1, j), h)
         ws.cell(1, j).font = Font(bold=True)
     ws.freeze_panes = "A2"
+    for j, h in enumerate(head, start=1):
+        ws.column_dimensions[get_column_letter(j)].width = 26 if h == "Status text" else 16
     fmt = number_format(table.decimals, options.thousands)
     status = np.asarray(table.status).astype(int)
     value = np.asarray(table.value, dtype=float)
