@@ -1,0 +1,7 @@
+"""`python -m argusqt` = the `argusqt` console command."""
+
+import sys
+
+from argusqt.cli import main
+
+sys.exit(main())

@@ -1,0 +1,476 @@
+"""Parser of τ-Argus batch files (`.arb`, formats.md §8) into commands with line numbers.
+
+Only syntax is checked here (every error names the file and line); the order of commands
+and what they do belong to the runner.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from argusqt.errors import ArgusError, BatchError
+from argusqt.io.text import read_lines
+from argusqt.model.table import CostSpec, TableSpec
+from argusqt.rules.spec import SafetyRules
+
+#: Commands without arguments.
+NO_ARGS = {"READMICRODATA", "CLEAR", "GOINTERACTIVE", "SILENT", "COVER", "JJ"}
+#: Commands whose single argument is a file name.
+FILE_ARG = {"LOGBOOK", "OPENMICRODATA", "OPENTABLEDATA", "OPENMETADATA", "VERSIONINFO"}
+OTHER = {
+    "SPECIFYTABLE",
+    "SAFETYRULE",
+    "READTABLE",
+    "APRIORI",
+    "RECODE",
+    "SUPPRESS",
+    "WRITETABLE",
+    "SOLVER",
+}
+COMMANDS = NO_ARGS | FILE_ARG | OTHER
+
+#: SUPPRESS methods: parameter names after the table number, with defaults (None = required).
+METHOD_PARAMS: dict[str, list[tuple[str, float | None]]] = {
+    "GH": [("apriori_percent", 100), ("size", 0), ("singleton", 1)],
+    "MOD": [
+        ("max_minutes", 1),
+        ("sing_sing", 1),
+        ("sing_mult", 1),
+        ("min_freq", 1),
+        ("max_scale_cost", 20000),
+        ("lower_margin", 0),
+        ("upper_margin", 0),
+    ],
+    "OPT": [("max_minutes", 10)],
+    "NET": [],
+    "RND": [
+        ("base", None),
+        ("steps", 0),
+        ("max_minutes", 10),
+        ("partitions", 0),
+        ("stop_rule", 3),
+        ("unit_cost", 0),
+    ],
+    "CTA": [],
+}
+#: Methods that accept table 0 (all tables linked).
+LINKED_METHODS = {"GH", "MOD"}
+#: Parameters that are 0/1 flags.
+FLAGS = {"size", "singleton", "sing_sing", "sing_mult", "partitions", "unit_cost"}
+
+
+@dataclass
+class Command:
+    """One batch command: NAME (upper case, no brackets), line number, raw text, parsed args."""
+
+    name: str
+    line: int
+    text: str
+    args: Any = None
+
+    def __str__(self) -> str:
+        return f"<{self.name}> {self.text}".rstrip()
+
+
+@dataclass
+class Suppress:
+    method: str
+    table: int
+    params: dict[str, float] = field(default_factory=dict)
+    given: int = 0  # number of parameters written in the file (after the table number)
+
+
+@dataclass
+class WriteTable:
+    table: int
+    out_type: int
+    options: dict[str, bool]
+    options_text: str
+    path: str
+
+
+@dataclass
+class Apriori:
+    path: str
+    table: int
+    sep: str
+    ignore_errors: bool = True
+    expand_trivial: bool = False
+
+
+@dataclass
+class Recode:
+    table: int
+    variable: str
+    file: str | None = None
+    level: int | None = None
+
+
+@dataclass
+class ReadTable:
+    totals_mode: int = 0
+    keep_status: bool = False
+
+
+# ---------------------------------------------------------------------- lexical helpers
+def strip_comment(line: str) -> str:
+    """The line without a `//` comment that is outside quotes."""
+    inside = False
+    for i, c in enumerate(line):
+        if c == '"':
+            inside = not inside
+        elif c == "/" and not inside and line[i : i + 2] == "//":
+            return line[:i]
+    return line
+
+
+def split_outside_quotes(text: str, sep: str) -> list[str]:
+    """Split on `sep` characters that are not inside double quotes."""
+    parts: list[str] = []
+    cur: list[str] = []
+    inside = False
+    for c in text:
+        if c == '"':
+            inside = not inside
+        if c == sep and not inside:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(c)
+    parts.append("".join(cur))
+    return parts
+
+
+def unquote(token: str, what: str, required: bool = True) -> str:
+    """`"x"` → `x`; an unquoted token is accepted as is; the error names what was expected."""
+    t = token.strip()
+    if len(t) >= 2 and t[0] == '"' and t[-1] == '"':
+        inner = t[1:-1]
+        if '"' in inner:
+            raise ValueError(f"expected one quoted {what}, got {token.strip()}")
+        return inner
+    if t.startswith('"'):
+        raise ValueError(f"the quoted {what} {t} has no closing '\"'")
+    if required and not t:
+        raise ValueError(f"expected {what}")
+    return t
+
+
+def _int(text: str, what: str) -> int:
+    t = text.strip()
+    try:
+        f = float(t)
+    except ValueError:
+        raise ValueError(f"expected {what} (a whole number), got {t!r}") from None
+    if f != int(f):
+        raise ValueError(f"expected {what} (a whole number), got {t!r}")
+    return int(f)
+
+
+def _number(text: str, what: str) -> float:
+    t = text.strip()
+    try:
+        return float(t)
+    except ValueError:
+        raise ValueError(f"expected {what} (a number), got {t!r}") from None
+
+
+def _flag(text: str, what: str) -> bool:
+    v = _int(text, what)
+    if v not in (0, 1):
+        raise ValueError(f"expected {what} 0 or 1, got {v}")
+    return bool(v)
+
+
+def _quoted_names(text: str) -> list[str]:
+    """`"a""b" "c"` → ['a', 'b', 'c']; unquoted blank-separated names are accepted too."""
+    names: list[str] = []
+    i, s = 0, text.strip()
+    while i < len(s):
+        c = s[i]
+        if c.isspace():
+            i += 1
+        elif c == '"':
+            j = s.find('"', i + 1)
+            if j < 0:
+                raise ValueError("a variable name has no closing '\"'")
+            names.append(s[i + 1 : j])
+            i = j + 1
+        else:
+            j = i
+            while j < len(s) and not s[j].isspace() and s[j] != '"':
+                j += 1
+            names.append(s[i:j])
+            i = j
+    return names
+
+
+# ---------------------------------------------------------------------- argument parsers
+def parse_specify_table(text: str) -> TableSpec:
+    """`"E1""E2"|"Resp"|"Shadow"|Cost[|λ or ,λ]` → TableSpec (formats.md §8.3)."""
+    parts = split_outside_quotes(text, "|")
+    if len(parts) < 2:
+        raise ValueError("expected explanatory variables, '|' and a response variable")
+    if len(parts) > 5:
+        raise ValueError(
+            "expected at most 5 parts separated by '|' (explanatory|resp|shadow|cost|λ)"
+        )
+    explanatory = _quoted_names(parts[0])
+    if not 1 <= len(explanatory) <= 6:
+        raise ValueError(f"expected 1 to 6 explanatory variables, got {len(explanatory)}")
+    if any(not e for e in explanatory):
+        raise ValueError("an explanatory variable name is empty")
+    resp_text = parts[1].strip()
+    response: str | None
+    if resp_text.lower() in ("<freq>", '"<freq>"'):
+        response = None
+    else:
+        response = unquote(resp_text, "response variable or <freq>")
+    shadow = unquote(parts[2], "shadow variable", required=False) if len(parts) > 2 else ""
+    cost_text = parts[3].strip() if len(parts) > 3 else ""
+    lam_text = parts[4].strip() if len(parts) > 4 else ""
+    if not lam_text:
+        pieces = split_outside_quotes(cost_text, ",")
+        if len(pieces) == 2:
+            cost_text, lam_text = pieces[0].strip(), pieces[1].strip()
+        elif len(pieces) > 2:
+            raise ValueError(f"expected cost[,lambda], got {cost_text!r}")
+    lam = 1.0
+    if lam_text:
+        lam = _number(lam_text, "lambda")
+        if not 0 <= lam <= 1:
+            raise ValueError(f"expected lambda between 0 and 1, got {lam_text}")
+    cost_name = unquote(cost_text, "cost variable", required=False)
+    kinds = {"-1": "frequency", "-2": "unity", "-3": "distance"}
+    if cost_name in kinds and not cost_text.startswith('"'):
+        cost = CostSpec(kinds[cost_name], None, lam)  # type: ignore[arg-type]
+    elif cost_name.lstrip("-").isdigit() and not cost_text.startswith('"'):
+        raise ValueError(f"expected a cost variable or -1, -2, -3, got {cost_name}")
+    else:
+        cost = CostSpec("variable", cost_name or None, lam)
+    return TableSpec(explanatory, response, shadow or None, cost, SafetyRules())
+
+
+def parse_suppress(text: str) -> Suppress:
+    """`OPT(1,1)` → Suppress('OPT', 1, {'max_minutes': 1}) with §8.5 defaults."""
+    s = text.strip()
+    open_ = s.find("(")
+    if open_ < 0 or not s.endswith(")"):
+        raise ValueError(f"expected method(table, parameters…), got {s!r}")
+    method = s[:open_].strip().upper()
+    if method not in METHOD_PARAMS:
+        raise ValueError(f"unknown method {method!r}; expected one of {', '.join(METHOD_PARAMS)}")
+    raw = [a.strip() for a in s[open_ + 1 : -1].split(",")]
+    if raw == [""]:
+        raise ValueError(f"{method} needs a table number")
+    spec = METHOD_PARAMS[method]
+    if len(raw) - 1 > len(spec):
+        raise ValueError(
+            f"{method} takes at most {len(spec)} parameters after the table number, got {len(raw) - 1}"
+        )
+    table = _int(raw[0], "a table number")
+    if table < 0 or (table == 0 and method not in LINKED_METHODS):
+        raise ValueError(
+            f"expected a table number ≥ 1 (0 = all tables linked, only for GH and MOD), got {table}"
+        )
+    params: dict[str, float] = {}
+    for k, (name, default) in enumerate(spec):
+        if k + 1 < len(raw) and raw[k + 1] != "":
+            value = _number(raw[k + 1], name)
+            if name in FLAGS and value not in (0, 1):
+                raise ValueError(f"expected {name} 0 or 1, got {raw[k + 1]}")
+            params[name] = value
+        elif default is None:
+            raise ValueError(f"{method} needs the parameter {name}")
+        elif name == "singleton" and method == "GH":
+            continue  # default depends on the table (frequency information): decided later
+        else:
+            params[name] = default
+    if method == "RND" and int(params["stop_rule"]) not in (1, 2, 3):
+        raise ValueError(f"expected stop rule 1, 2 or 3, got {params['stop_rule']:g}")
+    return Suppress(method, table, params, len(raw) - 1)
+
+
+def parse_writetable(text: str) -> WriteTable:
+    """`(tabno, type, options, "file")` (formats.md §8.6)."""
+    from argusqt.export.writetable import TYPE_NAMES, parse_options
+
+    s = text.strip()
+    if not (s.startswith("(") and s.endswith(")")):
+        raise ValueError(f'expected (table, type, options, "file"), got {s!r}')
+    parts = split_outside_quotes(s[1:-1], ",")
+    if len(parts) != 4:
+        raise ValueError(f'expected 4 arguments (table, type, options, "file"), got {len(parts)}')
+    table = _int(parts[0], "a table number")
+    if table < 1:
+        raise ValueError(f"expected a table number ≥ 1, got {table}")
+    out_type = _int(parts[1], "an output type")
+    if out_type not in TYPE_NAMES:
+        raise ValueError(
+            f"expected output type 1–6 ({', '.join(f'{k} {v}' for k, v in TYPE_NAMES.items())}), "
+            f"got {out_type}"
+            + (" (cell-key output is not part of τ-Argus 4.1)" if out_type == 7 else "")
+        )
+    try:
+        options = parse_options(parts[2], out_type)
+    except ArgusError as exc:
+        raise ValueError(exc.message) from None
+    path = unquote(parts[3], "output file name")
+    return WriteTable(table, out_type, options, parts[2].strip(), path)
+
+
+def parse_apriori(text: str) -> Apriori:
+    """`"file", tabno, "sep" [, ignoreErr [, expandTrivial]]`."""
+    parts = split_outside_quotes(text, ",")
+    if not 3 <= len(parts) <= 5:
+        raise ValueError(
+            'expected "file", table, "separator" [, ignore errors 0/1 [, expand trivial 0/1]]'
+        )
+    path = unquote(parts[0], "a-priori file name")
+    table = _int(parts[1], "a table number")
+    sep_t = parts[2].strip()
+    if not (len(sep_t) >= 3 and sep_t[0] == '"' and sep_t[-1] == '"'):
+        raise ValueError(f'expected the separator in double quotes (e.g. ","), got {sep_t!r}')
+    sep = sep_t[1:-1]
+    ignore = _flag(parts[3], "ignore errors") if len(parts) > 3 else True
+    expand = _flag(parts[4], "expand trivial levels") if len(parts) > 4 else False
+    return Apriori(path, table, sep, ignore, expand)
+
+
+def parse_recode(text: str) -> Recode:
+    """`tabno, varname, "file" | level`."""
+    parts = split_outside_quotes(text, ",")
+    if len(parts) != 3:
+        raise ValueError('expected table, variable, "recode file" or a level number')
+    table = _int(parts[0], "a table number")
+    var = unquote(parts[1], "variable name")
+    third = parts[2].strip()
+    if third.startswith('"'):
+        return Recode(table, var, file=unquote(third, "recode file name"))
+    if third.isdigit():
+        return Recode(table, var, level=int(third))
+    if not third:
+        raise ValueError('expected "recode file" or a level number')
+    return Recode(table, var, file=third)
+
+
+def parse_readtable(text: str) -> ReadTable:
+    """`[0|1|2][T]` (formats.md §3.3)."""
+    t = text.strip().upper()
+    keep = t.endswith("T")
+    if keep:
+        t = t[:-1].strip()
+    mode = _int(t, "totals mode 0, 1 or 2") if t else 0
+    if mode not in (0, 1, 2):
+        raise ValueError(
+            f"expected totals mode 0, 1 or 2 (optionally followed by T), got {text.strip()!r}"
+        )
+    return ReadTable(mode, keep)
+
+
+def parse_safety(text: str, file: Path, line: int) -> SafetyRules:
+    from argusqt.rules.parse import parse_safety_rule
+
+    return parse_safety_rule(text.strip(), file=file, line=line)
+
+
+def _args(name: str, text: str, file: Path, line: int) -> Any:
+    if name in NO_ARGS:
+        if text.strip():
+            raise ValueError(f"<{name}> takes no arguments, got {text.strip()!r}")
+        return None
+    if name in FILE_ARG:
+        return unquote(text, "a file name in double quotes")
+    if name == "SPECIFYTABLE":
+        return parse_specify_table(text)
+    if name == "SAFETYRULE":
+        return parse_safety(text, file, line)
+    if name == "READTABLE":
+        return parse_readtable(text)
+    if name == "APRIORI":
+        return parse_apriori(text)
+    if name == "RECODE":
+        return parse_recode(text)
+    if name == "SUPPRESS":
+        return parse_suppress(text)
+    if name == "WRITETABLE":
+        return parse_writetable(text)
+    if name == "SOLVER":
+        parts = split_outside_quotes(text, ",")
+        solver = unquote(parts[0], "a solver name (XPRESS, CPLEX or FREE)").upper()
+        if solver not in ("XPRESS", "CPLEX", "FREE"):
+            raise ValueError(f"expected solver XPRESS, CPLEX or FREE, got {solver!r}")
+        return solver
+    raise AssertionError(name)
+
+
+def parse_arb_lines(lines: list[str], path: str | Path) -> list[Command]:
+    """Commands of the given lines (line number = index + 1)."""
+    path = Path(path)
+    commands: list[Command] = []
+    pending: Command | None = None  # a WRITETABLE whose arguments are on the next line
+    for no, raw in enumerate(lines, start=1):
+        line = strip_comment(raw.replace("\t", " ")).strip()
+        if not line:
+            continue
+        if pending is not None and not line.startswith("<"):
+            pending.text = line
+            _finish(pending, path)
+            pending = None
+            continue
+        if pending is not None:
+            raise BatchError(
+                '<WRITETABLE> has no arguments (table, type, options, "file")',
+                file=path,
+                line=pending.line,
+            )
+        if not line.startswith("<") or ">" not in line:
+            raise BatchError(
+                f"expected a command such as <OPENMICRODATA>, got {line!r}", file=path, line=no
+            )
+        end = line.index(">")
+        name = line[1:end].strip().upper()
+        text = line[end + 1 :].strip()
+        if name not in COMMANDS:
+            raise BatchError(
+                f"unknown command <{line[1:end]}>; expected one of "
+                + ", ".join(f"<{c}>" for c in sorted(COMMANDS)),
+                file=path,
+                line=no,
+            )
+        cmd = Command(name, no, text)
+        commands.append(cmd)
+        if name == "WRITETABLE" and not text:
+            pending = cmd
+            continue
+        _finish(cmd, path)
+    if pending is not None:
+        raise BatchError(
+            '<WRITETABLE> has no arguments (table, type, options, "file")',
+            file=path,
+            line=pending.line,
+        )
+    return commands
+
+
+def _finish(cmd: Command, path: Path) -> None:
+    try:
+        cmd.args = _args(cmd.name, cmd.text, path, cmd.line)
+    except ValueError as exc:
+        raise BatchError(f"<{cmd.name}>: {exc}", file=path, line=cmd.line) from None
+    except BatchError:
+        raise
+    except ArgusError as exc:
+        raise BatchError(f"<{cmd.name}>: {exc.message}", file=path, line=cmd.line) from None
+
+
+def parse_arb(path: str | Path) -> list[Command]:
+    """Read and parse a `.arb` file; BatchError with file and line on the first syntax error."""
+    path = Path(path)
+    try:
+        lines = read_lines(path)
+    except ArgusError as exc:
+        raise BatchError(f"cannot read the batch file: {exc.message}", file=path) from None
+    return parse_arb_lines(lines, path)

@@ -1,0 +1,287 @@
+"""Runs a `.arb` batch file on a Session with the §8.1 order rules; every error names the batch line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path, PureWindowsPath
+
+from argusqt.batch.arb import Command, parse_arb
+from argusqt.batch.logbook import Logbook
+from argusqt.errors import ArgusError, BatchError
+from argusqt.io.atomic import atomic_write_text
+from argusqt.io.text import resolve_path
+from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
+from argusqt.session import Session
+
+
+class State(Enum):
+    START = "start"
+    DATA = "data file named"  # waiting for OPENMETADATA
+    META = "metadata opened"  # waiting for SPECIFYTABLE
+    SPECIFIED = "table specified"  # waiting for SAFETYRULE (or READTABLE for tabular)
+    RULES = "safety rules given"
+    READY = "tables computed"
+
+
+#: Commands allowed in any state.
+ANYTIME = {"LOGBOOK", "SOLVER", "SILENT", "COVER", "JJ", "VERSIONINFO", "CLEAR", "GOINTERACTIVE"}
+#: Commands that need the tables.
+AFTER_TABLES = {"SUPPRESS", "WRITETABLE", "APRIORI", "RECODE"}
+
+
+@dataclass
+class BatchOutcome:
+    """What a batch run did: ok or the error, the session (for the GUI), files written."""
+
+    path: Path
+    session: Session
+    ok: bool = True
+    error: BatchError | None = None
+    interactive: bool = False  # stopped at <GOINTERACTIVE> for the GUI
+    cancelled: bool = False
+    commands_run: int = 0
+    files_written: list[Path] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.ok else 1
+
+    def raise_for_error(self) -> None:
+        if self.error is not None:
+            raise self.error
+
+
+class _Runner:
+    def __init__(self, path: Path, session: Session, interactive: bool, progress, cancel):
+        self.path = path
+        self.folder = path.parent
+        self.session = session
+        self.interactive = interactive
+        self.progress = progress
+        self.cancel = cancel
+        self.state = State.START
+        self.kind: str | None = None  # "microdata" | "tabular"
+        self.pending_data: tuple[Path, int] | None = None
+        self.outcome = BatchOutcome(path, session)
+
+    # ------------------------------------------------------------------ helpers
+    def fail(self, cmd: Command, message: str) -> BatchError:
+        return BatchError(f"{cmd}: {message}", file=self.path, line=cmd.line)
+
+    def input_file(self, name: str, cmd: Command) -> Path:
+        log: list[str] = []
+        try:
+            found = resolve_path(name, self.path, log, cmd.line)
+        except ArgusError:
+            raise self.fail(
+                cmd, f"file '{name}' not found (looked relative to {self.folder})"
+            ) from None
+        for line in log:
+            self.session.add_log(line)
+        return found
+
+    def output_file(self, name: str) -> Path:
+        p = Path(name)
+        if p.is_absolute():
+            return p
+        win = PureWindowsPath(name)
+        if win.is_absolute() or win.drive:
+            out = self.folder / win.name
+            self.session.add_log(f"'{name}' is a Windows path; writing {out} instead")
+            return out
+        return self.folder / Path(*win.parts)
+
+    def order_error(self, cmd: Command, expected: str) -> BatchError:
+        return self.fail(
+            cmd, f"command out of order: expected {expected} (state: {self.state.value})"
+        )
+
+    # ------------------------------------------------------------------ state machine
+    def check_order(self, cmd: Command) -> None:
+        n, s = cmd.name, self.state
+        if n in ANYTIME:
+            return
+        if n in ("OPENMICRODATA", "OPENTABLEDATA"):
+            linked = (
+                n == "OPENTABLEDATA"
+                and self.kind == "tabular"
+                and s in (State.SPECIFIED, State.RULES)
+            )
+            if s != State.START and not linked:
+                raise self.order_error(cmd, "<CLEAR> before opening other data")
+        elif n == "OPENMETADATA":
+            if s != State.DATA:
+                raise self.order_error(
+                    cmd, "<OPENMICRODATA> or <OPENTABLEDATA> before <OPENMETADATA>"
+                )
+        elif n == "SPECIFYTABLE":
+            ok = s == State.META or (s == State.RULES and self.kind == "microdata")
+            if not ok:
+                if s == State.SPECIFIED and self.kind == "microdata":
+                    raise self.order_error(cmd, "<SAFETYRULE> for the previous table first")
+                raise self.order_error(
+                    cmd, "<OPENMETADATA> (and for a next table file <OPENTABLEDATA>) first"
+                )
+        elif n == "SAFETYRULE":
+            if s != State.SPECIFIED:
+                raise self.order_error(cmd, "<SPECIFYTABLE> directly before <SAFETYRULE>")
+        elif n == "READMICRODATA":
+            if self.kind != "microdata" or s != State.RULES:
+                raise self.order_error(
+                    cmd,
+                    "microdata opened, at least one <SPECIFYTABLE> + <SAFETYRULE> before <READMICRODATA>",
+                )
+        elif n == "READTABLE":
+            if self.kind != "tabular" or s not in (State.SPECIFIED, State.RULES):
+                raise self.order_error(
+                    cmd, "a table file opened and <SPECIFYTABLE> before <READTABLE>"
+                )
+        elif n in AFTER_TABLES:
+            if s != State.READY:
+                raise self.order_error(cmd, "<READMICRODATA> or <READTABLE> before this command")
+
+    # ------------------------------------------------------------------ commands
+    def run_command(self, cmd: Command) -> bool:
+        """Execute one command; False means stop (GOINTERACTIVE)."""
+        ses = self.session
+        n, a = cmd.name, cmd.args
+        if n == "LOGBOOK":
+            ses.logbook = Logbook(self.output_file(a))
+            ses.add_log(f"Logbook: {ses.logbook.path}")
+        elif n in ("SILENT", "COVER", "JJ"):
+            ses.add_log(f"<{n}> accepted and ignored (internal command of later τ-Argus versions)")
+        elif n == "SOLVER":
+            ses.add_log(f"Solver {a} requested; argusqt uses its own free solvers (SCIP, HiGHS)")
+        elif n == "VERSIONINFO":
+            from argusqt import __version__
+
+            out = self.output_file(a)
+            atomic_write_text(out, f"argusqt {__version__}\n")
+            self.outcome.files_written.append(out)
+        elif n == "CLEAR":
+            ses.clear()
+            self.state, self.kind, self.pending_data = State.START, None, None
+        elif n == "GOINTERACTIVE":
+            if self.interactive:
+                ses.add_log("<GOINTERACTIVE>: batch stopped, continuing in the GUI")
+                self.outcome.interactive = True
+            else:
+                ses.add_log("<GOINTERACTIVE>: headless batch run ends here")
+            return False
+        elif n in ("OPENMICRODATA", "OPENTABLEDATA"):
+            self.pending_data = (self.input_file(a, cmd), cmd.line)
+            self.kind = "microdata" if n == "OPENMICRODATA" else "tabular"
+            self.state = State.DATA
+        elif n == "OPENMETADATA":
+            meta = self.input_file(a, cmd)
+            assert self.pending_data is not None
+            data, data_line = self.pending_data
+            try:
+                if self.kind == "microdata":
+                    ses.open_microdata(data, meta)
+                else:
+                    ses.open_table_data(data, meta)
+            except ArgusError as exc:
+                raise self.fail(
+                    cmd, f"opening {data.name} (line {data_line}) with metadata {meta.name}: {exc}"
+                ) from None
+            self.state = State.META
+        elif n == "SPECIFYTABLE":
+            ses.specify_table(a)
+            self.state = State.SPECIFIED
+        elif n == "SAFETYRULE":
+            ses.set_safety_rules(a)
+            self.state = State.RULES
+        elif n == "READMICRODATA":
+            ses.compute_tables(self.progress, self.cancel)
+            self.state = State.READY if ses.tables else self.state
+        elif n == "READTABLE":
+            ses.compute_tables(self.progress, self.cancel, a.totals_mode, a.keep_status)
+            self.state = State.READY if ses.tables else self.state
+        elif n == "APRIORI":
+            ses.apply_apriori(
+                a.table, self.input_file(a.path, cmd), a.sep, a.ignore_errors, a.expand_trivial
+            )
+        elif n == "RECODE":
+            target = a.level if a.level is not None else self.input_file(a.file, cmd)
+            ses.recode(a.table, a.variable, target)
+        elif n == "SUPPRESS":
+            result = ses.protect(a.table, a.method, a.params, self.progress, self.cancel)
+            if getattr(result, "cancelled", False):
+                self.outcome.cancelled = True
+        elif n == "WRITETABLE":
+            files = ses.write_table(a.table, a.out_type, a.options, self.output_file(a.path))
+            self.outcome.files_written.extend(files)
+        else:  # pragma: no cover - the parser knows every command
+            raise self.fail(cmd, "command not implemented")
+        return True
+
+    def run(self, commands: list[Command]) -> BatchOutcome:
+        total = max(len(commands), 1)
+        for k, cmd in enumerate(commands):
+            if self.cancel is not None and self.cancel.cancelled:
+                self.outcome.cancelled = True
+                raise self.fail(cmd, "batch run cancelled before this command")
+            self.progress(ProgressEvent(f"Line {cmd.line}: <{cmd.name}>", fraction=k / total))
+            self.check_order(cmd)
+            self.session.add_log(f"Batch line {cmd.line}: {cmd}")
+            try:
+                go_on = self.run_command(cmd)
+            except BatchError:
+                raise
+            except ArgusError as exc:
+                raise self.fail(cmd, str(exc)) from None
+            except OSError as exc:
+                raise self.fail(cmd, f"{exc.strerror or exc} ({exc.filename or ''})") from None
+            self.outcome.commands_run += 1
+            if not go_on:
+                break
+        self.progress(ProgressEvent("Batch finished", fraction=1.0))
+        return self.outcome
+
+
+def run_batch(
+    path: str | Path,
+    logbook: str | Path | None = None,
+    tempdir: str | Path | None = None,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+    interactive: bool = False,
+    session: Session | None = None,
+) -> BatchOutcome:
+    """Run a batch file; the outcome carries ok/error (a BatchError with file and line) and the session."""
+    path = Path(path)
+    session = session or Session()
+    if tempdir is not None:
+        session.tempdir = Path(tempdir)
+        session.tempdir.mkdir(parents=True, exist_ok=True)
+    runner = _Runner(path, session, interactive, progress, cancel)
+    outcome = runner.outcome
+    try:
+        if logbook is not None:
+            session.logbook = Logbook(logbook)
+        elif session.tempdir is not None:
+            session.logbook = Logbook(session.tempdir / "Logbook.txt")
+        session.add_log(f"Batch file {path} started")
+        commands = parse_arb(path)
+        runner.run(commands)
+    except BatchError as exc:
+        outcome.ok = False
+        outcome.error = exc
+    except ArgusError as exc:  # e.g. the logbook cannot be opened
+        outcome.ok = False
+        outcome.error = BatchError(str(exc), file=path)
+    if outcome.error is not None:
+        _safe_log(session, f"Batch file {path.name} stopped with an error: {outcome.error}")
+    else:
+        _safe_log(session, f"Batch file {path.name} finished")
+    return outcome
+
+
+def _safe_log(session: Session, message: str) -> None:
+    try:
+        session.add_log(message)
+    except OSError:  # the logbook itself failed; the caller reports the error anyway
+        session.logbook = None
+        session.add_log(message)

@@ -1,0 +1,64 @@
+"""Console entry `argusqt`: the GUI, `argusqt batch FILE.arb [LOGBOOK] [TEMPDIR]`, `--version`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from argusqt import __version__
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="argusqt",
+        description="Statistical disclosure control of tables (τ-Argus 4.1 compatible).",
+    )
+    p.add_argument("--version", action="version", version=f"argusqt {__version__}")
+    sub = p.add_subparsers(dest="command")
+    b = sub.add_parser("batch", help="run a τ-Argus batch file (.arb) without the GUI")
+    b.add_argument("arb", help="the batch file")
+    b.add_argument("logbook", nargs="?", help="append the log to this file")
+    b.add_argument("tempdir", nargs="?", help="folder for temporary files")
+    g = sub.add_parser("gui", help="start the graphical interface (the default)")
+    g.add_argument("files", nargs="*", help="files to open")
+    return p
+
+
+def run_batch_command(arb: str, logbook: str | None, tempdir: str | None) -> int:
+    """Run a batch file headless; errors on stderr as `FILE.arb, line N: message`."""
+    from argusqt.batch.runner import run_batch
+
+    outcome = run_batch(arb, logbook=logbook, tempdir=tempdir)
+    if outcome.error is not None:
+        print(str(outcome.error), file=sys.stderr)
+        return outcome.exit_code
+    for f in outcome.files_written:
+        print(f"written: {f}")
+    return outcome.exit_code
+
+
+def start_gui(argv: Sequence[str]) -> int:
+    """Import the GUI only when asked for (the core never needs Qt)."""
+    try:
+        from argusqt.gui.app import main as gui_main
+    except ImportError as exc:
+        print(f"argusqt: the graphical interface is not available ({exc})", file=sys.stderr)
+        print("Use 'argusqt batch FILE.arb' to run a batch file.", file=sys.stderr)
+        return 2
+    return int(gui_main(list(argv)) or 0)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    if args_in and not args_in[0].startswith("-") and args_in[0] not in ("batch", "gui"):
+        return start_gui(args_in)  # `argusqt data.asc`: open files in the GUI
+    args = _parser().parse_args(args_in)
+    if args.command == "batch":
+        return run_batch_command(args.arb, args.logbook, args.tempdir)
+    files = getattr(args, "files", []) or []
+    return start_gui(files)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

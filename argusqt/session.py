@@ -1,0 +1,431 @@
+"""The core API: one method per user action, called by the batch runner and by the GUI (no Qt).
+
+A Session holds the log, the opened data and metadata, the table specifications, the built
+tables (numbered from 1) and the history of actions (to write a batch file later).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from argusqt.batch.logbook import Logbook, format_entry
+from argusqt.errors import ArgusError, AuditError, MethodError, SpecificationError
+from argusqt.model.table import Table, TableSpec
+from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
+from argusqt.rules.spec import SafetyRules
+
+#: Methods that suppress cells (their result must pass the audit before it is copied back).
+SUPPRESSION_METHODS = {"GH", "MOD", "OPT", "NET"}
+ADJUSTING_METHODS = {"RND", "CTA"}
+
+
+@dataclass
+class LogEntry:
+    when: datetime
+    message: str
+
+    def __str__(self) -> str:
+        return format_entry(self.when, self.message).rstrip("\n")
+
+
+@dataclass
+class TabularSource:
+    """One table file of a tabular session with its metadata and (once given) its spec."""
+
+    tab_path: Path
+    meta_path: Path
+    metadata: Any
+    spec: TableSpec | None = None
+
+
+@dataclass
+class Session:
+    """Everything one user (or one batch file) works on."""
+
+    logbook: Logbook | None = None
+    tempdir: Path | None = None
+    log: list[LogEntry] = field(default_factory=list)
+    kind: str | None = None  # "microdata" | "tabular"
+    data_path: Path | None = None
+    meta_path: Path | None = None
+    metadata: Any = None
+    microdata: Any = None
+    specs: list[TableSpec] = field(default_factory=list)
+    sources: list[TabularSource] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    history: list[str] = field(default_factory=list)
+    results: dict[int, Any] = field(default_factory=dict)  # table number → last ProtectionResult
+
+    # ------------------------------------------------------------------ log
+    def add_log(self, message: str) -> None:
+        """Keep a log entry and append it to the logbook file if there is one."""
+        entry = LogEntry(datetime.now(), message)
+        self.log.append(entry)
+        if self.logbook is not None:
+            self.logbook.write(message, entry.when)
+
+    def set_logbook(self, path: str | Path) -> None:
+        self.logbook = Logbook(path)
+        self.add_log(f"Logbook: {Path(path)}")
+
+    def _log_lines(self, lines: list[str]) -> None:
+        for line in lines:
+            self.add_log(str(line))
+
+    # ------------------------------------------------------------------ state
+    def clear(self) -> None:
+        """Forget data, metadata, specifications and tables (the log stays)."""
+        self.kind = None
+        self.data_path = self.meta_path = None
+        self.metadata = self.microdata = None
+        self.specs = []
+        self.sources = []
+        self.tables = []
+        self.results = {}
+        self.history.append("<CLEAR>")
+        self.add_log("Session cleared")
+
+    def table(self, table_no: int) -> Table:
+        """Table `table_no` (1-based); SpecificationError naming the valid range."""
+        if not self.tables:
+            raise SpecificationError(
+                f"there is no table {table_no}: no tables have been computed yet"
+            )
+        if not 1 <= table_no <= len(self.tables):
+            raise SpecificationError(
+                f"there is no table {table_no}: tables are numbered 1 to {len(self.tables)}"
+            )
+        return self.tables[table_no - 1]
+
+    # ------------------------------------------------------------------ open
+    def open_microdata(self, data_path: str | Path, meta_path: str | Path) -> None:
+        """Read the metadata and the microdata file (replaces any earlier data and tables)."""
+        from argusqt.io.microdata import read_microdata
+        from argusqt.io.rda import read_rda
+
+        data_path, meta_path = Path(data_path), Path(meta_path)
+        meta = read_rda(meta_path)
+        if meta.kind == "tabular":
+            raise SpecificationError(
+                "this metadata describes a table file, not microdata (use Open table)",
+                file=meta_path,
+            )
+        self._log_lines(list(getattr(meta, "warnings", []) or []))
+        micro = read_microdata(meta, data_path)
+        self.kind = "microdata"
+        self.data_path, self.meta_path = data_path, meta_path
+        self.metadata, self.microdata = meta, micro
+        self.specs, self.sources, self.tables, self.results = [], [], [], {}
+        n = getattr(micro, "n_records", None)
+        self.add_log(
+            f"Microdata {data_path.name} opened with metadata {meta_path.name}"
+            + (f" ({n} records)" if n is not None else "")
+        )
+        self.history += [f'<OPENMICRODATA> "{data_path}"', f'<OPENMETADATA> "{meta_path}"']
+
+    def open_table_data(self, tab_path: str | Path, meta_path: str | Path) -> None:
+        """Add a table file with its metadata (several may form a linked table set)."""
+        from argusqt.io.rda import read_rda
+
+        tab_path, meta_path = Path(tab_path), Path(meta_path)
+        meta = read_rda(meta_path, kind_hint="tabular")
+        if self.kind != "tabular" or self.tables:
+            self.specs, self.sources, self.tables, self.results = [], [], [], {}
+        self.kind = "tabular"
+        self.data_path, self.meta_path, self.metadata = tab_path, meta_path, meta
+        self.sources.append(TabularSource(tab_path, meta_path, meta))
+        self._log_lines(list(getattr(meta, "warnings", []) or []))
+        self.add_log(f"Table file {tab_path.name} opened with metadata {meta_path.name}")
+        self.history += [f'<OPENTABLEDATA> "{tab_path}"', f'<OPENMETADATA> "{meta_path}"']
+
+    # ------------------------------------------------------------------ specify
+    def specify_table(self, spec: TableSpec) -> int:
+        """Add a table specification; returns its number. Variables are checked against the metadata."""
+        if self.kind is None:
+            raise SpecificationError("open microdata or a table file before specifying a table")
+        meta = self.metadata
+        for name in spec.explanatory:
+            var = meta.variable(name)
+            if not var.recodeable:
+                raise SpecificationError(
+                    f"'{var.name}' is not an explanatory (<RECODEABLE>) variable", file=meta.path
+                )
+        for name in (spec.response, spec.shadow, spec.cost.variable):
+            if name is not None:
+                meta.variable(name)
+        if self.kind == "tabular":
+            src = self.sources[-1]
+            if src.spec is not None:
+                raise SpecificationError(
+                    f"table file {src.tab_path.name} already has a table specified; "
+                    "open the next table file first"
+                )
+            src.spec = spec
+        self.specs.append(spec)
+        self.tables = []
+        self.add_log(f"Table {len(self.specs)} specified: {describe_spec(spec)}")
+        self.history.append(f"<SPECIFYTABLE> {spec_to_arb(spec)}")
+        return len(self.specs)
+
+    def set_safety_rules(self, rules: SafetyRules, table_no: int | None = None) -> None:
+        """Set the safety rules of a specified table (default: the last one)."""
+        if not self.specs:
+            raise SpecificationError("specify a table before giving its safety rules")
+        idx = len(self.specs) - 1 if table_no is None else table_no - 1
+        if not 0 <= idx < len(self.specs):
+            raise SpecificationError(f"there is no specified table {table_no}")
+        spec = self.specs[idx]
+        if spec.is_frequency and (
+            rules.nk_individual or rules.nk_holding or rules.p_individual or rules.p_holding
+            or rules.zero_range is not None or rules.req_individual or rules.req_holding
+        ):  # fmt: skip
+            raise SpecificationError(
+                "P, NK, ZERO and REQ rules cannot be used for a frequency table"
+            )
+        spec.rules = rules
+        try:
+            from argusqt.rules.parse import format_safety_rule
+
+            text = format_safety_rule(rules)
+        except ImportError:  # pragma: no cover
+            text = repr(rules)
+        self.add_log(f"Safety rules of table {idx + 1}: {text}")
+        self.history.append(f"<SAFETYRULE> {text}")
+
+    # ------------------------------------------------------------------ compute
+    def compute_tables(
+        self,
+        progress: ProgressCallback = no_progress,
+        cancel: CancelToken | None = None,
+        totals_mode: int = 0,
+        keep_status: bool = False,
+    ) -> list[Table]:
+        """Build every specified table, apply the safety rules and costs."""
+        if not self.specs:
+            raise SpecificationError("no table has been specified")
+        from argusqt.rules.classify import apply_rules
+        from argusqt.rules.cost import compute_cost
+
+        log: list[str] = []
+        if self.kind == "microdata":
+            from argusqt.model.tabulate import build_tables
+
+            tables = build_tables(self.metadata, self.microdata, self.specs, log, progress, cancel)
+            if len(tables) < len(self.specs):
+                self._log_lines(log)
+                self.add_log("Computing the tables was cancelled")
+                return self.tables
+            for t in tables:
+                apply_rules(t)
+            self.history.append("<READMICRODATA>")
+        else:
+            from argusqt.io.tabular import read_tab
+
+            tables = []
+            for k, src in enumerate(self.sources):
+                if src.spec is None:
+                    raise SpecificationError(
+                        f"no table was specified for {src.tab_path.name}", file=src.tab_path
+                    )
+                progress(
+                    ProgressEvent(f"Reading {src.tab_path.name}", fraction=k / len(self.sources))
+                )
+                t = read_tab(src.metadata, src.tab_path, src.spec, totals_mode, keep_status, log)
+                if src.spec.rules.has_sensitivity_rules:
+                    apply_rules(t)
+                tables.append(t)
+            self.history.append(f"<READTABLE> {totals_mode}{'T' if keep_status else ''}")
+        for t in tables:
+            compute_cost(t, self._distances(t))
+        self._log_lines(log)
+        self.tables = tables
+        self.results = {}
+        for no, t in enumerate(tables, start=1):
+            counts = np.bincount(np.asarray(t.status, dtype=np.int64), minlength=15)
+            self.add_log(
+                f"Table {no} computed: {t.n_cells} cells, "
+                f"{int(counts[3:10].sum())} primary unsafe, {int(counts[14])} empty"
+            )
+        progress(ProgressEvent("Tables ready", fraction=1.0))
+        return tables
+
+    def _distances(self, table: Table) -> list[list[int]] | None:
+        if table.spec.cost.kind != "distance":
+            return None
+        meta = self.metadata
+        return [list(getattr(meta.find(d.name), "distance", None) or [1]) for d in table.dims]
+
+    # ------------------------------------------------------------------ modify
+    def apply_apriori(
+        self,
+        table_no: int,
+        path: str | Path,
+        sep: str = ",",
+        ignore_errors: bool = True,
+        expand_trivial: bool = False,
+    ) -> Any:
+        """Apply an a-priori (`.hst`) file to a table; returns the module's report."""
+        fn = _optional("argusqt.io.apriori", "apply_apriori", "a-priori files")
+        table = self.table(table_no)
+        report = fn(
+            table, Path(path), sep=sep, ignore_errors=ignore_errors, expand_trivial=expand_trivial
+        )
+        lines = getattr(report, "lines", None)
+        if callable(lines):
+            self._log_lines(list(lines()))
+        self.add_log(f"A-priori file {Path(path).name} applied to table {table_no}")
+        flags = f"{int(ignore_errors)}, {int(expand_trivial)}"
+        self.history.append(f'<APRIORI> "{path}", {table_no}, "{sep}", {flags}')
+        return report
+
+    def recode(self, table_no: int, var: str, file_or_level: str | Path | int) -> Table:
+        """Recode one explanatory variable of a table with a `.grc` file or a hierarchy level."""
+        table = self.table(table_no)
+        if self.kind == "tabular":
+            raise SpecificationError("recoding is not available for tabular input")
+        status = np.asarray(table.status)
+        if table.published is not None or ((status == 11) | (status == 12)).any():
+            raise SpecificationError(
+                f"table {table_no} has been protected; recoding is only possible before protection"
+            )
+        fn = _optional("argusqt.recode.apply", "recode_variable", "recoding")
+        new, warnings = fn(table, var, file_or_level)
+        self._log_lines([str(w) for w in warnings])
+        self.tables[table_no - 1] = new
+        self.results.pop(table_no, None)
+        how = (
+            f"level {file_or_level}" if isinstance(file_or_level, int) else Path(file_or_level).name
+        )
+        self.add_log(f"Table {table_no}: variable {var} recoded ({how})")
+        arg = str(file_or_level) if isinstance(file_or_level, int) else f'"{file_or_level}"'
+        self.history.append(f"<RECODE> {table_no}, {var}, {arg}")
+        return new
+
+    # ------------------------------------------------------------------ protect
+    def protect(
+        self,
+        table_no: int,
+        method: str,
+        params: dict | None = None,
+        progress: ProgressCallback = no_progress,
+        cancel: CancelToken | None = None,
+    ) -> Any:
+        """Run a protection method; copy statuses/values back only when the audit passed."""
+        from argusqt.protect.problem import CSPProblem
+
+        method = method.upper()
+        params = dict(params or {})
+        if table_no == 0:
+            raise MethodError(
+                f"{method}: protecting all tables together (table 0, linked tables) is not available yet"
+            )
+        table = self.table(table_no)
+        try:
+            module = importlib.import_module("argusqt.protect.methods")
+            run_method = module.run_method
+        except (ImportError, AttributeError):
+            raise MethodError(f"protection method {method} is not available yet") from None
+        if method == "GH" and "singleton" not in params:
+            params["singleton"] = 1 if table.freq is not None else 0
+        if method == "RND" and "min_frequency" not in params:
+            fr = table.spec.rules.freq_individual
+            if fr is not None:
+                params["min_frequency"] = fr.minfreq
+        problem = CSPProblem.from_table(table)
+        self.add_log(f"Table {table_no}: {method} started with {format_params(params)}")
+        result = run_method(problem, method, params, progress, cancel)
+        for line in getattr(result, "log", []) or []:
+            self.add_log(f"  {line}")
+        audit = result.audit
+        if audit is None and method in SUPPRESSION_METHODS:
+            from argusqt.protect.audit import audit as run_audit
+            from argusqt.rules.status import is_suppressed
+
+            audit = run_audit(
+                problem, is_suppressed(result.status), progress=progress, cancel=cancel
+            )
+            result.audit = audit
+        if audit is not None and not audit.ok:
+            self.add_log(audit.summary())
+            raise AuditError(
+                f"{method} on table {table_no}: {audit.summary()} The table was left unchanged."
+            )
+        table.status = np.asarray(result.status).astype(np.int8)
+        if method in ADJUSTING_METHODS and result.published is not None:
+            table.published = np.asarray(result.published, dtype=float)
+        table.method = method  # type: ignore[attr-defined]
+        table.audit = audit  # type: ignore[attr-defined]
+        self.results[table_no] = result
+        done = "cancelled, best safe result kept" if result.cancelled else "finished"
+        self.add_log(
+            f"Table {table_no}: {method} {done}: {result.n_secondary} secondary suppressions, "
+            f"cost {result.cost:g}, {result.elapsed:.1f} s"
+            + (f"; {audit.summary()}" if audit is not None else "")
+        )
+        self.history.append(f"<SUPPRESS> {method}({table_no}{_param_args(params)})")
+        return result
+
+    # ------------------------------------------------------------------ output
+    def write_table(
+        self, table_no: int, out_type: int, options: str | dict[str, bool], path: str | Path
+    ) -> list[Path]:
+        """Save table `table_no` as type 1–6 (formats.md §10); returns the files written."""
+        from argusqt.export.writetable import write_table
+
+        table = self.table(table_no)
+        files = write_table(table, out_type, options, path)
+        self.add_log(f"Table {table_no} written to {', '.join(str(f) for f in files)}")
+        opt = (
+            options
+            if isinstance(options, str)
+            else "".join(f"{k}{'+' if v else '-'}" for k, v in options.items())
+        )
+        self.history.append(f'<WRITETABLE> ({table_no}, {out_type}, {opt}, "{path}")')
+        return files
+
+
+# ---------------------------------------------------------------------- helpers
+def _optional(module: str, name: str, what: str):
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        raise MethodError(f"{what} is not available yet") from None
+
+
+def format_params(params: dict) -> str:
+    return (
+        ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items())
+        or "defaults"
+    )
+
+
+def _param_args(params: dict) -> str:
+    vals = [v for k, v in params.items() if k not in ("min_frequency",)]
+    return "".join(f", {v:g}" if isinstance(v, float) else f", {v}" for v in vals)
+
+
+def describe_spec(spec: TableSpec) -> str:
+    resp = spec.response or "frequency"
+    return f"{' × '.join(spec.explanatory)} | {resp}"
+
+
+def spec_to_arb(spec: TableSpec) -> str:
+    """The `<SPECIFYTABLE>` argument of a spec (writes `|λ` only when λ ≠ 1)."""
+    exp = "".join(f'"{e}"' for e in spec.explanatory)
+    resp = f'"{spec.response}"' if spec.response is not None else "<freq>"
+    shadow = f'"{spec.shadow}"' if spec.shadow else '""'
+    kind = spec.cost.kind
+    cost = {"frequency": "-1", "unity": "-2", "distance": "-3"}.get(
+        kind, f'"{spec.cost.variable}"' if spec.cost.variable else '""'
+    )
+    lam = f"|{spec.cost.lam:g}" if spec.cost.lam != 1 else ""
+    return f"{exp}|{resp}|{shadow}|{cost}{lam}"
+
+
+__all__ = ["ArgusError", "LogEntry", "Session", "TabularSource", "spec_to_arb"]
