@@ -1,0 +1,318 @@
+"""Optimal suppression (methods.md §3) against examples.md E8, E9, E13, E14 and independent oracles.
+
+Oracles written here, independently of argusqt.protect: a brute-force protection check with
+scipy's linprog, and the compact Kelly–Golden–Assad MILP (scipy.optimize.milp).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from protect_helpers import (
+    cell_id,
+    flat_codelist,
+    problem_2d,
+    problem_from_table,
+    sized_problem,
+    table_from_leaves,
+)
+from scipy.optimize import Bounds, LinearConstraint, linprog, milp
+
+from argusqt.progress import CancelToken
+from argusqt.protect.audit import audit
+from argusqt.protect.optimal import solve_optimal, with_singleton_cells
+from argusqt.protect.separation import Separator
+
+EX1 = [[895, 137], [753, 973], [569, 486], [540, 793]]
+EX2 = [[1938.79, 189.40], [1476.06, 1998.80], [1192.16, 1057.36], [1118.06, 1514.32]]
+
+
+# ---------------------------------------------------------------------- independent oracles
+def lp_protected(problem, mask: np.ndarray, tol: float = 1e-6) -> bool:
+    """Every primary's attacker range (linprog, all cells as variables) covers its PLs."""
+    a = problem.values
+    m = sp.csr_matrix(problem.relations).toarray()
+    lo = np.where(mask, problem.lower, a)
+    hi = np.where(mask, problem.upper, a)
+    for p in np.flatnonzero(problem.primary):
+        for sense, need in ((1.0, problem.lpl[p]), (-1.0, problem.upl[p])):
+            if need <= 0:
+                continue
+            c = np.zeros(a.size)
+            c[p] = sense
+            r = linprog(c, A_eq=m, b_eq=problem.rhs, bounds=list(zip(lo, hi, strict=True)))
+            assert r.status == 0
+            reach = a[p] - r.fun if sense > 0 else -r.fun - a[p]
+            if reach < need - tol:
+                return False
+    return True
+
+
+def kga_optimum(problem) -> float:
+    """Kelly–Golden–Assad compact MILP: x binary, one deviation vector per primary/direction."""
+    a = problem.values
+    n = a.size
+    m = sp.csr_matrix(problem.relations).toarray()
+    lb_d = a - problem.lower  # how far a cell may go down
+    ub_d = problem.upper - a
+    prim = np.flatnonzero(problem.primary)
+    blocks = [(p, s) for p in prim for s in ("up", "lo")]
+    nv = n + n * len(blocks)
+    cost = np.zeros(nv)
+    cand = problem.candidate
+    cost[:n] = np.where(cand, problem.cost, 0.0)
+    rows, lo_r, hi_r = [], [], []
+    for k, (p, s) in enumerate(blocks):
+        off = n + k * n
+        for r in range(m.shape[0]):
+            row = np.zeros(nv)
+            row[off : off + n] = m[r]
+            rows.append(row)
+            lo_r.append(0.0)
+            hi_r.append(0.0)
+        for i in range(n):
+            row = np.zeros(nv)  # z_i − UB_i x_i ≤ 0
+            row[off + i] = 1.0
+            row[i] = -ub_d[i]
+            rows.append(row)
+            lo_r.append(-np.inf)
+            hi_r.append(0.0)
+            row = np.zeros(nv)  # −z_i − LB_i x_i ≤ 0
+            row[off + i] = -1.0
+            row[i] = -lb_d[i]
+            rows.append(row)
+            lo_r.append(-np.inf)
+            hi_r.append(0.0)
+        row = np.zeros(nv)
+        if s == "up":
+            row[off + p] = 1.0
+            rows.append(row)
+            lo_r.append(problem.upl[p])
+            hi_r.append(np.inf)
+        else:
+            row[off + p] = -1.0
+            rows.append(row)
+            lo_r.append(problem.lpl[p])
+            hi_r.append(np.inf)
+    xlo = np.zeros(nv)
+    xhi = np.ones(nv)
+    xlo[n:] = -np.inf
+    xhi[n:] = np.inf
+    xlo[:n][problem.primary] = 1.0
+    xhi[:n][~(cand | problem.primary)] = 0.0
+    integrality = np.zeros(nv)
+    integrality[:n] = 1
+    res = milp(
+        cost,
+        constraints=LinearConstraint(np.array(rows), lo_r, hi_r),
+        integrality=integrality,
+        bounds=Bounds(xlo, xhi),
+    )
+    assert res.status == 0, res.message
+    return float(res.fun)
+
+
+def _mask(problem, cells) -> np.ndarray:
+    m = np.zeros(problem.n_cells, dtype=bool)
+    m[[cell_id(problem, *c) for c in cells]] = True
+    return m
+
+
+def _secondaries(problem, result) -> set[int]:
+    return set(np.flatnonzero((result.status == 11) | (result.status == 12)).tolist())
+
+
+# ---------------------------------------------------------------------- E13 separation
+def test_e13_capacity_cut_on_ex1():
+    p = problem_2d(EX1, [(1, 2)], 1.0)
+    p.cost = p.values.copy()
+    assert p.upper.max() == pytest.approx(7719)
+    sep = Separator(p)
+    xstar = _mask(p, [(1, 2), (1, 1), (3, 2)]).astype(float)
+    outcomes = sep.separate(xstar)
+    assert len(outcomes) == 1 and outcomes[0].primary == cell_id(p, 1, 2)
+    assert outcomes[0].high == pytest.approx(137)  # ȳ(A,f) = 137 < 138
+    up = [c for c in outcomes[0].cuts if c.kind == "upper"]
+    assert up
+    cut = up[0]
+    # violated by x*, strengthened coefficients ≤ RHS
+    assert cut.lhs(xstar) < cut.rhs - 1e-9
+    assert cut.raw_lhs(sep.full_point(xstar)) < cut.raw_rhs
+    assert np.all(cut.coef <= cut.rhs + 1e-12) and np.all(cut.coef > 0)
+    # the raw (dual) cut evaluated at x* equals the attacker's reach ȳ − a = 0
+    assert cut.raw_lhs(sep.full_point(xstar)) == pytest.approx(0.0, abs=1e-6)
+    # E13: support {(B,f), (C,m), (D,f), (C,T), (T,f)} (coefficients may differ: duals)
+    support = {cell_id(p, *c) for c in [(2, 2), (3, 1), (4, 2), (3, 0), (0, 2)]}
+    assert set(cut.cells.tolist()) == support
+    # brute force: every protected pattern of the 15-cell table satisfies every cut
+    cand = np.flatnonzero(p.candidate)
+    prim = p.primary
+    subsets = np.array(list(itertools.product([0, 1], repeat=cand.size)), dtype=float)
+    x_all = np.zeros((subsets.shape[0], p.n_cells))
+    x_all[:, cand] = subsets
+    x_all[:, prim] = 1.0
+    for c in outcomes[0].cuts:
+        lhs = x_all[:, c.cells] @ c.coef
+        raw = x_all[:, c.raw_cells] @ c.raw_coef
+        violators = np.flatnonzero((lhs < c.rhs - 1e-9) | (raw < c.raw_rhs - 1e-9))
+        assert violators.size > 0
+        for k in violators:
+            assert not lp_protected(p, x_all[k] > 0.5), "cut removes a protected pattern"
+    # the E8 optimum satisfies it
+    e8 = _mask(p, [(1, 2), (1, 1), (3, 1), (3, 2)]).astype(float)
+    assert cut.lhs(e8) >= cut.rhs
+
+
+def test_relation_cuts_are_the_row_and_column_cuts():
+    p = problem_2d(EX1, [(1, 2)], 1.0)
+    cuts = Separator(p).relation_cuts()
+    sets = {frozenset(c.cells.tolist()) for c in cuts}
+    assert frozenset({cell_id(p, 1, 0), cell_id(p, 1, 1)}) in sets
+    assert frozenset({cell_id(p, r, 2) for r in (0, 2, 3, 4)}) in sets
+
+
+# ---------------------------------------------------------------------- E8, E9
+def test_e8_optimal_pattern():
+    p = problem_2d(EX1, [(1, 2)], 1.0)
+    p.cost = p.values.copy()
+    r = solve_optimal(p, {"max_time": 60})
+    assert _secondaries(p, r) == {cell_id(p, *c) for c in [(1, 1), (3, 1), (3, 2)]}
+    assert r.cost == pytest.approx(1950)
+    assert r.optimal and r.gap == pytest.approx(0.0, abs=1e-9)
+    assert r.lower_bound == pytest.approx(1950)
+    assert r.audit is not None and r.audit.ok
+    res = audit(p, r.status != 1, cells="all")
+    assert (res.lower[cell_id(p, 1, 2)], res.upper[cell_id(p, 1, 2)]) == pytest.approx((0, 623))
+    # same optimum with PL 27.4 (20 % of 137)
+    p2 = problem_2d(EX1, [(1, 2)], 27.4)
+    p2.cost = p2.values.copy()
+    assert solve_optimal(p2, {"max_time": 60}).cost == pytest.approx(1950)
+
+
+def test_e9_optimal_pattern_two_decimals():
+    dims = [flat_codelist("region", 4), flat_codelist("gender", 2)]
+    table = table_from_leaves(dims, np.array(EX2), decimals=2)
+    p = problem_from_table(table, np.array([table.cell_index((1, 2))]), 22.404)
+    p.cost = np.abs(p.values)
+    r = solve_optimal(p, {"max_time": 60})
+    assert _secondaries(p, r) == {cell_id(p, *c) for c in [(1, 1), (3, 1), (3, 2)]}
+    assert r.cost == pytest.approx(4188.31)
+    assert r.audit.ok
+
+
+# ---------------------------------------------------------------------- E14 singletons
+def _e14_problem():
+    dims = [flat_codelist("r", 2), flat_codelist("c", 4)]
+    leaves = np.array([[52, 15, 62, 17], [24, 18, 31, 8]], dtype=float)
+    freq = np.array([[6, 1, 7, 3], [5, 4, 6, 4]], dtype=float)
+    table = table_from_leaves(dims, leaves, freq)
+    prim = np.array([table.cell_index((1, 2)), table.cell_index((1, 4))])
+    p = problem_from_table(table, prim, np.array([2.0, 2.0]))
+    p.cost = np.abs(p.values)
+    return p
+
+
+def test_e14_virtual_cell_forces_third_suppression_in_row_a():
+    p = _e14_problem()
+    aug = with_singleton_cells(p, singleton_multiple=True)
+    assert aug.n_cells == p.n_cells + 1
+    assert aug.values[-1] == pytest.approx(32)
+    assert aug.upl[-1] == pytest.approx(1.0) and aug.lpl[-1] == 0
+    assert aug.primary[-1]
+    row_a = [cell_id(p, 1, j) for j in range(5)]
+    plain = solve_optimal(p, {"max_time": 60})
+    assert (plain.status[row_a] >= 3).sum() == 2  # without SM: the rectangle only
+    sm = solve_optimal(p, {"max_time": 60, "singleton_multiple": True})
+    sup_a = [i for i in row_a if sm.status[i] not in (1, 2)]
+    assert len(sup_a) >= 3
+    assert sm.audit.ok and sm.cost > plain.cost
+    assert sm.status.shape == p.status.shape
+
+
+# ---------------------------------------------------------------------- optimality vs KGA
+@pytest.mark.parametrize("seed", range(6))
+def test_optimal_equals_kga_on_tiny_tables(seed):
+    rng = np.random.default_rng(100 + seed)
+    nr, nc = int(rng.integers(2, 4)), int(rng.integers(2, 4))
+    arr = rng.integers(1, 40, size=(nr, nc)).astype(float)
+    k = int(rng.integers(1, 3))
+    cells = [
+        (int(i) + 1, int(j) + 1)
+        for i, j in zip(
+            *np.unravel_index(rng.choice(nr * nc, size=k, replace=False), (nr, nc)), strict=True
+        )
+    ]
+    pl = float(rng.integers(1, 6))
+    p = problem_2d(arr.tolist(), cells, pl)
+    p.cost = np.abs(p.values) + 1.0
+    r = solve_optimal(p, {"max_time": 60})
+    assert r.optimal
+    assert r.cost == pytest.approx(kga_optimum(p), rel=1e-6, abs=1e-6)
+    assert lp_protected(p, r.status != 1)
+
+
+# ---------------------------------------------------------------------- property test
+@st.composite
+def small_tables(draw):
+    ndim = draw(st.sampled_from([2, 3]))
+    shape = tuple(draw(st.integers(2, 3)) for _ in range(ndim))
+    vals = (
+        np.array(
+            draw(
+                st.lists(
+                    st.integers(0, 30), min_size=int(np.prod(shape)), max_size=int(np.prod(shape))
+                )
+            )
+        ).reshape(shape)
+        + 1.0
+    )
+    dims = [flat_codelist(f"v{d}", s) for d, s in enumerate(shape)]
+    table = table_from_leaves(dims, vals)
+    interior = [table.cell_index(tuple(int(i) + 1 for i in idx)) for idx in np.ndindex(*shape)]
+    k = draw(st.integers(1, 3))
+    prim = draw(st.lists(st.sampled_from(interior), min_size=k, max_size=k, unique=True))
+    pl = draw(st.integers(1, 8))
+    return problem_from_table(table, np.array(prim), float(pl))
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_tables())
+def test_property_opt_pattern_passes_independent_audit(p):
+    p.cost = np.abs(p.values)
+    r = solve_optimal(p, {"max_time": 30})
+    mask = (r.status != 1) & (r.status != 14)
+    assert mask[p.primary].all()
+    assert lp_protected(p, mask, tol=1e-6)
+    assert set(np.unique(r.status[~p.primary])) <= {1, 11, 14}
+
+
+# ---------------------------------------------------------------------- cancel
+def test_cancel_returns_safe_pattern_within_two_seconds():
+    p = sized_problem("1H2D", 2500, seed=3)
+    p.cost = np.abs(p.values)
+    token = CancelToken()
+    box: dict = {}
+
+    def work():
+        box["result"] = solve_optimal(p, {"max_time": 120}, cancel=token)
+        box["done"] = time.perf_counter()
+
+    t = threading.Thread(target=work)
+    t.start()
+    time.sleep(1.0)
+    t_cancel = time.perf_counter()
+    token.cancel()
+    t.join(timeout=30)
+    assert not t.is_alive()
+    r = box["result"]
+    assert box["done"] - t_cancel < 2.0
+    assert r.cancelled
+    assert audit(p, r.status != 1).ok
+    assert (r.status[p.primary] == p.status[p.primary]).all()
