@@ -1,0 +1,495 @@
+"""Tabular input `.tab` (formats.md §3): one line per cell → a Table with given or rule statuses.
+
+Fields are parsed column-wise with pandas (one vectorised pass per column); the per-cell
+consistency rules of §3.2 are applied in the documented order as array operations.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from argusqt.errors import InputError, SpecificationError
+from argusqt.io.text import is_comment, read_lines
+from argusqt.model.codelist import CodeList
+from argusqt.model.codelists_build import codelist_for
+from argusqt.model.metadata import Metadata, Variable
+from argusqt.model.table import Table, TableSpec, build_relations
+from argusqt.model.tabulate import top_k_by_group
+from argusqt.rules.classify import apply_rules
+from argusqt.rules.cost import compute_cost
+
+#: Relative tolerance of "sum of top-n ≤ response" (§3.2 rule 9).
+TOP_TOL = 1e-9
+MAX_REPORTED_RELATIONS = 10
+
+
+class _Columns:
+    """The fields of the kept lines, stripped and unquoted, with their file line numbers."""
+
+    def __init__(self, meta: Metadata, path: Path):
+        self.path = path
+        sep = meta.separator or ","
+        self.sep = sep
+        lines = read_lines(path)
+        kept = [(i + 1, ln) for i, ln in enumerate(lines) if not is_comment(ln)]
+        self.lineno = np.array([k for k, _ in kept], dtype=np.int64)
+        text = [ln for _, ln in kept]
+        nvar = len(meta.variables)
+        counts = pd.Series(text, dtype=object).str.count(re.escape(sep)).to_numpy()
+        bad = np.flatnonzero(counts != nvar - 1)
+        if bad.size:
+            i = int(bad[0])
+            raise InputError(
+                f"expected {nvar} fields separated by {sep!r} (one per variable of the "
+                f"metadata), got {int(counts[i]) + 1}",
+                file=path,
+                line=int(self.lineno[i]),
+            )
+        if text:
+            frame = pd.read_csv(
+                io.StringIO("\n".join(text)),
+                sep=sep,
+                header=None,
+                names=list(range(nvar)),
+                dtype=str,
+                quoting=csv.QUOTE_NONE,
+                keep_default_na=False,
+                skip_blank_lines=False,
+                engine="python" if len(sep) > 1 else "c",
+            )
+        else:
+            frame = pd.DataFrame({k: pd.Series([], dtype=object) for k in range(nvar)})
+        self.fields: dict[str, pd.Series] = {}
+        for k, var in enumerate(meta.variables):
+            s = frame[k].astype(str).str.replace("\t", " ").str.strip()
+            quoted = s.str.startswith('"') & s.str.endswith('"') & (s.str.len() >= 2)
+            s = s.where(~quoted, s.str[1:-1])
+            self.fields[var.name.lower()] = s
+        self.n = len(text)
+
+    def text(self, var: Variable) -> pd.Series:
+        return self.fields[var.name.lower()]
+
+    def fail(self, row: int, message: str) -> InputError:
+        return InputError(message, file=self.path, line=int(self.lineno[row]))
+
+    def number(self, var: Variable, *, dash_is_empty: bool = True) -> np.ndarray:
+        """Numbers of a column; NaN where empty or '-' (§3.1); bad text → InputError."""
+        s = self.text(var)
+        empty = (s == "") | ((s == "-") if dash_is_empty else False)
+        t = s
+        if self.sep != ",":
+            comma = (s.str.count(",") == 1) & ~s.str.contains(".", regex=False)
+            t = s.where(~comma, s.str.replace(",", ".", regex=False))
+        x = pd.to_numeric(t.where(~empty, "nan"), errors="coerce").to_numpy(dtype=float)
+        bad = np.flatnonzero(np.isnan(x) & ~empty.to_numpy())
+        if bad.size:
+            i = int(bad[0])
+            col = self._column_number(var)
+            raise self.fail(i, f"expected a number in column {col} ({var.name}), got {s.iloc[i]!r}")
+        return x
+
+    def _column_number(self, var: Variable) -> int:
+        return list(self.fields).index(var.name.lower()) + 1
+
+
+def _dimension(
+    var: Variable, meta: Metadata, cols: _Columns, log: list[str]
+) -> tuple[CodeList, np.ndarray]:
+    """CodeList of one explanatory variable and the node index of every line."""
+    s = cols.text(var)
+    uniq, inverse = np.unique(s.to_numpy(dtype=str), return_inverse=True)
+    total = var.total_code.strip()
+    is_total = [u == "" or u == total or u == var.total_code for u in uniq]
+    if var.hierarchical and var.hier_file is not None:
+        cl = codelist_for(var, meta, None, log)
+        width = max((len(c) for c in cl.codes[1:]), default=0)
+        lookup: dict[str, int] = {}
+        for i, c in enumerate(cl.codes[1:], start=1):
+            if c in lookup:
+                log.append(
+                    f"{var.name}: code {c!r} names several hierarchy nodes; tabular lines use "
+                    "the first"
+                )
+                continue
+            lookup[c] = i
+        mapped = []
+        for u, tot in zip(uniq, is_total, strict=True):
+            if tot:
+                mapped.append(0)
+            elif u in lookup:
+                mapped.append(lookup[u])
+            elif u.rjust(width) in lookup:
+                mapped.append(lookup[u.rjust(width)])
+            else:
+                mapped.append(-1)
+    else:
+        if var.uses_levels:
+            codes = [u for u, tot in zip(uniq, is_total, strict=True) if not tot]
+        else:
+            width = max(
+                (len(u) for u, tot in zip(uniq, is_total, strict=True) if not tot), default=0
+            )
+            width = max([width, *(len(m) for m in var.missing)])
+            uniq = np.array([u.rjust(width) for u in uniq], dtype=object)
+            codes = [u for u, tot in zip(uniq, is_total, strict=True) if not tot]
+            var_missing = [m.rjust(width) for m in var.missing]
+            if var_missing != var.missing:
+                var = _with_missing(var, var_missing)
+        cl = codelist_for(var, meta, codes, log)
+        index = {c: i for i, c in enumerate(cl.codes)}
+        mapped = [0 if tot else index.get(u, -1) for u, tot in zip(uniq, is_total, strict=True)]
+    node = np.asarray(mapped, dtype=np.int64)[inverse] if len(uniq) else np.zeros(0, np.int64)
+    bad = np.flatnonzero(node < 0)
+    if bad.size:
+        i = int(bad[0])
+        raise cols.fail(
+            i,
+            f"code {s.iloc[i]!r} of {var.name} is not a node of its hierarchy "
+            f"({var.hier_file or 'digit levels'})",
+        )
+    return cl, node
+
+
+def _with_missing(var: Variable, missing: list[str]) -> Variable:
+    from dataclasses import replace
+
+    return replace(var, missing=missing)
+
+
+def _status_column(meta: Metadata, cols: _Columns) -> np.ndarray | None:
+    var = meta.status
+    if var is None:
+        return None
+    s = cols.text(var).str.upper()
+    table = {
+        "": 14,
+        "E": 14,
+        "M": 11,
+        meta.protect_code.strip().upper(): 10,
+        meta.unsafe_code.strip().upper(): 9,
+        meta.safe_code.strip().upper(): 2,
+    }
+    st = s.map(table)
+    bad = np.flatnonzero(st.isna().to_numpy())
+    if bad.size:
+        i = int(bad[0])
+        raise cols.fail(
+            i,
+            f"expected a status {meta.safe_code} (safe), {meta.unsafe_code} (unsafe), "
+            f"{meta.protect_code} (protected), M (secondary) or E (empty) in column "
+            f"{cols._column_number(var)}, got {cols.text(var).iloc[i]!r}",
+        )
+    return st.to_numpy(dtype=np.int64)
+
+
+def _role_column(meta: Metadata, role: str) -> Variable | None:
+    return meta.tabular_column(role)
+
+
+def read_tab(
+    meta: Metadata,
+    path: str | Path,
+    spec: TableSpec,
+    totals_mode: int = 0,
+    keep_status: bool = False,
+    log: list[str] | None = None,
+) -> Table:
+    """Read a `.tab` file into a Table; statuses from the rules or (no rules) from the file."""
+    path = Path(path)
+    log = log if log is not None else []
+    if totals_mode not in (0, 1, 2):
+        raise SpecificationError(f"expected totals mode 0, 1 or 2, got {totals_mode}")
+    if not 1 <= len(spec.explanatory) <= 4:
+        raise SpecificationError(
+            f"a table needs 1 to 4 explanatory variables, got {len(spec.explanatory)}"
+        )
+    cols = _Columns(meta, path)
+    n = cols.n
+    rules = spec.rules
+
+    # ------------------------------------------------------------ cells of the lines
+    dims: list[CodeList] = []
+    nodes: list[np.ndarray] = []
+    for name in spec.explanatory:
+        var = meta.variable(name)
+        if not var.recodeable:
+            raise SpecificationError(f"{var.name} is not an explanatory (<RECODEABLE>) variable")
+        cl, node = _dimension(var, meta, cols, log)
+        dims.append(cl)
+        nodes.append(node)
+    for v in meta.explanatory:
+        if v.name.lower() not in {e.lower() for e in spec.explanatory}:
+            keep = cols.text(v).isin(["", v.total_code.strip(), v.total_code]).to_numpy()
+            if not keep.all():
+                log.append(
+                    f"lines with a code of {v.name} other than its total are ignored "
+                    "(the variable is not in the table)"
+                )
+            for k in range(len(nodes)):
+                nodes[k] = np.where(keep, nodes[k], -1)
+    shape = tuple(len(d) for d in dims)
+    n_cells = int(np.prod(shape))
+    used = nodes[0] >= 0
+    cell = np.full(n, -1, dtype=np.int64)
+    if n:
+        cell[used] = np.ravel_multi_index(tuple(nd[used] for nd in nodes), shape)
+
+    # ------------------------------------------------------------ numeric columns
+    resp_var = meta.variable(spec.response) if spec.response is not None else None
+    freq_var = meta.frequency
+    if resp_var is None and freq_var is None:
+        raise SpecificationError("a frequency table needs a <FREQUENCY> column", file=meta.path)
+    freq = cols.number(freq_var) if freq_var is not None else np.full(n, np.nan)
+    resp = cols.number(resp_var) if resp_var is not None else freq.copy()
+    decimals = int(resp_var.decimals) if resp_var is not None else 0
+    status = _status_column(meta, cols)
+    if status is None:
+        status = np.where(np.isnan(resp), 14, 1)
+    lo_var, up_var = _role_column(meta, "lowerpl"), _role_column(meta, "upperpl")
+    lower = cols.number(lo_var) if lo_var is not None else np.full(n, np.nan)
+    upper = cols.number(up_var) if up_var is not None else np.full(n, np.nan)
+    shadow_var = meta.variable(spec.shadow) if spec.shadow is not None else resp_var
+    shadow = cols.number(shadow_var) if shadow_var is not None else resp.copy()
+    cost_name = spec.cost.variable
+    cost_var = meta.variable(cost_name) if cost_name is not None else _role_column(meta, "cost")
+    if cost_var is not None and cost_var.tabular_role == "cost":
+        cost = cols.number(cost_var)
+    elif cost_var is not None and cost_var is not resp_var:
+        cost = np.abs(cols.number(cost_var))
+    else:
+        cost = np.full(n, np.nan)
+    top_vars = meta.maxscore
+    top = np.zeros((n, len(top_vars)))
+    for k, v in enumerate(top_vars):
+        x = cols.number(v)
+        top[:, k] = np.where(np.isnan(x), 0.0, x)
+
+    # ------------------------------------------------------------ §3.2 rules in order
+    has_resp = ~np.isnan(resp)
+    has_freq = ~np.isnan(freq)
+    no_both = ~has_resp & ~has_freq  # 1
+    safe_like = (status == 2) | (status == 10) | (status == 14)
+    _refuse(cols, no_both & ~safe_like, "a line without response and frequency must be empty")
+    status = np.where(no_both, 14, status)
+    if resp_var is not None:  # 2
+        _refuse(cols, has_freq & ~has_resp, "a frequency is given but the response is empty")
+    _refuse(
+        cols, has_resp & (resp != 0) & has_freq & (freq == 0), "non-zero response with frequency 0"
+    )  # 3
+    fill = has_resp & ~has_freq  # 4
+    if fill.any():
+        log.append(
+            f"{path.name}: no frequency given for {int(fill.sum())} cells; frequency set to 1"
+        )
+    freq = np.where(fill, 1.0, freq)
+    status = np.where(~has_resp, 14, status)  # 5
+    if meta.status is not None:  # 6
+        _refuse(
+            cols,
+            has_resp & (resp != 0) & (freq != 0) & (status == 14),
+            "a cell with a non-zero response and frequency cannot have the status empty",
+        )
+    absr = np.abs(np.where(has_resp, resp, 0.0))  # 7
+    man = np.minimum(absr * rules.manual_margin / 100.0, absr)
+    lower = np.where(status == 9, np.where(np.isnan(lower), man, lower), 0.0)
+    upper = np.where(status == 9, np.where(np.isnan(upper), man, upper), 0.0)
+    shadow = np.where(np.isnan(shadow), resp, shadow)  # 8
+    cost = np.where(np.isnan(cost), absr, cost)
+    _refuse(cols, has_resp & (cost < 0), "expected a cost ≥ 0")
+    cost = np.where(cost == 0, 0.0001, cost)
+    if top.shape[1]:  # 9
+        dec = (np.diff(top, axis=1) > 0).any(axis=1)
+        _refuse(cols, dec, "the top-n contributions must not increase")
+        over = top.sum(axis=1) - absr > TOP_TOL * np.maximum(1.0, absr)
+        if resp_var is not None:  # a frequency table's "response" is the count
+            _refuse(cols, has_resp & over, "the top-n contributions sum to more than the response")
+    skip = has_resp & (resp == 0) & (freq == 0)  # 10
+    freq = np.where(has_resp & ~skip, np.maximum(freq, 1.0), 0.0)  # 11
+    active = (cell >= 0) & has_resp & ~skip
+
+    # ------------------------------------------------------------ duplicates → dense
+    c_act = cell[cell >= 0]
+    order = np.argsort(c_act, kind="stable")
+    srt = c_act[order]
+    dup = np.flatnonzero(srt[1:] == srt[:-1])
+    if dup.size:
+        rows = np.flatnonzero(cell >= 0)
+        first, second = rows[order[dup[0]]], rows[order[dup[0] + 1]]
+        codes = ", ".join(
+            d.codes[i] for d, i in zip(dims, np.unravel_index(srt[dup[0]], shape), strict=True)
+        )
+        raise cols.fail(
+            int(second), f"cell ({codes}) is given twice (first on line {int(cols.lineno[first])})"
+        )
+    given = np.zeros(n_cells, dtype=bool)
+    given[cell[cell >= 0]] = True
+    k = top.shape[1]
+    a = {
+        "value": np.zeros(n_cells),
+        "freq": np.zeros(n_cells),
+        "shadow": np.zeros(n_cells),
+        "cost": np.zeros(n_cells),
+        "lpl": np.zeros(n_cells),
+        "upl": np.zeros(n_cells),
+    }
+    top_d = np.zeros((n_cells, k))
+    st = np.full(n_cells, 14, dtype=np.int8)
+    ci = cell[active]
+    for key, src in (
+        ("value", resp),
+        ("freq", freq),
+        ("shadow", shadow),
+        ("cost", cost),
+        ("lpl", lower),
+        ("upl", upper),
+    ):
+        a[key][ci] = src[active]
+    top_d[ci] = top[active]
+    st[ci] = status[active]
+    given_status = given.copy()
+
+    if totals_mode == 1:
+        _recompute_totals(
+            dims, a, top_d, st, given_status, keep_status, rules.has_sensitivity_rules
+        )
+    elif totals_mode == 0:
+        _check_additivity(dims, a["value"], decimals, path, log)
+
+    table = Table(
+        spec=spec,
+        dims=dims,
+        value=a["value"],
+        freq=a["freq"],
+        shadow=a["shadow"],
+        cost_raw=a["cost"],
+        top=top_d,
+        decimals=decimals,
+        status=st,
+        lpl=a["lpl"],
+        upl=a["upl"],
+        name=path.stem,
+    )
+    if rules.has_sensitivity_rules:
+        if rules.freq_individual and freq_var is None:
+            raise SpecificationError(
+                "the FREQ rule needs a <FREQUENCY> column in the tabular metadata", file=meta.path
+            )
+        apply_rules(table)  # §3.2 rule 12: given statuses are recomputed
+    else:
+        _given_levels(table)
+    distances = [meta.variable(e).distance for e in spec.explanatory]
+    compute_cost(table, distances if spec.cost.kind == "distance" else None)
+    log.append(
+        f"{path.name}: {int(active.sum())} cells read, {n_cells} cells in the table "
+        f"({' × '.join(str(s) for s in shape)})"
+    )
+    return table
+
+
+def _refuse(cols: _Columns, bad: np.ndarray, message: str) -> None:
+    idx = np.flatnonzero(bad)
+    if idx.size:
+        more = f" ({idx.size} lines)" if idx.size > 1 else ""
+        raise cols.fail(int(idx[0]), message + more)
+
+
+def _given_levels(table: Table) -> None:
+    """ "Use given status": safe cells get MinPL, empty 0, status-9 levels as read."""
+    s = table.status
+    prim = (s >= 3) & (s <= 9)
+    minpl = table.min_protection
+    table.lpl = np.where(prim, table.lpl, np.where(s == 14, 0.0, minpl))
+    table.upl = np.where(prim, table.upl, np.where(s == 14, 0.0, minpl))
+
+
+def _ancestor_pairs(dims: list[CodeList], leaf_cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(cell, item) pairs: every cell above each most-detailed cell (product of ancestor chains)."""
+    shape = tuple(len(d) for d in dims)
+    nodes = np.unravel_index(leaf_cells, shape)
+    items = np.arange(leaf_cells.size)
+    partial = np.zeros(leaf_cells.size, dtype=np.int64)
+    for d, cl in enumerate(dims):
+        stride = int(np.prod(shape[d + 1 :]))
+        chains = cl.ancestors
+        lens = np.array([len(c) for c in chains], dtype=np.int64)
+        flat = np.concatenate([np.asarray(c, dtype=np.int64) for c in chains])
+        starts = np.r_[0, np.cumsum(lens)[:-1]]
+        nd = nodes[d][items]
+        reps = lens[nd]
+        items = np.repeat(items, reps)
+        partial = np.repeat(partial, reps)
+        offs = np.arange(items.size) - np.repeat(np.cumsum(reps) - reps, reps)
+        partial = partial + flat[np.repeat(starts[nd], reps) + offs] * stride
+    return partial, items
+
+
+def _recompute_totals(dims, a, top_d, st, given_status, keep_status, rules_active) -> None:
+    """`<READTABLE> 1`: every non-detailed cell := the sum of the detailed cells below it."""
+    shape = tuple(len(d) for d in dims)
+    n_cells = int(np.prod(shape))
+    leaf = np.ones(shape, dtype=bool)
+    for axis, d in enumerate(dims):
+        sh = [1] * len(dims)
+        sh[axis] = len(d)
+        leaf = leaf & d.is_leaf.reshape(sh)
+    leaf = leaf.ravel()
+    leaf_cells = np.flatnonzero(leaf)
+    cells, items = _ancestor_pairs(dims, leaf_cells)
+    src = leaf_cells[items]
+    for key in ("value", "freq", "shadow", "cost"):
+        summed = np.bincount(cells, weights=a[key][src], minlength=n_cells)
+        a[key][~leaf] = summed[~leaf]
+    k = top_d.shape[1]
+    if k:
+        t = top_k_by_group(np.repeat(cells, k), top_d[src].ravel(), n_cells, k)
+        top_d[~leaf] = t[~leaf]
+    tot = ~leaf
+    computed = np.where(a["freq"] > 0, 1, 14).astype(np.int8)
+    keep = tot & given_status & (st != 14) & (a["freq"] > 0) if keep_status else np.zeros_like(tot)
+    new = np.where(keep, st, computed)
+    st[tot] = new[tot]
+    a["lpl"][tot & ~keep] = 0.0
+    a["upl"][tot & ~keep] = 0.0
+
+
+def _check_additivity(dims, value, decimals: int, path: Path, log: list[str]) -> None:
+    """`<READTABLE> 0`: every relation must hold within 0.5·10^-d; list the failing ones."""
+    rel = build_relations(dims)
+    if rel.shape[0] == 0:
+        return
+    r = rel @ value
+    tol = 0.5 * 10.0 ** (-decimals)
+    bad = np.flatnonzero(np.abs(r) > tol * (1 + 1e-9))
+    if not bad.size:
+        return
+    shape = tuple(len(d) for d in dims)
+    msgs = []
+    coo = rel.tocsr()
+    for row in bad[:MAX_REPORTED_RELATIONS]:
+        lo, hi = coo.indptr[row], coo.indptr[row + 1]
+        cols_, vals = coo.indices[lo:hi], coo.data[lo:hi]
+        parent = int(cols_[vals < 0][0])
+        codes = ", ".join(
+            d.codes[i] for d, i in zip(dims, np.unravel_index(parent, shape), strict=True)
+        )
+        total = value[parent]
+        msgs.append(
+            f"cell ({codes}) = {total:.{decimals}f} but its parts sum to "
+            f"{total + r[row]:.{decimals}f}"
+        )
+    log.extend(msgs)
+    more = f" (and {bad.size - len(msgs)} more)" if bad.size > len(msgs) else ""
+    raise InputError(
+        f"the table is not additive: {len(bad)} relation(s) fail: "
+        + "; ".join(msgs)
+        + more
+        + " — read it with totals mode 1 (recompute) or 2 (accept)",
+        file=path,
+    )
