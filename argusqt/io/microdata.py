@@ -414,7 +414,7 @@ def _free_numeric(
     col: pd.Series, var: Variable, path: Path, sep: str, line_of, field_no: int
 ) -> np.ndarray:
     """Decimal numbers; blank → 0; quotes dropped; decimal comma accepted when sep ≠ ','."""
-    values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64)
+    values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64, copy=True)
     bad = ~np.isfinite(values)
     if bad.any():
         sub = col[bad].str.strip(" \t").str.replace('"', "", regex=False)
