@@ -225,8 +225,7 @@ class Session:
                 apply_rules(t)
             self.history.append("<READMICRODATA>")
         else:
-            from argusqt.io.tabular import read_tab
-
+            read_tab = _optional("argusqt.io.tabular", "read_tab", "reading table files (.tab)")
             tables = []
             for k, src in enumerate(self.sources):
                 if src.spec is None:

@@ -234,6 +234,10 @@ class _Runner:
                 raise self.fail(cmd, str(exc)) from None
             except OSError as exc:
                 raise self.fail(cmd, f"{exc.strerror or exc} ({exc.filename or ''})") from None
+            except Exception as exc:  # internal error: still name the batch line, no traceback
+                raise self.fail(
+                    cmd, f"internal error, please report: {type(exc).__name__}: {exc}"
+                ) from exc
             self.outcome.commands_run += 1
             if not go_on:
                 break

@@ -151,12 +151,12 @@ def companion_rda_text(
     ]
     if audit:
         out += [
-            "// audit columns follow (not read back):",
             "// realisedLower",
             "// realisedUpper",
-            "// width",
+            "// realisedWidth",
             "// percentLower",
-            "// percentUpper and percentWidth",
+            "// percentUpper",
+            "// percentWidth",
         ]
     return "".join(line + "\n" for line in out), extra
 
