@@ -283,3 +283,13 @@ def test_too_few_contributions_refused():
     t = cells_table([[5, 4, 3]], "P(10,3)", k=2)
     with pytest.raises(SpecificationError, match="4 largest"):
         apply_rules(t)
+
+
+def test_holding_frequency_uses_individual_range():
+    """rules.md §4.1: status 5 from the holding FREQ gets the 1st FREQ's range (logged)."""
+    t = holding_table("FREQ(3,30)|FREQ(3,10)")
+    apply_rules(t)
+    c = t.cell_index((1, 1))  # 800×20: 4 records (safe), 2 holdings (unsafe)
+    assert t.status[c] == 5
+    assert t.upl[c] == pytest.approx(0.3 * 1831) and t.lpl[c] == t.upl[c]
+    assert any("individual range 30" in n for n in t.notes)
