@@ -6,7 +6,6 @@ import shutil
 
 import numpy as np
 import pytest
-from shared_paths import tauargus_dir
 
 from argusqt.errors import InputError
 from argusqt.io.apriori import apply_apriori, read_apriori
@@ -31,8 +30,8 @@ def region_product() -> Table:
     return t
 
 
-def test_real_test_3a_hst(tmp_path):
-    src = tauargus_dir() / "enterprise" / "expected" / "test_3a.hst"
+def test_real_test_3a_hst(tmp_path, shared_data):
+    src = shared_data / "enterprise" / "expected" / "test_3a.hst"
     hst = tmp_path / "test_3a.hst"
     shutil.copy(src, hst)
     lines = read_apriori(hst, ",", 2)

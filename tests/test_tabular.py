@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pytest
-from shared_paths import copy_case
 
 from argusqt.errors import InputError, SpecificationError
 from argusqt.io.rda import read_rda
@@ -35,14 +36,14 @@ REGION_ORDER = [
 
 
 @pytest.fixture
-def pp(tmp_path):
-    d = copy_case("tableinput", tmp_path)
+def pp(tmp_path, shared_data):
+    d = shutil.copytree(shared_data / "tableinput", tmp_path / "tableinput")
     return read_rda(d / "pp.rda", kind_hint="tabular"), d / "pp.tab"
 
 
 @pytest.fixture
-def ex1(tmp_path):
-    d = copy_case("batch_ex1", tmp_path)
+def ex1(tmp_path, shared_data):
+    d = shutil.copytree(shared_data / "batch_ex1", tmp_path / "batch_ex1")
     return read_rda(d / "metadata_ex1.rda", kind_hint="tabular"), d / "tabdata_ex1.tab"
 
 
