@@ -223,6 +223,7 @@ class Session:
                 return self.tables
             for t in tables:
                 apply_rules(t)
+                compute_cost(t, self._distances(t))
             self.history.append("<READMICRODATA>")
         else:
             read_tab = _optional("argusqt.io.tabular", "read_tab", "reading table files (.tab)")
@@ -235,13 +236,10 @@ class Session:
                 progress(
                     ProgressEvent(f"Reading {src.tab_path.name}", fraction=k / len(self.sources))
                 )
+                # read_tab applies the rules (or keeps the given status) and the costs
                 t = read_tab(src.metadata, src.tab_path, src.spec, totals_mode, keep_status, log)
-                if src.spec.rules.has_sensitivity_rules:
-                    apply_rules(t)
                 tables.append(t)
             self.history.append(f"<READTABLE> {totals_mode}{'T' if keep_status else ''}")
-        for t in tables:
-            compute_cost(t, self._distances(t))
         self._log_lines(log)
         self.tables = tables
         self.results = {}

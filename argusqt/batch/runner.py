@@ -63,6 +63,7 @@ class _Runner:
         self.state = State.START
         self.kind: str | None = None  # "microdata" | "tabular"
         self.pending_data: tuple[Path, int] | None = None
+        self.fixed_logbook = False  # a logbook named on the command line wins over <LOGBOOK>
         self.outcome = BatchOutcome(path, session)
 
     # ------------------------------------------------------------------ helpers
@@ -147,8 +148,13 @@ class _Runner:
         ses = self.session
         n, a = cmd.name, cmd.args
         if n == "LOGBOOK":
-            ses.logbook = Logbook(self.output_file(a))
-            ses.add_log(f"Logbook: {ses.logbook.path}")
+            if self.fixed_logbook:
+                ses.add_log(
+                    f"<LOGBOOK> '{a}' ignored: the logbook given on the command line is kept"
+                )
+            else:
+                ses.logbook = Logbook(self.output_file(a))
+                ses.add_log(f"Logbook: {ses.logbook.path}")
         elif n in ("SILENT", "COVER", "JJ"):
             ses.add_log(f"<{n}> accepted and ignored (internal command of later τ-Argus versions)")
         elif n == "SOLVER":
@@ -265,6 +271,7 @@ def run_batch(
     try:
         if logbook is not None:
             session.logbook = Logbook(logbook)
+            runner.fixed_logbook = True
         elif session.tempdir is not None:
             session.logbook = Logbook(session.tempdir / "Logbook.txt")
         session.add_log(f"Batch file {path} started")

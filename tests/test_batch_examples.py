@@ -1,0 +1,129 @@
+"""End-to-end batch runs on copies of the real τ-Argus examples (E8, E9, README expectations)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_export_text import EX1_EXPECTED, EX2_EXPECTED
+
+from argusqt.batch.runner import run_batch
+
+pytestmark = pytest.mark.compat
+
+
+def _methods_available() -> bool:
+    try:
+        from argusqt.protect.methods import run_method  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _copy(shared_data: Path, tmp_path: Path, case: str) -> Path:
+    dst = tmp_path / case
+    shutil.copytree(shared_data / case, dst)
+    return dst
+
+
+def _without_suppress(arb: Path) -> None:
+    lines = arb.read_text().splitlines()
+    arb.write_text("\n".join(line for line in lines if "<SUPPRESS>" not in line) + "\n")
+
+
+def _unsuppressed(expected: list[str]) -> list[str]:
+    """The expected file with secondary suppressions back to their safe status."""
+    out = []
+    for line in expected:
+        head, _, status = line.rpartition(",")
+        out.append(f"{head},{ {'11': '1', '12': '2'}.get(status, status) }")
+    return out
+
+
+@pytest.mark.parametrize(
+    "case, arb, out, expected",
+    [
+        ("batch_ex1", "batch_ex1.arb", "tabout_ex1.txt", EX1_EXPECTED),
+        ("batch_ex2", "batch_ex2.arb", "tabout_ex2.txt", EX2_EXPECTED),
+    ],
+)
+def test_example_without_suppress(shared_data, tmp_path, case, arb, out, expected):
+    folder = _copy(shared_data, tmp_path, case)
+    _without_suppress(folder / arb)
+    outcome = run_batch(folder / arb)
+    assert outcome.ok, outcome.error
+    assert outcome.files_written == [folder / out]
+    assert (folder / out).read_text().splitlines() == _unsuppressed(expected)
+    # the logbook named in the batch file, next to it
+    log = (folder / arb.replace("batch", "arguslog").replace(".arb", ".log")).read_text()
+    assert "<WRITETABLE> (1, 3, AS+FL+" in log
+
+
+def test_ex1_protection_levels_from_file(shared_data, tmp_path):
+    folder = _copy(shared_data, tmp_path, "batch_ex1")
+    _without_suppress(folder / "batch_ex1.arb")
+    outcome = run_batch(folder / "batch_ex1.arb")
+    table = outcome.session.tables[0]
+    assert table.lpl[5] == 1 and table.upl[5] == 1  # E8: PL 1 / 1 from the file
+
+
+@pytest.mark.parametrize(
+    "case, arb, out, expected",
+    [
+        ("batch_ex1", "batch_ex1.arb", "tabout_ex1.txt", EX1_EXPECTED),
+        ("batch_ex2", "batch_ex2.arb", "tabout_ex2.txt", EX2_EXPECTED),
+    ],
+)
+def test_example_unchanged(shared_data, tmp_path, case, arb, out, expected):
+    folder = _copy(shared_data, tmp_path, case)
+    outcome = run_batch(folder / arb)
+    if not _methods_available():
+        assert not outcome.ok and outcome.exit_code == 1
+        assert outcome.error.line == 8 and "<SUPPRESS> OPT(1,1)" in outcome.error.message
+        assert not (folder / out).exists()
+        return
+    assert outcome.ok, outcome.error
+    # README categories s s s · s x u · s s s · s x x · s s s; the optimum is unique (E8/E9)
+    assert (folder / out).read_text().splitlines() == expected
+
+
+def test_testrecode_goes_interactive_with_recoded_tables(shared_data, tmp_path):
+    folder = _copy(shared_data, tmp_path, "tau_testW")
+    outcome = run_batch(folder / "TestRecode.arb", interactive=True)
+    assert outcome.ok, outcome.error
+    assert outcome.interactive and outcome.commands_run == 11
+    t1, t2 = outcome.session.tables
+    # GK.GRC folds Size 1-5 into " 1": Total, " 1", " 6".." 9", "99"
+    assert t1.dims[0].codes == ["Total", " 1", " 6", " 7", " 8", " 9", "99"]
+    assert f"{t1.value[0]:.2f}" == "16847646.84" and f"{t2.value[0]:.2f}" == "16847646.84"
+    assert t2.dims[1].name == "IndustryCode"
+    assert any("GK.GRC" in e.message and "ignoring case" in e.message for e in outcome.session.log)
+    headless = run_batch(folder / "TestRecode.arb")
+    assert headless.ok and not headless.interactive
+
+
+def test_testtable_and_intermediate_roundtrip(shared_data, tmp_path):
+    """TestTable.arb reads pp.tab (1T); the type-5 output re-reads to the same table."""
+    from argusqt.io.rda import read_rda
+    from argusqt.io.tabular import read_tab
+
+    folder = _copy(shared_data, tmp_path, "tableinput")
+    arb = folder / "TestTable.arb"
+    arb.write_text(arb.read_text().replace("<GOINTERACTIVE>", '<WRITETABLE> (1, 5, , "inter.tab")'))
+    outcome = run_batch(arb)
+    assert outcome.ok, outcome.error
+    table = outcome.session.tables[0]
+    assert table.n_cells == 162
+    status = np.asarray(table.status)
+    assert int(((status >= 3) & (status <= 9)).sum()) == 9  # the 9 U lines of pp.tab
+    assert int((status == 14).sum()) == 43  # the 43 E lines
+    meta = read_rda(folder / "inter.rda", kind_hint="tabular")
+    back = read_tab(meta, folder / "inter.tab", table.spec, 0, False, [])
+    np.testing.assert_allclose(back.value, table.value)
+    np.testing.assert_array_equal(np.asarray(back.status) == 14, status == 14)
+    np.testing.assert_array_equal(
+        (np.asarray(back.status) >= 3) & (np.asarray(back.status) <= 9),
+        (status >= 3) & (status <= 9),
+    )

@@ -1,0 +1,66 @@
+"""The `argusqt` console command: --version, `batch` exit codes and stderr format."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from argusqt import __version__
+from argusqt.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _python_m(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run(
+        [sys.executable, "-m", "argusqt", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_version_via_python_m(tmp_path):
+    res = _python_m("--version", cwd=tmp_path)
+    assert res.returncode == 0
+    assert res.stdout.strip() == f"argusqt {__version__}"
+
+
+def test_batch_ok_exit_zero(shared_data, tmp_path, capsys):
+    folder = tmp_path / "ex2"
+    shutil.copytree(shared_data / "batch_ex2", folder)
+    arb = folder / "batch_ex2.arb"
+    arb.write_text("".join(ln for ln in arb.read_text().splitlines(True) if "SUPPRESS" not in ln))
+    log = tmp_path / "book.log"
+    code = main(["batch", str(arb), str(log), str(tmp_path / "tmp")])
+    assert code == 0
+    assert (folder / "tabout_ex2.txt").read_text().splitlines()[6] == '"A","female",189.40,3'
+    assert "Batch file batch_ex2.arb finished" in log.read_text()
+    assert "the logbook given on the command line is kept" in log.read_text()
+    assert not (folder / "arguslog_ex2.log").exists()
+    assert "written:" in capsys.readouterr().out
+
+
+def test_batch_error_exit_one_with_file_and_line(tmp_path):
+    arb = tmp_path / "bad.arb"
+    arb.write_text('// first\n<OPENMICRODATA> "missing.asc"\n')
+    res = _python_m("batch", str(arb), cwd=tmp_path)
+    assert res.returncode == 1
+    first = res.stderr.strip().splitlines()[0]
+    assert first.startswith(f"{arb}, line 2: <OPENMICRODATA>")
+    assert "missing.asc" in first
+    assert "Traceback" not in res.stderr
+
+
+def test_batch_syntax_error_in_process(tmp_path, capsys):
+    arb = tmp_path / "bad.arb"
+    arb.write_text("<READMICRODATA>\n<WHATEVER>\n")
+    assert main(["batch", str(arb)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"{arb}, line 2: unknown command <WHATEVER>")
