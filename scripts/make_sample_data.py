@@ -136,6 +136,8 @@ ARB = """\
 <WRITETABLE> (1, 3, AS+FL+, "demo_table1.txt")
 <WRITETABLE> (2, 3, AS+FL+, "demo_table2.txt")
 <WRITETABLE> (1, 1, QU+, "demo_table1.csv")
+// argusqt extension: type 1 with an .xlsx file name writes an Excel workbook
+<WRITETABLE> (1, 1, QU+, "demo_table1.xlsx")
 """
 
 README = """\
@@ -158,9 +160,9 @@ A synthetic enterprise survey of {n} records in τ-Argus fixed format:
 
 `demo.arb` specifies two tables (activity × region and activity × size, turnover), applies
 p% / dominance and frequency rules, recodes size with `size3.grc`, protects table 1 with the
-modular method and table 2 with the optimal method, and writes code-value and CSV files.
-Run it with `argusqt batch sample_data/demo.arb`; open the tables in the GUI to save them as
-Excel workbooks.
+modular method and table 2 with the optimal method, and writes code-value and CSV files and
+an Excel workbook (argusqt extension: output type 1 with an `.xlsx` file name).
+Run it with `argusqt batch sample_data/demo.arb`.
 """
 
 

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import openpyxl
 import pytest
 
 from argusqt.io.rda import read_rda
@@ -109,6 +110,7 @@ def test_batch_tabulates_and_recodes(tmp_path):
         '<SPECIFYTABLE> "activity""size"|"turnover"||\n<SAFETYRULE> NK(3,75)|FREQ(3,20)\n'
         '<READMICRODATA>\n<RECODE> 2, size, "size3.grc"\n'
         '<WRITETABLE> (2, 3, AS+FL+, "t2.txt")\n'
+        '<WRITETABLE> (1, 1, QU+, "t1.xlsx")\n'
     )
     outcome = run_batch(arb, logbook=tmp_path / "log.txt")
     outcome.raise_for_error()
@@ -127,3 +129,5 @@ def test_batch_tabulates_and_recodes(tmp_path):
     lines = (tmp_path / "t2.txt").read_text().splitlines()
     assert lines[0].startswith('"activity","size","turnover"')
     assert len(lines) == 1 + t2.n_cells
+    ws = openpyxl.load_workbook(tmp_path / "t1.xlsx")["table"]
+    assert ws.cell(6, 1).value == "Total" and ws.cell(6, 3).value == pytest.approx(t1.value[0])

@@ -58,6 +58,14 @@ def write_table(
     opts = parse_options(options, out_type) if isinstance(options, str) else options
     opts = default_options(out_type) | {k.upper(): bool(v) for k, v in opts.items()}
     path = Path(path)
+    if out_type == 1 and path.suffix.lower() == ".xlsx":  # argusqt extension: Excel workbook
+        from argusqt.export.excel import write_excel
+
+        method = getattr(table, "method", None)
+        write_excel(
+            table, path, audit=getattr(table, "audit", None), report_info={"method": method}
+        )
+        return [path]
     if out_type in (2, 3):
         from argusqt.export.codevalue import write_codevalue
 
