@@ -293,3 +293,13 @@ def test_holding_frequency_uses_individual_range():
     assert t.status[c] == 5
     assert t.upl[c] == pytest.approx(0.3 * 1831) and t.lpl[c] == t.upl[c]
     assert any("individual range 30" in n for n in t.notes)
+
+
+def test_mixed_signs_noted_not_refused():
+    t = cells_table([[50, -30, 10]], "P(10)")
+    apply_rules(t)
+    assert t.status[1] in (1, 3)
+    assert any("mix positive and negative" in n for n in t.notes)
+    t = cells_table([[50, 30, 10]], "P(10)")
+    apply_rules(t)
+    assert not t.notes

@@ -243,6 +243,23 @@ def apply_rules(table, empty_nonstructural: bool = False) -> None:
     table.status = c.status
     table.lpl = c.lpl
     table.upl = c.upl
+    _note_mixed_signs(table)
+
+
+def _note_mixed_signs(table) -> None:
+    """rules.md §5: warn (never refuse) when contributions of a cell visibly mix signs."""
+    if table.top is None or table.top.shape[1] == 0 or not table.spec.rules.has_sensitivity_rules:
+        return
+    t = np.abs(np.asarray(table.shadow, dtype=float))
+    s = np.abs(np.asarray(table.top, dtype=float)).sum(axis=1)
+    mixed = int(np.count_nonzero(s - t > REL_TOL * np.maximum(1.0, t) + 1e-9))
+    if mixed:
+        note = (
+            f"{mixed} cells mix positive and negative contributions; "
+            "the sensitivity rules are not meaningful there"
+        )
+        table.notes[:] = [n for n in table.notes if "mix positive and negative" not in n]
+        table.notes.append(note)
 
 
 def primary_counts(table) -> dict[int, int]:
