@@ -488,6 +488,7 @@ def solve_optimal(
         progress=progress,
         cancel=cancel,
         sepa_depth=params.get("sepa_depth"),
+        threads_nogil=bool(params.get("nogil", True)),
     )
     candidates: list[np.ndarray] = []
     if out.mask is not None:

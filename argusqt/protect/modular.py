@@ -1,0 +1,309 @@
+"""Modular (HiTaS) suppression for hierarchical tables (methods.md §6).
+
+The table is cut into non-hierarchical subtables (one parent node per dimension), solved
+top-down with the optimal method, margins fixed, inherited secondaries protected with 10 %
+levels; then the full table is audited and repaired until every primary passes, because
+subtable-wise protection can leak over the full relation set.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import linprog
+
+from argusqt.errors import MethodError
+from argusqt.model.codelist import CodeList
+from argusqt.model.table import build_relations
+from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
+from argusqt.protect.optimal import solve_pattern, with_singleton_cells
+from argusqt.protect.problem import CSPProblem
+from argusqt.protect.result import ProtectionResult
+from argusqt.rules.status import secondary_status_for
+
+#: HiTaS LOWERMARG 0.9 / UPPERMARG 1.1: protection of inherited secondaries
+INHERITED_SHARE = 0.10
+#: repair rounds of the full-table audit before giving up
+MAX_REPAIR_ROUNDS = 50
+
+
+@dataclass
+class Subtable:
+    """One parent node per dimension; `cells` global ids in local row-major order."""
+
+    parents: tuple[int, ...]
+    depth: int
+    cells: np.ndarray
+    shape: tuple[int, ...]
+    #: local cells that are fixed margins (some coordinate is a non-root parent)
+    margin: np.ndarray
+
+
+def subtables(dims: list[CodeList]) -> list[Subtable]:
+    """All subtables in top-down order (increasing total depth of the parent vector)."""
+    shape = tuple(len(d) for d in dims)
+    out = []
+    for combo in itertools.product(*[d.parents for d in dims]):
+        nodes = [[p, *dims[k].children[p]] for k, p in enumerate(combo)]
+        local_shape = tuple(len(n) for n in nodes)
+        grids = np.meshgrid(*[np.asarray(n) for n in nodes], indexing="ij")
+        cells = np.ravel_multi_index(tuple(g.ravel() for g in grids), shape)
+        lgrids = np.meshgrid(*[np.arange(len(n)) for n in nodes], indexing="ij")
+        margin = np.zeros(cells.size, dtype=bool)
+        for k, p in enumerate(combo):
+            if dims[k].parent[p] >= 0:  # non-root parent: its position is a fixed margin
+                margin |= lgrids[k].ravel() == 0
+        depth = int(sum(int(dims[k].depth[p]) for k, p in enumerate(combo)))
+        out.append(Subtable(tuple(combo), depth, cells, local_shape, margin))
+    out.sort(key=lambda s: s.depth)
+    return out
+
+
+def _local_relations(shape: tuple[int, ...]) -> sp.csr_matrix:
+    """Relations of a non-hierarchical table with margins at position 0 of every dimension."""
+    # CodeList.flat sorts codes by bytes: zero-padded codes keep positions 1..n-1 in order
+    flat = [CodeList.flat(f"d{k}", [f"{i:06d}" for i in range(1, n)]) for k, n in enumerate(shape)]
+    return build_relations(flat)
+
+
+def _subproblem(
+    problem: CSPProblem, sub: Subtable, sup: np.ndarray, true_prim: np.ndarray
+) -> tuple[CSPProblem, np.ndarray, np.ndarray]:
+    """Local CSP of a subtable, its `fixed` vector and the local true-primary mask."""
+    c = sub.cells
+    values = problem.values[c]
+    lower = problem.lower[c].copy()
+    upper = problem.upper[c].copy()
+    status = problem.status[c].copy()
+    lpl = np.where(true_prim[c], problem.lpl[c], 0.0)
+    upl = np.where(true_prim[c], problem.upl[c], 0.0)
+    was_sup = sup[c]
+    inherited = was_sup & ~true_prim[c]
+    share = INHERITED_SHARE * np.abs(values)
+    lpl = np.where(inherited, np.minimum(share, values - lower), lpl)
+    upl = np.where(inherited, np.minimum(share, upper - values), upl)
+    status = np.where(inherited, 9, status).astype(problem.status.dtype)
+    fixed = np.full(c.size, np.nan)
+    cand = problem.candidate[c] & ~was_sup
+    fixed[~cand] = 0.0
+    fixed[was_sup] = 1.0
+    fixed[sub.margin & ~was_sup] = 0.0  # published margins stay published
+    rel = _local_relations(sub.shape)
+    local = CSPProblem(
+        values=values,
+        lower=lower,
+        upper=upper,
+        cost=np.asarray(problem.cost, dtype=float)[c],
+        status=status,
+        lpl=lpl,
+        upl=upl,
+        relations=rel,
+        rhs=np.zeros(rel.shape[0]),
+        spl=np.zeros(c.size),
+        decimals=problem.decimals,
+        freq=None if problem.freq is None else np.asarray(problem.freq)[c],
+    )
+    return local, fixed, true_prim[c]
+
+
+def _solve_subtable(
+    problem: CSPProblem,
+    sub: Subtable,
+    sup: np.ndarray,
+    true_prim: np.ndarray,
+    params: dict,
+    cancel: CancelToken | None,
+    allow_margins: bool = False,
+) -> np.ndarray | None:
+    """New global suppression mask after protecting one subtable (None if infeasible)."""
+    local, fixed, ltrue = _subproblem(problem, sub, sup, true_prim)
+    if allow_margins:
+        free_margin = sub.margin & ~sup[sub.cells] & problem.candidate[sub.cells]
+        fixed[free_margin] = np.nan
+    if not local.primary.any():
+        return sup
+    work = with_singleton_cells(
+        local,
+        singleton_singleton=bool(params.get("singleton_singleton", False)),
+        singleton_multiple=bool(params.get("singleton_multiple", False)),
+        min_freq=int(params.get("min_freq", 0) or 0),
+        true_primary=ltrue,
+    )
+    if work.n_cells > local.n_cells:
+        fixed = np.r_[fixed, np.ones(work.n_cells - local.n_cells)]
+    start = np.where(np.isnan(fixed), 1.0, fixed) > 0.5
+    out = solve_pattern(
+        work,
+        fixed,
+        max_time=float(params.get("max_time_per_subtable", 60.0)),
+        gap=float(params.get("gap", 0.0)),
+        start=start,
+        cancel=cancel,
+    )
+    if out.mask is None:
+        from argusqt.protect.separation import Separator
+
+        if Separator(work, fixed).is_protected(start.astype(float)):
+            mask = start
+        else:
+            return None
+    else:
+        mask = out.mask
+    new = sup.copy()
+    new[sub.cells] |= mask[: sub.cells.size]
+    return new
+
+
+def repair(
+    problem: CSPProblem,
+    sup: np.ndarray,
+    cancel: CancelToken | None = None,
+    progress: ProgressCallback = no_progress,
+) -> tuple[np.ndarray, int]:
+    """Audit the full table; protect every failing primary with a §4 LP step; repeat.
+
+    Returns the repaired mask and the number of repair rounds. Raises MethodError when a
+    primary cannot be protected at all.
+    """
+    from argusqt.protect.audit import audit
+
+    sup = sup.copy()
+    rounds = 0
+    for rounds in range(1, MAX_REPAIR_ROUNDS + 1):
+        res = audit(problem, sup, intervals=False)
+        fails = res.failures
+        if fails.size == 0:
+            return sup, rounds - 1
+        progress(ProgressEvent(message=f"Modular: repairing {fails.size} under-protected cells"))
+        for p in fails:
+            tol = problem.tolerance
+            if res.upper[p] < problem.values[p] + problem.upl[p] - tol:
+                sup |= _heuristic_step(problem, sup, int(p), +1)
+            if res.lower[p] > problem.values[p] - problem.lpl[p] + tol:
+                sup |= _heuristic_step(problem, sup, int(p), -1)
+    raise MethodError(f"modular repair did not converge in {MAX_REPAIR_ROUNDS} rounds")
+
+
+def _heuristic_step(problem: CSPProblem, sup: np.ndarray, p: int, direction: int) -> np.ndarray:
+    """Cheapest cells whose joint move lets primary p reach its protection level (§4 LP)."""
+    n = problem.n_cells
+    a = problem.values
+    lb = np.maximum(a - problem.lower, 0.0)
+    ub = np.maximum(problem.upper - a, 0.0)
+    movable = sup | problem.candidate
+    w = np.where(sup, 0.0, np.asarray(problem.cost, dtype=float) + 1e-6)
+    pl = problem.upl[p] if direction > 0 else problem.lpl[p]
+    pl = pl + problem.tolerance
+    up_hi = np.where(movable, ub, 0.0)
+    dn_hi = np.where(movable, lb, 0.0)
+    if direction > 0:
+        bounds_up = (up_hi.copy(), dn_hi.copy())
+        bounds_up[0][p] = min(pl, ub[p])
+        lo_up = np.zeros(n)
+        lo_up[p] = min(pl, ub[p])
+        lo_dn = np.zeros(n)
+        bounds_up[1][p] = 0.0
+    else:
+        bounds_up = (up_hi.copy(), dn_hi.copy())
+        bounds_up[1][p] = min(pl, lb[p])
+        lo_dn = np.zeros(n)
+        lo_dn[p] = min(pl, lb[p])
+        lo_up = np.zeros(n)
+        bounds_up[0][p] = 0.0
+    m = sp.csr_matrix(problem.relations)
+    a_eq = sp.hstack([m, -m]).tocsr()
+    bounds = np.c_[np.r_[lo_up, lo_dn], np.r_[bounds_up[0], bounds_up[1]]]
+    res = linprog(np.r_[w, w], A_eq=a_eq, b_eq=np.zeros(m.shape[0]), bounds=bounds, method="highs")
+    if res.status != 0:
+        raise MethodError(
+            f"cell {p} cannot be protected: no combination of suppressible cells lets it move "
+            "by its protection level (bounds or protection level too large)"
+        )
+    z = res.x[:n] + res.x[n:]
+    return (z > 1e-7) & movable
+
+
+def solve_modular(
+    problem: CSPProblem,
+    params: dict | None = None,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+) -> ProtectionResult:
+    """HiTaS: subtables top-down with OPT, then full audit + repair; statuses 11/12 set.
+
+    params: max_time_per_subtable (s, default 60), singleton_singleton, singleton_multiple,
+    min_freq, gap. When cancelled, remaining subtables are skipped and the repair loop
+    makes the pattern safe before it is returned.
+    """
+    params = dict(params or {})
+    watch = Stopwatch()
+    if not problem.dims:
+        raise MethodError("the modular method needs the table's dimensions (codelists)")
+    if int(np.prod([len(d) for d in problem.dims])) != problem.n_cells:
+        raise MethodError("the problem's cells do not match its dimensions (virtual cells?)")
+    true_prim = problem.primary.copy()
+    sup = true_prim | problem.secondary
+    subs = subtables(problem.dims)
+    only = params.get("subtable_filter")
+    log: list[str] = []
+    n_done = 0
+    cancelled = False
+    for k, sub in enumerate(subs):
+        if cancel is not None and cancel.cancelled:
+            cancelled = True
+            break
+        if only is not None and not only(sub):
+            continue
+        new = _solve_subtable(problem, sub, sup, true_prim, params, cancel)
+        if new is None:
+            # backtrack: allow the published margins of this subtable to be suppressed
+            new = _solve_subtable(problem, sub, sup, true_prim, params, cancel, True)
+            if new is None:
+                raise MethodError(
+                    f"subtable {sub.parents} cannot be protected even with its margins suppressed"
+                )
+            added_margins = new & ~sup
+            added_margins[sub.cells[~sub.margin]] = False
+            log.append(f"subtable {sub.parents}: margins suppressed by backtracking")
+            sup = new
+            # re-protect the earlier subtables in which those margins are interior cells
+            for earlier in subs[:k]:
+                if added_margins[earlier.cells[~earlier.margin]].any():
+                    again = _solve_subtable(problem, earlier, sup, true_prim, params, cancel)
+                    if again is not None:
+                        sup = again
+        else:
+            sup = new
+        n_done += 1
+        progress(
+            ProgressEvent(
+                message=f"Modular: subtable {k + 1} of {len(subs)}",
+                fraction=(k + 1) / len(subs),
+                incumbent=float(np.asarray(problem.cost)[sup & ~true_prim].sum()),
+                elapsed=watch.elapsed,
+            )
+        )
+    sup, rounds = repair(problem, sup, cancel, progress)
+    log.append(f"{n_done} subtables solved, {rounds} repair rounds after the full audit")
+    from argusqt.protect.audit import audit
+
+    final = audit(problem, sup)
+    if not final.ok:  # repair() only returns audited patterns; never report a failing one
+        raise MethodError("modular pattern failed the final audit")
+    status = np.asarray(problem.status).copy()
+    newly = sup & problem.candidate
+    status[newly] = secondary_status_for(status[newly])
+    cost = float(np.asarray(problem.cost, dtype=float)[newly | problem.secondary].sum())
+    return ProtectionResult(
+        method="MOD",
+        status=status,
+        cost=cost,
+        cancelled=cancelled,
+        elapsed=watch.elapsed,
+        audit=final,
+        log=log,
+        figures={"subtables": len(subs), "solved": n_done, "repair_rounds": rounds},
+    )
