@@ -143,3 +143,32 @@ def test_indcode2_tree_recode(testw):
     _assert_same_cells(recoded, direct)
     assert (recoded.status == 3).any()  # NK(2,75) found dominated cells in both
     assert len(new) < len(ind)
+
+
+def test_testrecode_arb_batch(testw, tmp_path):
+    """The real TestRecode.arb through the batch runner: GK.grc (name case differs), level 2, tree."""
+    from shared_paths import tauargus_dir
+
+    from argusqt.batch.runner import run_batch
+
+    folder, cols = testw
+    case = tmp_path / "tau_testW"
+    shutil.copytree(tauargus_dir() / "tau_testW", case)
+    for f in case.iterdir():
+        f.chmod(0o644)
+    outcome = run_batch(case / "TestRecode.arb", logbook=tmp_path / "log.txt")
+    outcome.raise_for_error()
+    t1, t2 = outcome.session.tables
+    assert t1.dims[0].codes == ["Total", " 1", " 6", " 7", " 8", " 9", "99"]
+    assert len(t1.dims[1]) == 18  # Region: level 2 has no node with children
+    assert t1.recode_state.recodes == {"Size": "GK.GRC", "Region": "level 2"}
+    small = np.isin(cols["Size"], [" 1", " 2", " 3", " 4", " 5"])
+    assert t1.value.reshape(t1.shape)[1, 0] == pytest.approx(cols["Var2"][small].sum())
+    assert t1.value[0] == pytest.approx(cols["Var2"].sum())
+    ind = t2.dims[1]
+    assert all(ind.is_leaf[ind.index_of(c)[0]] for c in ("142", "1500", "1512"))
+    node = ind.index_of("142")[0]
+    in_142 = np.char.startswith(cols["IndustryCode"], "142")
+    assert t2.value.reshape(t2.shape)[0, node] == pytest.approx(cols["Var2"][in_142].sum())
+    log = (tmp_path / "log.txt").read_text(encoding="utf-8")
+    assert "no node at level 2 has children" in log

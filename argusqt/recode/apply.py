@@ -304,7 +304,12 @@ def recode_variable(
     if isinstance(recode, int) or (isinstance(recode, str) and recode.strip().isdigit()):
         level = int(recode)
         new, node_map = fold_hierarchy(orig, level=level)
-        return recode_table(table, var_name, new, node_map, f"level {level}"), []
+        warnings = []
+        if len(new) == len(orig):
+            warnings.append(
+                f"{var_name}: no node at level {level} has children; the codelist is unchanged"
+            )
+        return recode_table(table, var_name, new, node_map, f"level {level}"), warnings
     spec = recode if isinstance(recode, RecodeSpec) else load_recode(recode, orig)
     new, node_map = recode_flat(orig, spec)
     desc = Path(spec.path).name if spec.path else ("tree recode" if spec.tree else "recode")
