@@ -365,7 +365,7 @@ class Session:
             f"cost {result.cost:g}, {result.elapsed:.1f} s"
             + (f"; {audit.summary()}" if audit is not None else "")
         )
-        self.history.append(f"<SUPPRESS> {method}({table_no}{_param_args(params)})")
+        self.history.append(f"<SUPPRESS> {method}({table_no}{_param_args(method, params)})")
         return result
 
     # ------------------------------------------------------------------ output
@@ -386,6 +386,19 @@ class Session:
         self.history.append(f'<WRITETABLE> ({table_no}, {out_type}, {opt}, "{path}")')
         return files
 
+    def write_batch_file(self, path: str | Path) -> None:
+        """Write the actions of this session as a `.arb` file that repeats them."""
+        from argusqt import __version__
+        from argusqt.batch.logbook import timestamp
+        from argusqt.io.atomic import atomic_write_text
+
+        head = [
+            f"// Batch file written by argusqt {__version__}",
+            f"// {timestamp(datetime.now())}",
+        ]
+        atomic_write_text(path, "".join(line + "\n" for line in head + self.history))
+        self.add_log(f"Batch file written: {path}")
+
 
 # ---------------------------------------------------------------------- helpers
 def _optional(module: str, name: str, what: str):
@@ -402,9 +415,17 @@ def format_params(params: dict) -> str:
     )
 
 
-def _param_args(params: dict) -> str:
-    vals = [v for k, v in params.items() if k not in ("min_frequency",)]
-    return "".join(f", {v:g}" if isinstance(v, float) else f", {v}" for v in vals)
+def _param_args(method: str, params: dict) -> str:
+    """Batch parameters after the table number, in §8.5 order, up to the first one not given."""
+    from argusqt.batch.arb import METHOD_PARAMS
+
+    out = []
+    for name, _default in METHOD_PARAMS.get(method, []):
+        if name not in params:
+            break
+        v = params[name]
+        out.append(f"{v:g}" if isinstance(v, float) else str(v))
+    return "".join(f", {v}" for v in out)
 
 
 def describe_spec(spec: TableSpec) -> str:

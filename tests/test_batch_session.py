@@ -1,0 +1,160 @@
+"""The Session API as the GUI uses it: actions, protect contract (audit gate), batch history."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from argusqt.batch.arb import parse_specify_table
+from argusqt.batch.runner import run_batch
+from argusqt.errors import AuditError, MethodError, SpecificationError
+from argusqt.protect.result import AuditResult, ProtectionResult
+from argusqt.rules.parse import parse_safety_rule
+from argusqt.session import Session, spec_to_arb
+
+
+@pytest.fixture
+def ex2(shared_data, tmp_path) -> Path:
+    folder = tmp_path / "ex2"
+    shutil.copytree(shared_data / "batch_ex2", folder)
+    return folder
+
+
+def _session(folder: Path) -> Session:
+    s = Session()
+    s.open_microdata(folder / "microdata_ex2.asc", folder / "metadata_ex2.rda")
+    spec = parse_specify_table('"region""gender"|"num1"|""|""')
+    s.specify_table(spec)
+    s.set_safety_rules(parse_safety_rule("FREQ(5,20)|P(20,5)"))
+    s.compute_tables()
+    return s
+
+
+def test_gui_flow_and_batch_file_repeats_it(ex2):
+    s = _session(ex2)
+    t = s.table(1)
+    assert t.n_cells == 15 and int(t.status[5]) == 3
+    assert t.lpl[5] == pytest.approx(22.404)  # E9
+    s.write_table(1, 3, "AS+FL+", ex2 / "gui.txt")
+    s.write_batch_file(ex2 / "again.arb")
+    text = (ex2 / "again.arb").read_text()
+    assert '<SPECIFYTABLE> "region""gender"|"num1"|""|""' in text
+    assert "<SAFETYRULE> P(20,100,5)|FREQ(5,20)" in text
+    assert "<READMICRODATA>" in text
+    (ex2 / "gui.txt").rename(ex2 / "first.txt")
+    out = run_batch(ex2 / "again.arb")
+    assert out.ok, out.error
+    assert (ex2 / "gui.txt").read_text() == (ex2 / "first.txt").read_text()
+
+
+def test_action_errors(ex2, tmp_path):
+    s = Session()
+    with pytest.raises(SpecificationError, match="open microdata"):
+        s.specify_table(parse_specify_table('"region"|"num1"'))
+    with pytest.raises(SpecificationError, match="no tables"):
+        s.table(1)
+    s = _session(ex2)
+    with pytest.raises(SpecificationError, match="numbered 1 to 1"):
+        s.table(2)
+    with pytest.raises(SpecificationError, match="unknown variable 'nosuch'"):
+        s.specify_table(parse_specify_table('"nosuch"|"num1"'))
+    with pytest.raises(SpecificationError, match="not an explanatory"):
+        s.specify_table(parse_specify_table('"num2"|"num1"'))
+
+
+def test_spec_to_arb_round_trip():
+    for text in (
+        '"Size""Region"|"Var2"|""|""',
+        '"Size""Region"|"Var2"|"Var2_Shadow"|"Var2"',
+        '"Size"|<freq>|""|-1',
+        '"Size"|"V"|""|"C"|0.5',
+        '"Size"|"V"|""|-2',
+        '"Size"|"V"|""|-3',
+    ):
+        spec = parse_specify_table(text)
+        assert spec_to_arb(spec) == text
+        assert parse_specify_table(spec_to_arb(spec)) == spec
+
+
+def _fake_methods(monkeypatch, make_result):
+    mod = types.ModuleType("argusqt.protect.methods")
+    calls = []
+
+    def run_method(problem, method, params, progress, cancel):
+        calls.append((method, dict(params)))
+        return make_result(problem, method)
+
+    mod.run_method = run_method
+    monkeypatch.setitem(sys.modules, "argusqt.protect.methods", mod)
+    return calls
+
+
+def _audit(n: int, ok: bool) -> AuditResult:
+    passed = np.ones(n, dtype=bool)
+    if not ok:
+        passed[5] = False
+    z = np.zeros(n)
+    return AuditResult(z, z, z, z, ~passed, passed, np.zeros(n, dtype=bool))
+
+
+def test_protect_copies_back_only_after_a_passed_audit(ex2, monkeypatch):
+    s = _session(ex2)
+    before = s.table(1).status.copy()
+
+    def failing(problem, method):
+        st = problem.status.copy()
+        st[4] = 11
+        return ProtectionResult(method, st, audit=_audit(problem.n_cells, ok=False))
+
+    _fake_methods(monkeypatch, failing)
+    with pytest.raises(AuditError, match="AUDIT FAILED"):
+        s.protect(1, "OPT", {"max_minutes": 1})
+    np.testing.assert_array_equal(s.table(1).status, before)
+
+    def passing(problem, method):
+        st = problem.status.copy()
+        st[[4, 10, 11]] = 11
+        return ProtectionResult(method, st, cost=4188.31, audit=_audit(problem.n_cells, ok=True))
+
+    calls = _fake_methods(monkeypatch, passing)
+    res = s.protect(1, "opt", {"max_minutes": 1})
+    assert calls == [("OPT", {"max_minutes": 1})]
+    assert res.n_secondary == 3
+    assert [int(x) for x in s.table(1).status[[4, 5, 10, 11]]] == [11, 3, 11, 11]
+    assert s.table(1).audit is res.audit
+    assert "<SUPPRESS> OPT(1, 1)" in s.history
+    with pytest.raises(SpecificationError, match="protected"):
+        s.recode(1, "region", 1)
+
+
+def test_rounding_published_values_and_default_min_frequency(ex2, monkeypatch):
+    s = _session(ex2)
+
+    def rounding(problem, method):
+        return ProtectionResult(
+            method, problem.status.copy(), published=np.round(problem.values / 5) * 5
+        )
+
+    calls = _fake_methods(monkeypatch, rounding)
+    s.protect(1, "RND", {"base": 5, "steps": 0})
+    assert calls[0][1]["min_frequency"] == 5  # from FREQ(5,20)
+    t = s.table(1)
+    assert t.published is not None and t.published[0] == 10485.0
+    s.write_table(1, 3, "AS+FL+", ex2 / "r.txt")
+    lines = (ex2 / "r.txt").read_text().splitlines()
+    assert lines[0] == '"region","gender","num1_Round","num1_Orig"'
+    assert lines[1] == '"Total","Total",10485.00,10484.95'
+
+
+def test_protect_not_available_names_method(ex2, monkeypatch):
+    s = _session(ex2)
+    monkeypatch.setitem(sys.modules, "argusqt.protect.methods", None)  # import fails
+    with pytest.raises(MethodError, match="NET is not available yet"):
+        s.protect(1, "NET", {})
+    with pytest.raises(MethodError, match="table 0"):
+        s.protect(0, "GH", {})
