@@ -141,3 +141,30 @@ def test_expand_trivial_levels(tmp_path):
     t.status[:] = 1
     apply_apriori(t, f, ",", expand_trivial=False)
     assert t.status.tolist() == [1, 1, 10, 1, 1, 1]
+
+
+def test_generate_reproduces_test_3a_hst(tmp_path, shared_data):
+    """Generate apriori from test_3a.txt (keep region, default actions) = test_3a.hst."""
+    from argusqt.io.apriori import generate_apriori
+
+    exp = shared_data / "enterprise" / "expected"
+    src = tmp_path / "test_3a.txt"
+    shutil.copy(exp / "test_3a.txt", src)
+    out = tmp_path / "gen.hst"
+    assert generate_apriori(src, out, keep=[True, False]) == 15
+    want = (exp / "test_3a.hst").read_text().splitlines()
+    assert out.read_text().splitlines() == want
+
+
+def test_write_apriori_from_table(tmp_path):
+    from argusqt.io.apriori import write_apriori
+
+    t = region_product()
+    t.status[t.cell_index((2, 1))] = 14
+    out = tmp_path / "t.hst"
+    n = write_apriori(t, out, actions={1: "c 5", 3: "u"})
+    lines = out.read_text().splitlines()
+    assert n == len(lines) == t.n_cells - 1
+    assert lines[0] == '"","",c,5' and 'RegA,"",u' in lines and "01,A,c,5" not in lines
+    rep = apply_apriori(region_product(), out)
+    assert rep.n_rejected == 0 and rep.accepted["C"] == n - 1 and rep.accepted["U"] == 1

@@ -225,3 +225,111 @@ def apply_apriori(
             report.rejected[ln.action] += 1
             report.errors.append(str(err))
     return report
+
+
+# ---------------------------------------------------------------- generating a-priori files
+#: Default status → action map of "Generate apriori" (as used for enterprise/test_3a.hst):
+#: safe and protected → protect, unsafe and secondary → unsafe, empty → no line.
+DEFAULT_ACTIONS: dict[int, str] = {1: "p", 2: "p", 10: "p", 13: "p"} | {
+    s: "u" for s in (3, 4, 5, 6, 7, 8, 9, 11, 12)
+}
+
+
+def _code_field(code: str, sep: str) -> str:
+    c = code.strip()
+    return f'"{c}"' if c == "" or sep in c or '"' in c else c
+
+
+def apriori_lines(
+    rows: list[tuple[tuple[str, ...], int]],
+    actions: dict[int, str] | None = None,
+    keep: list[bool] | None = None,
+    sep: str = ",",
+    total_codes: tuple[str, ...] = ("Total",),
+) -> list[str]:
+    """Lines for (codes, status) rows: dropped columns and totals become `""`; first line wins.
+
+    An action is "s", "u", "p", "m", "ml" or "c <cost>" (written `c<sep>cost`).
+    """
+    actions = DEFAULT_ACTIONS if actions is None else actions
+    totals = {t.strip() for t in total_codes}
+    seen: set[tuple[str, ...]] = set()
+    out: list[str] = []
+    for codes, status in rows:
+        act = actions.get(int(status))
+        if not act:
+            continue
+        k = keep if keep is not None else [True] * len(codes)
+        key = tuple(
+            "" if not kp or c.strip() in totals else c.strip()
+            for c, kp in zip(codes, k, strict=True)
+        )
+        if key in seen:
+            continue
+        seen.add(key)
+        parts = [_code_field(c, sep) for c in key] + act.split()
+        out.append(sep.join(parts))
+    return out
+
+
+def generate_apriori(
+    source: str | Path,
+    out_path: str | Path,
+    actions: dict[int, str] | None = None,
+    keep: list[bool] | None = None,
+    sep: str = ",",
+    total_codes: tuple[str, ...] = ("Total",),
+) -> int:
+    """Output | Generate apriori: a code-value file with status (`AS+`) → `.hst`; lines written."""
+    import csv
+
+    from argusqt.io.atomic import atomic_write_text
+
+    source = Path(source)
+    rows: list[tuple[tuple[str, ...], int]] = []
+    text = _read_text(source)
+    for no, rec in enumerate(csv.reader(text.splitlines()), start=1):
+        if not rec or not "".join(rec).strip():
+            continue
+        try:
+            status = int(rec[-1].strip())
+        except ValueError:
+            if no == 1:
+                continue  # header line (FL+)
+            raise InputError(
+                f"expected a status number in the last column, got {rec[-1]!r}",
+                file=source,
+                line=no,
+            ) from None
+        n_codes = len(rec) - 2
+        if n_codes < 1 or (keep is not None and len(keep) != n_codes):
+            raise InputError(
+                f"expected {len(keep) if keep else 'at least 1'} codes, a value and a status, "
+                f"got {len(rec)} fields",
+                file=source,
+                line=no,
+            )
+        rows.append((tuple(rec[:n_codes]), status))
+    lines = apriori_lines(rows, actions, keep, sep, total_codes)
+    atomic_write_text(out_path, "".join(ln + "\n" for ln in lines))
+    return len(lines)
+
+
+def write_apriori(
+    table,
+    out_path: str | Path,
+    actions: dict[int, str] | None = None,
+    keep: list[bool] | None = None,
+    sep: str = ",",
+) -> int:
+    """A-priori file from a table's current statuses (same rules as `generate_apriori`)."""
+    from argusqt.io.atomic import atomic_write_text
+
+    shape = table.shape
+    nodes = np.unravel_index(np.arange(table.n_cells), shape)
+    codes = [np.asarray(d.codes, dtype=object)[nd] for d, nd in zip(table.dims, nodes, strict=True)]
+    rows = list(zip(zip(*codes, strict=True), np.asarray(table.status).tolist(), strict=True))
+    totals = tuple({d.total_code for d in table.dims})
+    lines = apriori_lines(rows, actions, keep, sep, totals)
+    atomic_write_text(out_path, "".join(ln + "\n" for ln in lines))
+    return len(lines)
