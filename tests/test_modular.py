@@ -1,0 +1,123 @@
+"""Modular (HiTaS, methods.md §6): subtables, order, full-audit safety, equality with OPT when flat."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from protect_helpers import flat_codelist, hier_codelist, random_1h2d, random_2d, random_problem
+from scipy.optimize import linprog
+
+from argusqt.errors import MethodError
+from argusqt.progress import CancelToken
+from argusqt.protect.modular import repair, solve_modular, subtables
+from argusqt.protect.optimal import solve_optimal
+
+
+def lp_protected(problem, mask: np.ndarray, tol: float = 1e-6) -> bool:
+    """Independent full-table audit with scipy's linprog (every relation, every level)."""
+    a = problem.values
+    m = sp.csr_matrix(problem.relations)
+    lo = np.where(mask, problem.lower, a)
+    hi = np.where(mask, problem.upper, a)
+    bounds = np.c_[lo, hi]
+    for p in np.flatnonzero(problem.primary):
+        for sense, need in ((1.0, problem.lpl[p]), (-1.0, problem.upl[p])):
+            if need <= 0:
+                continue
+            c = np.zeros(a.size)
+            c[p] = sense
+            r = linprog(c, A_eq=m, b_eq=np.zeros(m.shape[0]), bounds=bounds, method="highs")
+            assert r.status == 0
+            reach = a[p] - r.fun if sense > 0 else -r.fun - a[p]
+            if reach < need - tol:
+                return False
+    return True
+
+
+def _suppressed(result) -> np.ndarray:
+    s = result.status
+    return (s >= 3) & (s <= 12) & (s != 10)
+
+
+def test_subtables_order_and_margins():
+    dims = [hier_codelist("h", [2, 3]), flat_codelist("c", 3)]
+    subs = subtables(dims)
+    # parents of h: total + 2 level-1 nodes; c flat: total only → 3 subtables
+    assert len(subs) == 3
+    assert subs[0].parents == (0, 0) and subs[0].depth == 0
+    assert [s.depth for s in subs] == sorted(s.depth for s in subs)
+    top = subs[0]
+    assert not top.margin.any()  # the top subtable's margins are its own cells
+    deeper = subs[1]
+    assert deeper.shape == (4, 4)
+    # the level-1 row of a deeper subtable is a fixed margin
+    assert deeper.margin.reshape(deeper.shape)[0].all()
+    assert not deeper.margin.reshape(deeper.shape)[1:].any()
+    # every cell is free (interior or a root margin) in exactly one subtable
+    n = int(np.prod([len(d) for d in dims]))
+    count = np.zeros(n, dtype=int)
+    for s in subs:
+        np.add.at(count, s.cells[~s.margin], 1)
+    assert (count == 1).all()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_flat_table_equals_optimal(seed):
+    p = random_2d(np.random.default_rng(seed), 4, 4)
+    p.cost = np.abs(p.values)
+    mod = solve_modular(p, {"max_time_per_subtable": 30})
+    opt = solve_optimal(p, {"max_time": 30})
+    assert mod.cost == pytest.approx(opt.cost)
+    assert mod.audit.ok and lp_protected(p, _suppressed(mod))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_1h2d_passes_full_audit(seed):
+    p = random_1h2d(np.random.default_rng(10 + seed), [3, 2], 4)
+    p.cost = np.abs(p.values)
+    r = solve_modular(p, {"max_time_per_subtable": 20})
+    assert r.method == "MOD"
+    assert r.audit is not None and r.audit.ok
+    assert lp_protected(p, _suppressed(r))
+    assert (r.status[p.primary] == p.status[p.primary]).all()
+    assert r.cost >= solve_optimal(p, {"max_time": 30}).cost - 1e-6  # OPT is a lower bound
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_2h2d_passes_full_audit(seed):
+    rng = np.random.default_rng(20 + seed)
+    dims = [hier_codelist("a", [2, 2]), hier_codelist("b", [2, 3])]
+    p = random_problem(rng, dims, primary_share=0.15)
+    p.cost = np.abs(p.values)
+    r = solve_modular(p, {"max_time_per_subtable": 20, "singleton_multiple": True})
+    assert r.audit.ok
+    assert lp_protected(p, _suppressed(r))
+    assert r.figures["subtables"] == 3 * 3
+
+
+def test_repair_protects_an_unprotected_pattern():
+    p = random_1h2d(np.random.default_rng(5), [2, 2], 3)
+    p.cost = np.abs(p.values)
+    sup = p.primary.copy()  # primaries alone: not protected
+    assert not lp_protected(p, sup)
+    fixed, rounds = repair(p, sup)
+    assert rounds >= 1 and (fixed >= sup).all()
+    assert lp_protected(p, fixed)
+
+
+def test_cancelled_modular_still_returns_a_safe_pattern():
+    p = random_1h2d(np.random.default_rng(7), [3, 3], 5)
+    p.cost = np.abs(p.values)
+    token = CancelToken()
+    token.cancel()
+    r = solve_modular(p, {}, cancel=token)
+    assert r.cancelled and r.audit.ok
+    assert lp_protected(p, _suppressed(r))
+
+
+def test_needs_dimensions():
+    p = random_2d(np.random.default_rng(0), 2, 2)
+    p.dims = None
+    with pytest.raises(MethodError):
+        solve_modular(p)
