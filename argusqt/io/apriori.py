@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from argusqt.errors import InputError
+from argusqt.model.table import Table
 from argusqt.rules import changes
 
 SIMPLE_ACTIONS = ("S", "U", "P", "M", "ML")
@@ -150,7 +151,7 @@ def read_apriori(
     return out
 
 
-def _code_maps(table) -> list[dict[str, list[int]]]:
+def _code_maps(table: Table) -> list[dict[str, list[int]]]:
     """Per dimension: trimmed code → node indices ('' and the total code → 0)."""
     maps = []
     for d in table.dims:
@@ -163,7 +164,7 @@ def _code_maps(table) -> list[dict[str, list[int]]]:
     return maps
 
 
-def _cells_of(table, maps, line: AprioriLine, expand: bool) -> np.ndarray:
+def _cells_of(table: Table, maps, line: AprioriLine, expand: bool) -> np.ndarray:
     nodes = []
     for d, (m, code) in enumerate(zip(maps, line.codes, strict=True)):
         if code not in m:
@@ -175,7 +176,7 @@ def _cells_of(table, maps, line: AprioriLine, expand: bool) -> np.ndarray:
     return np.array(sorted(cells), dtype=np.int64)
 
 
-def _apply_line(table, cells: np.ndarray, line: AprioriLine) -> int:
+def _apply_line(table: Table, cells: np.ndarray, line: AprioriLine) -> int:
     a, v = line.action, line.values
     if a == "S":
         return changes.set_safe(table, cells)

@@ -9,8 +9,10 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from argusqt.errors import ArgusError
+from argusqt.model.table import Table
 from argusqt.rules.classify import classify, manual_levels
 from argusqt.rules.status import STATUS_LABELS
 
@@ -19,14 +21,14 @@ class StatusChangeError(ArgusError):
     """A status, cost or protection-level change that τ-Argus does not allow for this cell."""
 
 
-def _cells(table, cells) -> np.ndarray:
+def _cells(table: Table, cells: ArrayLike) -> np.ndarray:
     idx = np.atleast_1d(np.asarray(cells, dtype=np.int64))
     if idx.size and (idx.min() < 0 or idx.max() >= table.n_cells):
         raise StatusChangeError(f"cell index out of range 0..{table.n_cells - 1}")
     return np.unique(idx)
 
 
-def _require(table, idx: np.ndarray, allowed: np.ndarray, action: str, rule: str) -> None:
+def _require(table: Table, idx: np.ndarray, allowed: np.ndarray, action: str, rule: str) -> None:
     bad = idx[~allowed]
     if bad.size:
         c = int(bad[0])
@@ -38,7 +40,7 @@ def _require(table, idx: np.ndarray, allowed: np.ndarray, action: str, rule: str
         )
 
 
-def _apply(table, idx, status, lpl=None, upl=None) -> int:
+def _apply(table: Table, idx, status, lpl=None, upl=None) -> int:
     old = table.status[idx].copy()
     table.status[idx] = np.asarray(status, dtype=table.status.dtype)
     if lpl is not None:
@@ -47,7 +49,7 @@ def _apply(table, idx, status, lpl=None, upl=None) -> int:
     return int(np.count_nonzero(old != table.status[idx]))
 
 
-def set_safe(table, cells) -> int:
+def set_safe(table: Table, cells: ArrayLike) -> int:
     """Statuses 1–10 → 1 if the rules say safe, else 2 (safe manual). Returns cells changed."""
     idx = _cells(table, cells)
     s = table.status[idx]
@@ -58,7 +60,7 @@ def set_safe(table, cells) -> int:
     return _apply(table, idx, new, minpl, minpl)
 
 
-def set_unsafe(table, cells) -> int:
+def set_unsafe(table: Table, cells: ArrayLike) -> int:
     """Statuses 1–9 → the rule status if the rules say unsafe, else 9; levels recomputed."""
     idx = _cells(table, cells)
     s = table.status[idx]
@@ -72,7 +74,7 @@ def set_unsafe(table, cells) -> int:
     )
 
 
-def set_protected(table, cells) -> int:
+def set_protected(table: Table, cells: ArrayLike) -> int:
     """Statuses 1–2 → 10 protected (never suppressed)."""
     idx = _cells(table, cells)
     s = table.status[idx]
@@ -80,7 +82,7 @@ def set_protected(table, cells) -> int:
     return _apply(table, idx, np.full(idx.shape, 10))
 
 
-def set_secondary(table, cells, manual: bool) -> int:
+def set_secondary(table: Table, cells: ArrayLike, manual: bool) -> int:
     """Statuses 1–2 → 12 (a-priori `M`, manual=True) or 11 (`ML`, manual=False)."""
     idx = _cells(table, cells)
     s = table.status[idx]
@@ -88,7 +90,7 @@ def set_secondary(table, cells, manual: bool) -> int:
     return _apply(table, idx, np.full(idx.shape, 12 if manual else 11))
 
 
-def set_cost(table, cells, cost: float) -> int:
+def set_cost(table: Table, cells: ArrayLike, cost: float) -> int:
     """New (effective) cost of non-empty cells; 0 becomes 1, negative is refused."""
     idx = _cells(table, cells)
     if not np.isfinite(cost) or cost < 0:
@@ -101,7 +103,7 @@ def set_cost(table, cells, cost: float) -> int:
     return changed
 
 
-def set_protection_levels(table, cells, lpl: float, upl: float) -> int:
+def set_protection_levels(table: Table, cells: ArrayLike, lpl: float, upl: float) -> int:
     """New lower/upper protection levels (distances ≥ 0) of primary cells (3–9)."""
     idx = _cells(table, cells)
     if not (np.isfinite(lpl) and np.isfinite(upl)) or lpl < 0 or upl < 0:
@@ -114,7 +116,7 @@ def set_protection_levels(table, cells, lpl: float, upl: float) -> int:
     return changed
 
 
-def undo_secondary(table) -> int:
+def undo_secondary(table: Table) -> int:
     """Undo suppression: 11 → 1 (13 if the cell has no records), 12 → 2."""
     s = table.status
     f = np.asarray(table.freq)
@@ -135,7 +137,7 @@ def _trivial_chain(dim, node: int) -> list[int]:
     return chain
 
 
-def trivial_equivalents(table, cell: int) -> list[int]:
+def trivial_equivalents(table: Table, cell: int) -> list[int]:
     """Cells identical to `cell` through chains of single-child nodes in every dimension."""
     nodes = table.cell_nodes(int(cell))
     chains = [_trivial_chain(d, n) for d, n in zip(table.dims, nodes, strict=True)]

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from argusqt.errors import SpecificationError
+from argusqt.model.table import Table
 from argusqt.rules.spec import SafetyRules
 
 #: Relative tolerance of the strict inequalities (equality is safe despite float sums).
@@ -27,7 +28,7 @@ class Classification:
     upl: np.ndarray
 
 
-def check_rules(table) -> None:
+def check_rules(table: Table) -> None:
     """Refuse rule sets the table cannot evaluate (frequency table, missing inputs)."""
     rules: SafetyRules = table.spec.rules
     if table.spec.is_frequency:
@@ -98,7 +99,9 @@ def _p(top: np.ndarray, t: np.ndarray, p: float, q: float, n: int) -> tuple[np.n
     return fail, np.where(fail, d, 0.0)
 
 
-def classify(table, cells: np.ndarray | None = None, empty_nonstructural: bool = False):
+def classify(
+    table: Table, cells: np.ndarray | None = None, empty_nonstructural: bool = False
+) -> Classification:
     """Status (1, 3, 4, 5, 6, 14; MIS(1) → 1) and LPL/UPL the rules give to `cells` (all if None)."""
     check_rules(table)
     rules: SafetyRules = table.spec.rules
@@ -192,7 +195,7 @@ def classify(table, cells: np.ndarray | None = None, empty_nonstructural: bool =
     return _levels(table, idx, status, perc, value, f, rules)
 
 
-def _freq_range(table, rules: SafetyRules, status, fail5, fail5_hold) -> float:
+def _freq_range(table: Table, rules: SafetyRules, status, fail5, fail5_hold) -> float:
     """Range of status-5 cells: the individual FREQ range even for holding failures (τ-Argus)."""
     if rules.freq_individual:
         r = rules.freq_individual.range
@@ -211,7 +214,7 @@ def _freq_range(table, rules: SafetyRules, status, fail5, fail5_hold) -> float:
     return rules.freq_holding.range if rules.freq_holding else 0.0
 
 
-def _levels(table, idx, status, perc, value, f, rules: SafetyRules) -> Classification:
+def _levels(table: Table, idx, status, perc, value, f, rules: SafetyRules) -> Classification:
     """Shadow percentage → symmetric response levels; zero cells get (0, z); safe cells MinPL."""
     min_pl = table.min_protection
     primary = (status >= 3) & (status <= 9)
@@ -226,7 +229,7 @@ def _levels(table, idx, status, perc, value, f, rules: SafetyRules) -> Classific
     return Classification(idx, status, lpl, upl)
 
 
-def manual_levels(table, cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def manual_levels(table: Table, cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Levels of a cell made unsafe by hand (status 9): MAN % of |value|, min MinPL."""
     idx = np.asarray(cells, dtype=np.int64)
     n = idx.shape[0]
@@ -237,7 +240,7 @@ def manual_levels(table, cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return c.lpl, c.upl
 
 
-def apply_rules(table, empty_nonstructural: bool = False) -> None:
+def apply_rules(table: Table, empty_nonstructural: bool = False) -> None:
     """Set `table.status`, `lpl`, `upl` of every cell from the table's safety rules."""
     c = classify(table, None, empty_nonstructural)
     table.status = c.status
@@ -246,7 +249,7 @@ def apply_rules(table, empty_nonstructural: bool = False) -> None:
     _note_mixed_signs(table)
 
 
-def _note_mixed_signs(table) -> None:
+def _note_mixed_signs(table: Table) -> None:
     """rules.md §5: warn (never refuse) when contributions of a cell visibly mix signs."""
     if table.top is None or table.top.shape[1] == 0 or not table.spec.rules.has_sensitivity_rules:
         return
@@ -262,7 +265,7 @@ def _note_mixed_signs(table) -> None:
         table.notes.append(note)
 
 
-def primary_counts(table) -> dict[int, int]:
+def primary_counts(table: Table) -> dict[int, int]:
     """Number of cells per status number 1..14 (summary, report)."""
     counts = np.bincount(np.asarray(table.status, dtype=np.int64), minlength=15)
     return {s: int(counts[s]) for s in range(1, 15)}

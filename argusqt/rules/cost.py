@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from argusqt.errors import SpecificationError
+from argusqt.model.table import Table
 from argusqt.rules.status import is_primary
 
 #: Integer costs of the optimisation models are scaled so that the largest is this (formats.md §9).
@@ -31,7 +32,7 @@ def distance_steps(values: list[int] | None) -> list[float]:
     return vals + [vals[-1]] * (5 - len(vals))
 
 
-def distance_cost(table, distance_per_dim: list[list[int]] | None = None) -> np.ndarray:
+def distance_cost(table: Table, distance_per_dim: list[list[int]] | None = None) -> np.ndarray:
     """Per cell: the smallest d_j[min(steps, 5)] over lines along j through primaries (siblings)."""
     shape = table.shape
     n = table.n_cells
@@ -66,7 +67,7 @@ def distance_cost(table, distance_per_dim: list[list[int]] | None = None) -> np.
     return cost
 
 
-def compute_cost(table, distance_per_dim: list[list[int]] | None = None) -> None:
+def compute_cost(table: Table, distance_per_dim: list[list[int]] | None = None) -> None:
     """Set `table.cost` (effective, after λ) from `cost_raw` and the table's CostSpec."""
     spec = table.spec.cost
     if spec.kind == "variable":
