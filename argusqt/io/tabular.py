@@ -54,7 +54,7 @@ class _Columns:
         if text:
             frame = pd.read_csv(
                 io.StringIO("\n".join(text)),
-                sep=sep,
+                sep=re.escape(sep) if len(sep) > 1 else sep,
                 header=None,
                 names=list(range(nvar)),
                 dtype=str,
