@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from argusqt.errors import SpecificationError
 from argusqt.rules.parse import format_safety_rule, parse_safety_rule
-from argusqt.rules.spec import DominanceRule, FreqRule, PRule, RequestRule
+from argusqt.rules.spec import DominanceRule, FreqRule, PRule, RequestRule, SafetyRules
 
 
 def test_e15_4_nk_placeholder_freq():
@@ -114,3 +116,44 @@ def test_format_writes_three_arg_p():
     assert format_safety_rule(parse_safety_rule("NK(3,75)|NK(0,0)|FREQ(5,30)|")) == (
         "NK(3,75)|FREQ(5,30)"
     )
+
+
+_pct = st.integers(1, 100).map(float)
+_nk = st.builds(DominanceRule, st.integers(1, 5), _pct)
+_p = st.builds(
+    lambda p, extra, n: PRule(float(p), float(p + extra), n),
+    st.integers(1, 50),
+    st.integers(0, 50),
+    st.integers(1, 5),
+)
+_freq = st.builds(FreqRule, st.integers(1, 20), st.integers(0, 100).map(float))
+_req = st.builds(RequestRule, _pct, _pct, st.integers(0, 9), st.integers(0, 100).map(float))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    nk_i=st.lists(_nk, max_size=2),
+    nk_h=st.lists(_nk, max_size=2),
+    p_i=st.lists(_p, max_size=2),
+    p_h=st.lists(_p, max_size=2),
+    f_i=st.none() | _freq,
+    f_h=st.none() | _freq,
+    r_i=st.none() | _req,
+    zero=st.none() | st.integers(0, 50).map(float),
+    man=st.integers(0, 100).map(float),
+    mis=st.booleans(),
+)
+def test_round_trip_property(nk_i, nk_h, p_i, p_h, f_i, f_h, r_i, zero, man, mis):
+    rules = SafetyRules(
+        nk_individual=nk_i,
+        nk_holding=nk_h,
+        p_individual=p_i,
+        p_holding=p_h,
+        freq_individual=f_i,
+        freq_holding=f_h,
+        req_individual=r_i,
+        zero_range=zero,
+        manual_margin=man,
+        missing_safe=mis,
+    )
+    assert parse_safety_rule(format_safety_rule(rules)) == rules
