@@ -30,8 +30,6 @@ from argusqt.model.metadata import Metadata, Variable
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 
 BLANK = 32
-#: Records per block when gathering fields of lines of unequal length (bounded memory).
-GATHER_CELLS = 8_000_000
 
 
 class CategoricalColumn(NamedTuple):
@@ -170,30 +168,95 @@ def _categorical_from_bytes(mat: np.ndarray) -> CategoricalColumn:
     return CategoricalColumn(c.astype(np.int32, copy=False), u)
 
 
-def _numeric_from_bytes(mat: np.ndarray, var: Variable, path: Path, line_of) -> np.ndarray:
-    """Parse a (n, w) byte matrix as decimal numbers; blank → 0; error names the line."""
-    n, w = mat.shape
-    blank = np.all((mat == BLANK) | (mat == 9) | (mat == 0), axis=1)
-    if blank.any():
-        mat = mat.copy()
-        mat[blank] = BLANK
-        mat[blank, w - 1] = ord("0")
+#: 10**k as float64 (exact for k ≤ 22): value = integer of all digits / 10**(fraction digits).
+POW10 = 10.0 ** np.arange(23)
+#: Rows with more significant digits than this go through the slow (exact) parser.
+FAST_DIGITS = 15
+#: Target bytes of one block of records (the block and the parser's temporaries stay in cache).
+BLOCK_BYTES = 2_000_000
+
+
+def _parse_decimal_block(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Parse a (w, n) byte matrix (one field per column) as `[blanks][sign]digits[.digits][blanks]`.
+
+    Vectorised Horner scheme over the w byte positions; the integer of all digits divided by
+    10**(fraction digits) is the correctly rounded value for ≤ 15 digits (both exact
+    floats). Returns (values, ok); rows with anything else (exponents, inner blanks, tabs,
+    more digits) have ok False and go to the caller's slow path. Blank rows are 0.
+    """
+    w, n = t.shape
+    acc = np.zeros(n, dtype=np.int64)
+    tmp = np.empty(n, dtype=np.int64)
+    n_digit = np.zeros(n, dtype=np.int16)
+    runs = np.zeros(n, dtype=np.int16)  # blank → non-blank transitions (1 = one number)
+    other = np.zeros(n, dtype=bool)
+    prev = np.zeros(n, dtype=bool)
+    has_dot = bool((t == 46).any())
+    has_sign = bool(((t == 45) | (t == 43)).any())
+    if has_dot:
+        frac = np.zeros(n, dtype=np.int16)
+        n_dot = np.zeros(n, dtype=np.int16)
+        seen_dot = np.zeros(n, dtype=bool)
+    if has_sign:
+        n_sign = np.zeros(n, dtype=np.int16)
+        late_sign = np.zeros(n, dtype=bool)
+        neg = np.zeros(n, dtype=bool)
+    for j in range(w):
+        c = t[j]
+        d = c - np.uint8(48)
+        digit = d < 10
+        np.multiply(acc, 10, out=tmp)
+        tmp += d
+        np.copyto(acc, tmp, where=digit)
+        n_digit += digit
+        nonblank = c != BLANK
+        runs += nonblank & ~prev
+        allowed = digit | ~nonblank
+        if has_dot:
+            dot = c == 46
+            frac += digit & seen_dot
+            seen_dot |= dot
+            n_dot += dot
+            allowed |= dot
+        if has_sign:
+            minus = c == 45
+            sign = minus | (c == 43)
+            late_sign |= sign & prev
+            neg |= minus
+            n_sign += sign
+            allowed |= sign
+        other |= ~allowed
+        prev = nonblank
+    blank = runs == 0
+    ok = ~other & (runs <= 1) & (n_digit <= FAST_DIGITS) & ((n_digit >= 1) | blank)
+    if has_dot:
+        ok &= n_dot <= 1
+        values = acc / POW10[frac]
+    else:
+        values = acc.astype(np.float64)
+    if has_sign:
+        ok &= (n_sign <= 1) & ~late_sign
+        np.negative(values, out=values, where=neg)
+    return values, ok
+
+
+def _parse_decimal_slow(
+    mat: np.ndarray, rows: np.ndarray, var: Variable, path: Path, line_of
+) -> np.ndarray:
+    """Exact parse of the (k, w) fields the fast parser declined; InputError on bad text."""
+    w = mat.shape[1]
     strings = np.ascontiguousarray(mat).view(f"S{w}").ravel()
-    try:
-        values = strings.astype(np.float64)
-        bad = ~np.isfinite(values)
-    except ValueError:
-        text = pd.Series(strings).str.decode("latin-1")
-        values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
-        bad = ~np.isfinite(values)
+    text = pd.Series(strings).str.decode("latin-1").str.strip(" \t")
+    text = text.mask(text == "", "0")
+    values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
+    bad = ~np.isfinite(values)
     if bad.any():
-        r = int(np.flatnonzero(bad)[0])
-        shown = _decode(strings[r]).strip()
+        i = int(np.flatnonzero(bad)[0])
         raise InputError(
-            f"expected a number in column {var.start}-{var.start + w - 1} "
-            f"(variable {var.name}), got '{shown}'",
+            f"expected a number in columns {var.start}-{var.start + w - 1} "
+            f"(variable {var.name}), got '{text.iloc[i]}'",
             file=path,
-            line=line_of(r),
+            line=line_of(int(rows[i])),
         )
     return values
 
@@ -215,13 +278,26 @@ def _warn_numeric_missing(var: Variable, values: np.ndarray, log: list[str], pat
 
 # ---------------------------------------------------------------------------- fixed format
 class _FixedLines:
-    """The records of a fixed-format file and a way to cut one field out of all of them."""
+    """The records of a fixed-format file, served in blocks of rows as byte matrices.
+
+    Fast path (no copy, no per-byte scan in Python): every line has the same length and the
+    same number of trailing CRs, checked with bytes.count; the records are then a strided
+    view of the file. Otherwise line bounds come from the newline positions and blocks are
+    gathered (blank-padded).
+    """
 
     def __init__(self, data: bytes) -> None:
+        self.view: np.ndarray | None = None
+        self.record_lines: np.ndarray | None = None
+        if b"\n" not in data and b"\r" in data:
+            data = data.replace(b"\r", b"\n")  # old Mac line ends
+        self.arr = np.frombuffer(data, dtype=np.uint8)
+        if self._uniform(data):
+            return
+        data = _normalise_newlines(data)
         self.arr = np.frombuffer(data, dtype=np.uint8)
         starts, lengths = _line_bounds(self.arr)
         keep = lengths > 0
-        self.record_lines: np.ndarray | None = None
         if not keep.all():
             self.record_lines = np.flatnonzero(keep) + 1
             starts, lengths = starts[keep], lengths[keep]
@@ -229,37 +305,52 @@ class _FixedLines:
         self.lengths = lengths
         self.n = int(starts.shape[0])
         self.max_len = int(lengths.max()) if self.n else 0
-        self.view: np.ndarray | None = None
-        if self.n and int(lengths.min()) == self.max_len and self.record_lines is None:
-            length = self.max_len
-            self.view = np.lib.stride_tricks.as_strided(
-                self.arr, shape=(self.n, length), strides=(length + 1, 1), writeable=False
-            )
+
+    def _uniform(self, data: bytes) -> bool:
+        """Set up the strided view when all lines have one length and end with LF."""
+        raw = data.find(b"\n")
+        if raw <= 0 or len(data) % (raw + 1):
+            return False
+        stride = raw + 1
+        n = len(data) // stride
+        if data.count(b"\n") != n or not (self.arr[raw::stride] == 10).all():
+            return False
+        crs = 0
+        while crs < raw and (self.arr[raw - 1 - crs :: stride] == 13).all():
+            crs += 1
+        if crs == raw or (crs and data.count(b"\r") != crs * n):
+            return False
+        self.n = n
+        self.max_len = raw - crs
+        self.view = np.lib.stride_tricks.as_strided(
+            self.arr, shape=(n, self.max_len), strides=(stride, 1), writeable=False
+        )
+        return True
 
     def line_of(self, record: int) -> int:
         return int(self.record_lines[record]) if self.record_lines is not None else record + 1
 
-    def field(self, start: int, width: int) -> np.ndarray:
-        """(n, width) uint8 matrix of columns [start, start+width), blank-padded."""
-        s = start - 1
+    def block_rows(self, lo: int, hi: int) -> int:
+        """Records per block for columns [lo, hi)."""
+        width = (self.max_len + 1) if self.view is not None else 8 * max(hi - lo, 1)
+        return max(1024, BLOCK_BYTES // max(width, 1))
+
+    def block(self, r0: int, r1: int, lo: int, hi: int) -> np.ndarray:
+        """(r1-r0, hi-lo) bytes of records r0..r1-1, columns [lo, hi) 0-based, blank-padded."""
+        width = hi - lo
         if self.view is not None:
-            length = self.max_len
-            if s + width <= length:
-                return np.ascontiguousarray(self.view[:, s : s + width])
-            out = np.full((self.n, width), BLANK, dtype=np.uint8)
-            if s < length:
-                out[:, : length - s] = self.view[:, s:length]
+            if hi <= self.max_len:
+                return self.view[r0:r1, lo:hi]
+            out = np.full((r1 - r0, width), BLANK, dtype=np.uint8)
+            if lo < self.max_len:
+                out[:, : self.max_len - lo] = self.view[r0:r1, lo:]
             return out
-        out = np.empty((self.n, width), dtype=np.uint8)
-        cols = s + np.arange(width, dtype=np.int64)
-        block = max(1, GATHER_CELLS // max(width, 1))
-        for b in range(0, self.n, block):
-            st = self.starts[b : b + block]
-            ln = self.lengths[b : b + block]
-            valid = cols[None, :] < ln[:, None]
-            idx = np.where(valid, st[:, None] + cols[None, :], 0)
-            out[b : b + block] = np.where(valid, self.arr[idx], BLANK)
-        return out
+        cols = lo + np.arange(width, dtype=np.int64)
+        st = self.starts[r0:r1]
+        ln = self.lengths[r0:r1]
+        valid = cols[None, :] < ln[:, None]
+        idx = np.where(valid, st[:, None] + cols[None, :], 0)
+        return np.where(valid, self.arr[idx], np.uint8(BLANK)).astype(np.uint8, copy=False)
 
 
 def _read_fixed(
@@ -271,29 +362,57 @@ def _read_fixed(
     progress: ProgressCallback,
     cancel: CancelToken | None,
 ) -> None:
+    """One pass over the records in cache-sized blocks: every field is cut from the block
+    while it is in cache; numeric fields are parsed there, categorical ones kept as bytes."""
     lines = _FixedLines(data)
-    result.n_records = lines.n
+    n = lines.n
+    result.n_records = n
     result.record_lines = lines.record_lines
-    clock = Stopwatch()
-    for k, var in enumerate(variables):
-        if cancel is not None and cancel.cancelled:
-            raise Cancelled("reading the microdata was cancelled", file=path)
-        progress(
-            ProgressEvent(
-                f"Reading {var.name}", fraction=k / max(len(variables), 1), elapsed=clock.elapsed
-            )
-        )
+    if not variables:
+        return
+    for var in variables:
         assert var.start is not None and var.width is not None
-        if lines.n and var.start > lines.max_len:
+        if n and var.start > lines.max_len:
             result.log.append(
                 f"warning: {path.name}: variable {var.name} starts at column {var.start} but "
                 f"no line is longer than {lines.max_len} characters; all its fields are blank"
             )
-        mat = lines.field(var.start, var.width)
-        if var.categorical:
-            result.categorical[var.name] = _categorical_from_bytes(mat)
-        if var.is_number:
-            values = _numeric_from_bytes(mat, var, path, lines.line_of)
+    lo = min(v.start - 1 for v in variables)  # type: ignore[operator]
+    hi = max(v.start - 1 + v.width for v in variables)  # type: ignore[operator]
+    cats = {v.name: np.empty((n, v.width), dtype=np.uint8) for v in variables if v.categorical}
+    nums = {v.name: np.empty(n, dtype=np.float64) for v in variables if v.is_number}
+    slow: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {name: [] for name in nums}
+    step = lines.block_rows(lo, hi)
+    clock = Stopwatch()
+    last_event = -1.0
+    for r0 in range(0, n, step):
+        if cancel is not None and cancel.cancelled:
+            raise Cancelled("reading the microdata was cancelled", file=path)
+        if clock.elapsed - last_event > 0.2:
+            last_event = clock.elapsed
+            progress(ProgressEvent(f"Reading {path.name}", fraction=r0 / n, elapsed=clock.elapsed))
+        r1 = min(n, r0 + step)
+        blk = lines.block(r0, r1, lo, hi)
+        for var in variables:
+            s = var.start - 1 - lo  # type: ignore[operator]
+            sub = blk[:, s : s + var.width]
+            if var.name in cats:
+                cats[var.name][r0:r1] = sub
+            if var.name in nums:
+                values, ok = _parse_decimal_block(np.ascontiguousarray(sub.T))
+                nums[var.name][r0:r1] = values
+                if not ok.all():
+                    bad = np.flatnonzero(~ok)
+                    slow[var.name].append((bad + r0, np.array(sub[bad])))
+    for var in variables:
+        if var.name in cats:
+            result.categorical[var.name] = _categorical_from_bytes(cats.pop(var.name))
+        if var.name in nums:
+            values = nums[var.name]
+            if slow[var.name]:
+                rows = np.concatenate([r for r, _ in slow[var.name]])
+                mat = np.concatenate([m for _, m in slow[var.name]])
+                values[rows] = _parse_decimal_slow(mat, rows, var, path, lines.line_of)
             _warn_numeric_missing(var, values, result.log, path)
             result.numeric[var.name] = values
 
@@ -465,15 +584,15 @@ def read_microdata(
         raise InputError("microdata file not found", file=path) from None
     except OSError as exc:
         raise InputError(f"cannot read the microdata file ({exc.strerror})", file=path) from None
-    data = _normalise_newlines(raw)
-    del raw
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
     result = MicroData(path=path, n_records=0)
     clock = Stopwatch()
     progress(ProgressEvent(f"Reading {path.name}", fraction=0.0))
     if meta.kind == "fixed":
-        _read_fixed(meta, path, data, chosen, result, progress, cancel)
+        _read_fixed(meta, path, raw, chosen, result, progress, cancel)
     else:
-        _read_free(meta, path, data, chosen, result, progress, cancel)
+        _read_free(meta, path, _normalise_newlines(raw), chosen, result, progress, cancel)
     progress(
         ProgressEvent(
             f"Read {result.n_records} records of {path.name}",
