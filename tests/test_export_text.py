@@ -327,6 +327,7 @@ def enterprise_data(tmp_path_factory):
     return meta, read_microdata(meta, dst / "example_enterprise.asc"), dst
 
 
+@pytest.mark.compat
 @pytest.mark.parametrize(
     "name, dims",
     [
