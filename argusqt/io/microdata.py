@@ -462,33 +462,14 @@ def _read_free(
         return int(record_lines[r]) if record_lines is not None else r + 1
 
     index = {v.name: i for i, v in enumerate(meta.variables)}
-    wanted = sorted({index[v.name] for v in variables})
     n_records = int(np.count_nonzero(nonblank))
-    if n_records == 0:
-        df = pd.DataFrame({i: pd.Series([], dtype=object) for i in wanted})
-    else:
-        try:
-            df = pd.read_csv(
-                io.BytesIO(data),
-                sep=sep_b.decode("latin-1"),
-                header=None,
-                names=list(range(n_fields)),
-                usecols=wanted,
-                dtype=str,
-                na_filter=False,
-                quoting=csv.QUOTE_NONE,
-                engine="c",
-                encoding="latin-1",
-                skip_blank_lines=True,
-            )
-        except (pd.errors.ParserError, ValueError) as exc:
-            raise InputError(f"cannot split the records: {exc}", file=path) from None
-    if len(df) != n_records:
-        raise InputError(
-            f"expected {n_records} records (non-empty lines), the parser found {len(df)}",
-            file=path,
-        )
     result.n_records = n_records
+    fast_num = {index[v.name] for v in variables if v.is_number and not v.categorical}
+    as_text = {index[v.name] for v in variables} - fast_num
+    reader = _CsvReader(data, sep_b.decode("latin-1"), n_fields, n_records, path)
+    # numbers parsed by pandas' C parser; any odd text (blanks, quotes, decimal comma)
+    # makes it fail and the column is re-read as text for the exact, explained parse
+    df = reader.read(as_text, fast_num)
     clock = Stopwatch()
     for k, var in enumerate(variables):
         if cancel is not None and cancel.cancelled:
@@ -498,20 +479,84 @@ def _read_free(
                 f"Reading {var.name}", fraction=k / max(len(variables), 1), elapsed=clock.elapsed
             )
         )
-        col = df[index[var.name]]
+        i = index[var.name]
         if var.categorical:
-            result.categorical[var.name] = _free_categorical(col, var, result.log, path)
+            result.categorical[var.name] = _free_categorical(df[i], var, result.log, path)
         if var.is_number:
-            values = _free_numeric(col, var, path, sep, line_of, index[var.name] + 1)
+            col = df[i] if i in df and not var.categorical else None
+            values = None
+            if col is not None and col.dtype.kind == "f":
+                values = col.to_numpy(dtype=np.float64, copy=True)
+                if not np.isfinite(values).all():
+                    values = None  # blanks or nan/inf texts: explain via the text path
+            if values is None:
+                text = df[i] if var.categorical else reader.read({i}, set())[i]
+                values = _free_numeric(text.astype(str), var, path, sep, line_of, i + 1)
             _warn_numeric_missing(var, values, result.log, path)
             result.numeric[var.name] = values
+
+
+class _CsvReader:
+    """pandas' C parser on the normalised bytes, with the checks every read needs."""
+
+    def __init__(self, data: bytes, sep: str, n_fields: int, n_records: int, path: Path):
+        self.data = data
+        self.sep = sep
+        self.n_fields = n_fields
+        self.n_records = n_records
+        self.path = path
+
+    def read(self, text_cols: set[int], float_cols: set[int]) -> pd.DataFrame:
+        """Columns `text_cols` as categories of raw text, `float_cols` as float64 (empty →
+        NaN); falls back to text for all columns when a float column has odd text."""
+        cols = sorted(text_cols | float_cols)
+        if self.n_records == 0 or not cols:
+            return pd.DataFrame({i: pd.Series([], dtype=object) for i in cols})
+        dtype: dict[int, str] = {i: "category" for i in text_cols}
+        dtype.update({i: "float64" for i in float_cols})
+        try:
+            df = self._read_csv(cols, dtype, {i: [""] for i in float_cols})
+        except ValueError:
+            if not float_cols:
+                raise
+            df = self._read_csv(cols, {i: "category" for i in cols}, None)
+        if len(df) != self.n_records:
+            raise InputError(
+                f"expected {self.n_records} records (non-empty lines), the parser found {len(df)}",
+                file=self.path,
+            )
+        return df
+
+    def _read_csv(self, cols: list[int], dtype: dict, na_values: dict | None) -> pd.DataFrame:
+        try:
+            return pd.read_csv(
+                io.BytesIO(self.data),
+                sep=self.sep,
+                header=None,
+                names=list(range(self.n_fields)),
+                usecols=cols,
+                dtype=dtype,  # type: ignore[arg-type]
+                keep_default_na=False,
+                na_values=na_values,
+                na_filter=bool(na_values),
+                quoting=csv.QUOTE_NONE,
+                engine="c",
+                encoding="latin-1",
+                skip_blank_lines=True,
+            )
+        except pd.errors.ParserError as exc:
+            raise InputError(f"cannot split the records: {exc}", file=self.path) from None
 
 
 def _free_categorical(
     col: pd.Series, var: Variable, log: list[str], path: Path
 ) -> CategoricalColumn:
     """Trim blanks/tabs, drop `"`, left-pad to the width (§2.2) — on the distinct values only."""
-    codes, uniques = pd.factorize(col.to_numpy(dtype=object))
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        codes = col.cat.codes.to_numpy()
+        uniques = list(col.cat.categories)
+    else:
+        codes, uniques = pd.factorize(col.to_numpy(dtype=object))
     width = var.width or 0
     cats: list[str] = []
     too_long: list[str] = []
