@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import openpyxl
 import pytest
 
 from argusqt.errors import ArgusError
-from argusqt.export.excel import ExcelOptions, build_workbook, write_excel
+from argusqt.export.excel import ExcelOptions, excel_bytes, write_excel
 from argusqt.model.codelist import CodeList
 from argusqt.model.table import TableSpec
 from argusqt.model.tabulate import build_fine, table_from_fine
 from argusqt.protect.result import AuditResult
 from argusqt.rules.spec import FreqRule, SafetyRules
+
+
+def build_workbook(table, options=None):
+    """Save to bytes and load back (what a user opening the file sees)."""
+    return openpyxl.load_workbook(io.BytesIO(excel_bytes(table, options)))
 
 
 def _table(three: bool = False):

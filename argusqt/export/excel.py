@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 from openpyxl import Workbook
+from openpyxl.cell import WriteOnlyCell
 from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
-from openpyxl.worksheet.worksheet import Worksheet
 
 import argusqt
 from argusqt.errors import ArgusError
@@ -71,21 +71,64 @@ class ExcelOptions:
 
 
 # ---------------------------------------------------------------------------- helpers
+class _Cells:
+    """Styled write-only cells, one per (column, style), reused row after row.
+
+    Streaming sheets write a row as soon as it is appended, so a pre-styled cell can be
+    refilled for the next row; this avoids building and hashing a style per cell.
+    """
+
+    def __init__(self, ws) -> None:
+        self.ws = ws
+        self.pool: dict[tuple, WriteOnlyCell] = {}
+
+    def _cell(self, col: int, key: tuple, style: dict[str, Any]) -> WriteOnlyCell:
+        k = (col, *key)
+        cell = self.pool.get(k)
+        if cell is None:
+            cell = WriteOnlyCell(self.ws)
+            for name, value in style.items():
+                setattr(cell, name, value)
+            self.pool[k] = cell
+        return cell
+
+    def text(self, col: int, text: str, key: tuple = (), **style: Any) -> WriteOnlyCell:
+        """Explicit string (never a formula); risky leading characters get a quote prefix."""
+        risky = text.startswith(_RISKY)
+        if risky:
+            style = {**style, "quotePrefix": True}
+        cell = self._cell(col, ("t", risky, *key), style)
+        cell.value = text
+        cell.data_type = "s"
+        return cell
+
+    def number(self, col: int, value: float | int, fmt: str, key: tuple = (), **style: Any):
+        cell = self._cell(col, ("n", fmt, *key), {"number_format": fmt, **style})
+        cell.value = value
+        return cell
+
+    def value(self, col: int, value: Any, fmt: str | None = None, **style: Any):
+        """Text, a number (with `fmt`) or None."""
+        if value is None:
+            return None
+        if isinstance(value, str):
+            return self.text(col, value, tuple(sorted(style)), **style)
+        if fmt is None:
+            return value if not style else self._num_plain(col, value, style)
+        return self.number(col, value, fmt, tuple(sorted(style)), **style)
+
+    def _num_plain(self, col: int, value: Any, style: dict[str, Any]):
+        cell = self._cell(col, ("p", *sorted(style)), style)
+        cell.value = value
+        return cell
+
+
 def put_text(cell, text: str) -> None:
-    """Store text as an explicit string (never a formula); risky leading characters quoted."""
+    """Store text in an ordinary (non-streaming) cell as an explicit string, never a formula."""
     cell.value = text
     cell.data_type = "s"
     if text.startswith(_RISKY):
         cell.quotePrefix = True
-
-
-def _put(cell, value: Any, number_format: str | None = None) -> None:
-    if isinstance(value, str):
-        put_text(cell, value)
-    else:
-        cell.value = value
-        if number_format is not None:
-            cell.number_format = number_format
 
 
 def number_format(decimals: int, thousands: bool) -> str:
@@ -100,6 +143,7 @@ def shown_values(table: Table, options: ExcelOptions) -> tuple[np.ndarray, np.nd
     numbers = np.asarray(
         table.published if table.published is not None else table.value, dtype=float
     )
+    numbers = np.round(numbers, table.decimals)
     text = np.full(status.shape, "", dtype=object)
     if table.published is None:
         text[is_suppressed(status)] = options.suppressed_text
@@ -119,10 +163,6 @@ def _sheet_name(wanted: str, used: set[str]) -> str:
     return name
 
 
-def _round(x: float, decimals: int) -> float:
-    return float(round(x, decimals))
-
-
 # ---------------------------------------------------------------------------- table sheets
 def _layout(table: Table, options: ExcelOptions) -> tuple[int, int | None, list[int]]:
     k = table.ndim
@@ -137,8 +177,20 @@ def _layout(table: Table, options: ExcelOptions) -> tuple[int, int | None, list[
     return r, c, [d for d in range(k) if d not in (r, c)]
 
 
+def _grid_cells(table: Table, r_dim: int, c_dim: int | None, fixed: dict[int, int]) -> np.ndarray:
+    """Cell numbers of the sheet as a (rows × columns) array (vectorised index arithmetic)."""
+    shape = table.shape
+    strides = np.cumprod((*shape[1:], 1)[::-1])[::-1]
+    base = sum(int(strides[d]) * n for d, n in fixed.items())
+    rows = np.arange(shape[r_dim]) * strides[r_dim]
+    if c_dim is None:
+        return (base + rows)[:, None]
+    cols = np.arange(shape[c_dim]) * strides[c_dim]
+    return base + rows[:, None] + cols[None, :]
+
+
 def _write_grid(
-    ws: Worksheet,
+    ws,
     table: Table,
     options: ExcelOptions,
     numbers: np.ndarray,
@@ -150,95 +202,97 @@ def _write_grid(
     r_dim, c_dim, _ = _layout(table, options)
     rows_cl = table.dims[r_dim]
     cols_cl: CodeList | None = table.dims[c_dim] if c_dim is not None else None
-    shape = table.shape
     fmt = number_format(table.decimals, options.thousands)
+    cells = _Cells(ws)
     bold = Font(bold=True)
-    put_text(ws.cell(1, 1), table.name or " × ".join(table.spec.explanatory))
-    ws.cell(1, 1).font = Font(bold=True, size=12)
-    if layer_title:
-        put_text(ws.cell(2, 1), layer_title)
-    header = 4
+    right = Alignment(horizontal="right")
     first_col = 3 if options.labels else 2
     n_head = 2 if (options.labels and cols_cl is not None) else 1
+    header = 4
     first_row = header + n_head
-    row_name = table.spec.explanatory[r_dim]
-    put_text(ws.cell(header, 1), row_name)
-    ws.cell(header, 1).font = bold
-    if options.labels:
-        put_text(ws.cell(header, 2), "label")
-        ws.cell(header, 2).font = bold
-    if cols_cl is None:
-        col_nodes = [None]
-        put_text(ws.cell(header, first_col), table.spec.response or "Freq")
-        ws.cell(header, first_col).font = bold
-    else:
-        col_nodes = list(range(len(cols_cl)))
-        depth_c = cols_cl.depth
-        for j in col_nodes:
-            cell = ws.cell(header, first_col + j)
-            put_text(cell, cols_cl.codes[j])
-            cell.font = bold
-            cell.alignment = Alignment(horizontal="right")
-            if options.labels:
-                put_text(ws.cell(header + 1, first_col + j), cols_cl.label(j))
-                ws.cell(header + 1, first_col + j).alignment = Alignment(
-                    horizontal="right", wrap_text=True
-                )
-            level = min(int(depth_c[j]), _MAX_OUTLINE)
-            if level:
-                ws.column_dimensions[get_column_letter(first_col + j)].outline_level = level
+    n_cols = len(cols_cl) if cols_cl is not None else 1
+    # sheet-level settings must precede the rows of a streaming sheet
     depth_r = rows_cl.depth
+    for i in range(len(rows_cl)):
+        if depth_r[i]:
+            ws.row_dimensions[first_row + i].outline_level = min(int(depth_r[i]), _MAX_OUTLINE)
+    ws.column_dimensions["A"].width = max(8, min(40, max(len(c) for c in rows_cl.codes) + 4))
+    row_labels = [rows_cl.label(i) for i in range(len(rows_cl))]
+    if options.labels:
+        ws.column_dimensions["B"].width = max(8, min(50, max(len(x) for x in row_labels) + 4))
+    for j in range(n_cols):
+        letter = get_column_letter(first_col + j)
+        ws.column_dimensions[letter].width = 14
+        if cols_cl is not None and cols_cl.depth[j]:
+            ws.column_dimensions[letter].outline_level = min(int(cols_cl.depth[j]), _MAX_OUTLINE)
+    ws.freeze_panes = f"{get_column_letter(first_col)}{first_row}"
+    _print_setup(ws, first_row, first_col)
+    ws.sheet_properties.outlinePr.summaryBelow = False
+    ws.sheet_properties.outlinePr.summaryRight = False
+    # title, layer, blank line
+    ws.append(
+        [
+            cells.text(
+                1,
+                table.name or " × ".join(table.spec.explanatory),
+                ("title",),
+                font=Font(bold=True, size=12),
+            )
+        ]
+    )
+    ws.append([cells.text(1, layer_title)] if layer_title else [])
+    ws.append([])
+    head = [cells.text(1, table.spec.explanatory[r_dim], ("h",), font=bold)]
+    if options.labels:
+        head.append(cells.text(2, "label", ("h",), font=bold))
+    if cols_cl is None:
+        head.append(cells.text(first_col, table.spec.response or "Freq", ("h",), font=bold))
+        ws.append(head)
+    else:
+        head += [
+            cells.text(first_col + j, cols_cl.codes[j], ("hc",), font=bold, alignment=right)
+            for j in range(n_cols)
+        ]
+        ws.append(head)
+        if options.labels:
+            wrap = Alignment(horizontal="right", wrap_text=True)
+            ws.append(
+                [None, None]
+                + [
+                    cells.text(first_col + j, cols_cl.label(j), ("hl",), alignment=wrap)
+                    for j in range(n_cols)
+                ]
+            )
+    grid = _grid_cells(table, r_dim, c_dim, fixed)
+    status = np.asarray(table.status).astype(int)
     fills = (
         {s: PatternFill("solid", fgColor=c) for s, c in STATUS_COLOURS.items()}
         if options.status_colours
         else {}
     )
-    status = np.asarray(table.status)
-    idx = [0] * table.ndim
-    for d, node in fixed.items():
-        idx[d] = node
+    indents = {d: Alignment(horizontal="left", indent=int(d)) for d in np.unique(depth_r)}
     for i in range(len(rows_cl)):
-        row = first_row + i
-        depth = int(depth_r[i])
-        code_cell = ws.cell(row, 1)
-        put_text(code_cell, rows_cl.codes[i])
-        code_cell.alignment = Alignment(horizontal="left", indent=depth)
+        d = int(depth_r[i])
+        row: list[Any] = [cells.text(1, rows_cl.codes[i], ("code", d), alignment=indents[d])]
         if options.labels:
-            put_text(ws.cell(row, 2), rows_cl.label(i))
-            ws.cell(row, 2).alignment = Alignment(horizontal="left", indent=depth)
-        if depth:
-            ws.row_dimensions[row].outline_level = min(depth, _MAX_OUTLINE)
-        for j, node_c in enumerate(col_nodes):
-            idx[r_dim] = i
-            if c_dim is not None:
-                idx[c_dim] = node_c
-            cell_no = int(np.ravel_multi_index(idx, shape))
-            cell = ws.cell(row, first_col + j)
+            row.append(cells.text(2, row_labels[i], ("code", d), alignment=indents[d]))
+        for j, cell_no in enumerate(grid[i].tolist()):
+            col = first_col + j
+            st = int(status[cell_no])
+            extra: dict[str, Any] = {"fill": fills[st]} if fills else {}
+            key = (st,) if fills else ()
             t = text[cell_no]
             if t:
-                put_text(cell, t)
-                cell.alignment = Alignment(horizontal="right")
+                row.append(cells.text(col, t, ("v", *key), alignment=right, **extra))
             else:
-                cell.value = _round(numbers[cell_no], table.decimals)
-                cell.number_format = fmt
-            if fills:
-                cell.fill = fills[int(status[cell_no])]
-    ws.freeze_panes = ws.cell(first_row, first_col)
-    _print_setup(ws, first_row, first_col)
-    ws.sheet_properties.outlinePr.summaryBelow = False
-    ws.sheet_properties.outlinePr.summaryRight = False
-    ws.column_dimensions["A"].width = max(8, min(40, max(len(c) for c in rows_cl.codes) + 4))
-    if options.labels:
-        labels = [rows_cl.label(i) for i in range(len(rows_cl))]
-        ws.column_dimensions["B"].width = max(8, min(50, max(len(s) for s in labels) + 4))
-    for j in range(len(col_nodes)):
-        letter = get_column_letter(first_col + j)
-        ws.column_dimensions[letter].width = 14
+                row.append(cells.number(col, float(numbers[cell_no]), fmt, key, **extra))
+        ws.append(row)
     if fills:
-        _legend(ws, first_row + len(rows_cl) + 2, fills, status)
+        ws.append([])
+        _legend(ws, cells, fills, status)
 
 
-def _print_setup(ws: Worksheet, first_row: int, first_col: int) -> None:
+def _print_setup(ws, first_row: int, first_col: int) -> None:
     """Landscape, one page wide, header rows and code columns repeated on every page."""
     ws.page_setup.orientation = "landscape"
     ws.sheet_properties.pageSetUpPr.fitToPage = True
@@ -248,15 +302,12 @@ def _print_setup(ws: Worksheet, first_row: int, first_col: int) -> None:
     ws.print_title_cols = f"A:{get_column_letter(first_col - 1)}"
 
 
-def _legend(ws: Worksheet, row: int, fills: dict[int, PatternFill], status: np.ndarray) -> None:
-    put_text(ws.cell(row, 1), "Legend")
-    ws.cell(row, 1).font = Font(bold=True)
-    present = np.unique(status)
-    for k, s in enumerate(int(x) for x in present):
-        c = ws.cell(row + 1 + k, 1)
-        put_text(c, str(s))
-        c.fill = fills[s]
-        put_text(ws.cell(row + 1 + k, 2), STATUS_LABELS[s])
+def _legend(ws, cells: _Cells, fills: dict[int, PatternFill], status: np.ndarray) -> None:
+    ws.append([cells.text(1, "Legend", ("h",), font=Font(bold=True))])
+    for s in np.unique(status).tolist():
+        ws.append(
+            [cells.text(1, str(s), ("legend", s), fill=fills[s]), cells.text(2, STATUS_LABELS[s])]
+        )
 
 
 def _layer_title(table: Table, fixed: dict[int, int]) -> str:
@@ -274,7 +325,7 @@ def _layer_title(table: Table, fixed: dict[int, int]) -> str:
 
 # ---------------------------------------------------------------------------- cells sheet
 def _write_cells(
-    ws: Worksheet,
+    ws,
     table: Table,
     options: ExcelOptions,
     numbers: np.ndarray,
@@ -282,6 +333,7 @@ def _write_cells(
     audit: Any,
 ) -> None:
     """Long format: one row per cell in table order (totals first)."""
+    cells = _Cells(ws)
     names = table.spec.explanatory
     head: list[str] = []
     for n in names:
@@ -295,45 +347,53 @@ def _write_cells(
     if options.confidential:
         head += ["True value", "LPL", "UPL"]
     for j, h in enumerate(head, start=1):
-        put_text(ws.cell(1, j), h)
-        ws.cell(1, j).font = Font(bold=True)
-    ws.freeze_panes = "A2"
-    for j, h in enumerate(head, start=1):
         ws.column_dimensions[get_column_letter(j)].width = 26 if h == "Status text" else 16
+    ws.freeze_panes = "A2"
+    bold = Font(bold=True)
+    ws.append([cells.text(j, h, ("h",), font=bold) for j, h in enumerate(head, start=1)])
     fmt = number_format(table.decimals, options.thousands)
-    status = np.asarray(table.status).astype(int)
-    value = np.asarray(table.value, dtype=float)
+    status = np.asarray(table.status).astype(int).tolist()
+    value = np.round(np.asarray(table.value, dtype=float), table.decimals).tolist()
+    nums = numbers.tolist()
     lower = upper = None
     if audit is not None:
-        lower = np.asarray(audit.lower, dtype=float)
-        upper = np.asarray(audit.upper, dtype=float)
+        lower = np.asarray(audit.lower, dtype=float).tolist()
+        upper = np.asarray(audit.upper, dtype=float).tolist()
+    lpl = np.asarray(table.lpl, dtype=float).tolist()
+    upl = np.asarray(table.upl, dtype=float).tolist()
     codes = [d.codes for d in table.dims]
     labels = [[d.label(i) for i in range(len(d))] for d in table.dims]
     ranges = [range(len(d)) for d in table.dims]
+    right = Alignment(horizontal="right")
+    v_col = 2 * len(names) + 1
     for cell_no, nodes in enumerate(itertools.product(*ranges)):
         row: list[Any] = []
         for d, node in enumerate(nodes):
-            row += [codes[d][node], labels[d][node]]
+            row.append(cells.text(2 * d + 1, codes[d][node]))
+            row.append(cells.text(2 * d + 2, labels[d][node]))
         t = text[cell_no]
-        row.append(t or _round(numbers[cell_no], table.decimals))
-        row += [int(status[cell_no]), STATUS_LABELS[int(status[cell_no])]]
+        if t:
+            row.append(cells.text(v_col, t, ("v",), alignment=right))
+        else:
+            row.append(cells.number(v_col, nums[cell_no], fmt))
+        st = status[cell_no]
+        row += [st, cells.text(v_col + 2, STATUS_LABELS[st])]
         if lower is not None and upper is not None:
             lo, hi = lower[cell_no], upper[cell_no]
-            row += [None if np.isnan(lo) else float(lo), None if np.isnan(hi) else float(hi)]
+            row += [None if lo != lo else lo, None if hi != hi else hi]  # NaN → blank
         if options.confidential:
+            c = len(row) + 1
             row += [
-                _round(value[cell_no], table.decimals),
-                float(table.lpl[cell_no]),
-                float(table.upl[cell_no]),
+                cells.number(c, value[cell_no], fmt),
+                cells.number(c + 1, lpl[cell_no], fmt),
+                cells.number(c + 2, upl[cell_no], fmt),
             ]
-        r = cell_no + 2
-        for j, v in enumerate(row, start=1):
-            _put(ws.cell(r, j), v, fmt if isinstance(v, float) else None)
+        ws.append(row)
 
 
 # ---------------------------------------------------------------------------- report sheet
 def _write_report(
-    ws: Worksheet,
+    ws,
     table: Table,
     options: ExcelOptions,
     audit: Any,
@@ -363,26 +423,29 @@ def _write_report(
     rows.append(("Audit", audit_text(audit if audit is not None else info.get("audit"))))
     if options.confidential:
         rows.append(("WARNING", "contains true values of suppressed cells: do not publish"))
-    bold = Font(bold=True)
-    for i, (k, v) in enumerate(rows, start=1):
-        put_text(ws.cell(i, 1), k)
-        ws.cell(i, 1).font = bold
-        _put(ws.cell(i, 2), v)
-    r0 = len(rows) + 2
-    head = ["Status", "Description", "Cells", "Records", "Value", "Cost"]
-    for j, h in enumerate(head, start=1):
-        put_text(ws.cell(r0, j), h)
-        ws.cell(r0, j).font = bold
-    fmt = number_format(table.decimals, options.thousands)
-    for i, s in enumerate(status_summary(table), start=r0 + 1):
-        _put(ws.cell(i, 1), s["status"] if s["status"] is not None else "")
-        _put(ws.cell(i, 2), s["label"])
-        _put(ws.cell(i, 3), s["cells"])
-        _put(ws.cell(i, 4), s["records"], number_format(0, options.thousands))
-        _put(ws.cell(i, 5), round(s["value"], table.decimals), fmt)
-        _put(ws.cell(i, 6), round(s["cost"], 2), number_format(2, options.thousands))
     ws.column_dimensions["A"].width = 24
     ws.column_dimensions["B"].width = 70
+    cells = _Cells(ws)
+    bold = Font(bold=True)
+    for k, v in rows:
+        ws.append([cells.text(1, k, ("h",), font=bold), cells.value(2, v)])
+    ws.append([])
+    head = ["Status", "Description", "Cells", "Records", "Value", "Cost"]
+    ws.append([cells.text(j, h, ("h",), font=bold) for j, h in enumerate(head, start=1)])
+    fmt = number_format(table.decimals, options.thousands)
+    f0 = number_format(0, options.thousands)
+    f2 = number_format(2, options.thousands)
+    for s in status_summary(table):
+        ws.append(
+            [
+                s["status"],
+                cells.text(2, s["label"]),
+                s["cells"],
+                cells.number(4, s["records"], f0),
+                cells.number(5, round(s["value"], table.decimals), fmt),
+                cells.number(6, round(s["cost"], 2), f2),
+            ]
+        )
 
 
 # ---------------------------------------------------------------------------- entry point
@@ -392,13 +455,12 @@ def build_workbook(
     audit: Any = None,
     report_info: Mapping[str, Any] | None = None,
 ) -> Workbook:
-    """The workbook in memory (tests and the GUI preview use it; `write_excel` saves it)."""
+    """A streaming workbook with every sheet written; `write_excel` saves it."""
     options = options or ExcelOptions()
     numbers, text = shown_values(table, options)
-    wb = Workbook()
+    wb = Workbook(write_only=True)
     used: set[str] = set()
     _, _, others = _layout(table, options)
-    first = True
     layers = itertools.product(*[range(len(table.dims[d])) for d in others]) if others else [()]
     for combo in layers:
         fixed = dict(zip(others, combo, strict=True))
@@ -406,20 +468,27 @@ def build_workbook(
             wanted = " ".join(table.dims[d].codes[n].strip() for d, n in fixed.items())
         else:
             wanted = "table"
-        name = _sheet_name(wanted, used)
-        ws = wb.active if first else wb.create_sheet()
-        ws.title = name
-        first = False
+        ws = wb.create_sheet(_sheet_name(wanted, used))
         _write_grid(ws, table, options, numbers, text, fixed, _layer_title(table, fixed))
     if options.cells_sheet:
-        _write_cells(
-            wb.create_sheet(_sheet_name("cells", used)), table, options, numbers, text, audit
-        )
+        ws = wb.create_sheet(_sheet_name("cells", used))
+        _write_cells(ws, table, options, numbers, text, audit)
     if options.report_sheet:
-        _write_report(
-            wb.create_sheet(_sheet_name("report", used)), table, options, audit, report_info or {}
-        )
+        ws = wb.create_sheet(_sheet_name("report", used))
+        _write_report(ws, table, options, audit, report_info or {})
     return wb
+
+
+def excel_bytes(
+    table: Table,
+    options: ExcelOptions | None = None,
+    audit: Any = None,
+    report_info: Mapping[str, Any] | None = None,
+) -> bytes:
+    """The .xlsx file content."""
+    buf = io.BytesIO()
+    build_workbook(table, options, audit, report_info).save(buf)
+    return buf.getvalue()
 
 
 def write_excel(
@@ -430,7 +499,4 @@ def write_excel(
     report_info: Mapping[str, Any] | None = None,
 ) -> None:
     """Save the protected table as an .xlsx workbook (atomic write)."""
-    wb = build_workbook(table, options, audit, report_info)
-    buf = io.BytesIO()
-    wb.save(buf)
-    atomic_write_bytes(path, buf.getvalue())
+    atomic_write_bytes(path, excel_bytes(table, options, audit, report_info))
