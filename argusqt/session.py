@@ -1,7 +1,7 @@
 """The core API: one method per user action, called by the batch runner and by the GUI (no Qt).
 
 A Session holds the log, the opened data and metadata, the table specifications, the built
-tables (numbered from 1) and the history of actions (to write a batch file later).
+tables (numbered from 1) and the actions done on them (to write a batch file later).
 """
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ class Session:
     specs: list[TableSpec] = field(default_factory=list)
     sources: list[TabularSource] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
-    history: list[str] = field(default_factory=list)
+    history: list[str] = field(default_factory=list)  # batch lines of actions on the tables
+    read_mode: tuple[int, bool] = (0, False)  # READTABLE totals mode and keep-status flag
     results: dict[int, Any] = field(default_factory=dict)  # table number → last ProtectionResult
 
     # ------------------------------------------------------------------ log
@@ -88,8 +89,18 @@ class Session:
         self.sources = []
         self.tables = []
         self.results = {}
-        self.history.append("<CLEAR>")
+        self.history = []
         self.add_log("Session cleared")
+
+    def clear_tables(self) -> None:
+        """Forget the specified and computed tables but keep the opened data (Specify tables again)."""
+        self.specs = []
+        self.tables = []
+        self.results = {}
+        self.history = []
+        for src in self.sources[-1:]:
+            src.spec = None
+        self.sources = self.sources[-1:]
 
     def table(self, table_no: int) -> Table:
         """Table `table_no` (1-based); SpecificationError naming the valid range."""
@@ -127,7 +138,7 @@ class Session:
             f"Microdata {data_path.name} opened with metadata {meta_path.name}"
             + (f" ({n} records)" if n is not None else "")
         )
-        self.history += [f'<OPENMICRODATA> "{data_path}"', f'<OPENMETADATA> "{meta_path}"']
+        self.history = []
 
     def open_table_data(self, tab_path: str | Path, meta_path: str | Path) -> None:
         """Add a table file with its metadata (several may form a linked table set)."""
@@ -142,7 +153,7 @@ class Session:
         self.sources.append(TabularSource(tab_path, meta_path, meta))
         self._log_lines(list(getattr(meta, "warnings", []) or []))
         self.add_log(f"Table file {tab_path.name} opened with metadata {meta_path.name}")
-        self.history += [f'<OPENTABLEDATA> "{tab_path}"', f'<OPENMETADATA> "{meta_path}"']
+        self.history = []
 
     # ------------------------------------------------------------------ specify
     def specify_table(self, spec: TableSpec) -> int:
@@ -170,7 +181,7 @@ class Session:
         self.specs.append(spec)
         self.tables = []
         self.add_log(f"Table {len(self.specs)} specified: {describe_spec(spec)}")
-        self.history.append(f"<SPECIFYTABLE> {spec_to_arb(spec)}")
+        self.history = []
         return len(self.specs)
 
     def set_safety_rules(self, rules: SafetyRules, table_no: int | None = None) -> None:
@@ -196,7 +207,6 @@ class Session:
         except ImportError:  # pragma: no cover
             text = repr(rules)
         self.add_log(f"Safety rules of table {idx + 1}: {text}")
-        self.history.append(f"<SAFETYRULE> {text}")
 
     # ------------------------------------------------------------------ compute
     def compute_tables(
@@ -224,7 +234,6 @@ class Session:
             for t in tables:
                 apply_rules(t)
                 compute_cost(t, self._distances(t))
-            self.history.append("<READMICRODATA>")
         else:
             read_tab = _optional("argusqt.io.tabular", "read_tab", "reading table files (.tab)")
             tables = []
@@ -239,10 +248,11 @@ class Session:
                 # read_tab applies the rules (or keeps the given status) and the costs
                 t = read_tab(src.metadata, src.tab_path, src.spec, totals_mode, keep_status, log)
                 tables.append(t)
-            self.history.append(f"<READTABLE> {totals_mode}{'T' if keep_status else ''}")
+            self.read_mode = (totals_mode, keep_status)
         self._log_lines(log)
         self.tables = tables
         self.results = {}
+        self.history = []
         for no, t in enumerate(tables, start=1):
             counts = np.bincount(np.asarray(t.status, dtype=np.int64), minlength=15)
             self.add_log(
@@ -386,8 +396,55 @@ class Session:
         self.history.append(f'<WRITETABLE> ({table_no}, {out_type}, {opt}, "{path}")')
         return files
 
+    def write_apriori(
+        self,
+        table_no: int,
+        path: str | Path,
+        actions: dict[int, str] | None = None,
+        keep: list[bool] | None = None,
+        sep: str = ",",
+    ) -> int:
+        """Output | Generate apriori from the table's current statuses; returns lines written."""
+        fn = _optional("argusqt.io.apriori", "write_apriori", "writing a-priori files")
+        n = fn(self.table(table_no), path, actions, keep, sep)
+        self.add_log(f"A-priori file {path} written from table {table_no} ({n} lines)")
+        return n
+
+    def write_batch(self, path: str | Path) -> None:
+        """Same as `write_batch_file` (name used by the GUI)."""
+        self.write_batch_file(path)
+
+    def batch_lines(self) -> list[str]:
+        """The `.arb` lines that rebuild the current state: open, specify, read, then the actions."""
+        from argusqt.rules.parse import format_safety_rule
+
+        def spec_lines(spec: TableSpec) -> list[str]:
+            rules = format_safety_rule(spec.rules)
+            return [f"<SPECIFYTABLE> {spec_to_arb(spec)}"] + (
+                [f"<SAFETYRULE> {rules}"] if rules else []
+            )
+
+        lines: list[str] = []
+        if self.kind == "microdata":
+            lines += [f'<OPENMICRODATA> "{self.data_path}"', f'<OPENMETADATA> "{self.meta_path}"']
+            for spec in self.specs:
+                lines += spec_lines(spec)
+            if self.tables:
+                lines.append("<READMICRODATA>")
+        elif self.kind == "tabular":
+            for src in self.sources:
+                lines += [f'<OPENTABLEDATA> "{src.tab_path}"', f'<OPENMETADATA> "{src.meta_path}"']
+                if src.spec is not None:
+                    lines += spec_lines(src.spec)
+            if self.tables:
+                mode, keep = self.read_mode
+                lines.append(f"<READTABLE> {mode}{'T' if keep else ''}")
+        if self.tables:
+            lines += self.history
+        return lines
+
     def write_batch_file(self, path: str | Path) -> None:
-        """Write the actions of this session as a `.arb` file that repeats them."""
+        """Write a `.arb` file that repeats what was done in this session."""
         from argusqt import __version__
         from argusqt.batch.logbook import timestamp
         from argusqt.io.atomic import atomic_write_text
@@ -396,7 +453,7 @@ class Session:
             f"// Batch file written by argusqt {__version__}",
             f"// {timestamp(datetime.now())}",
         ]
-        atomic_write_text(path, "".join(line + "\n" for line in head + self.history))
+        atomic_write_text(path, "".join(line + "\n" for line in head + self.batch_lines()))
         self.add_log(f"Batch file written: {path}")
 
 

@@ -158,3 +158,35 @@ def test_protect_not_available_names_method(ex2, monkeypatch):
         s.protect(1, "NET", {})
     with pytest.raises(MethodError, match="table 0"):
         s.protect(0, "GH", {})
+
+
+def test_respecify_then_batch_file_is_valid(ex2):
+    """GUI: Specify tables again (clear_tables) — the written batch file must still run."""
+    s = _session(ex2)
+    s.write_table(1, 3, "AS+", ex2 / "old.txt")
+    s.clear_tables()
+    spec = parse_specify_table('"region"|"num1"|""|""')
+    spec.rules = parse_safety_rule("FREQ(5,20)")
+    s.specify_table(spec)
+    s.compute_tables()
+    s.write_table(1, 3, "AS+FL+", ex2 / "one.txt")
+    lines = s.batch_lines()
+    assert [ln.split()[0] for ln in lines] == [
+        "<OPENMICRODATA>", "<OPENMETADATA>", "<SPECIFYTABLE>", "<SAFETYRULE>",
+        "<READMICRODATA>", "<WRITETABLE>",
+    ]  # fmt: skip
+    s.write_batch(ex2 / "again.arb")
+    first = (ex2 / "one.txt").read_text()
+    (ex2 / "one.txt").unlink()
+    out = run_batch(ex2 / "again.arb")
+    assert out.ok, out.error
+    assert (ex2 / "one.txt").read_text() == first
+    assert first.splitlines()[:2] == ['"region","num1","Status"', '"Total",10484.95,1']
+
+
+def test_write_apriori_from_table(ex2):
+    s = _session(ex2)
+    n = s.write_apriori(1, ex2 / "t.hst")
+    lines = (ex2 / "t.hst").read_text().splitlines()
+    assert n == len(lines) == 15
+    assert "a,female,u" in [ln.lower() for ln in lines] and lines[0] == '"","",p'
