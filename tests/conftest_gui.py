@@ -48,3 +48,89 @@ def small_table(seed: int = 1) -> Table:
     t.lpl[t.status == 5] = 3.0
     t.upl[t.status == 5] = 3.0
     return t
+
+
+def run_dialog(qtbot, cls, fn, timeout: float = 5.0):
+    """When a modal dialog of `cls` appears, call fn(dialog) — drives real exec() dialogs."""
+    import time
+
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    deadline = time.monotonic() + timeout
+    seen: list = []
+
+    def poll() -> None:
+        w = QApplication.activeModalWidget()
+        if isinstance(w, cls) and w.isVisible():
+            seen.append(w)
+            fn(w)
+        elif time.monotonic() < deadline:
+            QTimer.singleShot(30, poll)
+
+    QTimer.singleShot(30, poll)
+    return seen
+
+
+class FakeSession:
+    """A stand-in for argusqt.session.Session used only to test GUI wiring without the core."""
+
+    def __init__(self, slow: float = 0.0) -> None:
+        from argusqt.model.metadata import Metadata, Variable
+
+        self.metadata = Metadata(
+            None,
+            "fixed",
+            [
+                Variable("Region", 1, 1, recodeable=True, hierarchical=True),
+                Variable("Gender", 2, 1, recodeable=True),
+                Variable("Turnover", 3, 8, numeric=True, decimals=1),
+                Variable("Wgt", 11, 4, weight=True),
+            ],
+        )
+        self.log: list[str] = []
+        self.specs: list = []
+        self.tables: list = []
+        self.slow = slow
+        self.calls: list[tuple] = []
+
+    def open_microdata(self, data, meta):
+        self.calls.append(("open_microdata", data, meta))
+        self.log.append(f"opened {data}")
+
+    def clear_tables(self):
+        self.specs.clear()
+        self.tables.clear()
+
+    def specify_table(self, spec):
+        self.specs.append(spec)
+
+    def compute_tables(self, progress, cancel):
+        self.tables = []
+        for spec in self.specs:
+            t = small_table()
+            t.spec = spec
+            self.tables.append(t)
+        return self.tables
+
+    def protect(self, table_no, method, params, progress, cancel):
+        from argusqt.progress import ProgressEvent, Stopwatch
+        from argusqt.protect.result import ProtectionResult
+
+        self.calls.append(("protect", table_no, method, params))
+        t = self.tables[table_no - 1]
+        sw = Stopwatch()
+        cancelled = False
+        while sw.elapsed < self.slow:
+            progress(
+                ProgressEvent(
+                    "branch and cut", bound=1.0, incumbent=5.0, gap=0.8, elapsed=sw.elapsed
+                )
+            )
+            if cancel is not None and cancel.wait(0.02):
+                cancelled = True
+                break
+        status = t.status.copy()
+        status[(status == 1) & (t.value < 200)] = 11
+        t.status[:] = status
+        return ProtectionResult(method, status, cost=1.0, cancelled=cancelled, elapsed=sw.elapsed)

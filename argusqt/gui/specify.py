@@ -446,7 +446,6 @@ class SpecifyTablesDialog(QDialog):
         for i, s in enumerate(self.specs, 1):
             self.table_list.addItem(f"{i}.  {describe_spec(s)}")
         self.table_list.blockSignals(False)
-        self.compute.setEnabled(bool(self.specs))
 
     def _checked_spec(self) -> TableSpec | None:
         s = self.current_spec()

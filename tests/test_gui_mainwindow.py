@@ -1,0 +1,162 @@
+"""Main window wiring: menus, open → specify → table → protect → summary, recent files, errors.
+
+These tests drive the real windows and dialogs; the core is replaced by a small stand-in
+session so that the GUI behaviour is tested on its own (test_gui_workflow.py uses the core).
+"""
+
+from __future__ import annotations
+
+import time
+
+import conftest_gui  # noqa: F401
+import pytest
+from conftest_gui import FakeSession, run_dialog
+from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtWidgets import QMessageBox
+
+from argusqt.errors import InputError
+from argusqt.gui.mainwindow import MainWindow
+from argusqt.gui.opendialog import OpenDataDialog
+from argusqt.gui.protectdialog import ProtectDialog
+from argusqt.gui.specify import SpecifyTablesDialog
+from argusqt.rules.spec import PRule
+
+pytestmark = pytest.mark.gui
+
+
+@pytest.fixture
+def files(tmp_path):
+    data = tmp_path / "survey.asc"
+    data.write_text("A1 123.4\n")
+    (tmp_path / "survey.rda").write_text("Region 1 1\n")
+    return data
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    sessions: list[FakeSession] = []
+
+    def factory():
+        sessions.append(FakeSession(slow=30.0))
+        return sessions[-1]
+
+    w = MainWindow(settings=settings, session_factory=factory)
+    w.sessions = sessions
+    qtbot.addWidget(w)
+    w.show()
+    return w
+
+
+def test_menus_in_tau_argus_order(window):
+    titles = [a.text().replace("&", "") for a in window.menuBar().actions()]
+    assert titles == ["File", "Specify", "Modify", "Output", "Help"]
+    assert window.actions["open_micro"].shortcut().toString() == "Ctrl+M"
+    # without data only opening is possible
+    assert window.actions["open_micro"].isEnabled()
+    assert not window.actions["spec_tables"].isEnabled()
+    assert not window.actions["protect"].isEnabled()
+
+
+def _specify(dlg: SpecifyTablesDialog) -> None:
+    dlg.select_variables(["Region", "Gender"])
+    dlg.response.setCurrentText("Turnover")
+    dlg.individual.p[0].check.setChecked(True)
+    dlg.individual.p[0].params[0].setValue(20)
+    dlg.compute.click()
+
+
+def test_open_specify_protect_flow(qtbot, window, files):
+    seen_open = run_dialog(
+        qtbot, OpenDataDialog, lambda d: (d.set_data(str(files)), d.buttons.accepted.emit())
+    )
+    seen_spec = run_dialog(qtbot, SpecifyTablesDialog, _specify, timeout=10)
+    window.actions["open_micro"].trigger()
+    assert seen_open and seen_open[0].meta_edit.text().endswith("survey.rda")  # proposed .rda
+    qtbot.waitUntil(lambda: bool(window.views), timeout=10_000)
+    assert seen_spec
+    session = window.sessions[-1]
+    assert session.calls[0] == ("open_microdata", str(files), str(files.with_suffix(".rda")))
+    spec = session.specs[0]
+    assert spec.explanatory == ["Region", "Gender"] and spec.response == "Turnover"
+    assert spec.rules.p_individual == [PRule(20.0, 100.0, 1)]
+    assert "5 unsafe" not in window.status_label.text()
+    assert "unsafe" in window.status_label.text()
+    assert window.actions["protect"].isEnabled()
+    # recent files remember the pair
+    assert window._recent()[0].startswith("microdata|")
+
+    # protect with OPT through the real protect dialog; cancel from the progress dialog
+    session.slow = 30.0
+    ticks = []
+    timer = QTimer()
+    timer.timeout.connect(lambda: ticks.append(1))
+    timer.start(20)
+    run_dialog(qtbot, ProtectDialog, lambda d: (d.select("OPT"), d.run_button.click()))
+    window.actions["protect"].trigger()
+    qtbot.waitUntil(lambda: window.runner.dialog is not None, timeout=5000)
+    qtbot.wait(400)
+    assert len(ticks) >= 8  # the GUI event loop keeps running while the job works
+    assert window.runner.dialog.bound.text() == "1.00"
+    t0 = time.perf_counter()
+    window.runner.dialog.request_cancel()
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=2000)
+    assert time.perf_counter() - t0 < 2.0
+    timer.stop()
+    assert window.last_result.cancelled
+    assert "Cancelled" in window.result_box.text()
+    assert "secondary" in window.status_label.text()
+    assert session.calls[-1][:3] == ("protect", 1, "OPT")
+    assert session.calls[-1][3]["max_time"] == 600.0
+
+    dlg = window.show_summary()
+    assert dlg.grid.item(dlg.grid.rowCount() - 1, 1).text() == f"{window.tables[0].n_cells:,}"
+
+
+def test_open_error_shows_file_and_line(qtbot, window, files, monkeypatch):
+    shown = []
+    monkeypatch.setattr(QMessageBox, "critical", lambda parent, title, text: shown.append(text))
+
+    def bad_factory():
+        s = FakeSession()
+
+        def fail(data, meta):
+            raise InputError(
+                "expected a width (a whole number) in column 3, got 'x'", file=meta, line=4
+            )
+
+        s.open_microdata = fail
+        return s
+
+    window.session_factory = bad_factory
+    window.open_microdata(str(files), str(files.with_suffix(".rda")))
+    qtbot.waitUntil(lambda: bool(shown), timeout=5000)
+    assert (
+        shown[0]
+        == f"{files.with_suffix('.rda')}, line 4: expected a width (a whole number) in column 3, got 'x'"
+    )
+    assert window.session is None
+
+
+def test_drop_data_file_opens_with_its_rda(qtbot, window, files):
+    run_dialog(qtbot, SpecifyTablesDialog, lambda d: d.reject())
+    window.open_paths([str(files)])
+    qtbot.waitUntil(lambda: window.session is not None, timeout=5000)
+    assert window.sessions[-1].calls[0][2] == str(files.with_suffix(".rda"))
+
+
+def test_window_state_saved(qtbot, tmp_path):
+    settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    w = MainWindow(settings=settings, session_factory=FakeSession)
+    qtbot.addWidget(w)
+    w.show()
+    w.resize(700, 500)
+    qtbot.waitUntil(lambda: w.width() == 700)
+    w.close()
+    assert (
+        QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat).value("geometry") is not None
+    )
+    w2 = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(w2)
+    w2.show()
+    assert (w2.width(), w2.height()) == (700, 500)
