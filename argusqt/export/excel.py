@@ -292,12 +292,17 @@ def _write_grid(
         _legend(ws, cells, fills, status)
 
 
-def _print_setup(ws, first_row: int, first_col: int) -> None:
-    """Landscape, one page wide, header rows and code columns repeated on every page."""
+def _fit_width(ws) -> None:
+    """Print landscape, one page wide, as many pages down as needed."""
     ws.page_setup.orientation = "landscape"
     ws.sheet_properties.pageSetUpPr.fitToPage = True
     ws.page_setup.fitToWidth = 1
     ws.page_setup.fitToHeight = 0
+
+
+def _print_setup(ws, first_row: int, first_col: int) -> None:
+    """Fit to width; header rows and code columns repeated on every page."""
+    _fit_width(ws)
     ws.print_title_rows = f"4:{first_row - 1}"
     ws.print_title_cols = f"A:{get_column_letter(first_col - 1)}"
 
@@ -349,6 +354,8 @@ def _write_cells(
     for j, h in enumerate(head, start=1):
         ws.column_dimensions[get_column_letter(j)].width = 26 if h == "Status text" else 16
     ws.freeze_panes = "A2"
+    _fit_width(ws)
+    ws.print_title_rows = "1:1"
     bold = Font(bold=True)
     ws.append([cells.text(j, h, ("h",), font=bold) for j, h in enumerate(head, start=1)])
     fmt = number_format(table.decimals, options.thousands)
@@ -425,6 +432,9 @@ def _write_report(
         rows.append(("WARNING", "contains true values of suppressed cells: do not publish"))
     ws.column_dimensions["A"].width = 24
     ws.column_dimensions["B"].width = 70
+    for letter in "CDEF":
+        ws.column_dimensions[letter].width = 16
+    _fit_width(ws)
     cells = _Cells(ws)
     bold = Font(bold=True)
     for k, v in rows:
