@@ -1,0 +1,94 @@
+"""tau_testW: every 1–3-variable table has the right cells, grand total and relations.
+
+Code counts are computed here independently from the raw text of the data and the
+hierarchy file (not through argusqt's readers).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from shared_paths import copy_case
+
+from argusqt.io.microdata import read_microdata
+from argusqt.io.rda import read_rda
+from argusqt.model.table import TableSpec
+from argusqt.model.tabulate import build_table
+from argusqt.rules.spec import FreqRule, SafetyRules
+
+pytestmark = pytest.mark.compat
+
+# name: (start, width, missing code)
+FIELDS = {
+    "Year": (1, 2, "99"),
+    "IndustryCode": (4, 5, "99999"),
+    "Size": (9, 2, "99"),
+    "Region": (12, 2, "99"),
+}
+VAR2 = (28, 10)
+
+
+@pytest.fixture(scope="module")
+def testw(tmp_path_factory):
+    folder = copy_case("tau_testW", tmp_path_factory.mktemp("testw"))
+    meta = read_rda(folder / "tau_testW.rda")
+    data = read_microdata(meta, folder / "tau_testW.asc")
+    lines = (folder / "tau_testW.asc").read_text(encoding="latin-1").splitlines()
+    return meta, data, lines, folder
+
+
+def _expected_code_count(name: str, lines: list[str], folder) -> int:
+    start, width, missing = FIELDS[name]
+    codes = {ln[start - 1 : start - 1 + width].ljust(width) for ln in lines}
+    codes.discard(missing)
+    if name == "Region":  # region2.hrc: every non-empty line is a node
+        hrc = (folder / "region2.hrc").read_text(encoding="latin-1").splitlines()
+        n_nodes = sum(1 for ln in hrc if ln.strip())
+        return 1 + n_nodes + 1
+    if name == "IndustryCode":  # <HIERLEVELS> 3 1 1: every prefix of length 3, 4, 5
+        nodes = {c[:k] for c in codes for k in (3, 4, 5)}
+        return 1 + len(nodes) + 1
+    return 1 + len(codes) + 1  # total + codes + missing
+
+
+COMBOS = [
+    c
+    for r in (1, 2, 3)
+    for c in itertools.combinations(["Year", "Size", "Region", "IndustryCode"], r)
+]
+
+
+@pytest.mark.parametrize("response", ["Var2", None], ids=["Var2", "freq"])
+@pytest.mark.parametrize("dims", COMBOS, ids=["x".join(c) for c in COMBOS])
+def test_cells_total_and_relations(testw, dims, response):
+    meta, data, lines, folder = testw
+    rules = SafetyRules(freq_individual=FreqRule(3, 20))
+    table = build_table(meta, data, TableSpec(list(dims), response, rules=rules), [])
+    expected_cells = math.prod(_expected_code_count(d, lines, folder) for d in dims)
+    assert table.n_cells == expected_cells
+    if response is None:
+        assert table.value[0] == len(lines)
+        decimals = 0
+    else:
+        s, w = VAR2
+        col = [float(ln[s - 1 : s - 1 + w] or 0) for ln in lines]
+        decimals = 2
+        assert abs(table.value[0] - math.fsum(col)) <= 0.5 * 10**-decimals
+    residual = np.abs(table.relations @ table.value)
+    scale = np.maximum(1.0, np.abs(table.value).max())
+    assert residual.max() <= 1e-9 * scale
+
+
+def test_declared_missing_region_column_is_empty(testw):
+    """formats.md §2.1: Region "99" is listed although no record has it (status 14)."""
+    meta, data, _, _ = testw
+    table = build_table(meta, data, TableSpec(["Size", "Region"], "Var2"), [])
+    region = table.dims[1]
+    assert region.codes[-1] == "99"
+    cells = [table.cell_index((i, len(region) - 1)) for i in range(len(table.dims[0]))]
+    assert all(table.status[c] == 14 for c in cells)
+    size = table.dims[0]
+    assert table.freq[table.cell_index((size.codes.index("99"), 0))] == 5
