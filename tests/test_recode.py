@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from argusqt.errors import InputError, SpecificationError
 from argusqt.model.codelist import CodeList
@@ -252,3 +254,72 @@ def test_recode_map_must_come_from_original(tmp_path):
         recode_table(table, "v", new, m[:-1])
     with pytest.raises(SpecificationError, match="not an explanatory"):
         recode_table(table, "w", new, m)
+
+
+def test_en_dash_is_an_error_with_a_hint(tmp_path):
+    p = tmp_path / "r.grc"
+    p.write_text("2: 50 \u2013 99\n", encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        read_grc(p, 3, CODES_182)
+    assert info.value.line == 1 and "column 7" in info.value.message
+    assert "ASCII '-'" in info.value.message
+
+
+# ---------------------------------------------------------------------------- property
+@settings(max_examples=40, deadline=None)
+@given(
+    group=st.lists(st.integers(0, 3), min_size=6, max_size=6),
+    fold=st.lists(st.booleans(), min_size=3, max_size=3),
+    seed=st.integers(0, 10_000),
+)
+def test_recode_equals_direct_tabulation_property(group, fold, seed):
+    """Any flat grouping × any fold of a 2-level tree = tabulating the recoded records."""
+    rng = np.random.default_rng(seed)
+    flat_codes = [f"{i}" for i in range(6)]
+    tree_entries = [(1, "P"), (2, "P0"), (2, "P1"), (1, "Q"), (2, "Q0"), (1, "R"), (2, "R0")]
+    tree_entries += [(2, "R1"), (2, "R2")]
+    leaves = ["P0", "P1", "Q0", "R0", "R1", "R2"]
+    n = 60
+    a = rng.integers(0, 6, n)
+    b = rng.integers(0, 6, n)
+    x = rng.gamma(1.5, 10.0, n).round(2)
+    spec = TableSpec(["f", "t"], "x")
+    flat = CodeList.flat("f", flat_codes)
+    tree = CodeList.from_tree("t", tree_entries)
+    fine = build_fine([(a, flat_codes), (b, leaves)], x, None, None, 3)
+    maps = [np.arange(1, 7), np.array([tree.leaf_index[c] for c in leaves])]
+    table = table_from_fine(fine, [flat, tree], maps, spec, 2)
+    # recode via the module
+    groups: dict[str, list[str]] = {}
+    for code, g in zip(flat_codes, group, strict=True):
+        groups.setdefault(f"g{g}", []).append(code)
+    rspec = RecodeSpec.from_groups(1, groups)
+    new_flat, fmap = recode_flat(flat, rspec)
+    t1 = recode_table(table, "f", new_flat, fmap)
+    parents = [p for p, on in zip(["P", "Q", "R"], fold, strict=True) if on]
+    new_tree, tmap = fold_hierarchy(tree, parents)
+    t2 = recode_table(t1, "t", new_tree, tmap)
+    # direct: recode the records and tabulate from scratch with independently built codelists
+    a_codes = np.array([f"g{g}" for g in group])[a]
+    b_codes = np.array([c[0] if c[0] in parents else c for c in leaves])[b]
+    ua, ia = np.unique(a_codes, return_inverse=True)
+    ub, ib = np.unique(b_codes, return_inverse=True)
+    dflat = CodeList.flat("f", list(ua))
+    entries = []
+    for p in ["P", "Q", "R"]:
+        entries.append((1, p))
+        if p not in parents:
+            entries += [(2, c) for c in leaves if c[0] == p]
+    dtree = CodeList.from_tree("t", entries)
+    dfine = build_fine([(ia, list(ua)), (ib, list(ub))], x, None, None, 3)
+    dmaps = [
+        np.array([dflat.leaf_index[c] for c in ua]),
+        np.array([dtree.leaf_index[c] for c in ub]),
+    ]
+    direct = table_from_fine(dfine, [dflat, dtree], dmaps, spec, 2)
+    assert t2.dims[0].codes == dflat.codes and t2.dims[1].codes == dtree.codes
+    np.testing.assert_allclose(t2.value, direct.value)
+    np.testing.assert_array_equal(t2.freq, direct.freq)
+    np.testing.assert_allclose(t2.top, direct.top)
+    back = undo_recode(undo_recode(t2, "t"), "f")
+    np.testing.assert_allclose(back.value, table.value)

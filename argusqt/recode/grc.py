@@ -187,7 +187,10 @@ def _parse_items(
         items[-1].source = "".join(f'"{t[1]}"' if t[0] == "QCODE" else t[1] for t in toks[start:i])
         if i < len(toks):
             if toks[i][0] != ",":
-                raise fail(f"expected ',' between items, got {toks[i][1]!r}", toks[i][2])
+                got = toks[i][1]
+                dash = got[:1] in ("\u2013", "\u2014", "\u2212")
+                hint = " (ranges use the ASCII '-')" if dash else ""
+                raise fail(f"expected ',' between items, got {got!r}{hint}", toks[i][2])
             i += 1
             if i >= len(toks):
                 raise fail("expected a code or a range after ','", eol)
