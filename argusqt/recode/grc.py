@@ -7,6 +7,7 @@ legal input (unknown codes, overlaps, untouched codes) becomes warnings the call
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -312,24 +313,24 @@ def resolve_flat(
     where = spec.path
     warnings: list[str] = []
     valid = sorted(set(codes) - set(missing))
+    valid_set = set(valid)
     miss = list(dict.fromkeys(missing))
+    miss_set = set(miss)
     assigned: dict[str, tuple[str, int]] = {}  # old code → (dest, line)
     for rl in spec.lines:
         for item in rl.items:
             if item.single:
                 code = item.lo or ""
-                if code not in valid and code not in miss:
+                if code not in valid_set and code not in miss_set:
                     warnings.append(
                         f"line {rl.line}: code {code.strip()!r} does not occur (no sense)"
                     )
                     continue
                 selected = [code]
             else:
-                selected = [
-                    c
-                    for c in valid
-                    if (item.lo is None or c >= item.lo) and (item.hi is None or c <= item.hi)
-                ]
+                lo = 0 if item.lo is None else bisect_left(valid, item.lo)
+                hi = len(valid) if item.hi is None else bisect_right(valid, item.hi)
+                selected = valid[lo:hi]
                 if not selected:
                     warnings.append(
                         f"line {rl.line}: range {item.text()} selects no code (no sense)"
@@ -372,7 +373,7 @@ def resolve_flat(
                 f"recoded into {new_missing[0].strip()!r}"
             )
     for c, new in mapping.items():
-        if new in new_missing and c not in miss:
+        if new in new_missing and c not in miss_set:
             raise InputError(
                 f"valid code {c.strip()!r} is recoded into the missing code {new.strip()!r}; "
                 "only missing codes may become missing",
