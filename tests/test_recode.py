@@ -323,3 +323,27 @@ def test_recode_equals_direct_tabulation_property(group, fold, seed):
     np.testing.assert_allclose(t2.top, direct.top)
     back = undo_recode(undo_recode(t2, "t"), "f")
     np.testing.assert_allclose(back.value, table.value)
+
+
+def test_recode_recomputes_rules_and_costs(tmp_path):
+    from argusqt.model.table import CostSpec
+    from argusqt.rules.spec import FreqRule, SafetyRules
+
+    table, _ = _small_table()
+    table.spec = TableSpec(
+        ["size", "v"],
+        "x",
+        cost=CostSpec("frequency", lam=0.5),
+        rules=SafetyRules(freq_individual=FreqRule(30, 10)),
+    )
+    t, _ = recode_variable(table, "v", 1)
+    np.testing.assert_allclose(t.cost, np.sqrt(t.freq))
+    unsafe = (t.freq > 0) & (t.freq < 30)
+    assert unsafe.any()
+    assert ((t.status == 5) == unsafe).all()
+    np.testing.assert_allclose(t.upl[unsafe], 0.1 * np.abs(t.value[unsafe]), rtol=1e-9)
+    # distance costs use the <DISTANCE> lists passed along
+    table.spec = TableSpec(["size", "v"], "x", cost=CostSpec("distance"), rules=table.spec.rules)
+    near, _ = recode_variable(table, "v", 1, distance_per_dim=[[7, 8], [9]])
+    plain, _ = recode_variable(table, "v", 1)
+    assert 7.0 in near.cost and 7.0 not in plain.cost

@@ -195,11 +195,13 @@ def recode_table(
     new_codelist: CodeList,
     node_map: np.ndarray,
     description: str = "",
+    distance_per_dim: list[list[int]] | None = None,
 ) -> Table:
     """A new table with `var_name` coded by `new_codelist`; `node_map`: original node → new node.
 
     Cells come from the fine cells (no microdata); rules and costs are recomputed, manual
-    statuses are lost (rules.md §7).
+    statuses are lost (rules.md §7). `distance_per_dim`: the `<DISTANCE>` lists of the
+    table's variables, needed only for distance costs.
     """
     d = _dim_index(table, var_name)
     state = _state(table)
@@ -228,7 +230,7 @@ def recode_table(
     recodes = {k: v for k, v in state.recodes.items() if k.lower() != var_name.lower()}
     if new_codelist is not orig_dim:
         recodes[table.spec.explanatory[d]] = description or "recoded"
-    return _rebuild(table, dims, leaf_maps, state, recodes)
+    return _rebuild(table, dims, leaf_maps, state, recodes, distance_per_dim)
 
 
 def _rebuild(
@@ -237,6 +239,7 @@ def _rebuild(
     leaf_maps: list[np.ndarray],
     state: RecodeState,
     recodes: dict[str, str],
+    distance_per_dim: list[list[int]] | None = None,
 ) -> Table:
     fine = table.source[0]
     new = table_from_fine(fine, dims, leaf_maps, table.spec, table.decimals)
@@ -244,10 +247,12 @@ def _rebuild(
     new.notes = list(table.notes)
     if recodes:
         new.recode_state = RecodeState(state.original_dims, state.original_leaf_maps, recodes)
-    return apply_rules_if_available(new)
+    return apply_rules_if_available(new, distance_per_dim)
 
 
-def undo_recode(table: Table, var_name: str) -> Table:
+def undo_recode(
+    table: Table, var_name: str, distance_per_dim: list[list[int]] | None = None
+) -> Table:
     """The table with `var_name` back in its original coding (other recodes stay)."""
     d = _dim_index(table, var_name)
     if not isinstance(table.recode_state, RecodeState):
@@ -258,10 +263,12 @@ def undo_recode(table: Table, var_name: str) -> Table:
     leaf_maps = [np.asarray(m) for m in table.source[1]]
     leaf_maps[d] = state.original_leaf_maps[d]
     recodes = {k: v for k, v in state.recodes.items() if k.lower() != var_name.lower()}
-    return _rebuild(table, dims, leaf_maps, state, recodes)
+    return _rebuild(table, dims, leaf_maps, state, recodes, distance_per_dim)
 
 
-def apply_rules_if_available(table: Table) -> Table:
+def apply_rules_if_available(
+    table: Table, distance_per_dim: list[list[int]] | None = None
+) -> Table:
     """Recompute statuses, protection levels and costs with the rules modules when present."""
     try:
         from argusqt.rules.classify import apply_rules
@@ -275,7 +282,8 @@ def apply_rules_if_available(table: Table) -> Table:
     except ImportError:
         compute_cost = None
     if compute_cost is not None:
-        out = compute_cost(table)
+        dist = distance_per_dim if table.spec.cost.kind == "distance" else None
+        out = compute_cost(table, dist) if dist is not None else compute_cost(table)
         if isinstance(out, Table):
             table = out
         elif isinstance(out, np.ndarray) and out.shape == table.cost.shape:
@@ -297,7 +305,10 @@ def load_recode(path: str | Path, codelist: CodeList, width: int | None = None) 
 
 
 def recode_variable(
-    table: Table, var_name: str, recode: RecodeSpec | int | str | Path
+    table: Table,
+    var_name: str,
+    recode: RecodeSpec | int | str | Path,
+    distance_per_dim: list[list[int]] | None = None,
 ) -> tuple[Table, list[str]]:
     """Recode with a spec, a `.grc` path or a level digit (batch `<RECODE>`) → (table, warnings)."""
     orig = original_codelist(table, var_name)
@@ -309,8 +320,10 @@ def recode_variable(
             warnings.append(
                 f"{var_name}: no node at level {level} has children; the codelist is unchanged"
             )
-        return recode_table(table, var_name, new, node_map, f"level {level}"), warnings
+        desc = f"level {level}"
+        return recode_table(table, var_name, new, node_map, desc, distance_per_dim), warnings
     spec = recode if isinstance(recode, RecodeSpec) else load_recode(recode, orig)
     new, node_map = recode_flat(orig, spec)
     desc = Path(spec.path).name if spec.path else ("tree recode" if spec.tree else "recode")
-    return recode_table(table, var_name, new, node_map, desc), list(spec.warnings)
+    out = recode_table(table, var_name, new, node_map, desc, distance_per_dim)
+    return out, list(spec.warnings)
