@@ -46,7 +46,9 @@ class FineCells:
 
 
 # ---------------------------------------------------------------------------- helpers
-def top_k_by_group(groups: np.ndarray, values: np.ndarray, n_groups: int, k: int) -> np.ndarray:
+def top_k_by_group(
+    groups: np.ndarray, values: np.ndarray, n_groups: int, k: int, overwrite: bool = False
+) -> np.ndarray:
     """(n_groups, k) array of the k largest non-negative `values` per group, decreasing, 0 if absent.
 
     K passes of an unbuffered group maximum (`np.maximum.at`, O(n) each) instead of a sort of
@@ -55,7 +57,8 @@ def top_k_by_group(groups: np.ndarray, values: np.ndarray, n_groups: int, k: int
     out = np.zeros((n_groups, k), dtype=float)
     if groups.size == 0 or k == 0:
         return out
-    v = np.array(values, dtype=float, copy=True)
+    # `overwrite`: the caller hands over a scratch array (saves a copy of millions of values)
+    v = np.asarray(values, dtype=float) if overwrite else np.array(values, dtype=float)
     g = np.asarray(groups, dtype=np.int64)
     for j in range(k):
         col = np.zeros(n_groups)
@@ -66,10 +69,7 @@ def top_k_by_group(groups: np.ndarray, values: np.ndarray, n_groups: int, k: int
         # remove exactly one entry equal to the maximum of each group (ties stay for later)
         hit = np.flatnonzero(v == col[g])
         _, first = np.unique(g[hit], return_index=True)
-        v[hit[first]] = -1.0
-        keep = v >= 0.0
-        if not keep.all():
-            v, g = v[keep], g[keep]
+        v[hit[first]] = -1.0  # below every value: never a maximum again (groups start at 0)
     return out
 
 
@@ -232,7 +232,11 @@ def build_fine(
     """
     n = categorical[0][0].shape[0]
     sizes = [max(len(cats), 1) for _, cats in categorical]
-    flat = np.ravel_multi_index([c.astype(np.int64) for c, _ in categorical], sizes)
+    # row-major key built in place: one int64 array per record, not one per variable
+    flat = np.asarray(categorical[0][0]).astype(np.int64)
+    for (codes, _), size in zip(categorical[1:], sizes[1:], strict=True):
+        flat *= size
+        flat += codes
     space = int(np.prod(sizes))
     if space <= max(4 * n, 1 << 20):
         # dense key space: O(n) compaction instead of a sort of all records
@@ -240,21 +244,31 @@ def build_fine(
         uniq = np.flatnonzero(present)
         lookup = np.cumsum(present) - 1
         inv = lookup[flat]
+        del present, lookup
     else:
         uniq, inv = np.unique(flat, return_inverse=True)
     n_fine = uniq.shape[0]
     keys = np.stack(np.unravel_index(uniq, sizes), axis=1).astype(np.int64)
-    w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
-    resp = np.ones(n) if response is None else np.asarray(response, dtype=float)
+    del flat
+    w = None if weights is None else np.asarray(weights, dtype=float)
+    resp = None if response is None else np.asarray(response, dtype=float)
     sh = resp if shadow is None else np.asarray(shadow, dtype=float)
     co = resp if cost is None else np.asarray(cost, dtype=float)
-
-    def total(x: np.ndarray) -> np.ndarray:
-        return np.bincount(inv, weights=x * w, minlength=n_fine)
-
     freq = np.bincount(inv, minlength=n_fine).astype(float)
-    if weights is None:
-        top = top_k_by_group(inv, np.abs(sh), n_fine, k)
+
+    def total(x: np.ndarray | None) -> np.ndarray:
+        """Σ (weighted) x per fine cell; x None = 1 per record (no array of ones is made)."""
+        if x is None:
+            return freq.copy() if w is None else np.bincount(inv, weights=w, minlength=n_fine)
+        return np.bincount(inv, weights=x if w is None else x * w, minlength=n_fine)
+
+    if sh is None:  # frequency table: every contribution is one unit
+        if w is None:
+            top = top_k_by_group(inv, np.ones(n), n_fine, k, overwrite=True)
+        else:
+            top = _unit_top(inv, np.ones(n), w, n_fine, k)
+    elif w is None:
+        top = top_k_by_group(inv, np.abs(sh), n_fine, k, overwrite=True)
     else:
         top = _unit_top(inv, np.abs(sh), w, n_fine, k)
     fine = FineCells(
@@ -264,7 +278,7 @@ def build_fine(
         freq=freq,
         shadow=total(sh),
         cost_raw=total(co),
-        weight_sum=np.bincount(inv, weights=w, minlength=n_fine),
+        weight_sum=total(None),
         top=top,
     )
     if holding is not None:
@@ -274,14 +288,17 @@ def build_fine(
         upair, pinv = np.unique(pair, return_inverse=True)
         fine.hold_fine = upair // n_hold
         fine.hold_id = upair % n_hold
-        fine.hold_sum = np.bincount(pinv, weights=sh)
+        fine.hold_sum = (
+            np.bincount(pinv, weights=sh) if sh is not None else np.bincount(pinv).astype(float)
+        )
     if request is not None:
         req = np.asarray(request)
         fine.request_top = np.zeros((n_fine, 2))
         for c in (1, 2):
             m = req == c
             if m.any():
-                np.maximum.at(fine.request_top[:, c - 1], inv[m], np.abs(sh[m]))
+                x = np.ones(int(m.sum())) if sh is None else np.abs(sh[m])
+                np.maximum.at(fine.request_top[:, c - 1], inv[m], x)
         fine.request_freq = np.bincount(inv, weights=(req > 0).astype(float), minlength=n_fine)
     return fine
 
