@@ -23,10 +23,26 @@ def quote_code(code: str, quotes: bool) -> str:
 
 
 def fmt_numbers(values: np.ndarray, decimals: int) -> np.ndarray:
-    """Numbers with `decimals` decimals, `.` point, no grouping (vectorised)."""
+    """Numbers with `decimals` decimals, `.` point, no grouping (object array of str).
+
+    `%`-formatting mapped over a list runs in C and is several times faster than np.char.mod.
+    """
     v = np.asarray(values, dtype=float)
     v = np.where(v == 0, 0.0, v)  # no "-0.00"
-    return np.char.mod(f"%.{max(decimals, 0)}f", v)
+    fmt = f"%.{max(decimals, 0)}f"
+    return _objects(map(fmt.__mod__, v.tolist()))
+
+
+def fmt_ints(values: np.ndarray) -> np.ndarray:
+    """Whole numbers as an object array of str."""
+    return _objects(map(str, np.asarray(values, dtype=np.int64).tolist()))
+
+
+def _objects(items) -> np.ndarray:
+    out = list(items)
+    arr = np.empty(len(out), dtype=object)
+    arr[:] = out
+    return arr
 
 
 def code_columns(table: Table, quotes: bool, levels: bool = False) -> list[np.ndarray]:
@@ -34,20 +50,18 @@ def code_columns(table: Table, quotes: bool, levels: bool = False) -> list[np.nd
     idx = np.unravel_index(np.arange(table.n_cells), table.shape)
     cols: list[np.ndarray] = []
     for d, dim in enumerate(table.dims):
-        written = np.array([quote_code(c, quotes) for c in dim.codes], dtype=object)
-        cols.append(written[idx[d]].astype(str))
+        written = _objects(quote_code(c, quotes) for c in dim.codes)
+        cols.append(written[idx[d]])
         if levels:
             lev = dim.depth if dim.hierarchical else np.zeros(len(dim), dtype=np.int64)
-            cols.append(np.char.mod("%d", np.asarray(lev)[idx[d]]))
+            cols.append(fmt_ints(np.asarray(lev)[idx[d]]))
     return cols
 
 
 def join_columns(cols: list[np.ndarray], sep: str = ",") -> np.ndarray:
-    """Element-wise `sep`.join of string columns."""
-    out = cols[0].astype(str)
-    for c in cols[1:]:
-        out = np.char.add(np.char.add(out, sep), c.astype(str))
-    return out
+    """Element-wise `sep`.join of string columns (object array)."""
+    lists = [c.tolist() if isinstance(c, np.ndarray) else list(c) for c in cols]
+    return _objects(map(sep.join, zip(*lists, strict=True)))
 
 
 def protection_kind(table: Table) -> str:
@@ -68,12 +82,12 @@ def shown_values(table: Table) -> np.ndarray:
     status = np.asarray(table.status, dtype=np.int64)
     kind = protection_kind(table)
     if kind == "suppress":
-        out = fmt_numbers(table.value, table.decimals).astype(object)
+        out = fmt_numbers(table.value, table.decimals)
         out[HIDDEN[status]] = "x"
     else:
-        out = fmt_numbers(table.published, table.decimals).astype(object)
+        out = fmt_numbers(table.published, table.decimals)
     out[status == 14] = "-"
-    return out.astype(str)
+    return out
 
 
 def codevalue_lines(
@@ -89,10 +103,9 @@ def codevalue_lines(
     empty = status == 14
     kind = protection_kind(table)
     cols = code_columns(table, quotes)
-    true_vals = fmt_numbers(table.value, table.decimals).astype(object)
+    true_vals = fmt_numbers(table.value, table.decimals)
     true_vals[empty] = "-"
-    true_vals = true_vals.astype(str)
-    status_txt = np.char.mod("%d", status)
+    status_txt = fmt_ints(status)
     header = [quote_code(d.name, quotes) for d in table.dims]
     resp = response_name(table)
     if kind == "suppress":

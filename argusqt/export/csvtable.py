@@ -5,8 +5,6 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-import numpy as np
-
 from argusqt.export.codevalue import quote_code, shown_values
 from argusqt.io.atomic import atomic_write_text
 from argusqt.model.table import Table
@@ -27,19 +25,10 @@ def csvtable_lines(table: Table, *, quotes: bool = True) -> list[str]:
             )
         block = shown[layer] if lead else shown
         lines.append("," + ",".join(labels[-1]))
-        rows = np.array(labels[-2], dtype=object).astype(str)
-        body = np.char.add(rows, np.char.add(",", _join_rows(block)))
-        lines.extend(body.tolist())
+        rows = map(",".join, block.tolist())  # one join per row of the block
+        lines.extend(f"{lab},{row}" for lab, row in zip(labels[-2], rows, strict=True))
         lines.append("")
     return lines
-
-
-def _join_rows(block: np.ndarray) -> np.ndarray:
-    """Row-wise `,`.join of a 2-D string array."""
-    out = block[:, 0].astype(str)
-    for j in range(1, block.shape[1]):
-        out = np.char.add(np.char.add(out, ","), block[:, j])
-    return out
 
 
 def write_csvtable(table: Table, path: str | Path, *, quotes: bool = True) -> None:

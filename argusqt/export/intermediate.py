@@ -6,7 +6,13 @@ from pathlib import Path
 
 import numpy as np
 
-from argusqt.export.codevalue import code_columns, fmt_numbers, join_columns, quote_code
+from argusqt.export.codevalue import (
+    code_columns,
+    fmt_ints,
+    fmt_numbers,
+    join_columns,
+    quote_code,
+)
 from argusqt.io.atomic import atomic_write_text
 from argusqt.model.codelist import CodeList
 from argusqt.model.table import Table
@@ -64,7 +70,7 @@ def intermediate_lines(
     cols.append(fmt_numbers(table.value, d))
     if not table.spec.is_frequency:
         freq = table.hfreq if use_h else table.freq
-        cols.append(np.char.mod("%d", np.rint(np.asarray(freq, dtype=float)).astype(np.int64)))
+        cols.append(fmt_ints(np.rint(np.asarray(freq, dtype=float))))
     if not status_only:
         cols.append(fmt_numbers(table.shadow, d))
     cols.append(fmt_numbers(table.cost, d))

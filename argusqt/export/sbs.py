@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from argusqt.export.codevalue import code_columns, fmt_numbers, join_columns
+from argusqt.export.codevalue import code_columns, fmt_ints, fmt_numbers, join_columns
 from argusqt.io.atomic import atomic_write_text
 from argusqt.model.table import Table
 
@@ -47,7 +47,7 @@ def sbs_lines(table: Table, *, quotes: bool = True, levels: bool = False) -> lis
     freq = np.asarray(table.hfreq if use_h else table.freq, dtype=float)
     cols = code_columns(table, quotes, levels=levels)
     cols.append(fmt_numbers(table.value, table.decimals))
-    cols.append(np.char.mod("%d", np.rint(freq).astype(np.int64)))
+    cols.append(fmt_ints(np.rint(freq)))
     cols.append(flags)
     body = join_columns(cols)
     # dominance numbers after B, C, F
@@ -65,10 +65,10 @@ def sbs_lines(table: Table, *, quotes: bool = True, levels: bool = False) -> lis
     dom1 = np.where(total == 0, 0.0, 100.0 * big / safe_total)
     dom2 = np.where(total == 0, 0.0, 100.0 * x2 / safe_total)
     with_dom = np.isin(flags, ("B", "C", "F"))
-    extra = np.char.add(",", fmt_numbers(dom1, 1))
+    extra = "," + fmt_numbers(dom1, 1)
     if has_p:
-        extra = np.char.add(np.char.add(extra, ","), fmt_numbers(dom2, 1))
-    body = np.where(with_dom, np.char.add(body, extra), body)
+        extra = extra + "," + fmt_numbers(dom2, 1)
+    body = np.where(with_dom, body + extra, body)
     return body[status != 14].tolist()
 
 
