@@ -338,6 +338,10 @@ class Session:
             run_method = module.run_method
         except (ImportError, AttributeError):
             raise MethodError(f"protection method {method} is not available yet") from None
+        if "max_minutes" in params:  # the solvers take seconds
+            minutes = float(params["max_minutes"])
+            key = "max_time_per_subtable" if method == "MOD" else "max_time"
+            params.setdefault(key, 60.0 * minutes)
         if method == "GH" and "singleton" not in params:
             params["singleton"] = 1 if table.freq is not None else 0
         if method == "RND" and "min_frequency" not in params:

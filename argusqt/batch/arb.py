@@ -36,8 +36,8 @@ METHOD_PARAMS: dict[str, list[tuple[str, float | None]]] = {
     "GH": [("apriori_percent", 100), ("size", 0), ("singleton", 1)],
     "MOD": [
         ("max_minutes", 1),
-        ("sing_sing", 1),
-        ("sing_mult", 1),
+        ("singleton_singleton", 1),
+        ("singleton_multiple", 1),
         ("min_freq", 1),
         ("max_scale_cost", 20000),
         ("lower_margin", 0),
@@ -58,7 +58,14 @@ METHOD_PARAMS: dict[str, list[tuple[str, float | None]]] = {
 #: Methods that accept table 0 (all tables linked).
 LINKED_METHODS = {"GH", "MOD"}
 #: Parameters that are 0/1 flags.
-FLAGS = {"size", "singleton", "sing_sing", "sing_mult", "partitions", "unit_cost"}
+FLAGS = {
+    "size",
+    "singleton",
+    "singleton_singleton",
+    "singleton_multiple",
+    "partitions",
+    "unit_cost",
+}
 
 
 @dataclass
