@@ -206,3 +206,42 @@ def test_one_dimension(tmp_path):
     assert [ws.cell(4, c).value for c in range(1, 4)] == ["Region", "label", "Freq"]
     assert [ws.cell(r, 3).value for r in range(5, 8)] == [2, 2, 2]
     assert ws.cell(5, 3).number_format == "#,##0"
+
+
+def test_progress_and_cancel(tmp_path):
+    from argusqt.errors import Cancelled
+    from argusqt.progress import CancelToken
+
+    t = _status_2d(_table())
+    events = []
+    write_excel(t, tmp_path / "p.xlsx", progress=events.append)
+    assert events[0].fraction is not None and events[-1].fraction == 1.0
+    token = CancelToken()
+    token.cancel()
+    with pytest.raises(Cancelled):
+        write_excel(t, tmp_path / "c.xlsx", cancel=token)
+    assert not (tmp_path / "c.xlsx").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.xlsx"]
+
+
+def test_four_dimensions_and_sheet_names():
+    from argusqt.export.excel import _sheet_name
+
+    used: set[str] = set()
+    assert _sheet_name("a/b:c*d?[e]", used) == "a_b_c_d__e_"
+    long = "x" * 40
+    assert _sheet_name(long, used) == "x" * 31
+    assert _sheet_name(long, used) == "x" * 29 + "~2"
+    assert _sheet_name("TABLE", used) == "TABLE" and _sheet_name("table", used) == "table~2"
+    # 4-D: one sheet per combination of the two layer variables
+    cats = [["a", "b"], ["1"], ["x", "y"], ["p"]]
+    codes = [np.array([0, 1, 1]), np.array([0, 0, 0]), np.array([0, 1, 1]), np.array([0, 0, 0])]
+    fine = build_fine(list(zip(codes, cats, strict=True)), np.array([1.0, 2.0, 3.0]), None, None, 2)
+    dims = [CodeList.flat(n, c) for n, c in zip("ABCD", cats, strict=True)]
+    maps = [np.arange(1, len(c) + 1) for c in cats]
+    t = table_from_fine(fine, dims, maps, TableSpec(list("ABCD"), "v"), 0)
+    wb = build_workbook(t, ExcelOptions(cells_sheet=False, report_sheet=False))
+    assert wb.sheetnames == [f"{c} {d}" for c in ["Total", "x", "y"] for d in ["Total", "p"]]
+    ws = wb["y p"]
+    assert ws["A2"].value == "C: y; D: p"
+    assert [ws.cell(r, 3).value for r in range(6, 9)] == [5, "-", 5]  # A Total, a, b

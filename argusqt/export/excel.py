@@ -24,7 +24,7 @@ from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
 
 import argusqt
-from argusqt.errors import ArgusError
+from argusqt.errors import ArgusError, Cancelled
 from argusqt.export.report import (
     audit_text,
     rules_in_words,
@@ -35,6 +35,13 @@ from argusqt.export.report import (
 from argusqt.io.atomic import atomic_write_bytes
 from argusqt.model.codelist import CodeList
 from argusqt.model.table import Table
+from argusqt.progress import (
+    CancelToken,
+    ProgressCallback,
+    ProgressEvent,
+    Stopwatch,
+    no_progress,
+)
 from argusqt.rules.status import STATUS_LABELS, is_suppressed
 
 #: Fill colours per status (RGB hex), used with `status_colours`.
@@ -71,6 +78,33 @@ class ExcelOptions:
 
 
 # ---------------------------------------------------------------------------- helpers
+class _Ticker:
+    """Counts written rows; reports progress and stops (no file is written) when cancelled."""
+
+    def __init__(self, total: int, progress: ProgressCallback, cancel: CancelToken | None):
+        self.total = max(total, 1)
+        self.done = 0
+        self.next_report = 0
+        self.progress = progress
+        self.cancel = cancel
+        self.clock = Stopwatch()
+
+    def tick(self, rows: int = 1) -> None:
+        self.done += rows
+        if self.done < self.next_report:
+            return
+        self.next_report = self.done + 2000
+        if self.cancel is not None and self.cancel.cancelled:
+            raise Cancelled("Excel export cancelled: no file was written")
+        self.progress(
+            ProgressEvent(
+                "Writing the Excel workbook",
+                fraction=min(self.done / self.total, 1.0),
+                elapsed=self.clock.elapsed,
+            )
+        )
+
+
 class _Cells:
     """Styled write-only cells, one per (column, style), reused row after row.
 
@@ -197,6 +231,7 @@ def _write_grid(
     text: np.ndarray,
     fixed: dict[int, int],
     layer_title: str,
+    ticker: _Ticker,
 ) -> None:
     """One sheet: rows = row variable, columns = column variable, other dims fixed."""
     r_dim, c_dim, _ = _layout(table, options)
@@ -287,6 +322,7 @@ def _write_grid(
             else:
                 row.append(cells.number(col, float(numbers[cell_no]), fmt, key, **extra))
         ws.append(row)
+        ticker.tick()
     if fills:
         ws.append([])
         _legend(ws, cells, fills, status)
@@ -336,6 +372,7 @@ def _write_cells(
     numbers: np.ndarray,
     text: np.ndarray,
     audit: Any,
+    ticker: _Ticker,
 ) -> None:
     """Long format: one row per cell in table order (totals first)."""
     cells = _Cells(ws)
@@ -396,6 +433,7 @@ def _write_cells(
                 cells.number(c + 2, upl[cell_no], fmt),
             ]
         ws.append(row)
+        ticker.tick()
 
 
 # ---------------------------------------------------------------------------- report sheet
@@ -464,13 +502,50 @@ def build_workbook(
     options: ExcelOptions | None = None,
     audit: Any = None,
     report_info: Mapping[str, Any] | None = None,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
 ) -> Workbook:
-    """A streaming workbook with every sheet written; `write_excel` saves it."""
+    """A streaming workbook with every sheet written; `write_excel` saves it.
+
+    Raises `Cancelled` when cancelled (an export has no partial safe result).
+    """
     options = options or ExcelOptions()
     numbers, text = shown_values(table, options)
     wb = Workbook(write_only=True)
+    r_dim, _, others = _layout(table, options)
+    n_layers = int(np.prod([len(table.dims[d]) for d in others])) if others else 1
+    total = n_layers * len(table.dims[r_dim]) + (table.n_cells if options.cells_sheet else 0)
+    ticker = _Ticker(total, progress, cancel)
+    try:
+        _fill(wb, table, options, numbers, text, audit, report_info or {}, others, ticker)
+    except BaseException:
+        _discard(wb)
+        raise
+    return wb
+
+
+def _discard(wb: Workbook) -> None:
+    """Close the streaming sheets of an abandoned workbook and delete their temp files."""
+    for ws in wb.worksheets:
+        try:
+            ws.close()
+            ws._writer.cleanup()
+        except Exception:  # best effort; openpyxl also removes them at exit
+            pass
+
+
+def _fill(
+    wb: Workbook,
+    table: Table,
+    options: ExcelOptions,
+    numbers: np.ndarray,
+    text: np.ndarray,
+    audit: Any,
+    report_info: Mapping[str, Any],
+    others: list[int],
+    ticker: _Ticker,
+) -> None:
     used: set[str] = set()
-    _, _, others = _layout(table, options)
     layers = itertools.product(*[range(len(table.dims[d])) for d in others]) if others else [()]
     for combo in layers:
         fixed = dict(zip(others, combo, strict=True))
@@ -479,14 +554,14 @@ def build_workbook(
         else:
             wanted = "table"
         ws = wb.create_sheet(_sheet_name(wanted, used))
-        _write_grid(ws, table, options, numbers, text, fixed, _layer_title(table, fixed))
+        title = _layer_title(table, fixed)
+        _write_grid(ws, table, options, numbers, text, fixed, title, ticker)
     if options.cells_sheet:
         ws = wb.create_sheet(_sheet_name("cells", used))
-        _write_cells(ws, table, options, numbers, text, audit)
+        _write_cells(ws, table, options, numbers, text, audit, ticker)
     if options.report_sheet:
         ws = wb.create_sheet(_sheet_name("report", used))
-        _write_report(ws, table, options, audit, report_info or {})
-    return wb
+        _write_report(ws, table, options, audit, report_info)
 
 
 def excel_bytes(
@@ -494,10 +569,13 @@ def excel_bytes(
     options: ExcelOptions | None = None,
     audit: Any = None,
     report_info: Mapping[str, Any] | None = None,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
 ) -> bytes:
     """The .xlsx file content."""
     buf = io.BytesIO()
-    build_workbook(table, options, audit, report_info).save(buf)
+    build_workbook(table, options, audit, report_info, progress, cancel).save(buf)
+    progress(ProgressEvent("Excel workbook written", fraction=1.0))
     return buf.getvalue()
 
 
@@ -507,6 +585,9 @@ def write_excel(
     options: ExcelOptions | None = None,
     audit: Any = None,
     report_info: Mapping[str, Any] | None = None,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
 ) -> None:
-    """Save the protected table as an .xlsx workbook (atomic write)."""
-    atomic_write_bytes(path, excel_bytes(table, options, audit, report_info))
+    """Save the protected table as an .xlsx workbook (atomic: nothing written if cancelled)."""
+    data = excel_bytes(table, options, audit, report_info, progress, cancel)
+    atomic_write_bytes(path, data)
