@@ -127,3 +127,35 @@ def test_testtable_and_intermediate_roundtrip(shared_data, tmp_path):
         (np.asarray(back.status) >= 3) & (np.asarray(back.status) <= 9),
         (status >= 3) & (status <= 9),
     )
+
+
+@pytest.mark.parametrize(
+    "case, arb, out, expected",
+    [
+        ("batch_ex1", "batch_ex1.arb", "tabout_ex1.txt", EX1_EXPECTED),
+        ("batch_ex2", "batch_ex2.arb", "tabout_ex2.txt", EX2_EXPECTED),
+    ],
+)
+def test_example_with_the_optimal_solver(
+    shared_data, tmp_path, monkeypatch, case, arb, out, expected
+):
+    """The whole batch with OPT wired straight to protect.optimal (independent of the dispatcher)."""
+    import sys
+    import types
+
+    from argusqt.protect.optimal import solve_optimal
+
+    mod = types.ModuleType("argusqt.protect.methods")
+
+    def run_method(problem, method, params, progress, cancel):
+        assert method == "OPT"
+        return solve_optimal(problem, params, progress, cancel)
+
+    mod.run_method = run_method
+    monkeypatch.setitem(sys.modules, "argusqt.protect.methods", mod)
+    folder = _copy(shared_data, tmp_path, case)
+    outcome = run_batch(folder / arb)
+    assert outcome.ok, outcome.error
+    assert (folder / out).read_text().splitlines() == expected  # E8 / E9, unique optimum
+    table = outcome.session.tables[0]
+    assert table.audit is not None and table.audit.ok
