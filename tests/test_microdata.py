@@ -254,3 +254,14 @@ def test_free_code_longer_than_width_warns(tmp_path: Path) -> None:
     data = read_microdata(meta, p)
     assert data.codes("C").categories == ["abcd"]
     assert any("longer than its width" in line for line in data.log)
+
+
+@pytest.mark.parametrize(
+    "body", [b"A    1\r\nB    2", b"A    1\r\nB    2\r\n", b"A    1\nB    2\n", b"A    1\nB  2\n"]
+)
+def test_last_line_without_line_end_and_crlf(tmp_path: Path, body: bytes) -> None:
+    meta, p = fixed_case(tmp_path, RDA, body)
+    data = read_microdata(meta, p)
+    assert data.n_records == 2
+    assert data.codes("C").categories == ["A", "B"]
+    assert data.values("V").tolist() == [1.0, 2.0]

@@ -309,17 +309,23 @@ class _FixedLines:
     def _uniform(self, data: bytes) -> bool:
         """Set up the strided view when all lines have one length and end with LF."""
         raw = data.find(b"\n")
-        if raw <= 0 or len(data) % (raw + 1):
+        if raw <= 0:
             return False
         stride = raw + 1
-        n = len(data) // stride
-        if data.count(b"\n") != n or not (self.arr[raw::stride] == 10).all():
+        n_full, rest = divmod(len(data), stride)
+        if data.count(b"\n") != n_full or not (self.arr[raw::stride] == 10).all():
             return False
         crs = 0
-        while crs < raw and (self.arr[raw - 1 - crs :: stride] == 13).all():
+        ends = self.arr[: n_full * stride]
+        while crs < raw and (ends[raw - 1 - crs :: stride] == 13).all():
             crs += 1
-        if crs == raw or (crs and data.count(b"\r") != crs * n):
+        if crs == raw or data.count(b"\r") != crs * n_full:
             return False
+        n = n_full
+        if rest:  # a last line without its line end must have the same length
+            if rest != raw - crs:
+                return False
+            n += 1
         self.n = n
         self.max_len = raw - crs
         self.view = np.lib.stride_tricks.as_strided(
