@@ -12,6 +12,7 @@ interruptSolve(); the best audited pattern found so far is returned.
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -338,6 +339,11 @@ def solve_pattern(
     return outcome
 
 
+def _skipped(problem: CSPProblem, **_kw) -> PatternOutcome:
+    """Outcome when a cancel arrived before the branch-and-cut started."""
+    return PatternOutcome(None, np.inf, None, False, cancelled=True)
+
+
 # ---------------------------------------------------------------------- singletons (§5)
 def with_singleton_cells(
     problem: CSPProblem,
@@ -424,20 +430,34 @@ def start_pattern(
     sep = Separator(problem)
     try:
         from argusqt.protect.heuristic import solve_heuristic
-
-        res = solve_heuristic(problem, params, progress, cancel)
-        mask = (res.status != problem.status) | problem.primary | problem.secondary
-        mask = mask & (problem.candidate | problem.primary | problem.secondary)
-        if sep.is_protected(mask.astype(float)):
-            return mask
     except ImportError:
-        pass
-    except Exception:  # noqa: BLE001 - a failing heuristic must not stop OPT
-        pass
-    everything = problem.candidate | problem.primary | problem.secondary
-    if sep.is_protected(everything.astype(float)):
-        return everything
-    return None
+        solve_heuristic = None
+    if solve_heuristic is not None:
+        # in a helper thread, so that a cancel is honoured at once even if the heuristic
+        # does not poll the token often; on cancel we go on with the trivial start below
+        box: dict = {}
+
+        def work() -> None:
+            try:
+                box["result"] = solve_heuristic(problem, params, progress, cancel)
+            except Exception as err:  # noqa: BLE001 - a failing heuristic must not stop OPT
+                box["error"] = err
+
+        worker = threading.Thread(target=work, name="opt-start-heuristic", daemon=True)
+        worker.start()
+        while worker.is_alive():
+            worker.join(0.05)
+            if cancel is not None and cancel.cancelled:
+                break
+        res = box.get("result")
+        if res is not None and not worker.is_alive():
+            mask = (res.status != problem.status) | problem.primary | problem.secondary
+            mask = mask & (problem.candidate | problem.primary | problem.secondary)
+            if sep.is_protected(mask.astype(float)):
+                return mask
+    # suppressing every candidate protects whatever can be protected; SCIP checks a start
+    # solution itself and the final audit judges any returned pattern
+    return problem.candidate | problem.primary | problem.secondary
 
 
 # ---------------------------------------------------------------------- public entry
@@ -470,17 +490,11 @@ def solve_optimal(
     start = None
     if params.get("use_heuristic", True):
         start = start_pattern(work, params, progress, cancel)
-    if start is None and not cancel.cancelled:
-        # even suppressing every candidate cannot protect the primaries
-        everything = work.candidate | work.primary | work.secondary
-        if not Separator(work).is_protected(everything.astype(float)):
-            raise MethodError(
-                "no suppression pattern can protect the unsafe cells: even suppressing every "
-                "safe cell leaves a primary inside its protection interval (bounds too tight "
-                "or protection levels larger than the a-priori range)"
-            )
+    else:
+        start = work.candidate | work.primary | work.secondary
     remaining = float(params.get("max_time", 600.0)) - watch.elapsed
-    out = solve_pattern(
+    solve = solve_pattern if not cancel.cancelled else _skipped
+    out = solve(
         work,
         max_time=max(1.0, remaining),
         gap=float(params.get("gap", 0.0)),
@@ -498,22 +512,26 @@ def solve_optimal(
     candidates.sort(key=lambda m: float(cost[m & ~problem.primary].sum()))
     chosen = None
     audit_res = None
+    judge = Separator(work)
     for m in candidates:
-        try:
-            res = audit(problem, m)
-        except Exception:  # noqa: BLE001 - an audit that cannot run is a failed audit
-            continue
-        if res.ok and (
-            work is problem
-            or Separator(work).is_protected(np.r_[m, np.ones(work.n_cells - n)].astype(float))
-        ):
-            chosen, audit_res = m, res
+        # exact attacker LPs on the full relation set (strict tolerance, virtual cells too)
+        full = np.r_[m, np.ones(work.n_cells - n, dtype=bool)] if work is not problem else m
+        if judge.is_protected(full.astype(float)):
+            chosen = m
             break
+    if chosen is not None and not cancel.cancelled:
+        # the audit module is the judge of record; after a cancel the caller's final audit is
+        audit_res = audit(problem, chosen, intervals=False)
+        if not audit_res.ok:
+            raise MethodError("optimal pattern failed the audit: " + audit_res.summary())
     if chosen is None:
-        raise MethodError(
-            "the optimal method found no pattern that passes the audit"
-            + (" before it was cancelled" if cancel.cancelled else "")
-        )
+        if out.infeasible or not cancel.cancelled:
+            raise MethodError(
+                "no suppression pattern can protect the unsafe cells: even suppressing every "
+                "safe cell leaves a primary inside its protection interval (bounds too tight "
+                "or protection levels larger than the a-priori range)"
+            )
+        raise MethodError("the optimal method was cancelled before it found a safe pattern")
     status = np.asarray(problem.status).copy()
     newly = chosen & problem.candidate
     status[newly] = secondary_status_for(status[newly])

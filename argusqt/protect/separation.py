@@ -112,6 +112,8 @@ class Separator:
         scale = max(1.0, float(np.abs(self.values).max(initial=0.0)))
         self.eps = rel_eps * scale
         self.n_lps = 0
+        #: run the coverage LPs before the per-primary LPs of a block
+        self.sweep = True
 
     # ------------------------------------------------------------------ helpers
     def full_point(self, x: np.ndarray) -> np.ndarray:
@@ -136,9 +138,17 @@ class Separator:
 
     def _cut(self, p: int, kind: str, d: np.ndarray, pl: float) -> Cut | None:
         """Capacity cut Σ (d⁺LB + d⁻UB) x ≥ pl over all cells, fixed cells folded, strengthened."""
-        cap = np.maximum(d, 0.0) * self.lb + np.maximum(-d, 0.0) * self.ub
-        cells = np.flatnonzero(cap > 0)
-        coef = cap[cells]
+        idx = np.flatnonzero(d)
+        return self._cut_sparse(p, kind, idx, d[idx], pl)
+
+    def _cut_sparse(
+        self, p: int, kind: str, idx: np.ndarray, d: np.ndarray, pl: float
+    ) -> Cut | None:
+        """`_cut` with d given on the cells `idx` only (zero elsewhere)."""
+        cap = np.maximum(d, 0.0) * self.lb[idx] + np.maximum(-d, 0.0) * self.ub[idx]
+        nz = cap > 0
+        cells = idx[nz]
+        coef = cap[nz]
         fixed_part = float(np.dot(coef, np.where(self.free[cells], 0.0, self.fixed[cells])))
         rhs = pl - fixed_part
         if rhs <= self.eps:
@@ -193,12 +203,15 @@ class Separator:
                 continue
             sub_rel = self.rel[rows]
             sub_t = sub_rel.T.tocsr()
-            h = _make_lp(sub_rel[:, cells], lo[cells], hi[cells], rhs_eff[rows])
+            a_blk = sub_rel[:, cells]
+            h = _make_lp(a_blk, lo[cells], hi[cells], rhs_eff[rows])
             pos = np.searchsorted(cells, block_t)
             # running extremes over feasible attacker solutions (the true table is one)
             self._run_lo = self.values[cells].copy()
             self._run_hi = self.values[cells].copy()
             self._last = -1
+            if pos.size >= 3 and self.sweep:
+                self._sweep(a_blk, lo[cells], hi[cells], rhs_eff[rows], pos, block_t)
             for p, j in zip(block_t, pos, strict=True):
                 if cancel is not None and cancel.cancelled:
                     return out
@@ -228,6 +241,49 @@ class Separator:
             lo_val = obj
             d_lo = self._reduced(sub_t, None, pi, p, 1.0, n)
         return self._judge(p, lo_val, hi_val, d_up, d_lo)
+
+    def _sweep(self, a_blk, lo, hi, b, pos: np.ndarray, targets: np.ndarray) -> None:
+        """Coverage LPs: move all targets of a block up (then down) towards their levels at
+        once, max Σ tₚ/PLₚ with tₚ ≤ ±(yₚ − aₚ), tₚ ≤ PLₚ. Their solutions usually show most
+        primaries protected (running extremes), sparing one LP per primary and direction."""
+        nc, nt = a_blk.shape[1], pos.size
+        a_t = self.values[targets]
+        for sense, pl in ((1.0, self.upl[targets]), (-1.0, self.lpl[targets])):
+            want = pl > 0
+            if want.sum() < 3:
+                continue
+            cap = np.where(want, pl + 2 * self.eps, 0.0)
+            link = sp.csr_matrix(
+                (
+                    np.r_[np.full(nt, sense), np.full(nt, -1.0)],
+                    (np.r_[np.arange(nt), np.arange(nt)], np.r_[pos, nc + np.arange(nt)]),
+                ),
+                shape=(nt, nc + nt),
+            )
+            big = sp.vstack([sp.hstack([a_blk, sp.csr_matrix((a_blk.shape[0], nt))]), link])
+            h = _make_lp(
+                big,
+                np.r_[lo, np.zeros(nt)],
+                np.r_[hi, cap],
+                np.r_[b, sense * a_t],
+            )
+            h.changeRowsBounds(
+                nt,
+                np.arange(b.size, b.size + nt, dtype=np.int32),
+                sense * a_t,
+                np.full(nt, highspy.kHighsInf),
+            )
+            h.changeColsCost(
+                nt,
+                np.arange(nc, nc + nt, dtype=np.int32),
+                np.where(want, -1.0 / np.maximum(pl, 1e-12), 0.0),
+            )
+            h.run()
+            self.n_lps += 1
+            if h.getModelStatus() == highspy.HighsModelStatus.kOptimal:
+                y = np.asarray(h.getSolution().col_value, dtype=float)[:nc]
+                np.minimum(self._run_lo, y, out=self._run_lo)
+                np.maximum(self._run_hi, y, out=self._run_hi)
 
     def _run(self, h, j: int, sense: float) -> tuple[float, np.ndarray]:
         """Optimise ±y_j on the block model; objective value and row duals."""
@@ -319,19 +375,20 @@ class Separator:
         """Initial cuts: a relation containing a primary needs another suppressed cell (§3.2)."""
         cuts: list[Cut] = []
         rel_csc = self.rel.tocsc()
-        n = self.values.shape[0]
+        ind, ptr, dat = self.rel.indices, self.rel.indptr, self.rel.data
         for p in self.targets:
-            col = rel_csc[:, [p]]
-            for r, coef_p in zip(col.indices, col.data, strict=True):
-                row = self.rel[[r]]
+            rows = rel_csc.indices[rel_csc.indptr[p] : rel_csc.indptr[p + 1]]
+            coefs = rel_csc.data[rel_csc.indptr[p] : rel_csc.indptr[p + 1]]
+            for r, coef_p in zip(rows, coefs, strict=True):
+                cells = ind[ptr[r] : ptr[r + 1]]
+                vals = dat[ptr[r] : ptr[r + 1]]
+                keep = cells != p
                 for kind, c_p, pl in (("upper", -1.0, self.upl[p]), ("lower", 1.0, self.lpl[p])):
                     if pl <= 0:
                         continue
                     # π on relation r chosen so that d_p = 0: c_p − π·coef_p = 0
-                    pi = np.array([c_p / coef_p])
-                    d = self._reduced(row.T.tocsr(), None, pi, p, c_p, n)
-                    d[p] = 0.0
-                    c = self._cut(int(p), kind, d, pl)
+                    d = -(c_p / coef_p) * vals[keep]
+                    c = self._cut_sparse(int(p), kind, cells[keep], d, pl)
                     if c is not None and c.cells.size:
                         cuts.append(c)
         return _dedupe(cuts)
