@@ -190,3 +190,25 @@ def test_progress_events(ex2):
     assert out.ok
     assert any("Line 5: <READMICRODATA>" in e.message for e in events)
     assert events[-1].fraction == 1.0
+
+
+def test_tabular_table_set_before_one_readtable(shared_data, tmp_path):
+    """Several OPENTABLEDATA/OPENMETADATA/SPECIFYTABLE groups precede one READTABLE (§8.1)."""
+    folder = tmp_path / "ex1"
+    shutil.copytree(shared_data / "batch_ex1", folder)
+    group = (
+        '<OPENTABLEDATA> "tabdata_ex1.tab"\n<OPENMETADATA> "metadata_ex1.rda"\n'
+        '<SPECIFYTABLE> "region""gender"|"freq"|""|""\n'
+    )
+    text = (
+        group
+        + "<SAFETYRULE> MAN(20)\n"
+        + group
+        + '<READTABLE>\n<WRITETABLE> (2, 3, AS+, "t2.txt")\n'
+    )
+    out = _run(folder, text)
+    assert out.ok, out.error
+    assert len(out.session.tables) == 2
+    assert (folder / "t2.txt").read_text().splitlines()[5] == '"A","female",137,9'
+    # a second table file after READTABLE needs <CLEAR>
+    _fails_at(_run(folder, group + "<READTABLE>\n" + group), 5, "<CLEAR>")
