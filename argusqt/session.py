@@ -303,6 +303,10 @@ class Session:
             )
         fn = _optional("argusqt.recode.apply", "recode_variable", "recoding")
         new, warnings = fn(table, var, file_or_level)
+        if new.spec.cost.kind == "distance":  # distances per step come from the metadata
+            from argusqt.rules.cost import compute_cost
+
+            compute_cost(new, self._distances(new))
         self._log_lines([str(w) for w in warnings])
         self.tables[table_no - 1] = new
         self.results.pop(table_no, None)
