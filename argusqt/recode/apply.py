@@ -16,10 +16,11 @@ from pathlib import Path
 import numpy as np
 
 from argusqt.errors import InputError, SpecificationError
+from argusqt.io.cdl import read_cdl
 from argusqt.model.codelist import CodeList
 from argusqt.model.table import Table
 from argusqt.model.tabulate import table_from_fine
-from argusqt.recode.grc import RecodeSpec, read_cdl_labels, read_grc, resolve_flat
+from argusqt.recode.grc import RecodeSpec, read_grc, resolve_flat
 
 
 @dataclass
@@ -49,7 +50,7 @@ def recode_flat(codelist: CodeList, spec: RecodeSpec) -> tuple[CodeList, np.ndar
     spec.mapping, spec.new_missing, spec.warnings = mapping, new_missing, warnings
     labels = _carried_labels(codelist, mapping)
     if spec.codelist_file:
-        labels.update(read_cdl_labels(_resolve_file(spec.codelist_file, spec.path)))
+        labels.update(read_cdl(_resolve_file(spec.codelist_file, spec.path)))
     new_valid = [mapping[c] for c in valid]
     extra_missing = [mapping[m] for m in missing if mapping[m] not in new_missing]
     new = CodeList.flat(

@@ -401,22 +401,3 @@ def grc_text(spec: RecodeSpec) -> str:
 def write_grc(path: str | Path, spec: RecodeSpec) -> None:
     """Write a spec as a `.grc` file (atomic); `read_grc` gives the same recode back."""
     atomic_write_text(path, grc_text(spec))
-
-
-def read_cdl_labels(path: str | Path) -> dict[str, str]:
-    """`code,label` lines (first comma splits) → labels; codes kept as written (formats.md §5)."""
-    p = Path(path)
-    try:
-        lines = _read_lines(p)
-    except OSError as exc:
-        raise InputError(f"cannot read the codelist file: {exc.strerror}", file=str(p)) from exc
-    labels: dict[str, str] = {}
-    for line_no, raw in enumerate(lines, start=1):
-        text = raw.rstrip()
-        if not text.strip():
-            continue
-        if "," not in text:
-            raise InputError("expected 'code,label'", file=str(p), line=line_no)
-        code, label = text.split(",", 1)
-        labels[code.strip('"')] = label.strip().strip('"')
-    return labels
