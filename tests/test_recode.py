@@ -347,3 +347,12 @@ def test_recode_recomputes_rules_and_costs(tmp_path):
     near, _ = recode_variable(table, "v", 1, distance_per_dim=[[7, 8], [9]])
     plain, _ = recode_variable(table, "v", 1)
     assert 7.0 in near.cost and 7.0 not in plain.cost
+
+
+def test_bom_crlf_tabs_and_missing_file(tmp_path):
+    p = tmp_path / "b.grc"
+    p.write_bytes(b"\xef\xbb\xbf1:\t1-2\r\n\r\n3: 3\r\r\n")
+    spec = read_grc(p, 1, ["1", "2", "3"])
+    assert spec.mapping == {"1": "1", "2": "1", "3": "3"} and spec.lines[1].line == 3
+    with pytest.raises(InputError, match="not found"):
+        read_grc(tmp_path / "nope.grc", 1, ["1"])

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from argusqt.errors import InputError
 from argusqt.io.atomic import atomic_write_text
+from argusqt.io.text import read_lines
 
 _SPECIAL = ' \t,-:"'
 
@@ -94,13 +95,8 @@ def _quote(code: str) -> str:
 
 
 def _read_lines(path: Path) -> list[str]:
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        text = raw.decode("latin-1")
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\t", " ")
-    return text.split("\n")
+    """Lines of the file (UTF-8 or Latin-1, any line ending, BOM dropped), tabs as blanks."""
+    return [line.replace("\t", " ") for line in read_lines(path)]
 
 
 # ---------------------------------------------------------------------------- tokens
@@ -216,10 +212,7 @@ def read_grc(
     """
     p = Path(path)
     where = str(p)
-    try:
-        lines = _read_lines(p)
-    except OSError as exc:
-        raise InputError(f"cannot read the recode file: {exc.strerror}", file=where) from exc
+    lines = _read_lines(p)
     spec = RecodeSpec(width=var_width, path=where)
     first = True
     for line_no, raw in enumerate(lines, start=1):
