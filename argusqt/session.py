@@ -388,13 +388,21 @@ class Session:
 
     # ------------------------------------------------------------------ output
     def write_table(
-        self, table_no: int, out_type: int, options: str | dict[str, bool], path: str | Path
+        self,
+        table_no: int,
+        out_type: int,
+        options: str | dict[str, bool],
+        path: str | Path,
+        report: bool = False,
     ) -> list[Path]:
-        """Save table `table_no` as type 1–6 (formats.md §10); returns the files written."""
+        """Save table `table_no` as type 1–6 (formats.md §10); `report` adds the HTML report
+        next to it (same base name, `.html`). Returns the files written."""
         from argusqt.export.writetable import write_table
 
         table = self.table(table_no)
         files = write_table(table, out_type, options, path)
+        if report:
+            files.append(self.write_report(table_no, Path(path).with_suffix(".html")))
         self.add_log(f"Table {table_no} written to {', '.join(str(f) for f in files)}")
         opt = (
             options
@@ -403,6 +411,29 @@ class Session:
         )
         self.history.append(f'<WRITETABLE> ({table_no}, {out_type}, {opt}, "{path}")')
         return files
+
+    def write_report(self, table_no: int, path: str | Path) -> Path:
+        """The HTML report of a table (files, structure, rules, method, status summary)."""
+        from argusqt.export.report import write_report
+
+        table = self.table(table_no)
+        files: dict[str, str] = {}
+        if self.kind == "microdata":
+            files = {"Microdata": str(self.data_path), "Metadata": str(self.meta_path)}
+        elif self.kind == "tabular" and table_no <= len(self.sources):
+            src = self.sources[table_no - 1]
+            files = {"Table file": str(src.tab_path), "Metadata": str(src.meta_path)}
+        result = self.results.get(table_no)
+        info: dict[str, Any] = {"files": files}
+        if result is not None:
+            info |= {
+                "method": result.method,
+                "elapsed": result.elapsed,
+                "audit": result.audit,
+            }
+        atomic_path = Path(path)
+        write_report(table, atomic_path, info)
+        return atomic_path
 
     def write_apriori(
         self,

@@ -190,3 +190,11 @@ def test_write_apriori_from_table(ex2):
     lines = (ex2 / "t.hst").read_text().splitlines()
     assert n == len(lines) == 15
     assert "a,female,u" in [ln.lower() for ln in lines] and lines[0] == '"","",p'
+
+
+def test_write_table_with_report(ex2):
+    s = _session(ex2)
+    files = s.write_table(1, 3, "AS+", ex2 / "t.txt", report=True)
+    assert files == [ex2 / "t.txt", ex2 / "t.html"]
+    html = (ex2 / "t.html").read_text()
+    assert "microdata_ex2.asc" in html and "<html" in html
