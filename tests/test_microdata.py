@@ -73,6 +73,8 @@ def test_enterprise(shared_data: Path, tmp_path: Path) -> None:
     assert data.n_records == 8169
     h_codes, h_cats = data.column("h_id")
     assert all(len(c) == 9 for c in h_cats) and h_codes.max() == len(h_cats) - 1
+    assert len(h_cats) == 5100 and data.holding_runs("h_id").max() == 5099  # contiguous
+    assert data.log == []
     lines = (case / "example_enterprise.asc").read_text().splitlines()
     expected = [float(ln[18:26]) for ln in lines]
     assert math.fsum(data.values("turnover")) == math.fsum(expected)
@@ -265,3 +267,13 @@ def test_last_line_without_line_end_and_crlf(tmp_path: Path, body: bytes) -> Non
     assert data.n_records == 2
     assert data.codes("C").categories == ["A", "B"]
     assert data.values("V").tolist() == [1.0, 2.0]
+
+
+def test_holding_runs_and_contiguity_warning(tmp_path: Path) -> None:
+    rda = "H 1 1\n <HOLDING>\nC 2 1\n <RECODEABLE>\n"
+    meta, p = fixed_case(tmp_path, rda, b"aX\naY\nbX\naX\n")
+    data = read_microdata(meta, p)
+    assert data.holding_runs("H").tolist() == [0, 0, 1, 2]
+    assert len(data.log) == 1 and "line 4" in data.log[0] and "'a'" in data.log[0]
+    meta, p = fixed_case(tmp_path, rda, b"aX\naY\nbX\n")
+    assert read_microdata(meta, p).log == []

@@ -88,6 +88,14 @@ class MicroData:
             return self.codes(name)
         return self.values(name)
 
+    def holding_runs(self, name: str) -> np.ndarray:
+        """Holding id per record by §2.3: a new holding starts wherever the code changes."""
+        codes = self.codes(name).codes
+        runs = np.zeros(codes.shape[0], dtype=np.int64)
+        if codes.shape[0] > 1:
+            np.cumsum(codes[1:] != codes[:-1], out=runs[1:])
+        return runs
+
     def line_of(self, record: int) -> int:
         """Line number (1-based) of record `record` (0-based) in the data file."""
         if self.record_lines is not None:
@@ -606,6 +614,28 @@ def _free_numeric(
     return values
 
 
+def _check_holding_contiguous(var: Variable, data: MicroData, path: Path) -> None:
+    """§2.3: records of one holding must be contiguous; a code that comes back is logged."""
+    codes = data.categorical[var.name].codes
+    if codes.shape[0] < 2:
+        return
+    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+    if starts.shape[0] == np.unique(codes).shape[0]:
+        return
+    run_codes = codes[starts]
+    seen_before = np.zeros(run_codes.shape[0], dtype=bool)
+    order = np.argsort(run_codes, kind="stable")
+    dup = np.concatenate(([False], run_codes[order][1:] == run_codes[order][:-1]))
+    seen_before[order] = dup
+    first = int(starts[np.flatnonzero(seen_before)[0]])
+    code = data.categorical[var.name].categories[int(codes[first])]
+    data.log.append(
+        f"warning: {path.name}, line {data.line_of(first)}: holding '{code}' of {var.name} "
+        "comes back after other holdings; holding records must be contiguous (each run "
+        "is a separate holding for τ-Argus)"
+    )
+
+
 # ---------------------------------------------------------------------------- entry point
 def read_microdata(
     meta: Metadata,
@@ -644,6 +674,9 @@ def read_microdata(
         _read_fixed(meta, path, raw, chosen, result, progress, cancel)
     else:
         _read_free(meta, path, _normalise_newlines(raw), chosen, result, progress, cancel)
+    for var in chosen:
+        if var.holding and var.name in result.categorical:
+            _check_holding_contiguous(var, result, path)
     progress(
         ProgressEvent(
             f"Read {result.n_records} records of {path.name}",
