@@ -331,7 +331,14 @@ def solve_pattern(
         outcome.bound = float(bound)
         if outcome.mask is not None:
             outcome.bound = min(outcome.bound, outcome.cost)
-    outcome.optimal = status in ("optimal", "gaplimit") and not outcome.cancelled
+    outcome.optimal = not outcome.cancelled and (
+        status == "optimal"
+        or (
+            status == "gaplimit"
+            and outcome.bound is not None
+            and outcome.cost - outcome.bound <= 1e-9 * max(1.0, abs(outcome.cost))
+        )
+    )
     outcome.log.append(
         f"SCIP status {status}, nodes {outcome.nodes}, cuts {outcome.cuts}, "
         f"attacker LPs {sep.n_lps}, {watch.elapsed:.2f} s"
