@@ -172,3 +172,65 @@ def test_testrecode_arb_batch(testw, tmp_path):
     assert t2.value.reshape(t2.shape)[0, node] == pytest.approx(cols["Var2"][in_142].sum())
     log = (tmp_path / "log.txt").read_text(encoding="utf-8")
     assert "no node at level 2 has children" in log
+
+
+def test_holding_level_recode_matches_direct(tmp_path):
+    """enterprise: act × product with a holding-level p% rule; act folded to its sections."""
+    from shared_paths import copy_case
+
+    from argusqt.batch.runner import run_batch
+
+    case = copy_case("enterprise", tmp_path)
+    for f in case.rglob("*"):
+        f.chmod(0o755 if f.is_dir() else 0o644)
+    arb = case / "r.arb"
+    arb.write_text(
+        '<OPENMICRODATA> "example_enterprise.asc"\n<OPENMETADATA> "example_enterprise.rda"\n'
+        '<SPECIFYTABLE> "act""product"|"turnover"||\n'
+        "<SAFETYRULE> P(0,1)|P(0,1)|P(10,1)|ZERO(10)|MIS(1)|MAN(10)\n"
+        "<READMICRODATA>\n<RECODE> 1, act, 1\n"
+    )
+    outcome = run_batch(arb, logbook=tmp_path / "log.txt")
+    outcome.raise_for_error()
+    (recoded,) = outcome.session.tables
+    # direct: records → section letters, tabulated from scratch
+    lines = np.array((case / "example_enterprise.asc").read_bytes().splitlines())
+    width = max(len(x) for x in lines)
+    chars = lines.astype(f"S{width}").view("S1").reshape(len(lines), width)
+
+    def field(start: int, w: int) -> np.ndarray:
+        return chars[:, start - 1 : start - 1 + w].copy().view(f"S{w}").ravel().astype(str)
+
+    section_of: dict[str, str] = {}
+    sections: list[str] = []
+    for line in (case / "nace_divisions.hrc").read_text().splitlines():
+        line = line.rstrip()
+        if line and not line.startswith("@"):
+            sections.append(line)
+        elif line:
+            section_of[line[1:]] = sections[-1]
+    act = np.array([section_of.get(c, c) for c in field(10, 2)])
+    product = field(12, 2)
+    hold = np.unique(field(1, 9), return_inverse=True)[1]
+    turnover = field(19, 8).astype(float)
+    ua, ia = np.unique(act, return_inverse=True)
+    up, ip = np.unique(product, return_inverse=True)
+    dims = [
+        CodeList.from_tree("act", [(1, s) for s in sections], missing=["00"]),
+        CodeList.flat("product", list(up)),
+    ]
+    fine = build_fine(
+        [(ia, list(ua)), (ip, list(up))],
+        turnover,
+        None,
+        None,
+        recoded.spec.rules.top_n_needed(),
+        holding=hold,
+    )
+    maps = [np.array([dims[0].index_of(c)[0] for c in ua]), np.arange(1, len(up) + 1)]
+    direct = apply_rules_if_available(table_from_fine(fine, dims, maps, recoded.spec, 2))
+    _assert_same_cells(recoded, direct)
+    np.testing.assert_array_equal(recoded.hfreq, direct.hfreq)
+    np.testing.assert_allclose(recoded.htop, direct.htop)
+    np.testing.assert_allclose(recoded.lpl, direct.lpl)
+    assert (recoded.status == 3).sum() > 0
