@@ -5,7 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from protect_helpers import flat_codelist, hier_codelist, random_1h2d, random_2d, random_problem
+from protect_helpers import (
+    flat_codelist,
+    hier_codelist,
+    problem_from_table,
+    random_1h2d,
+    random_2d,
+    random_problem,
+    table_from_leaves,
+)
 from scipy.optimize import linprog
 
 from argusqt.errors import MethodError
@@ -121,3 +129,20 @@ def test_needs_dimensions():
     p.dims = None
     with pytest.raises(MethodError):
         solve_modular(p)
+
+
+def test_backtracking_suppresses_a_margin_when_the_subtable_needs_it():
+    # region 01 = {0101, 0102}; (0102, c1) is empty, so the primary (0101, c1) can only be
+    # protected in its column through the margin (01, c1), published by the top subtable
+    dims = [hier_codelist("h", [2, 2]), flat_codelist("c", 2)]
+    leaves = np.array([[20.0, 30.0], [0.0, 25.0], [40.0, 35.0], [28.0, 33.0]])
+    freq = np.where(leaves > 0, 5.0, 0.0)
+    table = table_from_leaves(dims, leaves, freq)
+    prim = np.array([table.cell_index((2, 1))])
+    p = problem_from_table(table, prim, 4.0)
+    p.cost = np.abs(p.values)
+    assert p.status[table.cell_index((3, 1))] == 14
+    r = solve_modular(p, {"max_time_per_subtable": 20})
+    assert any("backtracking" in line for line in r.log)
+    assert r.status[table.cell_index((1, 1))] in (11, 12)  # the margin (01, c1)
+    assert r.audit.ok and lp_protected(p, _suppressed(r))
