@@ -407,13 +407,14 @@ def _read_fixed(
             progress(ProgressEvent(f"Reading {path.name}", fraction=r0 / n, elapsed=clock.elapsed))
         r1 = min(n, r0 + step)
         blk = lines.block(r0, r1, lo, hi)
+        blk_t = np.ascontiguousarray(blk.T) if nums else blk.T  # one transpose per block
         for var in variables:
             s = var.start - 1 - lo  # type: ignore[operator]
             sub = blk[:, s : s + var.width]
             if var.name in cats:
                 cats[var.name][r0:r1] = sub
             if var.name in nums:
-                values, ok = _parse_decimal_block(np.ascontiguousarray(sub.T))
+                values, ok = _parse_decimal_block(blk_t[s : s + var.width])
                 nums[var.name][r0:r1] = values
                 if not ok.all():
                     bad = np.flatnonzero(~ok)
@@ -655,7 +656,9 @@ def read_microdata(
     path = Path(path)
     if meta.kind == "tabular":
         raise SpecificationError(
-            "this metadata describes tabular data; open the data file as a table", file=meta.path
+            "this metadata describes tabular data (open the data file as a table); for "
+            "microdata every variable line needs its position/width",
+            file=meta.path,
         )
     chosen = meta.variables if variables is None else [meta.variable(n) for n in variables]
     chosen = list({id(v): v for v in chosen}.values())
