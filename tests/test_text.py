@@ -107,3 +107,15 @@ def test_resolve_not_found_names_referencing_file(tmp_path: Path) -> None:
     msg = str(e.value)
     assert msg.startswith(f"{rda}, line 12:")
     assert "missing.hrc" in msg
+
+
+def test_resolve_working_folder_last(tmp_path: Path, monkeypatch) -> None:
+    rda = _tree(tmp_path)
+    (tmp_path / "cwd").mkdir()
+    (tmp_path / "cwd" / "only_here.hrc").write_text("A\n")
+    (tmp_path / "cwd" / "region.cdl").write_text("2,b\n")
+    monkeypatch.chdir(tmp_path / "cwd")
+    log: list[str] = []
+    assert resolve_path("only_here.hrc", rda, log) == tmp_path / "cwd" / "only_here.hrc"
+    assert "working folder" in log[0]
+    assert resolve_path("region.cdl", rda, log) == rda.parent / "region.cdl"  # next to .rda wins

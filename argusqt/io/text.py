@@ -117,9 +117,10 @@ def resolve_path(
     `relative_to` is the file that contains the name (its folder is used) or a folder;
     `line` is where the name stands, for the error message.
     An absolute name is tried as given; a relative one relative to the naming file's
-    folder (not the working directory, which depends on how argusqt was started). Then the
-    base name (Windows and UNC paths split with PureWindowsPath) in that folder. Each step
-    also accepts a name differing only in case. A log line says which file was used.
+    folder first (the working folder depends on how argusqt was started, so it is only the
+    last resort). Then the base name (Windows and UNC paths split with PureWindowsPath) in
+    that folder, then a relative name in the working folder. Each step also accepts a name
+    differing only in case. A log line says which file was used.
     """
     ref = Path(relative_to)
     folder = ref if ref.is_dir() else ref.parent
@@ -132,6 +133,8 @@ def resolve_path(
         candidates.append((folder / Path(*win.parts) if win.parts else folder, "relative"))
     if win.name:
         candidates.append((folder / win.name, "by base name"))
+    if not posix.is_absolute() and not win.drive:
+        candidates.append((Path.cwd() / posix, "relative to the working folder"))
     for cand, how in candidates:
         found = _find_case_insensitive(cand)
         if found is None:
