@@ -356,3 +356,14 @@ def test_bom_crlf_tabs_and_missing_file(tmp_path):
     assert spec.mapping == {"1": "1", "2": "1", "3": "3"} and spec.lines[1].line == 3
     with pytest.raises(InputError, match="not found"):
         read_grc(tmp_path / "nope.grc", 1, ["1"])
+
+
+def test_parse_grc_from_editor_text():
+    from argusqt.recode.grc import parse_grc
+
+    spec = parse_grc(["1:\t1-2", "", "2: 3"], 1, ["1", "2", "3", "4"], where="editor")
+    assert spec.mapping == {"1": "1", "2": "1", "3": "2", "4": "4"}
+    assert spec.warnings == ["1 code(s) not mentioned keep their own code (untouched)"]
+    with pytest.raises(InputError) as info:
+        parse_grc(["1: 1", "x"], 1, ["1"], where="editor")
+    assert str(info.value).startswith("editor, line 2: column 2: expected ':'")

@@ -211,8 +211,18 @@ def read_grc(
     Flat files: warnings (no sense, overlap, untouched count) go to `spec.warnings`.
     """
     p = Path(path)
-    where = str(p)
-    lines = _read_lines(p)
+    return parse_grc(_read_lines(p), var_width, codes, missing, str(p))
+
+
+def parse_grc(
+    lines: Sequence[str],
+    var_width: int,
+    codes: Sequence[str],
+    missing: Sequence[str] = (),
+    where: str | None = None,
+) -> RecodeSpec:
+    """`read_grc` on text lines (the GUI's recode editor); `where` names the source in errors."""
+    lines = [line.replace("\t", " ") for line in lines]
     spec = RecodeSpec(width=var_width, path=where)
     first = True
     for line_no, raw in enumerate(lines, start=1):
