@@ -277,3 +277,13 @@ def test_holding_runs_and_contiguity_warning(tmp_path: Path) -> None:
     assert len(data.log) == 1 and "line 4" in data.log[0] and "'a'" in data.log[0]
     meta, p = fixed_case(tmp_path, rda, b"aX\naY\nbX\n")
     assert read_microdata(meta, p).log == []
+
+
+def test_empty_file_reads_no_records_with_a_warning(tmp_path: Path) -> None:
+    meta, p = fixed_case(tmp_path, RDA, b"")
+    data = read_microdata(meta, p)
+    assert data.n_records == 0 and data.codes("C").categories == []
+    assert data.values("V").shape == (0,) and "no records" in data.log[0]
+    meta, p = free_case(tmp_path, ",", b"\n")
+    data = read_microdata(meta, p)
+    assert data.n_records == 0 and data.values("V").shape == (0,)

@@ -570,6 +570,9 @@ def _free_categorical(
     if isinstance(col.dtype, pd.CategoricalDtype):
         codes = col.cat.codes.to_numpy()
         uniques = list(col.cat.categories)
+        if codes.size and codes.min() < 0:  # an empty field read as NA: the empty code
+            codes = np.where(codes < 0, len(uniques), codes)
+            uniques.append("")
     else:
         codes, uniques = pd.factorize(col.to_numpy(dtype=object))
     width = var.width or 0
@@ -677,6 +680,8 @@ def read_microdata(
         _read_fixed(meta, path, raw, chosen, result, progress, cancel)
     else:
         _read_free(meta, path, _normalise_newlines(raw), chosen, result, progress, cancel)
+    if result.n_records == 0:
+        result.log.append(f"warning: {path.name} has no records")
     for var in chosen:
         if var.holding and var.name in result.categorical:
             _check_holding_contiguous(var, result, path)
