@@ -9,10 +9,11 @@ cell and direction (warm start from the previous basis).
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from argusqt.errors import AuditError, Cancelled
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
-from argusqt.protect.components import make_highs, solve, variable_components
+from argusqt.protect.components import Grid, has_grid, make_highs, solve, variable_components
 from argusqt.protect.problem import CSPProblem
 from argusqt.protect.result import AuditResult
 
@@ -107,6 +108,20 @@ def audit(
     comps = variable_components(rel, var)
     total_targets = int((target & var).sum())
     done_targets = 0
+    # running min/max over feasible attacker solutions (the true values are one)
+    run_lo = np.clip(values, lo, hi)
+    run_hi = run_lo.copy()
+    local = _LocalAttacker(problem, rel, var, lo, hi) if not intervals else None
+
+    def settled(cell: int, sense: float) -> bool:
+        if sense > 0:
+            return run_lo[cell] <= lo[cell] or (
+                not intervals and run_lo[cell] <= need_lo[cell] and spl[cell] <= 0
+            )
+        return run_hi[cell] >= hi[cell] or (
+            not intervals and run_hi[cell] >= need_hi[cell] and spl[cell] <= 0
+        )
+
     for comp in comps:
         tpos = np.flatnonzero(target[comp.cells])
         if tpos.size == 0:
@@ -117,27 +132,23 @@ def audit(
             res_hi[ids] = hi[ids]
             done_targets += tpos.size
             continue
-        a = rel[comp.rows][:, comp.cells]
-        b = rhs_eff[comp.rows]
-        clo, chi = lo[comp.cells], hi[comp.cells]
-        h = make_highs(a, np.zeros(comp.cells.size), clo, chi, b, b)
-        # running min/max over feasible attacker solutions (the true values are one)
-        run_lo = values[comp.cells].copy()
-        run_hi = values[comp.cells].copy()
+        h = None
         last = -1
         for j in tpos:
-            cell = comp.cells[j]
+            cell = int(comp.cells[j])
+            if local is not None and not (settled(cell, 1.0) and settled(cell, -1.0)):
+                n_lps += local.improve(cell, run_lo, run_hi, settled)
             for sense in (1.0, -1.0):
-                if sense > 0:
-                    exact_done = run_lo[j] <= clo[j]
-                    enough = not intervals and run_lo[j] <= need_lo[cell] and spl[cell] <= 0
-                else:
-                    exact_done = run_hi[j] >= chi[j]
-                    enough = not intervals and run_hi[j] >= need_hi[cell] and spl[cell] <= 0
-                if exact_done or enough:
+                if settled(cell, sense):
                     continue
                 if cancel is not None and cancel.cancelled:
                     raise Cancelled("audit cancelled")
+                if h is None:
+                    a = rel[comp.rows][:, comp.cells]
+                    b = rhs_eff[comp.rows]
+                    h = make_highs(
+                        a, np.zeros(comp.cells.size), lo[comp.cells], hi[comp.cells], b, b
+                    )
                 if last >= 0 and last != j:
                     h.changeColCost(int(last), 0.0)
                 h.changeColCost(int(j), sense)
@@ -149,16 +160,16 @@ def audit(
                         f"attacker LP for cell {cell} is {status}: the published table is "
                         "not additive within the attacker bounds (relations M·a = b violated?)"
                     )
-                np.minimum(run_lo, x, out=run_lo)
-                np.maximum(run_hi, x, out=run_hi)
+                np.minimum.at(run_lo, comp.cells, x)
+                np.maximum.at(run_hi, comp.cells, x)
                 if sense > 0:
-                    run_lo[j] = min(run_lo[j], obj)
+                    run_lo[cell] = min(run_lo[cell], obj)
                 else:
-                    run_hi[j] = max(run_hi[j], -obj)
-            res_lo[cell] = max(run_lo[j], clo[j])
-            res_hi[cell] = min(run_hi[j], chi[j])
+                    run_hi[cell] = max(run_hi[cell], -obj)
+            res_lo[cell] = max(run_lo[cell], lo[cell])
+            res_hi[cell] = min(run_hi[cell], hi[cell])
             done_targets += 1
-            if n_lps % 200 == 0 and n_lps:
+            if done_targets % 200 == 0:
                 progress(
                     ProgressEvent(
                         message=f"Audit: {done_targets} of {total_targets} cells",
@@ -190,3 +201,52 @@ def audit(
         elapsed=watch.elapsed,
         n_lps=n_lps,
     )
+
+
+class _LocalAttacker:
+    """Attacker LPs restricted to suppressed cells near a target (others at their values).
+
+    The restricted feasible set lies inside the full one, so a bound reached here is
+    reached by the real attacker too: a cheap sound proof of protection (pass/fail mode).
+    """
+
+    def __init__(self, problem, rel, var, lo, hi):
+        self.grid = Grid(problem) if has_grid(problem) else None
+        self.mcsc = rel.tocsc()
+        self.var = var
+        self.lo = lo
+        self.hi = hi
+        self.values = np.clip(np.asarray(problem.values, float), lo, hi)
+
+    def __getitem__(self, idx):
+        return np.where(self.var[idx], 0.0, np.inf)
+
+    def improve(self, cell, run_lo, run_hi, settled) -> int:
+        """Try neighbourhoods of `cell`; update run_lo/run_hi; returns the LP count."""
+        if self.grid is None:
+            return 0
+        n_lps = 0
+        for climb in (1, 1 << 30):
+            cells = self.grid.neighbourhood(cell, self, k_free=0, k_sup=1 << 30, climb=climb)
+            cells = cells[self.var[cells]]
+            sub = self.mcsc[:, cells]
+            rows, inv = np.unique(sub.indices, return_inverse=True)
+            if rows.size == 0:
+                continue
+            a = sp.csc_matrix((sub.data, inv, sub.indptr), shape=(rows.size, cells.size))
+            b = a @ self.values[cells]
+            h = make_highs(a, np.zeros(cells.size), self.lo[cells], self.hi[cells], b, b)
+            j = int(np.flatnonzero(cells == cell)[0])
+            for sense in (1.0, -1.0):
+                if settled(cell, sense):
+                    continue
+                h.changeColCost(j, sense)
+                status, x, _ = solve(h)
+                n_lps += 1
+                if status != "optimal":
+                    return n_lps
+                np.minimum.at(run_lo, cells, x)
+                np.maximum.at(run_hi, cells, x)
+            if settled(cell, 1.0) and settled(cell, -1.0):
+                break
+        return n_lps

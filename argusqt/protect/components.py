@@ -1,7 +1,10 @@
-"""Independent blocks of suppressed cells and small HiGHS LP helpers shared by audit and heuristic.
+"""Blocks of suppressed cells, HiGHS LP helpers and attacker moves shared by audit/heuristic/cleanup.
 
 Published cells are constants, so the attacker LP splits into connected components of
 variable cells linked by relations (methods.md §12); each block is solved on its own.
+A move d (M d = 0, l ≤ a + d ≤ u, d = 0 on published cells) is a feasible attacker
+change, so every primary it shifts by at least its protection level is protected in that
+direction; heuristic and cleanup keep such moves as witnesses (methods.md §4).
 """
 
 from __future__ import annotations
@@ -12,6 +15,9 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
+
+from argusqt.protect.problem import CSPProblem
+from argusqt.rules.status import is_candidate, is_secondary
 
 INF = highspy.kHighsInf
 
@@ -70,25 +76,34 @@ def make_highs(
     which makes re-solves ~15× faster than dual simplex (measured on the audit).
     """
     a = sp.csc_matrix(a)
-    lp = highspy.HighsLp()
-    lp.num_col_ = int(a.shape[1])
-    lp.num_row_ = int(a.shape[0])
-    lp.col_cost_ = np.asarray(cost, dtype=float)
-    lp.col_lower_ = np.asarray(col_lo, dtype=float)
-    lp.col_upper_ = np.asarray(col_hi, dtype=float)
-    lp.row_lower_ = np.asarray(row_lo, dtype=float)
-    lp.row_upper_ = np.asarray(row_hi, dtype=float)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = a.indptr.astype(np.int32)
-    lp.a_matrix_.index_ = a.indices.astype(np.int32)
-    lp.a_matrix_.value_ = a.data.astype(float)
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("solver", "simplex")
     h.setOptionValue("threads", 1)
     if primal:
         h.setOptionValue("simplex_strategy", 4)
-    h.passModel(lp)
+    else:
+        h.setOptionValue("presolve", "off")  # small fresh LPs: presolve costs more than it saves
+    f64 = np.float64
+    status = h.passModel(
+        int(a.shape[1]),
+        int(a.shape[0]),
+        int(a.nnz),
+        int(highspy.MatrixFormat.kColwise),
+        int(highspy.ObjSense.kMinimize),
+        0.0,
+        np.ascontiguousarray(cost, dtype=f64),
+        np.ascontiguousarray(col_lo, dtype=f64),
+        np.ascontiguousarray(col_hi, dtype=f64),
+        np.ascontiguousarray(row_lo, dtype=f64),
+        np.ascontiguousarray(row_hi, dtype=f64),
+        a.indptr.astype(np.int32),
+        a.indices.astype(np.int32),
+        a.data.astype(f64),
+        np.zeros(int(a.shape[1]), dtype=np.int32),  # all continuous
+    )
+    if status != highspy.HighsStatus.kOk:
+        raise RuntimeError(f"HiGHS rejected the LP ({status})")
     return h
 
 
@@ -105,3 +120,212 @@ def solve(h: highspy.Highs) -> tuple[str, np.ndarray | None, float]:
     ):
         return "infeasible", None, float("nan")
     return "error", None, float("nan")
+
+
+UP = 1
+DOWN = -1
+
+
+class MoveContext:
+    """Per-problem arrays the path LPs need (capacities, movable cells, relations by column)."""
+
+    def __init__(self, problem: CSPProblem):
+        self.problem = problem
+        self.values = np.asarray(problem.values, dtype=float)
+        self.ub = np.maximum(np.asarray(problem.upper, float) - self.values, 0.0)
+        self.lb = np.maximum(self.values - np.asarray(problem.lower, float), 0.0)
+        self.primary = problem.primary
+        self.movable = self.primary | is_candidate(problem.status) | is_secondary(problem.status)
+        self.mcsc = problem.relations.tocsc()
+        self.lpl = np.where(self.primary, problem.lpl, 0.0)
+        self.upl = np.where(self.primary, problem.upl, 0.0)
+        self.tol = problem.tolerance
+        self.grid = Grid(problem) if has_grid(problem) else None
+
+    def required(self, cell: int, direction: int) -> float:
+        return float(self.upl[cell] if direction == UP else self.lpl[cell])
+
+    def path_move(
+        self, cell: int, direction: int, cells: np.ndarray, cost: np.ndarray
+    ) -> np.ndarray | None:
+        """Cheapest move of `cell` by its PL using only `cells` (others fixed); None if none.
+
+        `cost` is per unit of movement for each of `cells`. Returns d over `cells`.
+        """
+        cells = np.asarray(cells, dtype=np.int64)
+        sub = self.mcsc[:, cells]
+        rows, inv = np.unique(sub.indices, return_inverse=True)
+        a = sp.csc_matrix((sub.data, inv, sub.indptr), shape=(rows.size, cells.size))
+        full = sp.hstack([a, -a], format="csc")
+        mov = self.movable[cells]
+        hi_p = np.where(mov, self.ub[cells], 0.0)
+        hi_m = np.where(mov, self.lb[cells], 0.0)
+        lo_p = np.zeros(cells.size)
+        lo_m = np.zeros(cells.size)
+        j = int(np.flatnonzero(cells == cell)[0])
+        pl = self.required(cell, direction)
+        if direction == UP:
+            lo_p[j] = hi_p[j] = pl
+            hi_m[j] = 0.0
+        else:
+            lo_m[j] = hi_m[j] = pl
+            hi_p[j] = 0.0
+        if (direction == UP and self.ub[cell] < pl) or (direction == DOWN and self.lb[cell] < pl):
+            return None
+        c = np.concatenate([cost, cost])
+        zeros = np.zeros(rows.size)
+        h = make_highs(
+            full,
+            c,
+            np.concatenate([lo_p, lo_m]),
+            np.concatenate([hi_p, hi_m]),
+            zeros,
+            zeros,
+            primal=False,
+        )
+        status, x, _ = solve(h)
+        if status != "optimal":
+            return None
+        n = cells.size
+        d = x[:n] - x[n:]
+        d[np.abs(d) <= 1e-9 * max(1.0, pl)] = 0.0
+        return d
+
+    def proves(self, cells: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Masks over `cells`: primaries the move (scaled within the bounds, ±) protects up / down."""
+        pos = d > 0
+        neg = d < 0
+        ub = self.ub[cells]
+        lb = self.lb[cells]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t_up = min(
+                np.min(ub[pos] / d[pos], initial=np.inf), np.min(lb[neg] / -d[neg], initial=np.inf)
+            )
+            t_dn = min(
+                np.min(lb[pos] / d[pos], initial=np.inf), np.min(ub[neg] / -d[neg], initial=np.inf)
+            )
+        eps = 0.25 * self.tol
+        up_need = self.upl[cells] - eps
+        dn_need = self.lpl[cells] - eps
+        rise = np.maximum(np.where(pos, d * t_up, 0.0), np.where(neg, -d * t_dn, 0.0))
+        fall = np.maximum(np.where(neg, -d * t_up, 0.0), np.where(pos, d * t_dn, 0.0))
+        prim = self.primary[cells]
+        return prim & (rise >= up_need), prim & (fall >= dn_need)
+
+
+def has_grid(problem: CSPProblem) -> bool:
+    """True when `dims` describe the first cells (virtual singleton cells may follow)."""
+    if not problem.dims:
+        return False
+    try:
+        size = int(np.prod([len(d) for d in problem.dims]))
+    except TypeError:
+        return False
+    return size <= problem.n_cells
+
+
+class Grid:
+    """Table geometry for neighbourhoods: the cells near a cell along every dimension."""
+
+    def __init__(self, problem: CSPProblem):
+        self.dims = problem.dims
+        self.shape = tuple(len(d) for d in self.dims)
+        self.strides = [int(np.prod(self.shape[i + 1 :])) for i in range(len(self.shape))]
+        self.parent = [np.asarray(d.parent) for d in self.dims]
+        self.children = [[np.asarray(c, dtype=np.int64) for c in d.children] for d in self.dims]
+        self.size = int(np.prod(self.shape))
+        self.members: dict[int, np.ndarray] = {}
+        if problem.n_cells > self.size:  # virtual cells (methods.md §5) after the table
+            mcsc = problem.relations.tocsc()
+            mcsr = problem.relations.tocsr()
+            for v in range(self.size, problem.n_cells):
+                rows = mcsc.indices[mcsc.indptr[v] : mcsc.indptr[v + 1]]
+                cells = (
+                    np.unique(
+                        np.concatenate(
+                            [mcsr.indices[mcsr.indptr[r] : mcsr.indptr[r + 1]] for r in rows]
+                        )
+                    )
+                    if rows.size
+                    else np.zeros(0, np.int64)
+                )
+                self.members[v] = cells[cells != v]
+
+    def neighbourhood(
+        self, cell: int, score, k_free: int, k_sup: int = 6, climb: int = 1 << 30
+    ) -> np.ndarray:
+        """`product` neighbourhood, extended with the virtual cells linked to it."""
+        if not self.members:
+            return self.product(cell, score, k_free, k_sup, climb)
+        if cell >= self.size:
+            parts = [
+                self.product(int(m), score, k_free, k_sup, climb)
+                for m in self.members[cell]
+                if m < self.size
+            ]
+            base = np.unique(np.concatenate(parts + [np.array([cell])]))
+        else:
+            base = self.product(cell, score, k_free, k_sup, climb)
+        extra = [v for v, mem in self.members.items() if np.isin(mem, base).any()]
+        return np.union1d(base, np.asarray(extra, dtype=np.int64))
+
+    def product(
+        self, cell: int, score, k_free: int, k_sup: int = 6, climb: int = 1 << 30
+    ) -> np.ndarray:
+        """Cells of the product, over dimensions, of related codes of the cell's coordinates.
+
+        Per dimension: the code, up to `k_sup` suppressed (score 0) and `k_free` cheapest
+        other siblings of the code (and, with `climb` > 1, its ancestors and their
+        siblings, `climb` levels up), and the same choice among children of every chosen
+        node (recursively). `score[cells]` is the cost of cells for this purpose
+        (0 = suppressed, inf = not usable).
+        """
+        coords = np.unravel_index(cell, self.shape)
+        per_dim = []
+        for d in range(len(self.shape)):
+            i = int(coords[d])
+            stride = self.strides[d]
+            par = self.parent[d]
+            kids = self.children[d]
+
+            def pick(nodes: np.ndarray, _i=i, _s=stride) -> np.ndarray:
+                if nodes.size == 0:
+                    return nodes
+                sc = score[cell + (nodes - _i) * _s]
+                sup_nodes = nodes[sc == 0][:k_sup]
+                free = np.isfinite(sc) & (sc > 0)
+                fn = nodes[free]
+                if fn.size > k_free:
+                    fn = fn[np.argsort(sc[free], kind="stable")[:k_free]]
+                return np.concatenate([sup_nodes, fn])
+
+            chosen = {i}
+            stack = []
+            a = i
+            step = 0
+            while par[a] >= 0 and step < climb:
+                pa = int(par[a])
+                sib = kids[pa]
+                sel = pick(sib[sib != a])
+                chosen.update(int(x) for x in sel)
+                stack.extend(int(x) for x in sel)
+                step += 1
+                if step >= climb:
+                    break
+                chosen.add(pa)
+                a = pa
+            stack.append(i)
+            while stack:
+                node = stack.pop()
+                ch = kids[node]
+                if ch.size == 0:
+                    continue
+                sel = pick(ch)
+                for x in sel:
+                    x = int(x)
+                    if x not in chosen:
+                        chosen.add(x)
+                        stack.append(x)
+            per_dim.append(np.fromiter(sorted(chosen), dtype=np.int64))
+        grids = np.meshgrid(*per_dim, indexing="ij")
+        return np.ravel_multi_index([g.ravel() for g in grids], self.shape)

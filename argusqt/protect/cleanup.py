@@ -1,0 +1,215 @@
+"""Cleanup of a protected pattern (methods.md §4): publish again every secondary not needed.
+
+Secondaries are visited by decreasing cost. Every (primary, direction) keeps a witness:
+an attacker move through suppressed cells that shifts the primary by its protection
+level. Publishing a cell only endangers the pairs whose witness uses it, so only those are
+re-checked, each with a small LP on the primary's neighbourhood (the whole suppressed set
+when it is small). If all of them find another witness, the cell stays published.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+import scipy.sparse as sp
+
+from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
+from argusqt.protect.components import DOWN, UP, MoveContext
+from argusqt.protect.problem import CSPProblem
+
+Key = tuple[int, int]  # (primary cell, direction)
+
+
+class Witnesses:
+    """Moves found so far and, per (primary, direction), the move that proves it."""
+
+    def __init__(self) -> None:
+        self.moves: list[np.ndarray] = []
+        self.of: dict[Key, int] = {}
+
+    def add_move(self, idx: np.ndarray, d: np.ndarray, ctx: MoveContext) -> int:
+        """Record a move (cells idx, shifts d) and assign it to every pair it proves."""
+        mid = len(self.moves)
+        self.moves.append(np.asarray(idx, dtype=np.int64))
+        up, dn = ctx.proves(idx, d)
+        for q in idx[up]:
+            self.of.setdefault((int(q), UP), mid)
+        for q in idx[dn]:
+            self.of.setdefault((int(q), DOWN), mid)
+        return mid
+
+    def ensure(self, cell: int, direction: int, idx: np.ndarray) -> None:
+        """The LP was built to move `cell`: its witness is the last move even if rounding hid it."""
+        self.of.setdefault((cell, direction), len(self.moves) - 1)
+
+    def covered(self, cell: int, direction: int, ctx: MoveContext) -> bool:
+        return ctx.required(cell, direction) <= 0 or (cell, direction) in self.of
+
+    def forget(self, cells) -> None:
+        for c in np.asarray(cells).tolist():
+            self.of.pop((int(c), UP), None)
+            self.of.pop((int(c), DOWN), None)
+
+    def users(self) -> dict[int, set[Key]]:
+        """Cell → pairs whose witness move uses it."""
+        out: dict[int, set[Key]] = defaultdict(set)
+        for key, mid in self.of.items():
+            for c in self.moves[mid].tolist():
+                out[c].add(key)
+        return out
+
+
+def find_witness(
+    ctx: MoveContext,
+    key: Key,
+    sup: np.ndarray,
+    permanent: np.ndarray,
+    max_full: int,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """A move for `key` using suppressed cells only (permanent ones preferred), or None."""
+    cell, direction = key
+    tries = []
+    if ctx.grid is not None:
+        score = _SupScore(sup)
+        for climb in (1, 1 << 30):
+            n = ctx.grid.neighbourhood(cell, score, k_free=0, k_sup=1 << 30, climb=climb)
+            tries.append(n[sup[n]])
+    n_sup = int(sup.sum())
+    if n_sup <= max_full:
+        tries.append(np.flatnonzero(sup))
+    for cells in tries:
+        cost = np.where(permanent[cells], 1e-3, 1.0)
+        d = ctx.path_move(cell, direction, cells, cost)
+        if d is not None:
+            moved = d != 0
+            return cells[moved], d[moved]
+    return None
+
+
+def _exposes_primary(s, rel, mcsc, count, sup, needs) -> bool:
+    """Publishing s leaves a relation with one suppressed cell, a protected primary: fail fast."""
+    rows = mcsc.indices[mcsc.indptr[s] : mcsc.indptr[s + 1]]
+    for r in rows[count[rows] == 2].tolist():
+        cells = rel.indices[rel.indptr[r] : rel.indptr[r + 1]]
+        other = cells[sup[cells] & (cells != s)]
+        if other.size == 1 and needs[other[0]]:
+            return True
+    return False
+
+
+class _SupScore:
+    """0 for suppressed cells, inf otherwise (neighbourhoods of suppressed cells only)."""
+
+    def __init__(self, sup: np.ndarray):
+        self.sup = sup
+
+    def __getitem__(self, idx):
+        return np.where(self.sup[idx], 0.0, np.inf)
+
+
+def cleanup(
+    problem: CSPProblem,
+    suppressed: np.ndarray,
+    witnesses: Witnesses | None = None,
+    *,
+    ctx: MoveContext | None = None,
+    time_limit: float | None = None,
+    max_full: int = 3000,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+) -> tuple[np.ndarray, dict]:
+    """Publish again the secondaries that are not needed; returns (suppressed, info).
+
+    The pattern stays protected after every step (each pair keeps a witness), so a
+    time limit or a cancel simply stops early with a safe pattern. A cell is kept when
+    no witness is found on the neighbourhood (and, if at most `max_full` cells are
+    suppressed, on the whole suppressed set): on big tables the result may keep a few
+    redundant cells. Pairs without any witness at the start are not protected and are
+    left to the audit.
+    """
+    watch = Stopwatch()
+    ctx = ctx or MoveContext(problem)
+    sup = np.asarray(suppressed, dtype=bool).copy()
+    perm = ctx.primary & sup
+    n_lps = 0
+    if witnesses is None:
+        witnesses = Witnesses()
+        for cell in np.flatnonzero(ctx.primary & sup):
+            for direction in (UP, DOWN):
+                if witnesses.covered(int(cell), direction, ctx):
+                    continue
+                found = find_witness(ctx, (int(cell), direction), sup, perm, max_full)
+                n_lps += 1
+                if found is not None:
+                    witnesses.add_move(found[0], found[1], ctx)
+                    witnesses.ensure(int(cell), direction, found[0])
+    users = witnesses.users()
+    rel = problem.relations.tocsr()
+    pattern = sp.csr_matrix((np.ones(rel.nnz), rel.indices, rel.indptr), shape=rel.shape)
+    count = pattern @ sup.astype(float)  # suppressed cells per relation
+    needs = (ctx.lpl > 0) | (ctx.upl > 0)
+    cost = np.abs(np.asarray(problem.cost, dtype=float))
+    cand = np.flatnonzero(sup & ~ctx.primary)
+    cand = cand[np.argsort(-cost[cand], kind="stable")]
+    removed = 0
+    stopped = False
+    for n, s in enumerate(cand.tolist()):
+        if (cancel is not None and cancel.cancelled) or (
+            time_limit is not None and watch.elapsed > time_limit
+        ):
+            stopped = True
+            break
+        if _exposes_primary(s, rel, ctx.mcsc, count, sup, needs):
+            perm[s] = True
+            continue
+        affected = list(users.get(s, ()))
+        sup[s] = False
+        new: dict[Key, int] = {}
+        ok = True
+        pending = set(affected)
+        for key in affected:
+            if key not in pending:
+                continue
+            found = find_witness(ctx, key, sup, perm, max_full)
+            n_lps += 1
+            if found is None:
+                ok = False
+                break
+            idx, d = found
+            mid = len(witnesses.moves)
+            witnesses.moves.append(idx)
+            new[key] = mid
+            pending.discard(key)
+            up, dn = ctx.proves(idx, d)
+            for q in idx[up].tolist():
+                if (q, UP) in pending:
+                    new[(q, UP)] = mid
+                    pending.discard((q, UP))
+            for q in idx[dn].tolist():
+                if (q, DOWN) in pending:
+                    new[(q, DOWN)] = mid
+                    pending.discard((q, DOWN))
+        if not ok:
+            sup[s] = True
+            perm[s] = True
+            continue
+        removed += 1
+        count[ctx.mcsc.indices[ctx.mcsc.indptr[s] : ctx.mcsc.indptr[s + 1]]] -= 1
+        for key, mid in new.items():
+            for c in witnesses.moves[witnesses.of[key]].tolist():
+                users[c].discard(key)
+            witnesses.of[key] = mid
+            for c in witnesses.moves[mid].tolist():
+                users[c].add(key)
+        users.pop(s, None)
+        if n % 200 == 0:
+            progress(
+                ProgressEvent(
+                    message=f"Cleanup: {n + 1} of {cand.size} secondaries visited, {removed} published",
+                    fraction=(n + 1) / max(cand.size, 1),
+                    incumbent=float(cost[sup & ~ctx.primary].sum()),
+                    elapsed=watch.elapsed,
+                )
+            )
+    return sup, {"removed": removed, "lps": n_lps, "elapsed": watch.elapsed, "stopped": stopped}

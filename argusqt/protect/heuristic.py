@@ -1,0 +1,223 @@
+"""Fast suppression heuristic (methods.md §4): one path LP per primary and direction, then cleanup.
+
+Each LP moves a primary by its protection level at minimum cost of newly suppressed cells
+(already suppressed cells nearly free) on a small neighbourhood of the primary, widened
+and finally the whole table when infeasible. The LP solution is an attacker move, so it
+proves protection by construction; it also proves protection of every other primary it
+shifts far enough, which lets most later primaries skip their LP.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from argusqt.errors import AuditError, MethodError
+from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
+from argusqt.protect.audit import audit
+from argusqt.protect.cleanup import Witnesses, cleanup
+from argusqt.protect.components import DOWN, UP, MoveContext
+from argusqt.protect.problem import CSPProblem
+from argusqt.protect.result import ProtectionResult
+from argusqt.rules.status import is_secondary, secondary_status_for
+
+DEFAULTS = {
+    "cleanup": True,  # run the cleanup of redundant secondaries (methods.md §4)
+    "cleanup_time": None,  # seconds for the cleanup (None = no limit)
+    "k_free": 2,  # cheapest unsuppressed siblings per node in the first neighbourhood
+    "repair_rounds": 3,
+}
+
+
+def _unit_costs(ctx: MoveContext) -> tuple[np.ndarray, float, float]:
+    """Cost per unit of movement of a new cell (cost + δ) and of a suppressed one (ε)."""
+    w = np.abs(np.asarray(ctx.problem.cost, dtype=float))
+    pos = w[w > 0]
+    scale = float(pos.mean()) if pos.size else 1.0
+    delta = 1e-3 * scale
+    eps = 1e-6 * scale
+    base = np.where(ctx.movable, w + delta, np.inf)
+    return base, delta, eps
+
+
+class Protector:
+    """Runs path LPs for (primary, direction) pairs and keeps the witnesses they prove."""
+
+    def __init__(self, ctx: MoveContext, sup: np.ndarray, witnesses: Witnesses, k_free: int):
+        self.ctx = ctx
+        self.sup = sup
+        self.wit = witnesses
+        self.k_free = k_free
+        self.base, self.delta, self.eps = _unit_costs(ctx)
+        self.n_lps = 0
+
+    def _cost(self, cells: np.ndarray) -> np.ndarray:
+        return np.where(
+            self.sup[cells],
+            self.eps,
+            np.where(np.isfinite(self.base[cells]), self.base[cells], 1.0),
+        )
+
+    def neighbourhoods(self, cell: int):
+        """Cell sets to try in turn: small, larger, the whole table."""
+        ctx = self.ctx
+        if ctx.grid is not None:
+            for k_free, k_sup, climb in (
+                (1, 2, 1),
+                (self.k_free, 4, 1 << 30),
+                (4 * self.k_free + 2, 20, 1 << 30),
+            ):
+                n = ctx.grid.neighbourhood(cell, self._score(), k_free, k_sup, climb)
+                if n.size < ctx.problem.n_cells:
+                    yield n
+        yield np.arange(ctx.problem.n_cells)
+
+    def _score(self) -> np.ndarray:
+        return _LazyScore(self.sup, self.base)
+
+    def protect(self, cell: int, direction: int) -> bool:
+        """Find and apply a move for (cell, direction); False when no move exists at all."""
+        ctx = self.ctx
+        for cells in self.neighbourhoods(cell):
+            d = ctx.path_move(cell, direction, cells, self._cost(cells))
+            self.n_lps += 1
+            if d is None:
+                continue
+            moved = d != 0
+            idx = cells[moved]
+            self.sup[idx] = True
+            self.wit.add_move(idx, d[moved], ctx)
+            self.wit.ensure(cell, direction, idx)
+            return True
+        return False
+
+
+class _LazyScore:
+    """Score array view (0 suppressed, cost otherwise) computed only where indexed."""
+
+    def __init__(self, sup: np.ndarray, base: np.ndarray):
+        self.sup = sup
+        self.base = base
+
+    def __getitem__(self, idx):
+        return np.where(self.sup[idx], 0.0, self.base[idx])
+
+
+def primary_order(ctx: MoveContext) -> np.ndarray:
+    """Primaries by decreasing protection level, then value: big moves protect small cells."""
+    prim = np.flatnonzero(ctx.primary)
+    pl = ctx.lpl[prim] + ctx.upl[prim]
+    return prim[np.lexsort((-ctx.values[prim], -pl))]
+
+
+def protect_all(
+    ctx: MoveContext,
+    sup: np.ndarray,
+    wit: Witnesses,
+    order: np.ndarray,
+    k_free: int = 2,
+    progress: ProgressCallback = no_progress,
+    watch: Stopwatch | None = None,
+) -> int:
+    """Make every primary of `order` protected in both directions; returns the LP count."""
+    prot = Protector(ctx, sup, wit, k_free)
+    watch = watch or Stopwatch()
+    for n, cell in enumerate(order):
+        cell = int(cell)
+        for direction in (UP, DOWN):
+            if wit.covered(cell, direction, ctx):
+                continue
+            if not prot.protect(cell, direction):
+                word = "upper" if direction == UP else "lower"
+                raise MethodError(
+                    f"primary cell {cell} cannot be protected ({word} protection level "
+                    f"{ctx.required(cell, direction):g}): no feasible attacker move within the "
+                    "bounds (too many protected or empty cells around it?)"
+                )
+        if n % 100 == 0:
+            progress(
+                ProgressEvent(
+                    message=f"Heuristic: primary {n + 1} of {len(order)}",
+                    fraction=(n + 1) / max(len(order), 1),
+                    incumbent=float(np.sum(ctx.problem.cost[sup & ~ctx.primary])),
+                    elapsed=watch.elapsed,
+                )
+            )
+    return prot.n_lps
+
+
+def solve_heuristic(
+    problem: CSPProblem,
+    params: dict | None = None,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+) -> ProtectionResult:
+    """Heuristic pattern + cleanup, checked by a pass/fail audit (repaired if needed).
+
+    On cancel: the remaining primaries are still protected (needed for a safe pattern)
+    but the cleanup is skipped; the result has `cancelled=True` and is safe but not
+    irredundant.
+    """
+    opts = DEFAULTS | dict(params or {})
+    watch = Stopwatch()
+    ctx = MoveContext(problem)
+    sup = ctx.primary | is_secondary(problem.status)
+    wit = Witnesses()
+    order = primary_order(ctx)
+    n_lps = protect_all(ctx, sup, wit, order, int(opts["k_free"]), progress, watch)
+    t_heur = watch.elapsed
+    n_before = int((sup & ~ctx.primary).sum())
+    cancelled = cancel is not None and cancel.cancelled
+    log = [f"heuristic: {n_before} secondary cells after {n_lps} path LPs ({t_heur:.1f} s)"]
+    if opts["cleanup"] and not cancelled:
+        sup, info = cleanup(
+            problem,
+            sup,
+            wit,
+            ctx=ctx,
+            time_limit=opts["cleanup_time"],
+            progress=progress,
+            cancel=cancel,
+        )
+        log.append(
+            f"cleanup: {info['removed']} cells published again, {info['lps']} LPs "
+            f"({info['elapsed']:.1f} s){' — stopped early' if info['stopped'] else ''}"
+        )
+        cancelled = cancel is not None and cancel.cancelled
+    # the audit decides; repair with full-table path LPs if needed
+    verdict = audit(problem, sup, intervals=False)
+    rounds = 0
+    while not verdict.ok and rounds < int(opts["repair_rounds"]):
+        rounds += 1
+        fails = verdict.failures
+        wit.forget(fails)
+        prot = Protector(ctx, sup, wit, int(opts["k_free"]))
+        for cell in fails:
+            for direction in (UP, DOWN):
+                prot.protect(int(cell), direction)
+        log.append(f"repair round {rounds}: {fails.size} primaries re-protected")
+        verdict = audit(problem, sup, intervals=False)
+    if not verdict.ok:
+        raise AuditError("heuristic pattern fails the audit after repair: " + verdict.summary())
+    status = problem.status.copy()
+    new = sup & ~ctx.primary & ~is_secondary(problem.status)
+    status[new] = secondary_status_for(problem.status[new])
+    secondary = sup & ~ctx.primary
+    cost = float(np.sum(np.asarray(problem.cost)[secondary]))
+    elapsed = watch.elapsed
+    progress(
+        ProgressEvent(message="Heuristic finished", fraction=1.0, incumbent=cost, elapsed=elapsed)
+    )
+    return ProtectionResult(
+        method="HEUR",
+        status=status,
+        cost=cost,
+        cancelled=cancelled,
+        elapsed=elapsed,
+        log=log,
+        figures={
+            "path_lps": n_lps,
+            "secondaries_before_cleanup": n_before,
+            "heuristic_seconds": t_heur,
+            "audit_lps": verdict.n_lps,
+        },
+    )

@@ -1,0 +1,164 @@
+"""Heuristic + cleanup (methods.md §4) and the method dispatcher (run_method)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from protect_helpers import cell_id, problem_2d, random_1h2d, random_2d, random_3d
+
+from argusqt.errors import AuditError, MethodError
+from argusqt.progress import CancelToken
+from argusqt.protect import methods
+from argusqt.protect.audit import audit
+from argusqt.protect.cleanup import cleanup
+from argusqt.protect.heuristic import solve_heuristic
+from argusqt.protect.methods import run_method
+from argusqt.protect.result import ProtectionResult
+from argusqt.rules.status import is_suppressed
+
+EX1 = [[895, 137], [753, 973], [569, 486], [540, 793]]
+EX2 = [[1938.79, 189.40], [1476.06, 1998.80], [1192.16, 1057.36], [1118.06, 1514.32]]
+
+
+def _ex1_manual_status():
+    """E8: status column S/U → every cell 2 (safe manual), (A,female) 9 with PL 1."""
+    p = problem_2d(EX1, [(1, 2)], 1.0)
+    status = np.full(p.n_cells, 2, dtype=p.status.dtype)
+    status[cell_id(p, 1, 2)] = 9
+    p.status = status
+    return p
+
+
+def test_e8_heuristic_finds_the_optimal_rectangle():
+    p = _ex1_manual_status()
+    res = run_method(p, "HEUR", {})
+    s = res.status
+    expected_x = {cell_id(p, 1, 1), cell_id(p, 3, 1), cell_id(p, 3, 2)}
+    assert set(np.flatnonzero(s == 12)) == expected_x  # secondaries of safe-manual cells → 12
+    assert s[cell_id(p, 1, 2)] == 9
+    assert res.cost == pytest.approx(1950)
+    assert res.audit is not None and res.audit.ok
+    assert res.audit.lower[cell_id(p, 1, 2)] == pytest.approx(0)
+    assert res.audit.upper[cell_id(p, 1, 2)] == pytest.approx(623)
+
+
+def test_e9_heuristic_with_decimals():
+    p = problem_2d(EX2, [(1, 2)], 22.404)
+    p.decimals = 2
+    res = run_method(p, "HEUR", {})
+    sec = set(np.flatnonzero(res.status == 11))
+    assert sec == {cell_id(p, 1, 1), cell_id(p, 3, 1), cell_id(p, 3, 2)}
+    assert res.cost == pytest.approx(4188.31)
+    assert res.audit.upper[cell_id(p, 1, 2)] == pytest.approx(1246.76, abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda rng: random_2d(rng, 8, 7),
+        lambda rng: random_1h2d(rng, [3, 3], 6),
+        lambda rng: random_3d(rng, [2, 2], [2, 2], 4),
+    ],
+    ids=["2D", "1H2D", "3D"],
+)
+def test_random_patterns_pass_the_audit_and_are_irredundant_locally(make):
+    rng = np.random.default_rng(11)
+    p = make(rng)
+    res = solve_heuristic(p, {})
+    sup = is_suppressed(res.status)
+    assert sup[p.primary].all()
+    verdict = audit(p, sup)
+    assert verdict.ok
+    # cleanup: removing any single secondary breaks the protection (small tables: full check)
+    sec = np.flatnonzero(sup & ~p.primary)
+    for s in sec[:15]:
+        trial = sup.copy()
+        trial[s] = False
+        assert not audit(p, trial, intervals=False).ok, f"secondary {s} is redundant"
+
+
+def test_cleanup_removes_redundant_cells():
+    # E8 with extra, unnecessary suppressions: the whole row B and column totals
+    p = problem_2d(EX1, [(1, 2)], 1.0)
+    sup = np.zeros(p.n_cells, dtype=bool)
+    for c in [(1, 2), (1, 1), (3, 1), (3, 2), (2, 1), (2, 2), (2, 0), (0, 1)]:
+        sup[cell_id(p, *c)] = True
+    assert audit(p, sup).ok
+    out, info = cleanup(p, sup)
+    assert audit(p, out).ok
+    assert info["removed"] >= 3
+    assert out[p.primary].all()
+    cost = p.cost[out & ~p.primary].sum()
+    assert cost <= p.cost[sup & ~p.primary].sum() - 1726  # at least row B's cells went
+
+
+def test_cancel_returns_safe_pattern_without_cleanup():
+    rng = np.random.default_rng(5)
+    p = random_2d(rng, 10, 10)
+    token = CancelToken()
+    token.cancel()
+    res = solve_heuristic(p, {}, cancel=token)
+    assert res.cancelled
+    assert audit(p, is_suppressed(res.status)).ok
+    full = solve_heuristic(p, {})
+    assert full.cost <= res.cost + 1e-9
+
+
+def test_unprotectable_primary_is_a_method_error():
+    p = problem_2d([[5, 5], [5, 5]], [(1, 1)], 1.0)
+    p.status[:] = 10  # everything protected except the primary
+    p.status[cell_id(p, 1, 1)] = 3
+    with pytest.raises(MethodError, match="cannot be protected"):
+        solve_heuristic(p, {})
+
+
+def test_run_method_rejects_gh_and_net():
+    p = problem_2d(EX1, [(1, 2)], 1.0)
+    for name in ("GH", "NET", "gh"):
+        with pytest.raises(MethodError, match="not available in argusqt; use OPT, MOD or HEUR"):
+            run_method(p, name, {})
+    with pytest.raises(MethodError, match="unknown protection method"):
+        run_method(p, "XYZ", {})
+
+
+def test_missing_module_is_reported(monkeypatch):
+    monkeypatch.setitem(methods.REGISTRY, "OPT", ("argusqt.protect.no_such_module", "solve"))
+    with pytest.raises(MethodError, match="method OPT is not available yet"):
+        run_method(problem_2d(EX1, [(1, 2)], 1.0), "OPT", {})
+
+
+def test_failed_audit_is_loud(monkeypatch):
+    # a fake method that only suppresses the primary: run_method must refuse it
+    import types
+
+    fake = types.ModuleType("fake_method")
+
+    def solve_fake(problem, params, progress, cancel):
+        return ProtectionResult(method="OPT", status=problem.status.copy())
+
+    fake.solve_fake = solve_fake
+    monkeypatch.setitem(__import__("sys").modules, "fake_method", fake)
+    monkeypatch.setitem(methods.REGISTRY, "OPT", ("fake_method", "solve_fake"))
+    with pytest.raises(AuditError, match="AUDIT FAILED"):
+        run_method(problem_2d(EX1, [(1, 2)], 1.0), "OPT", {})
+
+
+def test_status_mapping_13_to_11():
+    p = problem_2d(EX1, [(1, 2)], 1.0)
+    p.status[cell_id(p, 1, 1)] = 13
+    res = run_method(p, "HEUR", {})
+    assert res.status[cell_id(p, 1, 1)] == 11
+    assert set(np.unique(res.status)) <= {1, 3, 11}
+
+
+def test_3d_900_cells_timing():
+    rng = np.random.default_rng(2)
+    p = random_3d(rng, [2, 3], [2, 3], 10)
+    t0 = time.perf_counter()
+    res = solve_heuristic(p, {"cleanup_time": 5.0})
+    elapsed = time.perf_counter() - t0
+    print(f"HEUR on {p.n_cells} cells, {int(p.primary.sum())} primaries: {elapsed:.1f} s")
+    assert audit(p, is_suppressed(res.status), intervals=False).ok
+    assert elapsed < 30
