@@ -146,3 +146,25 @@ def test_backtracking_suppresses_a_margin_when_the_subtable_needs_it():
     assert any("backtracking" in line for line in r.log)
     assert r.status[table.cell_index((1, 1))] in (11, 12)  # the margin (01, c1)
     assert r.audit.ok and lp_protected(p, _suppressed(r))
+
+
+def test_modular_through_run_method_with_singleton_option():
+    # E14 (manual §2.10): row A holds a singleton and a p%-unsafe cell; SM forces a third
+    # suppression in row A, whether the virtual cell comes from run_method or the subtable
+    from argusqt.protect.methods import run_method
+
+    dims = [flat_codelist("r", 2), flat_codelist("c", 4)]
+    leaves = np.array([[52, 15, 62, 17], [24, 18, 31, 8]], dtype=float)
+    freq = np.array([[6, 1, 7, 3], [5, 4, 6, 4]], dtype=float)
+    table = table_from_leaves(dims, leaves, freq)
+    prim = np.array([table.cell_index((1, 2)), table.cell_index((1, 4))])
+    p = problem_from_table(table, prim, np.array([2.0, 2.0]))
+    p.cost = np.abs(p.values)
+    row_a = [table.cell_index((1, j)) for j in range(5)]
+    plain = run_method(p, "MOD", {"max_time_per_subtable": 20})
+    assert sum(plain.status[i] not in (1, 2) for i in row_a) == 2
+    for params in ({"SM": True}, {"singleton_multiple": True}):
+        r = run_method(p, "MOD", {"max_time_per_subtable": 20, **params})
+        assert r.status.shape == p.status.shape
+        assert sum(r.status[i] not in (1, 2) for i in row_a) >= 3
+        assert r.audit.ok

@@ -19,7 +19,7 @@ from argusqt.errors import MethodError
 from argusqt.model.codelist import CodeList
 from argusqt.model.table import build_relations
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
-from argusqt.protect.optimal import solve_pattern, with_singleton_cells
+from argusqt.protect.optimal import singleton_options, solve_pattern, with_singleton_cells
 from argusqt.protect.problem import CSPProblem
 from argusqt.protect.result import ProtectionResult
 from argusqt.rules.status import secondary_status_for
@@ -125,11 +125,12 @@ def _solve_subtable(
         fixed[free_margin] = np.nan
     if not local.primary.any():
         return sup
+    ss, sm, mf = singleton_options(params)
     work = with_singleton_cells(
         local,
-        singleton_singleton=bool(params.get("singleton_singleton", False)),
-        singleton_multiple=bool(params.get("singleton_multiple", False)),
-        min_freq=int(params.get("min_freq", 0) or 0),
+        singleton_singleton=ss,
+        singleton_multiple=sm,
+        min_freq=mf,
         true_primary=ltrue,
     )
     if work.n_cells > local.n_cells:
@@ -226,6 +227,34 @@ def _heuristic_step(problem: CSPProblem, sup: np.ndarray, p: int, direction: int
     return (z > 1e-7) & movable
 
 
+def _table_part(problem: CSPProblem) -> CSPProblem:
+    """The table cells only: callers may append virtual singleton cells after them."""
+    n = int(np.prod([len(d) for d in problem.dims]))
+    if n == problem.n_cells:
+        return problem
+    if n > problem.n_cells:
+        raise MethodError("the problem has fewer cells than its dimensions span")
+    rel = sp.csr_matrix(problem.relations)
+    touches_virtual = np.asarray((abs(rel[:, n:]) > 0).sum(axis=1)).ravel() > 0
+    keep = np.flatnonzero(~touches_virtual)
+    return CSPProblem(
+        values=problem.values[:n],
+        lower=problem.lower[:n],
+        upper=problem.upper[:n],
+        cost=np.asarray(problem.cost)[:n],
+        status=problem.status[:n],
+        lpl=problem.lpl[:n],
+        upl=problem.upl[:n],
+        relations=rel[keep][:, :n].tocsr(),
+        rhs=np.asarray(problem.rhs)[keep],
+        spl=None if problem.spl is None else problem.spl[:n],
+        decimals=problem.decimals,
+        dims=problem.dims,
+        freq=None if problem.freq is None else np.asarray(problem.freq)[:n],
+        names=list(problem.names[:n]),
+    )
+
+
 def solve_modular(
     problem: CSPProblem,
     params: dict | None = None,
@@ -242,8 +271,8 @@ def solve_modular(
     watch = Stopwatch()
     if not problem.dims:
         raise MethodError("the modular method needs the table's dimensions (codelists)")
-    if int(np.prod([len(d) for d in problem.dims])) != problem.n_cells:
-        raise MethodError("the problem's cells do not match its dimensions (virtual cells?)")
+    full = problem
+    problem = _table_part(full)
     true_prim = problem.primary.copy()
     sup = true_prim | problem.secondary
     subs = subtables(problem.dims)
@@ -286,6 +315,10 @@ def solve_modular(
                 elapsed=watch.elapsed,
             )
         )
+    # the full problem: every relation at once, plus virtual singleton cells of the caller
+    n_extra = full.n_cells - problem.n_cells
+    sup = np.r_[sup, full.primary[problem.n_cells :]] if n_extra else sup
+    problem = full
     sup, rounds = repair(problem, sup, cancel, progress)
     log.append(f"{n_done} subtables solved, {rounds} repair rounds after the full audit")
     from argusqt.protect.audit import audit

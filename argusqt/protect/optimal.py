@@ -362,8 +362,9 @@ def with_singleton_cells(
 ) -> CSPProblem:
     """Problem plus one virtual unsafe cell v = Σ primaries per risky relation (methods.md §5).
 
-    Risky relations: exactly two true primaries, both singletons (SS) or one singleton and
-    one multi-respondent cell (SM); or ≥ 2 true primaries with 0 < Σ freq < min_freq (MF).
+    Risky relations (interior cells only, as argusqt.protect.singleton): exactly two true
+    primaries, both singletons (SS) or one singleton and one multi-respondent cell (SM); or
+    ≥ 2 true primaries with 0 < Σ freq < min_freq (MF).
     Virtual cells come after the original cells (indices ≥ problem.n_cells).
     """
     if problem.freq is None or not (singleton_singleton or singleton_multiple or min_freq > 0):
@@ -372,10 +373,12 @@ def with_singleton_cells(
     freq = np.asarray(problem.freq, dtype=float)
     rel = sp.csr_matrix(problem.relations)
     groups: list[tuple[int, ...]] = []
-    pattern = sp.csr_matrix((np.ones(rel.nnz), rel.indices, rel.indptr), shape=rel.shape)
+    child = rel.multiply(rel > 0).tocsr()  # interior cells of each relation (coefficient +1)
+    child.eliminate_zeros()
+    pattern = sp.csr_matrix((np.ones(child.nnz), child.indices, child.indptr), shape=child.shape)
     n_prim = pattern @ prim.astype(float)
     for r in np.flatnonzero(n_prim >= 2):
-        cells = rel.indices[rel.indptr[r] : rel.indptr[r + 1]]
+        cells = child.indices[child.indptr[r] : child.indptr[r + 1]]
         pc = cells[prim[cells]]
         f = freq[pc]
         risky = False
@@ -398,6 +401,7 @@ def with_singleton_cells(
     hi = np.array([problem.upper[list(g)].sum() for g in groups])
     unit = 10.0 ** (-problem.decimals)
     upl = np.maximum(1e-4 * np.abs(vals), unit)
+    hi = np.maximum(hi, vals + upl)
     rows = []
     cols = []
     data = []
@@ -424,6 +428,23 @@ def with_singleton_cells(
         freq=np.r_[freq, np.array([freq[list(g)].sum() for g in groups])],
         names=list(problem.names),
     )
+
+
+def singleton_options(params: dict) -> tuple[bool, bool, int]:
+    """(SS, SM, min_freq) from params: long keys or the batch-style "singleton"/SS/SM/MF/minfreq."""
+    opts = params.get("singleton") or params.get("singleton_options") or []
+    if isinstance(opts, str):
+        opts = opts.replace("+", ",").replace("|", ",").split(",")
+    opts = {str(o).strip().upper() for o in opts if str(o).strip()}
+    for key in ("SS", "SM", "MF"):
+        if params.get(key) or params.get(key.lower()):
+            opts.add(key)
+    ss = bool(params.get("singleton_singleton", False)) or "SS" in opts
+    sm = bool(params.get("singleton_multiple", False)) or "SM" in opts
+    mf = int(params.get("min_freq", 0) or 0)
+    if "MF" in opts:
+        mf = max(mf, int(params.get("minfreq", 0) or 0))
+    return ss, sm, mf
 
 
 # ---------------------------------------------------------------------- start pattern
