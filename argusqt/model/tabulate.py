@@ -359,8 +359,14 @@ def build_tables(
 
 
 def _column(data, name: str):
-    """A column of the loaded microdata (categorical → (codes, categories); numeric → array)."""
-    return data.column(name)
+    """A categorical column of the loaded microdata: (codes, categories)."""
+    return data.codes(name) if hasattr(data, "codes") else data.column(name)
+
+
+def _numbers(data, name: str) -> np.ndarray:
+    """A numeric column (a <RECODEABLE> <NUMERIC> variable has both kinds: take the numbers)."""
+    col = data.values(name) if hasattr(data, "values") else data.column(name)
+    return np.asarray(col, dtype=float)
 
 
 def build_table(meta, data, spec: TableSpec, log: list[str]) -> Table:
@@ -385,16 +391,16 @@ def build_table(meta, data, spec: TableSpec, log: list[str]) -> Table:
     decimals = 0
     if spec.response is not None:
         rvar = meta.variable(spec.response)
-        response = np.asarray(_column(data, rvar.name), dtype=float)
+        response = _numbers(data, rvar.name)
         decimals = int(rvar.decimals)
     if spec.shadow is not None:
-        shadow = np.asarray(_column(data, meta.variable(spec.shadow).name), dtype=float)
+        shadow = _numbers(data, meta.variable(spec.shadow).name)
     weights = None
     if spec.use_weights:
         wvar = meta.weight
         if wvar is None:
             raise SpecificationError("WGT(1) asks for weights but the metadata has no <WEIGHT>")
-        weights = np.asarray(_column(data, wvar.name), dtype=float)
+        weights = _numbers(data, wvar.name)
     holding = None
     if spec.use_holdings:
         hvar = meta.holding
@@ -405,8 +411,11 @@ def build_table(meta, data, spec: TableSpec, log: list[str]) -> Table:
             )
         if weights is not None:
             raise SpecificationError("weights and holdings cannot be used together")
-        hcodes, _ = _column(data, hvar.name)
-        holding = np.asarray(hcodes, dtype=np.int64)
+        # formats.md §2.3: a new holding starts wherever the holding code changes
+        if hasattr(data, "holding_runs"):
+            holding = data.holding_runs(hvar.name)
+        else:
+            holding = np.asarray(_column(data, hvar.name)[0], dtype=np.int64)
     request = None
     rq = getattr(meta, "request", None)
     if rq is not None and (spec.rules.req_individual or spec.rules.req_holding):
@@ -427,7 +436,7 @@ def build_table(meta, data, spec: TableSpec, log: list[str]) -> Table:
         if cost_var is None:
             cost = np.ones(n)  # frequency table with variable cost: cost = frequency
         else:
-            cost = np.asarray(_column(data, meta.variable(cost_var).name), dtype=float)
+            cost = _numbers(data, meta.variable(cost_var).name)
     elif kind == "frequency":
         cost = np.ones(n)
     else:  # unity and distance: computed per cell later (rules.cost)
