@@ -1,0 +1,390 @@
+"""Interval protection (methods.md §11): publish [lb, ub] ∋ a so every primary stays protected.
+
+Minimise Σ w (ub − lb) such that the attacker, knowing only the published intervals and the
+relations, can push every primary p down to a − LPL and up to a + UPL. The textbook LP keeps
+one attacker copy of the table per primary and direction (2n(|S|+1) variables). Here the
+attacker copies are replaced by their LP duals, generated on demand (Benders / capacity
+cuts): with L = a − lb, U = ub − a, and any relation multipliers y, the attacker can move p
+at most Σ gᵢ⁺Uᵢ + gᵢ⁻Lᵢ with g = ±e_p + Mᵀy, so that must be ≥ the protection level. The
+master LP has only 2n columns; each round solves the attacker LP per primary and direction
+(warm-started HiGHS) and adds the cut of its optimal duals when it falls short. The compact
+LP is kept (`algorithm="compact"`) for comparison and small tables.
+"""
+
+from __future__ import annotations
+
+import highspy
+import numpy as np
+import scipy.sparse as sp
+
+from argusqt.errors import AuditError, MethodError
+from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
+from argusqt.protect.problem import CSPProblem
+from argusqt.protect.result import ProtectionResult
+
+INF = highspy.kHighsInf
+
+
+def _highs(quiet: bool = True) -> highspy.Highs:
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", not quiet)
+    h.setOptionValue("threads", 1)
+    return h
+
+
+def _pass_lp(h, a: sp.spmatrix, cost, col_lo, col_hi, row_lo, row_hi) -> None:
+    """Load min costᵀx, row_lo ≤ A x ≤ row_hi, col_lo ≤ x ≤ col_hi into a HiGHS model."""
+    a = sp.csc_matrix(a)
+    lp = highspy.HighsLp()
+    lp.num_col_ = int(a.shape[1])
+    lp.num_row_ = int(a.shape[0])
+    lp.col_cost_ = np.asarray(cost, dtype=float)
+    lp.col_lower_ = np.asarray(col_lo, dtype=float)
+    lp.col_upper_ = np.asarray(col_hi, dtype=float)
+    lp.row_lower_ = np.asarray(row_lo, dtype=float)
+    lp.row_upper_ = np.asarray(row_hi, dtype=float)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = a.indptr.astype(np.int32)
+    lp.a_matrix_.index_ = a.indices.astype(np.int32)
+    lp.a_matrix_.value_ = a.data.astype(float)
+    h.passModel(lp)
+
+
+def _optimal(h) -> bool:
+    return h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+
+
+class _Data:
+    """Capacities, weights and protection requirements of an interval-protection problem."""
+
+    def __init__(self, problem: CSPProblem):
+        a = np.asarray(problem.values, dtype=float)
+        lo = np.asarray(problem.lower, dtype=float)
+        hi = np.asarray(problem.upper, dtype=float)
+        status = np.asarray(problem.status)
+        self.a = a
+        self.n = a.size
+        self.scale = float(max(1.0, np.abs(a).max(initial=0.0)))
+        if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+            raise MethodError("interval protection needs finite attacker bounds for every cell")
+        fixed = (status == 10) | (status == 14)
+        prim = problem.primary
+        fixed &= ~prim
+        self.dn = np.where(fixed, 0.0, np.maximum(a - lo, 0.0))  # cap of L = a − lb
+        self.up = np.where(fixed, 0.0, np.maximum(hi - a, 0.0))  # cap of U = ub − a
+        self.w = np.asarray(problem.cost, dtype=float)
+        self.prim = np.flatnonzero(prim)
+        self.lpl = np.asarray(problem.lpl, dtype=float)
+        self.upl = np.asarray(problem.upl, dtype=float)
+        if np.any(self.lpl[self.prim] < 0) or np.any(self.upl[self.prim] < 0):
+            raise MethodError("interval protection needs non-negative protection levels")
+        short = (self.lpl[self.prim] > self.dn[self.prim] + 1e-9 * self.scale) | (
+            self.upl[self.prim] > self.up[self.prim] + 1e-9 * self.scale
+        )
+        if short.any():
+            c = int(self.prim[np.flatnonzero(short)[0]])
+            raise MethodError(
+                f"primary cell {c}: its protection interval [{a[c] - self.lpl[c]:g}, "
+                f"{a[c] + self.upl[c]:g}] exceeds the attacker bounds [{lo[c]:g}, {hi[c]:g}]"
+            )
+        self.rel = problem.relations.tocsr()
+        self.relc = self.rel.tocsc()
+        # targets: (cell, direction +1 up / −1 down, required move)
+        t_cells, t_dirs, t_need = [], [], []
+        for s, lev in ((1, self.upl), (-1, self.lpl)):
+            need = lev[self.prim]
+            keep = need > 0
+            t_cells.append(self.prim[keep])
+            t_dirs.append(np.full(int(keep.sum()), s))
+            t_need.append(need[keep])
+        self.t_cell = np.concatenate(t_cells).astype(np.int64)
+        self.t_dir = np.concatenate(t_dirs).astype(np.int64)
+        self.t_need = np.concatenate(t_need)
+
+
+def _cut_from_multipliers(data: _Data, cell: int, s: int, rows: np.ndarray, y: np.ndarray):
+    """g = s·e_p + Mᵀy → (columns, coefficients) of Σ g⁺U + g⁻L over the master [L, U]."""
+    g = np.zeros(data.n)
+    if rows.size:
+        g += data.rel[rows].T @ y
+    g[cell] += s
+    g[np.abs(g) < 1e-12] = 0.0
+    pos = np.flatnonzero(g > 0)
+    neg = np.flatnonzero(g < 0)
+    # cells that cannot move contribute nothing
+    pos = pos[data.up[pos] > 0]
+    neg = neg[data.dn[neg] > 0]
+    cols = np.concatenate([neg, data.n + pos])
+    coefs = np.concatenate([-g[neg], g[pos]])
+    return cols, coefs
+
+
+def _initial_cuts(data: _Data):
+    """One cut per (target, relation through it): the others of the relation must absorb the move."""
+    out = []
+    relc = data.relc
+    for cell, s in zip(data.t_cell, data.t_dir, strict=True):
+        start, end = relc.indptr[cell], relc.indptr[cell + 1]
+        for r, coef in zip(relc.indices[start:end], relc.data[start:end], strict=True):
+            # y_r = −s·M_rp / M_rp² cancels the target's own coefficient
+            y = np.array([-s * coef / (coef * coef)])
+            out.append(_cut_from_multipliers(data, int(cell), int(s), np.array([r]), y))
+    return out
+
+
+class _Separator:
+    """Attacker LPs on the cells that currently move (L + U > 0), one warm model per round."""
+
+    def __init__(self, data: _Data, lower: np.ndarray, upper: np.ndarray):
+        self.data = data
+        active = (lower + upper) > 0
+        self.cells = np.flatnonzero(active)
+        self.pos = np.full(data.n, -1)
+        self.pos[self.cells] = np.arange(self.cells.size)
+        sub = data.rel[:, self.cells].tocsr()
+        self.rows = np.flatnonzero(np.diff(sub.indptr) > 0)
+        sub = sub[self.rows]
+        self.h = _highs()
+        self.h.setOptionValue("solver", "simplex")
+        self.h.setOptionValue("simplex_strategy", 4)  # primal: objective changes keep feasibility
+        zeros = np.zeros(self.rows.size)
+        _pass_lp(
+            self.h,
+            sub,
+            np.zeros(self.cells.size),
+            -lower[self.cells],
+            upper[self.cells],
+            zeros,
+            zeros,
+        )
+        self.last = -1
+        self.n_lps = 0
+
+    def max_move(self, cell: int, s: int) -> tuple[float, np.ndarray, np.ndarray]:
+        """Largest move s·d_p of the attacker, its optimal d (active cells) and row duals y."""
+        j = int(self.pos[cell])
+        if self.last >= 0 and self.last != j:
+            self.h.changeColCost(self.last, 0.0)
+        self.h.changeColCost(j, -float(s))
+        self.last = j
+        self.h.run()
+        self.n_lps += 1
+        if not _optimal(self.h):
+            raise MethodError(
+                f"attacker LP for cell {cell} failed ({self.h.modelStatusToString(self.h.getModelStatus())})"
+            )
+        sol = self.h.getSolution()
+        d = np.asarray(sol.col_value)
+        # HiGHS: reduced costs = c − Aᵀ·row_dual with c = −s·e_p, so g = s·e_p + Mᵀ·row_dual
+        y = np.asarray(sol.row_dual)
+        return float(s * d[j]), d, y
+
+
+def _solve_cuts(data: _Data, params: dict, progress, cancel, watch, log, figures):
+    """Benders cutting planes on the master LP over [L, U]; returns (L, U, objective, bound, done)."""
+    n = data.n
+    tol = float(params.get("tolerance", 1e-7 * data.scale))
+    max_rounds = int(params.get("max_rounds", 500))
+    max_time = float(params.get("max_time", 600.0))
+    col_lo = np.zeros(2 * n)
+    col_hi = np.concatenate([data.dn, data.up])
+    col_lo[data.prim] = data.lpl[data.prim]
+    col_lo[n + data.prim] = data.upl[data.prim]
+    master = _highs()
+    _pass_lp(
+        master, sp.csr_matrix((0, 2 * n)), np.concatenate([data.w, data.w]), col_lo, col_hi, [], []
+    )
+    n_cuts = 0
+
+    def add_cuts(cuts, needs):
+        nonlocal n_cuts
+        if not cuts:
+            return
+        starts = np.cumsum([0] + [c[0].size for c in cuts[:-1]]).astype(np.int32)
+        idx = np.concatenate([c[0] for c in cuts]).astype(np.int32)
+        val = np.concatenate([c[1] for c in cuts]).astype(float)
+        lo = np.asarray(needs, dtype=float)
+        master.addRows(len(cuts), lo, np.full(len(cuts), INF), idx.size, starts, idx, val)
+        n_cuts += len(cuts)
+
+    init = _initial_cuts(data)
+    need_of = {}
+    for cell, s, need in zip(data.t_cell, data.t_dir, data.t_need, strict=True):
+        need_of[(int(cell), int(s))] = float(need)
+    init_needs = []
+    for cell, s in zip(data.t_cell, data.t_dir, strict=True):
+        nrel = data.relc.indptr[cell + 1] - data.relc.indptr[cell]
+        init_needs += [need_of[(int(cell), int(s))]] * int(nrel)
+    add_cuts(init, init_needs)
+    figures["initial_cuts"] = len(init)
+    witness: dict[tuple[int, int], np.ndarray] = {}
+    t_master = t_sep = 0.0
+    rounds = 0
+    n_lps = 0
+    bound = 0.0
+    lower = upper = None
+    done = False
+    while rounds < max_rounds:
+        if (cancel is not None and cancel.cancelled) or watch.elapsed > max_time:
+            break
+        rounds += 1
+        t0 = watch.elapsed
+        master.run()
+        if not _optimal(master):
+            raise MethodError(
+                "no interval publication protects every primary cell within the attacker bounds"
+            )
+        x = np.asarray(master.getSolution().col_value)
+        lower, upper = np.clip(x[:n], 0, data.dn), np.clip(x[n:], 0, data.up)
+        bound = float(master.getInfo().objective_function_value)
+        t_master += watch.elapsed - t0
+        t0 = watch.elapsed
+        sep = None
+        cuts, needs = [], []
+        for cell, s, need in zip(data.t_cell, data.t_dir, data.t_need, strict=True):
+            key = (int(cell), int(s))
+            wd = witness.get(key)
+            if wd is not None and np.all(wd >= -lower - tol) and np.all(wd <= upper + tol):
+                continue  # last attacker move still fits in the new intervals
+            if sep is None:
+                sep = _Separator(data, lower, upper)
+            move, d, y = sep.max_move(int(cell), int(s))
+            if move >= need - tol:
+                full = np.zeros(n)
+                full[sep.cells] = d
+                if s * full[cell] >= need - tol:
+                    witness[key] = full
+                continue
+            witness.pop(key, None)
+            cuts.append(_cut_from_multipliers(data, int(cell), int(s), sep.rows, y))
+            needs.append(need)
+        if sep is not None:
+            n_lps += sep.n_lps
+        t_sep += watch.elapsed - t0
+        progress(
+            ProgressEvent(
+                message=f"Interval protection: round {rounds}, {len(cuts)} new cuts",
+                bound=bound,
+                elapsed=watch.elapsed,
+                cuts=n_cuts,
+            )
+        )
+        if not cuts:
+            done = True
+            break
+        add_cuts(cuts, needs)
+    figures.update(
+        rounds=rounds,
+        cuts=n_cuts,
+        attacker_lps=n_lps,
+        master_seconds=t_master,
+        separation_seconds=t_sep,
+    )
+    log.append(f"{rounds} rounds, {n_cuts} cuts, {n_lps} attacker LPs")
+    return lower, upper, bound, done
+
+
+def _solve_compact(data: _Data, params: dict, log, figures):
+    """The textbook LP with one attacker copy per primary and direction (for comparison)."""
+    n, k = data.n, data.t_cell.size
+    rel = data.rel
+    m = rel.shape[0]
+    # variables: L (n), U (n), d^1 … d^k (n each)
+    eye = sp.identity(n, format="csr")
+    blocks_rel = sp.hstack([sp.csr_matrix((m * k, 2 * n)), sp.kron(sp.identity(k), rel)])
+    # d + L ≥ 0  and  d − U ≤ 0, per copy
+    lower_link = sp.hstack([sp.vstack([eye] * k), sp.csr_matrix((n * k, n)), sp.identity(n * k)])
+    upper_link = sp.hstack([sp.csr_matrix((n * k, n)), -sp.vstack([eye] * k), sp.identity(n * k)])
+    sel = sp.csr_matrix(
+        (data.t_dir.astype(float), (np.arange(k), np.arange(k) * n + data.t_cell)), shape=(k, n * k)
+    )
+    target = sp.hstack([sp.csr_matrix((k, 2 * n)), sel])
+    a = sp.vstack([blocks_rel, lower_link, upper_link, target]).tocsr()
+    row_lo = np.concatenate([np.zeros(m * k), np.zeros(n * k), np.full(n * k, -INF), data.t_need])
+    row_hi = np.concatenate(
+        [np.zeros(m * k), np.full(n * k, INF), np.zeros(n * k), np.full(k, INF)]
+    )
+    col_lo = np.concatenate([np.zeros(2 * n), np.full(n * k, -INF)])
+    col_hi = np.concatenate([data.dn, data.up, np.full(n * k, INF)])
+    col_lo[data.prim] = data.lpl[data.prim]
+    col_lo[n + data.prim] = data.upl[data.prim]
+    cost = np.concatenate([data.w, data.w, np.zeros(n * k)])
+    h = _highs()
+    _pass_lp(h, a, cost, col_lo, col_hi, row_lo, row_hi)
+    h.run()
+    if not _optimal(h):
+        raise MethodError(
+            "no interval publication protects every primary cell within the attacker bounds"
+        )
+    x = np.asarray(h.getSolution().col_value)
+    figures.update(compact_columns=int(a.shape[1]), compact_rows=int(a.shape[0]))
+    log.append(f"compact LP: {a.shape[1]} columns, {a.shape[0]} rows")
+    obj = float(h.getInfo().objective_function_value)
+    return np.clip(x[:n], 0, data.dn), np.clip(x[n : 2 * n], 0, data.up), obj, True
+
+
+def solve_interval(
+    problem: CSPProblem,
+    params: dict | None = None,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+) -> ProtectionResult:
+    """Optimal published intervals (methods.md §11), weights problem.cost, audited before return.
+
+    params: algorithm "cuts" (default) or "compact", max_time seconds, max_rounds. On cancel or
+    time-out before convergence the safe fallback publishes every movable cell with its full
+    attacker bounds (flagged). Raises AuditError if the audit finds an unprotected primary.
+    """
+    params = dict(params or {})
+    watch = Stopwatch()
+    data = _Data(problem)
+    log = [f"Interval protection: {data.prim.size} primary cells, {data.n} cells"]
+    algorithm = str(params.get("algorithm", "cuts"))
+    figures: dict = {"algorithm": algorithm}
+    if algorithm == "compact":
+        low, up, bound, done = _solve_compact(data, params, log, figures)
+    elif algorithm == "cuts":
+        low, up, bound, done = _solve_cuts(data, params, progress, cancel, watch, log, figures)
+    else:
+        raise MethodError(f"expected algorithm 'cuts' or 'compact', got {algorithm!r}")
+    cancelled = cancel is not None and cancel.cancelled and not done
+    if not done:
+        log.append("not converged: publishing every movable cell with its full attacker bounds")
+        low, up = data.dn.copy(), data.up.copy()
+    a = data.a
+    lb, ub = a - low, a + up
+    objective = float(np.sum(data.w * (ub - lb)))
+    res_audit = _audit(problem, lb, ub)
+    if not res_audit.ok:
+        raise AuditError("interval protection failed its audit: " + res_audit.summary())
+    width = ub - lb
+    wide = width > 1e-9 * data.scale
+    mid = wide & (np.abs((lb + ub) / 2 - a) <= 1e-9 * data.scale)
+    figures.update(
+        objective=objective,
+        n_interval_cells=int(wide.sum()),
+        midpoint_fraction=float(mid.sum() / max(int(wide.sum()), 1)),
+    )
+    return ProtectionResult(
+        method="IP",
+        status=np.asarray(problem.status).copy(),
+        cost=objective,
+        lower_bound=bound if done else None,
+        gap=0.0 if done else None,
+        optimal=done,
+        cancelled=cancelled,
+        timed_out=not done and not cancelled,
+        elapsed=watch.elapsed,
+        interval_lower=lb,
+        interval_upper=ub,
+        audit=res_audit,
+        log=log,
+        figures=figures,
+    )
+
+
+def _audit(problem: CSPProblem, lb: np.ndarray, ub: np.ndarray):
+    """The shared audit with the published intervals as the attacker's bounds."""
+    from argusqt.protect.audit import audit
+
+    return audit(problem, suppressed=ub > lb, lower=lb, upper=ub)
