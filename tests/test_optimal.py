@@ -318,3 +318,16 @@ def test_cancel_returns_safe_pattern_within_two_seconds():
     assert r.cancelled
     assert audit(p, r.status != 1).ok
     assert (r.status[p.primary] == p.status[p.primary]).all()
+
+
+def test_progress_events_and_time_limit_keep_a_safe_pattern():
+    p = sized_problem("1H2D", 1000, seed=4)  # needs ~50 nodes: not solved in 2 s
+    p.cost = np.abs(p.values)
+    events = []
+    r = solve_optimal(p, {"max_time": 2, "use_heuristic": False}, progress=events.append)
+    assert r.timed_out or r.optimal
+    assert r.lower_bound is not None and r.lower_bound <= r.cost + 1e-6
+    assert r.gap is not None and r.gap >= 0
+    assert audit(p, r.status != 1).ok
+    assert any(e.incumbent is not None for e in events)
+    assert events[-1].fraction == 1.0 and events[-1].incumbent == pytest.approx(r.cost)

@@ -1,13 +1,13 @@
 """Optimal secondary cell suppression: Fischetti–Salazar branch-and-cut on SCIP (methods.md §3).
 
-Threading decision (measured, see benchmarks/bench_optimal.py `--gil`): `Model.optimize()`
-holds the GIL while SCIP runs its C code, so a GUI thread starves between our Python
-callbacks; `optimizeNogil()` releases it and callbacks re-acquire it. With optimizeNogil a
-main thread doing 10 ms sleeps completes ~95-100 per second while OPT runs in a
-threading.Thread (the GIL is only held during our separation callbacks, which yield every
-5 ms by CPython's switch interval). We therefore run in-process with optimizeNogil, no
-subprocess. Cancel: callbacks and the event handler poll the token and call
-interruptSolve(); the best audited pattern found so far is returned.
+Threading decision (measured with `benchmarks/bench_optimal.py --gil`, 1H2D 989 cells, OPT in
+a threading.Thread, main thread counting 10 ms sleeps): idle baseline 98.3 sleeps/s (longest
+14 ms); `optimize()` 91.6/s (longest 38 ms); `optimizeNogil()` 91.4/s (longest 29 ms). Most
+of the run is our Python separation (CPython switches threads every 5 ms) and HiGHS, so both
+keep a GUI responsive on these tables; `optimize()` holds the GIL through SCIP's own C work
+(master LPs, branching), which grows with the table, so we use `optimizeNogil()` and stay
+in-process (no subprocess). Callbacks re-acquire the GIL. Cancel: callbacks and the event
+handler poll the token and call interruptSolve(); the best pattern proven protected is kept.
 """
 
 from __future__ import annotations
