@@ -50,21 +50,39 @@ def small_table(seed: int = 1) -> Table:
     return t
 
 
-def run_dialog(qtbot, cls, fn, timeout: float = 5.0):
-    """When a modal dialog of `cls` appears, call fn(dialog) — drives real exec() dialogs."""
+class Driven(list):
+    """Dialogs seen by `run_dialog`; `errors` holds exceptions raised by the driving function."""
+
+    errors: list
+
+    def check(self) -> None:
+        if self.errors:
+            raise self.errors[0]
+
+
+def run_dialog(qtbot, cls, fn, timeout: float = 5.0) -> Driven:
+    """When a modal dialog of `cls` appears, call fn(dialog) — drives real exec() dialogs.
+
+    An exception in fn closes the dialog (so the test cannot hang) and is kept in `.errors`.
+    """
     import time
 
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
     deadline = time.monotonic() + timeout
-    seen: list = []
+    seen = Driven()
+    seen.errors = []
 
     def poll() -> None:
         w = QApplication.activeModalWidget()
         if isinstance(w, cls) and w.isVisible():
             seen.append(w)
-            fn(w)
+            try:
+                fn(w)
+            except BaseException as exc:  # noqa: BLE001 - reported by seen.check()
+                seen.errors.append(exc)
+                w.reject()
         elif time.monotonic() < deadline:
             QTimer.singleShot(30, poll)
 

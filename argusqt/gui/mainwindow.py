@@ -454,8 +454,13 @@ class MainWindow(QMainWindow):
             s = getattr(outcome, "session", outcome)
             self._set_session(s, ("batch", path))
             self.add_recent("batch", path)
-            self.log_message(f"Batch {path} finished")
             self._show_tables(core.tables_of(s))
+            error = getattr(outcome, "error", None)
+            if error is not None:
+                self.log_message(f"Batch {path} stopped: {error}")
+                show_error(self, error, "Batch file")
+            else:
+                self.log_message(f"Batch {path} finished")
 
         self.runner.start(
             "Run batch file", lambda progress, cancel: core.run_batch(path, progress, cancel), done
@@ -699,31 +704,24 @@ class MainWindow(QMainWindow):
         table_no = self.current_table_no()
         if table_no is None:
             return
-        view = self.views[table_no - 1]
-        flags: dict[str, bool] = {}
         if file_type is None or path is None:
             dlg = SaveTableDialog(self._start_dir(), f"table{table_no}", self)
             self.save_dialog = dlg
             if dlg.exec() != QDialog.DialogCode.Accepted:
                 return
-            file_type, options, path, flags = (
-                dlg.file_type(),
-                dlg.options(),
-                dlg.path(),
-                dlg.option_flags(),
-            )
+            file_type, options, path = dlg.file_type(), dlg.options(), dlg.path()
         session = self.session
-        table = view.table
-        audit = view.audit
 
         def job(progress, cancel):
-            if file_type == EXCEL:
-                try:
-                    from argusqt.export import excel
-                except ImportError as exc:
-                    raise MethodError("Excel export is not available in this version") from exc
-                opts = excel.ExcelOptions() if hasattr(excel, "ExcelOptions") else None
-                excel.write_excel(table, path, opts, audit=audit)
+            if file_type == EXCEL:  # the core writes .xlsx for type 1 (argusqt extension)
+                core.call(
+                    session,
+                    "write_table",
+                    table_no,
+                    1,
+                    options or "",
+                    str(Path(path).with_suffix(".xlsx")),
+                )
             else:
                 core.call(session, "write_table", table_no, file_type, options or "", path)
             return path
@@ -733,7 +731,6 @@ class MainWindow(QMainWindow):
             self.log_message(f"Table {table_no} written to {p}")
             self.statusBar().showMessage(f"Saved {p}", 8000)
 
-        _ = flags
         self.runner.start("Save table", job, done, on_error=self._job_error)
 
     def view_report(self) -> None:
@@ -746,8 +743,15 @@ class MainWindow(QMainWindow):
             show_error(self, MethodError("the report is not available in this version"))
             return
         table = self.views[table_no - 1].table
+        info: dict[str, Any] = {"files": {}}
+        for role, attr in (("Data", "data_path"), ("Metadata", "meta_path")):
+            if getattr(self.session, attr, None):
+                info["files"][role] = str(getattr(self.session, attr))
+        result = (getattr(self.session, "results", {}) or {}).get(table_no)
+        if result is not None:
+            info.update(method=result.method, elapsed=result.elapsed, audit=result.audit)
         try:
-            html = report.report_html(table) if hasattr(report, "report_html") else None
+            html = report.report_html(table, info) if hasattr(report, "report_html") else None
         except ArgusError as exc:
             show_error(self, exc, "Report")
             return

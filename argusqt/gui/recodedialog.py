@@ -1,0 +1,320 @@
+"""Modify | Global recode: fold hierarchies in a tree, group flat codes, .grc load/save, undo.
+
+Every recode goes through `Session.recode` with a `.grc` file or a level digit, so the batch
+file written later repeats exactly what the user did.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QStackedWidget,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from argusqt.errors import ArgusError
+from argusqt.gui.errors import show_error
+from argusqt.gui.summary import unsafe_count
+from argusqt.model.codelist import CodeList
+from argusqt.model.table import Table
+
+
+def _original(table: Table, var: str) -> CodeList:
+    try:
+        from argusqt.recode.apply import original_codelist
+    except ImportError:  # pragma: no cover
+        return next(d for d in table.dims if d.name == var)
+    return original_codelist(table, var)
+
+
+def _absolute_codelist(text: str, folder: Path) -> str:
+    """Make a relative `<CODELIST> "file"` absolute against `folder`."""
+    out = []
+    for line in text.splitlines():
+        head = line.strip()
+        if head.upper().startswith("<CODELIST>"):
+            name = head[len("<CODELIST>") :].strip().strip('"')
+            if name and not Path(name).is_absolute():
+                line = f'<CODELIST> "{folder / name}"'
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+class RecodeDialog(QDialog):
+    """Recode the explanatory variables of one table; the main window shows the new table."""
+
+    def __init__(self, main: Any, table_no: int, table: Table) -> None:
+        super().__init__(main)
+        self.main = main
+        self.table_no = table_no
+        self.table = table
+        self.before = unsafe_count(table)
+        self.setWindowTitle(f"Global recode — table {table_no}")
+        self.tmpdir = Path(tempfile.mkdtemp(prefix="argusqt_recode_"))
+        self.loaded: tuple[Path, str] | None = None
+
+        self.var_list = QListWidget()
+        for d in table.dims:
+            self.var_list.addItem(f"{d.name}  ({'hierarchical' if d.hierarchical else 'flat'})")
+        self.var_list.currentRowChanged.connect(self._var_changed)
+
+        # hierarchical page: tree with checkable fold per node
+        self.tree = QTreeWidget()
+        self.tree.setHeaderLabels(["Code", "Label"])
+        self.tree.setColumnWidth(0, 220)
+        self.level = QSpinBox()
+        self.level.setRange(1, 9)
+        self.level.setPrefix("Fold every node at level ")
+        fold_level = QPushButton("Apply level")
+        fold_level.clicked.connect(self._apply_level)
+        tree_page = QWidget()
+        tl = QVBoxLayout(tree_page)
+        tl.addWidget(
+            QLabel(
+                "Tick the nodes to collapse: their sub-codes disappear and the node becomes a leaf."
+            )
+        )
+        tl.addWidget(self.tree)
+        row = QHBoxLayout()
+        row.addWidget(self.level)
+        row.addWidget(fold_level)
+        row.addStretch(1)
+        tl.addLayout(row)
+
+        # flat page: codes list + new code + .grc text
+        self.codes = QListWidget()
+        self.codes.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.new_code = QLineEdit()
+        self.new_code.setPlaceholderText("new code")
+        group = QPushButton("Group selected →")
+        group.clicked.connect(self._group_selected)
+        self.text = QPlainTextEdit()
+        self.text.setPlaceholderText(
+            "new code: old codes, ranges a-b, open ranges -b / a-\n1: 1-2\n2: 3, 4"
+        )
+        flat_page = QWidget()
+        fl = QHBoxLayout(flat_page)
+        left = QVBoxLayout()
+        left.addWidget(QLabel("Codes"))
+        left.addWidget(self.codes)
+        left.addWidget(self.new_code)
+        left.addWidget(group)
+        right = QVBoxLayout()
+        right.addWidget(QLabel("Recode lines (.grc)"))
+        right.addWidget(self.text)
+        fl.addLayout(left, 1)
+        fl.addLayout(right, 2)
+
+        self.pages = QStackedWidget()
+        self.pages.addWidget(tree_page)
+        self.pages.addWidget(flat_page)
+
+        load = QPushButton("Load .grc…")
+        save = QPushButton("Save .grc…")
+        load.clicked.connect(self._load)
+        save.clicked.connect(self._save)
+        self.apply_button = QPushButton("Apply")
+        self.apply_button.setDefault(True)
+        self.undo_button = QPushButton("Undo recode")
+        self.apply_button.clicked.connect(self.apply)
+        self.undo_button.clicked.connect(self.undo)
+        self.counts = QLabel()
+        actions = QHBoxLayout()
+        for b in (load, save):
+            actions.addWidget(b)
+        actions.addStretch(1)
+        actions.addWidget(self.counts)
+        actions.addWidget(self.apply_button)
+        actions.addWidget(self.undo_button)
+
+        box = QGroupBox("Variables")
+        QVBoxLayout(box).addWidget(self.var_list)
+        top = QHBoxLayout()
+        top.addWidget(box, 1)
+        top.addWidget(self.pages, 3)
+        close = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        close.rejected.connect(self.reject)
+        lay = QVBoxLayout(self)
+        lay.addLayout(top)
+        lay.addLayout(actions)
+        lay.addWidget(close)
+        self.var_list.setCurrentRow(0)
+        self._show_counts()
+        self.resize(860, 560)
+
+    # ------------------------------------------------------------------ variable pages
+    @property
+    def var(self) -> str:
+        return self.table.dims[self.var_list.currentRow()].name
+
+    def _var_changed(self, row: int) -> None:
+        if row < 0:
+            return
+        orig = _original(self.table, self.var)
+        current = self.table.dims[row]
+        if orig.hierarchical:
+            self.pages.setCurrentIndex(0)
+            self._fill_tree(orig, current)
+            self.level.setMaximum(max(1, orig.n_levels - 1))
+        else:
+            self.pages.setCurrentIndex(1)
+            self.codes.clear()
+            for i in range(1, len(orig)):
+                lab = orig.label(i)
+                self.codes.addItem(orig.codes[i] + (f"  — {lab}" if lab != orig.codes[i] else ""))
+                self.codes.item(i - 1).setData(Qt.ItemDataRole.UserRole, orig.codes[i])
+            self.text.clear()
+
+    def _fill_tree(self, orig: CodeList, current: CodeList) -> None:
+        self.tree.clear()
+        leaves_now = {current.codes[i] for i in range(len(current)) if current.is_leaf[i]}
+        items: list[QTreeWidgetItem | None] = [None] * len(orig)
+        for i in range(1, len(orig)):
+            p = int(orig.parent[i])
+            parent = items[p] if p > 0 else self.tree.invisibleRootItem()
+            it = QTreeWidgetItem(
+                parent, [orig.codes[i], orig.label(i) if orig.label(i) != orig.codes[i] else ""]
+            )
+            it.setData(0, Qt.ItemDataRole.UserRole, i)
+            if not orig.is_leaf[i]:
+                folded = orig.codes[i] in leaves_now
+                it.setCheckState(0, Qt.CheckState.Checked if folded else Qt.CheckState.Unchecked)
+            items[i] = it
+        self.tree.expandToDepth(0)
+
+    def _group_selected(self) -> None:
+        codes = [it.data(Qt.ItemDataRole.UserRole).strip() for it in self.codes.selectedItems()]
+        new = self.new_code.text().strip()
+        if codes and new:
+            self.text.appendPlainText(f"{new}: {', '.join(codes)}")
+            self.new_code.clear()
+            self.codes.clearSelection()
+
+    def folded_codes(self) -> list[str]:
+        out: list[str] = []
+
+        def walk(item: QTreeWidgetItem) -> None:
+            for k in range(item.childCount()):
+                ch = item.child(k)
+                if ch.childCount() and ch.checkState(0) == Qt.CheckState.Checked:
+                    out.append(ch.text(0))
+                walk(ch)
+
+        walk(self.tree.invisibleRootItem())
+        return out
+
+    def set_folded(self, codes: list[str]) -> None:
+        want = set(codes)
+
+        def walk(item: QTreeWidgetItem) -> None:
+            for k in range(item.childCount()):
+                ch = item.child(k)
+                if ch.childCount():
+                    ch.setCheckState(
+                        0, Qt.CheckState.Checked if ch.text(0) in want else Qt.CheckState.Unchecked
+                    )
+                walk(ch)
+
+        walk(self.tree.invisibleRootItem())
+
+    def grc_text(self) -> str:
+        """The recode of the current page as `.grc` text."""
+        if self.pages.currentIndex() == 0:
+            return "\n".join(["<TREERECODE>", *self.folded_codes()]) + "\n"
+        return self.text.toPlainText().rstrip() + "\n"
+
+    # ------------------------------------------------------------------ files
+    def _load(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Load recode file", "", "Recode files (*.grc);;All files (*)"
+        )
+        if path:
+            self.load_grc(path)
+
+    def load_grc(self, path: str) -> None:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+        self.loaded = (Path(path), text.rstrip() + "\n")
+        if text.lstrip().upper().startswith("<TREERECODE>"):
+            self.set_folded([ln.strip() for ln in text.splitlines()[1:] if ln.strip()])
+        else:
+            self.text.setPlainText(text.rstrip())
+
+    def _save(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save recode file", "", "Recode files (*.grc)")
+        if path:
+            from argusqt.io.atomic import atomic_write_text
+
+            atomic_write_text(path, self.grc_text())
+
+    # ------------------------------------------------------------------ apply / undo
+    def apply(self) -> bool:
+        """Write the recode to a .grc and let the session recode the table."""
+        text = self.grc_text()
+        loaded = self.loaded
+        if loaded is not None and loaded[1] == text:
+            path = loaded[0]  # unchanged file: the batch history names the user's file
+        else:
+            if (
+                loaded is not None
+            ):  # files named inside (<CODELIST>) stay relative to the loaded one
+                text = _absolute_codelist(text, loaded[0].parent)
+            path = self.tmpdir / f"{self.var}.grc"
+            path.write_text(text, encoding="utf-8")
+        return self._run(lambda s: s.recode(self.table_no, self.var, str(path)))
+
+    def _apply_level(self) -> None:
+        self._run(lambda s: s.recode(self.table_no, self.var, int(self.level.value())))
+
+    def undo(self) -> bool:
+        """Back to the original coding of the variable (other recodes stay)."""
+        session = self.main.session
+        if hasattr(session, "undo_recode"):
+            return self._run(lambda s: s.undo_recode(self.table_no, self.var))
+
+        def fallback(s):
+            from argusqt.recode.apply import undo_recode
+
+            new = undo_recode(s.table(self.table_no), self.var)
+            s.tables[self.table_no - 1] = new
+            s.add_log(f"Table {self.table_no}: recode of {self.var} undone")
+            return new
+
+        return self._run(fallback)
+
+    def _run(self, fn) -> bool:
+        try:
+            new = fn(self.main.session)
+        except ArgusError as exc:
+            show_error(self, exc, "Recode")
+            return False
+        self.table = new
+        self.main.table_replaced(self.table_no, new)
+        self.main._sync_log()
+        self._show_counts()
+        if self.pages.currentIndex() == 0:
+            self._fill_tree(_original(new, self.var), new.dims[self.var_list.currentRow()])
+        return True
+
+    def _show_counts(self) -> None:
+        self.counts.setText(
+            f"Unsafe cells: {self.before:,} before → {unsafe_count(self.table):,} now"
+        )

@@ -1,0 +1,174 @@
+"""End to end through the real windows and the real core: open → specify → protect → save.
+
+Uses the synthetic sample data (sample_data/, copied to tmp_path) and drives the dialogs the
+way a user does (menus, dialog widgets, buttons).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import conftest_gui  # noqa: F401
+import numpy as np
+import pytest
+from conftest_gui import run_dialog
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QMessageBox
+
+from argusqt.gui.mainwindow import MainWindow
+from argusqt.gui.opendialog import OpenDataDialog
+from argusqt.gui.protectdialog import ProtectDialog
+from argusqt.gui.savedialog import SaveTableDialog
+from argusqt.gui.specify import SpecifyTablesDialog
+
+pytestmark = pytest.mark.gui
+
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
+
+
+@pytest.fixture
+def sample(tmp_path):
+    for f in SAMPLE.iterdir():
+        if f.is_file():
+            shutil.copy(f, tmp_path / f.name)
+    return tmp_path
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, monkeypatch):
+    errors: list[str] = []
+    monkeypatch.setattr(QMessageBox, "critical", lambda parent, title, text: errors.append(text))
+    w = MainWindow(settings=QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+    w.errors = errors
+    qtbot.addWidget(w)
+    w.show()
+    return w
+
+
+def _open_and_specify(qtbot, window, sample):
+    def fill_open(d: OpenDataDialog) -> None:
+        d.set_data(str(sample / "enterprise.asc"))
+        d.buttons.accepted.emit()
+
+    def fill_spec(d: SpecifyTablesDialog) -> None:
+        d.select_variables(["activity", "region"])
+        d.response.setCurrentText("turnover")
+        d.individual.p[0].check.setChecked(True)
+        d.individual.p[0].params[0].setValue(15)
+        d.individual.freq.check.setChecked(True)
+        d.individual.freq.params[0].setValue(3)
+        d.individual.freq.params[1].setValue(20)
+        d.compute.click()
+
+    seen = run_dialog(qtbot, OpenDataDialog, fill_open)
+    run_dialog(qtbot, SpecifyTablesDialog, fill_spec, timeout=30)
+    window.actions["open_micro"].trigger()
+    assert seen and seen[0].meta_edit.text().endswith("enterprise.rda")
+    qtbot.waitUntil(lambda: bool(window.views), timeout=60_000)
+    return window.views[0]
+
+
+def test_open_specify_shows_unsafe_cells(qtbot, window, sample):
+    view = _open_and_specify(qtbot, window, sample)
+    t = view.table
+    unsafe = int(((t.status >= 3) & (t.status <= 9)).sum())
+    assert unsafe > 0
+    assert f"{unsafe:,} unsafe" in window.status_label.text()
+    assert [d.name for d in t.dims] == ["activity", "region"]
+    # the grid shows the total first; the legend counts the unsafe cells
+    assert view.model.headerData(0, 2).strip().endswith("Total")
+    assert f"({unsafe:,})" in view.legend.counts["Unsafe (rule)"].text()
+    # log pane has the core's log
+    assert "Table 1 computed" in window.log.toPlainText()
+
+
+def test_bad_metadata_from_gui_names_file_and_line(qtbot, window, sample):
+    shown = window.errors
+    bad = sample / "bad.rda"
+    bad.write_text("holding 1 six\n  <HOLDING>\n")
+    window.open_microdata(str(sample / "enterprise.asc"), str(bad))
+    qtbot.waitUntil(lambda: bool(shown), timeout=10_000)
+    assert str(bad) in shown[0] and "line 1" in shown[0]
+    assert window.session is None
+
+
+def test_protect_audit_and_save(qtbot, window, sample):
+    view = _open_and_specify(qtbot, window, sample)
+    run_dialog(qtbot, ProtectDialog, lambda d: (d.select("MOD"), d.run_button.click()))
+    window.actions["protect"].trigger()
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=120_000)
+    assert not window.errors, window.errors
+    r = window.last_result
+    assert r.audit is not None and r.audit.ok
+    t = view.table
+    assert int(((t.status == 11) | (t.status == 12)).sum()) == r.n_secondary > 0
+    assert "Audit passed" in window.result_box.text()
+
+    out = sample / "safe.txt"
+
+    def fill_save(d: SaveTableDialog) -> None:
+        d.select_type(3)
+        d.checks["AS"].setChecked(True)
+        d.checks["FL"].setChecked(True)
+        d.path_edit.setText(str(out))
+        d.buttons.accepted.emit()
+
+    run_dialog(qtbot, SaveTableDialog, fill_save)
+    window.actions["save_table"].trigger()
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=10_000)
+    assert not window.errors, window.errors
+    lines = out.read_text().splitlines()
+    assert len(lines) == 1 + t.n_cells  # header (FL+) and one line per cell
+    statuses = np.array([int(x.split(",")[-1]) for x in lines[1:]])
+    np.testing.assert_array_equal(np.sort(statuses), np.sort(t.status.astype(int)))
+
+
+def _spec_size(d: SpecifyTablesDialog) -> None:
+    d.select_variables(["activity", "size"])
+    d.response.setCurrentText("turnover")
+    d.individual.nk[0].check.setChecked(True)
+    d.individual.freq.check.setChecked(True)
+    d.compute.click()
+
+
+def test_recode_dialog_groups_folds_and_undoes(qtbot, window, sample):
+    from argusqt.gui.recodedialog import RecodeDialog
+
+    run_dialog(qtbot, SpecifyTablesDialog, _spec_size, timeout=30)
+    window.open_microdata(str(sample / "enterprise.asc"), str(sample / "enterprise.rda"))
+    qtbot.waitUntil(lambda: bool(window.views), timeout=60_000)
+    before = window.tables[0]
+    n_size = len(before.dims[1])
+
+    def recode(d: RecodeDialog) -> None:
+        d.var_list.setCurrentRow(1)  # size: flat → code-group editor
+        assert d.pages.currentIndex() == 1
+        d.load_grc(str(sample / "size3.grc"))
+        assert d.apply()
+        size = d.table.dims[1]
+        assert [c.strip() for c in size.codes[:4]] == ["Total", "1", "2", "3"]
+        assert "now" in d.counts.text()
+        d.var_list.setCurrentRow(0)  # activity: hierarchical → tree with folds
+        assert d.pages.currentIndex() == 0
+        top = d.tree.topLevelItem(0)
+        code = top.text(0)
+        top.setCheckState(0, Qt.CheckState.Checked)
+        assert d.folded_codes() == [code]
+        assert d.apply()
+        act = d.table.dims[0]
+        assert act.is_leaf[act.index_of(code)[0]]
+        assert d.tree.topLevelItem(0).checkState(0) == Qt.CheckState.Checked
+        d.var_list.setCurrentRow(1)
+        assert d.undo()
+        assert len(d.table.dims[1]) == n_size
+        d.reject()
+
+    driven = run_dialog(qtbot, RecodeDialog, recode, timeout=10)
+    window.actions["recode"].trigger()
+    driven.check()
+    assert not window.errors, window.errors
+    t = window.tables[0]
+    assert t is not before and len(t.dims[1]) == n_size  # size back to original, activity folded
+    assert len(t.dims[0]) < len(before.dims[0])
+    assert "recoded" in window.log.toPlainText()
