@@ -44,7 +44,7 @@ def _spin(lo, hi, val, dec=0, suffix=""):
 
 
 class ProtectDialog(QDialog):
-    """Returns `method()` and `params()` (seconds for times) when accepted."""
+    """Returns `method()` and `params()` (batch parameter names) when accepted."""
 
     def __init__(self, table_title: str, min_base: int = 1, parent=None) -> None:
         super().__init__(parent)
@@ -143,25 +143,26 @@ class ProtectDialog(QDialog):
         return METHODS[self.group.checkedId()][0]
 
     def params(self) -> dict:
+        """Parameters with the batch names (`<SUPPRESS>` of formats.md §8.5); times in minutes."""
         m = self.method()
         if m == "OPT":
-            return {"max_time": 60.0 * self.opt_time.value()}
+            return {"max_minutes": self.opt_time.value()}
         if m == "MOD":
             return {
-                "max_time": 60.0 * self.mod_time.value(),
-                "singleton": self.mod_single.isChecked(),
-                "singleton_multiple": self.mod_multi.isChecked(),
-                "min_freq": self.mod_minfreq.isChecked(),
+                "max_minutes": self.mod_time.value(),
+                "singleton_singleton": int(self.mod_single.isChecked()),
+                "singleton_multiple": int(self.mod_multi.isChecked()),
+                "min_freq": int(self.mod_minfreq.isChecked()),
             }
         if m == "HEUR":
-            return {"singleton": self.heur_single.isChecked()}
+            return {"singleton": "SS,SM" if self.heur_single.isChecked() else ""}
         if m == "RND":
             return {
                 "base": int(self.rnd_base.value()),
                 "steps": int(self.rnd_steps.value()),
-                "max_time": 60.0 * self.rnd_time.value(),
-                "stop_rule": self.rnd_stop.currentIndex() + 1,
+                "max_minutes": self.rnd_time.value(),
                 "partitions": int(self.rnd_partitions.isChecked()),
+                "stop_rule": self.rnd_stop.currentIndex() + 1,
             }
         if m == "CTA":
             return {"fixed_directions": self.cta_fixed.isChecked()}
