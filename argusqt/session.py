@@ -333,25 +333,14 @@ class Session:
         method = method.upper()
         params = dict(params or {})
         if table_no == 0:
-            raise MethodError(
-                f"{method}: protecting all tables together (table 0, linked tables) is not available yet"
-            )
+            return self._protect_linked(method, params, progress, cancel)
         table = self.table(table_no)
         try:
             module = importlib.import_module("argusqt.protect.methods")
             run_method = module.run_method
         except (ImportError, AttributeError):
             raise MethodError(f"protection method {method} is not available yet") from None
-        if "max_minutes" in params:  # the solvers take seconds
-            minutes = float(params["max_minutes"])
-            key = "max_time_per_subtable" if method == "MOD" else "max_time"
-            params.setdefault(key, 60.0 * minutes)
-        if method == "GH" and "singleton" not in params:
-            params["singleton"] = 1 if table.freq is not None else 0
-        if method == "RND" and "min_frequency" not in params:
-            fr = table.spec.rules.freq_individual
-            if fr is not None:
-                params["min_frequency"] = fr.minfreq
+        _solver_params(method, params, table)
         problem = CSPProblem.from_table(table)
         self.add_log(f"Table {table_no}: {method} started with {format_params(params)}")
         result = run_method(problem, method, params, progress, cancel)
@@ -385,6 +374,48 @@ class Session:
         )
         self.history.append(f"<SUPPRESS> {method}({table_no}{_param_args(method, params)})")
         return result
+
+    def _protect_linked(self, method: str, params: dict, progress, cancel) -> list:
+        """Table 0: all tables protected together (GH/MOD in τ-Argus; OPT and MOD here)."""
+        from argusqt.protect.audit import audit as run_audit
+        from argusqt.protect.problem import CSPProblem
+        from argusqt.rules.status import is_suppressed
+
+        if not self.tables:
+            raise SpecificationError("there are no tables to protect together: compute them first")
+        if method not in ("MOD", "OPT"):
+            raise MethodError(
+                f"{method}: protecting all tables together (table 0) is available for MOD and OPT"
+            )
+        fn = _optional("argusqt.protect.linked", "protect_linked", "linked-table protection")
+        _solver_params(method, params, self.tables[0])
+        problems = [CSPProblem.from_table(t) for t in self.tables]
+        self.add_log(
+            f"Linked tables 1–{len(problems)}: {method} started with {format_params(params)}"
+        )
+        results = fn(problems, method, params, progress, cancel)
+        audits = []
+        for no, (prob, res) in enumerate(zip(problems, results, strict=True), start=1):
+            verdict = res.audit or run_audit(prob, is_suppressed(res.status), cancel=None)
+            if not verdict.ok:
+                self.add_log(f"Table {no}: {verdict.summary()}")
+                raise AuditError(
+                    f"{method} on linked tables: table {no}: {verdict.summary()} "
+                    "The tables were left unchanged."
+                )
+            audits.append(verdict)
+        for no, (t, res, verdict) in enumerate(zip(self.tables, results, audits, strict=True), 1):
+            res.audit = verdict
+            t.status = np.asarray(res.status).astype(np.int8)
+            t.method = method  # type: ignore[attr-defined]
+            t.audit = verdict  # type: ignore[attr-defined]
+            self.results[no] = res
+            self.add_log(
+                f"Table {no} (linked): {res.n_secondary} secondary suppressions, cost {res.cost:g}; "
+                f"{verdict.summary()}"
+            )
+        self.history.append(f"<SUPPRESS> {method}(0{_param_args(method, params)})")
+        return results
 
     # ------------------------------------------------------------------ output
     def write_table(
@@ -502,6 +533,20 @@ def _optional(module: str, name: str, what: str):
         return getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError):
         raise MethodError(f"{what} is not available yet") from None
+
+
+def _solver_params(method: str, params: dict, table: Table) -> None:
+    """Add what the solvers read to the batch parameters: seconds, singleton and frequency data."""
+    if "max_minutes" in params:  # the solvers take seconds
+        key = "max_time_per_subtable" if method == "MOD" else "max_time"
+        params.setdefault(key, 60.0 * float(params["max_minutes"]))
+    if method == "GH" and "singleton_protection" not in params:
+        params["singleton_protection"] = 1 if table.freq is not None else 0
+    fr = table.spec.rules.freq_individual
+    if fr is not None and params.get("min_freq_option"):  # MOD's 3rd singleton option
+        params.setdefault("min_freq", fr.minfreq)
+    if fr is not None and method == "RND":
+        params.setdefault("min_frequency", fr.minfreq)
 
 
 def format_params(params: dict) -> str:

@@ -131,7 +131,7 @@ def test_suppress_defaults():
         "size": 1,
     }  # singleton: per table
     mod = parse_suppress("MOD(1, 5, 1, 1, 1)")
-    assert mod.params["max_minutes"] == 5 and mod.params["min_freq"] == 1
+    assert mod.params["max_minutes"] == 5 and mod.params["min_freq_option"] == 1
     assert parse_suppress("CTA(1)").params == {}
     assert parse_suppress("NET(3)").table == 3
 

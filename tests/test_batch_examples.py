@@ -159,3 +159,21 @@ def test_example_with_the_optimal_solver(
     assert (folder / out).read_text().splitlines() == expected  # E8 / E9, unique optimum
     table = outcome.session.tables[0]
     assert table.audit is not None and table.audit.ok
+
+
+def test_linked_tables_mod_zero(shared_data, tmp_path):
+    """`<SUPPRESS> MOD(0, 1)`: both tables protected together; the E9 pattern appears in table 1."""
+    folder = _copy(shared_data, tmp_path, "batch_ex2")
+    arb = folder / "linked.arb"
+    arb.write_text(
+        '<OPENMICRODATA> "microdata_ex2.asc"\n<OPENMETADATA> "metadata_ex2.rda"\n'
+        '<SPECIFYTABLE> "region""gender"|"num1"|""|""\n<SAFETYRULE> FREQ(5,20)|P(20,5)|\n'
+        '<SPECIFYTABLE> "region"|"num1"|""|""\n<SAFETYRULE> FREQ(5,20)|P(20,5)|\n'
+        "<READMICRODATA>\n<SUPPRESS> MOD(0, 1)\n"
+        '<WRITETABLE> (1, 3, AS+FL+, "t1.txt")\n<WRITETABLE> (2, 3, AS+, "t2.txt")\n'
+    )
+    outcome = run_batch(arb)
+    assert outcome.ok, outcome.error
+    assert (folder / "t1.txt").read_text().splitlines() == EX2_EXPECTED
+    assert (folder / "t2.txt").read_text().splitlines()[1] == '"A",2128.19,1'
+    assert all(t.audit.ok for t in outcome.session.tables)

@@ -33,12 +33,12 @@ COMMANDS = NO_ARGS | FILE_ARG | OTHER
 
 #: SUPPRESS methods: parameter names after the table number, with defaults (None = required).
 METHOD_PARAMS: dict[str, list[tuple[str, float | None]]] = {
-    "GH": [("apriori_percent", 100), ("size", 0), ("singleton", 1)],
+    "GH": [("apriori_percent", 100), ("size", 0), ("singleton_protection", 1)],
     "MOD": [
         ("max_minutes", 1),
         ("singleton_singleton", 1),
         ("singleton_multiple", 1),
-        ("min_freq", 1),
+        ("min_freq_option", 1),
         ("max_scale_cost", 20000),
         ("lower_margin", 0),
         ("upper_margin", 0),
@@ -291,7 +291,7 @@ def parse_suppress(text: str) -> Suppress:
             params[name] = value
         elif default is None:
             raise ValueError(f"{method} needs the parameter {name}")
-        elif name == "singleton" and method == "GH":
+        elif name == "singleton_protection" and method == "GH":
             continue  # default depends on the table (frequency information): decided later
         else:
             params[name] = default
