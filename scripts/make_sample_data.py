@@ -162,7 +162,8 @@ A synthetic enterprise survey of {n} records in τ-Argus fixed format:
 p% / dominance and frequency rules, recodes size with `size3.grc`, protects table 1 with the
 modular method and table 2 with the optimal method, and writes code-value and CSV files and
 an Excel workbook (argusqt extension: output type 1 with an `.xlsx` file name).
-Run it with `argusqt batch sample_data/demo.arb`.
+Run it with `argusqt batch sample_data/demo.arb` (1–2 minutes: `OPT(2, 1)` may use its
+whole one-minute limit); outputs and the log `demo_log.txt` are written next to it.
 """
 
 
