@@ -177,3 +177,34 @@ def test_linked_tables_mod_zero(shared_data, tmp_path):
     assert (folder / "t1.txt").read_text().splitlines() == EX2_EXPECTED
     assert (folder / "t2.txt").read_text().splitlines()[1] == '"A",2128.19,1'
     assert all(t.audit.ok for t in outcome.session.tables)
+
+
+def test_rounding_and_cta_outputs(shared_data, tmp_path):
+    """RND and CTA through the batch: published values in the code-value file (§10.3)."""
+    folder = _copy(shared_data, tmp_path, "batch_ex1")
+    head = (
+        '<OPENTABLEDATA> "tabdata_ex1.tab"\n<OPENMETADATA> "metadata_ex1.rda"\n'
+        '<SPECIFYTABLE> "region""gender"|"freq"|""|""\n<SAFETYRULE> MAN(20)\n<READTABLE>\n'
+    )
+    arb = folder / "rc.arb"
+    arb.write_text(
+        head + '<SUPPRESS> RND(1, 5)\n<WRITETABLE> (1, 3, AS+FL+, "rnd.txt")\n<CLEAR>\n'
+        + head + '<SUPPRESS> CTA(1)\n<WRITETABLE> (1, 3, AS+FL+, "cta.txt")\n'
+    )  # fmt: skip
+    outcome = run_batch(arb)
+    assert outcome.ok, outcome.error
+    rnd = (folder / "rnd.txt").read_text().splitlines()
+    assert rnd[0] == '"region","gender","freq_Round","freq_Orig"'
+    rounded = np.array([float(line.split(",")[2]) for line in rnd[1:]]).reshape(5, 3)
+    orig = np.array([float(line.split(",")[3]) for line in rnd[1:]]).reshape(5, 3)
+    assert orig[0, 0] == 5146 and np.all(rounded % 5 == 0)
+    assert np.all(np.abs(rounded - orig) < 5)  # zero-restricted: a neighbouring multiple
+    np.testing.assert_allclose(rounded[0], rounded[1:].sum(axis=0))  # still additive
+    np.testing.assert_allclose(rounded[:, 0], rounded[:, 1:].sum(axis=1))
+    cta = (folder / "cta.txt").read_text().splitlines()
+    assert cta[0] == '"region","gender","freq_CTA","freq_Orig","Status"'
+    adj = np.array([float(line.split(",")[2]) for line in cta[1:]]).reshape(5, 3)
+    assert cta[6].endswith(",137,9")  # (A,female): original and its status
+    assert abs(adj[1, 2] - 137) >= 1 - 1e-9  # moved by at least its protection level 1
+    np.testing.assert_allclose(adj[0], adj[1:].sum(axis=0))
+    np.testing.assert_allclose(adj[:, 0], adj[:, 1:].sum(axis=1))

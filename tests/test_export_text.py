@@ -354,3 +354,12 @@ def test_codevalue_matches_tauargus_file(enterprise_data, tmp_path, name, dims):
     ours = out.read_text().splitlines()
     diff = [(i, a, b) for i, (a, b) in enumerate(zip(ours, expected, strict=True)) if a != b]
     assert not diff, f"{len(diff)} lines differ, first: {diff[:3]}"
+
+
+def test_intermediate_of_a_rounded_table_writes_published_values():
+    t = ex1_table()
+    t.published = np.round(t.value / 5) * 5
+    t.method = "RND"
+    lines = intermediate_lines(t, status_only=True)
+    assert lines[0].startswith('"Total";"Total";5145;5146;')
+    assert lines[5].startswith('"A";"female";135;137;')

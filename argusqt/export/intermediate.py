@@ -67,7 +67,8 @@ def intermediate_lines(
     empty = status == 14
     use_h = holdings and table.hfreq is not None
     cols = code_columns(table, quotes)
-    cols.append(fmt_numbers(table.value, d))
+    # rounded / adjusted tables: the published value (an argusqt extension, formats.md §8.6)
+    cols.append(fmt_numbers(table.value if table.published is None else table.published, d))
     if not table.spec.is_frequency:
         freq = table.hfreq if use_h else table.freq
         cols.append(fmt_ints(np.rint(np.asarray(freq, dtype=float))))
