@@ -243,6 +243,7 @@ def sample_files(n: int = N_RECORDS, seed: int = SEED) -> dict[str, bytes]:
     files["size3.cdl"] = SIZE3_CDL.encode("utf-8")
     files["demo.arb"] = ARB.encode("utf-8")
     files["README.md"] = README.format(seed=seed, n=n).encode("utf-8")
+    files[".gitignore"] = b"# outputs of demo.arb\ndemo_log.txt\ndemo_table*\n"
     return files
 
 

@@ -59,6 +59,7 @@ def test_generator_reproduces_committed_files(tmp_path):
         "size3.cdl",
         "demo.arb",
         "README.md",
+        ".gitignore",
     }
     for p in paths:
         committed = SAMPLE / p.name
@@ -102,7 +103,8 @@ def test_batch_tabulates_and_recodes(tmp_path):
     from argusqt.batch.runner import run_batch
 
     for p in SAMPLE.iterdir():
-        shutil.copy(p, tmp_path / p.name)
+        if p.is_file():
+            shutil.copy(p, tmp_path / p.name)
     arb = tmp_path / "check.arb"
     arb.write_text(
         '<OPENMICRODATA> "enterprise.asc"\n<OPENMETADATA> "enterprise.rda"\n'
