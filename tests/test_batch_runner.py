@@ -154,7 +154,9 @@ def test_logbook_command_relative_to_batch_file_and_tempdir(ex2, tmp_path):
     out = _run(ex2, '<LOGBOOK> "sub/my.log"\n' + EX2_HEAD, tempdir=tmp_path / "tmp")
     assert out.ok
     assert (tmp_path / "tmp" / "Logbook.txt").is_file()  # default logbook in the temp folder
-    assert "Batch line 6: <READMICRODATA>" in (ex2 / "sub" / "my.log").read_text()
+    text = (ex2 / "sub" / "my.log").read_text()
+    assert "Batch line 6: <READMICRODATA>" in text
+    assert "Batch line 1: <LOGBOOK>" in text  # the run start is replayed into the new logbook
 
 
 def test_logbook_format():

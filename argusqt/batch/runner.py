@@ -64,6 +64,7 @@ class _Runner:
         self.kind: str | None = None  # "microdata" | "tabular"
         self.pending_data: tuple[Path, int] | None = None
         self.fixed_logbook = False  # a logbook named on the command line wins over <LOGBOOK>
+        self.log_start = len(session.log)  # first log entry of this run
         self.outcome = BatchOutcome(path, session)
 
     # ------------------------------------------------------------------ helpers
@@ -154,6 +155,8 @@ class _Runner:
                 )
             else:
                 ses.logbook = Logbook(self.output_file(a))
+                for entry in ses.log[self.log_start :]:  # this run's start goes there too
+                    ses.logbook.write(entry.message, entry.when)
                 ses.add_log(f"Logbook: {ses.logbook.path}")
         elif n in ("SILENT", "COVER", "JJ"):
             ses.add_log(f"<{n}> accepted and ignored (internal command of later τ-Argus versions)")
