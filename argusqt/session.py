@@ -542,6 +542,8 @@ def _solver_params(method: str, params: dict, table: Table) -> None:
         params.setdefault(key, 60.0 * float(params["max_minutes"]))
     if method == "GH" and "singleton_protection" not in params:
         params["singleton_protection"] = 1 if table.freq is not None else 0
+    if "min_freq_option" not in params and params.get("min_freq") in (0, 1):
+        params["min_freq_option"] = params.pop("min_freq")  # a 0/1 flag under the old name
     fr = table.spec.rules.freq_individual
     if fr is not None and params.get("min_freq_option"):  # MOD's 3rd singleton option
         params.setdefault("min_freq", fr.minfreq)

@@ -198,3 +198,16 @@ def test_write_table_with_report(ex2):
     assert files == [ex2 / "t.txt", ex2 / "t.html"]
     html = (ex2 / "t.html").read_text()
     assert "microdata_ex2.asc" in html and "<html" in html
+
+
+def test_mod_min_frequency_option_uses_the_freq_rule(ex2, monkeypatch):
+    s = _session(ex2)
+
+    def passing(problem, method):
+        return ProtectionResult(method, problem.status.copy(), audit=_audit(problem.n_cells, True))
+
+    calls = _fake_methods(monkeypatch, passing)
+    s.protect(1, "MOD", {"max_minutes": 2, "singleton_singleton": 1, "min_freq_option": 1})
+    s.protect(1, "MOD", {"max_minutes": 2, "min_freq": 1})  # the flag under its GUI name
+    for _, params in calls:
+        assert params["min_freq"] == 5 and params["max_time_per_subtable"] == 120.0
