@@ -208,3 +208,11 @@ def test_random_tables_match_independent_milp(seed):
     verify_adjustment(p, res.published)
     assert res.optimal
     assert res.cost == pytest.approx(independent_cta(p), rel=1e-7, abs=1e-6)
+
+
+def test_warm_start_keeps_the_optimum():
+    p = problem_2d(E11, E11_SENS)
+    res = solve_cta(p, {"warm_start": True})
+    assert any("warm start" in line for line in res.log)
+    assert res.cost == pytest.approx(303.0) and res.optimal
+    verify_adjustment(p, res.published)

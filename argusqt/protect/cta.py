@@ -98,8 +98,12 @@ def _solve(
     time_limit: float,
     gap_limit: float,
     monitor: ScipMonitor | None,
+    start: tuple[np.ndarray, dict[int, int]] | None = None,
 ) -> _Solve:
-    """Build and solve the MILP (or its relaxation / fixed-direction LP) of methods.md §10."""
+    """Build and solve the MILP (or its relaxation / fixed-direction LP) of methods.md §10.
+
+    `start` = (adjusted values, directions) of a known feasible table, given to SCIP.
+    """
     n = inst.a.size
     model = Model()
     model.hideOutput()
@@ -136,6 +140,8 @@ def _solve(
             float(c) * (zp[j] - zm[j]) for j, c in zip(cols[keep], coefs[keep], strict=True)
         )
         model.addCons(expr == float(inst.rhs[i]))
+    if start is not None:
+        _add_start(model, inst, zp, zm, ys, start)
     model.optimize()
     out = _Solve(model.getStatus())
     out.interrupted = monitor is not None and monitor.interrupted
@@ -149,6 +155,20 @@ def _solve(
         if relax:
             out.y_relaxed = np.array([sol[y] for y in ys])
     return out
+
+
+def _add_start(model, inst: _Instance, zp, zm, ys, start) -> None:
+    """Hand a feasible adjusted table to SCIP as its first incumbent (loops over changed cells)."""
+    x, dirs = start
+    dev = x - inst.a
+    sol = model.createSol()
+    for j in np.flatnonzero(dev > 0):
+        model.setSolVal(sol, zp[int(j)], float(min(dev[j], inst.up_cap[j])))
+    for j in np.flatnonzero(dev < 0):
+        model.setSolVal(sol, zm[int(j)], float(min(-dev[j], inst.down_cap[j])))
+    for k, y in enumerate(ys):
+        model.setSolVal(sol, y, float(dirs[k]))
+    model.addSol(sol, free=True)
 
 
 def _directions_from_params(inst: _Instance, given) -> dict[int, int]:
@@ -257,6 +277,19 @@ def solve_cta(
             log.append("fixed-direction heuristic found no feasible directions: solving the MILP")
             heuristic = False
     if not heuristic:
+        start = None
+        warm = params.get("warm_start")
+        if (problem.n_cells >= 5000 if warm is None else bool(warm)) and len(
+            fixed
+        ) < inst.sens.size:
+            first = _fixed_direction_heuristic(
+                problem, inst, fixed, 0.5 * max_time, watch, monitor, log, max_flips=10
+            )
+            if first is not None and first.x is not None:
+                dev = first.x - inst.a
+                dirs = {k: int(dev[c] > 0) for k, c in enumerate(inst.sens)}
+                start = (first.x, dirs)
+                log.append(f"MILP warm start from the fixed-direction table ({first.objective:g})")
         sol = _solve(
             problem,
             inst,
@@ -265,6 +298,7 @@ def solve_cta(
             time_limit=max_time - watch.elapsed,
             gap_limit=gap_limit,
             monitor=monitor("CTA (MILP)"),
+            start=start,
         )
     if sol.x is None:
         if sol.interrupted or (cancel is not None and cancel.cancelled):
@@ -285,15 +319,18 @@ def solve_cta(
 
 
 def _fixed_direction_heuristic(
-    problem, inst, fixed, max_time, watch, monitor, log
+    problem, inst, fixed, max_time, watch, monitor, log, max_flips: int | None = None
 ) -> _Solve | None:
-    """Directions from the LP relaxation (y ≥ ½ → up), then the LP; flip cells while infeasible."""
+    """Directions from the LP relaxation (y ≥ ½ → up), then the LP; flip cells while infeasible.
+
+    `max_time` is a deadline on the stopwatch; `monitor` makes a fresh SCIP monitor per model.
+    """
     relaxed = _solve(
         problem,
         inst,
         fixed,
         relax=True,
-        time_limit=max_time,
+        time_limit=max_time - watch.elapsed,
         gap_limit=0.0,
         monitor=monitor("CTA (LP relaxation)"),
     )
@@ -301,18 +338,31 @@ def _fixed_direction_heuristic(
         return None
     y = relaxed.y_relaxed
     dirs = {k: (fixed[k] if k in fixed else int(y[k] >= 0.5)) for k in range(inst.sens.size)}
-    kw = dict(relax=False, gap_limit=0.0, monitor=monitor("CTA (fixed directions)"))
-    sol = _solve(problem, inst, dirs, time_limit=max_time - watch.elapsed, **kw)
+
+    def lp(directions):
+        return _solve(
+            problem,
+            inst,
+            directions,
+            relax=False,
+            gap_limit=0.0,
+            monitor=monitor("CTA (fixed directions)"),
+            time_limit=max_time - watch.elapsed,
+        )
+
+    sol = lp(dirs)
     flips = 0
     order = np.argsort(np.abs(y - 0.5))  # least confident directions first
     for k in order:
         if sol.x is not None or watch.elapsed >= max_time:
             break
+        if max_flips is not None and flips >= max_flips:
+            break
         if k in fixed:
             continue
         trial = dict(dirs)
         trial[int(k)] = 1 - trial[int(k)]
-        cand = _solve(problem, inst, trial, time_limit=max_time - watch.elapsed, **kw)
+        cand = lp(trial)
         flips += 1
         if cand.x is not None:
             dirs, sol = trial, cand
