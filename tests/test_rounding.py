@@ -318,3 +318,18 @@ def test_partitions_valid_and_totals_by_addition():
     assert parts.figures["n_parts"] == 4
     assert_valid(p, parts.published, 5)
     assert parts.cost >= whole.cost - 1e-9
+
+
+def test_cancel_during_solve_returns_a_valid_table():
+    token = CancelToken()
+    rng = np.random.default_rng(11)
+    p = table_problem(rng.integers(0, 40, (30, 30)))
+
+    def on_event(event):
+        token.cancel()
+
+    res = solve_rounding(p, {"base": 5}, progress=on_event, cancel=token)
+    assert res.cancelled
+    assert_valid(p, res.published, 5)
+    if res.figures["rapid_fallback"]:
+        assert res.cost == pytest.approx(res.figures["rapid_distance"])

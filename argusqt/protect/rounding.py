@@ -375,6 +375,8 @@ def solve_rounding(
     rapid = rapid_rounding(problem, base)
     rapid_dist = float(np.abs(rapid - z).sum())
     log: list[str] = [f"Controlled rounding: base {base}, steps {steps}, stop rule {stop}"]
+    if _param(params, "unit_cost", "unitCost") is not None:
+        log.append("unit cost: every cell counts with weight 1 in Σ|rounded − original|")
     figures: dict = {
         "base": base,
         "steps": steps,
