@@ -148,6 +148,12 @@ def test_minimum_base():
     p = table_problem(E12, status=status, lpl=lpl, upl=upl)
     assert minimum_base(p) == 6
     assert minimum_base(p, min_frequency=3) == 3
+    assert minimum_base(p, min_frequency=3, frequency_table=False) == 6
+    p.freq = p.values * 0 + 4  # frequencies differ from the values: a magnitude table
+    assert minimum_base(p, min_frequency=3) == 6
+    p.freq = p.values.copy()
+    assert minimum_base(p, min_frequency=3) == 3
+    p.freq = None
     with pytest.raises(MethodError, match="minimum base 6"):
         solve_rounding(p, {"base": 5})
     assert solve_rounding(p, {"base": 5, "min_base": 3}).cost == pytest.approx(14.0)

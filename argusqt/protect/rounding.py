@@ -85,9 +85,23 @@ def attach_monitor(model: Model, monitor: ScipMonitor, name: str) -> None:
 
 
 # ---------------------------------------------------------------------- small public helpers
-def minimum_base(problem: CSPProblem, *, min_frequency: float | None = None) -> int:
-    """rules.md §4.4: frequency tables → minimum frequency, else max(LPL + UPL) of primaries, ≥ 1."""
-    if min_frequency is not None:
+def minimum_base(
+    problem: CSPProblem,
+    *,
+    min_frequency: float | None = None,
+    frequency_table: bool | None = None,
+) -> int:
+    """rules.md §4.4: frequency tables → minimum frequency, else max(LPL + UPL) of primaries, ≥ 1.
+
+    `frequency_table` None: a table is a frequency table when its values equal its
+    frequencies (or, without frequencies, when a minimum frequency is given).
+    """
+    if frequency_table is None:
+        freq = problem.freq
+        frequency_table = freq is None or np.array_equal(
+            np.asarray(freq, dtype=float), np.asarray(problem.values, dtype=float)
+        )
+    if frequency_table and min_frequency is not None:
         return max(1, math.ceil(float(min_frequency) - _REL_TOL))
     prim = problem.primary
     if not prim.any():
