@@ -214,3 +214,12 @@ def test_tabular_table_set_before_one_readtable(shared_data, tmp_path):
     assert (folder / "t2.txt").read_text().splitlines()[5] == '"A","female",137,9'
     # a second table file after READTABLE needs <CLEAR>
     _fails_at(_run(folder, group + "<READTABLE>\n" + group), 5, "<CLEAR>")
+
+
+def test_versioninfo_and_ignored_commands(ex2):
+    out = _run(ex2, '<VERSIONINFO> "v.txt"\n<COVER>\n<JJ>\n<SILENT>\n')
+    assert out.ok and out.commands_run == 4
+    from argusqt import __version__
+
+    assert (ex2 / "v.txt").read_text() == f"argusqt {__version__}\n"
+    assert sum("accepted and ignored" in e.message for e in out.session.log) == 3
