@@ -286,7 +286,10 @@ def solve_modular(
             break
         if only is not None and not only(sub):
             continue
+        t_sub = watch.elapsed
         new = _solve_subtable(problem, sub, sup, true_prim, params, cancel)
+        if watch.elapsed - t_sub > 1.0:
+            log.append(f"subtable {sub.parents}: {watch.elapsed - t_sub:.1f} s")
         if new is None:
             # backtrack: allow the published margins of this subtable to be suppressed
             new = _solve_subtable(problem, sub, sup, true_prim, params, cancel, True)
