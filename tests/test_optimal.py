@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from protect_helpers import (
     cell_id,
     flat_codelist,
+    hier_codelist,
     problem_2d,
     problem_from_table,
     sized_problem,
@@ -253,6 +254,27 @@ def test_optimal_equals_kga_on_tiny_tables(seed):
     ]
     pl = float(rng.integers(1, 6))
     p = problem_2d(arr.tolist(), cells, pl)
+    p.cost = np.abs(p.values) + 1.0
+    r = solve_optimal(p, {"max_time": 60})
+    assert r.optimal
+    assert r.cost == pytest.approx(kga_optimum(p), rel=1e-6, abs=1e-6)
+    assert lp_protected(p, r.status != 1)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_optimal_equals_kga_on_tiny_3d_and_hierarchical_tables(seed):
+    rng = np.random.default_rng(200 + seed)
+    if seed == 0:
+        dims = [flat_codelist("a", 2), flat_codelist("b", 2), flat_codelist("c", 2)]
+    else:
+        dims = [hier_codelist("h", [2, 2]), flat_codelist("c", 2)]
+    leaf_shape = tuple(int(d.is_leaf.sum()) for d in dims)
+    table = table_from_leaves(dims, rng.integers(1, 30, size=leaf_shape).astype(float))
+    interior = np.flatnonzero(
+        np.all(np.stack(np.unravel_index(np.arange(table.n_cells), table.shape)) > 0, axis=0)
+    )
+    prim = rng.choice(interior, size=2, replace=False)
+    p = problem_from_table(table, prim, float(rng.integers(1, 5)))
     p.cost = np.abs(p.values) + 1.0
     r = solve_optimal(p, {"max_time": 60})
     assert r.optimal
