@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -28,8 +29,28 @@ def _parser() -> argparse.ArgumentParser:
 def run_batch_command(arb: str, logbook: str | None, tempdir: str | None) -> int:
     """Run a batch file headless; errors on stderr as `FILE.arb, line N: message`."""
     from argusqt.batch.runner import run_batch
+    from argusqt.progress import CancelToken
 
-    outcome = run_batch(arb, logbook=logbook, tempdir=tempdir)
+    token = CancelToken()
+
+    def on_interrupt(signum, frame) -> None:  # 1st Ctrl-C: cancel (best safe result); 2nd: abort
+        if token.cancelled:
+            raise KeyboardInterrupt
+        token.cancel()
+        print("argusqt: cancelling… (Ctrl-C again to abort)", file=sys.stderr)
+
+    try:
+        previous = signal.signal(signal.SIGINT, on_interrupt)
+    except ValueError:  # not the main thread
+        previous = None
+    try:
+        outcome = run_batch(arb, logbook=logbook, tempdir=tempdir, cancel=token)
+    except KeyboardInterrupt:
+        print(f"{arb}: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
     if outcome.error is not None:
         print(str(outcome.error), file=sys.stderr)
         return outcome.exit_code
