@@ -105,3 +105,32 @@ def test_summary_counts_by_status(qtbot):
     assert rows["Unsafe: frequency"][1] == n5 == unsafe_count(t)
     assert rows["All cells"][1] == t.n_cells
     assert rows["Unsafe: frequency"][3] == pytest.approx(float(t.value[t.status == 5].sum()))
+
+
+def test_repainting_does_not_drain_none_refcount(qtbot):
+    """PySide6 6.12.0 drops a reference to None per void call: the app must guard against it."""
+    import sys
+
+    from PySide6.QtCore import QObject
+
+    from argusqt.gui import pysidefix
+    from argusqt.gui.app import create_app
+
+    app = create_app()
+    if pysidefix.void_calls_drain_none():
+        guard = app._argusqt_guard
+        assert guard is not None
+        probe = QObject()
+        for _ in range(5000):
+            probe.setObjectName("x")
+        guard.top_up()
+        assert sys.getrefcount(None) >= guard.target - 10
+        return
+    w = TableView(small_table(), "T")
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.wait(50)
+    before = sys.getrefcount(None)
+    for _ in range(300):
+        w.view.viewport().repaint()
+    assert sys.getrefcount(None) > before - 200

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
+from argusqt.gui import pysidefix
 from argusqt.gui.mainwindow import MainWindow
 from argusqt.gui.resources import icon, stylesheet
 
@@ -21,6 +22,8 @@ def create_app(argv: Sequence[str] | None = None) -> QApplication:
     app.setOrganizationName("argusqt")
     app.setWindowIcon(icon("app"))
     app.setStyleSheet(stylesheet())
+    if not hasattr(app, "_argusqt_guard"):
+        app._argusqt_guard = pysidefix.install(app)  # type: ignore[attr-defined]
     return app
 
 
