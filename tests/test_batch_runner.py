@@ -223,3 +223,18 @@ def test_versioninfo_and_ignored_commands(ex2):
 
     assert (ex2 / "v.txt").read_text() == f"argusqt {__version__}\n"
     assert sum("accepted and ignored" in e.message for e in out.session.log) == 3
+
+
+def test_cancel_during_run_stops_before_the_next_command(ex2):
+    token = CancelToken()
+
+    def progress(event):
+        if "Tables ready" in event.message:
+            token.cancel()
+
+    out = _run(
+        ex2, EX2_HEAD + '<WRITETABLE> (1, 3, AS+, "x.txt")\n', progress=progress, cancel=token
+    )
+    assert out.cancelled and not out.ok and out.exit_code == 1
+    assert out.error.line == 6 and "cancelled" in out.error.message
+    assert len(out.session.tables) == 1 and not (ex2 / "x.txt").exists()
