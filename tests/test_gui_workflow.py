@@ -172,3 +172,33 @@ def test_recode_dialog_groups_folds_and_undoes(qtbot, window, sample):
     assert t is not before and len(t.dims[1]) == n_size  # size back to original, activity folded
     assert len(t.dims[0]) < len(before.dims[0])
     assert "recoded" in window.log.toPlainText()
+
+
+def test_status_changes_report_and_batch_file(qtbot, window, sample, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog, QTextBrowser
+
+    view = _open_and_specify(qtbot, window, sample)
+    t = view.table
+    safe = int(np.flatnonzero(t.status == 1)[-1])
+    assert view.select_cell(safe)  # every branch is expanded after computing
+    view.buttons["unsafe"].click()
+    assert int(t.status[safe]) in (3, 4, 5, 6, 9)  # rules.md §7: the rule status or manual 9
+    assert t.lpl[safe] > 0
+    assert "Unsafe" in view.info.labels["status"].text()
+    view.buttons["safe"].click()
+    assert int(t.status[safe]) in (1, 2)
+    view.buttons["protected"].click()
+    assert int(t.status[safe]) == 10
+    assert "Protected (1)" in view.legend.counts["Protected"].text()
+
+    window.view_report()
+    html = window.html_dialog.findChild(QTextBrowser).toPlainText()
+    assert "Table structure" in html and "activity" in html
+
+    arb = sample / "again.arb"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(arb), ""))
+    window.actions["write_batch"].trigger()
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=10_000)
+    assert not window.errors, window.errors
+    text = arb.read_text()
+    assert "<OPENMICRODATA>" in text and "<SPECIFYTABLE>" in text and "P(15" in text

@@ -23,7 +23,7 @@ class CellInfoPanel(QGroupBox):
         ("top", "Largest contributions"),
         ("htop", "Largest holdings"),
         ("cost", "Cost"),
-        ("pl", "Protection levels (lower / upper)"),
+        ("pl", "Protection (lower / upper)"),
         ("audit", "Audit interval"),
     )
 
@@ -38,7 +38,7 @@ class CellInfoPanel(QGroupBox):
             lab.setWordWrap(True)
             self.labels[key] = lab
             form.addRow(title + ":", lab)
-        self.setMinimumWidth(260)
+        self.setMinimumWidth(300)
 
     def clear(self) -> None:
         for lab in self.labels.values():
@@ -47,10 +47,11 @@ class CellInfoPanel(QGroupBox):
     def show_cell(self, table: Table, cell: int, audit=None) -> None:
         fmt = f"{{:,.{max(0, int(table.decimals))}f}}"
         L = self.labels
-        parts = [
-            f"{d.name} = {c.strip() or '(blank)'}"
-            for d, c in zip(table.dims, table.cell_codes(cell), strict=True)
-        ]
+        parts = []
+        for d, node in zip(table.dims, table.cell_nodes(cell), strict=True):
+            code = d.codes[node].strip() or "(blank)"
+            lab = d.label(node).strip()
+            parts.append(f"{d.name} = {code}" + (f" ({lab})" if lab and lab != code else ""))
         L["codes"].setText("\n".join(parts))
         st = int(table.status[cell])
         L["status"].setText(f"{statuscolors.label(st)} ({st})")
@@ -61,7 +62,7 @@ class CellInfoPanel(QGroupBox):
         L["holdings"].setText(f"{table.hfreq[cell]:,.0f}" if table.hfreq is not None else "–")
         L["top"].setText(_top(table.top, cell, fmt))
         L["htop"].setText(_top(table.htop, cell, fmt) if table.htop is not None else "–")
-        L["cost"].setText(f"{float(table.cost[cell]):,.4g}")
+        L["cost"].setText(f"{float(table.cost[cell]):,.2f}")
         L["pl"].setText(
             f"{fmt.format(float(table.lpl[cell]))} / {fmt.format(float(table.upl[cell]))}"
         )

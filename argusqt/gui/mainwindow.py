@@ -562,6 +562,34 @@ class MainWindow(QMainWindow):
                 if not ok:
                     return
                 n = changes.set_cost(t, cells, value)
+            elif action == "levels":
+                lo, ok = QInputDialog.getDouble(
+                    self,
+                    "Protection levels",
+                    "Lower protection level:",
+                    float(t.lpl[cells[0]]),
+                    0.0,
+                    1e15,
+                    t.decimals,
+                )
+                if not ok:
+                    return
+                up, ok = QInputDialog.getDouble(
+                    self,
+                    "Protection levels",
+                    "Upper protection level:",
+                    float(t.upl[cells[0]]),
+                    0.0,
+                    1e15,
+                    t.decimals,
+                )
+                if not ok:
+                    return
+                n = changes.set_protection_levels(t, cells, lo, up)
+            elif action == "undo":
+                n = changes.undo_secondary(t)
+                t.published = None
+                view.set_audit(None)
             else:
                 fn = {
                     "safe": changes.set_safe,

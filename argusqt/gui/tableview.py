@@ -129,6 +129,8 @@ class TableView(QWidget):
             ("unsafe", "Set unsafe", "Mark the selected cells unsafe (manual): status 9"),
             ("protected", "Set protected", "Never suppress the selected cells: status 10"),
             ("cost", "Set cost…", "Change the suppression cost of the selected cells"),
+            ("levels", "Set protection levels…", "Change the protection levels of unsafe cells"),
+            ("undo", "Undo suppression", "Remove all secondary suppressions of this table"),
         ):
             b = QPushButton(text)
             b.setToolTip(tip)
@@ -266,7 +268,7 @@ class TableView(QWidget):
 
     def _emit_change(self, action: str) -> None:
         cells = self.selected_cells()
-        if len(cells):
+        if len(cells) or action == "undo":
             self.change_status.emit(action, cells)
 
     def set_audit(self, audit) -> None:
