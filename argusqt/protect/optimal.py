@@ -58,6 +58,7 @@ class _CapacityHandler(Conshdlr):
         self.xvars = xvars
         self.run = run
         self.tvars: list | None = None
+        self.store = _CutStore(sep.values.shape[0])
 
     # -- helpers
     def _x(self, sol=None) -> np.ndarray:
@@ -87,6 +88,7 @@ class _CapacityHandler(Conshdlr):
         return self.run.pos_of[cells]
 
     def _add_conss(self, cuts: list[Cut]) -> None:
+        self.store.add(cuts)
         for c in cuts:
             pos = self._pos(c.cells)
             expr = sum(float(k) * self.xvars[int(j)] for k, j in zip(c.coef, pos, strict=True))
@@ -124,6 +126,9 @@ class _CapacityHandler(Conshdlr):
         if self.run.cancel is not None and self.run.cancel.cancelled:
             return {"result": SCIP_RESULT.INFEASIBLE}
         x = np.round(self._x(solution))
+        self.run.n_checks += 1
+        if self.store.violated(x):  # a known valid cut rejects it without any LP
+            return {"result": SCIP_RESULT.INFEASIBLE}
         if self.sep.is_protected(x, cancel=self.run.cancel) and not (
             self.run.cancel is not None and self.run.cancel.cancelled
         ):
@@ -140,6 +145,7 @@ class _CapacityHandler(Conshdlr):
         if not cuts:
             return {"result": SCIP_RESULT.DIDNOTFIND}
         tvars = self._trans()
+        self.store.add(cuts)
         added = False
         for c in cuts:
             pos = self._pos(c.cells)
@@ -163,6 +169,33 @@ class _CapacityHandler(Conshdlr):
         # rounding a suppression down may unprotect a primary; rounding up never does
         for v in self.xvars:
             self.model.addVarLocks(v, nlockspos + nlocksneg, 0)
+
+
+class _CutStore:
+    """Every cut generated so far as one sparse matrix, to reject candidates cheaply."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self.pending: list[Cut] = []
+        self.mat = sp.csr_matrix((0, n))
+        self.rhs = np.zeros(0)
+
+    def add(self, cuts: list[Cut]) -> None:
+        self.pending.extend(c for c in cuts if c.cells.size)
+
+    def violated(self, x: np.ndarray) -> bool:
+        if self.pending:
+            rows = np.concatenate([np.full(c.cells.size, k) for k, c in enumerate(self.pending)])
+            cols = np.concatenate([c.cells for c in self.pending])
+            vals = np.concatenate([c.coef for c in self.pending])
+            new = sp.csr_matrix((vals, (rows, cols)), shape=(len(self.pending), self.n))
+            self.mat = sp.vstack([self.mat, new]).tocsr()
+            self.rhs = np.r_[self.rhs, [c.rhs for c in self.pending]]
+            self.pending = []
+        if self.mat.shape[0] == 0:
+            return False
+        # a clear violation only: cut coefficients carry LP round-off
+        return bool(np.any(self.mat @ x < self.rhs - 1e-6))
 
 
 class _Progress(Eventhdlr):
@@ -222,6 +255,7 @@ class _Run:
     offset: float = 0.0
     sepa_depth: int = 10**9
     n_cuts: int = 0
+    n_checks: int = 0
     bound: float | None = None
 
 
@@ -237,6 +271,7 @@ def solve_pattern(
     cancel: CancelToken | None = None,
     sepa_depth: int | None = None,
     threads_nogil: bool = True,
+    heuristics: str = "fast",
 ) -> PatternOutcome:
     """Branch-and-cut on `problem` with cells fixed as in `fixed` (NaN = free; see Separator).
 
@@ -271,7 +306,11 @@ def solve_pattern(
     model.setParam("misc/allowstrongdualreds", False)
     model.setParam("misc/allowweakdualreds", False)
     model.setParam("randomization/randomseedshift", 0)
-    model.setHeuristics(SCIP_PARAMSETTING.FAST)
+    model.setHeuristics(
+        {"off": SCIP_PARAMSETTING.OFF, "default": SCIP_PARAMSETTING.DEFAULT}.get(
+            heuristics.lower(), SCIP_PARAMSETTING.FAST
+        )
+    )
     xvars = [model.addVar(name=f"x{i}", vtype="B", obj=float(cost[i])) for i in free]
     for c in init:
         pos = pos_of[c.cells]
@@ -341,7 +380,7 @@ def solve_pattern(
     )
     outcome.log.append(
         f"SCIP status {status}, nodes {outcome.nodes}, cuts {outcome.cuts}, "
-        f"attacker LPs {sep.n_lps}, {watch.elapsed:.2f} s"
+        f"candidate checks {run.n_checks}, attacker LPs {sep.n_lps}, {watch.elapsed:.2f} s"
     )
     return outcome
 
@@ -531,6 +570,7 @@ def solve_optimal(
         cancel=cancel,
         sepa_depth=params.get("sepa_depth"),
         threads_nogil=bool(params.get("nogil", True)),
+        heuristics=str(params.get("scip_heuristics", "fast")),
     )
     candidates: list[np.ndarray] = []
     if out.mask is not None:

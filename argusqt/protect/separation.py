@@ -174,6 +174,9 @@ class Separator:
         """
         xf = self.full_point(x)
         var = xf > X_EPS
+        # coverage LPs pay off at 0/1 points (mostly protected); at fractional ones most
+        # primaries fail anyway
+        sweep = self.sweep and bool(np.all((xf <= X_EPS) | (xf >= 1 - X_EPS)))
         targets = self.targets if primaries is None else np.asarray(primaries, dtype=np.int64)
         if targets.size == 0:
             return []
@@ -210,7 +213,7 @@ class Separator:
             self._run_lo = self.values[cells].copy()
             self._run_hi = self.values[cells].copy()
             self._last = -1
-            if pos.size >= 3 and self.sweep:
+            if pos.size >= 3 and sweep:
                 self._sweep(a_blk, lo[cells], hi[cells], rhs_eff[rows], pos, block_t)
             for p, j in zip(block_t, pos, strict=True):
                 if cancel is not None and cancel.cancelled:
