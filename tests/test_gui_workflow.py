@@ -237,3 +237,45 @@ def test_opt_keeps_gui_responsive_and_cancel_returns_safe_pattern(qtbot, window,
     assert not window.errors, window.errors
     r = window.last_result
     assert r.cancelled and r.audit is not None and r.audit.ok
+
+
+def test_open_table_protect_opt_matches_e8(qtbot, window, shared_data, tmp_path):
+    """File | Open table with batch_ex1 (given statuses), OPT: examples.md E8 pattern and audit."""
+    for f in (shared_data / "batch_ex1").iterdir():
+        shutil.copy(f, tmp_path / f.name)
+
+    def fill_open(d: OpenDataDialog) -> None:
+        d.set_data(str(tmp_path / "tabdata_ex1.tab"))
+        d.meta_edit.setText(str(tmp_path / "metadata_ex1.rda"))
+        d.buttons.accepted.emit()
+
+    def fill_spec(d: SpecifyTablesDialog) -> None:
+        d.select_variables(["region", "gender"])
+        d.response.setCurrentText("freq")
+        d.compute.click()  # no rule: tabular input keeps the given status (MAN 20)
+
+    run_dialog(qtbot, OpenDataDialog, fill_open)
+    run_dialog(qtbot, SpecifyTablesDialog, fill_spec, timeout=20)
+    window.actions["open_table"].trigger()
+    qtbot.waitUntil(lambda: bool(window.views) or bool(window.errors), timeout=30_000)
+    assert not window.errors, window.errors
+    t = window.tables[0]
+    run_dialog(qtbot, ProtectDialog, lambda d: (d.select("OPT"), d.run_button.click()))
+    window.actions["protect"].trigger()
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=60_000)
+    assert not window.errors, window.errors
+    status = {tuple(c.strip() for c in t.cell_codes(i)): int(t.status[i]) for i in range(t.n_cells)}
+    assert status[("A", "female")] == 9
+    assert {k for k, s in status.items() if s in (11, 12)} == {
+        ("A", "male"),
+        ("C", "male"),
+        ("C", "female"),
+    }
+    r = window.last_result
+    assert r.cost == pytest.approx(1950) and r.audit.ok
+    cell = next(
+        i for i in range(t.n_cells) if tuple(c.strip() for c in t.cell_codes(i)) == ("A", "female")
+    )
+    view = window.views[0]
+    assert view.select_cell(cell)
+    assert view.info.labels["audit"].text() == "[0, 623] — passed"  # E8 audit interval
