@@ -353,3 +353,15 @@ def test_progress_events_and_time_limit_keep_a_safe_pattern():
     assert audit(p, r.status != 1).ok
     assert any(e.incumbent is not None for e in events)
     assert events[-1].fraction == 1.0 and events[-1].incumbent == pytest.approx(r.cost)
+
+
+def test_e14_through_run_method_singleton_option():
+    from argusqt.protect.methods import run_method
+
+    p = _e14_problem()
+    row_a = [cell_id(p, 1, j) for j in range(5)]
+    r = run_method(p, "OPT", {"max_time": 60, "SM": True})
+    assert r.status.shape == p.status.shape
+    assert sum(r.status[i] not in (1, 2) for i in row_a) >= 3
+    assert r.audit.ok
+    assert r.cost == pytest.approx(solve_optimal(p, {"singleton_multiple": True}).cost)
