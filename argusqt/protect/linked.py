@@ -107,8 +107,8 @@ def build_linked_problem(
     first = np.full(n, -1, dtype=np.int64)
     values = np.zeros(n)
     status = np.zeros(n, dtype=np.int16)
-    lower = np.full(n, np.inf)
-    upper = np.full(n, -np.inf)
+    lower = np.full(n, -np.inf)  # the attacker knows every table's bounds: intersect them
+    upper = np.full(n, np.inf)
     cost = np.zeros(n)
     lpl = np.zeros(n)
     upl = np.zeros(n)
@@ -133,8 +133,8 @@ def build_linked_problem(
         cost[loc[new]] = t.cost[new]
         if t.freq is not None:
             freq[loc[new]] = t.freq[new]
-        np.minimum.at(lower, loc, t.lower)
-        np.maximum.at(upper, loc, t.upper)
+        np.maximum.at(lower, loc, t.lower)
+        np.minimum.at(upper, loc, t.upper)
         np.maximum.at(lpl, loc, t.lpl)
         np.maximum.at(upl, loc, t.upl)
     if problems:
@@ -142,6 +142,9 @@ def build_linked_problem(
             "linked tables disagree on common cells (expected the same value and status): "
             + "; ".join(problems)
         )
+    prim = (status >= 3) & (status <= 9)
+    lower = np.where(prim, np.minimum(lower, values - lpl), lower)
+    upper = np.where(prim, np.maximum(upper, values + upl), upper)
     blocks = []
     for t, loc in zip(tables, local, strict=True):
         r = sp.csr_matrix(t.relations)
