@@ -88,6 +88,7 @@ class _Data:
                 f"{a[c] + self.upl[c]:g}] exceeds the attacker bounds [{lo[c]:g}, {hi[c]:g}]"
             )
         self.rel = problem.relations.tocsr()
+        self.dims = problem.dims
         self.relc = self.rel.tocsc()
         # targets: (cell, direction +1 up / −1 down, required move)
         t_cells, t_dirs, t_need = [], [], []
@@ -217,7 +218,7 @@ def _solve_cuts(data: _Data, params: dict, progress, cancel, watch, log, figures
         init_needs += [need_of[(int(cell), int(s))]] * int(nrel)
     add_cuts(init, init_needs)
     figures["initial_cuts"] = len(init)
-    witness: dict[tuple[int, int], np.ndarray] = {}
+    witness: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
     t_master = t_sep = 0.0
     rounds = 0
     n_lps = 0
@@ -241,19 +242,21 @@ def _solve_cuts(data: _Data, params: dict, progress, cancel, watch, log, figures
         t0 = watch.elapsed
         sep = None
         cuts, needs = [], []
+        interrupted = False
         for cell, s, need in zip(data.t_cell, data.t_dir, data.t_need, strict=True):
             key = (int(cell), int(s))
-            wd = witness.get(key)
-            if wd is not None and np.all(wd >= -lower - tol) and np.all(wd <= upper + tol):
+            if _fits(witness.get(key), lower, upper, tol):
                 continue  # last attacker move still fits in the new intervals
+            if (cancel is not None and cancel.cancelled) or watch.elapsed > max_time:
+                interrupted = True
+                break
             if sep is None:
                 sep = _Separator(data, lower, upper)
             move, d, y = sep.max_move(int(cell), int(s))
             if move >= need - tol:
-                full = np.zeros(n)
-                full[sep.cells] = d
-                if s * full[cell] >= need - tol:
-                    witness[key] = full
+                nz = np.flatnonzero(np.abs(d) > 0)
+                if s * d[sep.pos[cell]] >= need - tol:
+                    witness[key] = (sep.cells[nz], d[nz])  # sparse: a move touches few cells
                 continue
             witness.pop(key, None)
             cuts.append(_cut_from_multipliers(data, int(cell), int(s), sep.rows, y))
@@ -269,6 +272,8 @@ def _solve_cuts(data: _Data, params: dict, progress, cancel, watch, log, figures
                 cuts=n_cuts,
             )
         )
+        if interrupted:
+            break
         if not cuts:
             done = True
             break
@@ -281,7 +286,72 @@ def _solve_cuts(data: _Data, params: dict, progress, cancel, watch, log, figures
         separation_seconds=t_sep,
     )
     log.append(f"{rounds} rounds, {n_cuts} cuts, {n_lps} attacker LPs")
-    return lower, upper, bound, done
+    if not done:
+        return _fallback(data, lower, upper, witness, tol, log), bound, False
+    return (lower, upper), bound, done
+
+
+def _fits(wit, lower: np.ndarray, upper: np.ndarray, tol: float) -> bool:
+    """Does a stored attacker move (cells, deviations) lie within the intervals [−L, U]?"""
+    if wit is None:
+        return False
+    idx, d = wit
+    return bool(np.all(d >= -lower[idx] - tol) and np.all(d <= upper[idx] + tol))
+
+
+def _aggregate_move(data: _Data, cell: int) -> np.ndarray | None:
+    """Cells of a leaf under `cell` plus all its aggregates: moving them together keeps M d = 0."""
+    dims = data.dims
+    if not dims:
+        return None
+    shape = tuple(len(d) for d in dims)
+    nodes = list(np.unravel_index(cell, shape))
+    for axis, dim in enumerate(dims):  # descend along the largest child, one dimension at a time
+        while dim.children[nodes[axis]]:
+            kids = dim.children[nodes[axis]]
+            cand = []
+            for k in kids:
+                trial = list(nodes)
+                trial[axis] = k
+                cand.append(data.a[np.ravel_multi_index(tuple(trial), shape)])
+            nodes[axis] = kids[int(np.argmax(cand))]
+    chains = [dim.ancestors[int(nodes[axis])] for axis, dim in enumerate(dims)]
+    grids = np.meshgrid(*[np.asarray(c) for c in chains], indexing="ij")
+    cells = np.ravel_multi_index(tuple(g.ravel() for g in grids), shape)
+    move = np.zeros(data.n)
+    move[cells] = 1.0
+    if np.abs(data.rel @ move).max(initial=0.0) > 1e-9:
+        return None  # relations that are not the table's hierarchy: no such simple move
+    return cells
+
+
+def _fallback(data: _Data, lower, upper, witness, tol: float, log: list[str]):
+    """Safe intervals when not converged: keep what has a witness, else open leaf-to-total paths.
+
+    Widening intervals never breaks a protection, so the result is the current intervals plus,
+    for every target without a fitting witness, its protection level on the cells of one
+    aggregate move; when no such move fits the bounds, every movable cell gets its full bounds.
+    """
+    if lower is None:
+        lower, upper = np.zeros(data.n), np.zeros(data.n)
+    low, up = lower.copy(), upper.copy()
+    repaired = 0
+    for cell, s, need in zip(data.t_cell, data.t_dir, data.t_need, strict=True):
+        if _fits(witness.get((int(cell), int(s))), lower, upper, tol):
+            continue
+        cells = _aggregate_move(data, int(cell))
+        cap = data.up if s > 0 else data.dn
+        if cells is None or np.any(cap[cells] < need - tol):
+            log.append("not converged: publishing every movable cell with its full attacker bounds")
+            return data.dn.copy(), data.up.copy()
+        side = up if s > 0 else low
+        side[cells] = np.maximum(side[cells], need)
+        repaired += 1
+    log.append(
+        f"not converged: {repaired} protections completed along leaf-to-total paths "
+        "(safe, not optimal)"
+    )
+    return low, up
 
 
 def _solve_compact(data: _Data, params: dict, log, figures):
@@ -320,7 +390,7 @@ def _solve_compact(data: _Data, params: dict, log, figures):
     figures.update(compact_columns=int(a.shape[1]), compact_rows=int(a.shape[0]))
     log.append(f"compact LP: {a.shape[1]} columns, {a.shape[0]} rows")
     obj = float(h.getInfo().objective_function_value)
-    return np.clip(x[:n], 0, data.dn), np.clip(x[n : 2 * n], 0, data.up), obj, True
+    return (np.clip(x[:n], 0, data.dn), np.clip(x[n : 2 * n], 0, data.up)), obj, True
 
 
 def solve_interval(
@@ -332,7 +402,8 @@ def solve_interval(
     """Optimal published intervals (methods.md §11), weights problem.cost, audited before return.
 
     params: algorithm "cuts" (default) or "compact", max_time seconds, max_rounds. On cancel or
-    time-out before convergence the safe fallback publishes every movable cell with its full
+    time-out before convergence the safe fallback keeps the intervals that already protect and
+    opens leaf-to-total paths for the others (or, for general relations, every movable cell's full
     attacker bounds (flagged). Raises AuditError if the audit finds an unprotected primary.
     """
     params = dict(params or {})
@@ -342,15 +413,12 @@ def solve_interval(
     algorithm = str(params.get("algorithm", "cuts"))
     figures: dict = {"algorithm": algorithm}
     if algorithm == "compact":
-        low, up, bound, done = _solve_compact(data, params, log, figures)
+        (low, up), bound, done = _solve_compact(data, params, log, figures)
     elif algorithm == "cuts":
-        low, up, bound, done = _solve_cuts(data, params, progress, cancel, watch, log, figures)
+        (low, up), bound, done = _solve_cuts(data, params, progress, cancel, watch, log, figures)
     else:
         raise MethodError(f"expected algorithm 'cuts' or 'compact', got {algorithm!r}")
     cancelled = cancel is not None and cancel.cancelled and not done
-    if not done:
-        log.append("not converged: publishing every movable cell with its full attacker bounds")
-        low, up = data.dn.copy(), data.up.copy()
     a = data.a
     lb, ub = a - low, a + up
     objective = float(np.sum(data.w * (ub - lb)))
