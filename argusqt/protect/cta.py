@@ -310,7 +310,8 @@ def solve_cta(
                 "must move out of its protection interval while the table stays additive"
             )
         raise MethodError(f"CTA found no adjusted table within {max_time:g} s ({sol.status})")
-    x = sol.x
+    dev = sol.x - inst.a
+    x = inst.a + np.where(np.abs(dev) > 1e-9 * inst.scale, dev, 0.0)  # no solver dust
     verify_adjustment(problem, x)
     user_fixed = params.get("directions") is not None
     res = _result(problem, inst, sol, x, heuristic or user_fixed, log, watch, cancel)
