@@ -278,4 +278,4 @@ def test_open_table_protect_opt_matches_e8(qtbot, window, shared_data, tmp_path)
     )
     view = window.views[0]
     assert view.select_cell(cell)
-    assert view.info.labels["audit"].text() == "[0, 623] — passed"  # E8 audit interval
+    assert view.info.labels["audit"].text() == "[0, 623]\npassed"  # E8 audit interval

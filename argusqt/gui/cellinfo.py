@@ -30,15 +30,19 @@ class CellInfoPanel(QGroupBox):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Cell information", parent)
         form = QFormLayout(self)
-        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
+        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapAllRows)  # label above its value
+        form.setVerticalSpacing(2)
         self.labels: dict[str, QLabel] = {}
         for key, title in self.FIELDS:
             lab = QLabel("–")
             lab.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            lab.setWordWrap(True)
+            lab.setWordWrap(False)  # multi-line values use explicit line breaks: never clipped
+            lab.setContentsMargins(8, 0, 0, 4)
             self.labels[key] = lab
-            form.addRow(title + ":", lab)
-        self.setMinimumWidth(300)
+            head = QLabel(title)
+            head.setStyleSheet("color:#555; font-size:90%;")
+            form.addRow(head, lab)
+        self.setMinimumWidth(280)
 
     def clear(self) -> None:
         for lab in self.labels.values():
@@ -54,7 +58,7 @@ class CellInfoPanel(QGroupBox):
             parts.append(f"{d.name} = {code}" + (f" ({lab})" if lab and lab != code else ""))
         L["codes"].setText("\n".join(parts))
         st = int(table.status[cell])
-        L["status"].setText(f"{statuscolors.label(st)} ({st})")
+        L["status"].setText(f"{statuscolors.label(st)}  [{st}]")
         L["value"].setText(fmt.format(float(table.value[cell])))
         pub = table.published
         L["published"].setText(fmt.format(float(pub[cell])) if pub is not None else "–")
@@ -70,7 +74,7 @@ class CellInfoPanel(QGroupBox):
             ok = "passed" if bool(audit.passed[cell]) else "NOT PROTECTED"
             L["audit"].setText(
                 f"[{fmt.format(float(audit.lower[cell]))}, "
-                f"{fmt.format(float(audit.upper[cell]))}] — {ok}"
+                f"{fmt.format(float(audit.upper[cell]))}]\n{ok}"
             )
         else:
             L["audit"].setText("–")
@@ -81,4 +85,4 @@ def _top(top: np.ndarray | None, cell: int, fmt: str) -> str:
         return "–"
     row = top[cell]
     row = row[row != 0]
-    return ", ".join(fmt.format(float(x)) for x in row) if len(row) else "–"
+    return "\n".join(fmt.format(float(x)) for x in row) if len(row) else "–"

@@ -260,6 +260,8 @@ class MainWindow(QMainWindow):
         state = self.settings.value("windowState")
         if state is not None:
             self.restoreState(state)
+        else:
+            self.resizeDocks([self.log_dock], [130], Qt.Orientation.Vertical)
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
         if self.runner.busy:

@@ -189,6 +189,8 @@ class TableModel(QAbstractTableModel):
         d = self.table.dims[dim]
         name = d.label(node) if self.show_labels else d.codes[node]
         name = name.strip() or "(blank)"
+        if d.is_missing[node]:
+            name += " (missing)"
         v = self.views[dim]
         if v.has_children(node):
             mark = "▾ " if v.expanded[node] else "▸ "
@@ -216,7 +218,7 @@ class TableModel(QAbstractTableModel):
             return node
         if role == Qt.ItemDataRole.TextAlignmentRole and orientation == Qt.Orientation.Vertical:
             return int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.FontRole and node == 0:
+        if role == Qt.ItemDataRole.FontRole and (node == 0 or self.views[dim].has_children(node)):
             f = QFont()
             f.setBold(True)
             return f

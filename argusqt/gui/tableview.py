@@ -9,10 +9,12 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QFrame,
+    QGridLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QSplitter,
     QTableView,
@@ -123,7 +125,8 @@ class TableView(QWidget):
 
         # --- status actions
         self.buttons: dict[str, QPushButton] = {}
-        actions = QVBoxLayout()
+        actions = QGridLayout()
+        actions.setSpacing(4)
         for key, text, tip in (
             ("safe", "Set safe", "Mark the selected cells safe (manual): status 2"),
             ("unsafe", "Set unsafe", "Mark the selected cells unsafe (manual): status 9"),
@@ -136,11 +139,16 @@ class TableView(QWidget):
             b.setToolTip(tip)
             b.clicked.connect(lambda _=False, k=key: self._emit_change(k))
             self.buttons[key] = b
-            actions.addWidget(b)
+            k = len(self.buttons) - 1
+            actions.addWidget(b, k // 2, k % 2)
         right = QVBoxLayout()
-        right.addWidget(self.info)
+        info_scroll = QScrollArea()
+        info_scroll.setWidget(self.info)
+        info_scroll.setWidgetResizable(True)
+        info_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        info_scroll.setMinimumWidth(self.info.minimumWidth() + 20)
+        right.addWidget(info_scroll, 1)
         right.addLayout(actions)
-        right.addStretch(1)
         side = QFrame()
         side.setLayout(right)
 
