@@ -134,3 +134,38 @@ def test_repainting_does_not_drain_none_refcount(qtbot):
     for _ in range(300):
         w.view.viewport().repaint()
     assert sys.getrefcount(None) > before - 200
+
+
+def test_one_dimensional_table_and_big_table_speed(qtbot):
+    import time
+
+    from argusqt.model.codelist import CodeList
+    from argusqt.model.table import Table, TableSpec
+
+    one = CodeList.flat("Size", ["1", "2", "3"])
+    v = np.array([6.0, 1.0, 2.0, 3.0])
+    t1 = Table(TableSpec(["Size"], None), [one], v, v, v, v, np.zeros((4, 2)))
+    w1 = TableView(t1, "1-D")
+    qtbot.addWidget(w1)
+    assert (w1.model.rowCount(), w1.model.columnCount()) == (4, 1)
+    assert w1.model.headerData(0, Qt.Orientation.Horizontal) == "Frequency"
+    assert w1.model.index(3, 0).data() == "3"
+
+    # 300 × 200 = 60,000 cells: building and showing the view stays interactive
+    rows = CodeList.flat("A", [f"{i:03d}" for i in range(299)])
+    cols = CodeList.flat("B", [f"{i:03d}" for i in range(199)])
+    n = len(rows) * len(cols)
+    val = np.arange(n, dtype=float)
+    big = Table(
+        TableSpec(["A", "B"], "x"), [rows, cols], val, np.ones(n), val, val, np.zeros((n, 2))
+    )
+    t0 = time.perf_counter()
+    w = TableView(big, "big")
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.wait(10)
+    w.view.viewport().repaint()
+    elapsed = time.perf_counter() - t0
+    print(f"60,000-cell table view built and painted in {elapsed:.2f} s")
+    assert elapsed < 2.0
+    assert w.model.index(299, 199).data() == f"{n - 1:,}"

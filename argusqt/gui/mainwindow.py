@@ -439,6 +439,8 @@ class MainWindow(QMainWindow):
     def _set_session(self, session: Any, source: tuple[str, ...]) -> None:
         self.session = session
         self.source = source
+        name = Path(source[1]).name if len(source) > 1 else ""
+        self.setWindowTitle(f"argusqt — {name}" if name else "argusqt")
         self.specs = []
         self._log_seen = 0
         self._sync_log()

@@ -84,12 +84,17 @@ class SummaryDialog(QDialog):
                     font.setBold(True)
                     item.setFont(font)
                 self.grid.setItem(r, k, item)
+        self.grid.verticalHeader().setDefaultSectionSize(24)
+        self.grid.horizontalHeader().setStretchLastSection(True)
         self.grid.resizeColumnsToContents()
         self.grid.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.grid.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        width = sum(self.grid.columnWidth(c) for c in range(5)) + 40
+        height = 24 * (len(rows) + 1) + 110
         lay = QVBoxLayout(self)
         lay.addWidget(QLabel(f"Table: {title}"))
         lay.addWidget(self.grid)
         box = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         box.rejected.connect(self.reject)
         lay.addWidget(box)
-        self.resize(560, 470)
+        self.resize(max(520, width), height)

@@ -240,10 +240,17 @@ class TableView(QWidget):
         self.model.refresh()
 
     def _fit_columns(self) -> None:
-        if self.model.columnCount() <= 60:
+        """Column widths from the contents on small grids; from the widest number on big ones."""
+        m = self.model
+        if m.rowCount() * m.columnCount() <= 20_000:
             self.view.resizeColumnsToContents()
+        else:
+            widest = m.format_value(int(np.argmax(np.abs(self.table.value))))
+            fm = self.view.fontMetrics()
+            self.view.horizontalHeader().setDefaultSectionSize(
+                fm.horizontalAdvance(widest + "  ") + 16
+            )
         self.view.verticalHeader().setMinimumWidth(120)
-        self.view.resizeColumnToContents(0) if self.model.columnCount() else None
 
     # ------------------------------------------------------------------ cells
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
