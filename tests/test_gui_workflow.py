@@ -279,3 +279,56 @@ def test_open_table_protect_opt_matches_e8(qtbot, window, shared_data, tmp_path)
     view = window.views[0]
     assert view.select_cell(cell)
     assert view.info.labels["audit"].text() == "[0, 623]\npassed"  # E8 audit interval
+
+
+@pytest.mark.parametrize("method", ["RND", "CTA", "IP"])
+def test_rounding_adjustment_and_intervals_from_the_gui(
+    qtbot, window, shared_data, tmp_path, method
+):
+    """RND/CTA publish new values (shown in the grid); IP publishes intervals (cell panel)."""
+    for f in (shared_data / "batch_ex1").iterdir():
+        shutil.copy(f, tmp_path / f.name)
+
+    def fill_spec(d: SpecifyTablesDialog) -> None:
+        d.select_variables(["region", "gender"])
+        d.response.setCurrentText("freq")
+        d.compute.click()
+
+    def fill_protect(d: ProtectDialog) -> None:
+        d.select(method)
+        if method == "RND":
+            d.rnd_base.setValue(5)
+        d.run_button.click()
+
+    run_dialog(qtbot, SpecifyTablesDialog, fill_spec, timeout=20)
+    window.open_table(str(tmp_path / "tabdata_ex1.tab"), str(tmp_path / "metadata_ex1.rda"))
+    qtbot.waitUntil(lambda: bool(window.views) or bool(window.errors), timeout=30_000)
+    run_dialog(qtbot, ProtectDialog, fill_protect)
+    window.actions["protect"].trigger()
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=60_000)
+    assert not window.errors, window.errors
+    view = window.views[0]
+    t = view.table
+    cell = next(
+        i for i in range(t.n_cells) if tuple(c.strip() for c in t.cell_codes(i)) == ("A", "female")
+    )
+    assert view.select_cell(cell)
+    if method == "IP":
+        r = window.last_result
+        lo, hi = r.interval_lower[cell], r.interval_upper[cell]
+        assert lo <= 137 - 1 and hi >= 137 + 1  # the interval covers value ± protection level (1)
+        assert view.info.labels["interval"].text() == f"[{lo:,.0f}, {hi:,.0f}]"
+        return
+    assert view.published_box.isChecked()
+    shown = np.array(
+        [
+            float(view.model.index(r, c).data().replace(",", ""))
+            for r in range(view.model.rowCount())
+            for c in range(3)
+        ]
+    )
+    np.testing.assert_allclose(shown, t.published)  # the grid shows the published values
+    if method == "RND":
+        assert np.all(t.published % 5 == 0)
+    M = t.relations
+    np.testing.assert_allclose(M @ t.published, 0, atol=1e-6)  # additivity kept

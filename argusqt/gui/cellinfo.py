@@ -25,6 +25,7 @@ class CellInfoPanel(QGroupBox):
         ("cost", "Cost"),
         ("pl", "Protection (lower / upper)"),
         ("audit", "Audit interval"),
+        ("interval", "Published interval (interval protection)"),
     )
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -48,7 +49,7 @@ class CellInfoPanel(QGroupBox):
         for lab in self.labels.values():
             lab.setText("–")
 
-    def show_cell(self, table: Table, cell: int, audit=None) -> None:
+    def show_cell(self, table: Table, cell: int, audit=None, result=None) -> None:
         fmt = f"{{:,.{max(0, int(table.decimals))}f}}"
         L = self.labels
         parts = []
@@ -78,6 +79,12 @@ class CellInfoPanel(QGroupBox):
             )
         else:
             L["audit"].setText("–")
+        lo = getattr(result, "interval_lower", None)
+        hi = getattr(result, "interval_upper", None)
+        if lo is not None and hi is not None and np.isfinite(lo[cell]) and np.isfinite(hi[cell]):
+            L["interval"].setText(f"[{fmt.format(float(lo[cell]))}, {fmt.format(float(hi[cell]))}]")
+        else:
+            L["interval"].setText("–")
 
 
 def _top(top: np.ndarray | None, cell: int, fmt: str) -> str:

@@ -635,7 +635,7 @@ class MainWindow(QMainWindow):
         def done(result) -> None:
             self.last_result = result
             self._sync_log()
-            view.set_audit(getattr(result, "audit", None))
+            view.set_result(result)
             view.refresh()
             self._update_status()
             self._show_result(table_no, result)

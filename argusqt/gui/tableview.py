@@ -66,6 +66,7 @@ class TableView(QWidget):
         self.table = table
         self.title = title
         self.audit = None
+        self.result = None  # last ProtectionResult (intervals of interval protection)
         self.model = TableModel(table, self)
 
         # --- axis controls
@@ -255,9 +256,8 @@ class TableView(QWidget):
     # ------------------------------------------------------------------ cells
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if current.isValid():
-            self.info.show_cell(
-                self.table, self.model.cell_at(current.row(), current.column()), self.audit
-            )
+            cell = self.model.cell_at(current.row(), current.column())
+            self.info.show_cell(self.table, cell, self.audit, self.result)
         else:
             self.info.clear()
 
@@ -288,6 +288,11 @@ class TableView(QWidget):
 
     def set_audit(self, audit) -> None:
         self.audit = audit
+
+    def set_result(self, result) -> None:
+        """The last protection result: its audit and, for interval protection, the intervals."""
+        self.result = result
+        self.audit = getattr(result, "audit", None)
 
     def refresh(self) -> None:
         """The table's statuses or values changed (protection, manual change)."""
