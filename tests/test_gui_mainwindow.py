@@ -11,7 +11,7 @@ import time
 import conftest_gui  # noqa: F401
 import pytest
 from conftest_gui import FakeSession, run_dialog
-from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtWidgets import QMessageBox
 
 from argusqt.errors import InputError
@@ -160,3 +160,38 @@ def test_window_state_saved(qtbot, tmp_path):
     qtbot.addWidget(w2)
     w2.show()
     assert (w2.width(), w2.height()) == (700, 500)
+
+
+def test_drop_event_and_recent_files_menu(qtbot, window, files):
+    from PySide6.QtCore import QMimeData, QPointF, QUrl
+    from PySide6.QtGui import QDropEvent
+
+    run_dialog(qtbot, SpecifyTablesDialog, lambda d: d.reject())
+    mime = QMimeData()
+    mime.setUrls(
+        [QUrl.fromLocalFile(str(files)), QUrl.fromLocalFile(str(files.with_suffix(".rda")))]
+    )
+    event = QDropEvent(
+        QPointF(10, 10),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    window.dropEvent(event)
+    qtbot.waitUntil(lambda: window.session is not None, timeout=5000)
+    assert window.sessions[-1].calls[0] == (
+        "open_microdata",
+        str(files),
+        str(files.with_suffix(".rda")),
+    )
+    # the pair is now the first recent file; choosing it opens the same files again
+    acts = [a for a in window.recent_menu.actions() if a.text().startswith("&1")]
+    assert acts and "survey.asc" in acts[0].text()
+    n = len(window.sessions)
+    run_dialog(qtbot, SpecifyTablesDialog, lambda d: d.reject())
+    acts[0].trigger()
+    qtbot.waitUntil(
+        lambda: len(window.sessions) == n + 1 and window.sessions[-1].calls, timeout=5000
+    )
+    assert window.sessions[-1].calls[0][1] == str(files.resolve())

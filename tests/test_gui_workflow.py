@@ -332,3 +332,29 @@ def test_rounding_adjustment_and_intervals_from_the_gui(
         assert np.all(t.published % 5 == 0)
     M = t.relations
     np.testing.assert_allclose(M @ t.published, 0, atol=1e-6)  # additivity kept
+
+
+def test_generate_and_apply_apriori_round_trip(qtbot, window, sample, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog, QInputDialog
+
+    view = _open_and_specify(qtbot, window, sample)
+    t = view.table
+    cell = int(np.flatnonzero(t.status == 1)[-1])
+    assert view.select_cell(cell)
+    view.buttons["protected"].click()
+    assert int(t.status[cell]) == 10
+    hst = sample / "statuses.hst"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(hst), ""))
+    window.actions["gen_apriori"].trigger()
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=10_000)
+    assert not window.errors, window.errors
+    assert hst.exists() and hst.read_text().strip()
+    view.buttons["safe"].click()
+    assert int(t.status[cell]) in (1, 2)
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(hst), ""))
+    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: (",", True))
+    window.actions["apriori"].trigger()
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=10_000)
+    assert not window.errors, window.errors
+    assert int(t.status[cell]) == 10  # the a-priori file protected the cell again
+    assert "A-priori file statuses.hst applied" in window.log.toPlainText()

@@ -705,7 +705,7 @@ class MainWindow(QMainWindow):
         )
         if not path:
             return
-        sep, ok = QInputDialog.getText(self, "A-priori file", "Field separator:", text=";")
+        sep, ok = QInputDialog.getText(self, "A-priori file", "Field separator:", text=",")
         if not ok:
             return
         session = self.session
