@@ -192,6 +192,6 @@ def test_drop_event_and_recent_files_menu(qtbot, window, files):
     run_dialog(qtbot, SpecifyTablesDialog, lambda d: d.reject())
     acts[0].trigger()
     qtbot.waitUntil(
-        lambda: len(window.sessions) == n + 1 and window.sessions[-1].calls, timeout=5000
+        lambda: len(window.sessions) == n + 1 and bool(window.sessions[-1].calls), timeout=5000
     )
     assert window.sessions[-1].calls[0][1] == str(files.resolve())
