@@ -98,12 +98,15 @@ def test_open_specify_protect_flow(qtbot, window, files):
     qtbot.wait(400)
     assert len(ticks) >= 8  # the GUI event loop keeps running while the job works
     assert window.runner.dialog.bound.text() == "1.00"
+    assert not window.views[0].buttons["unsafe"].isEnabled()  # no edits while the job runs
+    assert not window.actions["save_table"].isEnabled()
     t0 = time.perf_counter()
     window.runner.dialog.request_cancel()
     qtbot.waitUntil(lambda: not window.runner.busy, timeout=2000)
     assert time.perf_counter() - t0 < 2.0
     timer.stop()
     assert window.last_result.cancelled
+    assert window.views[0].buttons["unsafe"].isEnabled()
     assert "Cancelled" in window.result_box.text()
     assert "secondary" in window.status_label.text()
     assert session.calls[-1][:3] == ("protect", 1, "OPT")

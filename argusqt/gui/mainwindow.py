@@ -299,6 +299,8 @@ class MainWindow(QMainWindow):
             else:
                 a.setEnabled(not busy and has_table)
         self.recent_menu.setEnabled(not busy)
+        for v in self.views:
+            v.set_busy(busy)
 
     def _update_status(self) -> None:
         view = self.current_view()

@@ -286,6 +286,11 @@ class TableView(QWidget):
         if len(cells) or action == "undo":
             self.change_status.emit(action, cells)
 
+    def set_busy(self, busy: bool) -> None:
+        """While a core job runs, the table must not change under it: no status edits."""
+        for b in self.buttons.values():
+            b.setEnabled(not busy)
+
     def set_audit(self, audit) -> None:
         self.audit = audit
 
