@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QWidget
 
 from argusqt.gui.errors import show_error
@@ -46,7 +46,9 @@ class JobRunner(QObject):
             self.dialog = ProgressDialog(title, self.parent_widget)
             self.dialog.cancel_clicked.connect(worker.cancel)
             worker.progressed.connect(self.dialog.update_event)
-            self.dialog.show()
+            dialog = self.dialog
+            # quick jobs finish before the dialog appears: no flashing window
+            QTimer.singleShot(300, lambda: dialog is self.dialog and dialog.show())
 
         def done_ok(result: Any) -> None:
             self._finish()
