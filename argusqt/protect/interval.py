@@ -105,17 +105,20 @@ class _Data:
 
 def _cut_from_multipliers(data: _Data, cell: int, s: int, rows: np.ndarray, y: np.ndarray):
     """g = s·e_p + Mᵀy → (columns, coefficients) of Σ g⁺U + g⁻L over the master [L, U]."""
-    g = np.zeros(data.n)
     if rows.size:
-        g += data.rel[rows].T @ y
-    g[cell] += s
-    g[np.abs(g) < 1e-12] = 0.0
-    pos = np.flatnonzero(g > 0)
-    neg = np.flatnonzero(g < 0)
-    # cells that cannot move contribute nothing
-    pos = pos[data.up[pos] > 0]
-    neg = neg[data.dn[neg] > 0]
-    cols = np.concatenate([neg, data.n + pos])
+        prod = (sp.csr_matrix(np.asarray(y, dtype=float)[None, :]) @ data.rel[rows]).tocoo()
+        idx, g = prod.col.astype(np.int64), prod.data.astype(float)
+    else:
+        idx, g = np.zeros(0, dtype=np.int64), np.zeros(0)
+    here = idx == cell
+    if here.any():
+        g[here] += s
+    else:
+        idx, g = np.append(idx, cell), np.append(g, float(s))
+    # tiny multipliers are noise; cells that cannot move contribute nothing
+    pos = (g > 1e-12) & (data.up[idx] > 0)
+    neg = (g < -1e-12) & (data.dn[idx] > 0)
+    cols = np.concatenate([idx[neg], data.n + idx[pos]])
     coefs = np.concatenate([-g[neg], g[pos]])
     return cols, coefs
 
