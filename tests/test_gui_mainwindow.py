@@ -198,3 +198,15 @@ def test_drop_event_and_recent_files_menu(qtbot, window, files):
         lambda: len(window.sessions) == n + 1 and bool(window.sessions[-1].calls), timeout=5000
     )
     assert window.sessions[-1].calls[0][1] == str(files.resolve())
+
+
+def test_help_guide_opens_with_its_pictures(qtbot, window):
+    from PySide6.QtWidgets import QTextBrowser
+
+    window.actions["guide"].trigger()
+    browser = window.html_dialog.findChild(QTextBrowser)
+    text = browser.toPlainText()
+    assert "argusqt user guide" in text and "Protecting" in text
+    assert (
+        browser.searchPaths() and browser.loadResource(2, "screenshots/main_window.png") is not None
+    )

@@ -800,6 +800,7 @@ class MainWindow(QMainWindow):
         browser = QTextBrowser(dlg)
         browser.setOpenExternalLinks(True)
         if markdown:
+            browser.setSearchPaths([str(GUIDE.parent)])  # the guide's screenshots
             browser.setMarkdown(html)
         else:
             browser.setHtml(html)
