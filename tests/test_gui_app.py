@@ -102,3 +102,17 @@ def test_open_batch_from_menu_shows_error_with_line(qtbot, ex2, tmp_path, monkey
     qtbot.waitUntil(lambda: bool(errors), timeout=30_000)
     assert str(bad) in errors[0] and "line 5" in errors[0]
     assert w.session is not None  # the GUI continues with what the batch built before the error
+
+
+def test_open_batch_keeps_specs_for_specify_tables(qtbot, ex2, tmp_path, monkeypatch):
+    errors: list[str] = []
+    monkeypatch.setattr(QMessageBox, "critical", lambda parent, title, text: errors.append(text))
+    w = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(w)
+    w.actions["open_batch"].setEnabled(True)
+    w.open_batch(str(ex2))
+    qtbot.waitUntil(lambda: bool(w.views) or bool(errors), timeout=60_000)
+    assert not errors, errors
+    assert [sp.explanatory for sp in w.specs] == [["region", "gender"]]
+    assert w.actions["spec_tables"].isEnabled() and w.actions["protect"].isEnabled()
+    assert "1 secondary" not in w.status_label.text() and "3 secondary" in w.status_label.text()

@@ -459,6 +459,7 @@ class MainWindow(QMainWindow):
         def done(outcome) -> None:
             s = getattr(outcome, "session", outcome)
             self._set_session(s, ("batch", path))
+            self.specs = list(getattr(s, "specs", []) or [])  # Specify | Tables starts from them
             self.add_recent("batch", path)
             self._show_tables(core.tables_of(s))
             error = getattr(outcome, "error", None)
