@@ -210,3 +210,17 @@ def test_help_guide_opens_with_its_pictures(qtbot, window):
     assert (
         browser.searchPaths() and browser.loadResource(2, "screenshots/main_window.png") is not None
     )
+
+
+def test_closing_during_a_job_cancels_it_first(qtbot, window, files):
+    run_dialog(qtbot, SpecifyTablesDialog, _specify, timeout=10)
+    window.open_microdata(str(files), str(files.with_suffix(".rda")))
+    qtbot.waitUntil(lambda: bool(window.views), timeout=10_000)
+    window.protect_table("OPT", {"max_minutes": 10})
+    qtbot.waitUntil(lambda: window.runner.busy, timeout=2000)
+    worker = window.runner.worker
+    window.close()
+    assert window.isVisible()  # not yet: the job is asked to stop first
+    qtbot.waitUntil(lambda: not window.isVisible(), timeout=3000)
+    assert worker.cancel_token.cancelled
+    assert window.last_result.cancelled

@@ -265,9 +265,14 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
         if self.runner.busy:
+            # never destroy a running thread: ask the job for its best safe result, close after
             self.runner.cancel()
-            if self.runner.worker is not None:
-                self.runner.worker.wait(3000)
+            if not getattr(self, "_close_pending", False):
+                self._close_pending = True
+                self.runner.job_finished.connect(self.close)
+                self.statusBar().showMessage("Stopping the running job before closing…")
+            event.ignore()
+            return
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("windowState", self.saveState())
         self.settings.sync()
