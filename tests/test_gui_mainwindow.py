@@ -224,3 +224,33 @@ def test_closing_during_a_job_cancels_it_first(qtbot, window, files):
     qtbot.waitUntil(lambda: not window.isVisible(), timeout=3000)
     assert worker.cancel_token.cancelled
     assert window.last_result.cancelled
+
+
+def test_options_are_stored_and_used(qtbot, window, files):
+    from argusqt.gui.optionsdialog import OptionsDialog
+
+    def set_options(d: OptionsDialog) -> None:
+        d.widgets["options/specifyAfterOpen"].setChecked(False)
+        d.widgets["options/showLabels"].setChecked(True)
+        d.widgets["options/optMinutes"].setValue(3)
+        d.buttons.accepted.emit()
+
+    driven = run_dialog(qtbot, OptionsDialog, set_options)
+    window.actions["options"].trigger()
+    driven.check()
+    assert window.settings.value("options/optMinutes") in (3, "3")
+    window.open_microdata(str(files), str(files.with_suffix(".rda")))  # no Specify dialog now
+    qtbot.waitUntil(lambda: window.session is not None, timeout=5000)
+    window.compute_tables([_spec_from_dialog_defaults()])
+    qtbot.waitUntil(lambda: bool(window.views), timeout=5000)
+    assert window.views[0].labels_box.isChecked()
+    seen = run_dialog(qtbot, ProtectDialog, lambda d: d.reject())
+    window.actions["protect"].trigger()
+    assert seen and seen[0].opt_time.value() == 3
+
+
+def _spec_from_dialog_defaults():
+    from argusqt.model.table import TableSpec
+    from argusqt.rules.spec import SafetyRules
+
+    return TableSpec(["Region", "Gender"], "Turnover", rules=SafetyRules(p_individual=[PRule(15)]))

@@ -34,6 +34,7 @@ from argusqt.gui import core
 from argusqt.gui.errors import show_error
 from argusqt.gui.jobs import JobRunner
 from argusqt.gui.opendialog import OpenDataDialog
+from argusqt.gui.optionsdialog import option
 from argusqt.gui.protectdialog import ProtectDialog
 from argusqt.gui.resources import icon
 from argusqt.gui.savedialog import EXCEL, SaveTableDialog
@@ -439,7 +440,8 @@ class MainWindow(QMainWindow):
             self.add_recent(kind, data, meta)
             self.log_message(f"Opened {kind} {data} with metadata {meta}")
             self.statusBar().showMessage("Data opened. Next: Specify | Tables.", 8000)
-            self.specify_tables()
+            if option(self.settings, "options/specifyAfterOpen"):
+                self.specify_tables()
 
         self.runner.start(f"Open {kind}", job, done)
 
@@ -526,6 +528,7 @@ class MainWindow(QMainWindow):
                 f"{i}: " + " × ".join(d.name for d in t.dims) + f" | {t.spec.response or 'freq'}"
             )
             v = TableView(t, title)
+            v.labels_box.setChecked(option(self.settings, "options/showLabels"))
             v.change_status.connect(self.change_status)
             v.view.selectionModel().currentChanged.connect(lambda *_: self._update_status())
             self.views.append(v)
@@ -628,6 +631,9 @@ class MainWindow(QMainWindow):
             prim = (t.status >= 3) & (t.status <= 9)
             min_base = int(np.ceil((t.lpl[prim] + t.upl[prim]).max())) if prim.any() else 1
             dlg = ProtectDialog(view.title, max(1, min_base), self)
+            dlg.opt_time.setValue(option(self.settings, "options/optMinutes"))
+            dlg.mod_time.setValue(option(self.settings, "options/modMinutes"))
+            dlg.rnd_time.setValue(option(self.settings, "options/rndMinutes"))
             self.protect_dialog = dlg
             if dlg.exec() != QDialog.DialogCode.Accepted:
                 return
@@ -855,12 +861,11 @@ class MainWindow(QMainWindow):
             QDesktopServices.openUrl(QUrl("https://github.com/sdcTools/tauargus"))
 
     def show_options(self) -> None:
-        QMessageBox.information(
-            self,
-            "Options",
-            "Solvers: SCIP (pyscipopt) and HiGHS (highspy) — free, always used.\n"
-            f"Settings are stored in: {self.settings.fileName()}",
-        )
+        from argusqt.gui.optionsdialog import OptionsDialog
+
+        dlg = OptionsDialog(self.settings, self)
+        self.options_dialog = dlg
+        dlg.exec()
 
     def show_about(self) -> None:
         QMessageBox.about(
