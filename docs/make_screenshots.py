@@ -159,6 +159,12 @@ def main(argv: list[str]) -> int:
     shoot(app, rd, "recode_groups")
     rd.close()
 
+    from argusqt.gui.optionsdialog import OptionsDialog
+
+    opts = OptionsDialog(settings, win)
+    shoot(app, opts, "options")
+    opts.close()
+
     me = MetadataEditor(s.metadata, win)
     shoot(app, me, "metadata_editor")
     me.close()

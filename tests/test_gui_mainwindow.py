@@ -254,3 +254,58 @@ def _spec_from_dialog_defaults():
     from argusqt.rules.spec import SafetyRules
 
     return TableSpec(["Region", "Gender"], "Turnover", rules=SafetyRules(p_individual=[PRule(15)]))
+
+
+def test_specify_dialog_builds_full_spec(qtbot):
+    from argusqt.gui.core import choices_from_metadata
+    from argusqt.model.metadata import Metadata, Variable
+    from argusqt.rules.spec import DominanceRule, FreqRule, RequestRule
+
+    meta = Metadata(
+        None,
+        "fixed",
+        [
+            Variable("A", 1, 1, recodeable=True),
+            Variable("B", 2, 1, recodeable=True),
+            Variable("X", 3, 5, numeric=True),
+            Variable("Y", 8, 5, numeric=True),
+            Variable("H", 13, 3, holding=True),
+            Variable("W", 16, 3, weight=True),
+        ],
+    )
+    d = SpecifyTablesDialog(choices_from_metadata(meta))
+    qtbot.addWidget(d)
+    d.select_variables(["A", "B"])
+    d.chosen.setCurrentRow(1)
+    d.up_var.click()
+    d.response.setCurrentText("X")
+    d.shadow.setCurrentText("Y")
+    d.cost_freq_radio.setChecked(True)
+    d.lam.setValue(0.5)
+    d.use_weights.setChecked(True)
+    d.individual.nk[0].set(True, [2, 80])
+    d.individual.freq.set(True, [4, 25])
+    d.individual.req.set(True, [60, 70, 2, 15])
+    d.holding.p[0].set(True, [10, 1])
+    d.zero.setChecked(True)
+    d.zero_range.setValue(5)
+    d.missing_safe.setChecked(True)
+    d.manual.setValue(30)
+    s = d.current_spec()
+    assert s.explanatory == ["B", "A"]
+    assert (s.response, s.shadow, s.cost.kind, s.cost.lam) == ("X", "Y", "frequency", 0.5)
+    r = s.rules
+    assert r.nk_individual == [DominanceRule(2, 80.0)]
+    assert r.freq_individual == FreqRule(4, 25.0)
+    assert r.req_individual == RequestRule(60.0, 70.0, 2, 15.0)
+    assert r.p_holding == [PRule(10.0, 100.0, 1)] and r.uses_holdings
+    assert (r.zero_range, r.missing_safe, r.manual_margin, r.use_weights) == (5.0, True, 30.0, True)
+    # a spec loads back into the form unchanged
+    d2 = SpecifyTablesDialog(choices_from_metadata(meta))
+    qtbot.addWidget(d2)
+    d2.load_spec(s)
+    assert d2.current_spec() == s
+    # frequency tables: only the frequency rule is offered
+    d.response.setCurrentText("<frequency>")
+    assert not d.individual.nk[0].check.isEnabled() and d.individual.freq.check.isEnabled()
+    assert d.current_spec().rules.nk_individual == []

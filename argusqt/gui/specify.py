@@ -211,6 +211,11 @@ class SpecifyTablesDialog(QDialog):
         mid.addStretch(1)
         mid.addWidget(self.add_var)
         mid.addWidget(self.remove_var)
+        self.up_var = QPushButton("Move up")
+        self.up_var.setToolTip("Order of the variables: 1st = rows, 2nd = columns")
+        self.up_var.clicked.connect(self._move_up)
+        mid.addSpacing(12)
+        mid.addWidget(self.up_var)
         mid.addStretch(1)
         vars_box = QGroupBox(f"Explanatory variables (up to {MAX_EXPLANATORY})")
         vl = QHBoxLayout(vars_box)
@@ -348,6 +353,13 @@ class SpecifyTablesDialog(QDialog):
     def _remove_vars(self) -> None:
         for item in self.chosen.selectedItems():
             self.chosen.takeItem(self.chosen.row(item))
+
+    def _move_up(self) -> None:
+        row = self.chosen.currentRow()
+        if row > 0:
+            item = self.chosen.takeItem(row)
+            self.chosen.insertItem(row - 1, item)
+            self.chosen.setCurrentRow(row - 1)
 
     def select_variables(self, names: list[str]) -> None:
         """Put these explanatory variables in the table (used by tests and reload)."""
