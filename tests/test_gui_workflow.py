@@ -123,6 +123,26 @@ def test_protect_audit_and_save(qtbot, window, sample):
     statuses = np.array([int(x.split(",")[-1]) for x in lines[1:]])
     np.testing.assert_array_equal(np.sort(statuses), np.sort(t.status.astype(int)))
 
+    xlsx = sample / "safe.xlsx"
+
+    def save_excel(d: SaveTableDialog) -> None:
+        d.select_type(7)
+        d.path_edit.setText(str(xlsx))
+        d.buttons.accepted.emit()
+
+    run_dialog(qtbot, SaveTableDialog, save_excel)
+    window.actions["save_table"].trigger()
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=20_000)
+    assert not window.errors, window.errors
+    import openpyxl
+
+    wb = openpyxl.load_workbook(xlsx, read_only=True)
+    layout = wb.worksheets[0]  # the table as on screen (other sheets: cell list, report)
+    n_x = sum(1 for row in layout.iter_rows(values_only=True) for v in row if v == "x")
+    assert n_x == int(
+        ((t.status >= 3) & (t.status <= 12) & (t.status != 10)).sum()
+    )  # suppressed shown as x
+
 
 def _spec_size(d: SpecifyTablesDialog) -> None:
     d.select_variables(["activity", "size"])
