@@ -169,3 +169,25 @@ def test_one_dimensional_table_and_big_table_speed(qtbot):
     print(f"60,000-cell table view built and painted in {elapsed:.2f} s")
     assert elapsed < 2.0
     assert w.model.index(299, 199).data() == f"{n - 1:,}"
+
+
+def test_next_unsafe_and_safe_preview(qtbot):
+    t = small_table()
+    t.status[4 * 3 + 2] = 3  # South × female
+    t.status[1 * 3 + 1] = 11  # North × male: a secondary
+    w = TableView(t, "T")
+    qtbot.addWidget(w)
+    unsafe = sorted(int(c) for c in np.flatnonzero((t.status >= 3) & (t.status <= 9)))
+    visited = []
+    for _ in range(len(unsafe) + 1):
+        assert w.goto_next_unsafe()
+        cur = w.view.currentIndex()
+        visited.append(w.model.cell_at(cur.row(), cur.column()))
+    assert visited[:-1] == unsafe and visited[-1] == unsafe[0]  # wraps around
+    # preview: suppressed cells (primary and secondary) as x, others unchanged
+    w.preview_box.setChecked(True)
+    assert w.model.index(1, 1).data() == "x"
+    assert w.model.index(4, 2).data() == "x"
+    assert w.model.index(0, 0).data() == f"{t.value[0]:,.1f}"
+    w.model.toggle(0, 1)  # collapse North: its unsafe leaves are skipped
+    assert all(w.model.row_node(r) not in (2, 3) for r, _ in w.model.primary_positions())

@@ -56,6 +56,7 @@ class TableModel(QAbstractTableModel):
         self.table = table
         self.show_labels = False
         self.show_published = table.published is not None
+        self.preview_safe = False  # show suppressed cells as "x" (the published table)
         self.row_dim = 0
         self.col_dim = 1 if table.ndim >= 2 else None
         self.layer = [0] * table.ndim  # node of each dimension not shown on an axis
@@ -75,6 +76,10 @@ class TableModel(QAbstractTableModel):
 
     def set_layer(self, dim: int, node: int) -> None:
         self.layer[dim] = node
+        self._all_changed()
+
+    def set_preview_safe(self, on: bool) -> None:
+        self.preview_safe = on
         self._all_changed()
 
     def set_show_labels(self, on: bool) -> None:
@@ -107,6 +112,19 @@ class TableModel(QAbstractTableModel):
             self.dataChanged.emit(
                 self.index(0, 0), self.index(self.rowCount() - 1, self.columnCount() - 1)
             )
+
+    def primary_positions(self) -> np.ndarray:
+        """(row, col) of the unsafe cells visible under the current axes and layer, row-major."""
+        rows = self.views[self.row_dim].visible
+        cols = self.views[self.col_dim].visible if self.col_dim is not None else np.array([0])
+        base = int(np.dot(self.layer, self._strides))
+        base -= self.layer[self.row_dim] * self._strides[self.row_dim]
+        cells = base + rows[:, None] * self._strides[self.row_dim]
+        if self.col_dim is not None:
+            base_c = self.layer[self.col_dim] * self._strides[self.col_dim]
+            cells = cells - base_c + cols[None, :] * self._strides[self.col_dim]
+        st = self.table.status[cells]
+        return np.argwhere((st >= 3) & (st <= 9))
 
     # ---------------------------------------------------------------- geometry
     def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: B008
@@ -156,8 +174,11 @@ class TableModel(QAbstractTableModel):
     # ---------------------------------------------------------------- display
     def format_value(self, cell: int) -> str:
         t = self.table
-        if int(t.status[cell]) == 14:
+        st = int(t.status[cell])
+        if st == 14:
             return "-"
+        if self.preview_safe and 3 <= st <= 12 and st != 10 and t.published is None:
+            return "x"  # as the safe table will publish it
         v = t.published[cell] if self.show_published and t.published is not None else t.value[cell]
         return self._fmt.format(float(v))
 

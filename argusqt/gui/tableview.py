@@ -85,6 +85,13 @@ class TableView(QWidget):
         self.published_box.setChecked(self.model.show_published)
         self.published_box.setEnabled(table.published is not None)
         self.published_box.toggled.connect(self._published_toggled)
+        self.preview_box = QCheckBox("Preview safe table (x)")
+        self.preview_box.setToolTip("Show suppressed cells as x, as the saved table will")
+        self.preview_box.toggled.connect(self.model.set_preview_safe)
+        self.next_unsafe = QPushButton("Next unsafe ▸")
+        self.next_unsafe.setToolTip("Go to the next unsafe cell of this view (F3)")
+        self.next_unsafe.setShortcut("F3")
+        self.next_unsafe.clicked.connect(self.goto_next_unsafe)
         self.row_level = QSpinBox()
         self.row_level.setPrefix("Row levels: ")
         self.row_level.valueChanged.connect(lambda v: self._set_level(self.model.row_dim, v))
@@ -102,7 +109,9 @@ class TableView(QWidget):
         axes.addWidget(self.row_level)
         axes.addWidget(self.col_level)
         axes.addStretch(1)
+        axes.addWidget(self.next_unsafe)
         axes.addWidget(self.labels_box)
+        axes.addWidget(self.preview_box)
         axes.addWidget(self.published_box)
 
         # --- layer selectors (one per dimension not on an axis)
@@ -269,6 +278,20 @@ class TableView(QWidget):
         return np.array(
             sorted({self.model.cell_at(i.row(), i.column()) for i in idx}), dtype=np.int64
         )
+
+    def goto_next_unsafe(self) -> bool:
+        """Make the next visible unsafe cell (row-major after the current one) current."""
+        pos = self.model.primary_positions()
+        if not len(pos):
+            return False
+        cur = self.view.currentIndex()
+        ncol = max(1, self.model.columnCount())
+        key = pos[:, 0] * ncol + pos[:, 1]
+        start = cur.row() * ncol + cur.column() if cur.isValid() else -1
+        after = np.flatnonzero(key > start)
+        r, c = pos[after[0]] if len(after) else pos[0]
+        self.view.setCurrentIndex(self.model.index(int(r), int(c)))
+        return True
 
     def select_cell(self, cell: int) -> bool:
         """Make `cell` current (switching the layer if needed); False if it is collapsed away."""
