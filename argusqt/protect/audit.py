@@ -13,7 +13,14 @@ import scipy.sparse as sp
 
 from argusqt.errors import AuditError, Cancelled
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
-from argusqt.protect.components import Grid, has_grid, make_highs, solve, variable_components
+from argusqt.protect.components import (
+    Grid,
+    has_grid,
+    make_highs,
+    solve,
+    use_primal,
+    variable_components,
+)
 from argusqt.protect.problem import CSPProblem
 from argusqt.protect.result import AuditResult
 
@@ -133,6 +140,7 @@ def audit(
             done_targets += tpos.size
             continue
         h = None
+        fresh = False
         last = -1
         for j in tpos:
             cell = int(comp.cells[j])
@@ -147,13 +155,24 @@ def audit(
                     a = rel[comp.rows][:, comp.cells]
                     b = rhs_eff[comp.rows]
                     h = make_highs(
-                        a, np.zeros(comp.cells.size), lo[comp.cells], hi[comp.cells], b, b
+                        a,
+                        np.zeros(comp.cells.size),
+                        lo[comp.cells],
+                        hi[comp.cells],
+                        b,
+                        b,
+                        primal=comp.cells.size < 2000,
+                        presolve=True,
                     )
+                    fresh = True
                 if last >= 0 and last != j:
                     h.changeColCost(int(last), 0.0)
                 h.changeColCost(int(j), sense)
                 last = j
                 status, x, obj = solve(h)
+                if fresh:
+                    use_primal(h)
+                    fresh = False
                 n_lps += 1
                 if status != "optimal":
                     raise AuditError(
@@ -217,17 +236,19 @@ class _LocalAttacker:
         self.lo = lo
         self.hi = hi
         self.values = np.clip(np.asarray(problem.values, float), lo, hi)
+        inc = rel.tocsr()
+        self.pattern = sp.csr_matrix(
+            (np.ones(inc.nnz), inc.indices, inc.indptr), shape=inc.shape
+        ).T.tocsr()  # cells × relations
+        self.pattern_t = self.pattern.T.tocsr()  # relations × cells
 
     def __getitem__(self, idx):
         return np.where(self.var[idx], 0.0, np.inf)
 
     def improve(self, cell, run_lo, run_hi, settled) -> int:
-        """Try neighbourhoods of `cell`; update run_lo/run_hi; returns the LP count."""
-        if self.grid is None:
-            return 0
+        """Try growing sets of cells around `cell`; update run_lo/run_hi; returns the LP count."""
         n_lps = 0
-        for climb in (1, 1 << 30):
-            cells = self.grid.neighbourhood(cell, self, k_free=0, k_sup=1 << 30, climb=climb)
+        for cells in self._sets(cell):
             cells = cells[self.var[cells]]
             sub = self.mcsc[:, cells]
             rows, inv = np.unique(sub.indices, return_inverse=True)
@@ -235,7 +256,9 @@ class _LocalAttacker:
                 continue
             a = sp.csc_matrix((sub.data, inv, sub.indptr), shape=(rows.size, cells.size))
             b = a @ self.values[cells]
-            h = make_highs(a, np.zeros(cells.size), self.lo[cells], self.hi[cells], b, b)
+            h = make_highs(
+                a, np.zeros(cells.size), self.lo[cells], self.hi[cells], b, b, primal=False
+            )
             j = int(np.flatnonzero(cells == cell)[0])
             for sense in (1.0, -1.0):
                 if settled(cell, sense):
@@ -250,3 +273,35 @@ class _LocalAttacker:
             if settled(cell, 1.0) and settled(cell, -1.0):
                 break
         return n_lps
+
+    def _sets(self, cell):
+        """Grid neighbourhoods (small to large), then balls of variable cells by relation hops."""
+        if self.grid is not None:
+            for k_sup, climb in ((3, 1), (1 << 30, 1), (1 << 30, 1 << 30)):
+                yield self.grid.neighbourhood(cell, self, k_free=0, k_sup=k_sup, climb=climb)
+        for limit in self.ball_sizes:
+            yield self._ball(cell, limit)
+
+    ball_sizes = (1500, 6000)
+
+    def _ball(self, cell: int, limit: int) -> np.ndarray:
+        """Variable cells reachable from `cell` in few relation hops, stopping near `limit`."""
+        inside = np.zeros(self.var.shape[0], dtype=bool)
+        inside[cell] = True
+        count = 1
+        while count < limit:
+            rows = (self.pattern_t @ inside.astype(float)) > 0
+            grown = ((self.pattern @ rows.astype(float)) > 0) & self.var
+            new = grown & ~inside
+            n_new = int(new.sum())
+            if n_new == 0:
+                break
+            if count + n_new > limit:
+                # keep the closest cells only up to the limit (row-major order is arbitrary
+                # but deterministic); the previous layer is complete
+                extra = np.flatnonzero(new)[: limit - count]
+                inside[extra] = True
+                break
+            inside |= new
+            count += n_new
+        return np.flatnonzero(inside)

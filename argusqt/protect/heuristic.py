@@ -23,6 +23,7 @@ from argusqt.rules.status import is_secondary, secondary_status_for
 DEFAULTS = {
     "cleanup": True,  # run the cleanup of redundant secondaries (methods.md §4)
     "cleanup_time": None,  # seconds for the cleanup (None = no limit)
+    "time_limit": None,  # total seconds: the cleanup gets what is left minus 30 % for the audit
     "k_free": 2,  # cheapest unsuppressed siblings per node in the first neighbourhood
     "repair_rounds": 3,
 }
@@ -168,13 +169,17 @@ def solve_heuristic(
     n_before = int((sup & ~ctx.primary).sum())
     cancelled = cancel is not None and cancel.cancelled
     log = [f"heuristic: {n_before} secondary cells after {n_lps} path LPs ({t_heur:.1f} s)"]
+    cleanup_time = opts["cleanup_time"]
+    if cleanup_time is None and opts["time_limit"] is not None:
+        limit = float(opts["time_limit"])
+        cleanup_time = max(0.0, 0.7 * limit - watch.elapsed)
     if opts["cleanup"] and not cancelled:
         sup, info = cleanup(
             problem,
             sup,
             wit,
             ctx=ctx,
-            time_limit=opts["cleanup_time"],
+            time_limit=cleanup_time,
             progress=progress,
             cancel=cancel,
         )
