@@ -81,7 +81,8 @@ class TableView(QWidget):
         self.col_combo.currentIndexChanged.connect(self._axes_changed)
         self.labels_box = QCheckBox("Show labels")
         self.labels_box.toggled.connect(self.model.set_show_labels)
-        self.published_box = QCheckBox("Show published (rounded / adjusted) values")
+        self.published_box = QCheckBox("Show published values")
+        self.published_box.setToolTip("After rounding or CTA: the rounded / adjusted values")
         self.published_box.setChecked(self.model.show_published)
         self.published_box.setEnabled(table.published is not None)
         self.published_box.toggled.connect(self._published_toggled)
@@ -108,14 +109,16 @@ class TableView(QWidget):
         axes.addWidget(self.col_combo)
         axes.addWidget(self.row_level)
         axes.addWidget(self.col_level)
-        axes.addStretch(1)
         axes.addWidget(self.next_unsafe)
-        axes.addWidget(self.labels_box)
-        axes.addWidget(self.preview_box)
-        axes.addWidget(self.published_box)
+        axes.addStretch(1)
 
-        # --- layer selectors (one per dimension not on an axis)
+        # --- layer selectors (one per dimension not on an axis) and display switches
         self.layer_bar = QHBoxLayout()
+        switches = QHBoxLayout()
+        switches.addLayout(self.layer_bar)
+        switches.addStretch(1)
+        for box in (self.labels_box, self.preview_box, self.published_box):
+            switches.addWidget(box)
         self.layer_combos: dict[int, QComboBox] = {}
 
         # --- grid
@@ -166,7 +169,7 @@ class TableView(QWidget):
         cl = QVBoxLayout(center)
         cl.setContentsMargins(0, 0, 0, 0)
         cl.addLayout(axes)
-        cl.addLayout(self.layer_bar)
+        cl.addLayout(switches)
         cl.addWidget(self.view, 1)
         cl.addWidget(self.legend)
 
@@ -214,7 +217,6 @@ class TableView(QWidget):
             self.layer_bar.addWidget(QLabel(f"{dim.name}:"))
             self.layer_bar.addWidget(combo)
             self.layer_combos[d] = combo
-        self.layer_bar.addStretch(1)
 
     def _update_level_spins(self) -> None:
         for spin, dim in (
