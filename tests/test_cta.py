@@ -216,3 +216,18 @@ def test_warm_start_keeps_the_optimum():
     assert any("warm start" in line for line in res.log)
     assert res.cost == pytest.approx(303.0) and res.optimal
     verify_adjustment(p, res.published)
+
+
+def test_zero_cell_goes_up_with_prepsens():
+    p = problem_2d([[0, 12, 9], [7, 5, 11]], {}, upper=100.0)
+    cell = 1 * 4 + 1  # (R1, C1) = 0
+    p.status[cell] = 6
+    p.upl[cell] = 3.0
+    p.cost = np.ones(p.n_cells)
+    res = solve_cta(p)
+    assert res.published[cell] >= 3.0 - 1e-9
+    assert res.figures["directions"] == {cell: 1}
+    assert res.cost == pytest.approx(4 * 3.0)  # cell, row total, column total, grand total
+    verify_adjustment(p, res.published)
+    lazy = solve_cta(p, {"prepsens": False})
+    assert lazy.cost == pytest.approx(0.0)  # y = 0 with LPL = 0: nothing has to move

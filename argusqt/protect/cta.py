@@ -240,8 +240,10 @@ def solve_cta(
     params: directions (fix some or all: {cell: 'upper'|'lower'} or a 0/1 list over the
     sensitive cells in cell order), fixed_directions (True: LP with heuristic directions from
     the LP relaxation, flips repaired one cell at a time), max_time seconds (600), gap
-    (relative, 0 = optimal). Returns published = adjusted values, status 1→11, 2→12 for
-    changed safe cells, cost = Σ w |x − a|, figures['directions'] = {cell: ±1}.
+    (relative, 0 = optimal), prepsens (default True: a cell with LPL = 0 < UPL must go up,
+    UPL = 0 < LPL down, else it could keep its value). Returns published = adjusted values,
+    status 1→11, 2→12 for changed safe cells, cost = Σ w |x − a|, figures['directions'] =
+    {cell: ±1}.
     """
     params = dict(params or {})
     watch = Stopwatch()
@@ -251,6 +253,7 @@ def solve_cta(
     log = [f"CTA: {inst.sens.size} sensitive cells, {problem.n_cells} cells"]
     fixed = _directions_from_params(inst, params.get("directions"))
     can_up, can_down = _possible(inst)
+    prepsens = bool(params.get("prepsens", True))
     for k in range(inst.sens.size):  # directions the bounds leave no choice about
         if not can_up[k] and not can_down[k]:
             raise MethodError(
@@ -264,6 +267,10 @@ def solve_cta(
                 )
         elif not can_up[k] or not can_down[k]:
             fixed[k] = UPPER if can_up[k] else LOWER
+        elif prepsens and inst.lpl[k] == 0 and inst.upl[k] > 0:
+            fixed[k] = UPPER  # a zero lower level would let the cell stay put ("prepsens")
+        elif prepsens and inst.upl[k] == 0 and inst.lpl[k] > 0:
+            fixed[k] = LOWER
 
     def monitor(label: str) -> ScipMonitor:
         return ScipMonitor(progress, cancel, watch, label)
