@@ -339,3 +339,35 @@ def test_cancel_during_solve_returns_a_valid_table():
     assert_valid(p, res.published, 5)
     if res.figures["rapid_fallback"]:
         assert res.cost == pytest.approx(res.figures["rapid_distance"])
+
+
+def k_step_domain(z: float, base: int, k: int) -> set[float]:
+    """methods.md §9: multiples max(0, u + j)·b, j = −K..K (z a multiple) or −K..K+1."""
+    u = z // base
+    top = k if z % base == 0 else k + 1
+    return {max(0.0, u + j) * base for j in range(-k, top + 1)}
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_k1_matches_exhaustive_search(seed):
+    rng = np.random.default_rng(200 + seed)
+    r, c = (2, 2) if seed % 2 else (2, 3)
+    p = table_problem(rng.integers(0, 14, (r, c)))
+    z = p.values.reshape(r + 1, c + 1)
+    inner = z[1:, 1:].ravel()
+    best = np.inf
+    for combo in itertools.product(*[sorted(k_step_domain(v, 5, 1)) for v in inner]):
+        a_in = np.array(combo).reshape(r, c)
+        full = np.zeros_like(z)
+        full[1:, 1:] = a_in
+        full[0, 1:] = a_in.sum(0)
+        full[1:, 0] = a_in.sum(1)
+        full[0, 0] = a_in.sum()
+        tot = [(0, j) for j in range(c + 1)] + [(i, 0) for i in range(1, r + 1)]
+        if all(full[t] in k_step_domain(z[t], 5, 1) for t in tot):
+            best = min(best, float(np.abs(full - z).sum()))
+    res = solve_rounding(p, {"base": 5, "steps": 1, "prefer_zero_restricted": False})
+    assert res.cost == pytest.approx(best)
+    assert_valid(p, res.published, 5)
+    for v, a in zip(p.values, res.published, strict=True):
+        assert a in k_step_domain(v, 5, 1)
