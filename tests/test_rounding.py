@@ -371,3 +371,17 @@ def test_k1_matches_exhaustive_search(seed):
     assert_valid(p, res.published, 5)
     for v, a in zip(p.values, res.published, strict=True):
         assert a in k_step_domain(v, 5, 1)
+
+
+def test_magnitude_table_with_decimals_and_a_negative_cell():
+    rng = np.random.default_rng(5)
+    inner = np.round(rng.lognormal(6, 1, (5, 6)), 2)
+    inner[0, 0] = -35.5
+    p = table_problem(inner)
+    p.decimals = 2
+    res = solve_rounding(p, {"base": 100})
+    assert_valid(p, res.published, 100)
+    assert res.cost == pytest.approx(independent_milp(p, 100), abs=1e-6)
+    lo, hi = res.figures["existence_lower"], res.figures["existence_upper"]
+    assert np.all((lo <= p.values) & (p.values <= hi))
+    assert lo.min() < 0  # no clamp at 0 when the table has negative values

@@ -111,17 +111,25 @@ def minimum_base(
 
 
 def existence_interval(
-    published: np.ndarray, base: float, steps: int = 0, unit: float = 1.0
+    published: np.ndarray,
+    base: float,
+    steps: int = 0,
+    unit: float = 1.0,
+    nonnegative: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
     """What an intruder learns from a rounded value a (methods.md §9), values in `unit` steps.
 
     a < (K+1)b → z ∈ [0, (K+1)b − unit]; else z ∈ [a − (K+1)b + unit, a + (K+1)b − unit].
+    Tables with negative values: the symmetric interval, without the clamp at 0.
     """
     a = np.asarray(published, dtype=float)
     span = (steps + 1) * base
-    small = a < span - _REL_TOL * span
-    lo = np.where(small, 0.0, a - span + unit)
-    hi = np.where(small, span - unit, a + span - unit)
+    lo = a - span + unit
+    hi = a + span - unit
+    if nonnegative:
+        small = a < span - _REL_TOL * span
+        lo = np.where(small, 0.0, lo)
+        hi = np.where(small, span - unit, hi)
     return lo, hi
 
 
@@ -554,7 +562,7 @@ def _result(
 ) -> ProtectionResult:
     """Assemble the ProtectionResult and the existence intervals of the published values."""
     rounded = np.where(np.asarray(problem.status) == 14, 0.0, rounded)
-    lo, hi = existence_interval(rounded, base, steps, unit)
+    lo, hi = existence_interval(rounded, base, steps, unit, nonnegative=bool(np.all(z >= 0)))
     empty = np.asarray(problem.status) == 14
     lo[empty] = 0.0
     hi[empty] = 0.0
