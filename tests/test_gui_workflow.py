@@ -378,3 +378,48 @@ def test_generate_and_apply_apriori_round_trip(qtbot, window, sample, monkeypatc
     assert not window.errors, window.errors
     assert int(t.status[cell]) == 10  # the a-priori file protected the cell again
     assert "A-priori file statuses.hst applied" in window.log.toPlainText()
+
+
+def test_linked_tables_protected_together(qtbot, window, shared_data, tmp_path):
+    """Two tables of batch_ex2's microdata with a common margin, OPT on all tables at once."""
+    for f in (shared_data / "batch_ex2").iterdir():
+        shutil.copy(f, tmp_path / f.name)
+
+    def spec(d: SpecifyTablesDialog) -> None:
+        for names in (["region", "gender"], ["region"]):
+            d.select_variables(names)
+            d.response.setCurrentText("num1")
+            d.individual.freq.set(True, [5, 20])
+            d.individual.p[0].set(True, [20, 5])
+            d.add_table.click()
+        d.compute.click()
+
+    def protect(d: ProtectDialog) -> None:
+        assert not d.linked.isHidden()
+        d.select("RND")
+        assert not d.linked.isEnabled()  # only OPT and MOD protect linked tables
+        d.select("OPT")
+        d.linked.setChecked(True)
+        d.run_button.click()
+
+    run_dialog(qtbot, SpecifyTablesDialog, spec, timeout=20)
+    window.open_microdata(str(tmp_path / "microdata_ex2.asc"), str(tmp_path / "metadata_ex2.rda"))
+    qtbot.waitUntil(lambda: len(window.views) == 2 or bool(window.errors), timeout=30_000)
+    assert not window.errors, window.errors
+    driven = run_dialog(qtbot, ProtectDialog, protect)
+    window.actions["protect"].trigger()
+    driven.check()
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=60_000)
+    assert not window.errors, window.errors
+    results = window.last_result
+    assert len(results) == 2 and all(r.audit.ok for r in results)
+    t1, t2 = window.tables
+    # E9 pattern on the 2-D table; the common cells (region totals) agree in both tables
+    status = {
+        tuple(c.strip() for c in t1.cell_codes(i)): int(t1.status[i]) for i in range(t1.n_cells)
+    }
+    assert status[("A", "female")] == 3
+    for i in range(t2.n_cells):
+        (code,) = (c.strip() for c in t2.cell_codes(i))
+        assert int(t2.status[i] in (11, 12)) == int(status[(code, "Total")] in (11, 12))
+    assert "Table 1:" in window.result_box.text() and "Table 2:" in window.result_box.text()

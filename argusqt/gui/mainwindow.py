@@ -621,7 +621,10 @@ class MainWindow(QMainWindow):
         view.refresh()
         self._update_status()
 
-    def protect_table(self, method: str | None = None, params: dict | None = None) -> None:
+    def protect_table(
+        self, method: str | None = None, params: dict | None = None, linked: bool = False
+    ) -> None:
+        """Modify | Protect table: one method on the current table, or on all tables (linked)."""
         view = self.current_view()
         if view is None or self.session is None:
             return
@@ -630,35 +633,41 @@ class MainWindow(QMainWindow):
             t = view.table
             prim = (t.status >= 3) & (t.status <= 9)
             min_base = int(np.ceil((t.lpl[prim] + t.upl[prim]).max())) if prim.any() else 1
-            dlg = ProtectDialog(view.title, max(1, min_base), self)
+            dlg = ProtectDialog(view.title, max(1, min_base), self, n_tables=len(self.views))
             dlg.opt_time.setValue(option(self.settings, "options/optMinutes"))
             dlg.mod_time.setValue(option(self.settings, "options/modMinutes"))
             dlg.rnd_time.setValue(option(self.settings, "options/rndMinutes"))
             self.protect_dialog = dlg
             if dlg.exec() != QDialog.DialogCode.Accepted:
                 return
-            method, params = dlg.method(), dlg.params()
+            method, params, linked = dlg.method(), dlg.params(), dlg.is_linked()
         params = dict(params or {})
         session = self.session
+        target = 0 if linked else table_no
 
         def job(progress, cancel):
             return core.call(
-                session, "protect", table_no, method, params, progress=progress, cancel=cancel
+                session, "protect", target, method, params, progress=progress, cancel=cancel
             )
 
         def done(result) -> None:
-            self.last_result = result
             self._sync_log()
-            view.set_result(result)
-            view.refresh()
+            results = list(result) if isinstance(result, list | tuple) else [result]
+            numbers = range(1, len(results) + 1) if linked else [table_no]
+            lines: list[str] = []
+            for no, r in zip(numbers, results, strict=True):
+                self.views[no - 1].set_result(r)
+                self.views[no - 1].refresh()
+                lines += [*self._result_lines(no, r), ""]
+            self._show_result_box("\n".join(lines).strip())
+            self.last_result = results[-1] if not linked else results
             self._update_status()
-            self._show_result(table_no, result)
 
-        self.runner.start(
-            f"Protect table {table_no} ({method})", job, done, on_error=self._job_error
-        )
+        title = "all tables (linked)" if linked else f"table {table_no}"
+        self.runner.start(f"Protect {title} ({method})", job, done, on_error=self._job_error)
 
-    def _show_result(self, table_no: int, r: Any) -> None:
+    def _result_lines(self, table_no: int, r: Any) -> list[str]:
+        """What the user should know about a protection result (also written to the log)."""
         lines = [f"Table {table_no}: method {r.method}"]
         if r.cancelled:
             lines.append("Cancelled by you: the best safe pattern found so far was kept.")
@@ -673,9 +682,11 @@ class MainWindow(QMainWindow):
         lines.append(f"Time: {r.elapsed:,.1f} s")
         if r.audit is not None:
             lines.append(r.audit.summary())
-        text = "\n".join(lines)
         for line in lines:
             self.log_message(line)
+        return lines
+
+    def _show_result_box(self, text: str) -> None:
         box = QMessageBox(
             QMessageBox.Icon.Information,
             "Protection finished",

@@ -46,7 +46,7 @@ def _spin(lo, hi, val, dec=0, suffix=""):
 class ProtectDialog(QDialog):
     """Returns `method()` and `params()` (batch parameter names) when accepted."""
 
-    def __init__(self, table_title: str, min_base: int = 1, parent=None) -> None:
+    def __init__(self, table_title: str, min_base: int = 1, parent=None, n_tables: int = 1) -> None:
         super().__init__(parent)
         self.setWindowTitle(f"Protect — {table_title}")
         self.group = QButtonGroup(self)
@@ -127,14 +127,30 @@ class ProtectDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
         self.warning = QLabel("")
         self.warning.setStyleSheet("color:#b00020;")
+        self.linked = QCheckBox(
+            f"Protect all {n_tables} tables together (linked tables; OPT and MOD)"
+        )
+        self.linked.setVisible(n_tables > 1)
+        self.n_tables = n_tables
+        self.group.idToggled.connect(lambda *_: self._sync_linked())
         top = QHBoxLayout()
         top.addWidget(methods_box, 3)
         top.addWidget(opts_box, 2)
         lay = QVBoxLayout(self)
         lay.addLayout(top)
+        lay.addWidget(self.linked)
         lay.addWidget(self.warning)
         lay.addWidget(self.buttons)
         self.resize(760, 460)
+
+    def _sync_linked(self) -> None:
+        ok = self.method() in ("OPT", "MOD")
+        self.linked.setEnabled(ok)
+        if not ok:
+            self.linked.setChecked(False)
+
+    def is_linked(self) -> bool:
+        return self.n_tables > 1 and self.linked.isChecked()
 
     def select(self, code: str) -> None:
         self.radios[code].setChecked(True)
