@@ -101,6 +101,11 @@ def test_e12_rapid():
     np.testing.assert_array_equal(res.published.reshape(3, 4), expected)
     assert res.cost == pytest.approx(22.0)
     assert_valid(p, res.published, 5)
+    lo = res.figures["existence_lower"].reshape(3, 4)
+    hi = res.figures["existence_upper"].reshape(3, 4)
+    assert np.isnan(lo[0]).all() and np.isnan(lo[:, 0]).all()  # totals: no known interval
+    np.testing.assert_array_equal(lo[1:, 1:], [[2.5, 7.5, 7.5], [0, 2.5, 7.5]])
+    np.testing.assert_array_equal(hi[1:, 1:], [[7.5, 12.5, 12.5], [2.5, 7.5, 12.5]])
 
 
 def test_e12_first_feasible_is_valid():

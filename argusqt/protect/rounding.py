@@ -382,9 +382,10 @@ def solve_rounding(
     params: base (required), steps K (0 = zero-restricted), stop_rule 1 RAPID / 2 first
     feasible / 3 optimal (default 3), max_time seconds (or max_minutes, default 10 min),
     partitions 0/1, optional min_base / min_frequency, prefer_zero_restricted (default
-    True: with K > 0 a zero-restricted rounding is tried first and kept if it exists). Raises MethodError when no rounded
-    table exists; returns RAPID (figures['rapid_fallback']) when none is found in time or
-    the run is cancelled.
+    True: with K > 0 a zero-restricted rounding is tried first and kept if it exists).
+    Raises MethodError when no rounded table exists; returns RAPID (figures['rapid_fallback'])
+    when none is found in time or the run is cancelled. figures['existence_lower'/'_upper']:
+    what an intruder can infer per cell (NaN for RAPID totals).
     """
     params = dict(params or {})
     watch = Stopwatch()
@@ -562,7 +563,16 @@ def _result(
 ) -> ProtectionResult:
     """Assemble the ProtectionResult and the existence intervals of the published values."""
     rounded = np.where(np.asarray(problem.status) == 14, 0.0, rounded)
-    lo, hi = existence_interval(rounded, base, steps, unit, nonnegative=bool(np.all(z >= 0)))
+    nonneg = bool(np.all(z >= 0))
+    lo, hi = existence_interval(rounded, base, steps, unit, nonnegative=nonneg)
+    if figures.get("rapid_only") or figures.get("rapid_fallback"):
+        # RAPID: inner cells are nearest multiples, totals may be several bases off (unknown)
+        inner = inner_cells(problem.relations, problem.n_cells)
+        half = 0.5 * base
+        lo = np.where(inner, rounded - half, np.nan)
+        hi = np.where(inner, rounded + half, np.nan)
+        if nonneg:
+            lo = np.where(inner, np.maximum(lo, 0.0), lo)
     empty = np.asarray(problem.status) == 14
     lo[empty] = 0.0
     hi[empty] = 0.0
