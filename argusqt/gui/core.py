@@ -103,7 +103,4 @@ def run_batch(path: str | Path, progress, cancel) -> Any:
     """Run a .arb file interactively; returns the batch outcome (with `.session`)."""
     from argusqt.batch.runner import run_batch as _run
 
-    try:
-        return _run(path, interactive=True, progress=progress, cancel=cancel)
-    except TypeError:  # runner without progress/cancel parameters
-        return _run(path, interactive=True)
+    return _run(path, interactive=True, progress=progress, cancel=cancel)
