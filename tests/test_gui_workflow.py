@@ -423,3 +423,24 @@ def test_linked_tables_protected_together(qtbot, window, shared_data, tmp_path):
         (code,) = (c.strip() for c in t2.cell_codes(i))
         assert int(t2.status[i] in (11, 12)) == int(status[(code, "Total")] in (11, 12))
     assert "Table 1:" in window.result_box.text() and "Table 2:" in window.result_box.text()
+
+
+def test_metadata_edit_save_and_reopen(qtbot, window, sample, monkeypatch):
+    from argusqt.gui.metadataeditor import C, MetadataEditor
+
+    _open_and_specify(qtbot, window, sample)
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
+    new_rda = sample / "edited.rda"
+
+    def edit(d: MetadataEditor) -> None:
+        r = [d.grid.item(i, C["Name"]).text() for i in range(d.grid.rowCount())].index("turnover")
+        d.grid.item(r, C["Decimals"]).setText("0")
+        assert d.save_to(new_rda)
+
+    seen = run_dialog(qtbot, MetadataEditor, edit)
+    run_dialog(qtbot, SpecifyTablesDialog, lambda d: d.reject(), timeout=20)
+    window.actions["spec_meta"].trigger()
+    seen.check()
+    qtbot.waitUntil(lambda: window.session.meta_path == new_rda, timeout=20_000)
+    assert not window.errors, window.errors
+    assert window.session.metadata.variable("turnover").decimals == 0

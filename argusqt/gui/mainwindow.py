@@ -540,8 +540,24 @@ class MainWindow(QMainWindow):
         from argusqt.gui.metadataeditor import MetadataEditor
 
         dlg = MetadataEditor(core.metadata_of(self.session), self)
+        dlg.saved.connect(self._metadata_saved)
         self.metadata_dialog = dlg
         dlg.exec()
+
+    def _metadata_saved(self, rda: str) -> None:
+        """Offer to read the data again with the metadata just saved (tables are rebuilt)."""
+        s = self.session
+        data = getattr(s, "data_path", None)
+        if data is None:
+            return
+        answer = QMessageBox.question(
+            self, "Metadata saved", f"Open {Path(data).name} again with {Path(rda).name}?"
+        )
+        if answer == QMessageBox.StandardButton.Yes:
+            if self.metadata_dialog is not None:
+                self.metadata_dialog.accept()
+            kind = "microdata" if getattr(s, "kind", "microdata") == "microdata" else "table"
+            self._open_data(kind, str(data), rda)
 
     # ================================================================== Modify
     def select_table(self) -> None:

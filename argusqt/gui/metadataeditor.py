@@ -10,7 +10,7 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QComboBox,
@@ -94,6 +94,8 @@ def role_of(v: Any) -> str:
 
 class MetadataEditor(QDialog):
     """Edit a Metadata object (argusqt.model.metadata); `metadata()` gives the edited copy."""
+
+    saved = Signal(str)  # path of the .rda just written
 
     def __init__(self, meta: Any, parent=None) -> None:
         super().__init__(parent)
@@ -321,6 +323,7 @@ class MetadataEditor(QDialog):
             show_error(self, exc, "Save metadata")
             return False
         self.problems.setText(f"Saved {path}")
+        self.saved.emit(str(path))
         return True
 
     def _save(self) -> None:
