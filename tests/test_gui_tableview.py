@@ -191,3 +191,32 @@ def test_next_unsafe_and_safe_preview(qtbot):
     assert w.model.index(0, 0).data() == f"{t.value[0]:,.1f}"
     w.model.toggle(0, 1)  # collapse North: its unsafe leaves are skipped
     assert all(w.model.row_node(r) not in (2, 3) for r, _ in w.model.primary_positions())
+
+
+def test_copy_selection_and_keyboard_folding(qtbot):
+    from PySide6.QtCore import QItemSelectionModel
+    from PySide6.QtWidgets import QApplication
+
+    t = small_table()
+    w = TableView(t, "T")
+    qtbot.addWidget(w)
+    w.show()
+    sel = w.view.selectionModel()
+    for r, c in ((0, 0), (0, 1), (1, 0), (1, 1)):
+        sel.select(w.model.index(r, c), QItemSelectionModel.SelectionFlag.Select)
+    text = w.copy_selection()
+    lines = text.splitlines()
+    assert lines[0].split("\t")[1:] == ["Total", "female"]  # flat codes in byte order
+    assert lines[1].split("\t") == ["▾ Total", f"{t.value[0]:,.1f}", f"{t.value[1]:,.1f}"]
+    assert lines[2].split("\t")[0] == "▾ N"
+    assert QApplication.clipboard().text() == text
+    QApplication.clipboard().setText("")
+    qtbot.keyClick(w.view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert QApplication.clipboard().text() == text
+    # '-' on a cell of row N folds N, '+' unfolds it again
+    w.view.setCurrentIndex(w.model.index(1, 0))
+    w.view.setFocus()
+    qtbot.keyClick(w.view, Qt.Key.Key_Minus)
+    assert w.model.rowCount() == 5
+    qtbot.keyClick(w.view, Qt.Key.Key_Plus)
+    assert w.model.rowCount() == 7

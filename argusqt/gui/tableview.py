@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtCore import QEvent, QModelIndex, Qt, Signal
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QCheckBox,
     QComboBox,
     QFrame,
@@ -132,6 +134,7 @@ class TableView(QWidget):
         self.view.verticalHeader().sectionClicked.connect(self._row_header_clicked)
         self.view.horizontalHeader().sectionClicked.connect(self._col_header_clicked)
         self.view.selectionModel().currentChanged.connect(self._current_changed)
+        self.view.installEventFilter(self)  # Ctrl+C copies the block, '+' / '-' fold rows
 
         self.legend = Legend()
         self.info = CellInfoPanel()
@@ -280,6 +283,45 @@ class TableView(QWidget):
         return np.array(
             sorted({self.model.cell_at(i.row(), i.column()) for i in idx}), dtype=np.int64
         )
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt override
+        if obj is self.view and event.type() == QEvent.Type.KeyPress:
+            if event.matches(QKeySequence.StandardKey.Copy):
+                self.copy_selection()
+                return True
+            if event.key() in (Qt.Key.Key_Plus, Qt.Key.Key_Minus):
+                self._fold_current(event.key() == Qt.Key.Key_Plus)
+                return True
+        return super().eventFilter(obj, event)
+
+    def copy_selection(self) -> str:
+        """Copy the selected block as tab-separated text with row and column headers."""
+        idx = self.view.selectionModel().selectedIndexes()
+        if not idx:
+            return ""
+        rows = sorted({i.row() for i in idx})
+        cols = sorted({i.column() for i in idx})
+        chosen = {(i.row(), i.column()) for i in idx}
+        m = self.model
+        head = [""] + [str(m.headerData(c, Qt.Orientation.Horizontal)).strip() for c in cols]
+        lines = ["\t".join(head)]
+        for r in rows:
+            cells = [m.index(r, c).data() if (r, c) in chosen else "" for c in cols]
+            lines.append("\t".join([str(m.headerData(r, Qt.Orientation.Vertical)).strip(), *cells]))
+        text = "\n".join(lines) + "\n"
+        QApplication.clipboard().setText(text)
+        return text
+
+    def _fold_current(self, expand: bool) -> None:
+        """'+' / '-' on a cell unfold / fold the branch of its row code."""
+        cur = self.view.currentIndex()
+        if not cur.isValid():
+            return
+        node = self.model.row_node(cur.row())
+        v = self.model.views[self.model.row_dim]
+        if v.has_children(node) and bool(v.expanded[node]) != expand:
+            self.model.toggle(self.model.row_dim, node)
+            self.view.setCurrentIndex(self.model.index(cur.row(), cur.column()))
 
     def goto_next_unsafe(self) -> bool:
         """Make the next visible unsafe cell (row-major after the current one) current."""
