@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+import sys
 from functools import cache
 from pathlib import Path
 
 from PySide6.QtGui import QIcon
 
-RESOURCES = Path(__file__).resolve().parents[2] / "resources"
+
+def _resources_folder() -> Path:
+    """The repository's resources/ (source checkout) or the copy a wheel installs in share/."""
+    for candidate in (
+        Path(__file__).resolve().parents[2] / "resources",
+        Path(sys.prefix) / "share" / "argusqt" / "resources",
+    ):
+        if (candidate / "style.qss").exists():
+            return candidate
+    return Path(__file__).resolve().parents[2] / "resources"
+
+
+RESOURCES = _resources_folder()
 
 
 @cache
