@@ -162,3 +162,18 @@ def test_3d_900_cells_timing():
     print(f"HEUR on {p.n_cells} cells, {int(p.primary.sum())} primaries: {elapsed:.1f} s")
     assert audit(p, is_suppressed(res.status), intervals=False).ok
     assert elapsed < 30
+
+
+def test_run_method_reuses_identical_pass_fail_audit_only():
+    rng = np.random.default_rng(9)
+    p = random_2d(rng, 6, 6)
+    quick = run_method(p, "HEUR", {"audit_intervals": False})
+    assert any("own pass/fail audit" in line for line in quick.log)
+    assert quick.audit.ok
+    exact = run_method(p, "HEUR", {"audit_intervals": True})
+    assert not any("own pass/fail audit" in line for line in exact.log)
+    sup = is_suppressed(exact.status)
+    prim = np.flatnonzero(p.primary)
+    assert np.all(exact.audit.lower[prim] <= p.values[prim] - p.lpl[prim] + 0.5)
+    assert np.all(exact.audit.upper[prim] >= p.values[prim] + p.upl[prim] - 0.5)
+    assert exact.audit.audited.sum() == (sup & p.primary).sum()

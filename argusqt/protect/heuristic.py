@@ -13,7 +13,7 @@ import numpy as np
 
 from argusqt.errors import AuditError, MethodError
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
-from argusqt.protect.audit import audit
+from argusqt.protect.audit import audit, pattern_digest
 from argusqt.protect.cleanup import Witnesses, cleanup
 from argusqt.protect.components import DOWN, UP, MoveContext
 from argusqt.protect.problem import CSPProblem
@@ -213,6 +213,7 @@ def solve_heuristic(
         ProgressEvent(message="Heuristic finished", fraction=1.0, incumbent=cost, elapsed=elapsed)
     )
     return ProtectionResult(
+        audit=verdict,
         method="HEUR",
         status=status,
         cost=cost,
@@ -224,5 +225,6 @@ def solve_heuristic(
             "secondaries_before_cleanup": n_before,
             "heuristic_seconds": t_heur,
             "audit_lps": verdict.n_lps,
+            "audit_digest": pattern_digest(problem, sup),
         },
     )

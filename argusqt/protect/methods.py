@@ -13,7 +13,7 @@ import numpy as np
 
 from argusqt.errors import AuditError, MethodError
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
-from argusqt.protect.audit import audit
+from argusqt.protect.audit import audit, pattern_digest
 from argusqt.protect.problem import CSPProblem
 from argusqt.protect.result import ProtectionResult
 from argusqt.protect.singleton import add_singleton_cells, drop_virtual
@@ -31,7 +31,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
 SUPPRESSION = {"HEUR", "OPT", "MOD"}
 UNSUPPORTED = {"GH": "the hypercube method (GH)", "NET": "the network method (NET)"}
 #: above this many suppressed cells the final audit decides pass/fail without exact intervals
-EXACT_AUDIT_LIMIT = 5000
+EXACT_AUDIT_LIMIT = 2000
 
 
 def method_function(method: str):
@@ -78,7 +78,8 @@ def run_method(
 
     params (suppression methods): "singleton" / SS, SM, MF flags and "minfreq" for the
     virtual cells of methods.md §5; "audit_intervals": True (exact intervals), False
-    (pass/fail) or "auto" (exact up to EXACT_AUDIT_LIMIT suppressed cells).
+    (pass/fail) or "auto" (exact up to EXACT_AUDIT_LIMIT suppressed cells). A method's own
+    pass/fail audit of the very same pattern (same digest) is reused instead of repeated.
     """
     params = dict(params or {})
     name = method.strip().upper()
@@ -97,8 +98,19 @@ def run_method(
     sup = is_suppressed(result.status)
     mode = params.get("audit_intervals", "auto")
     exact = bool(mode) if mode != "auto" else int(sup.sum()) <= EXACT_AUDIT_LIMIT
-    progress(ProgressEvent(message="Auditing the pattern"))
-    verdict = audit(problem, sup, intervals=exact, cancel=None)
+    own = result.audit
+    if (
+        not exact
+        and n_virtual == 0
+        and own is not None
+        and result.figures.get("audit_digest") == pattern_digest(problem, sup)
+    ):
+        # the method already ran this audit (pass/fail) on exactly this problem and pattern
+        verdict = own
+        result.log.append("audit: the method's own pass/fail audit of this pattern is used")
+    else:
+        progress(ProgressEvent(message="Auditing the pattern"))
+        verdict = audit(problem, sup, intervals=exact, cancel=None)
     result.audit = verdict
     if not verdict.ok:
         raise AuditError(f"{name}: {verdict.summary()}")
