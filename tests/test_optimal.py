@@ -365,3 +365,44 @@ def test_e14_through_run_method_singleton_option():
     assert sum(r.status[i] not in (1, 2) for i in row_a) >= 3
     assert r.audit.ok
     assert r.cost == pytest.approx(solve_optimal(p, {"singleton_multiple": True}).cost)
+
+
+# ---------------------------------------------------------------------- numerics: large values
+def _small_primary_beside_huge_cell():
+    """2 decimals, a cell of 5·10⁶ and a primary of 2.98 with PLs 0.298 (10 %).
+
+    Regression (enterprise act × product, cell 496): the separator's acceptance margin was
+    1e-7 × the largest value = 0.5, more than the primary's levels, so OPT took the primary
+    as protected with no secondary at all and the audit rejected the pattern.
+    """
+    rows = [[5_000_000.00, 310.55, 2.98], [1_250.40, 77.10, 45.61], [980.00, 12.34, 150.07]]
+    dims = [flat_codelist("r", 3), flat_codelist("c", 3)]
+    table = table_from_leaves(dims, np.array(rows), decimals=2)
+    prim = table.cell_index((1, 3))
+    p = problem_from_table(table, np.array([prim]), 0.298)
+    p.cost = np.abs(p.values)
+    return p, prim
+
+
+def test_acceptance_margin_below_audit_tolerance_with_large_values():
+    p, prim = _small_primary_beside_huge_cell()
+    sep = Separator(p)
+    assert 0 < sep.eps < p.tolerance
+    alone = p.primary.copy()
+    assert not audit(p, alone, intervals=False).ok
+    assert not sep.is_protected(alone.astype(float))
+    assert len(sep.relation_cuts()) > 0  # the primary's row and column need a partner
+
+
+def test_optimal_protects_small_primary_beside_huge_cell():
+    p, prim = _small_primary_beside_huge_cell()
+    r = solve_optimal(p, {"max_time": 60})
+    assert r.audit is not None and r.audit.ok
+    sup = r.status != 1
+    assert lp_protected(p, sup)
+    res = audit(p, sup, cells=[prim])
+    assert res.lower[prim] <= 2.98 - 0.298 + p.tolerance
+    assert res.upper[prim] >= 2.98 + 0.298 - p.tolerance
+    # cheapest rectangle: (1,2) 310.55 + (2,2) 77.10 + (2,3) 45.61 (KGA's milp oracle is
+    # unreliable at this value range)
+    assert r.optimal and r.cost == pytest.approx(433.26)

@@ -75,8 +75,13 @@ class _CapacityHandler(Conshdlr):
         """Violated cuts at x and whether some primary fails."""
         outcomes = self.sep.separate(x, cancel=self.run.cancel)
         cuts = [c for o in outcomes for c in o.cuts]
-        if x_int and outcomes and not cuts:
-            cuts.append(self._nogood(x))
+        if x_int and outcomes:
+            # an unprotected integer point must be cut off: a capacity cut violated only by
+            # LP round-off (a shortfall of a few eps on a large level) would not, and SCIP
+            # would enforce the same point again; the no-good always does
+            cuts = [c for c in cuts if c.lhs(x) < c.rhs - 1e-6]
+            if not cuts:
+                cuts.append(self._nogood(x))
         return cuts, bool(outcomes)
 
     def _nogood(self, x: np.ndarray) -> Cut:

@@ -110,7 +110,12 @@ class Separator:
             prim & ((self.lpl > 0) | (self.upl > 0) | (self.spl > 0)) & (self.fixed == 1)
         )
         scale = max(1.0, float(np.abs(self.values).max(initial=0.0)))
-        self.eps = rel_eps * scale
+        #: how far an attacker range may fall short of a protection level and still count as
+        #: protected. Capped well below the audit tolerance (0.5·10^-d, methods.md §12), so
+        #: OPT never accepts a pattern the audit rejects: relative to the largest value
+        #: alone it exceeded the levels of small primaries (1e-7 · 5.2e6 = 0.52 > UPL 0.298 on
+        #: the enterprise table), which then always "passed" and got no cuts.
+        self.eps = min(rel_eps * scale, 0.25 * float(problem.tolerance))
         self.n_lps = 0
         #: run the coverage LPs before the per-primary LPs of a block
         self.sweep = True
