@@ -23,7 +23,7 @@ from argusqt.rules.status import is_secondary, secondary_status_for
 DEFAULTS = {
     "cleanup": True,  # run the cleanup of redundant secondaries (methods.md §4)
     "cleanup_time": None,  # seconds for the cleanup (None = no limit)
-    "time_limit": None,  # total seconds: the cleanup gets what is left minus 30 % for the audit
+    "time_limit": None,  # total seconds: the cleanup stops at half of it (the audit needs the rest)
     "k_free": 2,  # cheapest unsuppressed siblings per node in the first neighbourhood
     "repair_rounds": 3,
 }
@@ -172,7 +172,7 @@ def solve_heuristic(
     cleanup_time = opts["cleanup_time"]
     if cleanup_time is None and opts["time_limit"] is not None:
         limit = float(opts["time_limit"])
-        cleanup_time = max(0.0, 0.7 * limit - watch.elapsed)
+        cleanup_time = max(0.0, 0.5 * limit - watch.elapsed)
     if opts["cleanup"] and not cancelled:
         sup, info = cleanup(
             problem,
