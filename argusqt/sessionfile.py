@@ -1,0 +1,612 @@
+"""Session files (`.aqs`): save the user's work on the tables and load it back, audited.
+
+A session file is UTF-8 JSON (written atomically) with this layout (format version 1):
+
+```
+{"format": "argusqt-session", "version": 1, "argusqt": "<version>", "saved": "<ISO time>",
+ "kind": "microdata" | "tabular",
+ "data": {"path": ..., "absolute": ...}, "metadata": {"path": ..., "absolute": ...},  # micro
+ "sources": [{"data": {...}, "metadata": {...}, "table": 1 | null}, ...],           # tabular
+ "read_mode": [totals_mode, keep_status],
+ "specs": [{"explanatory": [...], "response": ..., "shadow": ..., "cost": {...},
+            "rules": {...SafetyRules fields...}}, ...],
+ "history": ["<RECODE> ...", "<SUPPRESS> ...", ...],      # batch lines (Write batch file)
+ "tables": [{"n_cells": N, "codes": [[codes of dim 1], ...], "value_digest": sha256,
+             "recodes": [{"variable": v, "description": d, "grc": text | null,
+                          "codelist": {...}, "node_map": [original node -> new node]}],
+             "status": ARRAY, "lpl": ARRAY, "upl": ARRAY, "cost": ARRAY,
+             "published": ARRAY | null, "method": "HEUR" | null,
+             "result": {...ProtectionResult figures, interval bounds as ARRAY...} | null}]}
+```
+
+Paths are relative to the session file's folder when possible ("path") with the absolute
+path as a fallback ("absolute"); on load they are found like other names inside τ-Argus
+files (`argusqt.io.text.resolve_path`: relative, by base name, ignoring case). An ARRAY is
+`{"dtype": "float64" | "int8", "n": N, "zlib_base64": ...}`: the little-endian bytes of the
+array, zlib-compressed, base64-encoded.
+
+Recodes are redone exactly: each recoded variable stores its new codelist (codes, parents,
+missing flags, labels) and the map from the original codelist's nodes to the new nodes; the
+`.grc` text is kept for the reader when the recode file named in the history still existed.
+
+Loading reopens the data, recomputes the tables, redoes the recodes, checks that every
+table has the saved cells (codes and a digest of the cell values), restores the per-cell
+state and re-runs the audit of every table with secondary suppressions: a table that was
+protected by a suppression method and no longer passes raises AuditError (an unverified
+pattern is never shown as protected).
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import zlib
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from argusqt.errors import ArgusError, AuditError, Cancelled, InputError
+from argusqt.model.codelist import CodeList
+from argusqt.model.table import CostSpec, Table, TableSpec
+from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
+from argusqt.rules.spec import DominanceRule, FreqRule, PRule, RequestRule, SafetyRules
+
+FORMAT = "argusqt-session"
+VERSION = 1
+SUFFIX = ".aqs"
+#: methods whose pattern must pass the audit when loaded
+SUPPRESSION_METHODS = {"HEUR", "GH", "MOD", "OPT", "NET"}
+
+
+class SessionFileError(InputError):
+    """A session file cannot be read or no longer matches its data."""
+
+
+# ---------------------------------------------------------------------------- arrays
+def encode_array(a: np.ndarray | None, dtype: str) -> dict | None:
+    """{"dtype", "n", "zlib_base64"} of a 1-d array (little-endian bytes, zlib, base64)."""
+    if a is None:
+        return None
+    arr = np.ascontiguousarray(np.asarray(a).ravel(), dtype=np.dtype(dtype).newbyteorder("<"))
+    data = base64.b64encode(zlib.compress(arr.tobytes(), 6)).decode("ascii")
+    return {"dtype": dtype, "n": int(arr.size), "zlib_base64": data}
+
+
+def decode_array(obj: Any, where: str, what: str) -> np.ndarray | None:
+    if obj is None:
+        return None
+    try:
+        dtype = np.dtype(obj["dtype"]).newbyteorder("<")
+        if obj["dtype"] not in ("float64", "int8", "int64", "bool"):
+            raise ValueError(f"unsupported dtype {obj['dtype']}")
+        raw = zlib.decompress(base64.b64decode(obj["zlib_base64"]))
+        arr = np.frombuffer(raw, dtype=dtype).astype(dtype.newbyteorder("="))
+        if arr.size != int(obj["n"]):
+            raise ValueError(f"{arr.size} values, expected {obj['n']}")
+    except (KeyError, TypeError, ValueError, zlib.error) as exc:
+        raise SessionFileError(
+            f"{what}: expected an encoded array {{dtype, n, zlib_base64}} ({exc})", file=where
+        ) from None
+    return arr
+
+
+def _digest(values: np.ndarray) -> str:
+    arr = np.ascontiguousarray(np.asarray(values, dtype="<f8"))
+    return hashlib.sha256(arr.tobytes()).hexdigest()
+
+
+# ---------------------------------------------------------------------------- specs
+def rules_to_dict(rules: SafetyRules) -> dict:
+    return dataclasses.asdict(rules)
+
+
+def rules_from_dict(d: dict) -> SafetyRules:
+    def opt(cls, v):
+        return None if v is None else cls(**v)
+
+    return SafetyRules(
+        nk_individual=[DominanceRule(**r) for r in d.get("nk_individual", [])],
+        nk_holding=[DominanceRule(**r) for r in d.get("nk_holding", [])],
+        p_individual=[PRule(**r) for r in d.get("p_individual", [])],
+        p_holding=[PRule(**r) for r in d.get("p_holding", [])],
+        freq_individual=opt(FreqRule, d.get("freq_individual")),
+        freq_holding=opt(FreqRule, d.get("freq_holding")),
+        req_individual=opt(RequestRule, d.get("req_individual")),
+        req_holding=opt(RequestRule, d.get("req_holding")),
+        zero_range=d.get("zero_range"),
+        manual_margin=float(d.get("manual_margin", 20.0)),
+        use_weights=bool(d.get("use_weights", False)),
+        missing_safe=bool(d.get("missing_safe", False)),
+    )
+
+
+def spec_to_dict(spec: TableSpec) -> dict:
+    return {
+        "explanatory": list(spec.explanatory),
+        "response": spec.response,
+        "shadow": spec.shadow,
+        "cost": dataclasses.asdict(spec.cost),
+        "rules": rules_to_dict(spec.rules),
+    }
+
+
+def spec_from_dict(d: dict) -> TableSpec:
+    return TableSpec(
+        explanatory=[str(e) for e in d["explanatory"]],
+        response=d.get("response"),
+        shadow=d.get("shadow"),
+        cost=CostSpec(**d.get("cost", {})),
+        rules=rules_from_dict(d.get("rules", {})),
+    )
+
+
+def codelist_to_dict(cl: CodeList) -> dict:
+    return {
+        "name": cl.name,
+        "codes": list(cl.codes),
+        "parent": [int(p) for p in cl.parent],
+        "missing": [bool(m) for m in cl.is_missing],
+        "total_code": cl.total_code,
+        "hierarchical": bool(cl.hierarchical),
+        "labels": dict(cl.labels),
+    }
+
+
+def codelist_from_dict(d: dict) -> CodeList:
+    return CodeList(
+        d["name"],
+        [str(c) for c in d["codes"]],
+        np.asarray(d["parent"], dtype=np.int64),
+        np.asarray(d["missing"], dtype=bool),
+        d.get("total_code", "Total"),
+        bool(d.get("hierarchical", False)),
+        dict(d.get("labels", {})),
+    )
+
+
+# ---------------------------------------------------------------------------- paths
+def _path_entry(p: Path | None, base: Path) -> dict | None:
+    if p is None:
+        return None
+    absolute = Path(os.path.abspath(p))
+    try:
+        rel = os.path.relpath(absolute, base)
+    except ValueError:  # another drive (Windows)
+        rel = str(absolute)
+    return {"path": Path(rel).as_posix(), "absolute": str(absolute)}
+
+
+def _find(entry: Any, session_path: Path, what: str, log: list[str]) -> Path:
+    from argusqt.io.text import resolve_path
+
+    if not isinstance(entry, dict) or not entry.get("path"):
+        raise SessionFileError(f"expected the {what} path in the session file", file=session_path)
+    try:
+        return resolve_path(str(entry["path"]), session_path, log)
+    except InputError:
+        pass
+    absolute = entry.get("absolute")
+    if absolute and Path(absolute).is_file():
+        return Path(absolute)
+    raise SessionFileError(
+        f"the {what} '{entry['path']}' was not found (looked next to the session file and at "
+        f"'{absolute}'); put it back or move the session file next to it",
+        file=session_path,
+    )
+
+
+# ---------------------------------------------------------------------------- save
+def _recode_files(session) -> dict[tuple[int, str], str]:
+    """(table, variable) → text of the last `.grc` named in the history, if it still exists."""
+    out: dict[tuple[int, str], str] = {}
+    for line in getattr(session, "history", []) or []:
+        m = re.match(r'<RECODE>\s*(\d+)\s*,\s*([^,]+?)\s*,\s*"(.*)"\s*$', line)
+        if not m:
+            continue
+        p = Path(m.group(3))
+        if p.is_file():
+            try:
+                out[(int(m.group(1)), m.group(2).lower())] = p.read_text(
+                    encoding="utf-8", errors="replace"
+                )
+            except OSError:
+                pass
+    return out
+
+
+def _recodes_of(table: Table, table_no: int, grc: dict[tuple[int, str], str]) -> list[dict]:
+    from argusqt.recode.apply import RecodeState
+
+    state = table.recode_state
+    if not isinstance(state, RecodeState) or not state.recodes:
+        return []
+    names = [v.lower() for v in table.spec.explanatory]
+    leaf_maps = table.source[1]
+    out = []
+    for var, desc in state.recodes.items():
+        d = names.index(var.lower())
+        orig_leaf = np.asarray(state.original_leaf_maps[d])
+        cur_leaf = np.asarray(leaf_maps[d])
+        node_map = np.full(len(state.original_dims[d]), -1, dtype=np.int64)
+        ok = orig_leaf >= 0
+        node_map[orig_leaf[ok]] = cur_leaf[ok]
+        out.append(
+            {
+                "variable": table.spec.explanatory[d],
+                "description": desc,
+                "grc": grc.get((table_no, var.lower())),
+                "codelist": codelist_to_dict(table.dims[d]),
+                "node_map": [int(x) for x in node_map],
+            }
+        )
+    return out
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, str | int | float | bool) or v is None:
+        return v
+    if isinstance(v, list | tuple) and all(isinstance(x, str | int | float | bool) for x in v):
+        return list(v)
+    return dataclasses.MISSING
+
+
+def _result_to_dict(result: Any) -> dict | None:
+    if result is None:
+        return None
+    figures = {}
+    for k, v in (getattr(result, "figures", None) or {}).items():
+        j = _jsonable(v)
+        if j is not dataclasses.MISSING:
+            figures[str(k)] = j
+    return {
+        "method": result.method,
+        "cost": float(result.cost),
+        "lower_bound": None if result.lower_bound is None else float(result.lower_bound),
+        "gap": None if result.gap is None else float(result.gap),
+        "optimal": bool(result.optimal),
+        "cancelled": bool(result.cancelled),
+        "timed_out": bool(result.timed_out),
+        "elapsed": float(result.elapsed),
+        "interval_lower": encode_array(result.interval_lower, "float64"),
+        "interval_upper": encode_array(result.interval_upper, "float64"),
+        "log": [str(x) for x in (result.log or [])],
+        "figures": figures,
+    }
+
+
+def session_to_dict(session, path: str | Path) -> dict:
+    """The JSON-ready content of a session file written at `path`."""
+    from argusqt import __version__
+
+    if session.kind is None:
+        raise ArgusError("there is nothing to save: open data and specify tables first")
+    base = Path(os.path.abspath(path)).parent
+    doc: dict[str, Any] = {
+        "format": FORMAT,
+        "version": VERSION,
+        "argusqt": __version__,
+        "saved": datetime.now().isoformat(timespec="seconds"),
+        "kind": session.kind,
+        "read_mode": [int(session.read_mode[0]), bool(session.read_mode[1])],
+        "specs": [spec_to_dict(s) for s in session.specs],
+        "history": list(session.history),
+    }
+    if session.kind == "microdata":
+        doc["data"] = _path_entry(session.data_path, base)
+        doc["metadata"] = _path_entry(session.meta_path, base)
+    else:
+        doc["sources"] = [
+            {
+                "data": _path_entry(src.tab_path, base),
+                "metadata": _path_entry(src.meta_path, base),
+                "table": next((i for i, s in enumerate(session.specs, 1) if s is src.spec), None),
+            }
+            for src in session.sources
+        ]
+    grc = _recode_files(session)
+    tables = []
+    for no, t in enumerate(session.tables, 1):
+        method = getattr(t, "method", None)
+        result = session.results.get(no)
+        changed = result is not None and not np.array_equal(
+            np.asarray(result.status), np.asarray(t.status)
+        )
+        if changed:  # statuses changed after protection: no longer the method's pattern
+            method = result = None
+        tables.append(
+            {
+                "n_cells": t.n_cells,
+                "codes": [list(d.codes) for d in t.dims],
+                "value_digest": _digest(t.value),
+                "recodes": _recodes_of(t, no, grc),
+                "status": encode_array(t.status, "int8"),
+                "lpl": encode_array(t.lpl, "float64"),
+                "upl": encode_array(t.upl, "float64"),
+                "cost": encode_array(t.cost, "float64"),
+                "published": encode_array(t.published, "float64"),
+                "method": method,
+                "changed_after_protection": changed,
+                "result": _result_to_dict(result),
+            }
+        )
+    doc["tables"] = tables
+    return doc
+
+
+def save_session(session, path: str | Path) -> Path:
+    """Write the session to `path` (JSON, atomic); returns the path written."""
+    from argusqt.io.atomic import atomic_write_text
+
+    path = Path(path)
+    text = json.dumps(session_to_dict(session, path), indent=1, ensure_ascii=False)
+    atomic_write_text(path, text + "\n")
+    session.add_log(f"Session saved to {path}")
+    return path
+
+
+# ---------------------------------------------------------------------------- load
+def read_session_file(path: str | Path) -> dict:
+    """The parsed JSON of a session file, format and version checked."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SessionFileError("the session file does not exist", file=path) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SessionFileError(f"cannot read the session file ({exc})", file=path) from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SessionFileError(
+            f"not a valid session file: expected JSON ({exc.msg})", file=path, line=exc.lineno
+        ) from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise SessionFileError(
+            f'not an argusqt session file: expected "format": "{FORMAT}"', file=path
+        )
+    version = doc.get("version")
+    if version != VERSION:
+        raise SessionFileError(
+            f"session file format version {version!r}; this argusqt reads version {VERSION}",
+            file=path,
+        )
+    if doc.get("kind") not in ("microdata", "tabular"):
+        raise SessionFileError(
+            f'expected "kind": "microdata" or "tabular", got {doc.get("kind")!r}', file=path
+        )
+    return doc
+
+
+def load_session(
+    path: str | Path,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+    session: Any = None,
+) -> Any:
+    """A Session rebuilt from a session file: data reopened, tables recomputed and recoded,
+    per-cell state restored and every protected pattern audited again.
+
+    Raises SessionFileError (an InputError) for unreadable files, missing data or data that
+    no longer give the saved tables; AuditError when a saved protected pattern fails the
+    audit; Cancelled when cancelled.
+    """
+    from argusqt.session import Session
+
+    path = Path(path)
+    doc = read_session_file(path)
+    s = session if session is not None else Session()
+    where = str(path)
+    log: list[str] = []
+    try:
+        specs = [spec_from_dict(d) for d in doc.get("specs", [])]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SessionFileError(f"a table specification is malformed ({exc})", file=path) from None
+
+    progress(ProgressEvent(f"Opening the data of {path.name}", fraction=0.0))
+    if doc["kind"] == "microdata":
+        data = _find(doc.get("data"), path, "data file", log)
+        meta = _find(doc.get("metadata"), path, "metadata file", log)
+        s.open_microdata(data, meta)
+        for spec in specs:
+            s.specify_table(spec)
+    else:
+        for src in doc.get("sources", []):
+            data = _find(src.get("data"), path, "table file", log)
+            meta = _find(src.get("metadata"), path, "metadata file", log)
+            s.open_table_data(data, meta)
+            no = src.get("table")
+            if no is not None:
+                s.specify_table(specs[int(no) - 1])
+    s._log_lines(log)
+    saved_tables = doc.get("tables", [])
+    if not saved_tables:
+        s.add_log(f"Session {path.name} loaded (no tables computed)")
+        return s
+    mode, keep = doc.get("read_mode", [0, False])
+    tables = s.compute_tables(progress, cancel, totals_mode=int(mode), keep_status=bool(keep))
+    if len(tables) < len(specs) or (cancel is not None and cancel.cancelled):
+        raise Cancelled("loading the session was cancelled")
+    if len(tables) != len(saved_tables):
+        raise SessionFileError(
+            f"the session has {len(saved_tables)} tables but {len(tables)} were computed",
+            file=path,
+        )
+    for no, saved in enumerate(saved_tables, 1):
+        _redo_recodes(s, no, saved, where)
+        _check_cells(s.table(no), no, saved, where)
+    results: dict[int, Any] = {}
+    for no, saved in enumerate(saved_tables, 1):
+        progress(ProgressEvent(f"Restoring table {no}", fraction=no / (len(saved_tables) + 1)))
+        results[no] = _restore(s.table(no), saved, where, f"table {no}")
+    for no in range(1, len(saved_tables) + 1):
+        if cancel is not None and cancel.cancelled:
+            raise Cancelled("loading the session was cancelled")
+        _audit_table(s, no, results.get(no), where, progress, cancel)
+    s.history = [str(x) for x in doc.get("history", [])]
+    s.add_log(f"Session {path.name} loaded: {len(saved_tables)} table(s) restored")
+    return s
+
+
+def _redo_recodes(s, no: int, saved: dict, where: str) -> None:
+    from argusqt.recode.apply import recode_table
+
+    for rec in saved.get("recodes", []) or []:
+        try:
+            cl = codelist_from_dict(rec["codelist"])
+            node_map = np.asarray(rec["node_map"], dtype=np.int64)
+            var = str(rec["variable"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SessionFileError(
+                f"table {no}: a recode is malformed ({exc})", file=where
+            ) from None
+        table = s.table(no)
+        try:
+            new = recode_table(
+                table, var, cl, node_map, str(rec.get("description") or "recoded"),
+                s._distances(table),
+            )  # fmt: skip
+        except ArgusError as exc:
+            raise SessionFileError(
+                f"table {no}: the recode of {var} cannot be redone on the data ({exc.message})",
+                file=where,
+            ) from None
+        if new.spec.cost.kind == "distance":
+            from argusqt.rules.cost import compute_cost
+
+            compute_cost(new, s._distances(new))
+        s.tables[no - 1] = new
+        s.add_log(f"Table {no}: variable {var} recoded ({rec.get('description') or 'recoded'})")
+
+
+def _check_cells(table: Table, no: int, saved: dict, where: str) -> None:
+    n = saved.get("n_cells")
+    if n != table.n_cells:
+        raise SessionFileError(
+            f"table {no}: the data now give {table.n_cells} cells, the session has {n}; "
+            "the data or metadata changed since the session was saved",
+            file=where,
+        )
+    codes = saved.get("codes")
+    if codes is not None:
+        for d, saved_codes in zip(table.dims, codes, strict=False):
+            if list(d.codes) != list(saved_codes):
+                raise SessionFileError(
+                    f"table {no}: the codes of {d.name} differ from the saved ones; "
+                    "the data or metadata changed since the session was saved",
+                    file=where,
+                )
+    digest = saved.get("value_digest")
+    if digest is not None and digest != _digest(table.value):
+        raise SessionFileError(
+            f"table {no}: the cell values differ from the saved ones; "
+            "the data changed since the session was saved",
+            file=where,
+        )
+
+
+def _restore(table: Table, saved: dict, where: str, what: str) -> Any:
+    from argusqt.protect.result import ProtectionResult
+
+    n = table.n_cells
+    arrays = {}
+    for key, required in (
+        ("status", True), ("lpl", True), ("upl", True), ("cost", True), ("published", False),
+    ):  # fmt: skip
+        arr = decode_array(saved.get(key), where, f"{what} {key}")
+        if arr is None and required:
+            raise SessionFileError(f"{what}: expected the cell {key} array", file=where)
+        if arr is not None and arr.size != n:
+            raise SessionFileError(
+                f"{what}: {key} has {arr.size} values, the table has {n} cells", file=where
+            )
+        arrays[key] = arr
+    status = arrays["status"].astype(np.int8)
+    if ((status < 1) | (status > 14)).any():
+        raise SessionFileError(f"{what}: expected cell statuses 1–14", file=where)
+    table.status = status
+    table.lpl = arrays["lpl"].astype(float)
+    table.upl = arrays["upl"].astype(float)
+    table.cost = arrays["cost"].astype(float)
+    table.published = arrays["published"]
+    method = saved.get("method")
+    table.method = method  # type: ignore[attr-defined]
+    table.audit = None  # type: ignore[attr-defined]
+    r = saved.get("result")
+    if not r:
+        return None
+    result = ProtectionResult(
+        method=str(r.get("method") or method or ""),
+        status=table.status.copy(),
+        cost=float(r.get("cost", 0.0)),
+        lower_bound=r.get("lower_bound"),
+        gap=r.get("gap"),
+        optimal=bool(r.get("optimal", False)),
+        cancelled=bool(r.get("cancelled", False)),
+        timed_out=bool(r.get("timed_out", False)),
+        elapsed=float(r.get("elapsed", 0.0)),
+        published=None if table.published is None else table.published.copy(),
+        interval_lower=decode_array(r.get("interval_lower"), where, f"{what} interval_lower"),
+        interval_upper=decode_array(r.get("interval_upper"), where, f"{what} interval_upper"),
+        log=[str(x) for x in r.get("log", [])],
+        figures=dict(r.get("figures", {})),
+    )
+    return result
+
+
+def _audit_table(s, no: int, result: Any, where: str, progress, cancel) -> None:
+    """Audit a restored table with secondaries; a failing protected pattern is an AuditError."""
+    from argusqt.protect.audit import audit
+    from argusqt.protect.methods import EXACT_AUDIT_LIMIT
+    from argusqt.protect.problem import CSPProblem
+    from argusqt.rules.status import is_secondary, is_suppressed
+
+    table = s.table(no)
+    method = getattr(table, "method", None)
+    protected = (method or "").upper() in SUPPRESSION_METHODS
+    if result is not None:
+        s.results[no] = result
+    if not (protected or is_secondary(table.status).any()):
+        return
+    progress(ProgressEvent(f"Auditing table {no}"))
+    problem = CSPProblem.from_table(table)
+    sup = is_suppressed(table.status)
+    verdict = audit(
+        problem, sup, intervals=int(sup.sum()) <= EXACT_AUDIT_LIMIT, progress=progress,
+        cancel=cancel,
+    )  # fmt: skip
+    if not verdict.ok:
+        s.add_log(f"Table {no}: {verdict.summary()}")
+        if protected:
+            raise AuditError(
+                f"table {no} was saved as protected by {method}, but its pattern fails the "
+                f"audit now: {verdict.summary()} The session was not loaded.",
+                file=where,
+            )
+        # secondaries from manual changes or an a-priori file, never claimed protected
+        s.add_log(f"Table {no}: its secondary cells are not a verified protection (no method)")
+        return
+    if protected:
+        table.audit = verdict  # type: ignore[attr-defined]
+        if result is not None:
+            result.audit = verdict
+    s.add_log(f"Table {no}: {verdict.summary()}")
+
+
+__all__ = [
+    "FORMAT",
+    "SUFFIX",
+    "VERSION",
+    "SessionFileError",
+    "load_session",
+    "read_session_file",
+    "save_session",
+    "session_to_dict",
+]

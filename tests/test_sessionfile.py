@@ -1,0 +1,190 @@
+"""Session files (.aqs): round trip of the user's work, tamper and missing-data errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from argusqt.batch.arb import parse_specify_table
+from argusqt.errors import ArgusError, AuditError
+from argusqt.rules import changes
+from argusqt.rules.parse import parse_safety_rule
+from argusqt.session import Session
+from argusqt.sessionfile import (
+    SessionFileError,
+    decode_array,
+    encode_array,
+    load_session,
+    read_session_file,
+    save_session,
+)
+
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
+
+
+@pytest.fixture
+def sample(tmp_path) -> Path:
+    folder = tmp_path / "data"
+    folder.mkdir()
+    for f in SAMPLE.iterdir():
+        if f.is_file():
+            shutil.copy(f, folder / f.name)
+    return folder
+
+
+def _worked_session(folder: Path) -> Session:
+    """Two tables, table 2 recoded with size3.grc, a manual status change, HEUR on both."""
+    s = Session()
+    s.open_microdata(folder / "enterprise.asc", folder / "enterprise.rda")
+    s.specify_table(parse_specify_table('"activity""region"|"turnover"||'))
+    s.set_safety_rules(parse_safety_rule("P(15,1)|FREQ(3,20)|MAN(20)"))
+    s.specify_table(parse_specify_table('"activity""size"|"turnover"||'))
+    s.set_safety_rules(parse_safety_rule("NK(3,75)|FREQ(3,20)"))
+    s.compute_tables()
+    s.recode(2, "size", str(folder / "size3.grc"))
+    t1 = s.table(1)
+    safe = np.flatnonzero(t1.status == 1)
+    changes.set_unsafe(t1, safe[-1:])  # a manual primary (status 9)
+    changes.set_cost(t1, safe[-3:-2], 12345.0)
+    s.protect(1, "HEUR")
+    s.protect(2, "HEUR")
+    return s
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """A worked session saved once (HEUR on the sample data takes a few seconds)."""
+    root = tmp_path_factory.mktemp("aqs")
+    folder = root / "data"
+    folder.mkdir()
+    for f in SAMPLE.iterdir():
+        if f.is_file():
+            shutil.copy(f, folder / f.name)
+    s = _worked_session(folder)
+    path = root / "work.aqs"
+    save_session(s, path)
+    return s, path
+
+
+def test_arrays_round_trip():
+    a = np.array([1.5, -2.0, np.nan, 1e300])
+    b = decode_array(encode_array(a, "float64"), "x", "a")
+    assert np.array_equal(a, b, equal_nan=True)
+    s = np.array([1, 14, 11], dtype=np.int8)
+    assert np.array_equal(decode_array(encode_array(s, "int8"), "x", "s"), s)
+    assert encode_array(None, "float64") is None
+
+
+def test_round_trip_restores_every_cell_and_audits(saved):
+    s, path = saved
+    doc = json.loads(path.read_text())
+    assert doc["format"] == "argusqt-session" and doc["version"] == 1
+    assert doc["data"]["path"] == "data/enterprise.asc"  # relative to the session file
+    assert [r["variable"] for r in doc["tables"][1]["recodes"]] == ["size"]
+    assert doc["tables"][1]["recodes"][0]["grc"].startswith("<CODELIST>")
+    events = []
+    loaded = load_session(path, progress=events.append)
+    assert events
+    assert len(loaded.tables) == 2
+    assert [sp.rules for sp in loaded.specs] == [sp.rules for sp in s.specs]
+    assert [sp.cost for sp in loaded.specs] == [sp.cost for sp in s.specs]
+    for a, b in zip(s.tables, loaded.tables, strict=True):
+        assert [d.codes for d in a.dims] == [d.codes for d in b.dims]
+        assert np.array_equal(a.status, b.status)
+        assert np.array_equal(a.lpl, b.lpl) and np.array_equal(a.upl, b.upl)
+        assert np.array_equal(a.cost, b.cost)
+        assert a.published is None and b.published is None
+        assert b.method == "HEUR"
+        assert b.audit is not None and b.audit.ok
+    assert (loaded.table(1).status == 9).sum() == (s.table(1).status == 9).sum() >= 1
+    assert (loaded.table(1).cost == 12345.0).any()
+    assert len(loaded.table(2).dims[1].codes) == len(s.table(2).dims[1].codes)
+    assert loaded.table(2).recode_state.recodes == {"size": "size3.grc"}
+    r = loaded.results[1]
+    assert r.method == "HEUR" and r.n_secondary == s.results[1].n_secondary
+    assert r.cost == pytest.approx(s.results[1].cost)
+    assert loaded.history == s.history
+    assert any("loaded" in str(e) for e in loaded.log)
+
+
+def test_rounded_table_keeps_published_values(sample, tmp_path):
+    s = Session()
+    s.open_microdata(sample / "enterprise.asc", sample / "enterprise.rda")
+    s.specify_table(parse_specify_table('"size"|<freq>|""|""'))
+    s.set_safety_rules(parse_safety_rule("FREQ(3,20)"))
+    s.compute_tables()
+    t = s.table(1)
+    t.published = np.round(t.value / 5) * 5  # as rounding leaves it
+    t.method = "RND"
+    save_session(s, tmp_path / "r.aqs")
+    loaded = load_session(tmp_path / "r.aqs")
+    assert np.array_equal(loaded.table(1).published, t.published)
+
+
+def test_tampered_file_fails_the_audit(saved, tmp_path):
+    _s, path = saved
+    doc = json.loads(path.read_text())
+    tab = doc["tables"][0]
+    status = decode_array(tab["status"], "x", "status")
+    sec = np.flatnonzero((status == 11) | (status == 12))
+    assert sec.size
+    status[sec] = 1  # publish every secondary suppression
+    tab["status"] = encode_array(status, "int8")
+    bad = tmp_path / "tampered.aqs"
+    bad.write_text(json.dumps(doc))
+    shutil.copytree(path.parent / "data", tmp_path / "data")
+    with pytest.raises(AuditError, match="table 1 was saved as protected by HEUR") as err:
+        load_session(bad)
+    assert err.value.file == str(bad)
+
+
+def test_missing_data_file_is_named(saved, tmp_path):
+    _s, path = saved
+    copy = tmp_path / "moved.aqs"
+    shutil.copy(path, copy)
+    doc = json.loads(copy.read_text())
+    doc["data"]["absolute"] = str(tmp_path / "gone" / "enterprise.asc")
+    copy.write_text(json.dumps(doc))
+    with pytest.raises(SessionFileError, match="data file 'data/enterprise.asc' was not found"):
+        load_session(copy)
+
+
+def test_changed_data_is_refused(saved, tmp_path):
+    _s, path = saved
+    data = tmp_path / "data"
+    shutil.copytree(path.parent / "data", data)
+    lines = (data / "enterprise.asc").read_text().splitlines(keepends=True)
+    (data / "enterprise.asc").write_text("".join(lines[:-50]))  # fewer records
+    copy = tmp_path / "work.aqs"
+    doc = json.loads(path.read_text())
+    doc["data"]["absolute"] = doc["metadata"]["absolute"] = None
+    copy.write_text(json.dumps(doc))
+    with pytest.raises(SessionFileError, match="changed since the session was saved") as err:
+        load_session(copy)
+    assert err.value.file == str(copy)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("{not json", "expected JSON"),
+        ('{"format": "other"}', "not an argusqt session file"),
+        ('{"format": "argusqt-session", "version": 99}', "version 99"),
+    ],
+)
+def test_bad_files(tmp_path, text, expected):
+    p = tmp_path / "bad.aqs"
+    p.write_text(text)
+    with pytest.raises(ArgusError, match=expected):
+        read_session_file(p)
+    with pytest.raises(SessionFileError):
+        load_session(tmp_path / "none.aqs")
+
+
+def test_nothing_to_save(tmp_path):
+    with pytest.raises(ArgusError, match="nothing to save"):
+        save_session(Session(), tmp_path / "x.aqs")
