@@ -44,6 +44,7 @@ from argusqt.gui.tableview import TableView
 from argusqt.model.table import Table, TableSpec
 
 MAX_RECENT = 8
+SESSION_FILTER = "argusqt session (*.aqs)"
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "user_guide.md"
 
 
@@ -144,6 +145,22 @@ class MainWindow(QMainWindow):
             "open_batch",
             "Run a batch (.arb) file",
         )
+        A(
+            "open_session",
+            "Open sess&ion…",
+            self.open_session,
+            None,
+            None,
+            "Open a saved session (.aqs): data, tables, recodes and statuses",
+        )
+        A(
+            "save_session",
+            "Sa&ve session…",
+            self.save_session,
+            None,
+            None,
+            "Save the specifications, recodes, status changes and results (.aqs)",
+        )
         A("exit", "E&xit", self.close, QKeySequence.StandardKey.Quit)
         A(
             "spec_meta",
@@ -208,6 +225,9 @@ class MainWindow(QMainWindow):
         m = mb.addMenu("&File")
         for k in ("open_micro", "open_table", "open_batch"):
             m.addAction(a[k])
+        m.addSeparator()
+        m.addAction(a["open_session"])
+        m.addAction(a["save_session"])
         m.addSeparator()
         self.recent_menu = m.addMenu("Recent files")
         m.addSeparator()
@@ -298,9 +318,9 @@ class MainWindow(QMainWindow):
         for k, a in self.actions.items():
             if k in ("exit", "guide", "about", "options"):
                 a.setEnabled(True)
-            elif k in ("open_micro", "open_table", "open_batch"):
+            elif k in ("open_micro", "open_table", "open_batch", "open_session"):
                 a.setEnabled(not busy)
-            elif k in ("spec_meta", "spec_tables"):
+            elif k in ("spec_meta", "spec_tables", "save_session"):
                 a.setEnabled(not busy and has_data)
             else:
                 a.setEnabled(not busy and has_table)
@@ -370,6 +390,8 @@ class MainWindow(QMainWindow):
             self.open_table(*paths)
         elif kind == "batch":
             self.open_batch(paths[0])
+        elif kind == "session":
+            self.open_session(paths[0])
 
     # ================================================================== drag and drop
     def dragEnterEvent(self, event) -> None:  # noqa: N802
@@ -383,8 +405,12 @@ class MainWindow(QMainWindow):
             self.open_paths(paths)
 
     def open_paths(self, paths: list[str]) -> None:
-        """Open dropped or command-line files: a .arb runs; data (+ .rda) opens."""
+        """Open dropped or command-line files: a .aqs session or .arb runs; data (+ .rda) opens."""
         ps = [Path(p) for p in paths]
+        aqs = [p for p in ps if p.suffix.lower() == ".aqs"]
+        if aqs:
+            self.open_session(str(aqs[0]))
+            return
         arb = [p for p in ps if p.suffix.lower() in core.BATCH_SUFFIXES]
         if arb:
             self.open_batch(str(arb[0]))
@@ -479,6 +505,65 @@ class MainWindow(QMainWindow):
         self.runner.start(
             "Run batch file", lambda progress, cancel: core.run_batch(path, progress, cancel), done
         )
+
+    def open_session(self, path: str | None = None) -> None:
+        """File | Open session: reopen the data, rebuild and audit the saved tables."""
+        if path is None:
+            path, _ = QFileDialog.getOpenFileName(
+                self, "Open session", self._start_dir(), SESSION_FILTER + ";;All files (*)"
+            )
+            if not path:
+                return
+        self.settings.setValue("lastDir", str(Path(path).parent))
+
+        def job(progress, cancel):
+            from argusqt.sessionfile import load_session
+
+            return load_session(path, progress, cancel)
+
+        def done(s) -> None:
+            self._set_session(s, ("session", path))
+            self.specs = list(getattr(s, "specs", []) or [])
+            self.add_recent("session", path)
+            tables = core.tables_of(s)
+            self._show_tables(tables)
+            results = getattr(s, "results", {}) or {}
+            for no, view in enumerate(self.views, 1):
+                if no in results:
+                    view.set_result(results[no])
+                view.refresh()
+            self._update_status()
+            self.log_message(f"Session {path} opened: {len(tables)} table(s)")
+            self.statusBar().showMessage(f"Session {Path(path).name} opened", 8000)
+
+        self.runner.start("Open session", job, done, on_error=self._job_error)
+
+    def save_session(self, path: str | None = None) -> None:
+        """File | Save session: specifications, recodes and the state of every cell."""
+        if self.session is None:
+            return
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(
+                self, "Save session", self._start_dir(), SESSION_FILTER
+            )
+            if not path:
+                return
+        if not Path(path).suffix:
+            path += ".aqs"
+        session = self.session
+
+        def job(progress, cancel):
+            from argusqt.sessionfile import save_session
+
+            return save_session(session, path)
+
+        def done(p) -> None:
+            self._sync_log()
+            self.add_recent("session", str(p))
+            self.log_message(f"Session saved to {p}")
+            self.statusBar().showMessage(f"Session saved to {p}", 8000)
+
+        self.runner.start("Save session", job, done, on_error=self._job_error)
 
     # ================================================================== Specify
     def specify_tables(self) -> SpecifyTablesDialog | None:
