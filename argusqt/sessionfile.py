@@ -31,9 +31,14 @@ missing flags, labels) and the map from the original codelist's nodes to the new
 
 Loading reopens the data, recomputes the tables, redoes the recodes, checks that every
 table has the saved cells (codes and a digest of the cell values), restores the per-cell
-state and re-runs the audit of every table with secondary suppressions: a table that was
-protected by a suppression method and no longer passes raises AuditError (an unverified
-pattern is never shown as protected).
+state and re-runs the audit of every table with secondary suppressions or a suppression
+method: a table saved as protected by a suppression method (HEUR, MOD, OPT) that no longer
+passes raises AuditError (an unverified pattern is never shown as protected).
+
+"method" and "result" are saved only while the table's statuses are still the method's
+pattern; after later manual changes (undo secondaries, a new unsafe cell, …) they are saved
+as null with "changed_after_protection": true, and the table loads as unprotected work in
+progress: its secondaries (manual, a-priori) are audited and the verdict is logged only.
 """
 
 from __future__ import annotations

@@ -188,3 +188,48 @@ def test_bad_files(tmp_path, text, expected):
 def test_nothing_to_save(tmp_path):
     with pytest.raises(ArgusError, match="nothing to save"):
         save_session(Session(), tmp_path / "x.aqs")
+
+
+def test_tabular_session_with_cta(shared_data, tmp_path):
+    """Tabular input (READTABLE mode kept) adjusted by CTA: published values come back."""
+    folder = tmp_path / "ex1"
+    shutil.copytree(shared_data / "batch_ex1", folder)
+    s = Session()
+    s.open_table_data(folder / "tabdata_ex1.tab", folder / "metadata_ex1.rda")
+    s.specify_table(parse_specify_table('"region""gender"|"freq"|""|""'))
+    s.set_safety_rules(parse_safety_rule("MAN(20)"))
+    s.compute_tables()
+    s.protect(1, "CTA")
+    assert s.table(1).published is not None
+    save_session(s, tmp_path / "tab.aqs")
+    doc = json.loads((tmp_path / "tab.aqs").read_text())
+    assert doc["kind"] == "tabular" and doc["sources"][0]["table"] == 1
+    loaded = load_session(tmp_path / "tab.aqs")
+    assert loaded.kind == "tabular" and loaded.read_mode == s.read_mode
+    a, b = s.table(1), loaded.table(1)
+    assert np.array_equal(a.status, b.status)
+    assert np.array_equal(a.published, b.published)
+    assert b.method == "CTA" and loaded.results[1].method == "CTA"
+    assert loaded.batch_lines() == s.batch_lines()
+
+
+def test_changed_after_protection_is_not_claimed_protected(sample, tmp_path):
+    """Undo secondaries after HEUR: saved without the method; loads without an audit error."""
+    s = Session()
+    s.open_microdata(sample / "enterprise.asc", sample / "enterprise.rda")
+    s.specify_table(parse_specify_table('"activity""region"|"turnover"||'))
+    s.set_safety_rules(parse_safety_rule("P(15,1)|FREQ(3,20)"))
+    s.compute_tables()
+    s.protect(1, "HEUR")
+    t = s.table(1)
+    changes.undo_secondary(t)
+    safe = np.flatnonzero(t.status == 1)
+    changes.set_secondary(t, safe[:2], manual=True)  # a-priori-like secondaries, unprotected
+    save_session(s, tmp_path / "u.aqs")
+    doc = json.loads((tmp_path / "u.aqs").read_text())
+    assert doc["tables"][0]["method"] is None and doc["tables"][0]["changed_after_protection"]
+    loaded = load_session(tmp_path / "u.aqs")
+    b = loaded.table(1)
+    assert np.array_equal(b.status, t.status)
+    assert b.method is None and b.audit is None and 1 not in loaded.results
+    assert any("not a verified protection" in str(e) for e in loaded.log)
