@@ -536,6 +536,7 @@ def _restore(table: Table, saved: dict, where: str, what: str) -> Any:
     status = arrays["status"].astype(np.int8)
     if ((status < 1) | (status > 14)).any():
         raise SessionFileError(f"{what}: expected cell statuses 1–14", file=where)
+    _check_primaries(table, status, where, what)
     table.status = status
     table.lpl = arrays["lpl"].astype(float)
     table.upl = arrays["upl"].astype(float)
@@ -564,6 +565,24 @@ def _restore(table: Table, saved: dict, where: str, what: str) -> Any:
         figures=dict(r.get("figures", {})),
     )
     return result
+
+
+def _check_primaries(table: Table, saved: np.ndarray, where: str, what: str) -> None:
+    """A cell the safety rules make unsafe (3–6) can only have been made safe-manual (2), then
+    protected (10) or a manual secondary (12) by the allowed changes (rules.md §7); saved as
+    1, 11, 13 or 14 it would be published unprotected: the file does not fit the data."""
+    rule = np.asarray(table.status)
+    bad = np.flatnonzero((rule >= 3) & (rule <= 6) & np.isin(saved, (1, 11, 13, 14)))
+    if bad.size:
+        c = int(bad[0])
+        codes = ", ".join(x.strip() or x for x in table.cell_codes(c))
+        raise SessionFileError(
+            f"{what}: cell ({codes}) is unsafe by the safety rules (status {int(rule[c])}) but "
+            f"the session has status {int(saved[c])}"
+            + (f" (and {bad.size - 1} more cells)" if bad.size > 1 else "")
+            + "; the session file was changed or does not belong to these data",
+            file=where,
+        )
 
 
 def _audit_table(s, no: int, result: Any, where: str, progress, cancel) -> None:

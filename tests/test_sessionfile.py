@@ -233,3 +233,19 @@ def test_changed_after_protection_is_not_claimed_protected(sample, tmp_path):
     assert np.array_equal(b.status, t.status)
     assert b.method is None and b.audit is None and 1 not in loaded.results
     assert any("not a verified protection" in str(e) for e in loaded.log)
+
+
+def test_published_primary_is_refused(saved, tmp_path):
+    """A primary cell edited to 'safe' in the file is caught before any audit."""
+    _s, path = saved
+    doc = json.loads(path.read_text())
+    tab = doc["tables"][1]
+    status = decode_array(tab["status"], "x", "status")
+    prim = np.flatnonzero((status >= 3) & (status <= 6))
+    status[prim[0]] = 1
+    tab["status"] = encode_array(status, "int8")
+    bad = tmp_path / "tampered.aqs"
+    bad.write_text(json.dumps(doc))
+    shutil.copytree(path.parent / "data", tmp_path / "data")
+    with pytest.raises(SessionFileError, match="table 2: cell .* is unsafe by the safety rules"):
+        load_session(bad)
