@@ -605,6 +605,14 @@ class MainWindow(QMainWindow):
         self.log_message(f"Error: {exc}")
         show_error(self, exc)
 
+    def _make_view(self, table: Table, title: str) -> TableView:
+        """One table view wired like every other (labels option, status changes, status bar)."""
+        v = TableView(table, title)
+        v.labels_box.setChecked(option(self.settings, "options/showLabels"))
+        v.change_status.connect(self.change_status)
+        v.view.selectionModel().currentChanged.connect(lambda *_: self._update_status())
+        return v
+
     def _show_tables(self, tables: list[Table]) -> None:
         self.tabs.clear()
         self.views = []
@@ -612,10 +620,7 @@ class MainWindow(QMainWindow):
             title = (
                 f"{i}: " + " × ".join(d.name for d in t.dims) + f" | {t.spec.response or 'freq'}"
             )
-            v = TableView(t, title)
-            v.labels_box.setChecked(option(self.settings, "options/showLabels"))
-            v.change_status.connect(self.change_status)
-            v.view.selectionModel().currentChanged.connect(lambda *_: self._update_status())
+            v = self._make_view(t, title)
             self.views.append(v)
             self.tabs.addTab(v, title)
         self._update_actions()
@@ -813,8 +818,8 @@ class MainWindow(QMainWindow):
         """After a recode the session has a new Table object for `table_no`."""
         i = table_no - 1
         old = self.views[i]
-        v = TableView(table, old.title)
-        v.change_status.connect(self.change_status)
+        v = self._make_view(table, old.title)
+        v.labels_box.setChecked(old.labels_box.isChecked())
         self.views[i] = v
         self.tabs.removeTab(i)
         self.tabs.insertTab(i, v, old.title)
