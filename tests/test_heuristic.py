@@ -177,3 +177,17 @@ def test_run_method_reuses_identical_pass_fail_audit_only():
     assert np.all(exact.audit.lower[prim] <= p.values[prim] - p.lpl[prim] + 0.5)
     assert np.all(exact.audit.upper[prim] >= p.values[prim] + p.upl[prim] - 0.5)
     assert exact.audit.audited.sum() == (sup & p.primary).sum()
+
+
+def test_complete_pattern_repairs_a_failing_pattern():
+    from argusqt.protect.heuristic import complete_pattern
+
+    p = problem_2d(EX1, [(1, 2)], 1.0)
+    bad = np.zeros(p.n_cells, dtype=bool)
+    for c in [(1, 2), (1, 1), (3, 2)]:  # E13's x*: (A,f) exactly disclosed
+        bad[cell_id(p, *c)] = True
+    assert not audit(p, bad).ok
+    fixed = complete_pattern(p, bad)
+    assert fixed[bad].all()
+    assert audit(p, fixed).ok
+    assert fixed[cell_id(p, 3, 1)]  # the cheapest completion: (C,male)

@@ -146,6 +146,24 @@ def protect_all(
     return prot.n_lps
 
 
+def complete_pattern(
+    problem: CSPProblem,
+    suppressed: np.ndarray,
+    cells: np.ndarray | None = None,
+    progress: ProgressCallback = no_progress,
+) -> np.ndarray:
+    """`suppressed` plus the cells that protect the given primaries (default: all) — repair step.
+
+    Already suppressed cells are nearly free, so a primary that is protected by the
+    pattern adds nothing. Used by the modular method after a failed full audit (§6.2).
+    """
+    ctx = MoveContext(problem)
+    sup = np.asarray(suppressed, dtype=bool) | ctx.primary
+    order = primary_order(ctx) if cells is None else np.asarray(cells, dtype=np.int64)
+    protect_all(ctx, sup, Witnesses(), order, DEFAULTS["k_free"], progress)
+    return sup
+
+
 def solve_heuristic(
     problem: CSPProblem,
     params: dict | None = None,
