@@ -161,3 +161,21 @@ def test_10000_cells_fast():
     assert np.all(res.lower[sup] <= p.values[sup] + 1e-6)
     assert np.all(res.upper[sup] >= p.values[sup] - 1e-6)
     assert elapsed < 5.0
+
+
+def test_hints_are_verified_never_trusted():
+    p = problem_2d(EX1, [(1, 2)], 1.0)
+    af, am, cm, cf = (cell_id(p, *c) for c in [(1, 2), (1, 1), (3, 1), (3, 2)])
+    bad = _mask(p, [(1, 2), (1, 1), (3, 2)])  # E13's x*: fails
+    bogus = [
+        (np.array([af, am]), np.array([1.0, -1.0])),  # breaks the female column
+        (np.array([af, am, cm, cf]), np.array([1.0, -1.0, 1.0, -1.0])),  # uses published (C,m)
+    ]
+    res = audit(p, bad, intervals=False, hints=bogus)
+    assert not res.ok and res.failures.tolist() == [af]
+    # a valid rectangle move proves the E8 pattern without any LP
+    good = _mask(p, [(1, 2), (1, 1), (3, 1), (3, 2)])
+    move = [(np.array([af, am, cm, cf]), np.array([1.0, -1.0, 1.0, -1.0]))]
+    res = audit(p, good, intervals=False, hints=move)
+    assert res.ok and res.n_lps == 0
+    assert res.upper[af] == pytest.approx(623)  # the move scaled to the bounds

@@ -86,6 +86,7 @@ def audit(
     lower: np.ndarray | None = None,
     upper: np.ndarray | None = None,
     intervals: bool = True,
+    hints: list[tuple[np.ndarray, np.ndarray]] | None = None,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
 ) -> AuditResult:
@@ -94,7 +95,9 @@ def audit(
     `cells`: None = suppressed primaries, "all" = every suppressed cell, or a mask/indices.
     `intervals=False` only decides pass/fail (an LP is skipped once a feasible attacker
     solution already reaches the protection bound), so the reported bounds are then
-    witnesses, not the exact interval. Raises Cancelled when cancelled (no partial verdict).
+    witnesses, not the exact interval. `hints` are candidate attacker moves (cells, shifts)
+    a method found; each is checked here (relations, bounds, only variable cells) and, if
+    valid, used as such a feasible solution — an invalid hint is ignored, never trusted. Raises Cancelled when cancelled (no partial verdict).
     """
     watch = Stopwatch()
     n = problem.n_cells
@@ -129,6 +132,8 @@ def audit(
     run_lo = np.clip(values, lo, hi)
     run_hi = run_lo.copy()
     local = _LocalAttacker(problem, rel, var, lo, hi) if not intervals else None
+    if hints:
+        _apply_hints(hints, rel.tocsc(), values, lo, hi, var, run_lo, run_hi)
 
     def settled(cell: int, sense: float) -> bool:
         if sense > 0:
@@ -235,6 +240,40 @@ def audit(
         elapsed=watch.elapsed,
         n_lps=n_lps,
     )
+
+
+def _apply_hints(hints, mcsc, values, lo, hi, var, run_lo, run_hi) -> int:
+    """Verify candidate moves and widen run_lo/run_hi with the attacker points they give."""
+    used = 0
+    for cells, d in hints:
+        cells = np.asarray(cells, dtype=np.int64)
+        d = np.asarray(d, dtype=float)
+        if cells.size == 0 or cells.size != d.size or not var[cells].all():
+            continue
+        scale = max(1.0, float(np.abs(d).max()))
+        if np.abs(mcsc[:, cells] @ d).max(initial=0.0) > 1e-7 * scale:
+            continue
+        a = values[cells]
+        pos, neg = d > 0, d < 0
+        room_up = hi[cells] - a
+        room_dn = a - lo[cells]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t_up = min(
+                np.min(room_up[pos] / d[pos], initial=np.inf),
+                np.min(room_dn[neg] / -d[neg], initial=np.inf),
+            )
+            t_dn = min(
+                np.min(room_dn[pos] / d[pos], initial=np.inf),
+                np.min(room_up[neg] / -d[neg], initial=np.inf),
+            )
+        for t in (t_up, -t_dn):
+            if not np.isfinite(t) or t == 0:
+                continue
+            y = np.clip(a + t * d, lo[cells], hi[cells])
+            np.minimum.at(run_lo, cells, y)
+            np.maximum.at(run_hi, cells, y)
+        used += 1
+    return used
 
 
 class _LocalAttacker:

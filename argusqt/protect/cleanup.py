@@ -26,12 +26,14 @@ class Witnesses:
 
     def __init__(self) -> None:
         self.moves: list[np.ndarray] = []
+        self.shifts: list[np.ndarray] = []
         self.of: dict[Key, int] = {}
 
     def add_move(self, idx: np.ndarray, d: np.ndarray, ctx: MoveContext) -> int:
         """Record a move (cells idx, shifts d) and assign it to every pair it proves."""
         mid = len(self.moves)
         self.moves.append(np.asarray(idx, dtype=np.int64))
+        self.shifts.append(np.asarray(d, dtype=float))
         up, dn = ctx.proves(idx, d)
         for q in idx[up]:
             self.of.setdefault((int(q), UP), mid)
@@ -50,6 +52,10 @@ class Witnesses:
         for c in np.asarray(cells).tolist():
             self.of.pop((int(c), UP), None)
             self.of.pop((int(c), DOWN), None)
+
+    def hints(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The moves that currently prove some pair, as (cells, shifts) for the audit."""
+        return [(self.moves[m], self.shifts[m]) for m in sorted(set(self.of.values()))]
 
     def users(self) -> dict[int, set[Key]]:
         """Cell → pairs whose witness move uses it."""
@@ -179,6 +185,7 @@ def cleanup(
             idx, d = found
             mid = len(witnesses.moves)
             witnesses.moves.append(idx)
+            witnesses.shifts.append(d)
             new[key] = mid
             pending.discard(key)
             up, dn = ctx.proves(idx, d)

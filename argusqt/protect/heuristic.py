@@ -208,7 +208,7 @@ def solve_heuristic(
         )
         cancelled = cancel is not None and cancel.cancelled
     # the audit decides; repair with full-table path LPs if needed
-    verdict = audit(problem, sup, intervals=False)
+    verdict = audit(problem, sup, intervals=False, hints=wit.hints())
     rounds = 0
     while not verdict.ok and rounds < int(opts["repair_rounds"]):
         rounds += 1
@@ -219,7 +219,7 @@ def solve_heuristic(
             for direction in (UP, DOWN):
                 prot.protect(int(cell), direction)
         log.append(f"repair round {rounds}: {fails.size} primaries re-protected")
-        verdict = audit(problem, sup, intervals=False)
+        verdict = audit(problem, sup, intervals=False, hints=wit.hints())
     if not verdict.ok:
         raise AuditError("heuristic pattern fails the audit after repair: " + verdict.summary())
     status = problem.status.copy()
