@@ -393,7 +393,11 @@ class Session:
         self.add_log(
             f"Linked tables 1–{len(problems)}: {method} started with {format_params(params)}"
         )
-        results = fn(problems, method, params, progress, cancel)
+        cover = self._linked_cover(problems) if method == "MOD" else None
+        if cover is None:
+            results = fn(problems, method, params, progress, cancel)
+        else:
+            results = fn(problems, method, params, progress, cancel, cover=cover)
         audits = []
         for no, (prob, res) in enumerate(zip(problems, results, strict=True), start=1):
             verdict = res.audit or run_audit(prob, is_suppressed(res.status), cancel=None)
@@ -416,6 +420,34 @@ class Session:
             )
         self.history.append(f"<SUPPRESS> {method}(0{_param_args(method, params)})")
         return results
+
+    def _linked_cover(self, problems: list) -> Any:
+        """MOD on linked tables from microdata: the cover table over all their variables.
+
+        None when every cover cell is in some table (the joint problem is the cover) or
+        there is no microdata; the cover gets the first table's response, rules and cost.
+        """
+        from argusqt.protect.linked import build_linked_problem, cover_dims
+        from argusqt.protect.problem import CSPProblem
+
+        if self.kind != "microdata" or self.microdata is None:
+            return None
+        if build_linked_problem(problems)[0].dims is not None:
+            return None
+        from argusqt.model.tabulate import build_table
+        from argusqt.rules.classify import apply_rules
+        from argusqt.rules.cost import compute_cost
+
+        first = self.tables[0].spec
+        names = [c.name for c in cover_dims(problems)[0]]
+        spec = TableSpec(names, first.response, first.shadow, first.cost, first.rules)
+        log: list[str] = []
+        table = build_table(self.metadata, self.microdata, spec, log)
+        apply_rules(table)
+        compute_cost(table, self._distances(table))
+        self._log_lines(log)
+        self.add_log(f"Linked tables: cover table {' × '.join(names)}, {table.n_cells} cells")
+        return CSPProblem.from_table(table)
 
     # ------------------------------------------------------------------ output
     def write_table(

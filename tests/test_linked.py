@@ -8,10 +8,10 @@ import scipy.sparse as sp
 from protect_helpers import flat_codelist, hier_codelist, problem_from_table, table_from_leaves
 from scipy.optimize import linprog
 
-from argusqt.errors import InputError
+from argusqt.errors import InputError, MethodError
 from argusqt.model.codelist import CodeList
 from argusqt.protect.audit import audit
-from argusqt.protect.linked import build_linked_problem, protect_linked
+from argusqt.protect.linked import build_linked_problem, cover_problem_for, protect_linked
 
 
 def lp_protected(problem, mask: np.ndarray, tol: float = 1e-6) -> bool:
@@ -115,3 +115,58 @@ def test_same_variables_different_detail_modular():
     assert lp_protected(joint, _sup(sf)) and audit(pf, _sup(sf)).ok
     opt = protect_linked([pc, pf], "OPT", {"max_time": 30})
     assert res[1].figures["joint_cost"] >= opt[1].figures["joint_cost"] - 1e-6
+
+
+def _cover_of_two_tables(seed: int = 0):
+    """The region × size × sector cover of _two_tables, as built from the same records."""
+    rng = np.random.default_rng(seed)
+    leaves = np.round(rng.lognormal(3, 1, size=(3, 3, 2))) + 1
+    dims = [flat_codelist("region", 3), flat_codelist("size", 3), flat_codelist("sector", 2)]
+    cover = table_from_leaves(dims, leaves)
+    # the rules of the cover may flag cells of no table: they must not become primaries
+    hidden = cover.cell_index((1, 1, 1))
+    p = problem_from_table(cover, np.array([hidden]), 50.0)
+    p.cost = np.abs(p.values)
+    return p, hidden
+
+
+def test_modular_on_cover_from_microdata():
+    p1, p2 = _two_tables()
+    cover, hidden = _cover_of_two_tables()
+    with pytest.raises(MethodError, match="needs the cover table"):
+        protect_linked([p1, p2], "MOD")
+    work, ids = cover_problem_for([p1, p2], cover)
+    assert work.n_cells == cover.n_cells
+    # primaries come from the tables only; cells of no table enter suppressed at no cost
+    used = np.unique(np.concatenate(ids))
+    assert set(np.flatnonzero(work.primary)) == set(ids[0][p1.primary]) | set(ids[1][p2.primary])
+    in_no_table = np.setdiff1d(np.arange(work.n_cells), used)
+    assert hidden in in_no_table
+    assert np.all(work.status[in_no_table] == 11) and np.all(work.cost[in_no_table] == 0)
+    res = protect_linked([p1, p2], "MOD", {"max_time_per_subtable": 10}, cover=cover)
+    s1, s2 = res[0].status, res[1].status
+    for r in range(4):  # shared cells: the region margins
+        assert s1[r * 4] == s2[r * 3]
+    assert res[0].audit.ok and res[1].audit.ok
+    assert audit(p1, _sup(s1)).ok and audit(p2, _sup(s2)).ok
+    joint, local, _ = build_linked_problem([p1, p2])
+    mask = np.zeros(joint.n_cells, dtype=bool)
+    mask[local[0][_sup(s1)]] = True
+    mask[local[1][_sup(s2)]] = True
+    assert lp_protected(joint, mask)
+    assert res[0].figures["joint_cost"] == pytest.approx(
+        float(joint.cost[mask & ~joint.primary].sum())
+    )
+
+
+def test_cover_must_match_the_tables():
+    p1, p2 = _two_tables()
+    cover, _ = _cover_of_two_tables()
+    cover.values = cover.values.copy()
+    cover.values[0] += 1  # grand total differs from the tables'
+    with pytest.raises(InputError, match="cover table disagrees"):
+        cover_problem_for([p1, p2], cover)
+    other, _ = _cover_of_two_tables()
+    other.dims = [other.dims[1], other.dims[0], other.dims[2]]
+    with pytest.raises(InputError, match="must span the variables"):
+        cover_problem_for([p1, p2], other)

@@ -13,12 +13,13 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from argusqt.errors import InputError, MethodError
+from argusqt.errors import AuditError, InputError, MethodError
 from argusqt.model.codelist import CodeList
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
+from argusqt.protect.audit import audit
 from argusqt.protect.problem import CSPProblem
 from argusqt.protect.result import ProtectionResult
-from argusqt.rules.status import is_secondary
+from argusqt.rules.status import is_secondary, is_suppressed, secondary_status_for
 
 #: at most this many spanning variables in the cover table (optimisation methods)
 MAX_COVER_DIMS = 4
@@ -188,21 +189,33 @@ def _unique_rows(rel: sp.csr_matrix) -> sp.csr_matrix:
 
 
 def _subtable_filter(tables: list[CSPProblem], cover: list[CodeList]):
-    """Predicate: is a cover subtable a subtable of at least one input table (§6.3)?"""
+    """Predicate: is a cover subtable a subtable of at least one input table (§6.3)?
+
+    A table that does not span some cover variable sits at that variable's total in the
+    cover: the cover subtable counts as one of its subtables when, for every variable the
+    table spans, the parent and its children are those of the table's hierarchy, and every
+    other variable's parent is its total (the table's subtable is then the face of the cover
+    subtable at those totals).
+    """
+    cover_names = [c.name for c in cover]
     families = []
-    for t in tables:
-        if [d.name for d in t.dims] != [c.name for c in cover]:
-            continue
-        fam = []
-        for cl, cc in zip(t.dims, cover, strict=True):
-            m = _node_map(cl, cc, 0)
-            fam.append({int(m[p]): {int(m[c]) for c in cl.children[p]} for p in cl.parents})
+    for k, t in enumerate(tables):
+        fam: list[dict[int, set[int]] | None] = [None] * len(cover)
+        for cl in t.dims:
+            d = cover_names.index(cl.name)
+            m = _node_map(cl, cover[d], k)
+            fam[d] = {int(m[p]): {int(m[c]) for c in cl.children[p]} for p in cl.parents}
         families.append(fam)
 
     def accept(sub) -> bool:
         for fam in families:
             ok = True
             for d, p in enumerate(sub.parents):
+                if fam[d] is None:
+                    if cover[d].parent[p] >= 0:  # unspanned variable: only its total
+                        ok = False
+                        break
+                    continue
                 kids = fam[d].get(int(p))
                 if kids is None or kids != set(int(c) for c in cover[d].children[p]):
                     ok = False
@@ -214,43 +227,164 @@ def _subtable_filter(tables: list[CSPProblem], cover: list[CodeList]):
     return accept
 
 
+def cover_problem_for(
+    tables: list[CSPProblem], cover: CSPProblem
+) -> tuple[CSPProblem, list[np.ndarray]]:
+    """The cover table (built from microdata) with the input tables' statuses imposed.
+
+    `cover` must span exactly the cover variables (any order of the variables is accepted
+    only in cover order, see cover_dims) with their cover code lists. Cover cells that are
+    cells of an input table take that table's value check, status, protection levels,
+    bounds, cost and frequency (the joint problem). Every other cover cell is published in
+    no table: it is not a primary (whatever the rules said), enters as suppressed at no
+    cost (status 11) and its bounds are wide, so the attacker of each cover subtable knows
+    exactly what the published tables tell; the final audit is on the joint problem. Returns the problem and, per table, the cover cell of every table cell.
+    Raises InputError when the cover does not fit the tables.
+    """
+    cdims, maps = cover_dims(tables)
+    if not cover.dims or [c.name for c in cover.dims] != [c.name for c in cdims]:
+        raise InputError(
+            "the cover table must span the variables "
+            + ", ".join(c.name for c in cdims)
+            + " in that order"
+            + ("" if not cover.dims else f" (got {', '.join(c.name for c in cover.dims)})")
+        )
+    for cc, cd in zip(cover.dims, cdims, strict=True):
+        if list(cc.codes) != list(cd.codes) or not np.array_equal(cc.parent, cd.parent):
+            raise InputError(
+                f"the cover table's code list of {cc.name!r} differs from the most detailed "
+                "code list of the linked tables"
+            )
+    joint, _local, _ = build_linked_problem(tables)
+    ids = [_cover_cells(t, m, cdims) for t, m in zip(tables, maps, strict=True)]
+    used = np.unique(np.concatenate(ids))
+    tol = 0.5 * 10.0 ** (-joint.decimals)
+    bad = np.flatnonzero(np.abs(np.asarray(cover.values)[used] - joint.values) > tol)
+    if bad.size:
+        j = int(bad[0])
+        raise InputError(
+            f"the cover table disagrees with the linked tables on {bad.size} cells (expected the "
+            f"same values), e.g. cover cell {int(used[j])}: {cover.values[used[j]]:g} vs "
+            f"{joint.values[j]:g}"
+        )
+    n = cover.n_cells
+    status = np.asarray(cover.status).copy()
+    hidden = np.ones(n, dtype=bool)
+    hidden[used] = False
+    # cells in no table are never published: unknown to the attacker, so they enter as
+    # suppressed at no cost (status 11) with wide bounds; HiTaS's 10 % protection of
+    # inherited secondaries is then met among themselves and forces no published cell
+    status[hidden] = 11
+    status[used] = joint.status
+    lpl = np.zeros(n)
+    upl = np.zeros(n)
+    lpl[used] = joint.lpl
+    upl[used] = joint.upl
+    lower = np.asarray(cover.lower, dtype=float).copy()
+    upper = np.asarray(cover.upper, dtype=float).copy()
+    span = float(np.max(joint.upper - joint.lower)) if joint.n_cells else 1.0
+    lower[hidden] = np.asarray(cover.values, dtype=float)[hidden] - span
+    upper[hidden] = np.asarray(cover.values, dtype=float)[hidden] + span
+    lower[used] = joint.lower
+    upper[used] = joint.upper
+    cost = np.zeros(n)
+    cost[used] = joint.cost
+    freq = None
+    if cover.freq is not None:
+        freq = np.asarray(cover.freq, dtype=float).copy()
+        freq[used] = joint.freq
+    # the full-table audit and repair after the subtables use what is published: every
+    # table's relations (the joint problem's) on cover cells; cells in no table drop out
+    jr = sp.csr_matrix(joint.relations)
+    rel = sp.csr_matrix((jr.data, used[jr.indices], jr.indptr), shape=(jr.shape[0], n))
+    problem = CSPProblem(
+        values=np.asarray(cover.values, dtype=float),
+        lower=lower,
+        upper=upper,
+        cost=cost,
+        status=status.astype(np.asarray(cover.status).dtype),
+        lpl=lpl,
+        upl=upl,
+        relations=rel,
+        rhs=np.zeros(rel.shape[0]),
+        spl=np.zeros(n),
+        decimals=joint.decimals,
+        dims=list(cover.dims),
+        freq=freq,
+    )
+    return problem, ids
+
+
 def protect_linked(
     tables: list[CSPProblem],
     method: str = "OPT",
     params: dict | None = None,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
+    cover: CSPProblem | None = None,
 ) -> list[ProtectionResult]:
     """Protect linked tables together; one result per input table, in the same order.
 
-    method "OPT" works on the joint problem; "MOD" needs the cover table itself (every cover
-    cell in some table) and solves only the cover subtables that are subtables of an input
-    table. Each result's figures hold the joint cost and the number of joint cells.
+    method "OPT" works on the joint problem; "MOD" works on the cover table and solves only
+    the cover subtables that are subtables of an input table (§6.3). The cover is the joint
+    problem when every cover cell is in some table; otherwise it must be given (`cover`,
+    e.g. built from the microdata over all cover variables with the same rules and costs;
+    see cover_problem_for). After the cover pass the pattern is audited on the joint
+    problem (every table's relations at once) and repaired with the §4 LP step if needed,
+    then each table is audited on its own relations; a failing pattern is never returned.
+    Each result's figures hold the joint cost and the number of joint cells.
     """
-    from argusqt.protect.modular import solve_modular
+    from argusqt.protect.modular import repair, solve_modular
     from argusqt.protect.optimal import solve_optimal
 
     params = dict(params or {})
-    joint, local, cover = build_linked_problem(tables)
+    joint, local, cdims = build_linked_problem(tables)
     method = method.upper()
+    extra_log: list[str] = []
     if method == "OPT":
         res = solve_optimal(joint, params, progress, cancel)
+        joint_status = np.asarray(res.status)
     elif method == "MOD":
-        if joint.dims is None:
+        params["subtable_filter"] = _subtable_filter(tables, cdims)
+        if joint.dims is not None:
+            res = solve_modular(joint, params, progress, cancel)
+            joint_status = np.asarray(res.status)
+        elif cover is not None:
+            work, ids = cover_problem_for(tables, cover)
+            used = np.unique(np.concatenate(ids))
+            res = solve_modular(work, params, progress, cancel)
+            cover_sup = is_suppressed(np.asarray(res.status)[: work.n_cells])
+            # the published cells only: audit them against every table's relations at once
+            sup = cover_sup[used] | joint.primary
+            sup, rounds = repair(joint, sup, cancel, progress)
+            joint_status = np.asarray(joint.status).copy()
+            newly = sup & joint.candidate
+            joint_status[newly] = secondary_status_for(joint_status[newly])
+            hidden_sup = int(cover_sup.sum() - cover_sup[used].sum())
+            extra_log.append(
+                f"linked: cover table of {work.n_cells} cells, {hidden_sup} suppressed cover "
+                f"cells are in no table; {rounds} repair rounds on the joint problem"
+            )
+        else:
             raise MethodError(
                 "the modular method on linked tables needs the cover table: some cover cells "
-                "are in no input table; use the optimal method"
+                "are in no input table (build it from the microdata) or use the optimal method"
             )
-        params["subtable_filter"] = _subtable_filter(tables, cover)
-        res = solve_modular(joint, params, progress, cancel)
     else:
         raise MethodError(f"linked tables: method {method!r} not supported (expected OPT or MOD)")
+    joint_cost = float(np.asarray(joint.cost, dtype=float)[is_secondary(joint_status)].sum())
     out = []
-    for t, loc in zip(tables, local, strict=True):
+    for k, (t, loc) in enumerate(zip(tables, local, strict=True), start=1):
         st = np.asarray(t.status).copy()
-        js = res.status[loc]
+        js = joint_status[loc]
         newly = is_secondary(js) & t.candidate
         st[newly] = js[newly]
+        verdict = audit(t, is_suppressed(st))
+        if not verdict.ok:
+            raise AuditError(
+                f"linked {method}: table {k} fails its own audit: {verdict.summary()} "
+                "(no pattern is reported)"
+            )
         cost = float(np.asarray(t.cost)[is_secondary(st)].sum())
         out.append(
             ProtectionResult(
@@ -263,8 +397,13 @@ def protect_linked(
                 cancelled=res.cancelled,
                 timed_out=res.timed_out,
                 elapsed=res.elapsed,
-                log=[*res.log, f"linked: {joint.n_cells} joint cells, joint cost {res.cost:g}"],
-                figures={**res.figures, "joint_cost": res.cost, "joint_cells": joint.n_cells},
+                audit=verdict,
+                log=[
+                    *res.log,
+                    *extra_log,
+                    f"linked: {joint.n_cells} joint cells, joint cost {joint_cost:g}",
+                ],
+                figures={**res.figures, "joint_cost": joint_cost, "joint_cells": joint.n_cells},
             )
         )
     return out
