@@ -17,6 +17,9 @@ from argusqt.model.codelist import CodeList
 from argusqt.model.table import MAX_DIMENSIONS, Table, TableSpec
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
 
+#: (cell, fine cell) pairs expanded at once in `table_from_fine`
+_CHUNK_PAIRS = 1_000_000
+
 
 @dataclass(eq=False)
 class FineCells:
@@ -146,27 +149,44 @@ def table_from_fine(
     shape = tuple(len(d) for d in dims)
     n_cells = int(np.prod(shape))
     nodes = [leaf_maps[d][fine.keys[:, d]] for d in range(len(dims))]
-    cells, items = expand_to_cells(nodes, dims)
-
-    def total(x: np.ndarray) -> np.ndarray:
-        return np.bincount(cells, weights=x[items], minlength=n_cells)
-
-    value = total(fine.value)
-    freq = np.bincount(cells, weights=fine.freq[items], minlength=n_cells)
-    shadow = total(fine.shadow)
-    cost_raw = total(fine.cost_raw)
-    weight_sum = total(fine.weight_sum)
     k = fine.k
-    top = top_k_by_group(np.repeat(cells, k), fine.top[items].ravel(), n_cells, k)
-    hfreq = htop = None
-    if fine.hold_fine is not None:
-        hfreq, htop = _holding_cells(fine, cells, items, n_cells, k)
+    value = np.zeros(n_cells)
+    freq = np.zeros(n_cells)
+    shadow = np.zeros(n_cells)
+    cost_raw = np.zeros(n_cells)
+    weight_sum = np.zeros(n_cells)
+    top = np.zeros((n_cells, k))
     request_top = request_freq = None
     if fine.request_top is not None:
         request_top = np.zeros((n_cells, 2))
-        for c in range(2):
-            np.maximum.at(request_top[:, c], cells, fine.request_top[items, c])
-        request_freq = np.bincount(cells, weights=fine.request_freq[items], minlength=n_cells)
+        request_freq = np.zeros(n_cells)
+    # Fine cells are expanded in chunks so the (cell, fine cell) pairs never all exist at
+    # once: sums accumulate, top-K lists merge (the K largest of a union are among the K
+    # largest of its parts). Peak memory then scales with the chunk, not with the data.
+    fan_out = int(np.prod([max(len(c) for c in d.ancestors) for d in dims]))
+    step = max(1, _CHUNK_PAIRS // max(fan_out, 1))
+    for start in range(0, fine.n_fine, step):
+        part = [n[start : start + step] for n in nodes]
+        cells, items = expand_to_cells(part, dims)
+        items += start
+        value += np.bincount(cells, weights=fine.value[items], minlength=n_cells)
+        freq += np.bincount(cells, weights=fine.freq[items], minlength=n_cells)
+        shadow += np.bincount(cells, weights=fine.shadow[items], minlength=n_cells)
+        cost_raw += np.bincount(cells, weights=fine.cost_raw[items], minlength=n_cells)
+        weight_sum += np.bincount(cells, weights=fine.weight_sum[items], minlength=n_cells)
+        part_top = top_k_by_group(
+            np.repeat(cells, k), fine.top[items].ravel(), n_cells, k, overwrite=True
+        )
+        top = part_top if start == 0 else _merge_top(top, part_top)
+        if request_top is not None:
+            for c in range(2):
+                np.maximum.at(request_top[:, c], cells, fine.request_top[items, c])
+            request_freq += np.bincount(cells, weights=fine.request_freq[items], minlength=n_cells)
+    hfreq = htop = None
+    if fine.hold_fine is not None:
+        # holding sums need every pair of a cell together: one expansion of all fine cells
+        cells, items = expand_to_cells(nodes, dims)
+        hfreq, htop = _holding_cells(fine, cells, items, n_cells, k)
     table = Table(
         spec=spec,
         dims=dims,
@@ -184,6 +204,13 @@ def table_from_fine(
     )
     table.source = (fine, [np.asarray(m) for m in leaf_maps])
     return table
+
+
+def _merge_top(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise K largest of two (n, K) decreasing lists."""
+    both = np.concatenate([a, b], axis=1)
+    both.sort(axis=1)
+    return both[:, : -a.shape[1] - 1 : -1].copy()
 
 
 def _holding_cells(
