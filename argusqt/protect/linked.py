@@ -188,14 +188,16 @@ def _unique_rows(rel: sp.csr_matrix) -> sp.csr_matrix:
     return rel[keep]
 
 
-def _subtable_filter(tables: list[CSPProblem], cover: list[CodeList]):
+def _subtable_filter(tables: list[CSPProblem], cover: list[CodeList], narrow: bool = False):
     """Predicate: is a cover subtable a subtable of at least one input table (§6.3)?
 
     A table that does not span some cover variable sits at that variable's total in the
     cover: the cover subtable counts as one of its subtables when, for every variable the
     table spans, the parent and its children are those of the table's hierarchy, and every
     other variable's parent is its total (the table's subtable is then the face of the cover
-    subtable at those totals).
+    subtable at those totals). With `narrow`, an accepted subtable whose owning tables all
+    leave some variables out is cut down to that face in place (see _narrow_to_face): only
+    for a cover whose cells in no table are unpublished and free (cover_problem_for).
     """
     cover_names = [c.name for c in cover]
     families = []
@@ -207,24 +209,47 @@ def _subtable_filter(tables: list[CSPProblem], cover: list[CodeList]):
             fam[d] = {int(m[p]): {int(m[c]) for c in cl.children[p]} for p in cl.parents}
         families.append(fam)
 
+    def belongs(sub, fam) -> bool:
+        for d, p in enumerate(sub.parents):
+            if fam[d] is None:
+                if cover[d].parent[p] >= 0:  # unspanned variable: only its total
+                    return False
+                continue
+            kids = fam[d].get(int(p))
+            if kids is None or kids != set(int(c) for c in cover[d].children[p]):
+                return False
+        return True
+
     def accept(sub) -> bool:
-        for fam in families:
-            ok = True
-            for d, p in enumerate(sub.parents):
-                if fam[d] is None:
-                    if cover[d].parent[p] >= 0:  # unspanned variable: only its total
-                        ok = False
-                        break
-                    continue
-                kids = fam[d].get(int(p))
-                if kids is None or kids != set(int(c) for c in cover[d].children[p]):
-                    ok = False
-                    break
-            if ok:
-                return True
-        return False
+        owners = [fam for fam in families if belongs(sub, fam)]
+        if not owners:
+            return False
+        if narrow:
+            unspanned = [d for d in range(len(cover)) if all(f[d] is None for f in owners)]
+            if unspanned:
+                _narrow_to_face(sub, unspanned)
+        return True
 
     return accept
+
+
+def _narrow_to_face(sub, unspanned: list[int]) -> None:
+    """Cut a cover subtable down to its face at the total of the `unspanned` variables.
+
+    Used when every table owning the subtable leaves those variables out: the other cells
+    of the subtable are in no table (unpublished, entered as suppressed and free), so they
+    constrain nothing and only make every attacker LP larger. The face is the owning
+    tables' own subtable (cells in the same row-major order, margins kept).
+    """
+    if sub.cells.size == 0 or len(unspanned) >= len(sub.shape):
+        return
+    coords = np.unravel_index(np.arange(sub.cells.size), sub.shape)
+    face = np.ones(sub.cells.size, dtype=bool)
+    for d in unspanned:
+        face &= coords[d] == 0
+    sub.cells = sub.cells[face]
+    sub.margin = sub.margin[face]
+    sub.shape = tuple(n for d, n in enumerate(sub.shape) if d not in unspanned)
 
 
 def cover_problem_for(
@@ -350,6 +375,7 @@ def protect_linked(
             res = solve_modular(joint, params, progress, cancel)
             joint_status = np.asarray(res.status)
         elif cover is not None:
+            params["subtable_filter"] = _subtable_filter(tables, cdims, narrow=True)
             work, ids = cover_problem_for(tables, cover)
             used = np.unique(np.concatenate(ids))
             res = solve_modular(work, params, progress, cancel)
