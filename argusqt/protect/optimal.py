@@ -115,6 +115,10 @@ class _CapacityHandler(Conshdlr):
             return {"result": SCIP_RESULT.CUTOFF}
         if not fails:
             return {"result": SCIP_RESULT.FEASIBLE}
+        if any(c.cells.size == 0 and c.rhs > 0 for c in cuts):
+            # no free cell can help (e.g. a subtable whose margins are fixed): this node is
+            # infeasible; "0 ≥ rhs" is not a constraint SCIP accepts
+            return {"result": SCIP_RESULT.CUTOFF}
         self._add_conss(cuts)
         return {"result": SCIP_RESULT.CONSADDED}
 
