@@ -29,7 +29,7 @@ from argusqt.io.rda import read_rda  # noqa: E402
 from argusqt.model.table import CostSpec, TableSpec  # noqa: E402
 from argusqt.model.tabulate import build_table  # noqa: E402
 from argusqt.protect.audit import audit  # noqa: E402
-from argusqt.protect.linked import protect_linked  # noqa: E402
+from argusqt.protect.linked import cover_dims, protect_linked  # noqa: E402
 from argusqt.protect.methods import run_method  # noqa: E402
 from argusqt.protect.problem import CSPProblem  # noqa: E402
 from argusqt.rules.classify import apply_rules  # noqa: E402
@@ -137,8 +137,17 @@ def main() -> None:
     for method in [m for m in args.methods if m in ("MOD", "OPT")]:
         probs = [CSPProblem.from_table(t2a), CSPProblem.from_table(t2b)]
         t0 = time.perf_counter()
+        cover = None
+        if method == "MOD":  # τ-Argus: MOD on the cover table act × product × region
+            names = [d.name for d in cover_dims(probs)[0]]
+            cover = CSPProblem.from_table(table_for(meta, data, tuple(names), folder))
         try:
-            results = protect_linked(probs, method, {"max_time": args.max_time, **SINGLETONS})
+            results = protect_linked(
+                probs,
+                method,
+                {"max_time": args.max_time, "max_time_per_subtable": 10, **SINGLETONS},
+                cover=cover,
+            )
         except Exception as exc:
             print(f"{'test_2a+2b linked':<22}{method:<8} failed: {exc}", flush=True)
             continue
