@@ -23,16 +23,13 @@ import numpy as np
 import openpyxl
 import pytest
 from conftest_gui import run_dialog
-from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFileDialog,
     QInputDialog,
-    QMessageBox,
     QPushButton,
 )
 
-from argusqt.gui.mainwindow import MainWindow
 from argusqt.gui.opendialog import OpenDataDialog
 from argusqt.gui.protectdialog import ProtectDialog
 from argusqt.gui.recodedialog import RecodeDialog
@@ -59,18 +56,6 @@ def tauw(shared_data, tmp_path) -> Path:
             shutil.copy(f, dst / f.name)
             (dst / f.name).chmod(stat.S_IRUSR | stat.S_IWUSR)
     return dst
-
-
-@pytest.fixture
-def window(qtbot, tmp_path, monkeypatch):
-    """The real main window with private settings; error boxes are collected, not shown."""
-    errors: list[str] = []
-    monkeypatch.setattr(QMessageBox, "critical", lambda parent, title, text: errors.append(text))
-    w = MainWindow(settings=QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
-    w.errors = errors
-    qtbot.addWidget(w)
-    w.show()
-    return w
 
 
 # ============================================================================ helpers

@@ -2,41 +2,19 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import conftest_gui  # noqa: F401
 import numpy as np
 import pytest
 from conftest_gui import run_dialog
-from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtWidgets import QFileDialog
 
-from argusqt.gui.mainwindow import MainWindow
 from argusqt.gui.specify import SpecifyTablesDialog
 
 pytestmark = pytest.mark.gui
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
-
-
-@pytest.fixture
-def sample(tmp_path):
-    for f in SAMPLE.iterdir():
-        if f.is_file():
-            shutil.copy(f, tmp_path / f.name)
-    return tmp_path
-
-
-@pytest.fixture
-def window(qtbot, tmp_path, monkeypatch):
-    errors: list[str] = []
-    monkeypatch.setattr(QMessageBox, "critical", lambda parent, title, text: errors.append(text))
-    w = MainWindow(settings=QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
-    w.errors = errors
-    qtbot.addWidget(w)
-    w.show()
-    return w
 
 
 def _spec(d: SpecifyTablesDialog) -> None:

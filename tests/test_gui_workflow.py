@@ -13,10 +13,9 @@ import conftest_gui  # noqa: F401
 import numpy as np
 import pytest
 from conftest_gui import run_dialog
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
-from argusqt.gui.mainwindow import MainWindow
 from argusqt.gui.opendialog import OpenDataDialog
 from argusqt.gui.protectdialog import ProtectDialog
 from argusqt.gui.savedialog import SaveTableDialog
@@ -25,25 +24,6 @@ from argusqt.gui.specify import SpecifyTablesDialog
 pytestmark = pytest.mark.gui
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
-
-
-@pytest.fixture
-def sample(tmp_path):
-    for f in SAMPLE.iterdir():
-        if f.is_file():
-            shutil.copy(f, tmp_path / f.name)
-    return tmp_path
-
-
-@pytest.fixture
-def window(qtbot, tmp_path, monkeypatch):
-    errors: list[str] = []
-    monkeypatch.setattr(QMessageBox, "critical", lambda parent, title, text: errors.append(text))
-    w = MainWindow(settings=QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
-    w.errors = errors
-    qtbot.addWidget(w)
-    w.show()
-    return w
 
 
 def _open_and_specify(qtbot, window, sample):
