@@ -363,6 +363,11 @@ class Session:
         table.status = np.asarray(result.status).astype(np.int8)
         if method in ADJUSTING_METHODS and result.published is not None:
             table.published = np.asarray(result.published, dtype=float)
+        if result.interval_lower is not None and result.interval_upper is not None:
+            table.interval_lower = np.asarray(result.interval_lower, dtype=float)
+            table.interval_upper = np.asarray(result.interval_upper, dtype=float)
+        else:
+            table.interval_lower = table.interval_upper = None
         table.method = method  # type: ignore[attr-defined]
         table.audit = audit  # type: ignore[attr-defined]
         self.results[table_no] = result

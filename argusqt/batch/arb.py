@@ -54,6 +54,9 @@ METHOD_PARAMS: dict[str, list[tuple[str, float | None]]] = {
         ("unit_cost", 0),
     ],
     "CTA": [],
+    # argusqt extensions (not in τ-Argus): the fast heuristic and interval protection
+    "HEUR": [("max_minutes", 10)],
+    "IP": [("max_minutes", 10)],
 }
 #: Methods that accept table 0 (all tables linked).
 LINKED_METHODS = {"GH", "MOD"}

@@ -66,6 +66,8 @@ def join_columns(cols: list[np.ndarray], sep: str = ",") -> np.ndarray:
 
 def protection_kind(table: Table) -> str:
     """'round', 'cta' or 'suppress' depending on how the table's published values were made."""
+    if getattr(table, "interval_lower", None) is not None:
+        return "interval"
     if table.published is None:
         return "suppress"
     method = str(getattr(table, "method", "") or "").upper()
@@ -84,6 +86,12 @@ def shown_values(table: Table) -> np.ndarray:
     if kind == "suppress":
         out = fmt_numbers(table.value, table.decimals)
         out[HIDDEN[status]] = "x"
+    elif kind == "interval":  # a published interval reads "lower..upper"
+        lo = fmt_numbers(table.interval_lower, table.decimals)
+        hi = fmt_numbers(table.interval_upper, table.decimals)
+        out = fmt_numbers(table.value, table.decimals)
+        wide = np.asarray(table.interval_upper) > np.asarray(table.interval_lower)
+        out[wide] = _objects(f"{a}..{b}" for a, b in zip(lo[wide], hi[wide], strict=True))
     else:
         out = fmt_numbers(table.published, table.decimals)
     out[status == 14] = "-"
@@ -108,7 +116,19 @@ def codevalue_lines(
     status_txt = fmt_ints(status)
     header = [quote_code(d.name, quotes) for d in table.dims]
     resp = response_name(table)
-    if kind == "suppress":
+    if kind == "interval":
+        # argusqt extension: published intervals [lower, upper] (a published cell has
+        # lower = upper = value); AS+ adds the true value and the status
+        lo = fmt_numbers(table.interval_lower, table.decimals)
+        hi = fmt_numbers(table.interval_upper, table.decimals)
+        lo[empty] = "-"
+        hi[empty] = "-"
+        cols += [lo, hi]
+        header += [quote_code(resp + "_Lower", quotes), quote_code(resp + "_Upper", quotes)]
+        if add_status:
+            cols += [true_vals, status_txt]
+            header += [quote_code(resp + "_Orig", quotes), quote_code("Status", quotes)]
+    elif kind == "suppress":
         if add_status:
             cols += [true_vals, status_txt]
             header += [quote_code(resp, quotes), quote_code("Status", quotes)]

@@ -81,6 +81,8 @@ class Table:
     upl: np.ndarray = field(default=None)  # type: ignore[assignment]
     cost: np.ndarray = field(default=None)  # type: ignore[assignment]  # effective cost
     published: np.ndarray | None = None  # rounded / adjusted values after RND or CTA
+    interval_lower: np.ndarray | None = None  # published intervals after interval protection
+    interval_upper: np.ndarray | None = None
     source: Any = None  # fine-level contributions kept for recoding (model.tabulate)
     name: str = ""
     notes: list[str] = field(default_factory=list)
