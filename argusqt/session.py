@@ -7,6 +7,7 @@ tables (numbered from 1) and the actions done on them (to write a batch file lat
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -23,6 +24,9 @@ from argusqt.rules.spec import SafetyRules
 #: Methods that suppress cells (their result must pass the audit before it is copied back).
 SUPPRESSION_METHODS = {"GH", "MOD", "OPT", "NET"}
 ADJUSTING_METHODS = {"RND", "CTA"}
+#: history placeholder for the manual status changes of a table (an .hst at write time)
+MANUAL_MARK = "<APRIORI> @manual:{}"
+MANUAL_RE = re.compile(r"^<APRIORI> @manual:(\d+)$")
 
 
 @dataclass
@@ -90,6 +94,7 @@ class Session:
         self.tables = []
         self.results = {}
         self.history = []
+        self.manual: dict[int, list[str]] = {}
         self.add_log("Session cleared")
 
     def clear_tables(self) -> None:
@@ -98,6 +103,7 @@ class Session:
         self.tables = []
         self.results = {}
         self.history = []
+        self.manual: dict[int, list[str]] = {}
         for src in self.sources[-1:]:
             src.spec = None
         self.sources = self.sources[-1:]
@@ -139,6 +145,7 @@ class Session:
             + (f" ({n} records)" if n is not None else "")
         )
         self.history = []
+        self.manual: dict[int, list[str]] = {}
 
     def open_table_data(self, tab_path: str | Path, meta_path: str | Path) -> None:
         """Add a table file with its metadata (several may form a linked table set)."""
@@ -154,6 +161,7 @@ class Session:
         self._log_lines(list(getattr(meta, "warnings", []) or []))
         self.add_log(f"Table file {tab_path.name} opened with metadata {meta_path.name}")
         self.history = []
+        self.manual: dict[int, list[str]] = {}
 
     # ------------------------------------------------------------------ specify
     def specify_table(self, spec: TableSpec) -> int:
@@ -182,6 +190,7 @@ class Session:
         self.tables = []
         self.add_log(f"Table {len(self.specs)} specified: {describe_spec(spec)}")
         self.history = []
+        self.manual: dict[int, list[str]] = {}
         return len(self.specs)
 
     def set_safety_rules(self, rules: SafetyRules, table_no: int | None = None) -> None:
@@ -253,6 +262,7 @@ class Session:
         self.tables = tables
         self.results = {}
         self.history = []
+        self.manual: dict[int, list[str]] = {}
         for no, t in enumerate(tables, start=1):
             counts = np.bincount(np.asarray(t.status, dtype=np.int64), minlength=15)
             self.add_log(
@@ -503,6 +513,58 @@ class Session:
         write_report(table, atomic_path, info)
         return atomic_path
 
+    def change_status(
+        self,
+        table_no: int,
+        action: str,
+        cells,
+        value: float | None = None,
+        upper: float | None = None,
+    ) -> int:
+        """A manual change (rules.md §7): "safe", "unsafe", "protected", "cost" (value),
+        "levels" (value = lower, upper) or "undo" (secondaries). Returns cells changed.
+
+        The change is remembered as a-priori lines, so a batch file written later replays it
+        (`<APRIORI>` with a `.hst` written beside the batch file).
+        """
+        from argusqt.rules import changes
+
+        table = self.table(table_no)
+        cells = np.atleast_1d(np.asarray(cells, dtype=np.int64))
+        if action == "undo":
+            n = changes.undo_secondary(table)
+            table.published = None
+            table.interval_lower = table.interval_upper = None
+            pattern = re.compile(rf"^<SUPPRESS> \w+\({table_no}[,)]")
+            self.history = [h for h in self.history if not pattern.match(h)]
+            self.add_log(f"Table {table_no}: secondary suppressions undone ({n} cells)")
+            return n
+        if action == "cost":
+            n = changes.set_cost(table, cells, float(value))
+            code = f"C,{float(value)!r}"
+        elif action == "levels":
+            n = changes.set_protection_levels(table, cells, float(value), float(upper))
+            code = f"PL,{float(value)!r},{float(upper)!r}"
+        else:
+            fn = {
+                "safe": changes.set_safe,
+                "unsafe": changes.set_unsafe,
+                "protected": changes.set_protected,
+            }.get(action)
+            if fn is None:
+                raise MethodError(f"unknown status change {action!r}")
+            n = fn(table, cells)
+            code = {"safe": "S", "unsafe": "U", "protected": "P"}[action]
+        lines = self.manual.setdefault(table_no, [])
+        for c in cells.tolist():
+            codes = ",".join('"' + x.replace('"', "'") + '"' for x in table.cell_codes(int(c)))
+            lines.append(f"{codes},{code}")
+        marker = MANUAL_MARK.format(table_no)
+        if marker not in self.history:
+            self.history.append(marker)
+        self.add_log(f"Table {table_no}: {action} on {len(cells)} cell(s), {n} changed")
+        return n
+
     def write_apriori(
         self,
         table_no: int,
@@ -560,7 +622,20 @@ class Session:
             f"// Batch file written by argusqt {__version__}",
             f"// {timestamp(datetime.now())}",
         ]
-        atomic_write_text(path, "".join(line + "\n" for line in head + self.batch_lines()))
+        path = Path(path)
+        body = []
+        for line in self.batch_lines():
+            m = MANUAL_RE.match(line)
+            if m is None:
+                body.append(line)
+                continue
+            n = int(m.group(1))
+            if not self.manual.get(n):
+                continue  # e.g. a session reloaded without its manual-change list
+            hst = path.with_name(f"{path.stem}_manual{n}.hst")
+            atomic_write_text(hst, "".join(x + "\n" for x in self.manual[n]))
+            body.append(f'<APRIORI> "{hst.name}", {n}, ",", 0, 0')
+        atomic_write_text(path, "".join(line + "\n" for line in head + body))
         self.add_log(f"Batch file written: {path}")
 
 

@@ -28,6 +28,48 @@ def new_session() -> Any:
     return Session()
 
 
+#: core modules the worker threads use; imported on the GUI thread once (see preload_core)
+CORE_MODULES = (
+    "pandas",
+    "argusqt.session",
+    "argusqt.io.microdata",
+    "argusqt.io.tabular",
+    "argusqt.io.apriori",
+    "argusqt.model.tabulate",
+    "argusqt.rules.classify",
+    "argusqt.rules.cost",
+    "argusqt.rules.changes",
+    "argusqt.recode.apply",
+    "argusqt.protect.methods",
+    "argusqt.protect.audit",
+    "argusqt.protect.heuristic",
+    "argusqt.protect.optimal",
+    "argusqt.protect.modular",
+    "argusqt.protect.linked",
+    "argusqt.protect.rounding",
+    "argusqt.protect.cta",
+    "argusqt.protect.interval",
+    "argusqt.export.writetable",
+    "argusqt.export.excel",
+    "argusqt.export.report",
+    "argusqt.batch.runner",
+    "argusqt.sessionfile",
+)
+
+
+def preload_core() -> None:
+    """Import the core before any worker starts: a first import of C extensions (pandas,
+    SCIP) inside a QThread while the GUI thread runs crashed the process (segfault seen in
+    the GUI tests); imports on the GUI thread at start-up avoid that race."""
+    import importlib
+
+    for name in CORE_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # an optional part missing: its action reports it when used
+            pass
+
+
 def call(session: Any, name: str, *args, **kwargs) -> Any:
     """Call a Session method, with a clear message if this core version lacks it."""
     fn = getattr(session, name, None)

@@ -53,6 +53,7 @@ class MainWindow(QMainWindow):
 
     def __init__(self, settings: QSettings | None = None, session_factory=core.new_session) -> None:
         super().__init__()
+        core.preload_core()
         self.setWindowTitle("argusqt — statistical disclosure control of tables")
         self.setWindowIcon(icon("app"))
         self.setAcceptDrops(True)
@@ -663,12 +664,8 @@ class MainWindow(QMainWindow):
         view = self.current_view()
         if view is None:
             return
-        try:
-            from argusqt.rules import changes
-        except ImportError:
-            show_error(self, MethodError("manual status changes are not available in this version"))
-            return
         t = view.table
+        table_no = self.current_table_no()
         try:
             if action == "cost":
                 value, ok = QInputDialog.getDouble(
@@ -682,7 +679,7 @@ class MainWindow(QMainWindow):
                 )
                 if not ok:
                     return
-                n = changes.set_cost(t, cells, value)
+                n = core.call(self.session, "change_status", table_no, "cost", cells, value)
             elif action == "levels":
                 lo, ok = QInputDialog.getDouble(
                     self,
@@ -706,18 +703,13 @@ class MainWindow(QMainWindow):
                 )
                 if not ok:
                     return
-                n = changes.set_protection_levels(t, cells, lo, up)
+                n = core.call(self.session, "change_status", table_no, "levels", cells, lo, up)
             elif action == "undo":
-                n = changes.undo_secondary(t)
-                t.published = None
+                n = core.call(self.session, "change_status", table_no, "undo", cells)
                 view.set_audit(None)
             else:
-                fn = {
-                    "safe": changes.set_safe,
-                    "unsafe": changes.set_unsafe,
-                    "protected": changes.set_protected,
-                }[action]
-                n = fn(t, cells)
+                # session.change_status records the change for "Write batch file"
+                n = core.call(self.session, "change_status", table_no, action, cells)
         except ArgusError as exc:
             show_error(self, exc, "Change status")
             return

@@ -1,0 +1,48 @@
+"""Manual status changes go through the session and are replayed by a written batch file."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from argusqt.batch.arb import parse_specify_table
+from argusqt.batch.runner import run_batch
+from argusqt.rules.parse import parse_safety_rule
+from argusqt.session import Session
+
+
+def _session(folder) -> Session:
+    s = Session()
+    s.open_microdata(folder / "enterprise.asc", folder / "enterprise.rda")
+    s.specify_table(parse_specify_table('"activity""region"|"turnover"||'))
+    s.set_safety_rules(parse_safety_rule("P(15,1)|FREQ(3,20)|MAN(20)"))
+    s.compute_tables()
+    return s
+
+
+def test_manual_changes_replayed_by_the_batch_file(sample):
+    s = _session(sample)
+    t = s.table(1)
+    safe = np.flatnonzero(t.status == 1)
+    assert s.change_status(1, "unsafe", safe[-1:]) == 1
+    assert s.change_status(1, "protected", safe[:2]) == 2
+    assert s.change_status(1, "cost", safe[5:7], 777.0) == 2
+    s.protect(1, "HEUR")
+    arb = sample / "replay.arb"
+    s.write_batch_file(arb)
+    text = arb.read_text()
+    assert '<APRIORI> "replay_manual1.hst", 1, ",", 0, 0' in text
+    assert text.index("<APRIORI>") < text.index("<SUPPRESS> HEUR(1")
+    out = run_batch(arb)
+    assert out.ok, out.error
+    again = out.session.table(1)
+    assert np.array_equal(again.status, t.status)
+    assert np.allclose(again.cost, t.cost)
+
+
+def test_undo_removes_the_suppression_from_the_batch_file(sample):
+    s = _session(sample)
+    s.protect(1, "HEUR")
+    assert (s.table(1).status == 11).any()
+    n = s.change_status(1, "undo", [])
+    assert n > 0 and not (s.table(1).status == 11).any()
+    assert not any(line.startswith("<SUPPRESS>") for line in s.batch_lines())
