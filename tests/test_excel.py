@@ -245,3 +245,126 @@ def test_four_dimensions_and_sheet_names():
     ws = wb["y p"]
     assert ws["A2"].value == "C: y; D: p"
     assert [ws.cell(r, 3).value for r in range(6, 9)] == [5, "-", 5]  # A Total, a, b
+
+
+def _interval_table():
+    """The 2-D table after (hand-made) interval protection: A × 2 (7.00, primary) published as
+    [-3.5, 130]; A × 1 (1244.75) as [1,200, 1,300.25]; every other cell a point."""
+    t = _status_2d(_table())
+    value = np.round(t.value, 2)
+    t.interval_lower = value.copy()
+    t.interval_upper = value.copy()
+    a2, a1 = 2 * 4 + 2, 2 * 4 + 1
+    t.interval_lower[a2], t.interval_upper[a2] = -3.5, 130.0
+    t.interval_lower[a1], t.interval_upper[a1] = 1200.0, 1300.25
+    t.method = "IP"
+    return t
+
+
+def test_interval_protection_shows_intervals(tmp_path):
+    t = _interval_table()
+    path = tmp_path / "ip.xlsx"
+    write_excel(t, path, ExcelOptions(), report_info={"method": "IP"})
+    wb = openpyxl.load_workbook(path)
+    ws = wb["table"]
+    grid = [[ws.cell(r, c) for c in range(3, 7)] for r in range(6, 12)]  # Total N A B S C
+    # A × 1: a wide interval as text with decimals and thousands separators, own fill
+    a1 = grid[2][1]
+    assert a1.value == "1,200.00 – 1,300.25" and a1.data_type == "s"
+    assert a1.fill.fgColor.rgb.endswith("BDD7EE") and not a1.quotePrefix
+    # A × 2 (primary, status 5): no longer "x"; a negative lower bound is neutralised
+    a2 = grid[2][2]
+    assert a2.value == "-3.50 – 130.00" and a2.data_type == "s" and a2.quotePrefix
+    # point cells (lower = upper) keep their number and number format, empty stays "-"
+    assert grid[2][0].value == pytest.approx(1251.75)
+    assert grid[2][0].number_format == "#,##0.00" and grid[2][0].data_type == "n"
+    assert grid[3][2].value == pytest.approx(45.75)  # secondary B × 2, a point interval
+    assert grid[5][1].value == pytest.approx(5.0)  # C × 1 (status 3), a point interval
+    assert grid[2][3].value == "-"
+    texts = [c.value for row in grid for c in row if isinstance(c.value, str)]
+    assert "x" not in texts
+    legend = {ws.cell(r, 2).value: ws.cell(r, 1) for r in range(12, ws.max_row + 1)}
+    assert "published interval" in legend
+    assert legend["published interval"].fill.fgColor.rgb.endswith("BDD7EE")
+    # cells sheet: published value/interval text and the two bounds as numbers
+    cells = wb["cells"]
+    head = [c.value for c in cells[1]]
+    assert head[4:9] == [
+        "Turnover (published)",
+        "Status",
+        "Status text",
+        "Interval lower",
+        "Interval upper",
+    ]
+    rows = {(r[0].value, r[2].value): r for r in cells.iter_rows(min_row=2)}
+    assert [c.value for c in rows[("A", "2")][4:9]] == [
+        "-3.50 – 130.00",
+        5,
+        "Unsafe (frequency)",
+        -3.5,
+        130.0,
+    ]
+    assert [c.value for c in rows[("A", "1")][7:9]] == [1200.0, pytest.approx(1300.25)]
+    assert rows[("A", "1")][7].number_format == "#,##0.00"
+    total = rows[("Total", "Total")]
+    assert total[4].value == pytest.approx(t.value[0]) == total[7].value == total[8].value
+    assert [c.value for c in rows[("Total", "9")][4:9]] == ["-", 14, "Empty", None, None]
+    kv = {r[0].value: r[1].value for r in wb["report"].iter_rows() if r[0].value}
+    assert kv["Method"] == "interval protection (IP)"
+    assert kv["Published intervals"] == 2
+
+
+def test_interval_protection_without_thousands_and_with_colours():
+    t = _interval_table()
+    wb = build_workbook(t, ExcelOptions(thousands=False, status_colours=True, labels=False))
+    ws = wb["table"]
+    assert ws.cell(7, 3).value == "1200.00 – 1300.25"  # A × 1 (no label column)
+    assert ws.cell(7, 3).fill.fgColor.rgb.endswith("BDD7EE")  # interval fill wins
+    assert ws.cell(8, 4).fill.fgColor.rgb.endswith("FFEB9C")  # B × 2 secondary, a point
+    legend = [ws.cell(r, 2).value for r in range(12, ws.max_row + 1)]
+    assert "Secondary" in legend and legend[-1] == "published interval"
+    # without intervals (suppression view) there is no interval legend or column
+    t.interval_lower = t.interval_upper = None
+    wb = build_workbook(t)
+    assert wb["table"].cell(8, 5).value == "x"
+    assert "Interval lower" not in [c.value for c in wb["cells"][1]]
+    assert all(
+        wb["table"].cell(r, 2).value != "published interval"
+        for r in range(1, wb["table"].max_row + 1)
+    )
+
+
+def test_interval_protection_batch_to_excel(shared_data, tmp_path):
+    import shutil
+
+    from argusqt.batch.runner import run_batch
+
+    folder = tmp_path / "ex2"
+    shutil.copytree(shared_data / "batch_ex2", folder)
+    arb = folder / "ip.arb"
+    arb.write_text(
+        '<OPENMICRODATA> "microdata_ex2.asc"\n'
+        '<OPENMETADATA> "metadata_ex2.rda"\n'
+        '<SPECIFYTABLE> "region""gender"|"num1"|""|""\n'
+        "<SAFETYRULE> FREQ(5,20)|P(20,5)|\n"
+        "<READMICRODATA>\n"
+        "<SUPPRESS> IP(1)\n"
+        '<WRITETABLE> (1, 1, , "ip.xlsx")\n'
+    )
+    out = run_batch(arb)
+    assert out.ok, out.error
+    wb = openpyxl.load_workbook(folder / "ip.xlsx")
+    rows = {(r[0].value, r[2].value): r for r in wb["cells"].iter_rows(min_row=2)}
+    cell = rows[("A", "female")]
+    assert cell[5].value == 3  # the primary keeps its status
+    lo, hi = cell[7].value, cell[8].value
+    # the published interval covers the protection interval 189.40 ± 22.40 (E9)
+    assert lo <= 189.40 - 22.40 + 0.005 and hi >= 189.40 + 22.40 - 0.005
+    assert cell[4].value == f"{lo:,.2f} – {hi:,.2f}"
+    # the same text in the table sheet, found by its row (region A) and column (female)
+    ws = wb["table"]
+    r = next(r for r in range(6, ws.max_row + 1) if str(ws.cell(r, 1).value).strip() == "A")
+    c = next(c for c in range(3, ws.max_column + 1) if str(ws.cell(4, c).value) == "female")
+    assert ws.cell(r, c).value == cell[4].value
+    kv = {r[0].value: r[1].value for r in wb["report"].iter_rows() if r[0].value}
+    assert kv["Method"] == "interval protection (IP)"

@@ -2,7 +2,8 @@
 
 What is shown follows formats.md §10.1: statuses 3–9, 11, 12 as the suppressed text
 (`x`), 14 as the empty text (`-`), others their value; rounded/CTA tables show their
-published values. True values and protection levels of suppressed cells are confidential
+published values; after interval protection a cell shows its published interval
+(`lower – upper`, a distinct fill) or, when lower = upper, its value. True values and protection levels of suppressed cells are confidential
 and are only written with `ExcelOptions.confidential` (the sheet then says so).
 """
 
@@ -59,6 +60,9 @@ STATUS_COLOURS: dict[int, str] = {
 _MAX_OUTLINE = 7  # Excel's deepest outline level
 _BAD_SHEET_CHARS = re.compile(r"[\[\]:*?/\\]")
 _RISKY = ("=", "+", "-", "@", "\t", "\r")
+#: Fill colour (RGB hex) of a cell published as a wide interval after interval protection.
+INTERVAL_COLOUR = "BDD7EE"
+INTERVAL_LABEL = "published interval"
 
 
 @dataclass
@@ -171,16 +175,53 @@ def number_format(decimals: int, thousands: bool) -> str:
     return base + ("." + "0" * decimals if decimals > 0 else "")
 
 
-def shown_values(table: Table, options: ExcelOptions) -> tuple[np.ndarray, np.ndarray]:
-    """(numbers, text) per cell: text is '' where the number is shown (formats.md §10.1)."""
-    status = np.asarray(table.status)
-    numbers = np.asarray(
-        table.published if table.published is not None else table.value, dtype=float
+def has_intervals(table: Table) -> bool:
+    """True after interval protection (the table carries published intervals)."""
+    return (
+        getattr(table, "interval_lower", None) is not None
+        and getattr(table, "interval_upper", None) is not None
     )
-    numbers = np.round(numbers, table.decimals)
+
+
+def format_number(x: float, decimals: int, thousands: bool) -> str:
+    """`x` as text like the number format shows it (e.g. '1,234.50'); never '-0.00'."""
+    x = round(float(x), decimals) + 0.0
+    return f"{x:,.{decimals}f}" if thousands else f"{x:.{decimals}f}"
+
+
+def interval_cells(table: Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(lower, upper, wide) after interval protection: bounds rounded to the decimals and
+    whether the cell is published as an interval (lower < upper; an empty cell never is)."""
+    lo = np.round(np.asarray(table.interval_lower, dtype=float), table.decimals)
+    hi = np.round(np.asarray(table.interval_upper, dtype=float), table.decimals)
+    wide = ~(lo == hi) & (np.asarray(table.status) != 14)  # NaN bounds count as wide
+    return lo, hi, wide
+
+
+def shown_values(table: Table, options: ExcelOptions) -> tuple[np.ndarray, np.ndarray]:
+    """(numbers, text) per cell: text is '' where the number is shown (formats.md §10.1).
+
+    After interval protection a cell with lower = upper shows that number and a wider one
+    the text 'lower – upper' (the decimals and thousands separators of the number format).
+    """
+    status = np.asarray(table.status)
     text = np.full(status.shape, "", dtype=object)
-    if table.published is None:
-        text[is_suppressed(status)] = options.suppressed_text
+    if has_intervals(table):
+        lo, hi, wide = interval_cells(table)
+        numbers = lo.copy()
+        d, th = table.decimals, options.thousands
+        for k in np.flatnonzero(wide).tolist():
+            if np.isfinite(lo[k]) and np.isfinite(hi[k]):
+                text[k] = f"{format_number(lo[k], d, th)} – {format_number(hi[k], d, th)}"
+            else:  # no finite published interval: nothing can be shown
+                text[k] = options.suppressed_text
+    else:
+        numbers = np.asarray(
+            table.published if table.published is not None else table.value, dtype=float
+        )
+        numbers = np.round(numbers, table.decimals)
+        if table.published is None:
+            text[is_suppressed(status)] = options.suppressed_text
     text[status == 14] = options.empty_text
     return numbers, text
 
@@ -305,6 +346,8 @@ def _write_grid(
         if options.status_colours
         else {}
     )
+    wide = interval_cells(table)[2] if has_intervals(table) else None
+    interval_fill = PatternFill("solid", fgColor=INTERVAL_COLOUR)
     indents = {d: Alignment(horizontal="left", indent=int(d)) for d in np.unique(depth_r)}
     for i in range(len(rows_cl)):
         d = int(depth_r[i])
@@ -317,15 +360,17 @@ def _write_grid(
             extra: dict[str, Any] = {"fill": fills[st]} if fills else {}
             key = (st,) if fills else ()
             t = text[cell_no]
-            if t:
+            if wide is not None and wide[cell_no]:
+                row.append(cells.text(col, t, ("iv",), alignment=right, fill=interval_fill))
+            elif t:
                 row.append(cells.text(col, t, ("v", *key), alignment=right, **extra))
             else:
                 row.append(cells.number(col, float(numbers[cell_no]), fmt, key, **extra))
         ws.append(row)
         ticker.tick()
-    if fills:
+    if fills or wide is not None:
         ws.append([])
-        _legend(ws, cells, fills, status)
+        _legend(ws, cells, fills, status, interval_fill if wide is not None else None)
 
 
 def _fit_width(ws) -> None:
@@ -343,11 +388,29 @@ def _print_setup(ws, first_row: int, first_col: int) -> None:
     ws.print_title_cols = f"A:{get_column_letter(first_col - 1)}"
 
 
-def _legend(ws, cells: _Cells, fills: dict[int, PatternFill], status: np.ndarray) -> None:
+def _legend(
+    ws,
+    cells: _Cells,
+    fills: dict[int, PatternFill],
+    status: np.ndarray,
+    interval_fill: PatternFill | None = None,
+) -> None:
+    """Status colours (when shown) and the published-interval colour (after IP)."""
     ws.append([cells.text(1, "Legend", ("h",), font=Font(bold=True))])
-    for s in np.unique(status).tolist():
+    if fills:
+        for s in np.unique(status).tolist():
+            ws.append(
+                [
+                    cells.text(1, str(s), ("legend", s), fill=fills[s]),
+                    cells.text(2, STATUS_LABELS[s]),
+                ]
+            )
+    if interval_fill is not None:
         ws.append(
-            [cells.text(1, str(s), ("legend", s), fill=fills[s]), cells.text(2, STATUS_LABELS[s])]
+            [
+                cells.text(1, "lower – upper", ("legend", "iv"), fill=interval_fill),
+                cells.text(2, INTERVAL_LABEL),
+            ]
         )
 
 
@@ -381,9 +444,12 @@ def _write_cells(
     for n in names:
         head += [n, f"{n} label"]
     resp = table.spec.response or "Freq"
-    if table.published is not None:
+    intervals = has_intervals(table)
+    if table.published is not None or intervals:
         resp += " (published)"
     head += [resp, "Status", "Status text"]
+    if intervals:
+        head += ["Interval lower", "Interval upper"]
     if audit is not None:
         head += ["Audit lower", "Audit upper"]
     if options.confidential:
@@ -399,6 +465,10 @@ def _write_cells(
     status = np.asarray(table.status).astype(int).tolist()
     value = np.round(np.asarray(table.value, dtype=float), table.decimals).tolist()
     nums = numbers.tolist()
+    iv_lo = iv_hi = None
+    if intervals:
+        iv_lo, iv_hi, _ = interval_cells(table)
+        iv_lo, iv_hi = iv_lo.tolist(), iv_hi.tolist()
     lower = upper = None
     if audit is not None:
         lower = np.asarray(audit.lower, dtype=float).tolist()
@@ -422,6 +492,12 @@ def _write_cells(
             row.append(cells.number(v_col, nums[cell_no], fmt))
         st = status[cell_no]
         row += [st, cells.text(v_col + 2, STATUS_LABELS[st])]
+        if iv_lo is not None and iv_hi is not None:
+            lo, hi = iv_lo[cell_no], iv_hi[cell_no]
+            if st == 14 or lo != lo or hi != hi:  # empty cell or no bound → blank
+                row += [None, None]
+            else:
+                row += [cells.number(v_col + 3, lo, fmt), cells.number(v_col + 4, hi, fmt)]
         if lower is not None and upper is not None:
             lo, hi = lower[cell_no], upper[cell_no]
             row += [None if lo != lo else lo, None if hi != hi else hi]  # NaN → blank
@@ -461,7 +537,14 @@ def _write_report(
         rows.append(("Rules" if k == 0 else "", sentence))
     recodes = [(r["variable"], r["recode"]) for r in table_structure(table) if r["recode"]]
     rows.append(("Recodes", "; ".join(f"{v}: {d}" for v, d in recodes) or "none"))
-    rows.append(("Method", str(info.get("method") or "none (primary suppression only)")))
+    method = info.get("method") or getattr(table, "method", None)
+    if has_intervals(table):
+        name = "interval protection"
+        shown = str(method) if method else ""
+        rows.append(("Method", f"{name} ({shown})" if shown and shown.lower() != name else name))
+        rows.append(("Published intervals", int(interval_cells(table)[2].sum())))
+    else:
+        rows.append(("Method", str(info.get("method") or "none (primary suppression only)")))
     n_sec, cost_sec = secondary_figures(table)
     rows.append(("Secondary suppressions", n_sec))
     rows.append(("Secondary cost", round(cost_sec, 2)))
