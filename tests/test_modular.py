@@ -74,7 +74,8 @@ def test_subtables_order_and_margins():
 def test_flat_table_equals_optimal(seed):
     p = random_2d(np.random.default_rng(seed), 4, 4)
     p.cost = np.abs(p.values)
-    mod = solve_modular(p, {"max_time_per_subtable": 30})
+    # gap 0: MOD's subtables default to a 1 % gap, equality needs proven optima
+    mod = solve_modular(p, {"max_time_per_subtable": 30, "gap": 0.0})
     opt = solve_optimal(p, {"max_time": 30})
     assert mod.cost == pytest.approx(opt.cost)
     assert mod.audit.ok and lp_protected(p, _suppressed(mod))
@@ -168,3 +169,19 @@ def test_modular_through_run_method_with_singleton_option():
         assert r.status.shape == p.status.shape
         assert sum(r.status[i] not in (1, 2) for i in row_a) >= 3
         assert r.audit.ok
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_greedy_subtable_start_is_protected_and_keeps_fixed_cells(seed):
+    from argusqt.protect.modular import _greedy_start, _subproblem
+    from argusqt.protect.separation import Separator
+
+    p = random_1h2d(np.random.default_rng(seed), [3, 3], 4)
+    sub = subtables(p.dims)[1]
+    sup = p.primary | p.secondary
+    local, fixed, _ = _subproblem(p, sub, sup, p.primary.copy())
+    assert local.primary.any()
+    start = _greedy_start(local, fixed)
+    assert start is not None
+    assert Separator(local, fixed).is_protected(start.astype(float))
+    assert not start[fixed == 0].any() and start[fixed == 1].all()

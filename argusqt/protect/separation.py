@@ -117,6 +117,11 @@ class Separator:
         #: the enterprise table), which then always "passed" and got no cuts.
         self.eps = min(rel_eps * scale, 0.25 * float(problem.tolerance))
         self.n_lps = 0
+        coo = self.rel.tocoo()
+        self._nz_row = coo.row.astype(np.int64)
+        self._nz_col = coo.col.astype(np.int64)
+        self._comp_cache: dict[bytes, tuple[np.ndarray, np.ndarray, int]] = {}
+        self._block_cache: dict[bytes, tuple[sp.csr_matrix, sp.csr_matrix]] = {}
         #: run the coverage LPs before the per-primary LPs of a block
         self.sweep = True
 
@@ -127,19 +132,50 @@ class Separator:
         return np.where(self.free, np.clip(x, 0.0, 1.0), self.fixed)
 
     def _components(self, var: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-        """Block label per variable cell and per relation (−1 if not touching a variable)."""
+        """Block label per variable cell and per relation (−1 if not touching a variable).
+
+        One graph over cells and relations (edges: a variable cell in a relation), built from
+        the relation matrix's nonzeros kept once; patterns repeat (every 0/1 candidate is
+        checked and separated), so the last few are cached.
+        """
+        key = var.tobytes()
+        hit = self._comp_cache.get(key)
+        if hit is not None:
+            return hit
         n = self.rel.shape[1]
         m = self.rel.shape[0]
-        inc = self.rel.tocsc()[:, var].tocsr() if var.any() else sp.csr_matrix((m, 0))
-        nv = int(var.sum())
-        inc = sp.csr_matrix((np.ones(inc.nnz), inc.indices, inc.indptr), shape=inc.shape)
-        graph = sp.bmat([[sp.csr_matrix((nv, nv)), inc.T], [inc, sp.csr_matrix((m, m))]])
-        _, labels = connected_components(sp.csr_matrix(graph), directed=False)
-        cell_lab = np.full(n, -1, dtype=np.int64)
-        cell_lab[var] = labels[:nv]
-        row_touch = np.diff(inc.indptr) > 0
-        row_lab = np.where(row_touch, labels[nv:], -1)
-        return cell_lab, row_lab, int(labels.max(initial=-1)) + 1
+        keep = var[self._nz_col]
+        cols = self._nz_col[keep]
+        rows = self._nz_row[keep]
+        graph = sp.csr_matrix((np.ones(cols.size), (rows + n, cols)), shape=(n + m, n + m))
+        _, labels = connected_components(graph, directed=False)
+        cell_lab = np.where(var, labels[:n], -1).astype(np.int64)
+        row_touch = np.zeros(m, dtype=bool)
+        row_touch[rows] = True
+        row_lab = np.where(row_touch, labels[n:], -1).astype(np.int64)
+        used = np.unique(np.r_[cell_lab[var], row_lab[row_touch]])
+        # compact labels 0..k-1 (only their equality matters to callers)
+        remap = np.full(int(labels.max(initial=-1)) + 2, -1, dtype=np.int64)
+        remap[used] = np.arange(used.size)
+        cell_lab = np.where(cell_lab >= 0, remap[cell_lab], -1)
+        row_lab = np.where(row_lab >= 0, remap[row_lab], -1)
+        out = (cell_lab, row_lab, int(used.size))
+        if len(self._comp_cache) >= 64:
+            self._comp_cache.pop(next(iter(self._comp_cache)))
+        self._comp_cache[key] = out
+        return out
+
+    def _block(self, cells: np.ndarray, rows: np.ndarray) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+        """(relations of a block transposed, block matrix on its cells), cached: blocks repeat."""
+        key = cells.tobytes() + b"|" + rows.tobytes()
+        hit = self._block_cache.get(key)
+        if hit is None:
+            sub_rel = self.rel[rows]
+            hit = (sub_rel.T.tocsr(), sub_rel[:, cells])
+            if len(self._block_cache) >= 256:
+                self._block_cache.pop(next(iter(self._block_cache)))
+            self._block_cache[key] = hit
+        return hit
 
     def _cut(self, p: int, kind: str, d: np.ndarray, pl: float) -> Cut | None:
         """Capacity cut Σ (d⁺LB + d⁻UB) x ≥ pl over all cells, fixed cells folded, strengthened."""
@@ -209,9 +245,7 @@ class Separator:
                         if stop_at_first:
                             return out
                 continue
-            sub_rel = self.rel[rows]
-            sub_t = sub_rel.T.tocsr()
-            a_blk = sub_rel[:, cells]
+            sub_t, a_blk = self._block(cells, rows)
             h = _make_lp(a_blk, lo[cells], hi[cells], rhs_eff[rows])
             pos = np.searchsorted(cells, block_t)
             # running extremes over feasible attacker solutions (the true table is one)
