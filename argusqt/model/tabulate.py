@@ -372,14 +372,12 @@ def build_tables(
     cancel: CancelToken | None = None,
 ) -> list[Table]:
     """Every specified table from loaded microdata columns (rules are applied by the caller)."""
-
     log = log if log is not None else []
     tables: list[Table] = []
     for t, spec in enumerate(specs):
         if cancel is not None and cancel.cancelled:
             break
         progress(ProgressEvent(f"Computing table {t + 1} of {len(specs)}", fraction=t / len(specs)))
-        check_dimensions(spec)
         tables.append(build_table(meta, data, spec, log))
     progress(ProgressEvent("Tables computed", fraction=1.0))
     return tables
