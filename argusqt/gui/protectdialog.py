@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
-    QDoubleSpinBox,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
     QLabel,
     QRadioButton,
-    QSpinBox,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
+
+from argusqt.gui.widgets import number_spin
 
 #: (method code, title, explanation) in the order offered.
 METHODS: list[tuple[str, str, str]] = [
@@ -30,17 +29,6 @@ METHODS: list[tuple[str, str, str]] = [
     ("CTA", "Controlled tabular adjustment", "Publish slightly adjusted values for all cells."),
     ("IP", "Interval protection", "Publish intervals instead of suppressing cells."),
 ]
-
-
-def _spin(lo, hi, val, dec=0, suffix=""):
-    s = QSpinBox() if dec == 0 else QDoubleSpinBox()
-    if dec:
-        s.setDecimals(dec)
-    s.setRange(lo, hi)
-    s.setValue(val)
-    s.setSuffix(suffix)
-    s.setAlignment(Qt.AlignmentFlag.AlignRight)
-    return s
 
 
 class ProtectDialog(QDialog):
@@ -67,8 +55,8 @@ class ProtectDialog(QDialog):
         ml.addStretch(1)
 
         # option pages (same order as METHODS)
-        self.opt_time = _spin(1, 10_000, 10, suffix=" min")
-        self.mod_time = _spin(1, 10_000, 1, suffix=" min")
+        self.opt_time = number_spin(1, 10_000, 10, suffix=" min")
+        self.mod_time = number_spin(1, 10_000, 1, suffix=" min")
         self.mod_single = QCheckBox("Protect singletons")
         self.mod_multi = QCheckBox("Protect multiple singletons")
         self.mod_minfreq = QCheckBox("Minimum frequency protection")
@@ -76,10 +64,10 @@ class ProtectDialog(QDialog):
             c.setChecked(True)
         self.heur_single = QCheckBox("Protect singletons")
         self.heur_single.setChecked(True)
-        self.rnd_base = _spin(1, 10**9, max(1, min_base))
+        self.rnd_base = number_spin(1, 10**9, max(1, min_base))
         self.rnd_base.setToolTip(f"Minimum base for this table: {min_base}")
-        self.rnd_steps = _spin(0, 10, 0)
-        self.rnd_time = _spin(1, 10_000, 20, suffix=" min")
+        self.rnd_steps = number_spin(0, 10, 0)
+        self.rnd_time = number_spin(1, 10_000, 20, suffix=" min")
         self.rnd_stop = QComboBox()
         self.rnd_stop.addItems(["1 — first RAPID solution", "2 — first feasible", "3 — optimal"])
         self.rnd_stop.setCurrentIndex(2)

@@ -13,7 +13,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
-    QDoubleSpinBox,
     QFormLayout,
     QGridLayout,
     QGroupBox,
@@ -23,30 +22,19 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPushButton,
     QRadioButton,
-    QSpinBox,
     QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
 from argusqt.gui.core import VariableChoices
+from argusqt.gui.widgets import number_spin
 from argusqt.model.table import CostSpec, TableSpec
 from argusqt.rules.spec import DominanceRule, FreqRule, PRule, RequestRule, SafetyRules
 
 FREQ_ITEM = "<frequency>"
 SAME_AS_RESPONSE = "(same as response)"
 MAX_EXPLANATORY = 3
-
-
-def _spin(lo: float, hi: float, value: float, decimals: int = 0, suffix: str = ""):
-    s = QSpinBox() if decimals == 0 else QDoubleSpinBox()
-    if decimals:
-        s.setDecimals(decimals)
-    s.setRange(lo, hi)
-    s.setValue(value)
-    s.setSuffix(suffix)
-    s.setAlignment(Qt.AlignmentFlag.AlignRight)
-    return s
 
 
 class RuleRow:
@@ -95,26 +83,36 @@ class LevelRules(QWidget):
                 g,
                 i,
                 f"Dominance rule {i + 1}",
-                [("n", _spin(1, 99, 3)), ("k %", _spin(1, 100, 75))],
+                [("n", number_spin(1, 99, 3)), ("k %", number_spin(1, 100, 75))],
             )
             for i in range(2)
         ]
         self.p = [
             RuleRow(
-                g, 2 + i, f"p% rule {i + 1}", [("p %", _spin(1, 100, 15)), ("n", _spin(1, 99, 1))]
+                g,
+                2 + i,
+                f"p% rule {i + 1}",
+                [("p %", number_spin(1, 100, 15)), ("n", number_spin(1, 99, 1))],
             )
             for i in range(2)
         ]
         self.freq = RuleRow(
-            g, 4, "Minimum frequency", [("freq", _spin(1, 999, 3)), ("range %", _spin(0, 100, 30))]
+            g,
+            4,
+            "Minimum frequency",
+            [("freq", number_spin(1, 999, 3)), ("range %", number_spin(0, 100, 30))],
         )
         self.req = RuleRow(
             g,
             5,
             "Request rule",
-            [("p1 %", _spin(0, 100, 70)), ("p2 %", _spin(0, 100, 80)), ("freq", _spin(0, 999, 3))],
+            [
+                ("p1 %", number_spin(0, 100, 70)),
+                ("p2 %", number_spin(0, 100, 80)),
+                ("freq", number_spin(0, 999, 3)),
+            ],
         )
-        self.req_margin = _spin(0, 100, 20)
+        self.req_margin = number_spin(0, 100, 20)
         g.addWidget(QLabel("range %"), 6, 5, Qt.AlignmentFlag.AlignRight)
         g.addWidget(self.req_margin, 6, 6)
         self.req.params.append(self.req_margin)
@@ -260,7 +258,7 @@ class SpecifyTablesDialog(QDialog):
         self.cost_var_radio.setChecked(True)
         self.cost_var = QComboBox()
         self.cost_var.addItems([SAME_AS_RESPONSE, *choices.numeric])
-        self.lam = _spin(0.0, 1.0, 1.0, decimals=2)
+        self.lam = number_spin(0.0, 1.0, 1.0, decimals=2)
         self.lam.setSingleStep(0.1)
         cg.addWidget(self.cost_var_radio, 0, 0)
         cg.addWidget(self.cost_var, 0, 1)
@@ -280,11 +278,11 @@ class SpecifyTablesDialog(QDialog):
         self.rule_tabs.setTabEnabled(1, choices.holding is not None)
         general = QHBoxLayout()
         self.zero = QCheckBox("Zero cells unsafe, range")
-        self.zero_range = _spin(0.0, 1e9, 10.0, decimals=2)
+        self.zero_range = number_spin(0.0, 1e9, 10.0, decimals=2)
         self.zero.toggled.connect(self.zero_range.setEnabled)
         self.zero_range.setEnabled(False)
         self.missing_safe = QCheckBox("Missing codes are safe")
-        self.manual = _spin(0, 100, 20, suffix=" %")
+        self.manual = number_spin(0, 100, 20, suffix=" %")
         general.addWidget(self.zero)
         general.addWidget(self.zero_range)
         general.addSpacing(12)
