@@ -60,7 +60,7 @@ class Driven(list):
             raise self.errors[0]
 
 
-def run_dialog(qtbot, cls, fn, timeout: float = 5.0) -> Driven:
+def run_dialog(qtbot, cls, fn, timeout: float = 60.0) -> Driven:
     """When a modal dialog of `cls` appears, call fn(dialog) — drives real exec() dialogs.
 
     An exception in fn closes the dialog (so the test cannot hang) and is kept in `.errors`.

@@ -167,7 +167,7 @@ def _recode_size_with_gk(qtbot, window, monkeypatch, tauw: Path, extra=None) -> 
             extra(d)
         d.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Close).click()
 
-    driven = run_dialog(qtbot, RecodeDialog, recode, timeout=20)
+    driven = run_dialog(qtbot, RecodeDialog, recode, timeout=60)
     window.actions["recode"].trigger()
     driven.check()
     assert driven, "Modify | Global recode showed no dialog"

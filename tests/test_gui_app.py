@@ -99,7 +99,7 @@ def test_open_batch_from_menu_shows_error_with_line(qtbot, ex2, tmp_path, monkey
     w = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(w)
     w.open_batch(str(bad))
-    qtbot.waitUntil(lambda: bool(errors), timeout=30_000)
+    qtbot.waitUntil(lambda: bool(errors), timeout=60_000)
     assert str(bad) in errors[0] and "line 5" in errors[0]
     assert w.session is not None  # the GUI continues with what the batch built before the error
 

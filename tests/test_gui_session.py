@@ -26,7 +26,7 @@ def _spec(d: SpecifyTablesDialog) -> None:
 
 
 def test_save_and_open_session_from_the_menus(qtbot, window, sample, monkeypatch):
-    run_dialog(qtbot, SpecifyTablesDialog, _spec, timeout=30)
+    run_dialog(qtbot, SpecifyTablesDialog, _spec, timeout=60)
     window.open_microdata(str(sample / "enterprise.asc"), str(sample / "enterprise.rda"))
     qtbot.waitUntil(lambda: bool(window.views), timeout=60_000)
     window.session.recode(1, "size", str(sample / "size3.grc"))
@@ -45,7 +45,7 @@ def test_save_and_open_session_from_the_menus(qtbot, window, sample, monkeypatch
 
     monkeypatch.setattr(QFileDialog, "getSaveFileName", save_name)
     window.actions["save_session"].trigger()
-    qtbot.waitUntil(lambda: not window.runner.busy, timeout=20_000)
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=60_000)
     assert not window.errors, window.errors
     assert asked == ["argusqt session (*.aqs)"]
     saved = sample / "work.aqs"  # the suffix is added
@@ -57,7 +57,7 @@ def test_save_and_open_session_from_the_menus(qtbot, window, sample, monkeypatch
     )
     window.actions["open_session"].trigger()
     qtbot.waitUntil(lambda: window.session is not old_session, timeout=60_000)
-    qtbot.waitUntil(lambda: not window.runner.busy, timeout=10_000)
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=60_000)
     assert not window.errors, window.errors
     after = window.tables[0]
     assert after is not before
@@ -76,6 +76,6 @@ def test_open_bad_session_shows_the_error(qtbot, window, tmp_path, monkeypatch):
     bad.write_text('{"format": "argusqt-session", "version": 7}')
     monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(bad), ""))
     window.actions["open_session"].trigger()
-    qtbot.waitUntil(lambda: bool(window.errors), timeout=10_000)
+    qtbot.waitUntil(lambda: bool(window.errors), timeout=60_000)
     assert str(bad) in window.errors[0] and "version 7" in window.errors[0]
     assert window.session is None
