@@ -47,7 +47,9 @@ def test_event_loop_keeps_running_and_cancel_returns_fast(qtbot):
         t0 = time.perf_counter()
         w.cancel()
     elapsed = time.perf_counter() - t0
-    assert elapsed < 20.0  # functional deadline, generous for a loaded 2-core machine (quiet: 0.02 s)
+    assert (
+        elapsed < 20.0
+    )  # functional deadline, generous for a loaded 2-core machine (quiet: 0.02 s)
     assert blocker.args[0]["cancelled"] is True
     assert events and isinstance(events[0], ProgressEvent)
     assert len(events) < 100  # rate-limited
