@@ -15,6 +15,7 @@ from argusqt.errors import AuditError, MethodError
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
 from argusqt.protect.audit import audit, pattern_digest
 from argusqt.protect.problem import CSPProblem
+from argusqt.protect.publication import publication_audit
 from argusqt.protect.result import ProtectionResult
 from argusqt.protect.singleton import add_singleton_cells, drop_virtual
 from argusqt.rules.status import is_candidate, is_primary, is_suppressed, secondary_status_for
@@ -112,9 +113,11 @@ def run_method(
         progress(ProgressEvent(message="Auditing the pattern"))
         verdict = audit(problem, sup, intervals=exact, cancel=None)
     result.audit = verdict
-    if not verdict.ok:
-        raise AuditError(f"{name}: {verdict.summary()}")
-    result.log.append(verdict.summary())
+    publication = publication_audit(problem, sup, outsider=verdict)
+    result.verdict = publication
+    if not publication.ok:
+        raise AuditError(f"{name}: {publication.summary()}")
+    result.log.append(publication.summary())
     return result
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -57,6 +58,8 @@ class ProtectionResult:
     interval_lower: np.ndarray | None = None  # interval protection: published intervals
     interval_upper: np.ndarray | None = None
     audit: AuditResult | None = None
+    #: protect.publication.PublicationVerdict of the final pattern (outsider and insider)
+    verdict: Any = None
     log: list[str] = field(default_factory=list)
     figures: dict = field(default_factory=dict)
 

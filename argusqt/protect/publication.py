@@ -1,0 +1,106 @@
+"""The verdict of record before a table is shown as protected or written for publication.
+
+Our one promise: no published table lets an outsider (who knows every published value)
+or an insider (a respondent who knows its own cells) recompute a primary inside its
+protection interval. `publication_audit` runs both attackers on a suppression pattern;
+the publication gate, `run_method` and the session all use it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from argusqt.progress import CancelToken, ProgressCallback, no_progress
+from argusqt.protect.audit import audit
+from argusqt.protect.problem import CSPProblem
+from argusqt.protect.result import AuditResult
+
+Reason = Literal["outsider", "insider"]
+
+#: above this many suppressed cells the outsider audit decides pass/fail only (no exact intervals)
+EXACT_INTERVAL_LIMIT = 2000
+
+
+@dataclass(frozen=True)
+class Disclosure:
+    """A primary an attacker recomputes inside its protection interval, and how."""
+
+    cell: int
+    reason: Reason
+    lower: float  # attacker interval (a witness bound when only pass/fail was decided)
+    upper: float
+    #: insider: the cells the attacking contributor knows (it alone makes them up)
+    known_cells: tuple[int, ...] = ()
+
+
+@dataclass
+class PublicationVerdict:
+    """Outcome of the outsider and the insider attacker on one pattern."""
+
+    outsider: AuditResult
+    disclosures: list[Disclosure] = field(default_factory=list)
+    insiders_checked: int = 0  # contributors attacked (sole contributor of a suppressed cell)
+    insider_lps: int = 0
+    elapsed: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.disclosures
+
+    @property
+    def failing_cells(self) -> np.ndarray:
+        return np.unique(np.array([d.cell for d in self.disclosures], dtype=np.int64))
+
+    def reasons(self, cell: int) -> list[Reason]:
+        return sorted({d.reason for d in self.disclosures if d.cell == cell})
+
+    def summary(self, names=None) -> str:
+        """One line for logs and dialogs; `names(cell)` labels cells (default: the index)."""
+        label = names or str
+        n_out = int(self.outsider.audited.sum())
+        if self.ok:
+            text = f"Audit passed: {n_out} suppressed cells checked against the outside attacker"
+            if self.insiders_checked:
+                text += f" and {self.insiders_checked} respondents who know their own cells"
+            return text + "; every protection interval covered."
+        cells = self.failing_cells
+        parts = []
+        for cell in cells[:10]:
+            why = "/".join(self.reasons(int(cell)))
+            parts.append(f"{label(int(cell))} ({why})")
+        more = "…" if cells.size > 10 else ""
+        return (
+            f"AUDIT FAILED: {cells.size} primary cells can be recomputed inside their "
+            f"protection interval: {', '.join(parts)}{more}."
+        )
+
+
+def publication_audit(
+    problem: CSPProblem,
+    suppressed: np.ndarray,
+    *,
+    cancel: CancelToken | None = None,
+    progress: ProgressCallback = no_progress,
+    intervals: bool | None = None,
+    outsider: AuditResult | None = None,
+) -> PublicationVerdict:
+    """Outsider and insider attacker on `suppressed`; `ok` only if neither discloses a primary.
+
+    `intervals`: exact outsider intervals (True), pass/fail (False) or automatic (None:
+    exact up to EXACT_INTERVAL_LIMIT suppressed cells). `outsider`: an audit of this very
+    pattern already run by the caller (reused). Raises Cancelled when cancelled.
+    """
+    sup = np.asarray(suppressed, dtype=bool)
+    if intervals is None:
+        intervals = int(sup.sum()) <= EXACT_INTERVAL_LIMIT
+    out = outsider
+    if out is None:
+        out = audit(problem, sup, intervals=intervals, progress=progress, cancel=cancel)
+    disclosures = [
+        Disclosure(int(c), "outsider", float(out.lower[c]), float(out.upper[c]))
+        for c in out.failures
+    ]
+    return PublicationVerdict(outsider=out, disclosures=disclosures, elapsed=out.elapsed)
