@@ -1,9 +1,11 @@
-"""Controlled tabular adjustment (methods.md §10): the ℓ1 MILP in SCIP, or an LP with fixed directions.
+"""Controlled tabular adjustment (methods.md §10): the ℓ1 MILP in SCIP, or an IP with fixed directions.
 
-The adjusted table is additive, stays within the attacker bounds, and moves every sensitive
-cell out of its protection interval [a − LPL, a + UPL] at minimal weighted deviation. The
-solution is checked before it is returned (a binary a hair off 0/1 can leak a deviation in
-the wrong direction, methods.md §10).
+The adjusted table is solved on the grid of the published decimals: deviations are integer
+variables in units of 10^-decimals from the printed original values, so the table as
+printed is additive exactly, stays within the attacker bounds, and moves every sensitive
+cell out of its protection interval [a − LPL, a + UPL] at minimal weighted deviation.
+The solution is checked in integer units before it is returned (a binary a hair off 0/1
+can leak a deviation in the wrong direction, methods.md §10).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 from pyscipopt import Model, quicksum
 
 from argusqt.errors import AuditError, Cancelled, MethodError
@@ -21,36 +24,76 @@ from argusqt.protect.rounding import ScipMonitor, attach_monitor
 from argusqt.rules.status import secondary_status_for
 
 LOWER, UPPER = 0, 1
+#: Largest magnitude (in units of the last decimal) a double holds as an exact integer.
+_EXACT = 2.0**52
 
 
 @dataclass
 class _Instance:
-    """Deviation bounds and sensitive cells of a CTA problem (all arrays length n)."""
+    """A CTA problem in integer units of the last published decimal (arrays length n).
 
-    a: np.ndarray
+    Deviations are measured from `base`, the original value as printed; caps, levels and
+    right-hand sides are whole numbers of units, so every solution SCIP accepts as integral
+    is an exactly additive printed table.
+    """
+
+    a: np.ndarray  # true values
+    decimals: int
+    base: np.ndarray  # printed original, integer units (float array of whole numbers)
     w: np.ndarray
-    up_cap: np.ndarray  # u − a (0 for fixed cells)
-    down_cap: np.ndarray  # a − l
+    up_cap: np.ndarray  # units a cell may go up from its printed value (0 for fixed cells)
+    down_cap: np.ndarray
     sens: np.ndarray  # indices of the sensitive cells
-    lpl: np.ndarray  # per sensitive cell
+    lpl: np.ndarray  # per sensitive cell, in value units (as given)
     upl: np.ndarray
-    rhs: np.ndarray  # rhs − M a
-    scale: float
+    need_up: np.ndarray  # per sensitive cell: units up from `base` to reach a + UPL
+    need_down: np.ndarray  # units down from `base` to reach a − LPL
+    rel: sp.csr_matrix  # integer coefficients
+    rhs: np.ndarray  # integer units: rhs − M·base
+
+    @property
+    def unit(self) -> float:
+        return 10.0 ** (-self.decimals)
+
+    def values(self, units: np.ndarray) -> np.ndarray:
+        """Printed values from integer units (division keeps k/10^d the nearest double)."""
+        return np.asarray(units, dtype=float) / 10.0**self.decimals
 
 
 @dataclass
 class _Solve:
     status: str
-    x: np.ndarray | None = None
-    objective: float | None = None
+    dev: np.ndarray | None = None  # integer deviations from the printed original (units)
+    objective: float | None = None  # in units × weight
     bound: float | None = None
     gap: float | None = None
     interrupted: bool = False
     y_relaxed: np.ndarray | None = None
 
 
+def _whole(x: np.ndarray, what: str) -> np.ndarray:
+    """x rounded to whole numbers; MethodError when it is not (within float noise)."""
+    r = np.rint(x)
+    off = np.abs(x - r) > 1e-6 * np.maximum(1.0, np.abs(x))
+    if off.any():
+        k = int(np.flatnonzero(off)[0])
+        raise MethodError(f"{what} {k} is {x[k]:g}, not a whole number")
+    return r
+
+
+def _ceil(x: np.ndarray) -> np.ndarray:
+    """Ceiling that ignores float noise (161.4/0.1 = 1614.0000000000002 → 1614)."""
+    return np.ceil(x - 1e-9 * np.maximum(1.0, np.abs(x)))
+
+
+def _floor(x: np.ndarray) -> np.ndarray:
+    return np.floor(x + 1e-9 * np.maximum(1.0, np.abs(x)))
+
+
 def _instance(problem: CSPProblem) -> _Instance:
-    """Deviation caps from the bounds; protected/empty cells and l = u cells cannot move."""
+    """The problem in units of the last decimal; protected/empty and l = u cells cannot move."""
+    d = max(0, int(problem.decimals))
+    scale_d = 10.0**d
     a = np.asarray(problem.values, dtype=float)
     lo = np.asarray(problem.lower, dtype=float)
     hi = np.asarray(problem.upper, dtype=float)
@@ -61,36 +104,58 @@ def _instance(problem: CSPProblem) -> _Instance:
     if np.any(lpl < 0) or np.any(upl < 0):
         raise MethodError("CTA does not support negative protection levels (methods.md §10)")
     scale = float(max(1.0, np.abs(a).max(initial=0.0)))
-    # an infinite bound is replaced by a finite one that no sensible adjustment reaches
-    cap = float(np.abs(a).sum() + lpl.sum() + upl.sum() + scale)
-    up_cap = np.where(np.isfinite(hi), hi - a, cap)
-    down_cap = np.where(np.isfinite(lo), a - lo, cap)
-    if np.any(up_cap < -1e-9 * scale) or np.any(down_cap < -1e-9 * scale):
-        bad = int(np.flatnonzero((up_cap < 0) | (down_cap < 0))[0])
+    tol = 1e-9 * scale
+    if np.any(a < lo - tol) or np.any(a > hi + tol):
+        bad = int(np.flatnonzero((a < lo - tol) | (a > hi + tol))[0])
         raise MethodError(
             f"cell {bad}: value {a[bad]:g} lies outside its bounds [{lo[bad]:g}, {hi[bad]:g}]"
         )
+    a_units = a * scale_d
+    if np.abs(a_units).max(initial=0.0) >= _EXACT / 4:
+        raise MethodError(
+            f"values up to {scale:g} are too large to adjust exactly with {d} decimals"
+        )
+    base = np.rint(a_units)
+    # an infinite bound is replaced by a finite one that no sensible adjustment reaches
+    cap = float(np.ceil((np.abs(a).sum() + lpl.sum() + upl.sum() + scale) * scale_d))
+    up_cap = np.where(np.isfinite(hi), _floor(hi * scale_d) - base, cap)
+    down_cap = np.where(np.isfinite(lo), base - _ceil(lo * scale_d), cap)
     fixed = (status == 10) | (status == 14) | (hi - lo <= 0)
     fixed[sens] = False
     up_cap = np.where(fixed, 0.0, np.maximum(up_cap, 0.0))
     down_cap = np.where(fixed, 0.0, np.maximum(down_cap, 0.0))
-    rel = problem.relations.tocsr()
-    rhs = np.asarray(problem.rhs, dtype=float) - rel @ a
+    a_s, b_s = a_units[sens], base[sens]
+    need_up = np.maximum(_ceil(a_s + upl * scale_d - b_s), 0.0)
+    need_down = np.maximum(_ceil(b_s - (a_s - lpl * scale_d)), 0.0)
+    rel = problem.relations.tocsr().astype(float)
+    rel.data = _whole(rel.data, "relation coefficient")
+    rhs_units = _whole(np.asarray(problem.rhs, dtype=float) * scale_d, "right-hand side")
+    rhs = rhs_units - rel @ base
     return _Instance(
-        a, np.asarray(problem.cost, dtype=float), up_cap, down_cap, sens, lpl, upl, rhs, scale
+        a,
+        d,
+        base,
+        np.asarray(problem.cost, dtype=float),
+        up_cap,
+        down_cap,
+        sens,
+        lpl,
+        upl,
+        need_up,
+        need_down,
+        rel,
+        rhs,
     )
 
 
 def _possible(inst: _Instance) -> tuple[np.ndarray, np.ndarray]:
     """Per sensitive cell: can it go up by UPL / down by LPL within its bounds?"""
-    tol = 1e-9 * inst.scale
-    can_up = inst.upl <= inst.up_cap[inst.sens] + tol
-    can_down = inst.lpl <= inst.down_cap[inst.sens] + tol
+    can_up = inst.need_up <= inst.up_cap[inst.sens]
+    can_down = inst.need_down <= inst.down_cap[inst.sens]
     return can_up, can_down
 
 
 def _solve(
-    problem: CSPProblem,
     inst: _Instance,
     fixed_y: dict[int, int],
     *,
@@ -100,9 +165,10 @@ def _solve(
     monitor: ScipMonitor | None,
     start: tuple[np.ndarray, dict[int, int]] | None = None,
 ) -> _Solve:
-    """Build and solve the MILP (or its relaxation / fixed-direction LP) of methods.md §10.
+    """Build and solve the MILP of methods.md §10 in integer units (or, with `relax`, its LP
+    relaxation, used only to guess directions).
 
-    `start` = (adjusted values, directions) of a known feasible table, given to SCIP.
+    `start` = (integer deviations, directions) of a known feasible table, given to SCIP.
     """
     n = inst.a.size
     model = Model()
@@ -112,8 +178,9 @@ def _solve(
     model.setParam("numerics/feastol", 1e-7)
     if monitor is not None:
         attach_monitor(model, monitor, "cta_monitor")
-    zp = list(model.addMatrixVar((n,), vtype="C", lb=0.0, ub=inst.up_cap, obj=inst.w))
-    zm = list(model.addMatrixVar((n,), vtype="C", lb=0.0, ub=inst.down_cap, obj=inst.w))
+    vtype = "C" if relax else "I"
+    zp = list(model.addMatrixVar((n,), vtype=vtype, lb=0.0, ub=inst.up_cap, obj=inst.w))
+    zm = list(model.addMatrixVar((n,), vtype=vtype, lb=0.0, ub=inst.down_cap, obj=inst.w))
     ys = []
     for k, cell in enumerate(inst.sens):  # one binary and four constraints per sensitive cell
         cell = int(cell)
@@ -122,18 +189,18 @@ def _solve(
             lb = ub = float(fixed_y[k])
         y = model.addVar(vtype="C" if relax else "B", lb=lb, ub=ub, name=f"y{cell}")
         ys.append(y)
-        model.addCons(zp[cell] >= inst.upl[k] * y)
-        model.addCons(zp[cell] <= inst.up_cap[cell] * y)
-        model.addCons(zm[cell] >= inst.lpl[k] * (1 - y))
-        model.addCons(zm[cell] <= inst.down_cap[cell] * (1 - y))
-    rel = problem.relations.tocsr()
+        model.addCons(zp[cell] >= float(inst.need_up[k]) * y)
+        model.addCons(zp[cell] <= float(inst.up_cap[cell]) * y)
+        model.addCons(zm[cell] >= float(inst.need_down[k]) * (1 - y))
+        model.addCons(zm[cell] <= float(inst.down_cap[cell]) * (1 - y))
+    rel = inst.rel
     movable = (inst.up_cap > 0) | (inst.down_cap > 0)
     for i in range(rel.shape[0]):  # one equation per relation
         s, e = rel.indptr[i], rel.indptr[i + 1]
         cols, coefs = rel.indices[s:e], rel.data[s:e]
         keep = movable[cols]
         if not keep.any():
-            if abs(inst.rhs[i]) > 1e-9 * inst.scale:
+            if inst.rhs[i] != 0:
                 return _Solve("infeasible")
             continue
         expr = quicksum(
@@ -145,10 +212,11 @@ def _solve(
     model.optimize()
     out = _Solve(model.getStatus())
     out.interrupted = monitor is not None and monitor.interrupted
-    if model.getNSols() > 0:
-        sol = model.getBestSol()
+    best = model.getBestSol() if model.getNSols() > 0 else None
+    if best is not None:
+        sol = best
         dev = np.array([sol[v] for v in zp]) - np.array([sol[v] for v in zm])
-        out.x = inst.a + dev
+        out.dev = dev if relax else np.rint(dev)
         out.objective = float(model.getSolObjVal(sol))
         out.bound = float(model.getDualbound())
         out.gap = float(model.getGap())
@@ -159,8 +227,7 @@ def _solve(
 
 def _add_start(model, inst: _Instance, zp, zm, ys, start) -> None:
     """Hand a feasible adjusted table to SCIP as its first incumbent (loops over changed cells)."""
-    x, dirs = start
-    dev = x - inst.a
+    dev, dirs = start
     sol = model.createSol()
     for j in np.flatnonzero(dev > 0):
         model.setSolVal(sol, zp[int(j)], float(min(dev[j], inst.up_cap[j])))
@@ -203,7 +270,11 @@ def _directions_from_params(inst: _Instance, given) -> dict[int, int]:
 
 
 def verify_adjustment(problem: CSPProblem, x: np.ndarray, tol: float | None = None) -> None:
-    """Raise AuditError unless x is additive, within bounds and every sensitive cell is moved out."""
+    """Raise AuditError unless x is additive, within bounds and every sensitive cell is moved out.
+
+    Bounds may be exceeded by half a unit of the last decimal: an original value off the grid
+    is printed rounded.
+    """
     a = np.asarray(problem.values, dtype=float)
     scale = float(max(1.0, np.abs(a).max(initial=0.0)))
     tol = 1e-6 * scale if tol is None else tol
@@ -213,7 +284,8 @@ def verify_adjustment(problem: CSPProblem, x: np.ndarray, tol: float | None = No
         raise AuditError(f"adjusted table is not additive: relation {r} is off by {resid[r]:g}")
     lo = np.asarray(problem.lower, dtype=float)
     hi = np.asarray(problem.upper, dtype=float)
-    out = (x < lo - tol) | (x > hi + tol)
+    slack = max(tol, 0.5 * 10.0 ** (-max(0, int(problem.decimals))))
+    out = (x < lo - slack) | (x > hi + slack)
     if out.any():
         c = int(np.flatnonzero(out)[0])
         raise AuditError(
@@ -229,6 +301,28 @@ def verify_adjustment(problem: CSPProblem, x: np.ndarray, tol: float | None = No
         )
 
 
+def _verify_units(inst: _Instance, dev: np.ndarray) -> None:
+    """Exact check on the printed grid: integer deviations within the caps, every relation
+    balanced to the unit, every sensitive cell at least its level away (AuditError if not)."""
+    k = dev.astype(np.int64)
+    if np.any(k > inst.up_cap) or np.any(-k > inst.down_cap):
+        c = int(np.flatnonzero((k > inst.up_cap) | (-k > inst.down_cap))[0])
+        raise AuditError(f"adjusted cell {c} leaves its bounds")
+    rel = inst.rel.astype(np.int64)
+    resid = rel @ k - inst.rhs.astype(np.int64)
+    if np.any(resid != 0):
+        r = int(np.flatnonzero(resid)[0])
+        raise AuditError(
+            f"adjusted table is not additive as printed: relation {r} is off by "
+            f"{int(resid[r])} unit(s) of the last decimal"
+        )
+    ks = k[inst.sens]
+    inside = (ks < inst.need_up) & (-ks < inst.need_down)
+    if inside.any():
+        c = int(inst.sens[np.flatnonzero(inside)[0]])
+        raise AuditError(f"sensitive cell {c} is printed inside its protection interval")
+
+
 def solve_cta(
     problem: CSPProblem,
     params: dict | None = None,
@@ -237,20 +331,24 @@ def solve_cta(
 ) -> ProtectionResult:
     """Controlled tabular adjustment; weights = problem.cost, bounds = problem.lower/upper.
 
-    params: directions (fix some or all: {cell: 'upper'|'lower'} or a 0/1 list over the
-    sensitive cells in cell order), fixed_directions (True: LP with heuristic directions from
-    the LP relaxation, flips repaired one cell at a time), max_time seconds (600), gap
-    (relative, 0 = optimal), prepsens (default True: a cell with LPL = 0 < UPL must go up,
-    UPL = 0 < LPL down, else it could keep its value). Returns published = adjusted values,
-    status 1→11, 2→12 for changed safe cells, cost = Σ w |x − a|, figures['directions'] =
-    {cell: ±1}.
+    The adjusted values lie on the grid of `problem.decimals` (the published table adds up as
+    printed). params: directions (fix some or all: {cell: 'upper'|'lower'} or a 0/1 list over
+    the sensitive cells in cell order), fixed_directions (True: integer deviations with
+    heuristic directions from the LP relaxation, flips repaired one cell at a time), max_time
+    seconds (600), gap (relative, 0 = optimal), prepsens (default True: a cell with LPL = 0 <
+    UPL must go up, UPL = 0 < LPL down, else it could keep its value). Returns published =
+    adjusted values, status 1→11, 2→12 for safe cells whose printed value changed, cost =
+    Σ w |x − a|, figures['directions'] = {cell: ±1}, figures['decimals'].
     """
     params = dict(params or {})
     watch = Stopwatch()
     inst = _instance(problem)
     max_time = float(params.get("max_time") or 60.0 * float(params.get("max_minutes", 10)))
     gap_limit = float(params.get("gap", 0.0))
-    log = [f"CTA: {inst.sens.size} sensitive cells, {problem.n_cells} cells"]
+    log = [
+        f"CTA: {inst.sens.size} sensitive cells, {problem.n_cells} cells, "
+        f"adjusted in units of {inst.unit:g} ({inst.decimals} decimals)"
+    ]
     fixed = _directions_from_params(inst, params.get("directions"))
     can_up, can_down = _possible(inst)
     prepsens = bool(params.get("prepsens", True))
@@ -278,27 +376,26 @@ def solve_cta(
     if cancel is not None and cancel.cancelled:
         raise Cancelled("CTA cancelled before a solution was found")
     heuristic = bool(params.get("fixed_directions", False)) and len(fixed) < inst.sens.size
+    found = None
     if heuristic:
-        sol = _fixed_direction_heuristic(problem, inst, fixed, max_time, watch, monitor, log)
-        if sol is None:
+        found = _fixed_direction_heuristic(inst, fixed, max_time, watch, monitor, log)
+        if found is None:
             log.append("fixed-direction heuristic found no feasible directions: solving the MILP")
             heuristic = False
-    if not heuristic:
+    if found is None:
         start = None
         warm = params.get("warm_start")
         if (problem.n_cells >= 5000 if warm is None else bool(warm)) and len(
             fixed
         ) < inst.sens.size:
             first = _fixed_direction_heuristic(
-                problem, inst, fixed, 0.5 * max_time, watch, monitor, log, max_flips=10
+                inst, fixed, 0.5 * max_time, watch, monitor, log, max_flips=10
             )
-            if first is not None and first.x is not None:
-                dev = first.x - inst.a
-                dirs = {k: int(dev[c] > 0) for k, c in enumerate(inst.sens)}
-                start = (first.x, dirs)
+            if first is not None and first.dev is not None:
+                dirs = {k: int(first.dev[c] > 0) for k, c in enumerate(inst.sens)}
+                start = (first.dev, dirs)
                 log.append(f"MILP warm start from the fixed-direction table ({first.objective:g})")
-        sol = _solve(
-            problem,
+        found = _solve(
             inst,
             fixed,
             relax=False,
@@ -307,18 +404,20 @@ def solve_cta(
             monitor=monitor("CTA (MILP)"),
             start=start,
         )
-    if sol.x is None:
+    sol = found
+    if sol.dev is None:
         if sol.interrupted or (cancel is not None and cancel.cancelled):
             raise Cancelled("CTA cancelled before a feasible adjusted table was found")
         if sol.status == "infeasible":
             what = "with the given directions " if params.get("directions") is not None else ""
             raise MethodError(
                 f"no adjusted table exists {what}within the cell bounds: every sensitive cell "
-                "must move out of its protection interval while the table stays additive"
+                "must move out of its protection interval while the table stays additive "
+                f"as printed with {inst.decimals} decimals"
             )
         raise MethodError(f"CTA found no adjusted table within {max_time:g} s ({sol.status})")
-    dev = sol.x - inst.a
-    x = inst.a + np.where(np.abs(dev) > 1e-9 * inst.scale, dev, 0.0)  # no solver dust
+    _verify_units(inst, sol.dev)
+    x = inst.values(inst.base + sol.dev)
     verify_adjustment(problem, x)
     user_fixed = params.get("directions") is not None
     res = _result(problem, inst, sol, x, heuristic or user_fixed, log, watch, cancel)
@@ -327,14 +426,14 @@ def solve_cta(
 
 
 def _fixed_direction_heuristic(
-    problem, inst, fixed, max_time, watch, monitor, log, max_flips: int | None = None
+    inst, fixed, max_time, watch, monitor, log, max_flips: int | None = None
 ) -> _Solve | None:
-    """Directions from the LP relaxation (y ≥ ½ → up), then the LP; flip cells while infeasible.
+    """Directions from the LP relaxation (y ≥ ½ → up), then the IP with those directions;
+    flip cells while infeasible.
 
     `max_time` is a deadline on the stopwatch; `monitor` makes a fresh SCIP monitor per model.
     """
     relaxed = _solve(
-        problem,
         inst,
         fixed,
         relax=True,
@@ -347,9 +446,8 @@ def _fixed_direction_heuristic(
     y = relaxed.y_relaxed
     dirs = {k: (fixed[k] if k in fixed else int(y[k] >= 0.5)) for k in range(inst.sens.size)}
 
-    def lp(directions):
+    def solve_with(directions):
         return _solve(
-            problem,
             inst,
             directions,
             relax=False,
@@ -358,11 +456,11 @@ def _fixed_direction_heuristic(
             time_limit=max_time - watch.elapsed,
         )
 
-    sol = lp(dirs)
+    sol = solve_with(dirs)
     flips = 0
     order = np.argsort(np.abs(y - 0.5))  # least confident directions first
     for k in order:
-        if sol.x is not None or watch.elapsed >= max_time:
+        if sol.dev is not None or watch.elapsed >= max_time:
             break
         if max_flips is not None and flips >= max_flips:
             break
@@ -370,14 +468,14 @@ def _fixed_direction_heuristic(
             continue
         trial = dict(dirs)
         trial[int(k)] = 1 - trial[int(k)]
-        cand = lp(trial)
+        cand = solve_with(trial)
         flips += 1
-        if cand.x is not None:
+        if cand.dev is not None:
             dirs, sol = trial, cand
     log.append(
         f"fixed directions from the LP relaxation (bound {relaxed.objective:g}), {flips} flip(s) tried"
     )
-    if sol.x is None:
+    if sol.dev is None:
         return None
     sol.bound = relaxed.objective
     sol.gap = (
@@ -387,24 +485,24 @@ def _fixed_direction_heuristic(
 
 
 def _result(problem, inst, sol, x, restricted, log, watch, cancel) -> ProtectionResult:
-    """Statuses of changed safe cells 1→11, 2→12; directions and deviation figures."""
-    a = inst.a
-    dev = x - a
-    tol = 1e-6 * inst.scale
+    """Statuses 1→11, 2→12 for safe cells whose printed value changed; directions, figures."""
+    dev = x - inst.a
+    printed_change = sol.dev  # integer units from the printed original
     status = np.asarray(problem.status).copy()
-    changed = np.abs(dev) > tol
+    changed = printed_change != 0
     safe_changed = changed & np.isin(status, (1, 2, 13))
     status[safe_changed] = secondary_status_for(status[safe_changed])
     dirs = {int(c): (1 if dev[c] > 0 else -1) for c in inst.sens}
     cost = float(np.sum(inst.w * np.abs(dev)))
     # optimal only when the directions were free (not heuristic, not given by the user)
     optimal = sol.status == "optimal" and not restricted and sol.gap is not None and sol.gap <= 1e-9
-    log.append(f"weighted deviation {cost:g}; {int(changed.sum())} cells changed")
+    log.append(f"weighted deviation {cost:g}; {int(changed.sum())} cells changed in print")
+    bound = None if sol.bound is None else sol.bound * inst.unit
     return ProtectionResult(
         method="CTA",
         status=status,
         cost=cost,
-        lower_bound=sol.bound,
+        lower_bound=bound,
         gap=sol.gap,
         optimal=optimal,
         cancelled=sol.interrupted or (cancel is not None and cancel.cancelled),
@@ -417,5 +515,6 @@ def _result(problem, inst, sol, x, restricted, log, watch, cancel) -> Protection
             "n_changed": int(changed.sum()),
             "max_abs_deviation": float(np.abs(dev).max(initial=0.0)),
             "restricted_directions": restricted,
+            "decimals": inst.decimals,
         },
     )
