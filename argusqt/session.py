@@ -149,9 +149,12 @@ class Session:
 
     def open_table_data(self, tab_path: str | Path, meta_path: str | Path) -> None:
         """Add a table file with its metadata (several may form a linked table set)."""
+        from argusqt.io.atomic import settle_sets
         from argusqt.io.rda import read_rda
 
         tab_path, meta_path = Path(tab_path), Path(meta_path)
+        for folder in {tab_path.parent, meta_path.parent}:  # a set argusqt wrote is complete
+            settle_sets(folder)
         meta = read_rda(meta_path, kind_hint="tabular")
         if self.kind != "tabular" or self.tables:
             self.specs, self.sources, self.tables, self.results = [], [], [], {}
@@ -472,13 +475,17 @@ class Session:
         options: str | dict[str, bool],
         path: str | Path,
         report: bool = False,
+        *,
+        tau_exact: bool = False,
     ) -> list[Path]:
         """Save table `table_no` as type 1–6 (formats.md §10); `report` adds the HTML report
-        next to it (same base name, `.html`). Returns the files written."""
-        from argusqt.export.writetable import write_table
+        next to it (same base name, `.html`). `tau_exact` (option `TA+`) writes codes and
+        labels byte for byte as τ-Argus; by default one a spreadsheet would run as a formula
+        gets a `'` in front. Returns the files written."""
+        from argusqt.export.writetable import TAU_EXACT, write_table
 
         table = self.table(table_no)
-        files = write_table(table, out_type, options, path)
+        files = write_table(table, out_type, options, path, tau_exact=tau_exact)
         if report:
             files.append(self.write_report(table_no, Path(path).with_suffix(".html")))
         self.add_log(f"Table {table_no} written to {', '.join(str(f) for f in files)}")
@@ -487,6 +494,8 @@ class Session:
             if isinstance(options, str)
             else "".join(f"{k}{'+' if v else '-'}" for k, v in options.items())
         )
+        if tau_exact and f"{TAU_EXACT}+" not in opt.upper().replace(" ", ""):
+            opt += f"{TAU_EXACT}+"
         self.history.append(f'<WRITETABLE> ({table_no}, {out_type}, {opt}, "{path}")')
         return files
 

@@ -118,15 +118,17 @@ def _read(path: Path) -> list[str]:
 
 
 # ---------------------------------------------------------------- code-value (E8, E9, E16)
-def test_codevalue_ex1_matches_expected_file(tmp_path):
+@pytest.mark.parametrize("exact", ["", "TA+"])  # no formula-like text: both modes alike
+def test_codevalue_ex1_matches_expected_file(tmp_path, exact):
     out = tmp_path / "tabout_ex1.txt"
-    write_table(ex1_table(), 3, "AS+FL+", out)
+    write_table(ex1_table(), 3, "AS+FL+" + exact, out)
     assert _read(out) == EX1_EXPECTED
 
 
-def test_codevalue_ex2_matches_expected_file(tmp_path):
+@pytest.mark.parametrize("exact", ["", "TA+"])
+def test_codevalue_ex2_matches_expected_file(tmp_path, exact):
     out = tmp_path / "tabout_ex2.txt"
-    write_table(ex2_table(), 3, "AS+FL+", out)
+    write_table(ex2_table(), 3, "AS+FL+" + exact, out)
     assert _read(out) == EX2_EXPECTED
 
 
@@ -187,7 +189,7 @@ def test_pivot_type2_always_has_header(tmp_path):
 def test_option_string_parsing():
     assert parse_options("AS+FL+", 3) == {
         "AR": False, "AS": True, "FL": True, "HI": False, "HL": False,
-        "QU": True, "SE": False, "SO": False, "TR": False,
+        "QU": True, "SE": False, "SO": False, "TR": False, "TA": False,
     }  # fmt: skip
     assert parse_options("", 2)["FL"] is True
     assert parse_options("qu-", 3)["QU"] is False
@@ -249,8 +251,9 @@ def test_csvtable_1d_and_3d():
 
 
 # ---------------------------------------------------------------- SBS (type 4, E9)
-def test_sbs_ex2_lines_e9():
-    lines = sbs_lines(ex2_table())
+@pytest.mark.parametrize("tau_exact", [False, True])
+def test_sbs_ex2_lines_e9(tau_exact):
+    lines = sbs_lines(ex2_table(), tau_exact=tau_exact)
     assert '"A","female",189.40,2,F,59.1,40.9' in lines
     assert '"A","  male",1938.79,18,D' in lines
     assert '"B","female",1998.80,19,V' in lines
@@ -328,6 +331,7 @@ def enterprise_data(tmp_path_factory):
 
 
 @pytest.mark.compat
+@pytest.mark.parametrize("options", ["AS+", "AS+TA+"])  # default and τ-Argus-exact texts
 @pytest.mark.parametrize(
     "name, dims",
     [
@@ -336,7 +340,7 @@ def enterprise_data(tmp_path_factory):
         ("test_3a.txt", ("region", "mun")),
     ],
 )
-def test_codevalue_matches_tauargus_file(enterprise_data, tmp_path, name, dims):
+def test_codevalue_matches_tauargus_file(enterprise_data, tmp_path, name, dims, options):
     meta, data, folder = enterprise_data
     rules = SafetyRules(
         p_holding=[PRule(10, 100, 1)], missing_safe=True, zero_range=10, manual_margin=10
@@ -350,10 +354,12 @@ def test_codevalue_matches_tauargus_file(enterprise_data, tmp_path, name, dims):
     secondary = np.isin(given, (11, 12))
     table.status = np.where(secondary, given, table.status).astype(np.int8)
     out = tmp_path / name
-    write_table(table, 3, "AS+", out)
+    write_table(table, 3, options, out)
     ours = out.read_text().splitlines()
     diff = [(i, a, b) for i, (a, b) in enumerate(zip(ours, expected, strict=True)) if a != b]
     assert not diff, f"{len(diff)} lines differ, first: {diff[:3]}"
+    # byte for byte but the line ends (τ-Argus wrote these on Windows: CRLF)
+    assert out.read_bytes() == (folder / "expected" / name).read_bytes().replace(b"\r\n", b"\n")
 
 
 def test_intermediate_of_a_rounded_table_writes_published_values():

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
+from argusqt.errors import AuditError
+from argusqt.export.textcells import neutralise
 from argusqt.io.atomic import atomic_write_text
 from argusqt.model.table import Table
 
@@ -16,9 +18,12 @@ from argusqt.model.table import Table
 HIDDEN = np.array([s in (3, 4, 5, 6, 7, 8, 9, 11, 12) for s in range(16)])
 
 
-def quote_code(code: str, quotes: bool) -> str:
-    """A code as written: a `"` inside becomes `'`; surrounded by quotes with `QU+`."""
+def quote_code(code: str, quotes: bool, *, tau_exact: bool = False) -> str:
+    """A code or name as written: a `"` inside becomes `'`, a formula-like text gets a `'` in
+    front (unless `tau_exact`: τ-Argus's bytes); surrounded by quotes with `QU+`."""
     code = code.replace('"', "'")
+    if not tau_exact:
+        code = neutralise(code)
     return f'"{code}"' if quotes else code
 
 
@@ -45,12 +50,14 @@ def _objects(items) -> np.ndarray:
     return arr
 
 
-def code_columns(table: Table, quotes: bool, levels: bool = False) -> list[np.ndarray]:
+def code_columns(
+    table: Table, quotes: bool, levels: bool = False, *, tau_exact: bool = False
+) -> list[np.ndarray]:
     """Per dimension, the written code of every cell (row-major order); optional level column."""
     idx = np.unravel_index(np.arange(table.n_cells), table.shape)
     cols: list[np.ndarray] = []
     for d, dim in enumerate(table.dims):
-        written = _objects(quote_code(c, quotes) for c in dim.codes)
+        written = _objects(quote_code(c, quotes, tau_exact=tau_exact) for c in dim.codes)
         cols.append(written[idx[d]])
         if levels:
             lev = dim.depth if dim.hierarchical else np.zeros(len(dim), dtype=np.int64)
@@ -74,6 +81,21 @@ def protection_kind(table: Table) -> str:
     return "cta" if method.startswith("CTA") else "round"
 
 
+def published_values(table: Table) -> np.ndarray:
+    """The rounded / adjusted values, checked to lie on the grid of the decimals they are
+    printed with (off the grid, the printed table would not add up: AuditError)."""
+    x = np.asarray(table.published, dtype=float)
+    units = x * 10.0 ** max(int(table.decimals), 0)
+    off = np.abs(units - np.rint(units)) > 1e-6 * np.maximum(1.0, np.abs(units))
+    if off.any():
+        k = int(np.flatnonzero(off)[0])
+        raise AuditError(
+            f"published value {x[k]!r} of cell {k} has more than {table.decimals} decimals: "
+            "the table would not add up as printed; protect it again"
+        )
+    return x
+
+
 def response_name(table: Table) -> str:
     """The response column name in headers (`Freq` for frequency tables)."""
     return table.spec.response if table.spec.response is not None else "Freq"
@@ -93,7 +115,7 @@ def shown_values(table: Table) -> np.ndarray:
         wide = np.asarray(table.interval_upper) > np.asarray(table.interval_lower)
         out[wide] = _objects(f"{a}..{b}" for a, b in zip(lo[wide], hi[wide], strict=True))
     else:
-        out = fmt_numbers(table.published, table.decimals)
+        out = fmt_numbers(published_values(table), table.decimals)
     out[status == 14] = "-"
     return out
 
@@ -105,16 +127,21 @@ def codevalue_lines(
     names_first: bool = False,
     quotes: bool = True,
     suppress_empty: bool = False,
+    tau_exact: bool = False,
 ) -> list[str]:
     """The lines of a code-value / pivot file (without line ends)."""
     status = np.asarray(table.status, dtype=np.int64)
     empty = status == 14
     kind = protection_kind(table)
-    cols = code_columns(table, quotes)
+    cols = code_columns(table, quotes, tau_exact=tau_exact)
     true_vals = fmt_numbers(table.value, table.decimals)
     true_vals[empty] = "-"
     status_txt = fmt_ints(status)
-    header = [quote_code(d.name, quotes) for d in table.dims]
+
+    def head(name: str) -> str:
+        return quote_code(name, quotes, tau_exact=tau_exact)
+
+    header = [head(d.name) for d in table.dims]
     resp = response_name(table)
     if kind == "interval":
         # argusqt extension: published intervals [lower, upper] (a published cell has
@@ -124,28 +151,28 @@ def codevalue_lines(
         lo[empty] = "-"
         hi[empty] = "-"
         cols += [lo, hi]
-        header += [quote_code(resp + "_Lower", quotes), quote_code(resp + "_Upper", quotes)]
+        header += [head(resp + "_Lower"), head(resp + "_Upper")]
         if add_status:
             cols += [true_vals, status_txt]
-            header += [quote_code(resp + "_Orig", quotes), quote_code("Status", quotes)]
+            header += [head(resp + "_Orig"), head("Status")]
     elif kind == "suppress":
         if add_status:
             cols += [true_vals, status_txt]
-            header += [quote_code(resp, quotes), quote_code("Status", quotes)]
+            header += [head(resp), head("Status")]
         else:
             cols.append(shown_values(table))
-            header.append(quote_code(resp, quotes))
+            header.append(head(resp))
     else:
         shown = shown_values(table)
         suffix = "_CTA" if kind == "cta" else "_Round"
-        header.append(quote_code(resp + suffix, quotes))
+        header.append(head(resp + suffix))
         cols.append(shown)
         if add_status:
             cols.append(true_vals)
-            header.append(quote_code(resp + "_Orig", quotes))
+            header.append(head(resp + "_Orig"))
             if kind == "cta":
                 cols.append(status_txt)
-                header.append(quote_code("Status", quotes))
+                header.append(head("Status"))
     body = join_columns(cols)
     if suppress_empty:
         body = body[np.asarray(table.freq) != 0]
@@ -162,6 +189,7 @@ def write_codevalue(
     names_first: bool = False,
     quotes: bool = True,
     suppress_empty: bool = False,
+    tau_exact: bool = False,
 ) -> None:
     """Write type 3 (code-value); type 2 is the same with `names_first=True`."""
     lines = codevalue_lines(
@@ -170,5 +198,6 @@ def write_codevalue(
         names_first=names_first,
         quotes=quotes,
         suppress_empty=suppress_empty,
+        tau_exact=tau_exact,
     )
     atomic_write_text(path, "".join(line + "\n" for line in lines))

@@ -26,6 +26,7 @@ from openpyxl.utils import get_column_letter
 
 import argusqt
 from argusqt.errors import ArgusError, Cancelled
+from argusqt.export.codevalue import published_values
 from argusqt.export.report import (
     audit_text,
     rules_in_words,
@@ -33,6 +34,7 @@ from argusqt.export.report import (
     status_summary,
     table_structure,
 )
+from argusqt.export.textcells import formula_like
 from argusqt.io.atomic import atomic_write_bytes
 from argusqt.model.codelist import CodeList
 from argusqt.model.table import Table
@@ -58,8 +60,8 @@ STATUS_COLOURS: dict[int, str] = {
 }
 
 _MAX_OUTLINE = 7  # Excel's deepest outline level
-_BAD_SHEET_CHARS = re.compile(r"[\[\]:*?/\\]")
-_RISKY = ("=", "+", "-", "@", "\t", "\r")
+_BAD_SHEET_CHARS = re.compile(r"[\[\]:*?/\\\x00-\x1f]")
+_RESERVED_SHEETS = {"history"}
 #: Fill colour (RGB hex) of a cell published as a wide interval after interval protection.
 INTERVAL_COLOUR = "BDD7EE"
 INTERVAL_LABEL = "published interval"
@@ -132,7 +134,7 @@ class _Cells:
 
     def text(self, col: int, text: str, key: tuple = (), **style: Any) -> WriteOnlyCell:
         """Explicit string (never a formula); risky leading characters get a quote prefix."""
-        risky = text.startswith(_RISKY)
+        risky = formula_like(text)
         if risky:
             style = {**style, "quotePrefix": True}
         cell = self._cell(col, ("t", risky, *key), style)
@@ -165,7 +167,7 @@ def put_text(cell, text: str) -> None:
     """Store text in an ordinary (non-streaming) cell as an explicit string, never a formula."""
     cell.value = text
     cell.data_type = "s"
-    if text.startswith(_RISKY):
+    if formula_like(text):
         cell.quotePrefix = True
 
 
@@ -217,7 +219,7 @@ def shown_values(table: Table, options: ExcelOptions) -> tuple[np.ndarray, np.nd
                 text[k] = options.suppressed_text
     else:
         numbers = np.asarray(
-            table.published if table.published is not None else table.value, dtype=float
+            published_values(table) if table.published is not None else table.value, dtype=float
         )
         numbers = np.round(numbers, table.decimals)
         if table.published is None:
@@ -227,10 +229,12 @@ def shown_values(table: Table, options: ExcelOptions) -> tuple[np.ndarray, np.nd
 
 
 def _sheet_name(wanted: str, used: set[str]) -> str:
-    base = _BAD_SHEET_CHARS.sub("_", wanted).strip("'") or "sheet"
-    base = base[:31]
+    """A valid, unused sheet name: no []:*?/\\, no leading/trailing `'`, 1–31 characters,
+    never `History` (Excel reserves it for change tracking and refuses the workbook)."""
+    base = _BAD_SHEET_CHARS.sub("_", wanted).strip().strip("'").strip() or "sheet"
+    base = base[:31].rstrip("'")
     name, k = base, 2
-    while name.lower() in used:
+    while name.lower() in used or name.lower() in _RESERVED_SHEETS:
         suffix = f"~{k}"
         name = base[: 31 - len(suffix)] + suffix
         k += 1

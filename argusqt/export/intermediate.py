@@ -6,14 +6,17 @@ from pathlib import Path
 
 import numpy as np
 
+from argusqt.errors import SpecificationError
 from argusqt.export.codevalue import (
     code_columns,
     fmt_ints,
     fmt_numbers,
     join_columns,
+    published_values,
     quote_code,
 )
-from argusqt.io.atomic import atomic_write_text
+from argusqt.export.textcells import neutralise
+from argusqt.io.atomic import atomic_write_set
 from argusqt.model.codelist import CodeList
 from argusqt.model.table import Table
 from argusqt.rules.status import INTERMEDIATE_LETTER
@@ -60,15 +63,16 @@ def intermediate_lines(
     status_only: bool = False,
     holdings: bool = False,
     audit: bool = False,
+    tau_exact: bool = False,
 ) -> list[str]:
     """Cell lines `codes;value;[freq;][shadow;]cost;[tops;]status;lpl;upl[;audit]`."""
     d = table.decimals
     status = np.asarray(table.status, dtype=np.int64)
     empty = status == 14
     use_h = holdings and table.hfreq is not None
-    cols = code_columns(table, quotes)
+    cols = code_columns(table, quotes, tau_exact=tau_exact)
     # rounded / adjusted tables: the published value (an argusqt extension, formats.md §8.6)
-    cols.append(fmt_numbers(table.value if table.published is None else table.published, d))
+    cols.append(fmt_numbers(table.value if table.published is None else published_values(table), d))
     if not table.spec.is_frequency:
         freq = table.hfreq if use_h else table.freq
         cols.append(fmt_ints(np.rint(np.asarray(freq, dtype=float))))
@@ -91,11 +95,12 @@ def intermediate_lines(
     return body.tolist()
 
 
-def _hrc_text(dim: CodeList) -> str:
-    """The hierarchy of a dimension as an `.hrc` with lead string `@` (missing codes left out)."""
+def _hrc_text(dim: CodeList, tau_exact: bool = False) -> str:
+    """The hierarchy of a dimension as an `.hrc` with lead string `@` (missing codes left out;
+    codes written as in the table file)."""
     depth = dim.depth
     lines = [
-        "@" * (int(depth[i]) - 1) + dim.codes[i]
+        "@" * (int(depth[i]) - 1) + (dim.codes[i] if tau_exact else neutralise(dim.codes[i]))
         for i in range(1, len(dim))
         if not dim.is_missing[i]
     ]
@@ -109,17 +114,22 @@ def companion_rda_text(
     status_only: bool = False,
     holdings: bool = False,
     audit: bool = False,
+    tau_exact: bool = False,
 ) -> tuple[str, dict[Path, str]]:
     """The `.rda` text and any `.hrc` files it names (written next to it)."""
     out = ['<SEPARATOR> ";"', '<SAFE> "S"', '<UNSAFE> "U"', '<PROTECT> "P"']
     extra: dict[Path, str] = {}
     for dim in table.dims:
         missing = [c for c, m in zip(dim.codes, dim.is_missing, strict=True) if m]
-        out.append(" ".join([dim.name, *(quote_code(m, True) for m in missing[:2])]))
-        out += ["    <RECODEABLE>", f'    <TOTCODE> "{dim.total_code}"']
+        missing_codes = (quote_code(m, True, tau_exact=tau_exact) for m in missing[:2])
+        out.append(" ".join([dim.name, *missing_codes]))
+        out += [
+            "    <RECODEABLE>",
+            f"    <TOTCODE> {quote_code(dim.total_code, True, tau_exact=tau_exact)}",
+        ]
         if dim.hierarchical:
             hrc = base.with_name(f"{base.stem}_{dim.name}.hrc")
-            extra[hrc] = _hrc_text(dim)
+            extra[hrc] = _hrc_text(dim, tau_exact)
             out += [
                 "    <HIERARCHICAL>",
                 f'    <HIERCODELIST> "{hrc.name}"',
@@ -177,8 +187,10 @@ def write_intermediate(
     status_only: bool = False,
     holdings: bool = False,
     audit: bool = False,
+    tau_exact: bool = False,
 ) -> Path:
-    """Write the table file and its companion `.rda` (same base name); returns the `.rda` path."""
+    """Write the table file, its companion `.rda` (same base name) and `.hrc` files as one set
+    (a crash leaves the old set or the new one); returns the `.rda` path."""
     path = Path(path)
     lines = intermediate_lines(
         table,
@@ -187,13 +199,24 @@ def write_intermediate(
         status_only=status_only,
         holdings=holdings,
         audit=audit,
+        tau_exact=tau_exact,
     )
     rda_path = path.with_suffix(".rda")
+    if rda_path == path:
+        raise SpecificationError(
+            f"{path}: the intermediate table file needs a name other than its .rda "
+            "(for example .tab)"
+        )
     rda, extra = companion_rda_text(
-        table, rda_path, status_only=status_only, holdings=holdings, audit=audit
+        table,
+        rda_path,
+        status_only=status_only,
+        holdings=holdings,
+        audit=audit,
+        tau_exact=tau_exact,
     )
-    for hrc, text in extra.items():
-        atomic_write_text(hrc, text)
-    atomic_write_text(path, "".join(line + "\n" for line in lines))
-    atomic_write_text(rda_path, rda)
+    files: dict[Path, bytes] = {hrc: text.encode("utf-8") for hrc, text in extra.items()}
+    files[path] = "".join(line + "\n" for line in lines).encode("utf-8")
+    files[rda_path] = rda.encode("utf-8")
+    atomic_write_set(files)
     return rda_path

@@ -39,13 +39,15 @@ def _top(table: Table) -> np.ndarray | None:
     return np.abs(np.asarray(top, dtype=float))
 
 
-def sbs_lines(table: Table, *, quotes: bool = True, levels: bool = False) -> list[str]:
+def sbs_lines(
+    table: Table, *, quotes: bool = True, levels: bool = False, tau_exact: bool = False
+) -> list[str]:
     """Lines of the SBS file; empty cells omitted, unsafe values printed."""
     status = np.asarray(table.status, dtype=np.int64)
     flags = sbs_flags(table)
     use_h = table.spec.use_holdings and table.hfreq is not None
     freq = np.asarray(table.hfreq if use_h else table.freq, dtype=float)
-    cols = code_columns(table, quotes, levels=levels)
+    cols = code_columns(table, quotes, levels=levels, tau_exact=tau_exact)
     cols.append(fmt_numbers(table.value, table.decimals))
     cols.append(fmt_ints(np.rint(freq)))
     cols.append(flags)
@@ -72,8 +74,14 @@ def sbs_lines(table: Table, *, quotes: bool = True, levels: bool = False) -> lis
     return body[status != 14].tolist()
 
 
-def write_sbs(table: Table, path: str | Path, *, quotes: bool = True, levels: bool = False) -> None:
+def write_sbs(
+    table: Table,
+    path: str | Path,
+    *,
+    quotes: bool = True,
+    levels: bool = False,
+    tau_exact: bool = False,
+) -> None:
     """Write the SBS file atomically (`levels` = `HL+`)."""
-    atomic_write_text(
-        path, "".join(line + "\n" for line in sbs_lines(table, quotes=quotes, levels=levels))
-    )
+    lines = sbs_lines(table, quotes=quotes, levels=levels, tau_exact=tau_exact)
+    atomic_write_text(path, "".join(line + "\n" for line in lines))

@@ -22,11 +22,11 @@ from PySide6.QtWidgets import (
 
 #: type number → (title, default extension, options meaningful for it)
 TYPES: dict[int, tuple[str, str, tuple[str, ...]]] = {
-    1: ("CSV file (as on screen)", ".csv", ("QU",)),
-    2: ("CSV file for a pivot table", ".csv", ("AS", "SE", "FL", "QU")),
-    3: ("Code-value file", ".txt", ("AS", "SE", "FL", "QU")),
-    4: ("SBS output format", ".sbs", ("SE", "HL")),
-    5: ("Intermediate file (+ .rda)", ".tab", ("SO", "AR", "HI")),
+    1: ("CSV file (as on screen)", ".csv", ("QU", "TA")),
+    2: ("CSV file for a pivot table", ".csv", ("AS", "SE", "FL", "QU", "TA")),
+    3: ("Code-value file", ".txt", ("AS", "SE", "FL", "QU", "TA")),
+    4: ("SBS output format", ".sbs", ("SE", "HL", "TA")),
+    5: ("Intermediate file (+ .rda)", ".tab", ("SO", "AR", "HI", "TA")),
     6: ("JJ format (cells and relations)", ".jj", ("TR",)),
     7: ("Excel workbook", ".xlsx", ()),
 }
@@ -40,6 +40,7 @@ OPTION_TEXT = {
     "AR": "Add audit results",
     "HI": "Holding-level information",
     "TR": "Remove trivial levels",
+    "TA": "Texts exactly as τ-Argus (no ' before codes such as =…)",
 }
 EXCEL = 7
 
