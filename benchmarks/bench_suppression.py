@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
             problem = sized_problem(kind, size, seed=args.seed)
             n_prim = int(problem.primary.sum())
             for method in args.methods.split(","):
-                params = {"time_limit": args.time_limit}
+                params = {"max_time": args.time_limit}
                 t0 = time.perf_counter()
                 try:
                     res = run_method(problem, method, params)

@@ -162,8 +162,17 @@ def run_process(cmd: list[str], cwd: Path, timeout: float) -> tuple[float, float
     wrap = [TIME, "-f", "%M", "-o", str(usage_file)] if Path(TIME).exists() else []
     t0 = time.perf_counter()
     with tempfile.TemporaryFile() as err:
+        # argusqt from this checkout, whatever is installed in the environment
+        env = dict(
+            os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+        )
         proc = subprocess.Popen(
-            wrap + cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True
+            wrap + cmd,
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            start_new_session=True,
         )
         killed = False
         while True:

@@ -190,3 +190,37 @@ def test_complete_pattern_repairs_a_failing_pattern():
     assert fixed[bad].all()
     assert audit(p, fixed).ok
     assert fixed[cell_id(p, 3, 1)]  # the cheapest completion: (C,male)
+
+
+def test_batch_time_limit_reaches_the_heuristic(monkeypatch):
+    # regression: HEUR(1, 0.01) logged max_time=0.6 and ran 38 s: the batch parameters give
+    # "max_time" (every method's name) but the heuristic read "time_limit" only
+    import argusqt.protect.budget as budget
+    from argusqt.session import _solver_params
+
+    params = {"max_minutes": 0.01}
+    _solver_params("HEUR", params, _table_stub())
+    assert params["max_time"] == pytest.approx(0.6)
+
+    class Jumping:  # every clock reading is 10 s later: the 0.6 s are gone at once
+        now = 0.0
+
+        def __call__(self):
+            Jumping.now += 10.0
+            return Jumping.now
+
+    monkeypatch.setattr(budget, "CLOCK", Jumping())
+    p = random_3d(np.random.default_rng(2), [2, 3], [2, 3], 6)
+    res = run_method(p, "HEUR", params)
+    assert res.timed_out
+    assert any("time limit reached while protecting" in line for line in res.log)
+    assert any("stopped early" in line for line in res.log)  # no clean-up after the limit
+    assert audit(p, is_suppressed(res.status), intervals=False).ok  # still every primary safe
+
+
+def _table_stub():
+    """What _solver_params reads of a table: the individual frequency rule (none here)."""
+    from types import SimpleNamespace
+
+    rules = SimpleNamespace(freq_individual=None)
+    return SimpleNamespace(spec=SimpleNamespace(rules=rules))

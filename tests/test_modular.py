@@ -185,3 +185,57 @@ def test_greedy_subtable_start_is_protected_and_keeps_fixed_cells(seed):
     assert start is not None
     assert Separator(local, fixed).is_protected(start.astype(float))
     assert not start[fixed == 0].any() and start[fixed == 1].all()
+
+
+class _FastClock:
+    """A clock that jumps `step` seconds at every reading: deadlines pass without waiting."""
+
+    def __init__(self, step: float):
+        self.now = 0.0
+        self.step = step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def test_subtable_time_limit_bounds_the_greedy_start(monkeypatch):
+    # regression: the greedy start ran unbounded before the branch-and-cut got the whole
+    # per-subtable limit ("subtable (1, 0, 0): 1847.1 s" under a 1-minute limit)
+    import argusqt.protect.budget as budget
+    import argusqt.protect.modular as modular
+    from argusqt.protect.separation import Separator
+
+    p = random_1h2d(np.random.default_rng(3), [3, 2], 4)
+    p.cost = np.abs(p.values)
+    separations = []
+    given = []
+    real_separate = Separator.separate
+    real_solve = modular.solve_pattern
+
+    def counting_separate(self, *a, **kw):
+        separations.append(1)
+        return real_separate(self, *a, **kw)
+
+    def spying_solve(*a, **kw):
+        given.append(kw["max_time"])
+        return real_solve(*a, **kw)
+
+    monkeypatch.setattr(Separator, "separate", counting_separate)
+    monkeypatch.setattr(modular, "solve_pattern", spying_solve)
+    # every clock reading is 100 s later: each subtable's 60 s are gone at once
+    monkeypatch.setattr(budget, "CLOCK", _FastClock(100.0))
+    start = modular._greedy_start(*_first_subproblem(p), budget.Deadline(60.0))
+    assert start is None and not separations  # no attacker LP after the deadline
+    r = solve_modular(p, {"max_time_per_subtable": 60})
+    assert given and max(given) == 0.0  # the branch-and-cut gets what is left: nothing
+    assert r.audit.ok and lp_protected(p, _suppressed(r))
+
+
+def _first_subproblem(p):
+    """(local problem, fixed) of the top subtable of p, as MOD builds it."""
+    from argusqt.protect.modular import _subproblem
+
+    sub = subtables(p.dims)[0]
+    local, fixed, _ = _subproblem(p, sub, p.primary.copy(), p.primary.copy())
+    return local, fixed

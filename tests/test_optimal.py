@@ -407,3 +407,57 @@ def test_optimal_protects_small_primary_beside_huge_cell():
     # cheapest rectangle: (1,2) 310.55 + (2,2) 77.10 + (2,3) 45.61 (KGA's milp oracle is
     # unreliable at this value range)
     assert r.optimal and r.cost == pytest.approx(433.26)
+
+
+# ---------------------------------------------------------------------- the run's time limit
+def test_time_limit_is_the_runs_and_the_log_gives_bound_and_gap(monkeypatch):
+    # regression: the start heuristic and the final exact audit ran outside OPT's limit
+    # (300 s → 338 s), and the logbook never said OPT's final bound and gap
+    import argusqt.protect.budget as budget
+    import argusqt.protect.optimal as optimal
+    from argusqt.protect.methods import run_method
+
+    class Ticking:  # every clock reading is one second later
+        now = 0.0
+
+        def __call__(self):
+            Ticking.now += 1.0
+            return Ticking.now
+
+    given = {}
+    real_start, real_solve = optimal.start_pattern, optimal.solve_pattern
+
+    def spy_start(problem, params, *a, **kw):
+        given["heuristic"] = params["max_time"]
+        return real_start(problem, params, *a, **kw)
+
+    def spy_solve(*a, **kw):
+        given["branch_and_cut"] = kw["max_time"]
+        given["clock_at_solve"] = Ticking.now
+        return real_solve(*a, **kw)
+
+    monkeypatch.setattr(budget, "CLOCK", Ticking())
+    monkeypatch.setattr(optimal, "start_pattern", spy_start)
+    monkeypatch.setattr(optimal, "solve_pattern", spy_solve)
+    p = sized_problem("1H2D", 300, seed=1)
+    p.cost = np.abs(p.values)
+    r = run_method(p, "OPT", {"max_time": 100})
+    assert given["heuristic"] <= 0.25 * 100
+    # the branch-and-cut gets what the start left, less a reserve for the final checks
+    assert given["branch_and_cut"] < 100 - (given["clock_at_solve"] - 1.0) + 1e-9
+    assert any(line.startswith("OPT: cost ") and "gap" in line for line in r.log)
+    # the final exact audit is OPT's own, inside its limit: run_method does not repeat it
+    assert any("own exact audit" in line for line in r.log)
+    assert r.audit.ok and audit(p, r.status != 1).ok
+
+
+def test_a_table_that_does_not_add_up_is_refused_before_any_solver():
+    # regression (issue 15): the attacker LPs were infeasible inside a SCIP callback and the
+    # user saw "SCIP: unspecified error"
+    from argusqt.errors import MethodError
+
+    p = problem_2d(EX1, [(1, 2)], 1.0)
+    p.values = p.values.copy()
+    p.values[0] += 3.0  # the grand total no longer the sum of its parts
+    with pytest.raises(MethodError, match="not additive: relation"):
+        solve_optimal(p, {"max_time": 10})

@@ -27,6 +27,10 @@ from argusqt.protect.problem import CSPProblem
 from argusqt.protect.result import AuditResult
 
 
+#: above this many suppressed cells the final audit decides pass/fail without exact intervals
+EXACT_AUDIT_LIMIT = 2000
+
+
 def pattern_digest(problem: CSPProblem, suppressed: np.ndarray) -> str:
     """Fingerprint of (problem, pattern): lets a caller reuse a verdict for the same pattern."""
     h = hashlib.sha1(np.packbits(np.asarray(suppressed, dtype=bool)).tobytes())

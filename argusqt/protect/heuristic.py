@@ -14,6 +14,7 @@ import numpy as np
 from argusqt.errors import AuditError, MethodError
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protect.audit import audit, pattern_digest
+from argusqt.protect.budget import Deadline, seconds_param
 from argusqt.protect.cleanup import Witnesses, cleanup
 from argusqt.protect.components import DOWN, UP, MoveContext
 from argusqt.protect.problem import CSPProblem
@@ -22,11 +23,15 @@ from argusqt.rules.status import is_secondary, secondary_status_for
 
 DEFAULTS = {
     "cleanup": True,  # run the cleanup of redundant secondaries (methods.md §4)
-    "cleanup_time": None,  # seconds for the cleanup (None = no limit)
-    "time_limit": None,  # total seconds: the cleanup stops early enough to leave time for the audit
+    "cleanup_time": None,  # seconds for the cleanup (None = what the time limit leaves)
+    # seconds for the whole run (None = no limit), as every method's "max_time"; the old
+    # name "time_limit" is still read
+    "max_time": None,
     "k_free": 2,  # cheapest unsuppressed siblings per node in the first neighbourhood
     "repair_rounds": 3,
 }
+#: share of the time limit the path-LP phase may use before it hurries
+PATH_SHARE = 0.5
 
 
 def _unit_costs(ctx: MoveContext) -> tuple[np.ndarray, float, float]:
@@ -50,6 +55,8 @@ class Protector:
         self.k_free = k_free
         self.base, self.delta, self.eps = _unit_costs(ctx)
         self.n_lps = 0
+        #: out of time: only the smallest neighbourhood before the whole table
+        self.hurry = False
 
     def _cost(self, cells: np.ndarray) -> np.ndarray:
         return np.where(
@@ -62,11 +69,8 @@ class Protector:
         """Cell sets to try in turn: small, larger, the whole table."""
         ctx = self.ctx
         if ctx.grid is not None:
-            for k_free, k_sup, climb in (
-                (1, 2, 1),
-                (self.k_free, 4, 1 << 30),
-                (4 * self.k_free + 2, 20, 1 << 30),
-            ):
+            sizes = [(1, 2, 1), (self.k_free, 4, 1 << 30), (4 * self.k_free + 2, 20, 1 << 30)]
+            for k_free, k_sup, climb in sizes[:1] if self.hurry else sizes:
                 n = ctx.grid.neighbourhood(cell, self._score(), k_free, k_sup, climb)
                 if n.size < ctx.problem.n_cells:
                     yield n
@@ -118,12 +122,18 @@ def protect_all(
     k_free: int = 2,
     progress: ProgressCallback = no_progress,
     watch: Stopwatch | None = None,
+    deadline: Deadline | None = None,
 ) -> int:
-    """Make every primary of `order` protected in both directions; returns the LP count."""
+    """Make every primary of `order` protected in both directions; returns the LP count.
+
+    Every primary is always protected (a pattern must be safe); after `deadline` each
+    one gets only its smallest neighbourhood before the whole table.
+    """
     prot = Protector(ctx, sup, wit, k_free)
     watch = watch or Stopwatch()
     for n, cell in enumerate(order):
         cell = int(cell)
+        prot.hurry = deadline is not None and deadline.expired
         for direction in (UP, DOWN):
             if wit.covered(cell, direction, ctx):
                 continue
@@ -178,21 +188,25 @@ def solve_heuristic(
     """
     opts = DEFAULTS | dict(params or {})
     watch = Stopwatch()
+    deadline = Deadline(seconds_param(opts, "max_time", "time_limit"))
     ctx = MoveContext(problem)
     sup = ctx.primary | is_secondary(problem.status)
     wit = Witnesses()
     order = primary_order(ctx)
-    n_lps = protect_all(ctx, sup, wit, order, int(opts["k_free"]), progress, watch)
+    path_deadline = Deadline(deadline.part(PATH_SHARE))
+    n_lps = protect_all(ctx, sup, wit, order, int(opts["k_free"]), progress, watch, path_deadline)
     t_heur = watch.elapsed
     n_before = int((sup & ~ctx.primary).sum())
     cancelled = cancel is not None and cancel.cancelled
     log = [f"heuristic: {n_before} secondary cells after {n_lps} path LPs ({t_heur:.1f} s)"]
-    cleanup_time = opts["cleanup_time"]
-    if cleanup_time is None and opts["time_limit"] is not None:
-        limit = float(opts["time_limit"])
+    if path_deadline.expired:
+        log.append("heuristic: time limit reached while protecting; smallest neighbourhoods used")
+    cleanup_time = seconds_param(opts, "cleanup_time")
+    if cleanup_time is None:
         # reserve ≈ the path-LP phase again for the final audit and margins (measured: the
         # hinted audit of a 10^5-cell 3-D table takes well under that)
-        cleanup_time = max(0.0, limit - watch.elapsed - 1.2 * t_heur)
+        cleanup_time = deadline.part(1.0, reserve=1.2 * t_heur)
+    timed_out = path_deadline.expired
     if opts["cleanup"] and not cancelled:
         sup, info = cleanup(
             problem,
@@ -208,6 +222,7 @@ def solve_heuristic(
             f"({info['elapsed']:.1f} s){' — stopped early' if info['stopped'] else ''}"
         )
         cancelled = cancel is not None and cancel.cancelled
+        timed_out |= bool(info["stopped"]) and not cancelled
     # the audit decides; repair with full-table path LPs if needed
     verdict = audit(problem, sup, intervals=False, hints=wit.hints())
     rounds = 0
@@ -238,6 +253,7 @@ def solve_heuristic(
         status=status,
         cost=cost,
         cancelled=cancelled,
+        timed_out=timed_out,
         elapsed=elapsed,
         log=log,
         figures={

@@ -13,7 +13,7 @@ import numpy as np
 
 from argusqt.errors import AuditError, MethodError
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
-from argusqt.protect.audit import audit, pattern_digest
+from argusqt.protect.audit import EXACT_AUDIT_LIMIT, audit, pattern_digest
 from argusqt.protect.problem import CSPProblem
 from argusqt.protect.publication import publication_audit
 from argusqt.protect.result import ProtectionResult
@@ -31,8 +31,6 @@ REGISTRY: dict[str, tuple[str, str]] = {
 }
 SUPPRESSION = {"HEUR", "OPT", "MOD"}
 UNSUPPORTED = {"GH": "the hypercube method (GH)", "NET": "the network method (NET)"}
-#: above this many suppressed cells the final audit decides pass/fail without exact intervals
-EXACT_AUDIT_LIMIT = 2000
 
 
 def method_function(method: str):
@@ -100,15 +98,17 @@ def run_method(
     mode = params.get("audit_intervals", "auto")
     exact = bool(mode) if mode != "auto" else int(sup.sum()) <= EXACT_AUDIT_LIMIT
     own = result.audit
+    own_exact = bool(result.figures.get("audit_exact"))
     if (
-        not exact
+        (own_exact or not exact)
         and n_virtual == 0
         and own is not None
         and result.figures.get("audit_digest") == pattern_digest(problem, sup)
     ):
-        # the method already ran this audit (pass/fail) on exactly this problem and pattern
+        # the method already ran this audit on exactly this problem and pattern
         verdict = own
-        result.log.append("audit: the method's own pass/fail audit of this pattern is used")
+        kind = "exact" if own_exact else "pass/fail"
+        result.log.append(f"audit: the method's own {kind} audit of this pattern is used")
     else:
         progress(ProgressEvent(message="Auditing the pattern"))
         verdict = audit(problem, sup, intervals=exact, cancel=None)

@@ -19,6 +19,7 @@ from argusqt.errors import MethodError
 from argusqt.model.codelist import CodeList
 from argusqt.model.table import build_relations
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
+from argusqt.protect.budget import Deadline
 from argusqt.protect.optimal import singleton_options, solve_pattern, with_singleton_cells
 from argusqt.protect.problem import CSPProblem
 from argusqt.protect.result import ProtectionResult
@@ -126,7 +127,11 @@ def _solve_subtable(
     cancel: CancelToken | None,
     allow_margins: bool = False,
 ) -> np.ndarray | None:
-    """New global suppression mask after protecting one subtable (None if infeasible)."""
+    """New global suppression mask after protecting one subtable (None if infeasible).
+
+    `max_time_per_subtable` bounds the whole subtable: start pattern and branch-and-cut.
+    """
+    deadline = Deadline(float(params.get("max_time_per_subtable", 60.0)))
     local, fixed, ltrue = _subproblem(problem, sub, sup, true_prim)
     if allow_margins:
         free_margin = sub.margin & ~sup[sub.cells] & problem.candidate[sub.cells]
@@ -145,13 +150,13 @@ def _solve_subtable(
         fixed = np.r_[fixed, np.ones(work.n_cells - local.n_cells)]
     # a cheap protected start (greedy §4 LP steps) so that SCIP starts from a good incumbent
     # and a time-out still returns a near-optimal pattern; else every free cell suppressed
-    start = _greedy_start(work, fixed)
+    start = _greedy_start(work, fixed, deadline)
     if start is None:
         start = np.where(np.isnan(fixed), 1.0, fixed) > 0.5
     out = solve_pattern(
         work,
         fixed,
-        max_time=float(params.get("max_time_per_subtable", 60.0)),
+        max_time=deadline.remaining,
         gap=float(params.get("gap", SUBTABLE_GAP)),
         start=start,
         cancel=cancel,
@@ -171,24 +176,32 @@ def _solve_subtable(
     return new
 
 
-def _greedy_start(work: CSPProblem, fixed: np.ndarray) -> np.ndarray | None:
+def _greedy_start(
+    work: CSPProblem, fixed: np.ndarray, deadline: Deadline | None = None
+) -> np.ndarray | None:
     """A protected 0/1 pattern of a subtable from §4 LP steps on the free cells, or None.
 
     Cells fixed 1 are suppressed, free cells (NaN) may join. Each failing primary gets the
     cheapest joint move that lets it reach its level; suppressing those cells makes that move
     feasible for the attacker, and more suppression never shrinks a range, so one pass
-    protects every primary (checked again; None if a primary cannot be protected).
+    protects every primary (checked again; None if a primary cannot be protected, or when
+    the deadline passes first).
     """
     from argusqt.protect.separation import Separator
 
+    deadline = deadline or Deadline(None)
     free = np.isnan(fixed)
     sup = np.where(free, 0.0, fixed) > 0.5
     sep = Separator(work, fixed)
     for _ in range(3):
+        if deadline.expired:
+            return None
         fails = sep.separate(sup.astype(float))
         if not fails:
             return sup
         for o in fails:
+            if deadline.expired:
+                return None
             p = o.primary
             v = work.values[p]
             try:
@@ -325,6 +338,9 @@ def solve_modular(
     watch = Stopwatch()
     if not problem.dims:
         raise MethodError("the modular method needs the table's dimensions (codelists)")
+    from argusqt.protect.separation import require_additive
+
+    require_additive(problem)
     full = problem
     problem = _table_part(full)
     true_prim = problem.primary.copy()

@@ -22,13 +22,18 @@ from pyscipopt import SCIP_EVENTTYPE, SCIP_PARAMSETTING, SCIP_RESULT, Conshdlr, 
 
 from argusqt.errors import MethodError
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
+from argusqt.protect.budget import Deadline, seconds_param
 from argusqt.protect.problem import CSPProblem
 from argusqt.protect.result import ProtectionResult
-from argusqt.protect.separation import Cut, Separator, default_fixed
+from argusqt.protect.separation import Cut, Separator, default_fixed, require_additive
 from argusqt.rules.status import is_primary, secondary_status_for
 
 #: seconds between two progress events
 PROGRESS_EVERY = 0.25
+#: share of OPT's time limit the start heuristic may use
+START_SHARE = 0.25
+#: time kept for the final checks, in units of the time the start pattern's check took
+AUDIT_RESERVE = 4.0
 
 
 @dataclass
@@ -306,7 +311,7 @@ def solve_pattern(
 
     model = Model("argusqt-opt")
     model.hideOutput()
-    model.setParam("limits/time", max(1.0, float(max_time)))
+    model.setParam("limits/time", max(0.1, float(max_time)))
     model.setParam("limits/gap", float(gap))
     model.setParam("presolving/maxrounds", 0)
     model.setParam("presolving/maxrestarts", 0)
@@ -545,14 +550,18 @@ def solve_optimal(
 ) -> ProtectionResult:
     """Minimum-cost protected suppression pattern (batch OPT); statuses 11/12 set on secondaries.
 
-    params: max_time (seconds, default 600), gap (relative, default 0), singleton options
-    singleton_singleton / singleton_multiple / min_freq, use_heuristic (default True).
+    params: max_time (seconds, default 600: the whole run — start heuristic, branch-and-cut
+    and final audit share it), gap (relative, default 0), singleton options
+    singleton_singleton / singleton_multiple / min_freq, use_heuristic (default True),
+    audit_intervals (as run_method: the final audit is done once, here).
     On time-out or cancel the best audited pattern is returned with its lower bound.
     """
-    from argusqt.protect.audit import audit
+    from argusqt.protect.audit import EXACT_AUDIT_LIMIT, audit, pattern_digest
 
     params = dict(params or {})
     watch = Stopwatch()
+    deadline = Deadline(seconds_param(params, "max_time") or 600.0)
+    require_additive(problem)
     cancel = cancel or CancelToken()
     work = with_singleton_cells(
         problem,
@@ -565,14 +574,31 @@ def solve_optimal(
     progress(ProgressEvent(message="Optimal suppression: start pattern", elapsed=watch.elapsed))
     start = None
     if params.get("use_heuristic", True):
-        start = start_pattern(work, params, progress, cancel)
+        # the start heuristic gets a share of the run, the branch-and-cut the rest
+        start_params = dict(params, max_time=deadline.part(START_SHARE))
+        start = start_pattern(work, start_params, progress, cancel)
     else:
         start = work.candidate | work.primary | work.secondary
-    remaining = float(params.get("max_time", 600.0)) - watch.elapsed
+    judge = Separator(work)
+    checked: dict[bytes, bool] = {}
+
+    def protected(m: np.ndarray) -> bool:
+        """Exact attacker LPs on the full relation set (strict tolerance, virtual cells too)."""
+        full = np.r_[m, np.ones(work.n_cells - n, dtype=bool)] if work is not problem else m
+        key = np.packbits(full).tobytes()
+        if key not in checked:
+            checked[key] = judge.is_protected(full.astype(float))
+        return checked[key]
+
+    # the final checks take about what checking the start pattern takes: keep that for them
+    t0 = deadline.elapsed
+    if start is not None:
+        protected(start[:n])
+    reserve = AUDIT_RESERVE * (deadline.elapsed - t0) + 0.1
     solve = solve_pattern if not cancel.cancelled else _skipped
     out = solve(
         work,
-        max_time=max(1.0, remaining),
+        max_time=max(0.0, deadline.remaining - reserve),
         gap=float(params.get("gap", 0.0)),
         start=start,
         progress=progress,
@@ -589,16 +615,17 @@ def solve_optimal(
     candidates.sort(key=lambda m: float(cost[m & ~problem.primary].sum()))
     chosen = None
     audit_res = None
-    judge = Separator(work)
     for m in candidates:
-        # exact attacker LPs on the full relation set (strict tolerance, virtual cells too)
-        full = np.r_[m, np.ones(work.n_cells - n, dtype=bool)] if work is not problem else m
-        if judge.is_protected(full.astype(float)):
+        if protected(m):
             chosen = m
             break
+    exact = False
     if chosen is not None and not cancel.cancelled:
-        # the audit module is the judge of record; after a cancel the caller's final audit is
-        audit_res = audit(problem, chosen, intervals=False)
+        # the audit module is the judge of record (run_method reuses this very audit); after
+        # a cancel the caller's final audit is
+        mode = params.get("audit_intervals", "auto")
+        exact = bool(mode) if mode != "auto" else int(chosen.sum()) <= EXACT_AUDIT_LIMIT
+        audit_res = audit(problem, chosen, intervals=exact)
         if not audit_res.ok:
             raise MethodError("optimal pattern failed the audit: " + audit_res.summary())
     if chosen is None:
@@ -620,6 +647,11 @@ def solve_optimal(
     optimal = bool(out.optimal and out.mask is not None and np.array_equal(out.mask[:n], chosen))
     if optimal and float(params.get("gap", 0.0)) == 0.0:
         gap = 0.0 if gap is not None and gap < 1e-9 else gap
+    log = list(out.log)
+    log.append(_bound_line(sec_cost, bound, gap, optimal, out))
+    figures = {"cuts": out.cuts, "nodes": out.nodes, "attacker_lps": out.lps}
+    if audit_res is not None:
+        figures |= {"audit_digest": pattern_digest(problem, chosen), "audit_exact": exact}
     result = ProtectionResult(
         method="OPT",
         status=status,
@@ -631,8 +663,8 @@ def solve_optimal(
         timed_out=out.timed_out,
         elapsed=watch.elapsed,
         audit=audit_res,
-        log=list(out.log),
-        figures={"cuts": out.cuts, "nodes": out.nodes, "attacker_lps": out.lps},
+        log=log,
+        figures=figures,
     )
     progress(
         ProgressEvent(
@@ -646,6 +678,16 @@ def solve_optimal(
         )
     )
     return result
+
+
+def _bound_line(cost: float, bound: float | None, gap: float | None, optimal: bool, out) -> str:
+    """The logbook line with OPT's final cost, lower bound and gap."""
+    if optimal and (gap is None or gap == 0.0):
+        return f"OPT: cost {cost:g}, proven optimal (lower bound {cost:g}, gap 0.00 %)"
+    why = "time limit reached" if out.timed_out else "cancelled" if out.cancelled else "stopped"
+    if bound is None or gap is None:
+        return f"OPT: cost {cost:g}, no lower bound ({why})"
+    return f"OPT: cost {cost:g}, lower bound {bound:g}, gap {100 * gap:.2f} % ({why})"
 
 
 __all__ = ["PatternOutcome", "solve_optimal", "solve_pattern", "with_singleton_cells", "is_primary"]

@@ -448,6 +448,31 @@ def _dedupe(cuts: list[Cut]) -> list[Cut]:
     return out
 
 
+def require_additive(problem: CSPProblem) -> None:
+    """MethodError naming the first relation the cell values do not satisfy.
+
+    Every attacker LP starts from the true table, so relations that do not hold for the
+    values make them infeasible; say so before any solver runs instead of failing inside
+    one (SCIP callbacks turn it into "unspecified error").
+    """
+    from argusqt.errors import MethodError
+
+    rel = sp.csr_matrix(problem.relations, dtype=float)
+    if rel.shape[0] == 0:
+        return
+    values = np.asarray(problem.values, dtype=float)
+    residual = rel @ values - np.asarray(problem.rhs, dtype=float)
+    scale = abs(rel) @ np.abs(values)
+    bad = np.abs(residual) > 1e-7 * np.maximum(scale, 1.0)
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        raise MethodError(
+            f"the table is not additive: relation {r + 1} misses its right-hand side by "
+            f"{residual[r]:.6g} ({int(bad.sum())} relations do not hold); protect an additive "
+            "table (for tabular input, check the totals)"
+        )
+
+
 def default_fixed(problem: CSPProblem) -> np.ndarray:
     """Master values of non-free cells: primaries and existing secondaries 1, 10/14 etc. 0."""
     fixed = np.full(problem.n_cells, np.nan)
