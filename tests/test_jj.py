@@ -66,9 +66,9 @@ def test_jj_status_letters_and_roundtrip(tmp_path):
 
 def test_jj_reader_accepts_any_coefficient_and_reports_lines(tmp_path):
     good = tmp_path / "g.jj"
-    good.write_text("0\n2\n0 1.5 1 s 0 10 0 0 0\n1 3 1 u 0 10 1 1 0\n1\n4.5 2 : 0 (3) 1 (-0.5)\n")
+    good.write_text("0\n2\n0 1.5 1 s 0 10 0 0 0\n1 3 1 u 0 10 1 1 0\n1\n3 2 : 0 (3) 1 (-0.5)\n")
     p = read_jj(good)
-    assert p.rhs.tolist() == [4.5]
+    assert p.rhs.tolist() == [3.0]
     assert p.relations.toarray().tolist() == [[3.0, -0.5]]
     bad = tmp_path / "b.jj"
     bad.write_text("0\n2\n0 1.5 1 s 0 10 0 0 0\n1 3 1 q 0 10 1 1 0\n0\n")
@@ -135,3 +135,98 @@ def test_trivial_levels_removed(tmp_path):
     assert lines[5:] == ["1", "0 3 : 0 (-1) 1 (1) 2 (1)"]
     write_jj(t, out)
     assert out.read_text().splitlines()[1] == "4"
+
+
+# ---------------------------------------------------------------------- issue 15 defects
+def _hier_table(decimals: int = 0, scale: float = 1.0, places: int = 3) -> Table:
+    """Region (A = A1 + A2, B = B1 + B2) × gender (m, f) from leaves of `places` decimals."""
+    from protect_helpers import flat_codelist, hier_codelist, table_from_leaves
+
+    dims = [hier_codelist("region", [2, 2]), flat_codelist("gender", 2)]
+    leaves = np.array([[12.125, 7.5], [3.333, 9.001], [20.0, 1.25], [4.875, 6.002]]) * scale
+    leaves = np.round(leaves, places)
+    t = table_from_leaves(dims, leaves, decimals=decimals)
+    t.status = np.ones(t.n_cells, dtype=np.int8)
+    t.status[t.cell_index((2, 1))] = 3
+    t.lpl = np.where(t.status == 3, 0.5, 0.0)
+    t.upl = t.lpl.copy()
+    return t
+
+
+def test_writer_keeps_decimals_the_metadata_does_not_declare(tmp_path):
+    # regression: 3-decimal values without <DECIMALS> were written as integers, so the
+    # totals no longer added up in the JJ file
+    t = _hier_table(decimals=0)
+    out = tmp_path / "t.jj"
+    write_jj(t, out)
+    cell = out.read_text().splitlines()[2].split()
+    assert cell[1] == f"{t.value[0]:.3f}"
+    p = read_jj(out)
+    np.testing.assert_allclose(p.values, t.value, atol=1e-9)
+    np.testing.assert_allclose(p.relations @ p.values, 0.0, atol=1e-9)
+    assert p.decimals == 3
+
+
+def test_reader_rejects_relations_that_do_not_hold(tmp_path):
+    bad = tmp_path / "bad.jj"
+    bad.write_text(
+        "0\n3\n0 10.00 1 s 0 30 0 0 0\n1 4.00 1 u 0 30 1 1 0\n2 5.00 1 s 0 30 0 0 0\n"
+        "1\n0 3 : 0 (-1) 1 (1) 2 (1)\n"
+    )
+    with pytest.raises(InputError, match="relation 1 does not hold") as err:
+        read_jj(bad)
+    assert err.value.line == 7 and "bad.jj" in str(err.value)
+
+
+def test_totals_off_by_rounding_no_longer_crash_opt(tmp_path):
+    # regression: OPT on a JJ file whose totals were 0.01 off crashed inside a SCIP
+    # callback ("attacker LP not solved: Infeasible" → "SCIP: unspecified error")
+    from argusqt.protect.audit import audit
+    from argusqt.protect.methods import run_method
+    from argusqt.rules.status import is_suppressed
+
+    t = _hier_table(decimals=2, places=2)
+    out = tmp_path / "t.jj"
+    write_jj(t, out)
+    text = out.read_text().splitlines()
+    first = text[2].split()
+    first[1] = f"{float(first[1]) + 0.01:.2f}"  # the grand total 0.01 off
+    text[2] = " ".join(first)
+    out.write_text("\n".join(text) + "\n")
+    p = read_jj(out)
+    np.testing.assert_allclose(p.relations @ p.values, p.rhs, atol=1e-9)  # noise absorbed
+    r = run_method(p, "OPT", {"max_time": 30})
+    assert audit(p, is_suppressed(r.status)).ok
+
+
+def test_table_loaded_from_jj_keeps_its_structure(tmp_path):
+    # regression: a table read from JJ had no dimensions (MOD refused it, HEUR had no
+    # neighbourhoods and slowed down 100×)
+    from argusqt.protect.methods import run_method
+
+    t = _hier_table(decimals=3)
+    out = tmp_path / "t.jj"
+    write_jj(t, out)
+    p = read_jj(out)
+    assert p.dims is not None
+    assert [len(d) for d in p.dims] == [len(d) for d in t.dims]
+    for mine, theirs in zip(p.dims, t.dims, strict=True):
+        assert mine.parent.tolist() == theirs.parent.tolist()
+    assert run_method(p, "MOD", {"max_time_per_subtable": 30}).audit.ok
+    # relations that are not a table's: no structure, nothing invented
+    other = tmp_path / "o.jj"
+    other.write_text("0\n3\n0 9 1 s 0 30 0 0 0\n1 4 1 u 0 30 1 1 0\n2 5 1 s 0 30 0 0 0\n"
+                     "1\n0 3 : 2 (-1) 0 (1) 1 (-1)\n")  # fmt: skip
+    assert read_jj(other).dims is None
+
+
+def test_reader_takes_real_costs_instead_of_the_scaled_ones(tmp_path):
+    t = _hier_table(decimals=3, scale=1000.0)
+    out = tmp_path / "t.jj"
+    write_jj(t, out)
+    scaled = read_jj(out)
+    assert scaled.cost.max() == 20000  # JJ costs: τ-Argus's integers
+    real = read_jj(out, cost=t.cost)
+    np.testing.assert_allclose(real.cost, t.cost)
+    with pytest.raises(InputError, match="real costs"):
+        read_jj(out, cost=t.cost[:3])

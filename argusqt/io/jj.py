@@ -38,6 +38,26 @@ def _fmt(values: np.ndarray, decimals: int) -> list[str]:
     return list(map(f"%.{max(decimals, 0)}f".__mod__, v.tolist()))
 
 
+#: most decimals the writer adds to keep values exact when the metadata declares fewer
+MAX_WRITTEN_DECIMALS = 6
+
+
+def needed_decimals(values: np.ndarray, declared: int) -> int:
+    """Decimals that write `values` exactly (at least `declared`, at most MAX_WRITTEN_DECIMALS).
+
+    `<DECIMALS>` only says how a variable is printed; data with 3 decimals and no
+    `<DECIMALS>` must not be rounded to integers in a JJ file, or its relations no longer
+    hold and a solver reading it sees an inconsistent table.
+    """
+    v = np.abs(np.asarray(values, dtype=float))
+    v = v[np.isfinite(v)]
+    for d in range(max(declared, 0), MAX_WRITTEN_DECIMALS + 1):
+        scaled = v * 10.0**d
+        if np.all(np.abs(scaled - np.rint(scaled)) <= 1e-6 * np.maximum(1.0, scaled)):
+            return d
+    return max(declared, MAX_WRITTEN_DECIMALS)
+
+
 def _coef(c: float) -> str:
     return str(int(c)) if float(c).is_integer() else repr(float(c))
 
@@ -107,8 +127,10 @@ def problem_for_jj(table: Table, trivial_removed: bool = False) -> tuple[CSPProb
 
 
 def jj_text(problem: CSPProblem, unity: bool = False) -> str:
-    """The JJ text of a problem (τ-Argus number formatting)."""
+    """The JJ text of a problem (τ-Argus number formatting, more decimals where values need them)."""
     d = problem.decimals
+    dv = needed_decimals(problem.values, d)
+    db = needed_decimals(np.r_[problem.lower, problem.upper], dv)
     status = np.asarray(problem.status, dtype=np.int64)
     letters = _LETTERS[status]
     unsafe = letters == "u"
@@ -119,13 +141,13 @@ def jj_text(problem: CSPProblem, unity: bool = False) -> str:
     spl_of = dict(zip(np.unique(spl).tolist(), spl_txt, strict=True))
     cols = [
         list(map(str, range(problem.n_cells))),
-        _fmt(problem.values, d),
+        _fmt(problem.values, dv),
         list(map(str, scaled_costs(problem.cost, unity).tolist())),
         letters.tolist(),
-        _fmt(problem.lower, d),
-        _fmt(problem.upper, d),
-        _fmt(lpl, d + 3),
-        _fmt(upl, d + 3),
+        _fmt(problem.lower, db),
+        _fmt(problem.upper, db),
+        _fmt(lpl, max(d, dv) + 3),
+        _fmt(upl, max(d, dv) + 3),
         list(map(spl_of.__getitem__, np.asarray(spl, dtype=float).tolist())),
     ]
     lines = ["0", str(problem.n_cells), *map(" ".join, zip(*cols, strict=True))]
@@ -158,8 +180,17 @@ def write_jj(
     atomic_write_text(path, jj_text(problem, unity))
 
 
-def read_jj(path: str | Path) -> CSPProblem:
-    """Read a JJ file into a CSPProblem (any numeric coefficient and rhs accepted)."""
+def read_jj(path: str | Path, cost: np.ndarray | None = None) -> CSPProblem:
+    """Read a JJ file into a CSPProblem (any numeric coefficient and rhs accepted).
+
+    Checks: every relation must hold for the cell values up to rounding noise (half a unit
+    of the file's last value decimal per term, absorbed into the right-hand side); a larger
+    difference is an InputError naming the relation's line. The problem's decimals are the
+    file's; when the relations are exactly those of a table (as argusqt and τ-Argus write
+    them) the table's dimensions are recovered, so MOD and the neighbourhood heuristics can
+    use them. Costs in a JJ file are τ-Argus's scaled integers (1..20000, formats.md §9),
+    which loses the small costs' differences: pass the real `cost` per cell when known.
+    """
     path = Path(path)
     raw = path.read_bytes()
     try:
@@ -222,14 +253,17 @@ def read_jj(path: str | Path) -> CSPProblem:
         raise InputError(
             f"expected cell index {i}, got {table[i, 0]!r}", file=path, line=int(lines_of[i, 0])
         )
+    decimals = _written_decimals(table[:, 1])
     vals = vals[:, 1:]  # value, cost, lb, ub, lpl, upl, spl
     m = int(number("the number of relations", integer=True))
     rows: list[int] = []
     cols: list[int] = []
     data: list[float] = []
     rhs = np.zeros(m)
+    rel_line = np.zeros(m, dtype=np.int64)
     for r in range(m):
         rhs[r] = number("the right-hand side of a relation")
+        rel_line[r] = tokens[pos - 1][1]
         nt = int(number("the number of terms", integer=True))
         colon, no = take("':'")
         if colon != ":":
@@ -250,19 +284,146 @@ def read_jj(path: str | Path) -> CSPProblem:
             rows.append(r)
             cols.append(j)
             data.append(c)
+    relations = sp.csr_matrix((data, (rows, cols)), shape=(m, n))
+    values = vals[:, 0].copy()
+    rhs = _checked_rhs(relations, values, rhs, decimals, path, rel_line)
     unsafe = status == 9
+    if cost is not None:
+        cost = np.asarray(cost, dtype=float)
+        if cost.shape != (n,):
+            raise InputError(f"{cost.size} real costs given for {n} cells", file=path)
     return CSPProblem(
-        values=vals[:, 0].copy(),
+        values=values,
         lower=vals[:, 2].copy(),
         upper=vals[:, 3].copy(),
-        cost=vals[:, 1].copy(),
+        cost=vals[:, 1].copy() if cost is None else cost.copy(),
         status=status,
         lpl=np.where(unsafe, vals[:, 4], 0.0),
         upl=np.where(unsafe, vals[:, 5], 0.0),
-        relations=sp.csr_matrix((data, (rows, cols)), shape=(m, n)),
+        relations=relations,
         rhs=rhs,
         spl=vals[:, 6].copy(),
+        decimals=decimals,
+        dims=table_dims(relations, rhs),
     )
+
+
+def _written_decimals(tokens: np.ndarray) -> int:
+    """Most digits after the decimal point among the value fields (0 for integers)."""
+    text = np.char.lower(tokens.astype(str))
+    if np.char.find(text, "e").max(initial=-1) >= 0:  # exponent notation: no fixed decimals
+        return MAX_WRITTEN_DECIMALS
+    dot = np.char.find(text, ".")
+    frac = np.where(dot >= 0, np.char.str_len(text) - dot - 1, 0)
+    return int(frac.max(initial=0))
+
+
+def _checked_rhs(
+    relations: sp.csr_matrix,
+    values: np.ndarray,
+    rhs: np.ndarray,
+    decimals: int,
+    path: Path,
+    lines: np.ndarray,
+) -> np.ndarray:
+    """rhs made to hold exactly for the values when they miss only by rounding noise.
+
+    A published table's values are rounded to its decimals, so a relation of k terms may
+    miss by up to k half-units of the last decimal; a solver needs the relations to hold
+    exactly for the values it protects (an attacker LP is otherwise infeasible). Larger
+    misses mean a wrong file.
+    """
+    if relations.shape[0] == 0:
+        return rhs
+    residual = relations @ values - rhs
+    terms = np.diff(relations.indptr)
+    scale = np.asarray(abs(relations).max(axis=1).todense()).ravel()
+    allowed = terms * scale * 0.5 * 10.0 ** (-decimals) * (1 + 1e-6) + 1e-9
+    bad = np.abs(residual) > allowed
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"relation {r + 1} does not hold for the cell values: Σ coefficient × value = "
+            f"{rhs[r] + residual[r]:.{decimals + 3}g}, right-hand side {rhs[r]:g} "
+            f"({int(bad.sum())} of {bad.size} relations miss by more than rounding to "
+            f"{decimals} decimals explains)",
+            file=path,
+            line=int(lines[r]),
+        )
+    # float noise of exact data stays out of the right-hand sides (they stay 0 for a table)
+    noise = np.abs(residual) <= 1e-9 * np.maximum(1.0, abs(relations) @ np.abs(values))
+    return rhs + np.where(noise, 0.0, residual)
+
+
+def table_dims(relations: sp.csr_matrix, rhs: np.ndarray) -> list[CodeList] | None:
+    """Codelists of the table whose relations are exactly these (row-major cells), or None.
+
+    The relations of cell 0 (the grand total) as parent give one dimension each; the
+    smallest child index of each is that dimension's stride. The codelists are then read
+    from the relations on each dimension's axis and accepted only if they regenerate the
+    whole relation set.
+    """
+    n = relations.shape[1]
+    rel = relations.tocsr()
+    if rel.shape[0] == 0 or np.any(rhs != 0) or not np.all(np.isin(rel.data, (-1.0, 1.0))):
+        return None
+    neg = rel.data < 0
+    if not np.array_equal(np.add.reduceat(neg.astype(int), rel.indptr[:-1]), np.ones(rel.shape[0])):
+        return None  # each relation: one total (−1) and its parts (+1)
+    row_of = np.repeat(np.arange(rel.shape[0]), np.diff(rel.indptr))
+    parent = np.full(rel.shape[0], -1, dtype=np.int64)
+    parent[row_of[neg]] = rel.indices[neg]
+    top = np.flatnonzero(parent == 0)
+    strides = []
+    for r in top:
+        kids = rel.indices[rel.indptr[r] : rel.indptr[r + 1]]
+        strides.append(int(kids[kids != 0].min()))
+    strides = sorted(set(strides), reverse=True)
+    if len(strides) != top.size or not strides or strides[-1] != 1:
+        return None
+    bounds = [n, *strides]
+    if any(bounds[k] % bounds[k + 1] for k in range(len(strides))):
+        return None
+    dims = []
+    for k, stride in enumerate(strides):
+        size = bounds[k] // stride
+        par = np.full(size, -2, dtype=np.int64)
+        par[0] = -1
+        on_axis = np.zeros(n, dtype=bool)
+        on_axis[np.arange(size) * stride] = True
+        for r in np.flatnonzero(on_axis[parent]):
+            cells = rel.indices[rel.indptr[r] : rel.indptr[r + 1]]
+            if not on_axis[cells].all():
+                continue
+            kids = cells[cells != parent[r]] // stride
+            if np.any(par[kids] != -2):
+                return None
+            par[kids] = parent[r] // stride
+        if np.any(par == -2) or np.any(par[1:] >= np.arange(1, size)):
+            return None  # a node without parent, or not in pre-order
+        codes = ["Total", *[str(i) for i in range(1, size)]]
+        hier = bool(np.any(par[1:] > 0))
+        dims.append(CodeList(f"dim{k + 1}", codes, par, np.zeros(size, dtype=bool), "Total", hier))
+    if not _same_relations(build_relations(dims), rel):
+        return None
+    return dims
+
+
+def _same_relations(a: sp.csr_matrix, b: sp.csr_matrix) -> bool:
+    """Same set of relations (rows compared as sets of (cell, coefficient))."""
+    if a.shape != b.shape or a.nnz != b.nnz:
+        return False
+
+    def keys(m: sp.csr_matrix) -> list[bytes]:
+        m = m.tocsr().copy()
+        m.sort_indices()
+        return sorted(
+            m.indices[m.indptr[r] : m.indptr[r + 1]].tobytes()
+            + m.data[m.indptr[r] : m.indptr[r + 1]].tobytes()
+            for r in range(m.shape[0])
+        )
+
+    return keys(a) == keys(b)
 
 
 def _first_bad_number(fields: np.ndarray, lines: np.ndarray, path: Path) -> np.ndarray:
