@@ -46,3 +46,20 @@ class AuditError(ArgusError):
 
 class Cancelled(ArgusError):
     """Raised only where no safe partial result exists to return after a cancel."""
+
+
+class PublicationError(ArgusError):
+    """A table may not be published: its current statuses fail (or were never given) the audit.
+
+    `cells` names the failing cells by their codes so users can find them; nothing was written.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        cells: list[tuple[str, ...]] | None = None,
+        file: str | Path | None = None,
+        line: int | None = None,
+    ):
+        self.cells = list(cells or [])
+        super().__init__(message, file=file, line=line)

@@ -16,7 +16,14 @@ from typing import Any
 import numpy as np
 
 from argusqt.batch.logbook import Logbook, format_entry
-from argusqt.errors import ArgusError, AuditError, MethodError, SpecificationError
+from argusqt.errors import (
+    ArgusError,
+    AuditError,
+    MethodError,
+    PublicationError,
+    SpecificationError,
+)
+from argusqt.export.gate import mark_protected
 from argusqt.model.table import Table, TableSpec
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
 from argusqt.rules.spec import SafetyRules
@@ -293,6 +300,7 @@ class Session:
         """Apply an a-priori (`.hst`) file to a table; returns the module's report."""
         fn = _optional("argusqt.io.apriori", "apply_apriori", "a-priori files")
         table = self.table(table_no)
+        before = self.protection_state(table_no)
         report = fn(
             table, Path(path), sep=sep, ignore_errors=ignore_errors, expand_trivial=expand_trivial
         )
@@ -300,6 +308,7 @@ class Session:
         if callable(lines):
             self._log_lines(list(lines()))
         self.add_log(f"A-priori file {Path(path).name} applied to table {table_no}")
+        self._note_state(table_no, before)
         flags = f"{int(ignore_errors)}, {int(expand_trivial)}"
         self.history.append(f'<APRIORI> "{path}", {table_no}, "{sep}", {flags}')
         return report
@@ -383,6 +392,7 @@ class Session:
             table.interval_lower = table.interval_upper = None
         table.method = method  # type: ignore[attr-defined]
         table.audit = audit  # type: ignore[attr-defined]
+        mark_protected(table, getattr(result, "verdict", None))
         self.results[table_no] = result
         done = "cancelled, best safe result kept" if result.cancelled else "finished"
         self.add_log(
@@ -431,6 +441,7 @@ class Session:
             t.status = np.asarray(res.status).astype(np.int8)
             t.method = method  # type: ignore[attr-defined]
             t.audit = verdict  # type: ignore[attr-defined]
+            mark_protected(t)
             self.results[no] = res
             self.add_log(
                 f"Table {no} (linked): {res.n_secondary} secondary suppressions, cost {res.cost:g}; "
@@ -475,20 +486,38 @@ class Session:
         options: str | dict[str, bool],
         path: str | Path,
         report: bool = False,
+        progress: ProgressCallback = no_progress,
+        cancel: CancelToken | None = None,
         *,
         tau_exact: bool = False,
     ) -> list[Path]:
-        """Save table `table_no` as type 1–6 (formats.md §10); `report` adds the HTML report
-        next to it (same base name, `.html`). `tau_exact` (option `TA+`) writes codes and
-        labels byte for byte as τ-Argus; by default one a spreadsheet would run as a formula
-        gets a `'` in front. Returns the files written."""
-        from argusqt.export.writetable import TAU_EXACT, write_table
+        """Save table `table_no` as type 1–6 (formats.md §10); `report` adds the (confidential)
+        HTML report next to it (base name + `_CONFIDENTIAL.html`). `tau_exact` (option `TA+`)
+        writes codes and labels byte for byte as τ-Argus; by default one a spreadsheet would
+        run as a formula gets a `'` in front. Returns the files written.
+
+        A file for publication is written only if the table passes the publication gate
+        (PublicationError naming the cells otherwise; nothing is written)."""
+        from argusqt.export.excel import confidential_path
+        from argusqt.export.writetable import TAU_EXACT, is_confidential, write_table
 
         table = self.table(table_no)
-        files = write_table(table, out_type, options, path, tau_exact=tau_exact)
+        try:
+            files = write_table(
+                table, out_type, options, path, progress, cancel, tau_exact=tau_exact
+            )
+        except PublicationError as exc:
+            self.add_log(f"Table {table_no} NOT written to {path}: {exc}")
+            raise PublicationError(f"table {table_no}: {exc}", cells=exc.cells) from None
         if report:
-            files.append(self.write_report(table_no, Path(path).with_suffix(".html")))
-        self.add_log(f"Table {table_no} written to {', '.join(str(f) for f in files)}")
+            html = confidential_path(Path(path).with_suffix(".html"))
+            files.append(self.write_report(table_no, html))
+        what = (
+            "CONFIDENTIAL, not for publication: "
+            if is_confidential(out_type, options, path)
+            else ""
+        )
+        self.add_log(f"Table {table_no} written ({what}{', '.join(str(f) for f in files)})")
         opt = (
             options
             if isinstance(options, str)
@@ -499,25 +528,86 @@ class Session:
         self.history.append(f'<WRITETABLE> ({table_no}, {out_type}, {opt}, "{path}")')
         return files
 
-    def write_report(self, table_no: int, path: str | Path) -> Path:
-        """The HTML report of a table (files, structure, rules, method, status summary)."""
-        from argusqt.export.report import write_report
+    def write_confidential(
+        self,
+        table_no: int,
+        path: str | Path,
+        progress: ProgressCallback = no_progress,
+        cancel: CancelToken | None = None,
+    ) -> Path:
+        """The confidential workbook: the table with status colours, the cell list (statuses,
+        true values, protection levels, audit intervals) and the report. Not for publication:
+        its name contains CONFIDENTIAL (added when missing). Returns the path written."""
+        from argusqt.export.excel import ExcelOptions, write_excel
 
         table = self.table(table_no)
+        info = self._report_info(table_no)
+        written = write_excel(
+            table,
+            path,
+            ExcelOptions(confidential=True),
+            audit=getattr(table, "audit", None),
+            report_info=info,
+            progress=progress,
+            cancel=cancel,
+        )
+        self.add_log(f"Table {table_no}: CONFIDENTIAL workbook (not for publication) {written}")
+        return written
+
+    def protection_state(self, table_no: int) -> str:
+        """'cleared', 'protected', 'changed', 'unprotected' or 'nothing to protect'."""
+        from argusqt.export.gate import protection_state
+
+        return protection_state(self.table(table_no))
+
+    def audit_publication(
+        self,
+        table_no: int,
+        progress: ProgressCallback = no_progress,
+        cancel: CancelToken | None = None,
+    ) -> str:
+        """Run the publication gate now (outsider and insider audit of the current statuses);
+        returns its verdict in words, PublicationError naming the cells when it fails."""
+        from argusqt.export.gate import clear_for_publication
+
+        try:
+            text = clear_for_publication(self.table(table_no), progress=progress, cancel=cancel)
+        except PublicationError as exc:
+            self.add_log(f"Table {table_no}: publication audit failed: {exc}")
+            raise PublicationError(f"table {table_no}: {exc}", cells=exc.cells) from None
+        self.add_log(f"Table {table_no}: publication audit: {text}")
+        return text
+
+    def _note_state(self, table_no: int, before: str) -> None:
+        """Log when a change leaves a protected table no longer protected."""
+        after = self.protection_state(table_no)
+        if before in ("cleared", "protected") and after == "changed":
+            self.add_log(
+                f"Table {table_no} is NOT PROTECTED any more: its statuses changed after "
+                "protection; protect it again (or pass the publication audit) before publishing"
+            )
+
+    def _report_info(self, table_no: int) -> dict[str, Any]:
         files: dict[str, str] = {}
         if self.kind == "microdata":
             files = {"Microdata": str(self.data_path), "Metadata": str(self.meta_path)}
         elif self.kind == "tabular" and table_no <= len(self.sources):
             src = self.sources[table_no - 1]
             files = {"Table file": str(src.tab_path), "Metadata": str(src.meta_path)}
-        result = self.results.get(table_no)
         info: dict[str, Any] = {"files": files}
+        result = self.results.get(table_no)
         if result is not None:
-            info |= {
-                "method": result.method,
-                "elapsed": result.elapsed,
-                "audit": result.audit,
-            }
+            info |= {"method": result.method, "elapsed": result.elapsed, "audit": result.audit}
+        return info
+
+    def write_report(self, table_no: int, path: str | Path) -> Path:
+        """The HTML report of a table (files, structure, rules, method, status summary).
+
+        It holds per-status sums: a confidential file (it says so in its title and first line)."""
+        from argusqt.export.report import write_report
+
+        table = self.table(table_no)
+        info = self._report_info(table_no)
         atomic_path = Path(path)
         write_report(table, atomic_path, info)
         return atomic_path
@@ -536,14 +626,22 @@ class Session:
         The change is remembered as a-priori lines, so a batch file written later replays it
         (`<APRIORI>` with a `.hst` written beside the batch file).
         """
+        table = self.table(table_no)
+        before = self.protection_state(table_no)
+        try:
+            return self._change_status(table_no, table, action, cells, value, upper)
+        finally:
+            self._note_state(table_no, before)
+
+    def _change_status(self, table_no, table, action, cells, value, upper) -> int:
         from argusqt.rules import changes
 
-        table = self.table(table_no)
         cells = np.atleast_1d(np.asarray(cells, dtype=np.int64))
         if action == "undo":
             n = changes.undo_secondary(table)
             table.published = None
             table.interval_lower = table.interval_upper = None
+            table.protected_print = table.cleared_print = None  # no protection left
             pattern = re.compile(rf"^<SUPPRESS> \w+\({table_no}[,)]")
             self.history = [h for h in self.history if not pattern.match(h)]
             self.add_log(f"Table {table_no}: secondary suppressions undone ({n} cells)")

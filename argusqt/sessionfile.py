@@ -587,6 +587,7 @@ def _check_primaries(table: Table, saved: np.ndarray, where: str, what: str) -> 
 
 def _audit_table(s, no: int, result: Any, where: str, progress, cancel) -> None:
     """Audit a restored table with secondaries; a failing protected pattern is an AuditError."""
+    from argusqt.export.gate import mark_protected
     from argusqt.protect.audit import audit
     from argusqt.protect.methods import EXACT_AUDIT_LIMIT
     from argusqt.protect.problem import CSPProblem
@@ -597,6 +598,8 @@ def _audit_table(s, no: int, result: Any, where: str, progress, cancel) -> None:
     protected = (method or "").upper() in SUPPRESSION_METHODS
     if result is not None:
         s.results[no] = result
+    if (method or "").upper() in ("RND", "CTA") and table.published is not None:
+        mark_protected(table)  # saved unchanged since its method ran (else method is null)
     if not (protected or is_secondary(table.status).any()):
         return
     progress(ProgressEvent(f"Auditing table {no}"))
@@ -621,6 +624,7 @@ def _audit_table(s, no: int, result: Any, where: str, progress, cancel) -> None:
         table.audit = verdict  # type: ignore[attr-defined]
         if result is not None:
             result.audit = verdict
+        mark_protected(table)  # the publication gate still audits it before any export
     s.add_log(f"Table {no}: {verdict.summary()}")
 
 

@@ -170,7 +170,7 @@ def test_logbook_format():
 def test_outputs_relative_to_batch_file_and_windows_paths(ex2):
     text = (
         EX2_HEAD
-        + '<WRITETABLE> (1, 3, AS+FL+, "out/t.txt")\n<WRITETABLE> (1, 2, , "C:\\temp\\p.csv")\n'
+        + '<WRITETABLE> (1, 3, AS+FL+, "out/t.txt")\n<WRITETABLE> (1, 2, AS+, "C:\\temp\\p.csv")\n'
     )
     (ex2 / "out").mkdir()
     out = _run(ex2, text)

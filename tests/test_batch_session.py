@@ -195,9 +195,15 @@ def test_write_apriori_from_table(ex2):
 def test_write_table_with_report(ex2):
     s = _session(ex2)
     files = s.write_table(1, 3, "AS+", ex2 / "t.txt", report=True)
-    assert files == [ex2 / "t.txt", ex2 / "t.html"]
-    html = (ex2 / "t.html").read_text()
+    # the report counts and sums suppressed cells per status: confidential by name and first line
+    assert files == [ex2 / "t.txt", ex2 / "t_CONFIDENTIAL.html"]
+    html = (ex2 / "t_CONFIDENTIAL.html").read_text()
     assert "microdata_ex2.asc" in html and "<html" in html
+    body = html.split("<body>", 1)[1].lstrip()
+    assert body.startswith(
+        '<p style="color:#c00000;font-weight:bold">CONFIDENTIAL — not for publication'
+    )
+    assert "CONFIDENTIAL" in s.log[-1].message
 
 
 def test_mod_min_frequency_option_uses_the_freq_rule(ex2, monkeypatch):

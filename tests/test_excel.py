@@ -18,8 +18,13 @@ from argusqt.rules.spec import FreqRule, SafetyRules
 
 
 def build_workbook(table, options=None):
-    """Save to bytes and load back (what a user opening the file sees)."""
+    """Save to bytes and load back (what a user opening the file sees); the content only,
+    without the publication gate that `write_excel` passes first."""
     return openpyxl.load_workbook(io.BytesIO(excel_bytes(table, options)))
+
+
+CONF = ExcelOptions(confidential=True)
+BANNER = "CONFIDENTIAL — not for publication"
 
 
 def _table(three: bool = False):
@@ -73,11 +78,8 @@ def _status_2d(t):
 
 def test_table_sheet_cell_by_cell(tmp_path):
     t = _status_2d(_table())
-    path = tmp_path / "out.xlsx"
-    write_excel(t, path, ExcelOptions(), report_info={"method": "OPT", "files": {"data": "x.asc"}})
-    assert [p.name for p in tmp_path.iterdir()] == ["out.xlsx"]  # no temp file left
-    wb = openpyxl.load_workbook(path)
-    assert wb.sheetnames == ["table", "cells", "report"]
+    wb = build_workbook(t)
+    assert wb.sheetnames == ["table"]  # the published workbook: the table only
     ws = wb["table"]
     assert ws["A1"].value == "Turnover by region and size"
     assert [ws.cell(4, c).value for c in range(1, 7)] == ["Region", "label", "Total", "1", "2", "9"]
@@ -106,6 +108,33 @@ def test_table_sheet_cell_by_cell(tmp_path):
     # formula injection: labels kept as text, never formulas
     assert ws.cell(8, 2).value == '=HYPERLINK("http://evil")' and ws.cell(8, 2).data_type == "s"
     assert ws.cell(11, 2).value == "+cmd" and ws.cell(11, 2).quotePrefix
+    # a legend explains the symbols, in words that do not tell why a cell is hidden
+    legend = {ws.cell(r, 1).value: ws.cell(r, 2).value for r in range(13, ws.max_row + 1)}
+    assert legend["x"].startswith("not published") and legend["-"].startswith("empty")
+    assert all(c.fill.fill_type is None for row in ws.iter_rows() for c in row)  # no colours
+
+
+def test_write_excel_is_atomic_and_gated(tmp_path):
+    from argusqt.errors import PublicationError
+
+    t = _table()  # no unsafe cell: nothing to protect, publishable as it is
+    path = tmp_path / "out.xlsx"
+    assert write_excel(t, path) == path
+    assert [p.name for p in tmp_path.iterdir()] == ["out.xlsx"]  # no temp file left
+    # unprotected primaries: refused, cells named by their codes, nothing written
+    t2 = _status_2d(_table())
+    t2.lpl = t2.upl = 0.2 * np.abs(t2.value)  # as FREQ(2, 20) gives its primaries
+    with pytest.raises(PublicationError, match="fails the publication audit") as err:
+        write_excel(t2, tmp_path / "refused.xlsx")
+    assert "Region=A × Size=2" in str(err.value)
+    assert ("A", "2") in err.value.cells
+    assert [p.name for p in tmp_path.iterdir()] == ["out.xlsx"]
+    # the confidential workbook is not a publication: written, with CONFIDENTIAL in its name
+    assert write_excel(t2, tmp_path / "c.xlsx", CONF) == tmp_path / "c_CONFIDENTIAL.xlsx"
+    assert write_excel(t2, tmp_path / "x_CONFIDENTIAL.xlsx", CONF).name == "x_CONFIDENTIAL.xlsx"
+    # status colours tell primary from secondary: never in a published workbook
+    with pytest.raises(ArgusError, match="confidential workbook"):
+        excel_bytes(t2, ExcelOptions(status_colours=True))
 
 
 def test_cells_and_report_sheets(tmp_path):
@@ -121,10 +150,15 @@ def test_cells_and_report_sheets(tmp_path):
         exact=np.zeros(t.n_cells, bool),
     )
     audit.lower[14], audit.upper[14] = 0.0, 50.0
-    path = tmp_path / "o.xlsx"
-    write_excel(t, path, ExcelOptions(), audit=audit, report_info={"method": "OPT(1, 1)"})
-    ws = openpyxl.load_workbook(path)["cells"]
-    head = [c.value for c in ws[1]]
+    path = write_excel(
+        t, tmp_path / "o.xlsx", CONF, audit=audit, report_info={"method": "OPT(1, 1)"}
+    )
+    assert path.name == "o_CONFIDENTIAL.xlsx"
+    wb = openpyxl.load_workbook(path)
+    assert wb.sheetnames == ["table", "cells", "report"]
+    assert all(wb[n]["A1"].value == BANNER for n in wb.sheetnames)
+    ws = wb["cells"]
+    head = [c.value for c in ws[2]]
     assert head == [
         "Region",
         "Region label",
@@ -135,15 +169,18 @@ def test_cells_and_report_sheets(tmp_path):
         "Status text",
         "Audit lower",
         "Audit upper",
+        "True value",
+        "LPL",
+        "UPL",
     ]
-    assert ws.max_row == t.n_cells + 1
-    rows = {(r[0].value, r[2].value): [c.value for c in r] for r in ws.iter_rows(min_row=2)}
+    assert ws.max_row == t.n_cells + 2
+    rows = {(r[0].value, r[2].value): [c.value for c in r] for r in ws.iter_rows(min_row=3)}
     assert rows[("A", "2")][4:7] == ["x", 5, "Unsafe (frequency)"]
     assert rows[("B", "2")][4:9] == ["x", 11, "Secondary", 0, 50]
     assert rows[("Total", "9")][4:7] == ["-", 14, "Empty"]
     assert rows[("Total", "Total")][4] == pytest.approx(t.value[0])
     assert rows[("Total", "Total")][7] is None
-    rep = openpyxl.load_workbook(path)["report"]
+    rep = wb["report"]
     kv = {r[0].value: r[1].value for r in rep.iter_rows() if r[0].value}
     assert kv["Method"] == "OPT(1, 1)"
     assert kv["Secondary suppressions"] == 2
@@ -154,7 +191,7 @@ def test_cells_and_report_sheets(tmp_path):
         "Minimum frequency rule (Individual level) with minimum frequency 2"
     )
     assert kv["Audit"].startswith("Audit passed")
-    assert "True value" not in head
+    assert "do not publish" in kv["WARNING"]
 
 
 def test_confidential_published_and_colours(tmp_path):
@@ -165,17 +202,18 @@ def test_confidential_published_and_colours(tmp_path):
     )
     wb = build_workbook(t, opts)
     ws = wb["table"]
-    assert ws.freeze_panes == "B5" and ws.cell(4, 2).value == "Total"
+    assert ws["A1"].value == BANNER  # everything one row lower than in the published workbook
+    assert ws.freeze_panes == "B6" and ws.cell(5, 2).value == "Total"
     # rounded table: every non-empty cell shows its published value, empty stays "-"
-    assert ws.cell(7, 4).value == pytest.approx(t.published[2 * 4 + 2])
-    assert ws.cell(5, 5).value == "-"
-    assert ws.cell(5, 2).number_format == "0.00"
-    assert ws.cell(7, 4).fill.fgColor.rgb.endswith("FFC7CE")  # primary colour
-    assert ws.cell(8, 4).fill.fgColor.rgb.endswith("FFEB9C")  # secondary colour
+    assert ws.cell(8, 4).value == pytest.approx(t.published[2 * 4 + 2])
+    assert ws.cell(6, 5).value == "-"
+    assert ws.cell(6, 2).number_format == "0.00"
+    assert ws.cell(8, 4).fill.fgColor.rgb.endswith("FFC7CE")  # primary colour
+    assert ws.cell(9, 4).fill.fgColor.rgb.endswith("FFEB9C")  # secondary colour
     legend = [ws.cell(r, 1).value for r in range(1, ws.max_row + 1)]
     assert "Legend" in legend
     cells = wb["cells"]
-    head = [c.value for c in cells[1]]
+    head = [c.value for c in cells[2]]
     assert head[-3:] == ["True value", "LPL", "UPL"] and head[4] == "Turnover (published)"
     kv = {r[0].value: r[1].value for r in wb["report"].iter_rows() if r[0].value}
     assert "do not publish" in kv["WARNING"]
@@ -183,7 +221,7 @@ def test_confidential_published_and_colours(tmp_path):
 
 def test_three_dimensions_one_sheet_per_layer(tmp_path):
     t = _table(three=True)
-    wb = build_workbook(t, ExcelOptions(cells_sheet=False, report_sheet=False))
+    wb = build_workbook(t)
     assert wb.sheetnames == ["Total", "01", "02"]
     ws = wb["02"]
     assert ws["A2"].value == "Year: 02"
@@ -192,9 +230,7 @@ def test_three_dimensions_one_sheet_per_layer(tmp_path):
     with pytest.raises(ArgusError, match="two different"):
         build_workbook(t, ExcelOptions(row_dim=1, col_dim=1))
     # other layout: Size down, Year across, one sheet per region node
-    wb2 = build_workbook(
-        t, ExcelOptions(row_dim=1, col_dim=2, cells_sheet=False, report_sheet=False)
-    )
+    wb2 = build_workbook(t, ExcelOptions(row_dim=1, col_dim=2))
     assert wb2.sheetnames == ["Total", "N", "A", "B", "S", "C"]
 
 
@@ -212,7 +248,7 @@ def test_progress_and_cancel(tmp_path):
     from argusqt.errors import Cancelled
     from argusqt.progress import CancelToken
 
-    t = _status_2d(_table())
+    t = _table()
     events = []
     write_excel(t, tmp_path / "p.xlsx", progress=events.append)
     assert events[0].fraction is not None and events[-1].fraction == 1.0
@@ -240,7 +276,7 @@ def test_four_dimensions_and_sheet_names():
     dims = [CodeList.flat(n, c) for n, c in zip("ABCD", cats, strict=True)]
     maps = [np.arange(1, len(c) + 1) for c in cats]
     t = table_from_fine(fine, dims, maps, TableSpec(list("ABCD"), "v"), 0)
-    wb = build_workbook(t, ExcelOptions(cells_sheet=False, report_sheet=False))
+    wb = build_workbook(t)
     assert wb.sheetnames == [f"{c} {d}" for c in ["Total", "x", "y"] for d in ["Total", "p"]]
     ws = wb["y p"]
     assert ws["A2"].value == "C: y; D: p"
@@ -263,9 +299,8 @@ def _interval_table():
 
 def test_interval_protection_shows_intervals(tmp_path):
     t = _interval_table()
-    path = tmp_path / "ip.xlsx"
-    write_excel(t, path, ExcelOptions(), report_info={"method": "IP"})
-    wb = openpyxl.load_workbook(path)
+    wb = build_workbook(t)
+    assert wb.sheetnames == ["table"]
     ws = wb["table"]
     grid = [[ws.cell(r, c) for c in range(3, 7)] for r in range(6, 12)]  # Total N A B S C
     # A × 1: a wide interval as text with decimals and thousands separators, own fill
@@ -286,9 +321,10 @@ def test_interval_protection_shows_intervals(tmp_path):
     legend = {ws.cell(r, 2).value: ws.cell(r, 1) for r in range(12, ws.max_row + 1)}
     assert "published interval" in legend
     assert legend["published interval"].fill.fgColor.rgb.endswith("BDD7EE")
-    # cells sheet: published value/interval text and the two bounds as numbers
+    # confidential cells sheet: published value/interval text and the two bounds as numbers
+    wb = build_workbook(t, ExcelOptions(confidential=True))
     cells = wb["cells"]
-    head = [c.value for c in cells[1]]
+    head = [c.value for c in cells[2]]
     assert head[4:9] == [
         "Turnover (published)",
         "Status",
@@ -296,7 +332,7 @@ def test_interval_protection_shows_intervals(tmp_path):
         "Interval lower",
         "Interval upper",
     ]
-    rows = {(r[0].value, r[2].value): r for r in cells.iter_rows(min_row=2)}
+    rows = {(r[0].value, r[2].value): r for r in cells.iter_rows(min_row=3)}
     assert [c.value for c in rows[("A", "2")][4:9]] == [
         "-3.50 – 130.00",
         5,
@@ -316,18 +352,18 @@ def test_interval_protection_shows_intervals(tmp_path):
 
 def test_interval_protection_without_thousands_and_with_colours():
     t = _interval_table()
-    wb = build_workbook(t, ExcelOptions(thousands=False, status_colours=True, labels=False))
+    wb = build_workbook(t, ExcelOptions(confidential=True, thousands=False, labels=False))
     ws = wb["table"]
-    assert ws.cell(7, 3).value == "1200.00 – 1300.25"  # A × 1 (no label column)
-    assert ws.cell(7, 3).fill.fgColor.rgb.endswith("BDD7EE")  # interval fill wins
-    assert ws.cell(8, 4).fill.fgColor.rgb.endswith("FFEB9C")  # B × 2 secondary, a point
-    legend = [ws.cell(r, 2).value for r in range(12, ws.max_row + 1)]
+    assert ws.cell(8, 3).value == "1200.00 – 1300.25"  # A × 1 (no label column, banner row)
+    assert ws.cell(8, 3).fill.fgColor.rgb.endswith("BDD7EE")  # interval fill wins
+    assert ws.cell(9, 4).fill.fgColor.rgb.endswith("FFEB9C")  # B × 2 secondary, a point
+    legend = [ws.cell(r, 2).value for r in range(13, ws.max_row + 1)]
     assert "Secondary" in legend and legend[-1] == "published interval"
     # without intervals (suppression view) there is no interval legend or column
     t.interval_lower = t.interval_upper = None
-    wb = build_workbook(t)
-    assert wb["table"].cell(8, 5).value == "x"
-    assert "Interval lower" not in [c.value for c in wb["cells"][1]]
+    wb = build_workbook(t, CONF)
+    assert wb["table"].cell(9, 5).value == "x"
+    assert "Interval lower" not in [c.value for c in wb["cells"][2]]
     assert all(
         wb["table"].cell(r, 2).value != "published interval"
         for r in range(1, wb["table"].max_row + 1)
@@ -350,19 +386,21 @@ def test_interval_protection_batch_to_excel(shared_data, tmp_path):
         "<READMICRODATA>\n"
         "<SUPPRESS> IP(1)\n"
         '<WRITETABLE> (1, 1, , "ip.xlsx")\n'
+        '<WRITETABLE> (1, 1, AS+, "ip.xlsx")\n'
     )
     out = run_batch(arb)
     assert out.ok, out.error
-    wb = openpyxl.load_workbook(folder / "ip.xlsx")
-    rows = {(r[0].value, r[2].value): r for r in wb["cells"].iter_rows(min_row=2)}
+    assert out.files_written == [folder / "ip.xlsx", folder / "ip_CONFIDENTIAL.xlsx"]
+    wb = openpyxl.load_workbook(folder / "ip_CONFIDENTIAL.xlsx")
+    rows = {(r[0].value, r[2].value): r for r in wb["cells"].iter_rows(min_row=3)}
     cell = rows[("A", "female")]
     assert cell[5].value == 3  # the primary keeps its status
     lo, hi = cell[7].value, cell[8].value
     # the published interval covers the protection interval 189.40 ± 22.40 (E9)
     assert lo <= 189.40 - 22.40 + 0.005 and hi >= 189.40 + 22.40 - 0.005
     assert cell[4].value == f"{lo:,.2f} – {hi:,.2f}"
-    # the same text in the table sheet, found by its row (region A) and column (female)
-    ws = wb["table"]
+    # the same text in the published table sheet, found by its row (region A) and column
+    ws = openpyxl.load_workbook(folder / "ip.xlsx")["table"]
     r = next(r for r in range(6, ws.max_row + 1) if str(ws.cell(r, 1).value).strip() == "A")
     c = next(c for c in range(3, ws.max_column + 1) if str(ws.cell(4, c).value) == "female")
     assert ws.cell(r, c).value == cell[4].value

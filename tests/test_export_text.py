@@ -280,6 +280,8 @@ def test_intermediate_lines_and_companion_rda(tmp_path):
     files = write_table(ex2_table(), 5, "", out)
     assert files == [out, tmp_path / "inter.rda"]
     lines = _read(out)
+    # an internal file: it says CONFIDENTIAL in a comment line the .tab readers skip
+    assert lines.pop(0) == "// CONFIDENTIAL — not for publication"
     assert len(lines) == 15
     # codes;value;freq;shadow;cost;top1..top6;status;lpl;upl
     assert (
@@ -288,6 +290,7 @@ def test_intermediate_lines_and_companion_rda(tmp_path):
     )
     assert lines[4].split(";")[12] == "M" and lines[0].split(";")[-3:] == ["S", "0.01", "0.01"]
     rda = (tmp_path / "inter.rda").read_text().splitlines()
+    assert rda.pop(0) == "// CONFIDENTIAL — not for publication"
     assert rda[0] == '<SEPARATOR> ";"'
     assert '    <HIERCODELIST> "inter_region.hrc"' in rda
     assert rda.count("    <MAXSCORE>") == 6

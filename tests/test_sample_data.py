@@ -114,6 +114,13 @@ def test_batch_tabulates_and_recodes(tmp_path):
         '<WRITETABLE> (2, 3, AS+FL+, "t2.txt")\n'
         '<WRITETABLE> (1, 1, QU+, "t1.xlsx")\n'
     )
+    # table 1 has unprotected primaries: the published workbook is refused, naming cells
+    refused = run_batch(arb, logbook=tmp_path / "log0.txt")
+    assert refused.exit_code != 0 and refused.error.line == 10
+    assert "has not been protected" in str(refused.error) and "activity=" in str(refused.error)
+    assert not (tmp_path / "t1.xlsx").exists()
+    text = arb.read_text().replace('(1, 1, QU+, "t1.xlsx")', '(1, 1, AS+QU+, "t1.xlsx")')
+    arb.write_text(text)  # asked for explicitly: the confidential workbook
     outcome = run_batch(arb, logbook=tmp_path / "log.txt")
     outcome.raise_for_error()
     t1, t2 = outcome.session.tables
@@ -131,5 +138,9 @@ def test_batch_tabulates_and_recodes(tmp_path):
     lines = (tmp_path / "t2.txt").read_text().splitlines()
     assert lines[0].startswith('"activity","size","turnover"')
     assert len(lines) == 1 + t2.n_cells
-    ws = openpyxl.load_workbook(tmp_path / "t1.xlsx")["table"]
-    assert ws.cell(6, 1).value == "Total" and ws.cell(6, 3).value == pytest.approx(t1.value[0])
+    wb = openpyxl.load_workbook(tmp_path / "t1_CONFIDENTIAL.xlsx")
+    assert not (tmp_path / "t1.xlsx").exists()
+    assert wb.sheetnames == ["table", "cells", "report"]
+    ws = wb["table"]
+    assert ws["A1"].value == "CONFIDENTIAL — not for publication"
+    assert ws.cell(7, 1).value == "Total" and ws.cell(7, 3).value == pytest.approx(t1.value[0])

@@ -191,7 +191,15 @@ def write_codevalue(
     suppress_empty: bool = False,
     tau_exact: bool = False,
 ) -> None:
-    """Write type 3 (code-value); type 2 is the same with `names_first=True`."""
+    """Write type 3 (code-value); type 2 is the same with `names_first=True`.
+
+    Without `add_status` the file is for publication and passes the publication gate
+    first; with it (true values and status numbers) it is an internal, confidential file.
+    """
+    if not add_status:
+        from argusqt.export.gate import clear_for_publication
+
+        clear_for_publication(table)
     lines = codevalue_lines(
         table,
         add_status=add_status,

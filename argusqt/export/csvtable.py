@@ -34,6 +34,9 @@ def csvtable_lines(table: Table, *, quotes: bool = True, tau_exact: bool = False
 def write_csvtable(
     table: Table, path: str | Path, *, quotes: bool = True, tau_exact: bool = False
 ) -> None:
-    """Write the type-1 CSV table atomically."""
+    """Write the type-1 CSV table atomically, once the table passed the publication gate."""
+    from argusqt.export.gate import clear_for_publication
+
+    clear_for_publication(table)
     lines = csvtable_lines(table, quotes=quotes, tau_exact=tau_exact)
     atomic_write_text(path, "".join(line + "\n" for line in lines))

@@ -1,10 +1,16 @@
-"""Excel export of a protected table (openpyxl): the safe table as on screen, cells, report.
+"""Excel export of a protected table (openpyxl): the published workbook, or the confidential one.
 
 What is shown follows formats.md §10.1: statuses 3–9, 11, 12 as the suppressed text
 (`x`), 14 as the empty text (`-`), others their value; rounded/CTA tables show their
 published values; after interval protection a cell shows its published interval
-(`lower – upper`, a distinct fill) or, when lower = upper, its value. True values and protection levels of suppressed cells are confidential
-and are only written with `ExcelOptions.confidential` (the sheet then says so).
+(`lower – upper`, a distinct fill) or, when lower = upper, its value.
+
+The default (published) workbook holds only that table, its labels and outline and a legend
+of the symbols: nothing that tells a primary from a secondary cell, no sums, counts or costs
+of suppressed cells. It is written only through the publication gate (export.gate). The
+confidential workbook (`ExcelOptions(confidential=True)`) adds status colours, the cell list
+with statuses, true values, protection levels and audit intervals, and the report; its file
+name contains CONFIDENTIAL and every sheet starts with CONFIDENTIAL_BANNER.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from openpyxl.utils import get_column_letter
 import argusqt
 from argusqt.errors import ArgusError, Cancelled
 from argusqt.export.codevalue import published_values
+from argusqt.export.gate import CONFIDENTIAL_BANNER
 from argusqt.export.report import (
     audit_text,
     rules_in_words,
@@ -46,6 +53,10 @@ from argusqt.progress import (
     no_progress,
 )
 from argusqt.rules.status import STATUS_LABELS, is_suppressed
+
+#: What the published workbook's legend says about its symbols (no word on why a cell is hidden).
+SUPPRESSED_LABEL = "not published (suppressed to protect confidentiality)"
+EMPTY_LABEL = "empty cell (no contributions)"
 
 #: Fill colours per status (RGB hex), used with `status_colours`.
 STATUS_COLOURS: dict[int, str] = {
@@ -69,18 +80,32 @@ INTERVAL_LABEL = "published interval"
 
 @dataclass
 class ExcelOptions:
-    """How the workbook looks; defaults give a publishable workbook."""
+    """How the workbook looks; defaults give the publishable workbook."""
 
     suppressed_text: str = "x"
     empty_text: str = "-"
-    status_colours: bool = False
     labels: bool = True  # a label row/column next to the codes
     thousands: bool = True  # thousands separators in the number format
     row_dim: int = 0  # explanatory variable down the rows
     col_dim: int = 1  # explanatory variable across (other variables → one sheet per layer)
-    cells_sheet: bool = True
-    report_sheet: bool = True
-    confidential: bool = False  # add true values and protection levels (NOT for publication)
+    #: the internal workbook: status colours, cell list (statuses, true values, protection
+    #: levels, audit intervals) and report - NOT for publication
+    confidential: bool = False
+    #: None: on in the confidential workbook; a published workbook never has them (they
+    #: tell primary from secondary cells)
+    status_colours: bool | None = None
+
+    @property
+    def colours(self) -> bool:
+        return self.confidential if self.status_colours is None else bool(self.status_colours)
+
+
+def confidential_path(path: str | Path) -> Path:
+    """`path` with CONFIDENTIAL in its file name (added before the suffix when missing)."""
+    path = Path(path)
+    if "CONFIDENTIAL" in path.name:
+        return path
+    return path.with_name(f"{path.stem}_CONFIDENTIAL{path.suffix}")
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -288,7 +313,8 @@ def _write_grid(
     right = Alignment(horizontal="right")
     first_col = 3 if options.labels else 2
     n_head = 2 if (options.labels and cols_cl is not None) else 1
-    header = 4
+    top = 1 if options.confidential else 0  # the banner row
+    header = 4 + top
     first_row = header + n_head
     n_cols = len(cols_cl) if cols_cl is not None else 1
     # sheet-level settings must precede the rows of a streaming sheet
@@ -306,9 +332,11 @@ def _write_grid(
         if cols_cl is not None and cols_cl.depth[j]:
             ws.column_dimensions[letter].outline_level = min(int(cols_cl.depth[j]), _MAX_OUTLINE)
     ws.freeze_panes = f"{get_column_letter(first_col)}{first_row}"
-    _print_setup(ws, first_row, first_col)
+    _print_setup(ws, header, first_row, first_col)
     ws.sheet_properties.outlinePr.summaryBelow = False
     ws.sheet_properties.outlinePr.summaryRight = False
+    if top:
+        ws.append([_banner(cells)])
     # title, layer, blank line
     ws.append(
         [
@@ -347,7 +375,7 @@ def _write_grid(
     status = np.asarray(table.status).astype(int)
     fills = (
         {s: PatternFill("solid", fgColor=c) for s, c in STATUS_COLOURS.items()}
-        if options.status_colours
+        if options.colours
         else {}
     )
     wide = interval_cells(table)[2] if has_intervals(table) else None
@@ -372,9 +400,17 @@ def _write_grid(
                 row.append(cells.number(col, float(numbers[cell_no]), fmt, key, **extra))
         ws.append(row)
         ticker.tick()
-    if fills or wide is not None:
-        ws.append([])
-        _legend(ws, cells, fills, status, interval_fill if wide is not None else None)
+    ws.append([])
+    shown = text[grid.ravel()]
+    symbols = [
+        (sym, label)
+        for sym, label in (
+            (options.suppressed_text, SUPPRESSED_LABEL),
+            (options.empty_text, EMPTY_LABEL),
+        )
+        if (shown == sym).any()
+    ]
+    _legend(ws, cells, symbols, fills, status, interval_fill if wide is not None else None)
 
 
 def _fit_width(ws) -> None:
@@ -385,22 +421,29 @@ def _fit_width(ws) -> None:
     ws.page_setup.fitToHeight = 0
 
 
-def _print_setup(ws, first_row: int, first_col: int) -> None:
+def _print_setup(ws, header: int, first_row: int, first_col: int) -> None:
     """Fit to width; header rows and code columns repeated on every page."""
     _fit_width(ws)
-    ws.print_title_rows = f"4:{first_row - 1}"
+    ws.print_title_rows = f"{header}:{first_row - 1}"
     ws.print_title_cols = f"A:{get_column_letter(first_col - 1)}"
+
+
+def _banner(cells: _Cells):
+    return cells.text(1, CONFIDENTIAL_BANNER, ("banner",), font=Font(bold=True, color="C00000"))
 
 
 def _legend(
     ws,
     cells: _Cells,
+    symbols: list[tuple[str, str]],
     fills: dict[int, PatternFill],
     status: np.ndarray,
     interval_fill: PatternFill | None = None,
 ) -> None:
-    """Status colours (when shown) and the published-interval colour (after IP)."""
+    """The symbols shown, status colours (confidential workbook only), the interval colour."""
     ws.append([cells.text(1, "Legend", ("h",), font=Font(bold=True))])
+    for sym, label in symbols:
+        ws.append([cells.text(1, sym, ("legend", "sym")), cells.text(2, label)])
     if fills:
         for s in np.unique(status).tolist():
             ws.append(
@@ -456,14 +499,14 @@ def _write_cells(
         head += ["Interval lower", "Interval upper"]
     if audit is not None:
         head += ["Audit lower", "Audit upper"]
-    if options.confidential:
-        head += ["True value", "LPL", "UPL"]
+    head += ["True value", "LPL", "UPL"]
     for j, h in enumerate(head, start=1):
         ws.column_dimensions[get_column_letter(j)].width = 26 if h == "Status text" else 16
-    ws.freeze_panes = "A2"
+    ws.freeze_panes = "A3"
     _fit_width(ws)
-    ws.print_title_rows = "1:1"
+    ws.print_title_rows = "1:2"
     bold = Font(bold=True)
+    ws.append([_banner(cells)])
     ws.append([cells.text(j, h, ("h",), font=bold) for j, h in enumerate(head, start=1)])
     fmt = number_format(table.decimals, options.thousands)
     status = np.asarray(table.status).astype(int).tolist()
@@ -505,13 +548,12 @@ def _write_cells(
         if lower is not None and upper is not None:
             lo, hi = lower[cell_no], upper[cell_no]
             row += [None if lo != lo else lo, None if hi != hi else hi]  # NaN → blank
-        if options.confidential:
-            c = len(row) + 1
-            row += [
-                cells.number(c, value[cell_no], fmt),
-                cells.number(c + 1, lpl[cell_no], fmt),
-                cells.number(c + 2, upl[cell_no], fmt),
-            ]
+        c = len(row) + 1
+        row += [
+            cells.number(c, value[cell_no], fmt),
+            cells.number(c + 1, lpl[cell_no], fmt),
+            cells.number(c + 2, upl[cell_no], fmt),
+        ]
         ws.append(row)
         ticker.tick()
 
@@ -553,8 +595,7 @@ def _write_report(
     rows.append(("Secondary suppressions", n_sec))
     rows.append(("Secondary cost", round(cost_sec, 2)))
     rows.append(("Audit", audit_text(audit if audit is not None else info.get("audit"))))
-    if options.confidential:
-        rows.append(("WARNING", "contains true values of suppressed cells: do not publish"))
+    rows.append(("WARNING", "contains true values of suppressed cells: do not publish"))
     ws.column_dimensions["A"].width = 24
     ws.column_dimensions["B"].width = 70
     for letter in "CDEF":
@@ -562,6 +603,7 @@ def _write_report(
     _fit_width(ws)
     cells = _Cells(ws)
     bold = Font(bold=True)
+    ws.append([_banner(cells)])
     for k, v in rows:
         ws.append([cells.text(1, k, ("h",), font=bold), cells.value(2, v)])
     ws.append([])
@@ -594,14 +636,21 @@ def build_workbook(
 ) -> Workbook:
     """A streaming workbook with every sheet written; `write_excel` saves it.
 
-    Raises `Cancelled` when cancelled (an export has no partial safe result).
+    Builds the content only: a file for publication goes through `write_excel`, which
+    passes the publication gate first. Raises `Cancelled` when cancelled (an export has no
+    partial safe result).
     """
     options = options or ExcelOptions()
+    if not options.confidential and options.colours:
+        raise ArgusError(
+            "status colours tell primary from secondary cells: they are only available in the "
+            "confidential workbook (ExcelOptions(confidential=True)), never in a published one"
+        )
     numbers, text = shown_values(table, options)
     wb = Workbook(write_only=True)
     r_dim, _, others = _layout(table, options)
     n_layers = int(np.prod([len(table.dims[d]) for d in others])) if others else 1
-    total = n_layers * len(table.dims[r_dim]) + (table.n_cells if options.cells_sheet else 0)
+    total = n_layers * len(table.dims[r_dim]) + (table.n_cells if options.confidential else 0)
     ticker = _Ticker(total, progress, cancel)
     try:
         _fill(wb, table, options, numbers, text, audit, report_info or {}, others, ticker)
@@ -643,10 +692,9 @@ def _fill(
         ws = wb.create_sheet(_sheet_name(wanted, used))
         title = _layer_title(table, fixed)
         _write_grid(ws, table, options, numbers, text, fixed, title, ticker)
-    if options.cells_sheet:
+    if options.confidential:  # the cell list and the report exist only here
         ws = wb.create_sheet(_sheet_name("cells", used))
         _write_cells(ws, table, options, numbers, text, audit, ticker)
-    if options.report_sheet:
         ws = wb.create_sheet(_sheet_name("report", used))
         _write_report(ws, table, options, audit, report_info)
 
@@ -674,7 +722,20 @@ def write_excel(
     report_info: Mapping[str, Any] | None = None,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
-) -> None:
-    """Save the protected table as an .xlsx workbook (atomic: nothing written if cancelled)."""
+) -> Path:
+    """Save the table as an .xlsx workbook (atomic: nothing written if cancelled or refused).
+
+    The published workbook passes the publication gate first (PublicationError otherwise);
+    the confidential one is written to a name containing CONFIDENTIAL. Returns the path.
+    """
+    options = options or ExcelOptions()
+    path = Path(path)
+    if options.confidential:
+        path = confidential_path(path)
+    else:
+        from argusqt.export.gate import clear_for_publication
+
+        clear_for_publication(table, progress=progress, cancel=cancel)
     data = excel_bytes(table, options, audit, report_info, progress, cancel)
     atomic_write_bytes(path, data)
+    return path

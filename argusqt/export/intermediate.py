@@ -15,6 +15,7 @@ from argusqt.export.codevalue import (
     published_values,
     quote_code,
 )
+from argusqt.export.gate import CONFIDENTIAL_BANNER
 from argusqt.export.textcells import neutralise
 from argusqt.io.atomic import atomic_write_set
 from argusqt.model.codelist import CodeList
@@ -190,7 +191,10 @@ def write_intermediate(
     tau_exact: bool = False,
 ) -> Path:
     """Write the table file, its companion `.rda` (same base name) and `.hrc` files as one set
-    (a crash leaves the old set or the new one); returns the `.rda` path."""
+    (a crash leaves the old set or the new one); returns the `.rda` path.
+
+    The table file and the `.rda` start with a `//` comment line saying CONFIDENTIAL (the
+    .tab/.rda readers of argusqt and τ-Argus skip comment lines)."""
     path = Path(path)
     lines = intermediate_lines(
         table,
@@ -215,8 +219,10 @@ def write_intermediate(
         audit=audit,
         tau_exact=tau_exact,
     )
+    # statuses and true values of suppressed cells: say so where readers allow a comment
+    banner = f"// {CONFIDENTIAL_BANNER}\n"
     files: dict[Path, bytes] = {hrc: text.encode("utf-8") for hrc, text in extra.items()}
-    files[path] = "".join(line + "\n" for line in lines).encode("utf-8")
-    files[rda_path] = rda.encode("utf-8")
+    files[path] = (banner + "".join(line + "\n" for line in lines)).encode("utf-8")
+    files[rda_path] = (banner + rda).encode("utf-8")
     atomic_write_set(files)
     return rda_path

@@ -1,5 +1,7 @@
 """The HTML report written next to a saved table (formats.md §11), and its building blocks.
 
+It counts and sums suppressed cells per status: a confidential file, which says so first.
+
 `rules_in_words`, `status_summary` and `table_structure` are shared with the Excel export's
 "report" sheet so that both say the same thing.
 """
@@ -15,6 +17,7 @@ from typing import Any
 import numpy as np
 
 import argusqt
+from argusqt.export.gate import CONFIDENTIAL_BANNER
 from argusqt.io.atomic import atomic_write_text
 from argusqt.model.table import Table
 from argusqt.rules.spec import SafetyRules
@@ -173,7 +176,8 @@ def report_html(table: Table, info: Mapping[str, Any] | None = None) -> str:
     parts = [
         "<!DOCTYPE html>",
         '<html><head><meta charset="utf-8">',
-        f"<title>{esc(title)}</title><style>{_CSS}</style></head><body>",
+        f"<title>{esc(CONFIDENTIAL_BANNER)}: {esc(title)}</title><style>{_CSS}</style></head><body>",
+        f'<p style="color:#c00000;font-weight:bold">{esc(CONFIDENTIAL_BANNER)}</p>',
         f"<h1>{esc(title)}</h1>",
         f"<p>Produced by argusqt {esc(argusqt.__version__)} on {esc(str(when))}</p>",
     ]

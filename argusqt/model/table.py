@@ -83,6 +83,11 @@ class Table:
     published: np.ndarray | None = None  # rounded / adjusted values after RND or CTA
     interval_lower: np.ndarray | None = None  # published intervals after interval protection
     interval_upper: np.ndarray | None = None
+    #: fingerprints (export.gate.fingerprint) of the published face when a protection method's
+    #: result was copied back, and when the publication audit last passed; a manual change
+    #: after either makes the fingerprint differ, so the table is "not protected" again
+    protected_print: str | None = None
+    cleared_print: str | None = None
     source: Any = None  # fine-level contributions kept for recoding (model.tabulate)
     name: str = ""
     notes: list[str] = field(default_factory=list)

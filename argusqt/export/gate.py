@@ -1,0 +1,165 @@
+"""The publication gate: a file meant for publication is written only for a table whose
+current published face passed the publication audit (outside attacker and insider).
+
+Every writer of a publishable file (Excel workbook, CSV table, pivot and code-value files
+without status) calls `clear_for_publication` first. The verdict is remembered as a
+fingerprint of what the attacker sees (statuses, values, published values and intervals,
+protection levels); any later change - a manual status change, an a-priori file, undo -
+gives another fingerprint, so the table must pass the audit again before it is published.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import Any, Literal
+
+import numpy as np
+
+from argusqt.errors import PublicationError
+from argusqt.model.table import Table
+from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
+from argusqt.rules.status import is_primary, is_secondary, is_suppressed
+
+#: First line (or cell) of every confidential output: what it holds must not be published.
+CONFIDENTIAL_BANNER = "CONFIDENTIAL — not for publication"
+
+#: How far a table is from publication (shown in the GUI status bar and the log).
+State = Literal["cleared", "protected", "changed", "unprotected", "nothing to protect"]
+
+STATE_TEXT: dict[str, str] = {
+    "cleared": "protected (publication audit passed)",
+    "protected": "protected",
+    "changed": "NOT PROTECTED: statuses changed after protection",
+    "unprotected": "not protected",
+    "nothing to protect": "no unsafe cells",
+}
+
+
+def fingerprint(table: Table) -> str:
+    """Digest of everything an attacker's view or the audit depends on."""
+    h = hashlib.sha1(repr(table.shape).encode())
+    h.update(np.ascontiguousarray(table.status, dtype=np.int8).tobytes())
+    for name in ("value", "lpl", "upl", "published", "interval_lower", "interval_upper"):
+        arr = getattr(table, name, None)
+        h.update(name.encode())
+        if arr is not None:
+            h.update(np.ascontiguousarray(arr, dtype=float).tobytes())
+    return h.hexdigest()
+
+
+def published_kind(table: Table) -> str:
+    """'suppress', or the method that publishes other values: 'interval', 'round', 'cta'."""
+    if getattr(table, "interval_lower", None) is not None:
+        return "interval"
+    if table.published is None:
+        return "suppress"
+    method = str(getattr(table, "method", "") or "").upper()
+    return "cta" if method.startswith("CTA") else "round"
+
+
+def mark_protected(table: Table, verdict: Any = None) -> None:
+    """Called when a protection method's audited result was copied back to the table.
+
+    `verdict`: the method's publication verdict (protect.publication) on exactly these
+    statuses; when it passed, the table is cleared for publication without a new audit.
+    """
+    table.protected_print = fingerprint(table)
+    ok = verdict is not None and bool(getattr(verdict, "ok", False))
+    table.cleared_print = table.protected_print if ok else None
+
+
+def protection_state(table: Table) -> State:
+    """Where the table stands: cleared for publication, protected, changed after, …"""
+    fp = fingerprint(table)
+    if table.cleared_print == fp:
+        return "cleared"
+    if table.protected_print == fp:
+        return "protected"
+    if table.protected_print is not None:
+        return "changed"
+    if is_primary(table.status).any():
+        return "unprotected"
+    return "nothing to protect"
+
+
+def cell_name(table: Table, cell: int) -> str:
+    """A cell by its codes, e.g. 'Size=9 × Region=4' (users know codes, not indices)."""
+    parts = [
+        f"{dim.name or table.spec.explanatory[d]}={code.strip() or code}"
+        for d, (dim, code) in enumerate(zip(table.dims, table.cell_codes(cell), strict=True))
+    ]
+    return " × ".join(parts) if parts else f"cell {cell}"
+
+
+def clear_for_publication(
+    table: Table,
+    *,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+    names: Callable[[int], str] | None = None,
+) -> str:
+    """Pass the gate or raise PublicationError naming the cells; returns the verdict's words.
+
+    Unchanged since the last passing audit: no work. Suppression patterns are audited
+    again (outsider and insider). Rounded, CTA and interval tables publish values their
+    method produced and checked; they pass only unchanged since that method ran.
+    """
+    fp = fingerprint(table)
+    if table.cleared_print == fp:
+        return "unchanged since its last passing publication audit"
+    kind = published_kind(table)
+    if kind != "suppress":
+        return _clear_adjusted(table, kind, fp)
+    from argusqt.protect.problem import CSPProblem
+    from argusqt.protect.publication import publication_audit
+
+    label = names or (lambda c: cell_name(table, c))
+    status = np.asarray(table.status)
+    sup = is_suppressed(status)
+    if not is_primary(status).any():
+        table.cleared_print = fp
+        return "no unsafe cells: nothing to protect"
+    progress(ProgressEvent("Publication audit: outside attacker and insiders"))
+    verdict = publication_audit(CSPProblem.from_table(table), sup, cancel=cancel)
+    if verdict.ok:
+        table.cleared_print = fp
+        return verdict.summary(label)
+    cells = [int(c) for c in verdict.failing_cells]
+    raise PublicationError(
+        _refusal(table, verdict.summary(label)), cells=[table.cell_codes(c) for c in cells]
+    )
+
+
+def _refusal(table: Table, summary: str) -> str:
+    """Why the table is refused and what to do, in the words of the table's state."""
+    state = protection_state(table)
+    again = "again "
+    if state == "changed":
+        why = "its statuses were changed after protection and the new pattern fails the audit"
+    elif state == "unprotected" and not is_secondary(table.status).any():
+        why = "it has primary (unsafe) cells and has not been protected"
+        again = ""
+    else:
+        why = "its suppression pattern fails the publication audit"
+    return (
+        f"the table cannot be published: {why}. {summary} "
+        f"Protect the table {again}before saving it for publication; nothing was written."
+    )
+
+
+def _clear_adjusted(table: Table, kind: str, fp: str) -> str:
+    """Rounded / CTA / interval tables: only the very face their method produced and checked."""
+    what = {
+        "round": "rounding",
+        "cta": "controlled tabular adjustment",
+        "interval": "interval protection",
+    }[kind]
+    if table.protected_print == fp:
+        table.cleared_print = fp
+        return f"published values produced and checked by {what}"
+    raise PublicationError(
+        f"the table cannot be published: its statuses or values were changed after {what}, "
+        f"so the published values are no longer the ones {what} produced and checked. "
+        f"Run {what} again; nothing was written."
+    )
