@@ -197,12 +197,14 @@ def _opt_one_minute(d: ProtectDialog) -> None:
     assert d.params() == {"max_minutes": 1}
 
 
-def _save_excel(qtbot, window, path: Path) -> None:
-    """Output | Save table: Excel workbook, file name typed, Save."""
+def _save_excel(qtbot, window, path: Path, confidential: bool = False) -> None:
+    """Output | Save table: Excel workbook, file name typed, (CONFIDENTIAL box), Save."""
 
     def fill(d: SaveTableDialog) -> None:
         d.group.button(EXCEL).click()
         assert d.file_type() == EXCEL
+        assert d.checks["CF"].isEnabled() and not d.checks["CF"].isChecked()
+        d.checks["CF"].setChecked(confidential)
         d.path_edit.setText(str(path))
         d.buttons.button(QDialogButtonBox.StandardButton.Save).click()
 
@@ -347,7 +349,8 @@ def test_p_rule_tables_recode_opt_and_excel(qtbot, window, tauw, monkeypatch, tm
     xlsx = tmp_path / "table1.xlsx"
     _save_excel(qtbot, window, xlsx)
     wb = openpyxl.load_workbook(xlsx)
-    assert wb.sheetnames[0] == "table" and "cells" in wb.sheetnames
+    assert wb.sheetnames == ["table"]  # the published table only (no cell list, no report)
+    assert not list(tmp_path.glob("*CONFIDENTIAL*"))  # not asked for
     sheet = _grid(wb["table"], "Size")
     assert len(sheet) == t1.n_cells
     # a few cells named explicitly: grand total, a primary, a secondary, an empty cell
@@ -446,8 +449,9 @@ def test_frequency_table_rounding_base_5_and_excel(qtbot, window, tauw, monkeypa
     assert "Table 1: method RND" in window.result_box.text()
 
     xlsx = tmp_path / "rounded.xlsx"
-    _save_excel(qtbot, window, xlsx)
+    _save_excel(qtbot, window, xlsx, confidential=True)
     wb = openpyxl.load_workbook(xlsx)
+    assert wb.sheetnames == ["table"]
     sheet = _grid(wb["table"], "Size")
     assert len(sheet) == t.n_cells
     numbers = []
@@ -463,5 +467,7 @@ def test_frequency_table_rounding_base_5_and_excel(qtbot, window, tauw, monkeypa
     assert len(numbers) == int((t.status != 14).sum())
     assert all(v % 5 == 0 for v in numbers)
     assert sheet[("Total", "Total")] == pub[0]
-    cells = list(wb["cells"].iter_rows(values_only=True))
-    assert cells[0][4] == "Freq (published)"
+    conf = openpyxl.load_workbook(tmp_path / "rounded_CONFIDENTIAL.xlsx")
+    cells = list(conf["cells"].iter_rows(values_only=True))
+    assert cells[0][0] == "CONFIDENTIAL — not for publication"
+    assert cells[1][4] == "Freq (published)"

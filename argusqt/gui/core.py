@@ -49,6 +49,8 @@ CORE_MODULES = (
     "argusqt.protect.rounding",
     "argusqt.protect.cta",
     "argusqt.protect.interval",
+    "argusqt.protect.publication",
+    "argusqt.export.gate",
     "argusqt.export.writetable",
     "argusqt.export.excel",
     "argusqt.export.report",
@@ -76,6 +78,15 @@ def call(session: Any, name: str, *args, **kwargs) -> Any:
     if fn is None:
         raise MethodError(f"'{name}' is not available in this version of the core")
     return fn(*args, **kwargs)
+
+
+def protection_of(table: Table) -> tuple[str, str]:
+    """(state, words) of a table on its way to publication (export.gate): 'cleared',
+    'protected', 'changed', 'unprotected' or 'nothing to protect'."""
+    from argusqt.export.gate import STATE_TEXT, protection_state
+
+    state = protection_state(table)
+    return state, STATE_TEXT[state]
 
 
 def proposed_metadata(data_path: str | Path) -> Path | None:

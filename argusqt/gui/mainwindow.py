@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from argusqt import __version__ as _version
-from argusqt.errors import ArgusError, MethodError
+from argusqt.errors import ArgusError, MethodError, PublicationError
 from argusqt.gui import core
 from argusqt.gui.errors import show_error
 from argusqt.gui.jobs import JobRunner
@@ -341,6 +341,7 @@ class MainWindow(QMainWindow):
         self.status_label.setText(
             f"Table {self.tabs.currentIndex() + 1}: {t.n_cells:,} cells, "
             f"{unsafe_count(t):,} unsafe, {int(((t.status == 11) | (t.status == 12)).sum()):,} secondary"
+            f" — {view.protection.text().removeprefix('Publication: ')}"
         )
 
     # ================================================================== log
@@ -866,27 +867,54 @@ class MainWindow(QMainWindow):
                 return
             file_type, options, path = dlg.file_type(), dlg.options(), dlg.path()
         session = self.session
+        confidential = file_type == EXCEL and "CF+" in (options or "")
 
         def job(progress, cancel):
             if file_type == EXCEL:  # the core writes .xlsx for type 1 (argusqt extension)
-                core.call(
-                    session,
-                    "write_table",
-                    table_no,
-                    1,
-                    options or "",
-                    str(Path(path).with_suffix(".xlsx")),
-                )
-            else:
-                core.call(session, "write_table", table_no, file_type, options or "", path)
+                xlsx = str(Path(path).with_suffix(".xlsx"))
+                kw = {"progress": progress, "cancel": cancel}
+                files = core.call(session, "write_table", table_no, 1, "", xlsx, **kw)
+                if confidential:  # asked for explicitly: the internal workbook beside it
+                    files.append(core.call(session, "write_confidential", table_no, xlsx, **kw))
+                return ", ".join(str(f) for f in files)
+            core.call(
+                session, "write_table", table_no, file_type, options or "", path,
+                progress=progress, cancel=cancel,
+            )  # fmt: skip
             return path
 
         def done(p) -> None:
             self._sync_log()
             self.log_message(f"Table {table_no} written to {p}")
             self.statusBar().showMessage(f"Saved {p}", 8000)
+            self._refresh_view(table_no)
 
-        self.runner.start("Save table", job, done, on_error=self._job_error)
+        def failed(exc: BaseException) -> None:
+            self._refresh_view(table_no)
+            if isinstance(exc, PublicationError):
+                self._publication_refused(table_no, exc)
+            else:
+                self._job_error(exc)
+
+        self.runner.start("Save table", job, done, on_error=failed)
+
+    def _refresh_view(self, table_no: int) -> None:
+        if 0 < table_no <= len(self.views):
+            self.views[table_no - 1].update_protection()
+        self._update_status()
+
+    def _publication_refused(self, table_no: int, exc: PublicationError) -> None:
+        """The gate refused a file for publication: explain, offer to protect again."""
+        from argusqt.gui.publicationdialog import PublicationRefusedDialog
+
+        self._sync_log()
+        self.log_message(f"Table {table_no} not saved: {exc}")
+        dlg = PublicationRefusedDialog(table_no, exc, self)
+        self.publication_dialog = dlg
+        if dlg.exec() == QDialog.DialogCode.Accepted:
+            if self.current_table_no() != table_no:
+                self.tabs.setCurrentIndex(table_no - 1)
+            self.protect_table()
 
     def view_report(self) -> None:
         table_no = self.current_table_no()

@@ -1,4 +1,8 @@
-"""Output | Save table: τ-Argus output types 1–6 with their options, plus Excel."""
+"""Output | Save table: τ-Argus output types 1–6 with their options, plus Excel.
+
+The Excel workbook is the published table only; its `CF` option asks for the separate
+CONFIDENTIAL workbook too (statuses, cell list, audit intervals, report).
+"""
 
 from __future__ import annotations
 
@@ -28,7 +32,7 @@ TYPES: dict[int, tuple[str, str, tuple[str, ...]]] = {
     4: ("SBS output format", ".sbs", ("SE", "HL", "TA")),
     5: ("Intermediate file (+ .rda)", ".tab", ("SO", "AR", "HI", "TA")),
     6: ("JJ format (cells and relations)", ".jj", ("TR",)),
-    7: ("Excel workbook", ".xlsx", ()),
+    7: ("Excel workbook", ".xlsx", ("CF",)),
 }
 OPTION_TEXT = {
     "AS": "Add status / original value",
@@ -41,6 +45,8 @@ OPTION_TEXT = {
     "HI": "Holding-level information",
     "TR": "Remove trivial levels",
     "TA": "Texts exactly as τ-Argus (no ' before codes such as =…)",
+    # argusqt: the internal workbook beside the published one (never part of it)
+    "CF": "Also the CONFIDENTIAL workbook (statuses, cell list, report)",
 }
 EXCEL = 7
 

@@ -138,6 +138,10 @@ class TableView(QWidget):
 
         self.legend = Legend()
         self.info = CellInfoPanel()
+        # where the table stands on its way to publication; red when it must not be saved
+        self.protection = QLabel()
+        self.protection.setObjectName("protectionState")
+        self.protection_state = ""
 
         # --- status actions
         self.buttons: dict[str, QPushButton] = {}
@@ -173,6 +177,7 @@ class TableView(QWidget):
         cl.setContentsMargins(0, 0, 0, 0)
         cl.addLayout(axes)
         cl.addLayout(switches)
+        cl.addWidget(self.protection)
         cl.addWidget(self.view, 1)
         cl.addWidget(self.legend)
 
@@ -187,6 +192,7 @@ class TableView(QWidget):
         self._rebuild_layers()
         self._update_level_spins()
         self.legend.update_counts(table)
+        self.update_protection()
         self._fit_columns()
 
     # ------------------------------------------------------------------ axes & layers
@@ -358,6 +364,23 @@ class TableView(QWidget):
         for b in self.buttons.values():
             b.setEnabled(not busy)
 
+    def update_protection(self) -> None:
+        """Show whether the table may be saved for publication (state from export.gate)."""
+        from argusqt.gui import core
+
+        self.protection_state, words = core.protection_of(self.table)
+        bad = self.protection_state in ("changed", "unprotected")
+        self.protection.setText(f"Publication: {words}")
+        self.protection.setStyleSheet(
+            "color:#b00020;font-weight:bold;" if bad else "color:#1b5e20;"
+        )
+        self.protection.setToolTip(
+            "Saving for publication needs a pattern that passes the audit (outside attacker "
+            "and insiders) on the current statuses: protect the table (again)."
+            if bad
+            else "The publication audit runs again before saving if anything changed."
+        )
+
     def set_audit(self, audit) -> None:
         self.audit = audit
 
@@ -373,6 +396,7 @@ class TableView(QWidget):
             self.published_box.setChecked(True)
         self.model.refresh()
         self.legend.update_counts(self.table)
+        self.update_protection()
         cur = self.view.currentIndex()
         if cur.isValid():
             self._current_changed(cur, cur)

@@ -1,0 +1,46 @@
+"""Save table refused by the publication gate: say why, name the cells, offer to protect again."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+)
+
+from argusqt.errors import PublicationError
+
+
+class PublicationRefusedDialog(QDialog):
+    """Accepted = the user wants to protect the table again (the Protect dialog opens)."""
+
+    def __init__(self, table_no: int, exc: PublicationError, parent=None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Table not saved")
+        self.error = exc
+        head = QLabel(
+            f"<b>Table {table_no} was not saved: it is not protected for publication.</b><br>"
+            "Its current statuses fail the audit, so the saved table would let someone "
+            "recompute a sensitive cell. Nothing was written."
+        )
+        head.setWordWrap(True)
+        self.details = QPlainTextEdit(str(exc))
+        self.details.setReadOnly(True)
+        cells = [" × ".join(c.strip() or c for c in codes) for codes in exc.cells]
+        if cells:
+            self.details.appendPlainText("\nCells that can be recomputed:\n" + "\n".join(cells))
+        self.buttons = QDialogButtonBox()
+        self.protect_button = QPushButton("Protect again…")
+        self.protect_button.setDefault(True)
+        self.buttons.addButton(self.protect_button, QDialogButtonBox.ButtonRole.AcceptRole)
+        self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        lay = QVBoxLayout(self)
+        lay.addWidget(head)
+        lay.addWidget(self.details, 1)
+        lay.addWidget(self.buttons)
+        self.resize(620, 340)
