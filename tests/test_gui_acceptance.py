@@ -220,13 +220,16 @@ def _grid(ws, row_var: str) -> dict[tuple[str, str], object]:
     """{(row code, column code): shown value} of a table sheet, located by its header row.
 
     The header row starts with the row variable's name and holds the column codes; data
-    rows are those whose first column holds a code (the label row under the header has none).
+    rows are those whose first column holds a code (the label row under the header has none)
+    up to the legend below the table.
     """
     rows = list(ws.iter_rows(values_only=True))
     (h,) = [i for i, r in enumerate(rows) if r and r[0] == row_var]
     cols = {j: str(c) for j, c in enumerate(rows[h]) if j >= 2 and c is not None}
     out: dict[tuple[str, str], object] = {}
     for r in rows[h + 1 :]:
+        if r and r[0] == "Legend":
+            break
         if not r or r[0] is None:
             continue
         for j, code in cols.items():
@@ -376,7 +379,13 @@ def test_p_rule_tables_recode_opt_and_excel(qtbot, window, tauw, monkeypatch, tm
     assert _check_sheet_cells(t1, sheet, range(t1.n_cells)) == t1.n_cells
     n_x = sum(v == "x" for v in sheet.values())
     assert n_x == int(np.isin(t1.status, SUPPRESSED).sum()) == n3 + window.last_result.n_secondary
-    report = {r[0]: r[1] for r in wb["report"].iter_rows(values_only=True) if r and r[0]}
+    # the method and audit are in the report of the CONFIDENTIAL workbook, asked for with
+    # its checkbox in the Save dialog (the published one beside it stays the table only)
+    _save_excel(qtbot, window, tmp_path / "again.xlsx", confidential=True)
+    assert openpyxl.load_workbook(tmp_path / "again.xlsx").sheetnames == ["table"]
+    conf = openpyxl.load_workbook(tmp_path / "again_CONFIDENTIAL.xlsx")
+    assert conf["report"]["A1"].value == "CONFIDENTIAL — not for publication"
+    report = {r[0]: r[1] for r in conf["report"].iter_rows(values_only=True) if r and r[0]}
     assert report["Method"] == "OPT" and str(report["Audit"]).startswith("Audit passed")
 
     # ---- table 2 (3-D, as specified, not recoded): Modify | Select table; first the fast

@@ -117,8 +117,12 @@ def test_protect_audit_and_save(qtbot, window, sample):
     import openpyxl
 
     wb = openpyxl.load_workbook(xlsx, read_only=True)
-    layout = wb.worksheets[0]  # the table as on screen (other sheets: cell list, report)
-    n_x = sum(1 for row in layout.iter_rows(values_only=True) for v in row if v == "x")
+    assert wb.sheetnames == ["table"]  # the published table only
+    layout = wb.worksheets[0]  # the table as on screen, then a legend of the symbols
+    rows = list(layout.iter_rows(values_only=True))
+    legend = next(i for i, r in enumerate(rows) if r and r[0] == "Legend")
+    assert any(r and r[0] == "x" and str(r[1]).startswith("not published") for r in rows[legend:])
+    n_x = sum(1 for row in rows[:legend] for v in row if v == "x")
     assert n_x == int(
         ((t.status >= 3) & (t.status <= 12) & (t.status != 10)).sum()
     )  # suppressed shown as x
