@@ -25,7 +25,11 @@ def _protect_heur(d: ProtectDialog) -> None:
 
 def _save_excel_dialog(path):
     def fill(d: SaveTableDialog) -> None:
+        d.select_type(3)
+        d.checks["AS"].setChecked(True)  # code-value with statuses: an internal file
+        assert d.is_confidential() and "CONFIDENTIAL" in d.note.text()
         d.select_type(EXCEL)
+        assert not d.is_confidential() and d.note.text().startswith("For publication")
         d.path_edit.setText(str(path))
         d.buttons.accepted.emit()
 

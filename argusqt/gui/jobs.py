@@ -9,6 +9,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QWidget
 
 from argusqt.gui.errors import show_error
+from argusqt.gui.gcpin import collector
 from argusqt.gui.progressdialog import ProgressDialog
 from argusqt.gui.worker import Job, Worker
 
@@ -68,6 +69,7 @@ class JobRunner(QObject):
         worker.succeeded.connect(done_ok)
         worker.failed.connect(done_err)
         self.busy_changed.emit(True)
+        collector().hold()  # no garbage collection on the worker thread (see gcpin)
         worker.start()
         return worker
 
@@ -80,6 +82,7 @@ class JobRunner(QObject):
         if worker is not None:
             worker.wait(5000)
             worker.deleteLater()
+            collector().release()
         if self.dialog is not None:
             self.dialog._clock.stop()
             self.dialog.hide()

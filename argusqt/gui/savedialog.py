@@ -89,12 +89,18 @@ class SaveTableDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
         self.warning = QLabel("")
         self.warning.setStyleSheet("color:#b00020;")
+        # publication or confidential: said before the file is written
+        self.note = QLabel("")
+        self.note.setWordWrap(True)
+        for c in self.checks.values():
+            c.toggled.connect(self._update_note)
         top = QHBoxLayout()
         top.addWidget(types, 3)
         top.addWidget(opts, 2)
         lay = QVBoxLayout(self)
         lay.addLayout(top)
         lay.addLayout(pl)
+        lay.addWidget(self.note)
         lay.addWidget(self.warning)
         lay.addWidget(self.buttons)
         self.group.idToggled.connect(self._type_changed)
@@ -115,6 +121,34 @@ class SaveTableDialog(QDialog):
             self.path_edit.setText(str(Path(cur).with_suffix(ext)))
         elif self.start_dir:
             self.path_edit.setText(str(Path(self.start_dir) / (self.base_name + ext)))
+        self._update_note()
+
+    def is_confidential(self) -> bool:
+        """An internal file: statuses or true values (AS+), SBS, intermediate, JJ."""
+        t = self.file_type()
+        flags = self.option_flags()
+        return t in (4, 5, 6) or (t in (2, 3) and flags["AS"])
+
+    def _update_note(self, *_args) -> None:
+        if self.group.checkedId() < 0:
+            return
+        if self.is_confidential():
+            self.note.setText(
+                "<b>CONFIDENTIAL — not for publication:</b> this file holds cell statuses "
+                "or true values of suppressed cells."
+            )
+            self.note.setStyleSheet("color:#b00020;")
+        else:
+            extra = (
+                " The CONFIDENTIAL workbook is written beside it, with CONFIDENTIAL in its name."
+                if self.file_type() == EXCEL and self.checks["CF"].isChecked()
+                else ""
+            )
+            self.note.setText(
+                "For publication: the table is audited again before it is written "
+                "(suppressed cells show as x, empty cells as -)." + extra
+            )
+            self.note.setStyleSheet("color:#1b5e20;")
 
     def select_type(self, t: int) -> None:
         self.group.button(t).setChecked(True)
