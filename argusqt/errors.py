@@ -8,10 +8,17 @@ from pathlib import Path
 class ArgusError(Exception):
     """Base class of every error argusqt reports to a user (never shown as a traceback)."""
 
-    def __init__(self, message: str, file: str | Path | None = None, line: int | None = None):
+    def __init__(
+        self,
+        message: str,
+        file: str | Path | None = None,
+        line: int | None = None,
+        column: int | None = None,
+    ):
         self.message = message
         self.file = str(file) if file is not None else None
         self.line = line
+        self.column = column
         super().__init__(self.__str__())
 
     def __str__(self) -> str:
@@ -20,6 +27,8 @@ class ArgusError(Exception):
             where = self.file
             if self.line is not None:
                 where += f", line {self.line}"
+                if self.column is not None:
+                    where += f", column {self.column}"
             where += ": "
         return where + self.message
 

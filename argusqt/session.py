@@ -36,6 +36,11 @@ MANUAL_MARK = "<APRIORI> @manual:{}"
 MANUAL_RE = re.compile(r"^<APRIORI> @manual:(\d+)$")
 
 
+def is_warning(message: str) -> bool:
+    """Warnings start with 'warning:' (readers write them so) wherever they come from."""
+    return str(message).lstrip().lower().startswith("warning")
+
+
 @dataclass
 class LogEntry:
     when: datetime
@@ -89,6 +94,12 @@ class Session:
     def _log_lines(self, lines: list[str]) -> None:
         for line in lines:
             self.add_log(str(line))
+
+    @property
+    def warnings(self) -> list[LogEntry]:
+        """Log entries that warn the user (readers, recodes, a-priori files): the GUI shows
+        their count in the status bar."""
+        return [e for e in self.log if is_warning(e.message)]
 
     # ------------------------------------------------------------------ state
     def clear(self) -> None:
@@ -151,6 +162,7 @@ class Session:
             f"Microdata {data_path.name} opened with metadata {meta_path.name}"
             + (f" ({n} records)" if n is not None else "")
         )
+        self._log_lines(list(getattr(micro, "log", []) or []))  # the reader's warnings
         self.history = []
         self.manual: dict[int, list[str]] = {}
 
@@ -329,7 +341,8 @@ class Session:
             from argusqt.rules.cost import compute_cost
 
             compute_cost(new, self._distances(new))
-        self._log_lines([str(w) for w in warnings])
+        source = "" if isinstance(file_or_level, int) else f"{Path(file_or_level).name}: "
+        self._log_lines([f"warning: {source}{w}" for w in warnings])
         self.tables[table_no - 1] = new
         self.results.pop(table_no, None)
         how = (
@@ -363,9 +376,18 @@ class Session:
         except (ImportError, AttributeError):
             raise MethodError(f"protection method {method} is not available yet") from None
         _solver_params(method, params, table)
+        check_solver_numbers(table, table_no)
         problem = CSPProblem.from_table(table)
         self.add_log(f"Table {table_no}: {method} started with {format_params(params)}")
-        result = run_method(problem, method, params, progress, cancel)
+        try:
+            result = run_method(problem, method, params, progress, cancel)
+        except ArgusError:
+            raise
+        except Exception as exc:
+            explained = _explain_solver_failure(table, table_no, method, exc)
+            if explained is None:
+                raise
+            raise explained from exc
         for line in getattr(result, "log", []) or []:
             self.add_log(f"  {line}")
         audit = result.audit
@@ -417,6 +439,8 @@ class Session:
             )
         fn = _optional("argusqt.protect.linked", "protect_linked", "linked-table protection")
         _solver_params(method, params, self.tables[0])
+        for no, t in enumerate(self.tables, start=1):
+            check_solver_numbers(t, no)
         problems = [CSPProblem.from_table(t) for t in self.tables]
         self.add_log(
             f"Linked tables 1–{len(problems)}: {method} started with {format_params(params)}"
@@ -770,6 +794,50 @@ def _solver_params(method: str, params: dict, table: Table) -> None:
         params.setdefault("min_frequency", fr.minfreq)
 
 
+#: Ratio of the largest to the smallest non-zero cell value beyond which a solver failure is
+#: put down to precision (measured on batch_ex2, smallest cell ≈ 1e3: one record of 3e10 still
+#: works, 1e11 makes the attacker LP fail). Only used to explain a failure, never to refuse.
+SOLVER_RANGE = 1e7
+
+
+def check_solver_numbers(table: Table, table_no: int) -> None:
+    """Refuse a table whose numbers are not finite before a solver sees them (an overflow
+    would otherwise surface as a solver error)."""
+    for what, arr in (
+        ("values", table.value),
+        ("costs", table.cost),
+        ("protection levels", table.lpl),
+        ("protection levels", table.upl),
+    ):
+        arr = np.asarray(arr, dtype=float)
+        bad = np.flatnonzero(~np.isfinite(arr))
+        if bad.size:
+            codes = ", ".join(table.cell_codes(int(bad[0])))
+            raise MethodError(
+                f"table {table_no}: {bad.size} cell(s) have {what} that are not finite numbers "
+                f"(first: cell ({codes})); the input values are too large. Rescale the data "
+                "(e.g. thousands) and read it again"
+            )
+
+
+def _explain_solver_failure(
+    table: Table, table_no: int, method: str, exc: Exception
+) -> MethodError | None:
+    """A solver failure on a table whose values span more digits than LP solvers keep is an
+    input problem with a fix (rescale); anything else stays an internal error."""
+    a = np.abs(np.asarray(table.value, dtype=float))
+    a = a[a > 0]
+    if a.size == 0 or a.max() / a.min() <= SOLVER_RANGE:
+        return None
+    big = ", ".join(table.cell_codes(int(np.argmax(np.abs(table.value)))))
+    return MethodError(
+        f"{method} on table {table_no}: the solver failed ({type(exc).__name__}: {exc}). The "
+        f"cell values range from {a.min():g} to {a.max():g} (cell ({big})), beyond about "
+        f"{SOLVER_RANGE:.0e} : 1, where solvers lose precision; check the largest values in "
+        "the data or rescale the response (e.g. thousands)"
+    )
+
+
 def format_params(params: dict) -> str:
     return (
         ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items())
@@ -808,4 +876,4 @@ def spec_to_arb(spec: TableSpec) -> str:
     return f"{exp}|{resp}|{shadow}|{cost}{lam}"
 
 
-__all__ = ["ArgusError", "LogEntry", "Session", "TabularSource", "spec_to_arb"]
+__all__ = ["ArgusError", "LogEntry", "Session", "TabularSource", "is_warning", "spec_to_arb"]

@@ -178,7 +178,8 @@ def test_duplicate_cell(ex1):
 def test_non_additive_mode0(ex1):
     meta, tab = ex1
     bad = _edit(tab, "    A, Total,1032", "    A, Total,1033", "nonadd.tab")
-    with pytest.raises(InputError, match=r"cell \(A, Total\) = 1033 but its parts sum to 1032"):
+    parts = r"cell \(A, Total\) = 1033 on line 4 but its parts sum to 1032"
+    with pytest.raises(InputError, match=r"nonadd.tab, line 1: .*" + parts):
         read_tab(meta, bad, ex1_spec(), totals_mode=0)
     t = read_tab(meta, bad, ex1_spec(), totals_mode=2)
     assert t.value[3] == 1033
@@ -233,7 +234,7 @@ def test_consistency_errors(tmp_path):
         "All;;2;0;0\n": "frequency is given but the response is empty",
         "All;5;2;2;3\n": "must not increase",
         "All;5;2;4;3\n": "sum to more than the response",
-        "All;5;x;4;1\n": r"expected a number in column 3 \(n\), got 'x'",
+        "All;5;x;4;1\n": r"line 2, column 7: expected a finite number in field 3 \(n\), got 'x'",
         "All;5;2;4\n": "expected 5 fields",
     }
     for k, (text, msg) in enumerate(cases.items()):

@@ -6,12 +6,13 @@ and what they do belong to the runner.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from argusqt.errors import ArgusError, BatchError
-from argusqt.io.text import read_lines
+from argusqt.io.text import check_no_control, read_lines
 from argusqt.model.table import CostSpec, TableSpec
 from argusqt.rules.spec import SafetyRules
 
@@ -57,6 +58,16 @@ METHOD_PARAMS: dict[str, list[tuple[str, float | None]]] = {
     # argusqt extensions (not in τ-Argus): the fast heuristic and interval protection
     "HEUR": [("max_minutes", 10)],
     "IP": [("max_minutes", 10)],
+}
+#: Lower bounds of SUPPRESS parameters: (bound, strict). A time limit must be positive.
+PARAM_MINIMUM: dict[str, tuple[float, bool]] = {
+    "max_minutes": (0, True),
+    "apriori_percent": (0, False),
+    "max_scale_cost": (0, True),
+    "lower_margin": (0, False),
+    "upper_margin": (0, False),
+    "base": (0, True),
+    "steps": (0, False),
 }
 #: Methods that accept table 0 (all tables linked).
 LINKED_METHODS = {"GH", "MOD"}
@@ -182,9 +193,12 @@ def _int(text: str, what: str) -> int:
 def _number(text: str, what: str) -> float:
     t = text.strip()
     try:
-        return float(t)
+        value = float(t)
     except ValueError:
         raise ValueError(f"expected {what} (a number), got {t!r}") from None
+    if not math.isfinite(value):
+        raise ValueError(f"expected {what} (a finite number), got {t!r}")
+    return value
 
 
 def _flag(text: str, what: str) -> bool:
@@ -232,6 +246,10 @@ def parse_specify_table(text: str) -> TableSpec:
         raise ValueError(f"expected 1 to 6 explanatory variables, got {len(explanatory)}")
     if any(not e for e in explanatory):
         raise ValueError("an explanatory variable name is empty")
+    seen = [e.lower() for e in explanatory]
+    twice = next((e for k, e in enumerate(explanatory) if e.lower() in seen[:k]), None)
+    if twice is not None:
+        raise ValueError(f"the explanatory variable {twice!r} is named twice")
     resp_text = parts[1].strip()
     response: str | None
     if resp_text.lower() in ("<freq>", '"<freq>"'):
@@ -298,6 +316,13 @@ def parse_suppress(text: str) -> Suppress:
             continue  # default depends on the table (frequency information): decided later
         else:
             params[name] = default
+    for name, value in params.items():
+        low = PARAM_MINIMUM.get(name)
+        if low is not None and not (value > low[0] if low[1] else value >= low[0]):
+            raise ValueError(
+                f"expected {name.replace('_', ' ')} {'>' if low[1] else '≥'} {low[0]:g}, "
+                f"got {value:g}"
+            )
     if method == "RND" and int(params["stop_rule"]) not in (1, 2, 3):
         raise ValueError(f"expected stop rule 1, 2 or 3, got {params['stop_rule']:g}")
     return Suppress(method, table, params, len(raw) - 1)
@@ -425,6 +450,10 @@ def parse_arb_lines(lines: list[str], path: str | Path) -> list[Command]:
         line = strip_comment(raw.replace("\t", " ")).strip()
         if not line:
             continue
+        try:
+            check_no_control(raw, path, no)
+        except ArgusError as exc:
+            raise BatchError(exc.message, file=path, line=no, column=exc.column) from None
         if pending is not None and not line.startswith("<"):
             pending.text = line
             _finish(pending, path)
@@ -483,4 +512,10 @@ def parse_arb(path: str | Path) -> list[Command]:
         lines = read_lines(path)
     except ArgusError as exc:
         raise BatchError(f"cannot read the batch file: {exc.message}", file=path) from None
-    return parse_arb_lines(lines, path)
+    commands = parse_arb_lines(lines, path)
+    if not commands:
+        raise BatchError(
+            'the batch file has no commands (expected lines such as <OPENMICRODATA> "file")',
+            file=path,
+        )
+    return commands

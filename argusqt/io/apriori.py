@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from argusqt.errors import InputError
+from argusqt.io.text import control_char_at
 from argusqt.model.table import Table
 from argusqt.rules import changes
 
@@ -46,11 +48,14 @@ class AprioriReport:
         return sum(self.rejected.values())
 
     def lines(self) -> list[str]:
-        """Report text: one line per action, then the errors."""
+        """Report text: one line per action, then the rejected lines as warnings (they were
+        skipped: "ignore errors" is τ-Argus's default for a-priori files)."""
         out = []
         for a in sorted(set(self.accepted) | set(self.rejected)):
             out.append(f"{a}: {self.accepted[a]} accepted, {self.rejected[a]} rejected")
-        return out + self.errors
+        if not self.accepted and not self.rejected:
+            out.append("warning: the a-priori file has no lines; nothing was changed")
+        return out + [f"warning: {e} (line ignored)" for e in self.errors]
 
 
 def _read_text(path: Path) -> str:
@@ -132,13 +137,19 @@ def read_apriori(
             )
         first = False
         try:
+            bad = control_char_at(text)
+            if bad is not None:
+                raise ValueError(f"unexpected control character 0x{ord(text[bad]):02X}")
             codes, action, vals = _parse_line(split_fields(text, sep), n_dims)
             nums = []
             for v in vals:
                 try:
-                    nums.append(float(v))
+                    x = float(v)
                 except ValueError:
                     raise ValueError(f"expected a number after {action}, got {v!r}") from None
+                if not math.isfinite(x):
+                    raise ValueError(f"expected a finite number after {action}, got {v!r}")
+                nums.append(x)
             if action == "AB":
                 raise ValueError("action AB (a-priori bounds) is not implemented")
             out.append(AprioriLine(no, tuple(codes), action, tuple(nums)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from argusqt.errors import InputError
-from argusqt.io.text import read_lines
+from argusqt.io.text import check_no_control, read_lines
 
 
 def read_cdl(path: str | Path) -> dict[str, str]:
@@ -20,6 +20,7 @@ def read_cdl(path: str | Path) -> dict[str, str]:
         line = raw.rstrip(" \t\r")
         if not line.strip():
             continue
+        check_no_control(line, path, lineno)
         code, sep, label = line.partition(",")
         if not sep:
             raise InputError(

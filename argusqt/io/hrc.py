@@ -11,7 +11,7 @@ from pathlib import Path
 
 from argusqt.errors import InputError
 from argusqt.io.atomic import atomic_write_text
-from argusqt.io.text import read_lines
+from argusqt.io.text import control_char_at, read_lines
 
 
 def read_hrc(
@@ -41,6 +41,15 @@ def read_hrc(
             pos += len(lead)
             depth += 1
         code = line[pos:]
+        bad = control_char_at(code)
+        if bad is not None:
+            raise InputError(
+                f"the code contains the control character 0x{ord(code[bad]):02X}; a hierarchy "
+                f"file holds one code per line, each preceded by {lead!r} per level",
+                file=path,
+                line=lineno,
+                column=pos + bad + 1,
+            )
         if not code.strip():
             raise InputError(
                 f"expected a code after {depth - 1} × '{lead}', the code is empty",

@@ -251,8 +251,22 @@ def _parse_decimal_block(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _parse_decimal_slow(
     mat: np.ndarray, rows: np.ndarray, var: Variable, path: Path, line_of
 ) -> np.ndarray:
-    """Exact parse of the (k, w) fields the fast parser declined; InputError on bad text."""
+    """Exact parse of the (k, w) fields the fast parser declined; InputError on bad text.
+
+    Infinities, NaN and numbers beyond the float range (`1e400`) are refused like any
+    other text that is not a number: no sum or solver could use them.
+    """
     w = mat.shape[1]
+    control = ((mat < 32) & (mat != 9)) | (mat == 127)
+    if control.any():  # checked first: NULs would vanish in the byte strings below
+        r, c = (int(x[0]) for x in np.nonzero(control))
+        raise InputError(
+            f"expected a number in columns {var.start}-{var.start + w - 1} (variable "
+            f"{var.name}), got the control character 0x{int(mat[r, c]):02X}",
+            file=path,
+            line=line_of(int(rows[r])),
+            column=var.start + c,  # type: ignore[operator]
+        )
     strings = np.ascontiguousarray(mat).view(f"S{w}").ravel()
     text = pd.Series(strings).str.decode("latin-1").str.strip(" \t")
     text = text.mask(text == "", "0")
@@ -261,10 +275,11 @@ def _parse_decimal_slow(
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise InputError(
-            f"expected a number in columns {var.start}-{var.start + w - 1} "
+            f"expected a finite number in columns {var.start}-{var.start + w - 1} "
             f"(variable {var.name}), got '{text.iloc[i]}'",
             file=path,
             line=line_of(int(rows[i])),
+            column=var.start,
         )
     return values
 
@@ -344,6 +359,20 @@ class _FixedLines:
     def line_of(self, record: int) -> int:
         return int(self.record_lines[record]) if self.record_lines is not None else record + 1
 
+    def line_lengths(self) -> np.ndarray:
+        """Characters per record (line ends excluded)."""
+        if self.view is not None:
+            return np.full(self.n, self.max_len, dtype=np.int64)
+        return self.lengths.astype(np.int64, copy=False)
+
+    def gather(self, rows: np.ndarray, lo: int, hi: int) -> np.ndarray:
+        """Columns [lo, hi) of the given records (non-uniform files), blank-padded."""
+        cols = lo + np.arange(hi - lo, dtype=np.int64)
+        st, ln = self.starts[rows], self.lengths[rows]
+        valid = cols[None, :] < ln[:, None]
+        idx = np.where(valid, st[:, None] + cols[None, :], 0)
+        return np.where(valid, self.arr[idx], np.uint8(BLANK)).astype(np.uint8, copy=False)
+
     def block_rows(self, lo: int, hi: int) -> int:
         """Records per block for columns [lo, hi)."""
         width = (self.max_len + 1) if self.view is not None else 8 * max(hi - lo, 1)
@@ -384,19 +413,28 @@ def _read_fixed(
     result.record_lines = lines.record_lines
     if not variables:
         return
+    beyond = set()
     for var in variables:
         assert var.start is not None and var.width is not None
         if n and var.start > lines.max_len:
+            beyond.add(var.name)
             result.log.append(
                 f"warning: {path.name}: variable {var.name} starts at column {var.start} but "
                 f"no line is longer than {lines.max_len} characters; all its fields are blank"
             )
+    _warn_short_lines(lines, [v for v in variables if v.name not in beyond], path, result.log)
     lo = min(v.start - 1 for v in variables)  # type: ignore[operator]
     hi = max(v.start - 1 + v.width for v in variables)  # type: ignore[operator]
+    _warn_odd_lengths(lines, hi, path, result.log)
+    # one column more on each side: a number running past its field (edges, below)
+    blo, bhi = max(lo - 1, 0), hi + 1
+    edges = _edge_columns(meta, [v for v in variables if v.is_number])
+    edge_hits: dict[tuple[str, str], list[int]] = {}  # (variable, side) → [count, first row]
     cats = {v.name: np.empty((n, v.width), dtype=np.uint8) for v in variables if v.categorical}
     nums = {v.name: np.empty(n, dtype=np.float64) for v in variables if v.is_number}
     slow: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {name: [] for name in nums}
-    step = lines.block_rows(lo, hi)
+    blanks: dict[str, list[int]] = {}  # numeric variable → [blank fields, first row]
+    step = lines.block_rows(blo, bhi)
     clock = Stopwatch()
     last_event = -1.0
     for r0 in range(0, n, step):
@@ -406,10 +444,10 @@ def _read_fixed(
             last_event = clock.elapsed
             progress(ProgressEvent(f"Reading {path.name}", fraction=r0 / n, elapsed=clock.elapsed))
         r1 = min(n, r0 + step)
-        blk = lines.block(r0, r1, lo, hi)
+        blk = lines.block(r0, r1, blo, bhi)
         blk_t = np.ascontiguousarray(blk.T) if nums else blk.T  # one transpose per block
         for var in variables:
-            s = var.start - 1 - lo  # type: ignore[operator]
+            s = var.start - 1 - blo  # type: ignore[operator]
             sub = blk[:, s : s + var.width]
             if var.name in cats:
                 cats[var.name][r0:r1] = sub
@@ -419,6 +457,17 @@ def _read_fixed(
                 if not ok.all():
                     bad = np.flatnonzero(~ok)
                     slow[var.name].append((bad + r0, np.array(sub[bad])))
+                zero = np.flatnonzero(values == 0)
+                if zero.size:
+                    blank = zero[(sub[zero] == BLANK).all(axis=1)]
+                    if blank.size:
+                        hit = blanks.setdefault(var.name, [0, int(blank[0]) + r0])
+                        hit[0] += int(blank.size)
+                for side, col in edges.get(var.name, ()):
+                    rows = _running_on(blk, s, var.width, col - blo, side)
+                    if rows.size:
+                        hit = edge_hits.setdefault((var.name, side), [0, int(rows[0]) + r0])
+                        hit[0] += int(rows.size)
     for var in variables:
         if var.name in cats:
             result.categorical[var.name] = _categorical_from_bytes(cats.pop(var.name))
@@ -430,6 +479,120 @@ def _read_fixed(
                 values[rows] = _parse_decimal_slow(mat, rows, var, path, lines.line_of)
             _warn_numeric_missing(var, values, result.log, path)
             result.numeric[var.name] = values
+    for name, (count, row) in blanks.items():
+        if name not in beyond:
+            result.log.append(
+                f"warning: {path.name}: {count} record(s) have a blank {name} field, read as 0 "
+                f"(first: line {lines.line_of(row)})"
+            )
+    for (name, side), (count, row) in edge_hits.items():
+        var = meta.variable(name)
+        col = var.start - 1 if side == "before" else var.start + var.width  # type: ignore[operator]
+        result.log.append(
+            f"warning: {path.name}: the number in {name} (columns {var.start}-"
+            f"{var.start + var.width - 1}) seems to continue {side} its field, into column "  # type: ignore[operator]
+            f"{col}, on {count} record(s) (first: line {lines.line_of(row)}); check the start "
+            f"and width of {name} in the metadata"
+        )
+
+
+def _warn_short_lines(
+    lines: _FixedLines, variables: list[Variable], path: Path, log: list[str]
+) -> None:
+    """§2.1 pads a short line with blanks, as τ-Argus does; say which fields that touched.
+
+    A line that ends inside or before a field the metadata describes loses digits of a
+    number or a code without any error, so the count of such lines is always logged.
+    """
+    if not variables or lines.n == 0:
+        return
+    need = max(v.start - 1 + v.width for v in variables)  # type: ignore[operator]
+    lengths = lines.line_lengths()
+    short = np.flatnonzero(lengths < need)
+    if not short.size:
+        return
+    parts = []
+    for var in variables:
+        start0 = var.start - 1  # type: ignore[operator]
+        end = start0 + var.width  # type: ignore[operator]
+        cut = int(np.count_nonzero((lengths > start0) & (lengths < end)))
+        blank = int(np.count_nonzero(lengths <= start0))
+        if cut or blank:
+            what = ", ".join(t for t in (f"{cut} cut" if cut else "", f"{blank} blank") if t)
+            parts.append(f"{var.name} ({what})" if blank else f"{var.name} ({cut} cut)")
+    more = f" and {len(parts) - 6} more" if len(parts) > 6 else ""
+    first = int(short[0])
+    log.append(
+        f"warning: {path.name}: {short.size} record(s) end before column {need}, where the "
+        f"fields read end (first: line {lines.line_of(first)}, {int(lengths[first])} "
+        "characters); the missing characters are read as blanks, as τ-Argus does: numbers "
+        f"there read as 0 or lose digits, codes are blank — fields touched: "
+        f"{', '.join(parts[:6])}{more}"
+    )
+
+
+def _warn_odd_lengths(lines: _FixedLines, need: int, path: Path, log: list[str]) -> None:
+    """A record longer or shorter than nearly all others may have a character inserted or
+    deleted, which shifts every field after it into a wrong but readable value."""
+    if lines.view is not None or lines.n < 10:
+        return  # all lines have one length (or too few to speak of "the others")
+    lengths = lines.line_lengths()
+    counts = np.bincount(lengths)
+    mode = int(counts.argmax())
+    if counts[mode] < 0.9 * lines.n:
+        return
+    odd = (lengths != mode) & (lengths >= need)  # shorter than `need`: reported as short
+    longer = np.flatnonzero(odd & (lengths > mode))
+    if longer.size:  # extra characters that are all blanks shift nothing
+        tail = lines.gather(longer, mode, int(lengths[longer].max()))
+        odd[longer[(tail == BLANK).all(axis=1)]] = False
+    rows = np.flatnonzero(odd)
+    if rows.size:
+        first = int(rows[0])
+        log.append(
+            f"warning: {path.name}: {rows.size} record(s) differ in length from the {mode} "
+            f"characters of the other records (first: line {lines.line_of(first)}, "
+            f"{int(lengths[first])} characters); a character inserted or deleted there shifts "
+            "the fields after it — check these lines"
+        )
+
+
+def _edge_columns(meta: Metadata, numeric: list[Variable]) -> dict[str, list[tuple[str, int]]]:
+    """0-based columns just before and after each numeric field that no variable declares."""
+    spans = [
+        (v.start - 1, v.start - 1 + v.width)  # type: ignore[operator]
+        for v in meta.variables
+        if v.start is not None and v.width is not None
+    ]
+
+    def declared(col: int) -> bool:
+        return any(a <= col < b for a, b in spans)
+
+    out: dict[str, list[tuple[str, int]]] = {}
+    for v in numeric:
+        start0 = v.start - 1  # type: ignore[operator]
+        end = start0 + v.width  # type: ignore[operator]
+        sides = []
+        if start0 > 0 and not declared(start0 - 1):
+            sides.append(("before", start0 - 1))
+        if not declared(end):
+            sides.append(("after", end))
+        if sides:
+            out[v.name] = sides
+    return out
+
+
+_DIGIT_OR_DOT = np.zeros(256, dtype=bool)
+_DIGIT_OR_DOT[list(b"0123456789.")] = True
+
+
+def _running_on(blk: np.ndarray, s: int, width: int, col: int, side: str) -> np.ndarray:
+    """Rows where the number of the field [s, s+width) runs into column `col` of the block."""
+    if side == "after":
+        inside, outside = blk[:, s + width - 1], blk[:, col]
+    else:
+        inside, outside = blk[:, s], blk[:, col]
+    return np.flatnonzero(_DIGIT_OR_DOT[inside] & _DIGIT_OR_DOT[outside])
 
 
 # ---------------------------------------------------------------------------- free format
@@ -476,6 +639,13 @@ def _read_free(
     def line_of(r: int) -> int:
         return int(record_lines[r]) if record_lines is not None else r + 1
 
+    def column_of(r: int, field_no: int) -> int:
+        """Character column where field `field_no` (1-based) of record `r` starts."""
+        i = line_of(r) - 1
+        text = data[int(starts[i]) : int(starts[i]) + int(lengths[i])]
+        cut = text.split(sep_b, field_no - 1)
+        return len(text) - len(cut[-1]) + 1 if len(cut) == field_no else 1
+
     index = {v.name: i for i, v in enumerate(meta.variables)}
     n_records = int(np.count_nonzero(nonblank))
     result.n_records = n_records
@@ -506,7 +676,9 @@ def _read_free(
                     values = None  # blanks or nan/inf texts: explain via the text path
             if values is None:
                 text = df[i] if var.categorical else reader.read({i}, set())[i]
-                values = _free_numeric(text.astype(str), var, path, sep, line_of, i + 1)
+                values = _free_numeric(
+                    text.astype(str), var, path, sep, line_of, i + 1, result.log, column_of
+                )
             _warn_numeric_missing(var, values, result.log, path)
             result.numeric[var.name] = values
 
@@ -593,14 +765,25 @@ def _free_categorical(
 
 
 def _free_numeric(
-    col: pd.Series, var: Variable, path: Path, sep: str, line_of, field_no: int
+    col: pd.Series,
+    var: Variable,
+    path: Path,
+    sep: str,
+    line_of,
+    field_no: int,
+    log: list[str],
+    column_of=None,
 ) -> np.ndarray:
-    """Decimal numbers; blank → 0; quotes dropped; decimal comma accepted when sep ≠ ','."""
+    """Decimal numbers; blank → 0 (logged); enclosing quotes dropped; decimal comma accepted
+    when sep ≠ ','. Infinities, NaN and numbers beyond the float range are refused."""
     values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64, copy=True)
     bad = ~np.isfinite(values)
     if bad.any():
-        sub = col[bad].str.strip(" \t").str.replace('"', "", regex=False)
-        sub = sub.mask(sub == "", "0")
+        sub = col[bad].str.strip(" \t")
+        quoted = (sub.str.len() >= 2) & sub.str.startswith('"') & sub.str.endswith('"')
+        sub = sub.mask(quoted, sub.str[1:-1].str.strip(" \t"))
+        blank = sub == ""
+        sub = sub.mask(blank, "0")
         if sep != ",":
             comma = (sub.str.count(",") == 1) & ~sub.str.contains(".", regex=False)
             sub = sub.mask(comma, sub.str.replace(",", ".", regex=False))
@@ -610,12 +793,24 @@ def _free_numeric(
         if still.any():
             r = int(np.flatnonzero(still)[0])
             raise InputError(
-                f"expected a number in field {field_no} (variable {var.name}), "
-                f"got '{col.iloc[r].strip()}'",
+                f"expected a finite number in field {field_no} (variable {var.name}), "
+                f"got {_shown(col.iloc[r].strip())}",
                 file=path,
                 line=line_of(r),
+                column=column_of(r, field_no) if column_of is not None else None,
+            )
+        if blank.any():
+            first = int(np.flatnonzero(bad)[int(np.flatnonzero(blank.to_numpy())[0])])
+            log.append(
+                f"warning: {path.name}: {int(blank.sum())} record(s) have an empty {var.name} "
+                f"field (field {field_no}), read as 0 (first: line {line_of(first)})"
             )
     return values
+
+
+def _shown(text: str) -> str:
+    """A field as quoted text; control characters as escapes."""
+    return repr(text) if any(ord(c) < 32 for c in text) else f"'{text}'"
 
 
 def _check_holding_contiguous(var: Variable, data: MicroData, path: Path) -> None:
@@ -637,6 +832,43 @@ def _check_holding_contiguous(var: Variable, data: MicroData, path: Path) -> Non
         f"warning: {path.name}, line {data.line_of(first)}: holding '{code}' of {var.name} "
         "comes back after other holdings; holding records must be contiguous (each run "
         "is a separate holding for τ-Argus)"
+    )
+
+
+def _check_sum_finite(var: Variable, data: MicroData, path: Path, kind: str) -> None:
+    """Sums of a column must stay finite: an overflow would reach the tables and solvers."""
+    values = data.numeric[var.name]
+    with np.errstate(over="ignore"):
+        total = float(np.sum(np.abs(values)))
+    if np.isfinite(total):
+        return
+    r = int(np.argmax(np.abs(values)))
+    where = f"columns {var.start}-{var.start + var.width - 1}" if kind == "fixed" else "its field"  # type: ignore[operator]
+    raise InputError(
+        f"the values of {var.name} ({where}) are too large to add up: their sum is beyond "
+        f"the largest number a computer can hold (about 1.8e308); the largest, "
+        f"{values[r]:g}, is here. Rescale the variable (e.g. thousands)",
+        file=path,
+        line=data.line_of(r),
+        column=var.start if kind == "fixed" else None,
+    )
+
+
+def _warn_control_codes(var: Variable, data: MicroData, path: Path) -> None:
+    """Codes with control characters (NUL, ESC, …) come from damaged files, never from a
+    classification: they are kept (τ-Argus would) but logged with the first line."""
+    col = data.categorical[var.name]
+    odd = [
+        k for k, c in enumerate(col.categories) if any(ord(ch) < 32 or ord(ch) == 127 for ch in c)
+    ]
+    if not odd:
+        return
+    hit = np.isin(col.codes, odd)
+    first = int(np.flatnonzero(hit)[0])
+    data.log.append(
+        f"warning: {path.name}: {int(hit.sum())} record(s) of {var.name} have a code with "
+        f"control characters, e.g. {col.categories[odd[0]]!r} (first: line "
+        f"{data.line_of(first)}); they are kept as codes"
     )
 
 
@@ -682,6 +914,11 @@ def read_microdata(
         _read_free(meta, path, _normalise_newlines(raw), chosen, result, progress, cancel)
     if result.n_records == 0:
         result.log.append(f"warning: {path.name} has no records")
+    for var in chosen:
+        if var.name in result.numeric:
+            _check_sum_finite(var, result, path, meta.kind)
+        if var.name in result.categorical:
+            _warn_control_codes(var, result, path)
     for var in chosen:
         if var.holding and var.name in result.categorical:
             _check_holding_contiguous(var, result, path)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from argusqt.errors import InputError
 from argusqt.io.atomic import atomic_write_text
-from argusqt.io.text import is_comment, read_lines, tokenize
+from argusqt.io.text import check_no_control, is_comment, read_lines, tokenize
 from argusqt.model.metadata import ROLE_FLAGS, TABULAR_NUMERIC_ROLES, Metadata, Variable
 
 HEADER_KEYWORDS = {"<SEPARATOR>", "<SPSS>", "<SAFE>", "<UNSAFE>", "<PROTECT>"}
@@ -126,8 +126,9 @@ def _main_line(ctx: _Ctx, toks: list[str], kind: str) -> Variable:
     return var
 
 
-def _option(ctx: _Ctx, var: Variable, toks: list[str], kind: str) -> None:
-    """Apply one option line (`<KEYWORD> args…`) to the current variable."""
+def _option(ctx: _Ctx, var: Variable, toks: list[str], kind: str, warnings: list[str]) -> None:
+    """Apply one option line (`<KEYWORD> args…`) to the current variable; doubtful but
+    accepted options add a line to `warnings`."""
     kw = toks[0].upper()
     args = toks[1:]
     micro = kind != "tabular"
@@ -261,6 +262,11 @@ def _option(ctx: _Ctx, var: Variable, toks: list[str], kind: str) -> None:
     elif kw in CELL_KEY_KEYWORDS:
         only("M")
         var.extra.append((kw, list(args)))
+        warnings.append(
+            f"warning: {ctx.path.name}, line {ctx.lineno}: {toks[0]} of {var.name} belongs to "
+            "the cell-key method of later τ-Argus versions; argusqt keeps it in the metadata "
+            "but does not use it"
+        )
     elif kw == "<MISSING>":
         raise ctx.error(
             "<MISSING> is not an .rda keyword: write the missing codes after the width on "
@@ -287,8 +293,8 @@ def _finish_variable(path: Path, var: Variable, kind: str, warnings: list[str]) 
             )
     elif var.hier_file is not None or var.hierlevels:
         warnings.append(
-            f"{path}, line {var.line}: {var.name} has a hierarchy but no <HIERARCHICAL>; "
-            "the hierarchy is ignored"
+            f"warning: {path.name}, line {var.line}: {var.name} has a hierarchy but no "
+            "<HIERARCHICAL>; the hierarchy is ignored"
         )
     if var.hierlevels and var.hier_file is None and var.hierarchical:
         total = sum(var.hierlevels)
@@ -335,8 +341,8 @@ def _validate(meta: Metadata) -> None:
         for (s0, e0, n0), (s1, _, n1) in zip(spans, spans[1:], strict=False):
             if s1 < e0:
                 meta.warnings.append(
-                    f"{path}: fields {n0} (columns {s0}-{e0 - 1}) and {n1} (from column "
-                    f"{s1}) overlap"
+                    f"warning: {path.name}: fields {n0} (columns {s0}-{e0 - 1}) and {n1} "
+                    f"(from column {s1}) overlap"
                 )
 
 
@@ -354,6 +360,7 @@ def read_rda(path: str | Path, kind_hint: str | None = None) -> Metadata:
     items: list[tuple[int, list[str]]] = []
     for i, line in enumerate(read_lines(path), start=1):
         if not is_comment(line):
+            check_no_control(line, path, i)
             items.append((i, tokenize(line, path, i)))
     if not items:
         raise InputError("the metadata file is empty (expected variable lines)", file=path)
@@ -396,6 +403,15 @@ def read_rda(path: str | Path, kind_hint: str | None = None) -> Metadata:
         raise InputError(
             'free-format metadata needs <SEPARATOR> "x" on its first line', file=path, line=1
         )
+    if kind == "fixed" and kind_hint is None and not _looks_tabular(items):
+        late = next((no for no, t in items if t[0].upper() == "<SEPARATOR>"), None)
+        if late is not None:
+            raise InputError(
+                "<SEPARATOR> must be the first line of the metadata of free-format microdata "
+                f"(line {first_no} is '{' '.join(first)}'); move it to the top",
+                file=path,
+                line=late,
+            )
     if kind == "tabular" and separator is None:
         # the separator of tabular metadata may come later, among the header keywords
         sep_line = next((t for _, t in items if t[0].upper() == "<SEPARATOR>"), None)
@@ -432,7 +448,7 @@ def read_rda(path: str | Path, kind_hint: str | None = None) -> Metadata:
         if kw is not None:
             if current is None:
                 raise ctx.error(f"expected a variable line before the option {toks[0]}")
-            _option(ctx, current, toks, kind)
+            _option(ctx, current, toks, kind, meta.warnings)
             continue
         if current is not None:
             _finish_variable(path, current, kind, meta.warnings)

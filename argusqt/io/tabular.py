@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from argusqt.errors import InputError, SpecificationError
-from argusqt.io.text import is_comment, read_lines
+from argusqt.io.text import check_no_control, is_comment, read_lines
 from argusqt.model.codelist import CodeList
 from argusqt.model.codelists_build import codelist_for
 from argusqt.model.metadata import Metadata, Variable
@@ -40,17 +40,30 @@ class _Columns:
         kept = [(i + 1, ln) for i, ln in enumerate(lines) if not is_comment(ln)]
         self.lineno = np.array([k for k, _ in kept], dtype=np.int64)
         text = [ln for _, ln in kept]
+        if not text:
+            raise InputError(
+                "the table file has no lines (expected one line per cell, fields separated "
+                f"by {sep!r})",
+                file=path,
+            )
+        self.lines = text
+        for k, ln in enumerate(text):
+            check_no_control(ln, path, int(self.lineno[k]))
         nvar = len(meta.variables)
         counts = pd.Series(text, dtype=object).str.count(re.escape(sep)).to_numpy()
         bad = np.flatnonzero(counts != nvar - 1)
         if bad.size:
             i = int(bad[0])
-            raise InputError(
-                f"expected {nvar} fields separated by {sep!r} (one per variable of the "
-                f"metadata), got {int(counts[i]) + 1}",
-                file=path,
-                line=int(self.lineno[i]),
+            got = int(counts[i]) + 1
+            names = ", ".join(v.name for v in meta.variables)
+            rda = meta.path.name if meta.path is not None else ""
+            msg = (
+                f"expected {nvar} fields separated by {sep!r}, one per variable of the "
+                f"metadata {rda} ({names}), got {got}"
             )
+            if bad.size == len(text):
+                msg += f"; every line has {got}: check the metadata or the separator"
+            raise InputError(msg, file=path, line=int(self.lineno[i]))
         if text:
             frame = pd.read_csv(
                 io.StringIO("\n".join(text)),
@@ -76,11 +89,20 @@ class _Columns:
     def text(self, var: Variable) -> pd.Series:
         return self.fields[var.name.lower()]
 
-    def fail(self, row: int, message: str) -> InputError:
-        return InputError(message, file=self.path, line=int(self.lineno[row]))
+    def fail(self, row: int, message: str, field: int | None = None) -> InputError:
+        """An error at a line (row of the kept lines), at the start of a field when given."""
+        column = None
+        if field is not None:
+            parts = self.lines[row].split(self.sep)
+            column = sum(len(p) + len(self.sep) for p in parts[: field - 1]) + 1
+        return InputError(message, file=self.path, line=int(self.lineno[row]), column=column)
 
     def number(self, var: Variable, *, dash_is_empty: bool = True) -> np.ndarray:
-        """Numbers of a column; NaN where empty or '-' (§3.1); bad text → InputError."""
+        """Numbers of a column; NaN where empty or '-' (§3.1); bad text → InputError.
+
+        Infinities, NaN and numbers beyond the float range (`1e400`) are refused: no sum,
+        rule or solver can use them.
+        """
         s = self.text(var)
         empty = (s == "") | ((s == "-") if dash_is_empty else False)
         t = s
@@ -88,11 +110,15 @@ class _Columns:
             comma = (s.str.count(",") == 1) & ~s.str.contains(".", regex=False)
             t = s.where(~comma, s.str.replace(",", ".", regex=False))
         x = pd.to_numeric(t.where(~empty, "nan"), errors="coerce").to_numpy(dtype=float)
-        bad = np.flatnonzero(np.isnan(x) & ~empty.to_numpy())
+        bad = np.flatnonzero(~np.isfinite(x) & ~empty.to_numpy())
         if bad.size:
             i = int(bad[0])
             col = self._column_number(var)
-            raise self.fail(i, f"expected a number in column {col} ({var.name}), got {s.iloc[i]!r}")
+            raise self.fail(
+                i,
+                f"expected a finite number in field {col} ({var.name}), got {s.iloc[i]!r}",
+                field=col,
+            )
         return x
 
     def _column_number(self, var: Variable) -> int:
@@ -265,6 +291,13 @@ def read_tab(
         cost = np.abs(cols.number(cost_var))
     else:
         cost = np.full(n, np.nan)
+    if freq_var is not None:
+        _refuse(cols, freq < 0, f"expected a frequency ≥ 0 in {freq_var.name}", freq_var)
+    for role_var in (v for v in meta.variables if v.tabular_role == "cost"):
+        own = cost if role_var is cost_var else cols.number(role_var)
+        _refuse(cols, own < 0, f"expected a cost ≥ 0 in {role_var.name}", role_var)
+    for arr, var in ((resp, resp_var), (freq, freq_var), (shadow, shadow_var), (cost, cost_var)):
+        _check_sum_finite(cols, arr, var)
     top_vars = meta.maxscore
     top = np.zeros((n, len(top_vars)))
     for k, v in enumerate(top_vars):
@@ -360,7 +393,9 @@ def read_tab(
             dims, a, top_d, st, given_status, keep_status, rules.has_sensitivity_rules
         )
     elif totals_mode == 0:
-        _check_additivity(dims, a["value"], decimals, path, log)
+        line_of_cell = np.zeros(n_cells, dtype=np.int64)
+        line_of_cell[cell[cell >= 0]] = cols.lineno[cell >= 0]
+        _check_additivity(dims, a["value"], decimals, path, log, line_of_cell)
 
     table = Table(
         spec=spec,
@@ -393,11 +428,30 @@ def read_tab(
     return table
 
 
-def _refuse(cols: _Columns, bad: np.ndarray, message: str) -> None:
+def _check_sum_finite(cols: _Columns, values: np.ndarray, var: Variable | None) -> None:
+    """Totals and relations add these numbers up: their sum must stay a finite number."""
+    if var is None:
+        return
+    a = np.abs(np.nan_to_num(values, nan=0.0))
+    with np.errstate(over="ignore"):
+        if np.isfinite(a.sum()):
+            return
+    i = int(np.argmax(a))
+    raise cols.fail(
+        i,
+        f"the values of {var.name} are too large to add up: their sum is beyond the largest "
+        f"number a computer can hold (about 1.8e308); the largest, {values[i]:g}, is here. "
+        "Rescale the column (e.g. thousands)",
+        field=cols._column_number(var),
+    )
+
+
+def _refuse(cols: _Columns, bad: np.ndarray, message: str, var: Variable | None = None) -> None:
     idx = np.flatnonzero(bad)
     if idx.size:
         more = f" ({idx.size} lines)" if idx.size > 1 else ""
-        raise cols.fail(int(idx[0]), message + more)
+        field = cols._column_number(var) if var is not None else None
+        raise cols.fail(int(idx[0]), message + more, field=field)
 
 
 def _given_levels(table: Table) -> None:
@@ -459,7 +513,9 @@ def _recompute_totals(dims, a, top_d, st, given_status, keep_status, rules_activ
     a["upl"][tot & ~keep] = 0.0
 
 
-def _check_additivity(dims, value, decimals: int, path: Path, log: list[str]) -> None:
+def _check_additivity(
+    dims, value, decimals: int, path: Path, log: list[str], line_of_cell: np.ndarray | None = None
+) -> None:
     """`<READTABLE> 0`: every relation must hold within 0.5·10^-d; list the failing ones."""
     rel = build_relations(dims)
     if rel.shape[0] == 0:
@@ -471,6 +527,7 @@ def _check_additivity(dims, value, decimals: int, path: Path, log: list[str]) ->
         return
     shape = tuple(len(d) for d in dims)
     msgs = []
+    lines: list[int] = []  # file lines of the failing totals, for the error's position
     coo = rel.tocsr()
     for row in bad[:MAX_REPORTED_RELATIONS]:
         lo, hi = coo.indptr[row], coo.indptr[row + 1]
@@ -480,16 +537,22 @@ def _check_additivity(dims, value, decimals: int, path: Path, log: list[str]) ->
             d.codes[i] for d, i in zip(dims, np.unravel_index(parent, shape), strict=True)
         )
         total = value[parent]
+        on = ""
+        if line_of_cell is not None and line_of_cell[parent] > 0:
+            lines.append(int(line_of_cell[parent]))
+            on = f" on line {lines[-1]}"
         msgs.append(
-            f"cell ({codes}) = {total:.{decimals}f} but its parts sum to "
+            f"cell ({codes}) = {total:.{decimals}f}{on} but its parts sum to "
             f"{total + r[row]:.{decimals}f}"
         )
     log.extend(msgs)
     more = f" (and {bad.size - len(msgs)} more)" if bad.size > len(msgs) else ""
+    first = min(lines) if lines else None
     raise InputError(
         f"the table is not additive: {len(bad)} relation(s) fail: "
         + "; ".join(msgs)
         + more
         + " — read it with totals mode 1 (recompute) or 2 (accept)",
         file=path,
+        line=first,
     )

@@ -6,6 +6,7 @@ file/line positions and resolves Windows paths the same way.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path, PureWindowsPath
 
 from argusqt.errors import InputError
@@ -44,6 +45,32 @@ def read_lines(path: str | Path) -> list[str]:
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     return split_lines(decode_bytes(data))
+
+
+#: Control characters other than tab: never part of a τ-Argus text file.
+CONTROL_RE = re.compile("[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def control_char_at(text: str) -> int | None:
+    """Index of the first control character (not tab) in `text`, or None.
+
+    Text formats never contain them; one is the sign of a damaged or binary file.
+    """
+    m = CONTROL_RE.search(text)
+    return m.start() if m else None
+
+
+def check_no_control(text: str, file: str | Path | None, lineno: int | None) -> None:
+    """InputError at the first control character of a line, naming it and its column."""
+    i = control_char_at(text)
+    if i is not None:
+        raise InputError(
+            f"unexpected control character 0x{ord(text[i]):02X} (is this a text file of "
+            "the right kind?)",
+            file=file,
+            line=lineno,
+            column=i + 1,
+        )
 
 
 def is_comment(line: str) -> bool:

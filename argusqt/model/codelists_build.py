@@ -34,7 +34,31 @@ def hierarchy_entries(var: Variable, meta: Metadata, log: list[str]) -> list[tup
     if var.hier_file is None:
         raise ValueError(f"{var.name} has no hierarchy file")
     path = resolve_path(var.hier_file, _ref(meta), log, line=var.line)
-    return read_hrc(path, var.hier_lead or "@", var.missing, var.total_code)
+    entries = read_hrc(path, var.hier_lead or "@", var.missing, var.total_code)
+    if meta.kind in ("fixed", "free") and var.width:
+        _warn_impossible_leaves(entries, var, meta.kind, path.name, log)
+    return entries
+
+
+def _warn_impossible_leaves(
+    entries: list[tuple[int, str, int]], var: Variable, kind: str, name: str, log: list[str]
+) -> None:
+    """Leaves no data code can equal (§2): longer than the field, or, in free format where
+    codes are left-padded to the width, of another length. Usually a damaged line."""
+    width = var.width or 0
+    odd = []
+    for i, (depth, code, line) in enumerate(entries):
+        leaf = i + 1 == len(entries) or entries[i + 1][0] <= depth
+        if leaf and (len(code) > width or (kind == "free" and len(code) != width)):
+            odd.append((code, line))
+    if odd:
+        listed = ", ".join(f"{c!r} (line {ln})" for c, ln in odd[:5])
+        more = f" and {len(odd) - 5} more" if len(odd) > 5 else ""
+        need = "longer than" if kind == "fixed" else "not of"
+        log.append(
+            f"warning: {name}: {len(odd)} leaf code(s) are {need} the width {width} of "
+            f"{var.name}, so no record can have them: {listed}{more}"
+        )
 
 
 def codelist_for(

@@ -6,6 +6,7 @@ Role flags are plain booleans so readers, tabulation and the GUI can test them d
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -127,8 +128,17 @@ class Metadata:
         v = self.find(name)
         if v is None:
             known = ", ".join(x.name for x in self.variables)
+            near = difflib.get_close_matches(
+                name.lower(), [x.name.lower() for x in self.variables], n=1, cutoff=0.6
+            )
+            hint, line = "", None
+            if near:  # a misspelt name in the metadata (or the batch file): point at its line
+                close = next(x for x in self.variables if x.name.lower() == near[0])
+                hint, line = f"; did you mean '{close.name}', defined here?", close.line or None
             raise SpecificationError(
-                f"unknown variable '{name}' (the metadata defines: {known})", file=self.path
+                f"unknown variable '{name}' (the metadata defines: {known}){hint}",
+                file=self.path,
+                line=line,
             )
         return v
 

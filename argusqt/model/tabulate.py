@@ -331,28 +331,63 @@ def build_fine(
 
 
 def leaf_map_for(
-    dim: CodeList, fine_codes: list[str], used: np.ndarray, counts: np.ndarray, where: str
+    dim: CodeList,
+    fine_codes: list[str],
+    used: np.ndarray,
+    counts: np.ndarray,
+    where: str,
+    line_of_code=None,
+    source: str = "",
 ) -> np.ndarray:
-    """Map each data code to its leaf node; unknown codes → one error listing them all."""
+    """Map each data code to its leaf node; unknown codes → one error listing them all.
+
+    `line_of_code(j)` gives the data line of the first record with code j (the error points
+    at it); `source` names the hierarchy (file) the codes were looked up in.
+    """
     index = dim.leaf_index
     out = np.full(len(fine_codes), -1, dtype=np.int64)
-    unknown: list[tuple[str, int]] = []
+    unknown: list[tuple[int, str, int]] = []
     for j, code in enumerate(fine_codes):
         node = index.get(code)
         if node is None:
             if used[j]:
-                unknown.append((code, int(counts[j])))
+                unknown.append((j, code, int(counts[j])))
         else:
             out[j] = node
     if unknown:
-        listed = ", ".join(f"{c!r} ({n} records)" for c, n in unknown[:20])
+        lines = {j: line_of_code(j) for j, _, _ in unknown[:20]} if line_of_code else {}
+        listed = ", ".join(
+            f"{c!r} ({n} records" + (f", first on line {lines[j]})" if j in lines else ")")
+            for j, c, n in unknown[:20]
+        )
         more = f" and {len(unknown) - 20} more" if len(unknown) > 20 else ""
+        first_line = min(lines.values()) if lines else None
         raise InputError(
             f"variable {dim.name}: {len(unknown)} code(s) in the data are not leaves of its "
-            f"hierarchy/code list: {listed}{more}. Fix the hierarchy file or recode the variable.",
+            f"{source or 'hierarchy/code list'}: {listed}{more}. "
+            + _unknown_code_hint(dim, [c for _, c, _ in unknown], source),
             file=where,
+            line=first_line,
         )
     return out
+
+
+def _unknown_code_hint(dim: CodeList, unknown: list[str], source: str) -> str:
+    """What most likely went wrong, for the codes a hierarchy does not know."""
+    for code in unknown:
+        for node in dim.codes[1:]:
+            prefix = node[: len(node) - len(code)]
+            if node.endswith(code) and prefix and len(set(prefix)) == 1 and not prefix.isalnum():
+                return (
+                    f"The hierarchy has the code {node!r}: its lines seem to use the lead "
+                    f"string {prefix[0]!r}; check <HIERLEADSTRING> in the metadata."
+                )
+    if any(not c.strip() for c in unknown):
+        return (
+            "A blank code comes from a line too short for the field or an empty field; "
+            f"fix the data, or the {source or 'hierarchy'}."
+        )
+    return f"Fix the data or the {source or 'hierarchy'}, or recode the variable."
 
 
 def check_dimensions(spec: TableSpec) -> None:
@@ -381,6 +416,50 @@ def build_tables(
         tables.append(build_table(meta, data, spec, log))
     progress(ProgressEvent("Tables computed", fraction=1.0))
     return tables
+
+
+def _check_finite_cells(table: Table, spec: TableSpec, where: str) -> None:
+    """Cell sums must be finite numbers: an overflow (huge values, weights) reaching the rules
+    or a solver gives wrong statuses or solver errors instead of a clear message."""
+    for what, arr, name in (
+        ("response", table.value, spec.response),
+        ("shadow", table.shadow, spec.shadow or spec.response),
+        ("cost", table.cost_raw, spec.cost.variable or spec.response),
+    ):
+        if arr is not None and not np.isfinite(arr).all():
+            weighted = " (weighted)" if spec.use_weights else ""
+            raise InputError(
+                f"the cell sums of {name or what}{weighted} overflow: some cell is beyond the "
+                "largest number a computer can hold (about 1.8e308); the values are too large "
+                "for this table. Rescale the variable (e.g. thousands)",
+                file=where,
+            )
+
+
+def _first_line_of(data, codes: np.ndarray):
+    """category id → data line of its first record (None when the data has no lines)."""
+    line_of = getattr(data, "line_of", None)
+    if line_of is None:
+        return None
+
+    def first(j: int) -> int:
+        return int(line_of(int(np.argmax(codes == j))))
+
+    return first
+
+
+def _hierarchy_source(var, meta) -> str:
+    """How the codes of a variable are defined, with the file name where there is one."""
+    from pathlib import PureWindowsPath
+
+    if getattr(var, "hierarchical", False) and getattr(var, "hier_file", None):
+        name = PureWindowsPath(var.hier_file).name
+        rda = getattr(getattr(meta, "path", None), "name", None)
+        named = f" (named in {rda})" if rda else ""
+        return f"hierarchy file {name}{named}"
+    if getattr(var, "hierarchical", False):
+        return "digit-level hierarchy (<HIERLEVELS>)"
+    return "code list"
 
 
 def _column(data, name: str):
@@ -487,8 +566,19 @@ def build_table(meta, data, spec: TableSpec, log: list[str]) -> Table:
         observed = [c for c, u in zip(categories, used, strict=True) if u]
         dim = codelist_for(var, meta, observed, log)
         dims.append(dim)
-        leaf_maps.append(leaf_map_for(dim, categories, used, counts, where))
+        leaf_maps.append(
+            leaf_map_for(
+                dim,
+                categories,
+                used,
+                counts,
+                where,
+                _first_line_of(data, codes_d),
+                _hierarchy_source(var, meta),
+            )
+        )
     table = table_from_fine(fine, dims, leaf_maps, spec, decimals)
+    _check_finite_cells(table, spec, where)
     table.name = " × ".join(spec.explanatory) + (
         f" | {spec.response}" if spec.response else " | frequency"
     )

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from argusqt.errors import InputError
 from argusqt.io.atomic import atomic_write_text
-from argusqt.io.text import read_lines
+from argusqt.io.text import check_no_control, read_lines
 
 _SPECIAL = ' \t,-:"'
 
@@ -211,7 +211,13 @@ def read_grc(
     Flat files: warnings (no sense, overlap, untouched count) go to `spec.warnings`.
     """
     p = Path(path)
-    return parse_grc(_read_lines(p), var_width, codes, missing, str(p))
+    lines = _read_lines(p)
+    if not any(ln.strip() and not ln.strip().startswith("//") for ln in lines):
+        raise InputError(
+            "the recode file is empty (expected lines 'new code: old codes' or <TREERECODE>)",
+            file=p,
+        )
+    return parse_grc(lines, var_width, codes, missing, str(p))
 
 
 def parse_grc(
@@ -230,6 +236,7 @@ def parse_grc(
         stripped = text.strip()
         if not stripped or stripped.startswith("//"):
             continue
+        check_no_control(text, where, line_no)
         if first and stripped.upper() == "<TREERECODE>":
             spec.tree = True
             first = False
@@ -338,6 +345,14 @@ def resolve_flat(
                     warnings.append(
                         f"line {rl.line}: range {item.text()} selects no code (no sense)"
                     )
+                else:
+                    ends = [e for e in (item.lo, item.hi) if e is not None and e not in valid_set]
+                    if ends:  # legal, but a typo in a bound silently widens or narrows it
+                        warnings.append(
+                            f"line {rl.line}: range {item.text()}: {ends[0].strip()!r} is not "
+                            f"a code; the range selects {selected[0].strip()!r} to "
+                            f"{selected[-1].strip()!r} ({len(selected)} codes)"
+                        )
             for c in selected:
                 if c in assigned:
                     warnings.append(
