@@ -195,11 +195,19 @@ class Session:
             var = meta.variable(name)
             if not var.recodeable:
                 raise SpecificationError(
-                    f"'{var.name}' is not an explanatory (<RECODEABLE>) variable", file=meta.path
+                    f"'{var.name}' is not an explanatory (<RECODEABLE>) variable",
+                    file=meta.path,
+                    line=var.line or None,
                 )
         for name in (spec.response, spec.shadow, spec.cost.variable):
-            if name is not None:
-                meta.variable(name)
+            if name is not None and not meta.variable(name).is_number:
+                var = meta.variable(name)
+                raise SpecificationError(
+                    f"'{var.name}' is not a numeric variable (<NUMERIC>): a response, shadow or "
+                    "cost variable must be",
+                    file=meta.path,
+                    line=var.line or None,
+                )
         if self.kind == "tabular":
             src = self.sources[-1]
             if src.spec is not None:

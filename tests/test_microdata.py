@@ -115,11 +115,20 @@ def test_codes_trailing_blanks_short_lines_and_blank_numbers(tmp_path: Path) -> 
     assert [cats[c] for c in codes] == [" 1", "1", "   ", " 99"]
     assert data.values("V").tolist() == [12.5, 0.0, -3.25, 9.0]
     # τ-Argus pads short lines with blanks; argusqt does too but says so (docs/design.md)
-    short, missing, blank = data.log
+    short, missing, empty = data.log
+    assert "1 empty line(s) skipped (first: line 5)" in empty
     assert "missing value 9" in missing
     assert "2 record(s) end before column 9" in short and "first: line 2" in short
     assert "V (1 cut, 1 blank)" in short
-    assert "1 record(s) have a blank V field, read as 0 (first: line 2)" in blank
+
+
+def test_blank_number_on_a_full_line_is_logged(tmp_path: Path) -> None:
+    meta, p = fixed_case(tmp_path, RDA, b" 1   12.5\n 2       \n 3       \n")
+    data = read_microdata(meta, p)
+    assert data.values("V").tolist() == [12.5, 0.0, 0.0]
+    assert data.log == [
+        "warning: d.asc: 2 record(s) have a blank V field, read as 0 (first: line 2)"
+    ]
 
 
 def test_line_endings_and_blank_lines_keep_line_numbers(tmp_path: Path) -> None:

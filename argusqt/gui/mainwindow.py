@@ -6,6 +6,7 @@ signals, so the event loop never blocks.
 
 from __future__ import annotations
 
+import html
 import time
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QPlainTextEdit,
+    QPushButton,
     QTabWidget,
     QTextBrowser,
     QVBoxLayout,
@@ -42,6 +44,7 @@ from argusqt.gui.specify import SpecifyTablesDialog, describe_spec
 from argusqt.gui.summary import SummaryDialog, unsafe_count
 from argusqt.gui.tableview import TableView
 from argusqt.model.table import Table, TableSpec
+from argusqt.session import is_warning
 
 MAX_RECENT = 8
 SESSION_FILTER = "argusqt session (*.aqs)"
@@ -97,6 +100,15 @@ class MainWindow(QMainWindow):
 
         self.status_label = QLabel("No data")
         self.statusBar().addPermanentWidget(self.status_label)
+        # reader and recode warnings: a count the user cannot miss, a click shows the log
+        self.warnings: list[str] = []
+        self.warning_button = QPushButton()
+        self.warning_button.setObjectName("warningButton")
+        self.warning_button.setFlat(True)
+        self.warning_button.setStyleSheet("color: #9a5b00; font-weight: bold;")
+        self.warning_button.clicked.connect(self.show_log)
+        self.warning_button.hide()
+        self.statusBar().addPermanentWidget(self.warning_button)
 
         self._make_actions()
         self._make_menus()
@@ -349,15 +361,41 @@ class MainWindow(QMainWindow):
         self.log.appendPlainText(time.strftime("%H:%M:%S  ") + text)
 
     def _sync_log(self) -> None:
-        """Append the session's new log entries (the core keeps its own log)."""
+        """Append the session's new log entries (the core keeps its own log); warnings are
+        highlighted and counted in the status bar."""
         entries = getattr(self.session, "log", None)
         if entries is not None and not isinstance(entries, list):
             entries = getattr(entries, "entries", None) or getattr(entries, "lines", None)
         if not isinstance(entries, list):
             return
+        new_warnings = []
         for e in entries[self._log_seen :]:
-            self.log.appendPlainText(str(getattr(e, "message", e)))
+            text = str(getattr(e, "message", e))
+            if is_warning(text):
+                new_warnings.append(text)
+                self.log.appendHtml(
+                    f'<span style="color:#9a5b00"><b>⚠</b> {html.escape(text)}</span>'
+                )
+            else:
+                self.log.appendPlainText(text)
         self._log_seen = len(entries)
+        if new_warnings:
+            self.warnings += new_warnings
+            self._show_warning_count()
+            self.statusBar().showMessage(f"Warning: {new_warnings[0]}", 15000)
+
+    def _show_warning_count(self) -> None:
+        n = len(self.warnings)
+        self.warning_button.setVisible(n > 0)
+        self.warning_button.setText(f"⚠ {n} warning{'s' if n != 1 else ''}")
+        tip = "\n".join(self.warnings[:10]) + (f"\n… and {n - 10} more" if n > 10 else "")
+        self.warning_button.setToolTip(tip + "\n\nClick to show the log.")
+
+    def show_log(self) -> None:
+        """Bring the log pane into view (the warnings are there, highlighted)."""
+        self.log_dock.show()
+        self.log_dock.raise_()
+        self.log.setFocus()
 
     # ================================================================== recent files
     def _recent(self) -> list[str]:
@@ -467,7 +505,15 @@ class MainWindow(QMainWindow):
             self._set_session(s, (kind, data, meta))
             self.add_recent(kind, data, meta)
             self.log_message(f"Opened {kind} {data} with metadata {meta}")
-            self.statusBar().showMessage("Data opened. Next: Specify | Tables.", 8000)
+            if self.warnings:
+                self.statusBar().showMessage(
+                    f"Data opened with {len(self.warnings)} warning(s): see the Log pane. "
+                    "Next: Specify | Tables.",
+                    15000,
+                )
+                self.show_log()
+            else:
+                self.statusBar().showMessage("Data opened. Next: Specify | Tables.", 8000)
             if option(self.settings, "options/specifyAfterOpen"):
                 self.specify_tables()
 
@@ -480,6 +526,8 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"argusqt — {name}" if name else "argusqt")
         self.specs = []
         self._log_seen = 0
+        self.warnings = []
+        self._show_warning_count()
         self._sync_log()
         self._show_tables([])
 

@@ -49,6 +49,7 @@ class MicroData:
     numeric: dict[str, np.ndarray] = field(default_factory=dict)
     log: list[str] = field(default_factory=list)
     record_lines: np.ndarray | None = None  # line number of each record when blank lines exist
+    n_lines: int = 0  # lines of the file, empty ones included
 
     def _key(self, name: str, table: dict) -> str | None:
         low = name.lower()
@@ -316,10 +317,12 @@ class _FixedLines:
             data = data.replace(b"\r", b"\n")  # old Mac line ends
         self.arr = np.frombuffer(data, dtype=np.uint8)
         if self._uniform(data):
+            self.n_lines = self.n
             return
         data = _normalise_newlines(data)
         self.arr = np.frombuffer(data, dtype=np.uint8)
         starts, lengths = _line_bounds(self.arr)
+        self.n_lines = int(starts.shape[0])
         keep = lengths > 0
         if not keep.all():
             self.record_lines = np.flatnonzero(keep) + 1
@@ -411,6 +414,7 @@ def _read_fixed(
     n = lines.n
     result.n_records = n
     result.record_lines = lines.record_lines
+    result.n_lines = lines.n_lines
     if not variables:
         return
     beyond = set()
@@ -426,6 +430,7 @@ def _read_fixed(
     lo = min(v.start - 1 for v in variables)  # type: ignore[operator]
     hi = max(v.start - 1 + v.width for v in variables)  # type: ignore[operator]
     _warn_odd_lengths(lines, hi, path, result.log)
+    lengths = lines.line_lengths()
     # one column more on each side: a number running past its field (edges, below)
     blo, bhi = max(lo - 1, 0), hi + 1
     edges = _edge_columns(meta, [v for v in variables if v.is_number])
@@ -460,6 +465,8 @@ def _read_fixed(
                 zero = np.flatnonzero(values == 0)
                 if zero.size:
                     blank = zero[(sub[zero] == BLANK).all(axis=1)]
+                    end = var.start - 1 + var.width  # type: ignore[operator]
+                    blank = blank[lengths[blank + r0] >= end]  # short lines: warned apart
                     if blank.size:
                         hit = blanks.setdefault(var.name, [0, int(blank[0]) + r0])
                         hit[0] += int(blank.size)
@@ -635,6 +642,7 @@ def _read_free(
         )
     record_lines = None if nonblank.all() else np.flatnonzero(nonblank) + 1
     result.record_lines = record_lines
+    result.n_lines = int(starts.shape[0])
 
     def line_of(r: int) -> int:
         return int(record_lines[r]) if record_lines is not None else r + 1
@@ -835,6 +843,19 @@ def _check_holding_contiguous(var: Variable, data: MicroData, path: Path) -> Non
     )
 
 
+def _warn_empty_lines(data: MicroData, path: Path) -> None:
+    """Empty lines are not records; one may be a record emptied by damage, so their count is
+    logged (the line end that closes the file does not make an empty line)."""
+    lines = data.record_lines
+    assert lines is not None
+    empty = data.n_lines - lines.shape[0]
+    if empty <= 0:
+        return
+    gaps = np.flatnonzero(np.diff(np.concatenate(([0], lines))) > 1)
+    first = int(lines[gaps[0]] - 1) if gaps.size else int(lines[-1]) + 1
+    data.log.append(f"warning: {path.name}: {empty} empty line(s) skipped (first: line {first})")
+
+
 def _check_sum_finite(var: Variable, data: MicroData, path: Path, kind: str) -> None:
     """Sums of a column must stay finite: an overflow would reach the tables and solvers."""
     values = data.numeric[var.name]
@@ -914,6 +935,8 @@ def read_microdata(
         _read_free(meta, path, _normalise_newlines(raw), chosen, result, progress, cancel)
     if result.n_records == 0:
         result.log.append(f"warning: {path.name} has no records")
+    elif result.record_lines is not None:
+        _warn_empty_lines(result, path)
     for var in chosen:
         if var.name in result.numeric:
             _check_sum_finite(var, result, path, meta.kind)

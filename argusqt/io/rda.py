@@ -74,15 +74,17 @@ def _int(ctx: _Ctx, text: str, what: str, minimum: int = 0) -> int:
     return value
 
 
-def _set_role(var: Variable, role: str) -> None:
-    """Last role keyword wins, except recodeable + numeric which combine (§1.2)."""
+def _set_role(var: Variable, role: str) -> list[str]:
+    """Last role keyword wins, except recodeable + numeric which combine (§1.2); returns the
+    roles it replaced (a sign of a lost variable line: its options fell to the one above)."""
     current = {r for r in (*ROLE_FLAGS, *TABULAR_NUMERIC_ROLES) if getattr(var, r)}
     if current | {role} == {"recodeable", "numeric"}:
         setattr(var, role, True)
-        return
+        return []
     for r in current:
         setattr(var, r, False)
     setattr(var, role, True)
+    return sorted(current - {role})
 
 
 def _looks_tabular(items: list[tuple[int, list[str]]]) -> bool:
@@ -116,6 +118,12 @@ def _main_line(ctx: _Ctx, toks: list[str], kind: str) -> Variable:
     elif kind == "free":
         var.width = _int(ctx, toks[1], f"the width of {name}", 1)
     var.missing = list(toks[1 + n_pos :])
+    keyword = next((t for t in toks[1:] if t.startswith("<") and t.endswith(">")), None)
+    if keyword is not None:
+        raise ctx.error(
+            f"the keyword {keyword} is on the line of variable {name}; each option keyword "
+            "starts its own line (indented)"
+        )
     for m in var.missing:
         if m == "":
             raise ctx.error(f"the missing value of {name} is empty")
@@ -155,6 +163,15 @@ def _option(ctx: _Ctx, var: Variable, toks: list[str], kind: str, warnings: list
     }
     handlers: dict[str, Callable[[], None]] = {}
 
+    def set_role(role: str) -> None:
+        replaced = _set_role(var, role)
+        if replaced and set(replaced) | {role} != {"numeric", "weight"}:  # weights are numbers
+            warnings.append(
+                f"warning: {ctx.path.name}, line {ctx.lineno}: {toks[0]} replaces the role "
+                f"{', '.join(replaced)} of {var.name} (the last role keyword wins); is a "
+                "variable line missing above?"
+            )
+
     def numeric() -> None:
         if micro:
             if args:
@@ -162,11 +179,11 @@ def _option(ctx: _Ctx, var: Variable, toks: list[str], kind: str, warnings: list
                     f"<NUMERIC> must be alone on its line in microdata metadata "
                     f"(variable {var.name}), got '{args[0]}'"
                 )
-            _set_role(var, "numeric")
+            set_role("numeric")
             return
         nargs(0, 1)
         if not args:
-            _set_role(var, "numeric")
+            set_role("numeric")
             return
         role = NUMERIC_ROLE_KEYWORDS.get(args[0].upper())
         if role is None:
@@ -174,7 +191,7 @@ def _option(ctx: _Ctx, var: Variable, toks: list[str], kind: str, warnings: list
                 f"expected <SHADOW>, <COSTVAR>, <LOWERPL> or <UPPERPL> after <NUMERIC>, "
                 f"got '{args[0]}'"
             )
-        _set_role(var, role)
+        set_role(role)
 
     def totcode() -> None:
         nargs(1, 1)
@@ -229,7 +246,7 @@ def _option(ctx: _Ctx, var: Variable, toks: list[str], kind: str, warnings: list
     def request() -> None:
         only("M")
         nargs(1, 2, "code")
-        _set_role(var, "request")
+        set_role("request")
         var.request_codes = list(args)
 
     def truncable() -> None:
@@ -256,7 +273,7 @@ def _option(ctx: _Ctx, var: Variable, toks: list[str], kind: str, warnings: list
         if where:
             only(where)
         nargs(0, 0)
-        _set_role(var, role)
+        set_role(role)
     elif kw in handlers:
         handlers[kw]()
     elif kw in CELL_KEY_KEYWORDS:
@@ -328,9 +345,16 @@ def _validate(meta: Metadata) -> None:
                     line=vs[1].line,
                 )
         if not meta.numeric and meta.frequency is None:
+            idle = [v for v in meta.variables if not (v.is_number or v.recodeable or v.status)]
             raise InputError(
-                "tabular metadata needs a response (<NUMERIC>) or a <FREQUENCY> column",
+                "tabular metadata needs a response (<NUMERIC>) or a <FREQUENCY> column"
+                + (
+                    f"; variable {idle[0].name} has no role: is its option line missing?"
+                    if idle
+                    else ""
+                ),
                 file=path,
+                line=idle[0].line if idle else None,
             )
     else:
         spans = sorted(

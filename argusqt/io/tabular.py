@@ -63,6 +63,11 @@ class _Columns:
             )
             if bad.size == len(text):
                 msg += f"; every line has {got}: check the metadata or the separator"
+                idle = [v for v in meta.variables if not (v.is_number or v.recodeable or v.status)]
+                if idle:  # a variable line without any role: often a damaged option line
+                    msg += "; " + ", ".join(
+                        f"variable {v.name!r} ({rda}, line {v.line}) has no role" for v in idle
+                    )
             raise InputError(msg, file=path, line=int(self.lineno[i]))
         if text:
             frame = pd.read_csv(

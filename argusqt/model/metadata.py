@@ -127,7 +127,9 @@ class Metadata:
         """The variable with this name (case-insensitive); SpecificationError when unknown."""
         v = self.find(name)
         if v is None:
-            known = ", ".join(x.name for x in self.variables)
+            known = ", ".join(
+                f"{x.name} (line {x.line})" if x.line else x.name for x in self.variables
+            )
             near = difflib.get_close_matches(
                 name.lower(), [x.name.lower() for x in self.variables], n=1, cutoff=0.6
             )

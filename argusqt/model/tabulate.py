@@ -418,6 +418,29 @@ def build_tables(
     return tables
 
 
+def _warn_lone_leaves(dim: CodeList, used_nodes: np.ndarray, source: str, log: list[str]) -> None:
+    """A code without sub-codes or records among siblings that all have sub-codes is the
+    trace of a damaged hierarchy line (a code split in two, a line inserted); legal, so only
+    logged."""
+    children = dim.children
+    has_data = np.zeros(len(dim.codes), dtype=bool)
+    has_data[used_nodes[used_nodes >= 0]] = True
+    lone = []
+    for kids in children:
+        if len(kids) < 2:
+            continue
+        leaves = [k for k in kids if not children[k] and not dim.is_missing[k]]
+        if len(leaves) == 1 and not has_data[leaves[0]]:
+            lone.append(dim.codes[leaves[0]])
+    if lone:
+        listed = ", ".join(repr(c) for c in lone[:5])
+        log.append(
+            f"warning: {dim.name}: code(s) {listed} of the {source} have no sub-codes and no "
+            "records while every other code beside them has sub-codes; is a line of the "
+            "hierarchy damaged?"
+        )
+
+
 def _check_finite_cells(table: Table, spec: TableSpec, where: str) -> None:
     """Cell sums must be finite numbers: an overflow (huge values, weights) reaching the rules
     or a solver gives wrong statuses or solver errors instead of a clear message."""
@@ -577,6 +600,10 @@ def build_table(meta, data, spec: TableSpec, log: list[str]) -> Table:
                 _hierarchy_source(var, meta),
             )
         )
+    for d, var in enumerate(variables):
+        if dims[d].hierarchical:
+            used_nodes = leaf_maps[d][np.bincount(cats[d][0], minlength=len(cats[d][1])) > 0]
+            _warn_lone_leaves(dims[d], used_nodes, _hierarchy_source(var, meta), log)
     table = table_from_fine(fine, dims, leaf_maps, spec, decimals)
     _check_finite_cells(table, spec, where)
     table.name = " × ".join(spec.explanatory) + (

@@ -50,7 +50,7 @@ def recode_flat(codelist: CodeList, spec: RecodeSpec) -> tuple[CodeList, np.ndar
     spec.mapping, spec.new_missing, spec.warnings = mapping, new_missing, warnings
     labels = _carried_labels(codelist, mapping)
     if spec.codelist_file:
-        labels.update(read_cdl(_resolve_file(spec.codelist_file, spec.path)))
+        labels.update(read_cdl(_resolve_file(spec.codelist_file, spec.path, spec.codelist_line)))
     new_valid = [mapping[c] for c in valid]
     extra_missing = [mapping[m] for m in missing if mapping[m] not in new_missing]
     new = CodeList.flat(
@@ -80,7 +80,7 @@ def _carried_labels(codelist: CodeList, mapping: dict[str, str]) -> dict[str, st
     return out
 
 
-def _resolve_file(name: str, relative_to: str | None) -> Path:
+def _resolve_file(name: str, relative_to: str | None, line: int | None = None) -> Path:
     """A file named in a recode file: as given, next to it, then case-insensitively."""
     p = Path(name)
     if p.is_file():
@@ -93,7 +93,9 @@ def _resolve_file(name: str, relative_to: str | None) -> Path:
         for f in base.iterdir():
             if f.name.lower() == p.name.lower():
                 return f
-    raise InputError(f"labels file {name!r} named by <CODELIST> not found", file=relative_to)
+    raise InputError(
+        f"labels file {name!r} named by <CODELIST> not found", file=relative_to, line=line
+    )
 
 
 def fold_hierarchy(

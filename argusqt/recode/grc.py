@@ -14,7 +14,7 @@ from pathlib import Path
 
 from argusqt.errors import InputError
 from argusqt.io.atomic import atomic_write_text
-from argusqt.io.text import check_no_control, read_lines
+from argusqt.io.text import check_no_control, read_lines, tokenize
 
 _SPECIAL = ' \t,-:"'
 
@@ -56,6 +56,7 @@ class RecodeSpec:
     lines: list[RecodeLine] = field(default_factory=list)
     missing: list[str] | None = None  # <MISSING> as written (None = keep old missing codes)
     codelist_file: str | None = None  # <CODELIST> labels for the new codes
+    codelist_line: int | None = None  # where <CODELIST> stands (for a not-found error)
     collapse: list[str] = field(default_factory=list)  # tree: node codes that become leaves
     path: str | None = None
     mapping: dict[str, str] = field(default_factory=dict)  # old code → new code (flat)
@@ -259,10 +260,15 @@ def parse_grc(
                     )
                 spec.missing = args
             elif word == "<CODELIST>":
-                name = rest.strip().strip('"')
-                if not name:
-                    raise InputError("<CODELIST> expects a file name", file=where, line=line_no)
-                spec.codelist_file = name
+                names = tokenize(rest, where, line_no)
+                if len(names) != 1 or not names[0]:
+                    raise InputError(
+                        f'<CODELIST> expects one file name ("file.cdl"), got {rest.strip()!r}',
+                        file=where,
+                        line=line_no,
+                    )
+                spec.codelist_file = names[0]
+                spec.codelist_line = line_no
             elif word == "<TREERECODE>":
                 raise InputError(
                     "<TREERECODE> must be the first line of the file", file=where, line=line_no
