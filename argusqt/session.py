@@ -635,13 +635,16 @@ class Session:
     def write_report(self, table_no: int, path: str | Path) -> Path:
         """The HTML report of a table (files, structure, rules, method, status summary).
 
-        It holds per-status sums: a confidential file (it says so in its title and first line)."""
+        It holds per-status sums: a confidential file (it says so in its title and first
+        line, and CONFIDENTIAL is added to its name when missing). Returns the path written."""
+        from argusqt.export.excel import confidential_path
         from argusqt.export.report import write_report
 
         table = self.table(table_no)
         info = self._report_info(table_no)
-        atomic_path = Path(path)
+        atomic_path = confidential_path(path)
         write_report(table, atomic_path, info)
+        self.add_log(f"Table {table_no}: CONFIDENTIAL report (not for publication) {atomic_path}")
         return atomic_path
 
     def change_status(
