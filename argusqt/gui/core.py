@@ -83,9 +83,15 @@ def call(session: Any, name: str, *args, **kwargs) -> Any:
 def protection_of(table: Table) -> tuple[str, str]:
     """(state, words) of a table on its way to publication (export.gate): 'cleared',
     'protected', 'changed', 'unprotected' or 'nothing to protect'."""
+    import numpy as np
+
     from argusqt.export.gate import STATE_TEXT, protection_state
 
     state = protection_state(table)
+    status = np.asarray(table.status)
+    if state == "unprotected" and ((status == 11) | (status == 12)).any():
+        # e.g. statuses read from a table file: the gate audits them when saving
+        return state, "not protected by a method (the pattern is audited when saved)"
     return state, STATE_TEXT[state]
 
 
