@@ -984,6 +984,8 @@ def main() -> int:
     for case, got, cls in results:
         if args.show or cls in ("silent", "unclear", "traceback"):
             first = (got.stderr.strip().splitlines() or [""])[-1][:300]
+            if cls == "warning":
+                first = sorted(warnings_of(got.log) - warnings_of(refs[case.base].log))[0][:300]
             print(f"[{cls:9}] {case.base:5} {case.name}\n            {first}")
     print()
     print(f"{len(cases)} malformed inputs, {time.perf_counter() - t0:.0f} s, repo {args.repo}")

@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-CHILD = r'''
+CHILD = r"""
 import sys, threading
 from PySide6.QtWidgets import QApplication, QLabel, QTableView, QWidget
 from argusqt.gui.jobs import JobRunner
@@ -55,7 +55,7 @@ for _ in range(int(sys.argv[1])):
         app.processEvents()
 gui = threading.get_ident()
 print(sum(t == gui for t in freed_on), sum(t != gui for t in freed_on))
-'''
+"""
 
 
 def main() -> None:

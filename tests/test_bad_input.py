@@ -371,3 +371,57 @@ def test_cli_bad_input_prints_no_traceback(tmp_path):
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
     assert "pp.tab, line 1, column" in proc.stderr
+
+
+# ---------------------------------------------------------------- further campaign findings
+def test_blank_holding_code_is_a_warning(tmp_path):
+    """A blank holding code is read as a code, as τ-Argus does (accepted); consecutive
+    blank ones would be one holding, so the count is logged."""
+    folder = _case(tmp_path, "enterprise", ENT_JOB)
+    _edit_line(folder / "example_enterprise.asc", 5, lambda s: b" " * 9 + s[9:])
+    out = _run(folder)
+    assert out.ok, out.error
+    assert any("1 record(s) have a blank holding code" in w for w in _warnings(out))
+
+
+@pytest.mark.parametrize(
+    ("edit", "fragment"),
+    [
+        (lambda s: s[:97] + b" " + s[97:], "differ in length from the 99 characters"),
+        (lambda s: s[:97] + s[98:], "end before column 99"),
+        (lambda s: b"", "1 empty line(s) skipped (first: line 21)"),
+    ],
+)
+def test_shifted_or_emptied_fixed_line_is_a_warning(tmp_path, edit, fragment):
+    """A character inserted or deleted shifts the fields after it into other valid numbers;
+    an emptied line loses a record. τ-Argus reads both (accepted): the line is named."""
+    folder = _case(tmp_path, "tau_testW", TESTW_JOB)
+    _edit_line(folder / "tau_testW.asc", 21, edit)
+    out = _run(folder)
+    assert out.ok, out.error
+    assert any(fragment in w and "line 21" in w for w in _warnings(out)), _warnings(out)
+
+
+def test_field_too_narrow_for_its_numbers_is_a_warning(tmp_path):
+    """Var2 declared one column wide: every number runs on into undeclared columns. The
+    metadata is legal (accepted) but the warning names the variable and the first line."""
+    folder = _case(tmp_path, "tau_testW", TESTW_JOB)
+    rda = folder / "tau_testW.rda"
+    rda.write_text(rda.read_text().replace("Var2 28  10 9999999999", "Var2 37  1"))
+    out = _run(folder)
+    assert out.ok, out.error
+    (w,) = [w for w in _warnings(out) if "seems to continue" in w]
+    assert "Var2 (columns 37-37)" in w and "before its field" in w and "first: line 1" in w
+
+
+def test_unknown_variable_points_at_the_misspelt_definition(tmp_path):
+    folder = _case(tmp_path, "batch_ex2", EX2_JOB)
+    rda = folder / "metadata_ex2.rda"
+    rda.write_bytes(rda.read_bytes().replace(b"region 1", b"regoin 1"))
+    _fails(_run(folder), "metadata_ex2.rda", 2, "did you mean 'regoin'")
+
+
+def test_control_characters_in_text_files_are_refused(tmp_path):
+    folder = _case(tmp_path, "tau_testW", TESTW_JOB)
+    _edit_line(folder / "tau_testW.rda", 3, lambda s: s[:4] + b"\x1b" + s[5:])
+    _fails(_run(folder), "tau_testW.rda", 3, "column 5", "control character 0x1B")

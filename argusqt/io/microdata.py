@@ -821,6 +821,22 @@ def _shown(text: str) -> str:
     return repr(text) if any(ord(c) < 32 for c in text) else f"'{text}'"
 
 
+def _warn_blank_holdings(var: Variable, data: MicroData, path: Path) -> None:
+    """A blank holding code is no holding: consecutive records with it count as one holding
+    (§2.3), so their contributions are added up by holding-level rules."""
+    col = data.categorical[var.name]
+    blank = [k for k, c in enumerate(col.categories) if not c.strip()]
+    if not blank:
+        return
+    hit = np.isin(col.codes, blank)
+    first = int(np.flatnonzero(hit)[0])
+    data.log.append(
+        f"warning: {path.name}: {int(hit.sum())} record(s) have a blank holding code "
+        f"({var.name}; first: line {data.line_of(first)}); consecutive ones count as one "
+        "holding in holding-level rules"
+    )
+
+
 def _check_holding_contiguous(var: Variable, data: MicroData, path: Path) -> None:
     """§2.3: records of one holding must be contiguous; a code that comes back is logged."""
     codes = data.categorical[var.name].codes
@@ -944,6 +960,7 @@ def read_microdata(
             _warn_control_codes(var, result, path)
     for var in chosen:
         if var.holding and var.name in result.categorical:
+            _warn_blank_holdings(var, result, path)
             _check_holding_contiguous(var, result, path)
     progress(
         ProgressEvent(

@@ -377,7 +377,8 @@ def _unknown_code_hint(dim: CodeList, unknown: list[str], source: str) -> str:
     for code in unknown:
         for node in dim.codes[1:]:
             prefix = node[: len(node) - len(code)]
-            if node.endswith(code) and prefix and len(set(prefix)) == 1 and not prefix.isalnum():
+            lead = prefix.strip() and len(set(prefix)) == 1 and not prefix.isalnum()
+            if node.endswith(code) and lead:
                 return (
                     f"The hierarchy has the code {node!r}: its lines seem to use the lead "
                     f"string {prefix[0]!r}; check <HIERLEADSTRING> in the metadata."
