@@ -78,6 +78,9 @@ class Session:
     history: list[str] = field(default_factory=list)  # batch lines of actions on the tables
     read_mode: tuple[int, bool] = (0, False)  # READTABLE totals mode and keep-status flag
     results: dict[int, Any] = field(default_factory=dict)  # table number → last ProtectionResult
+    #: tables protected together (table 0): published only after a joint audit
+    linked: list[int] = field(default_factory=list)
+    linked_cleared: str | None = None  # export.gate.linked_fingerprint when it last passed
 
     # ------------------------------------------------------------------ log
     def add_log(self, message: str) -> None:
@@ -111,6 +114,7 @@ class Session:
         self.sources = []
         self.tables = []
         self.results = {}
+        self.linked = []
         self.history = []
         self.manual: dict[int, list[str]] = {}
         self.add_log("Session cleared")
@@ -120,6 +124,7 @@ class Session:
         self.specs = []
         self.tables = []
         self.results = {}
+        self.linked = []
         self.history = []
         self.manual: dict[int, list[str]] = {}
         for src in self.sources[-1:]:
@@ -157,6 +162,7 @@ class Session:
         self.data_path, self.meta_path = data_path, meta_path
         self.metadata, self.microdata = meta, micro
         self.specs, self.sources, self.tables, self.results = [], [], [], {}
+        self.linked = []
         n = getattr(micro, "n_records", None)
         self.add_log(
             f"Microdata {data_path.name} opened with metadata {meta_path.name}"
@@ -177,6 +183,7 @@ class Session:
         meta = read_rda(meta_path, kind_hint="tabular")
         if self.kind != "tabular" or self.tables:
             self.specs, self.sources, self.tables, self.results = [], [], [], {}
+            self.linked = []
         self.kind = "tabular"
         self.data_path, self.meta_path, self.metadata = tab_path, meta_path, meta
         self.sources.append(TabularSource(tab_path, meta_path, meta))
@@ -218,6 +225,7 @@ class Session:
             src.spec = spec
         self.specs.append(spec)
         self.tables = []
+        self.linked = []
         self.add_log(f"Table {len(self.specs)} specified: {describe_spec(spec)}")
         self.history = []
         self.manual: dict[int, list[str]] = {}
@@ -291,6 +299,7 @@ class Session:
         self._log_lines(log)
         self.tables = tables
         self.results = {}
+        self.linked = []
         self.history = []
         self.manual: dict[int, list[str]] = {}
         for no, t in enumerate(tables, start=1):
@@ -479,6 +488,8 @@ class Session:
                 f"Table {no} (linked): {res.n_secondary} secondary suppressions, cost {res.cost:g}; "
                 f"{verdict.summary()}"
             )
+        self.linked = list(range(1, len(self.tables) + 1))
+        self.linked_cleared = None
         self.history.append(f"<SUPPRESS> {method}(0{_param_args(method, params)})")
         return results
 
@@ -535,6 +546,8 @@ class Session:
 
         table = self.table(table_no)
         try:
+            if table_no in self.linked and not is_confidential(out_type, options, path):
+                self._clear_linked(progress, cancel)
             files = write_table(
                 table, out_type, options, path, progress, cancel, tau_exact=tau_exact
             )
@@ -559,6 +572,18 @@ class Session:
             opt += f"{TAU_EXACT}+"
         self.history.append(f'<WRITETABLE> ({table_no}, {out_type}, {opt}, "{path}")')
         return files
+
+    def _clear_linked(self, progress: ProgressCallback, cancel: CancelToken | None) -> None:
+        """The joint publication audit of the tables protected together (once per change)."""
+        from argusqt.export.gate import clear_linked_for_publication, linked_fingerprint
+
+        tables = [self.table(n) for n in self.linked]
+        if self.linked_cleared == linked_fingerprint(tables):
+            return
+        self.linked_cleared = clear_linked_for_publication(
+            tables, self.linked, progress=progress, cancel=cancel
+        )
+        self.add_log(f"Linked tables {self.linked}: joint publication audit passed")
 
     def write_confidential(
         self,

@@ -456,6 +456,8 @@ def load_session(
             raise Cancelled("loading the session was cancelled")
         _audit_table(s, no, results.get(no), where, progress, cancel)
     s.history = [str(x) for x in doc.get("history", [])]
+    if any(re.match(r"<SUPPRESS> \w+\(0\s*[,)]", h) for h in s.history):
+        s.linked = list(range(1, len(s.tables) + 1))  # protected together: audited together
     s.add_log(f"Session {path.name} loaded: {len(saved_tables)} table(s) restored")
     return s
 

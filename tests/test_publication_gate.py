@@ -227,3 +227,32 @@ def test_state_of_a_fresh_table_and_fingerprint_changes(ex2):
     t.lpl[5] -= 1.0
     assert fingerprint(t) == fp
     assert protection_state(t) == "unprotected"
+
+
+def test_linked_tables_are_audited_together_before_publication(ex2):
+    """Tables protected together (table 0) are published only after a joint audit: a
+    change to one of them blocks the export of the other too."""
+    s = Session()
+    s.open_microdata(ex2 / "microdata_ex2.asc", ex2 / "metadata_ex2.rda")
+    for spec in ('"region""gender"|"num1"|""|""', '"region"|"num1"|""|""'):
+        s.specify_table(parse_specify_table(spec))
+        s.set_safety_rules(parse_safety_rule("FREQ(5,20)|P(20,5)"))
+    s.compute_tables()
+    s.protect(0, "OPT")
+    assert s.linked == [1, 2]
+    s.write_table(1, 3, "", ex2 / "t1.txt")
+    assert any("joint publication audit passed" in e.message for e in s.log[-3:])
+    s.write_table(2, 3, "", ex2 / "t2.txt")  # unchanged: the joint verdict is reused
+    # table 2 changed by hand: table 1 alone is unchanged, but the pair now disagrees
+    t2 = s.table(2)
+    cell = int(np.flatnonzero(t2.status == 1)[-1])
+    s.change_status(2, "unsafe", [cell])
+    with pytest.raises(PublicationError, match="linked tables cannot be published"):
+        s.write_table(1, 3, "", ex2 / "t1b.txt")
+    assert not (ex2 / "t1b.txt").exists()
+    s.write_table(1, 3, "AS+", ex2 / "t1c.txt")  # internal files stay available
+    # the same cell made unsafe in table 1 (region × Total), protected together again
+    s.change_status(1, "unsafe", [s.table(1).cell_index((cell, 0))])
+    s.protect(0, "OPT")
+    s.write_table(1, 3, "", ex2 / "t1b.txt")
+    s.write_table(2, 3, "", ex2 / "t2b.txt")

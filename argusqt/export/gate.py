@@ -163,3 +163,58 @@ def _clear_adjusted(table: Table, kind: str, fp: str) -> str:
         f"so the published values are no longer the ones {what} produced and checked. "
         f"Run {what} again; nothing was written."
     )
+
+
+def linked_fingerprint(tables: list[Table]) -> str:
+    """Digest of a set of tables published together."""
+    h = hashlib.sha1()
+    for t in tables:
+        h.update(fingerprint(t).encode())
+    return h.hexdigest()
+
+
+def clear_linked_for_publication(
+    tables: list[Table],
+    numbers: list[int],
+    *,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+) -> str:
+    """Tables protected together are audited together before any of them is published:
+    an attacker combines every published table of the set. Returns the set's fingerprint
+    (the caller keeps it to skip the audit while nothing changes); PublicationError names
+    the failing cells as 'table N: codes'."""
+    from argusqt.errors import InputError
+    from argusqt.protect.linked import build_linked_problem
+    from argusqt.protect.problem import CSPProblem
+    from argusqt.protect.publication import publication_audit
+
+    if any(published_kind(t) != "suppress" for t in tables):
+        return linked_fingerprint(tables)  # adjusted values are checked per table
+    try:
+        joint, local, _cover = build_linked_problem([CSPProblem.from_table(t) for t in tables])
+    except InputError as exc:
+        raise PublicationError(
+            "the linked tables cannot be published: they were protected together but now "
+            f"disagree on their common cells ({exc}). Protect them together again; nothing "
+            "was written."
+        ) from None
+    owner: dict[int, tuple[int, int]] = {}
+    for k in range(len(tables) - 1, -1, -1):  # the first table that has the cell names it
+        for cell, j in enumerate(np.asarray(local[k]).tolist()):
+            owner[j] = (k, cell)
+
+    def name(j: int) -> str:
+        k, cell = owner[j]
+        return f"table {numbers[k]}: {cell_name(tables[k], cell)}"
+
+    progress(ProgressEvent("Publication audit of the linked tables"))
+    verdict = publication_audit(joint, is_suppressed(joint.status), cancel=cancel)
+    if not verdict.ok:
+        cells = [owner[int(j)] for j in verdict.failing_cells]
+        raise PublicationError(
+            "the linked tables cannot be published: taken together (an attacker combines "
+            f"them) {verdict.summary(name)} Protect them together again; nothing was written.",
+            cells=[tables[k].cell_codes(c) for k, c in cells],
+        )
+    return linked_fingerprint(tables)
