@@ -37,8 +37,11 @@ class CancelToken:
 
     def __init__(self) -> None:
         self._event = threading.Event()
+        self.cancelled_at: float | None = None  # time.monotonic() of the first cancel
 
     def cancel(self) -> None:
+        if self.cancelled_at is None:
+            self.cancelled_at = time.monotonic()
         self._event.set()
 
     @property
@@ -47,6 +50,43 @@ class CancelToken:
 
     def wait(self, timeout: float) -> bool:
         return self._event.wait(timeout)
+
+    def grace(self, seconds: float) -> GraceToken:
+        """A token cancelled `seconds` after this one: time to finish or audit a result."""
+        return GraceToken(self, seconds)
+
+
+class GraceToken(CancelToken):
+    """Cancelled once its parent has been cancelled for `seconds` (the cancel's time budget)."""
+
+    def __init__(self, parent: CancelToken, seconds: float) -> None:
+        super().__init__()
+        self.parent = parent
+        self.seconds = float(seconds)
+
+    @property
+    def cancelled(self) -> bool:
+        if self._event.is_set():
+            return True
+        if not self.parent.cancelled:
+            return False
+        t0 = self.parent.cancelled_at
+        if t0 is None or time.monotonic() - t0 >= self.seconds:
+            self.cancel()
+            return True
+        return False
+
+    def grace(self, seconds: float) -> GraceToken:
+        """Graces do not stack: the budget stays counted from the first cancel."""
+        return GraceToken(self.parent, min(self.seconds, seconds))
+
+    def wait(self, timeout: float) -> bool:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if self.cancelled:
+                return True
+            time.sleep(min(0.05, max(0.0, end - time.monotonic())))
+        return self.cancelled
 
 
 class Stopwatch:

@@ -824,7 +824,10 @@ def _solver_params(method: str, params: dict, table: Table) -> None:
     if "min_freq_option" not in params and params.get("min_freq") in (0, 1):
         params["min_freq_option"] = params.pop("min_freq")  # a 0/1 flag under the old name
     fr = table.spec.rules.freq_individual
-    if fr is not None and params.get("min_freq_option"):  # MOD's 3rd singleton option
+    if table.spec.use_holdings and table.spec.rules.freq_holding is not None:
+        fr = table.spec.rules.freq_holding  # singletons count holdings then (problem.freq)
+    # MF (minimum frequency), the 3rd singleton option: on by default for suppression methods
+    if fr is not None and params.get("min_freq_option", method in ("OPT", "MOD", "HEUR")):
         params.setdefault("min_freq", fr.minfreq)
     if fr is not None and method == "RND":
         params.setdefault("min_frequency", fr.minfreq)

@@ -123,7 +123,8 @@ def test_protect_copies_back_only_after_a_passed_audit(ex2, monkeypatch):
 
     calls = _fake_methods(monkeypatch, passing)
     res = s.protect(1, "opt", {"max_minutes": 1})
-    assert calls == [("OPT", {"max_minutes": 1, "max_time": 60.0})]  # solvers take seconds
+    # solvers take seconds; MF (3rd singleton option, on by default) gets FREQ's minimum
+    assert calls == [("OPT", {"max_minutes": 1, "max_time": 60.0, "min_freq": 5})]
     assert res.n_secondary == 3
     assert [int(x) for x in s.table(1).status[[4, 5, 10, 11]]] == [11, 3, 11, 11]
     assert s.table(1).audit is res.audit

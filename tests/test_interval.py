@@ -215,3 +215,46 @@ def test_round_limit_falls_back_to_safe_intervals():
     check_protected(p, res)
     assert res.cost >= full.cost - 1e-6
     assert any("leaf-to-total" in line for line in res.log)
+
+
+def _small_cells_beside_a_huge_one(seed: int) -> CSPProblem:
+    from protect_helpers import flat_codelist, problem_from_table, table_from_leaves
+
+    rng = np.random.default_rng(seed)
+    leaves = rng.integers(1, 30, size=(4, 5)).astype(float)
+    leaves[0, 0] = 17_000_000
+    t = table_from_leaves([flat_codelist("r", 4), flat_codelist("c", 5)], leaves)
+    cand = np.flatnonzero((t.value < 40) & (t.value > 0))
+    prim = rng.choice(cand, 3, replace=False)
+    return problem_from_table(t, prim, np.maximum(0.75, 0.15 * t.value[prim]))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_small_levels_beside_huge_values_pass_the_audit(seed):
+    """Regression (tour table, IP "1 of 9 cells"): the separation tolerance was 1e-7 × the
+    largest value (1.7 there), more than a level of 0.75, so moves short of it counted."""
+    p = _small_cells_beside_a_huge_one(seed)
+    res = solve_interval(p, {})
+    assert res.audit.ok
+    compact = solve_interval(p, {"algorithm": "compact"})
+    # within the audit's tolerance of the exact LP (levels may fall short by < 0.125 each)
+    assert res.cost == pytest.approx(compact.cost, rel=1e-3)
+
+
+def test_tour_table_interval_protection_passes_its_audit(tmp_path):
+    """tau_testW Size × Region | Var2, P(15,1), SUPPRESS IP(1): every primary protected."""
+    from shared_paths import copy_case
+
+    from argusqt.model.table import TableSpec
+    from argusqt.rules.parse import parse_safety_rule
+    from argusqt.session import Session
+
+    folder = copy_case("tau_testW", tmp_path)
+    s = Session()
+    s.open_microdata(folder / "tau_testW.asc", folder / "tau_testW.rda")
+    s.specify_table(TableSpec(["Size", "Region"], "Var2", rules=parse_safety_rule("P(15,1)")))
+    s.compute_tables()
+    res = s.protect(1, "IP", {})
+    assert res.audit.ok and int(res.audit.audited.sum()) == 9
+    compact = solve_interval(CSPProblem.from_table(s.table(1)), {"algorithm": "compact"})
+    assert res.cost == pytest.approx(compact.cost, rel=1e-6)

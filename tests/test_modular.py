@@ -153,6 +153,7 @@ def test_modular_through_run_method_with_singleton_option():
     # E14 (manual §2.10): row A holds a singleton and a p%-unsafe cell; SM forces a third
     # suppression in row A, whether the virtual cell comes from run_method or the subtable
     from argusqt.protect.methods import run_method
+    from argusqt.protect.modular import solve_modular
 
     dims = [flat_codelist("r", 2), flat_codelist("c", 4)]
     leaves = np.array([[52, 15, 62, 17], [24, 18, 31, 8]], dtype=float)
@@ -162,8 +163,11 @@ def test_modular_through_run_method_with_singleton_option():
     p = problem_from_table(table, prim, np.array([2.0, 2.0]))
     p.cost = np.abs(p.values)
     row_a = [table.cell_index((1, j)) for j in range(5)]
-    plain = run_method(p, "MOD", {"max_time_per_subtable": 20})
+    plain = solve_modular(p, {"max_time_per_subtable": 20})  # no singleton option
     assert sum(plain.status[i] not in (1, 2) for i in row_a) == 2
+    # run_method: singleton options on by default, so the third cell is there as well
+    r = run_method(p, "MOD", {"max_time_per_subtable": 20})
+    assert sum(r.status[i] not in (1, 2) for i in row_a) >= 3 and r.verdict.ok
     for params in ({"SM": True}, {"singleton_multiple": True}):
         r = run_method(p, "MOD", {"max_time_per_subtable": 20, **params})
         assert r.status.shape == p.status.shape

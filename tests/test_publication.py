@@ -41,3 +41,35 @@ def test_protected_pattern_passes_and_run_method_keeps_the_verdict():
     assert res.verdict is not None and res.verdict.ok
     again = publication_audit(p, is_suppressed(res.status))
     assert again.ok
+
+
+# examples.md E14 / manual §2.10: row A = 52, 15, 62, 17 with c12 = 15 a singleton
+E14 = [[52, 15, 62, 17], [24, 18, 31, 8]]
+E14_FREQ = [[4, 1, 6, 3], [5, 4, 7, 2]]
+
+
+def _e14():
+    from protect_helpers import flat_codelist, problem_from_table, table_from_leaves
+
+    dims = [flat_codelist("row", 2), flat_codelist("col", 4)]
+    table = table_from_leaves(dims, np.array(E14, float), np.array(E14_FREQ, float))
+    c12, c14 = table.cell_index((1, 2)), table.cell_index((1, 4))
+    p = problem_from_table(table, np.array([c12, c14]), np.array([1.5, 1.7]))
+    return p, c12, c14
+
+
+def test_singleton_respondent_recomputes_its_neighbour():
+    p, c12, c14 = _e14()
+    sup = _mask(p, [(1, 2), (1, 4), (2, 2), (2, 4)])  # a rectangle: outsider-safe
+    verdict = publication_audit(p, sup)
+    assert verdict.outsider.ok
+    assert not verdict.ok
+    assert verdict.failing_cells.tolist() == [c14]
+    assert verdict.reasons(c14) == ["insider"]
+    d = [x for x in verdict.disclosures if x.reason == "insider"][0]
+    assert d.lower == d.upper == 17  # 146 − 52 − 15 − 62
+    assert d.known_cells == (c12,)
+    assert verdict.insiders_checked == 1
+    # a third suppression in row A protects c14 against the respondent of c12
+    sup3 = sup | _mask(p, [(1, 3), (2, 3)])
+    assert publication_audit(p, sup3).ok

@@ -70,9 +70,11 @@ def test_singleton_singleton_and_min_frequency():
 
 
 def test_e14_pattern_has_third_suppression_in_row_a():
+    from argusqt.protect.heuristic import solve_heuristic
+
     p, c12, c14 = _e14()
     row_a = [cell_id(p, 1, j) for j in range(5)]
-    plain = run_method(p, "HEUR", {})
+    plain = solve_heuristic(p, {})  # no singleton option, no insider audit
     sup_plain = is_suppressed(plain.status)
     with_sm = run_method(p, "HEUR", {"singleton": "SM"})
     sup = is_suppressed(with_sm.status)
@@ -85,6 +87,10 @@ def test_e14_pattern_has_third_suppression_in_row_a():
     known[c12] = False  # the respondent knows c12
     assert not audit(p, known, cells=[c14]).exact[c14]
     assert any("virtual singleton" in line for line in with_sm.log)
+    # without the option the insider audit finds c14 and the repair adds the third cell
+    off = run_method(p, "HEUR", {"singleton": ""})
+    assert is_suppressed(off.status)[row_a].sum() >= 3
+    assert any("in addition" in line for line in off.log) and off.verdict.ok
 
 
 def test_drop_virtual_trims_arrays():

@@ -26,7 +26,6 @@ from argusqt.protect.components import (
 from argusqt.protect.problem import CSPProblem
 from argusqt.protect.result import AuditResult
 
-
 #: above this many suppressed cells the final audit decides pass/fail without exact intervals
 EXACT_AUDIT_LIMIT = 2000
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from argusqt.errors import AuditError, MethodError
+from argusqt.errors import AuditError, Cancelled, MethodError
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protect.audit import audit, pattern_digest
 from argusqt.protect.budget import Deadline, seconds_param
 from argusqt.protect.cleanup import Witnesses, cleanup
 from argusqt.protect.components import DOWN, UP, MoveContext
 from argusqt.protect.problem import CSPProblem
+from argusqt.protect.publication import CANCEL_GRACE
 from argusqt.protect.result import ProtectionResult
 from argusqt.rules.status import is_secondary, secondary_status_for
 
@@ -123,15 +124,19 @@ def protect_all(
     progress: ProgressCallback = no_progress,
     watch: Stopwatch | None = None,
     deadline: Deadline | None = None,
+    cancel: CancelToken | None = None,
 ) -> int:
     """Make every primary of `order` protected in both directions; returns the LP count.
 
     Every primary is always protected (a pattern must be safe); after `deadline` each
-    one gets only its smallest neighbourhood before the whole table.
+    one gets only its smallest neighbourhood before the whole table. Raises Cancelled when
+    `cancel` fires: a pattern with unprotected primaries is no result.
     """
     prot = Protector(ctx, sup, wit, k_free)
     watch = watch or Stopwatch()
     for n, cell in enumerate(order):
+        if cancel is not None and cancel.cancelled:
+            raise Cancelled("cancelled before every primary cell was protected")
         cell = int(cell)
         prot.hurry = deadline is not None and deadline.expired
         for direction in (UP, DOWN):
@@ -182,9 +187,9 @@ def solve_heuristic(
 ) -> ProtectionResult:
     """Heuristic pattern + cleanup, checked by a pass/fail audit (repaired if needed).
 
-    On cancel: the remaining primaries are still protected (needed for a safe pattern)
-    but the cleanup is skipped; the result has `cancelled=True` and is safe but not
-    irredundant.
+    On cancel: the cleanup stops; the remaining primaries are still protected and the
+    pattern audited if that fits in CANCEL_GRACE seconds after the cancel (the result then
+    has `cancelled=True`, safe but not irredundant), else Cancelled is raised.
     """
     opts = DEFAULTS | dict(params or {})
     watch = Stopwatch()
@@ -194,7 +199,11 @@ def solve_heuristic(
     wit = Witnesses()
     order = primary_order(ctx)
     path_deadline = Deadline(deadline.part(PATH_SHARE))
-    n_lps = protect_all(ctx, sup, wit, order, int(opts["k_free"]), progress, watch, path_deadline)
+    # after a cancel: CANCEL_GRACE seconds to finish the primaries and the audit, else Cancelled
+    grace = cancel.grace(CANCEL_GRACE) if cancel is not None else None
+    n_lps = protect_all(
+        ctx, sup, wit, order, int(opts["k_free"]), progress, watch, path_deadline, grace
+    )
     t_heur = watch.elapsed
     n_before = int((sup & ~ctx.primary).sum())
     cancelled = cancel is not None and cancel.cancelled
@@ -224,7 +233,7 @@ def solve_heuristic(
         cancelled = cancel is not None and cancel.cancelled
         timed_out |= bool(info["stopped"]) and not cancelled
     # the audit decides; repair with full-table path LPs if needed
-    verdict = audit(problem, sup, intervals=False, hints=wit.hints())
+    verdict = audit(problem, sup, intervals=False, hints=wit.hints(), cancel=grace)
     rounds = 0
     while not verdict.ok and rounds < int(opts["repair_rounds"]):
         rounds += 1
@@ -235,7 +244,7 @@ def solve_heuristic(
             for direction in (UP, DOWN):
                 prot.protect(int(cell), direction)
         log.append(f"repair round {rounds}: {fails.size} primaries re-protected")
-        verdict = audit(problem, sup, intervals=False, hints=wit.hints())
+        verdict = audit(problem, sup, intervals=False, hints=wit.hints(), cancel=grace)
     if not verdict.ok:
         raise AuditError("heuristic pattern fails the audit after repair: " + verdict.summary())
     status = problem.status.copy()

@@ -65,6 +65,8 @@ class _Data:
         self.a = a
         self.n = a.size
         self.scale = float(max(1.0, np.abs(a).max(initial=0.0)))
+        # the audit passes a level reached within this (half a unit of the last decimal)
+        self.audit_tol = problem.tolerance
         if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
             raise MethodError("interval protection needs finite attacker bounds for every cell")
         fixed = (status == 10) | (status == 14)
@@ -187,7 +189,11 @@ class _Separator:
 def _solve_cuts(data: _Data, params: dict, progress, cancel, watch, log, figures):
     """Benders cutting planes on the master LP over [L, U]; returns (L, U, objective, bound, done)."""
     n = data.n
-    tol = float(params.get("tolerance", 1e-7 * data.scale))
+    # a move accepted as reaching a level must also pass the audit: LP noise (relative to
+    # the largest value) but never more than a quarter of the audit's own tolerance — the
+    # relative term alone (1.7 on the tour table) exceeded small levels (0.75) and accepted
+    # moves that did not reach them
+    tol = float(params.get("tolerance", min(1e-7 * data.scale, 0.25 * data.audit_tol)))
     max_rounds = int(params.get("max_rounds", 500))
     max_time = float(params.get("max_time", 600.0))
     col_lo = np.zeros(2 * n)

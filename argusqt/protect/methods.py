@@ -11,11 +11,12 @@ import importlib
 
 import numpy as np
 
-from argusqt.errors import AuditError, MethodError
+from argusqt.errors import AuditError, Cancelled, MethodError
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
-from argusqt.protect.audit import EXACT_AUDIT_LIMIT, audit, pattern_digest
+from argusqt.protect.audit import EXACT_AUDIT_LIMIT, pattern_digest
+from argusqt.protect.insider_repair import make_publishable
 from argusqt.protect.problem import CSPProblem
-from argusqt.protect.publication import publication_audit
+from argusqt.protect.publication import CANCEL_GRACE
 from argusqt.protect.result import ProtectionResult
 from argusqt.protect.singleton import add_singleton_cells, drop_virtual
 from argusqt.rules.status import is_candidate, is_primary, is_suppressed, secondary_status_for
@@ -54,16 +55,53 @@ def method_function(method: str):
     return func
 
 
+#: singleton options every suppression method uses unless params switch them off
+SINGLETON_DEFAULTS = {"SS": True, "SM": True, "MF": True}
+
+
 def singleton_request(params: dict) -> tuple[list[str], int]:
-    """Singleton options asked for in params: "singleton" ("SS,SM,MF" or list) or SS/SM/MF flags."""
-    opts = params.get("singleton") or params.get("singleton_options") or []
-    if isinstance(opts, str):
-        opts = [o for o in opts.replace("+", ",").split(",") if o.strip()]
-    opts = [str(o).strip().upper() for o in opts]
-    for key in ("SS", "SM", "MF"):
-        if params.get(key) or params.get(key.lower()):
-            opts.append(key)
-    return sorted(set(opts)), int(params.get("minfreq", 0) or 0)
+    """Singleton options (SS, SM, MF) and the minimum frequency, defaults on (docs/design.md).
+
+    Accepted forms: "singleton" ("SS,SM", a list, or "" for none), SS/SM/MF flags, the
+    long names singleton_singleton / singleton_multiple (0/1) and min_freq_option (0/1);
+    "min_freq" (or "minfreq") is the minimum frequency MF compares with (MF needs one ≥ 2).
+    """
+    on = dict(SINGLETON_DEFAULTS)
+    listed = params.get("singleton", params.get("singleton_options"))
+    if listed is not None:
+        if isinstance(listed, str):
+            listed = [o for o in listed.replace("+", ",").replace("|", ",").split(",")]
+        names = {str(o).strip().upper() for o in listed if str(o).strip()}
+        on = {k: k in names for k in on}
+    for key in on:
+        for name in (key, key.lower()):
+            if name in params:
+                on[key] = bool(params[name])
+    for key, name in (
+        ("SS", "singleton_singleton"),
+        ("SM", "singleton_multiple"),
+        ("MF", "min_freq_option"),
+    ):
+        if name in params:
+            on[key] = bool(params[name])
+    minfreq = int(params.get("min_freq", 0) or params.get("minfreq", 0) or 0)
+    if minfreq < 2:
+        on["MF"] = False
+    return sorted(k for k, v in on.items() if v), minfreq if on["MF"] else 0
+
+
+def _method_params(name: str, params: dict, opts: list[str], minfreq: int) -> dict:
+    """Params with the singleton options in the long form OPT and MOD read themselves."""
+    out = {
+        k: v
+        for k, v in params.items()
+        if k not in ("singleton", "singleton_options", "SS", "SM", "MF", "ss", "sm", "mf")
+    }
+    if name in ("OPT", "MOD"):
+        out["singleton_singleton"] = "SS" in opts
+        out["singleton_multiple"] = "SM" in opts
+        out["min_freq"] = minfreq
+    return out
 
 
 def run_method(
@@ -73,12 +111,15 @@ def run_method(
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
 ) -> ProtectionResult:
-    """Run a method by name; suppression methods get singleton cells and a final audit.
+    """Run a method by name; suppression methods end with a publishable pattern or an error.
 
-    params (suppression methods): "singleton" / SS, SM, MF flags and "minfreq" for the
-    virtual cells of methods.md §5; "audit_intervals": True (exact intervals), False
-    (pass/fail) or "auto" (exact up to EXACT_AUDIT_LIMIT suppressed cells). A method's own
-    pass/fail audit of the very same pattern (same digest) is reused instead of repeated.
+    Suppression methods get the singleton options (on unless switched off, see
+    singleton_request): OPT and MOD add the virtual cells in their own models, HEUR gets
+    them here. The pattern then goes through the publication verdict (outsider and insider
+    attacker); cells a respondent could recompute are repaired (more suppressions) rather
+    than published. params "audit_intervals": True (exact intervals), False (pass/fail) or
+    "auto" (exact up to EXACT_AUDIT_LIMIT suppressed cells). A method's own pass/fail audit
+    of the very same pattern (same digest) is reused instead of repeated.
     """
     params = dict(params or {})
     name = method.strip().upper()
@@ -87,18 +128,30 @@ def run_method(
         return func(problem, params, progress, cancel)
     opts, minfreq = singleton_request(params)
     work, n_virtual = problem, 0
-    if opts:
+    if name == "HEUR" and opts and problem.freq is not None:
         work, n_virtual = add_singleton_cells(problem, None, opts, minfreq)
-    result: ProtectionResult = func(work, params, progress, cancel)
+    try:
+        result: ProtectionResult = func(
+            work, _method_params(name, params, opts, minfreq), progress, cancel
+        )
+    except Cancelled as err:
+        why = str(err)
+        if "unprotected" not in why:
+            why += "; the table was left unprotected"
+        raise Cancelled(f"{name} cancelled: {why}") from None
+
     if n_virtual:
         result = drop_virtual(result, problem.n_cells)
         result.log.append(f"{n_virtual} virtual singleton cells added ({', '.join(opts)})")
+    elif opts and problem.freq is not None:
+        result.log.append(f"singleton options {', '.join(opts)}")
     _normalise_statuses(problem, result)
     sup = is_suppressed(result.status)
     mode = params.get("audit_intervals", "auto")
     exact = bool(mode) if mode != "auto" else int(sup.sum()) <= EXACT_AUDIT_LIMIT
     own = result.audit
     own_exact = bool(result.figures.get("audit_exact"))
+    outsider = None
     if (
         (own_exact or not exact)
         and n_virtual == 0
@@ -106,18 +159,39 @@ def run_method(
         and result.figures.get("audit_digest") == pattern_digest(problem, sup)
     ):
         # the method already ran this audit on exactly this problem and pattern
-        verdict = own
+        outsider = own
         kind = "exact" if own_exact else "pass/fail"
         result.log.append(f"audit: the method's own {kind} audit of this pattern is used")
-    else:
-        progress(ProgressEvent(message="Auditing the pattern"))
-        verdict = audit(problem, sup, intervals=exact, cancel=None)
-    result.audit = verdict
-    publication = publication_audit(problem, sup, outsider=verdict)
-    result.verdict = publication
-    if not publication.ok:
-        raise AuditError(f"{name}: {publication.summary()}")
-    result.log.append(publication.summary())
+    progress(ProgressEvent(message="Auditing the pattern (outsider and insiders)"))
+    # a cancel (before or during the audit) leaves CANCEL_GRACE seconds to finish it
+    grace = cancel.grace(CANCEL_GRACE) if cancel is not None else None
+    try:
+        fixed, verdict, added = make_publishable(
+            problem, sup, outsider=outsider, intervals=exact, cancel=grace
+        )
+    except AuditError as err:
+        raise AuditError(f"{name}: {err}") from None
+    except Cancelled:
+        raise Cancelled(
+            f"{name} cancelled: its best pattern could not be audited in time, so it is "
+            "not used; the table was left unprotected"
+        ) from None
+    if added:
+        status = np.asarray(result.status).copy()
+        new = fixed & ~sup
+        status[new] = secondary_status_for(status[new])
+        result.status = status
+        _normalise_statuses(problem, result)
+        result.optimal = False
+        if result.lower_bound is not None and result.cost > 0:
+            result.gap = max(0.0, result.cost - result.lower_bound) / result.cost
+        result.log.append(
+            f"{added} cells suppressed in addition so that no respondent alone in a "
+            "suppressed cell recomputes another primary"
+        )
+    result.audit = verdict.outsider
+    result.verdict = verdict
+    result.log.append(verdict.summary())
     return result
 
 

@@ -22,6 +22,7 @@ from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopw
 from argusqt.protect.budget import Deadline
 from argusqt.protect.optimal import singleton_options, solve_pattern, with_singleton_cells
 from argusqt.protect.problem import CSPProblem
+from argusqt.protect.publication import CANCEL_GRACE
 from argusqt.protect.result import ProtectionResult
 from argusqt.rules.status import secondary_status_for
 
@@ -225,14 +226,14 @@ def repair(
     """Audit the full table; protect every failing primary with a §4 LP step; repeat.
 
     Returns the repaired mask and the number of repair rounds. Raises MethodError when a
-    primary cannot be protected at all.
+    primary cannot be protected at all, Cancelled when `cancel` fires during an audit.
     """
     from argusqt.protect.audit import audit
 
     sup = sup.copy()
     rounds = 0
     for rounds in range(1, MAX_REPAIR_ROUNDS + 1):
-        res = audit(problem, sup, intervals=False)
+        res = audit(problem, sup, intervals=False, cancel=cancel)
         fails = res.failures
         if fails.size == 0:
             return sup, rounds - 1
@@ -332,7 +333,7 @@ def solve_modular(
 
     params: max_time_per_subtable (s, default 60), singleton_singleton, singleton_multiple,
     min_freq, gap. When cancelled, remaining subtables are skipped and the repair loop
-    makes the pattern safe before it is returned.
+    makes the pattern safe if that fits in CANCEL_GRACE seconds (else Cancelled).
     """
     params = dict(params or {})
     watch = Stopwatch()
@@ -392,11 +393,13 @@ def solve_modular(
     n_extra = full.n_cells - problem.n_cells
     sup = np.r_[sup, full.primary[problem.n_cells :]] if n_extra else sup
     problem = full
-    sup, rounds = repair(problem, sup, cancel, progress)
+    # after a cancel: CANCEL_GRACE seconds for the repair and the audit, else Cancelled
+    grace = cancel.grace(CANCEL_GRACE) if cancel is not None else None
+    sup, rounds = repair(problem, sup, grace, progress)
     log.append(f"{n_done} subtables solved, {rounds} repair rounds after the full audit")
     from argusqt.protect.audit import audit
 
-    final = audit(problem, sup)
+    final = audit(problem, sup, cancel=grace)
     if not final.ok:  # repair() only returns audited patterns; never report a failing one
         raise MethodError("modular pattern failed the final audit")
     status = np.asarray(problem.status).copy()

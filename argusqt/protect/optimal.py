@@ -20,10 +20,11 @@ import numpy as np
 import scipy.sparse as sp
 from pyscipopt import SCIP_EVENTTYPE, SCIP_PARAMSETTING, SCIP_RESULT, Conshdlr, Eventhdlr, Model
 
-from argusqt.errors import MethodError
+from argusqt.errors import Cancelled, MethodError
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protect.budget import Deadline, seconds_param
 from argusqt.protect.problem import CSPProblem
+from argusqt.protect.publication import CANCEL_GRACE
 from argusqt.protect.result import ProtectionResult
 from argusqt.protect.separation import Cut, Separator, default_fixed, require_additive
 from argusqt.rules.status import is_primary, secondary_status_for
@@ -507,38 +508,43 @@ def start_pattern(
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
 ) -> np.ndarray | None:
-    """A protected pattern to start from: the §4 heuristic when available, else all candidates."""
+    """A protected pattern to start from (the §4 heuristic), or None.
+
+    None when the heuristic is missing, fails, or is cancelled: suppressing every
+    candidate would protect too, but it is never a pattern worth publishing, so the
+    branch-and-cut starts without one. After a cancel the heuristic may still finish
+    within the cancel's grace time (CANCEL_GRACE); its pattern is then judged by the audit.
+    """
     sep = Separator(problem)
     try:
         from argusqt.protect.heuristic import solve_heuristic
     except ImportError:
-        solve_heuristic = None
-    if solve_heuristic is not None:
-        # in a helper thread, so that a cancel is honoured at once even if the heuristic
-        # does not poll the token often; on cancel we go on with the trivial start below
-        box: dict = {}
+        return None
+    grace = cancel.grace(CANCEL_GRACE) if cancel is not None else None
+    # in a helper thread, so that a cancel is honoured within the grace time even if the
+    # heuristic does not poll the token often (it gets the grace token and stops too)
+    box: dict = {}
 
-        def work() -> None:
-            try:
-                box["result"] = solve_heuristic(problem, params, progress, cancel)
-            except Exception as err:  # noqa: BLE001 - a failing heuristic must not stop OPT
-                box["error"] = err
+    def work() -> None:
+        try:
+            box["result"] = solve_heuristic(problem, params, progress, grace)
+        except Exception as err:  # noqa: BLE001 - a failing heuristic must not stop OPT
+            box["error"] = err
 
-        worker = threading.Thread(target=work, name="opt-start-heuristic", daemon=True)
-        worker.start()
-        while worker.is_alive():
-            worker.join(0.05)
-            if cancel is not None and cancel.cancelled:
-                break
-        res = box.get("result")
-        if res is not None and not worker.is_alive():
-            mask = (res.status != problem.status) | problem.primary | problem.secondary
-            mask = mask & (problem.candidate | problem.primary | problem.secondary)
-            if sep.is_protected(mask.astype(float)):
-                return mask
-    # suppressing every candidate protects whatever can be protected; SCIP checks a start
-    # solution itself and the final audit judges any returned pattern
-    return problem.candidate | problem.primary | problem.secondary
+    worker = threading.Thread(target=work, name="opt-start-heuristic", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.05)
+        if grace is not None and grace.cancelled:
+            return None
+    res = box.get("result")
+    if res is None:
+        return None
+    mask = (res.status != problem.status) | problem.primary | problem.secondary
+    mask = mask & (problem.candidate | problem.primary | problem.secondary)
+    if sep.is_protected(mask.astype(float), cancel=grace) and not (grace and grace.cancelled):
+        return mask
+    return None
 
 
 # ---------------------------------------------------------------------- public entry
@@ -577,8 +583,8 @@ def solve_optimal(
         # the start heuristic gets a share of the run, the branch-and-cut the rest
         start_params = dict(params, max_time=deadline.part(START_SHARE))
         start = start_pattern(work, start_params, progress, cancel)
-    else:
-        start = work.candidate | work.primary | work.secondary
+    # SCIP may start from "every candidate suppressed"; it is filtered out of the results
+    scip_start = start if start is not None else work.candidate | work.primary | work.secondary
     judge = Separator(work)
     checked: dict[bytes, bool] = {}
 
@@ -592,7 +598,7 @@ def solve_optimal(
 
     # the final checks take about what checking the start pattern takes: keep that for them
     t0 = deadline.elapsed
-    if start is not None:
+    if start is not None and not cancel.cancelled:
         protected(start[:n])
     reserve = AUDIT_RESERVE * (deadline.elapsed - t0) + 0.1
     solve = solve_pattern if not cancel.cancelled else _skipped
@@ -600,7 +606,7 @@ def solve_optimal(
         work,
         max_time=max(0.0, deadline.remaining - reserve),
         gap=float(params.get("gap", 0.0)),
-        start=start,
+        start=scip_start,
         progress=progress,
         cancel=cancel,
         sepa_depth=params.get("sepa_depth"),
@@ -608,34 +614,50 @@ def solve_optimal(
         heuristics=str(params.get("scip_heuristics", "fast")),
     )
     candidates: list[np.ndarray] = []
+    everything = problem.candidate | problem.primary | problem.secondary
     if out.mask is not None:
         candidates.append(out.mask[:n])
     if start is not None:
         candidates.append(start[:n])
+    if not out.optimal:
+        # "suppress every candidate" is never published unless it is proven optimal
+        candidates = [m for m in candidates if not np.array_equal(m, everything)]
     candidates.sort(key=lambda m: float(cost[m & ~problem.primary].sum()))
     chosen = None
     audit_res = None
-    for m in candidates:
-        if protected(m):
-            chosen = m
-            break
     exact = False
-    if chosen is not None and not cancel.cancelled:
-        # the audit module is the judge of record (run_method reuses this very audit); after
-        # a cancel the caller's final audit is
-        mode = params.get("audit_intervals", "auto")
-        exact = bool(mode) if mode != "auto" else int(chosen.sum()) <= EXACT_AUDIT_LIMIT
-        audit_res = audit(problem, chosen, intervals=exact)
-        if not audit_res.ok:
-            raise MethodError("optimal pattern failed the audit: " + audit_res.summary())
+    if cancel.cancelled:
+        # no time for judging here: the caller audits within the cancel's grace time and
+        # keeps the pattern only if that audit passes (run_method)
+        chosen = candidates[0] if candidates else None
+    else:
+        for m in candidates:
+            if protected(m):
+                chosen = m
+                break
+        if chosen is not None:
+            # the audit module is the judge of record (run_method reuses this very audit)
+            mode = params.get("audit_intervals", "auto")
+            exact = bool(mode) if mode != "auto" else int(chosen.sum()) <= EXACT_AUDIT_LIMIT
+            audit_res = audit(problem, chosen, intervals=exact)
+            if not audit_res.ok:
+                raise MethodError("optimal pattern failed the audit: " + audit_res.summary())
     if chosen is None:
-        if out.infeasible or not cancel.cancelled:
+        if cancel.cancelled:
+            raise Cancelled(
+                "the optimal method was cancelled before it found a safe pattern; "
+                "the table was left unprotected"
+            )
+        if out.infeasible:
             raise MethodError(
                 "no suppression pattern can protect the unsafe cells: even suppressing every "
                 "safe cell leaves a primary inside its protection interval (bounds too tight "
                 "or protection levels larger than the a-priori range)"
             )
-        raise MethodError("the optimal method was cancelled before it found a safe pattern")
+        raise MethodError(
+            "the optimal method found no safe pattern within its time limit "
+            f"({float(params.get('max_time', 600.0)):g} s); give it more time or use MOD/HEUR"
+        )
     status = np.asarray(problem.status).copy()
     newly = chosen & problem.candidate
     status[newly] = secondary_status_for(status[newly])

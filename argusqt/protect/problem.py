@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from argusqt.protect.respondents import Respondents
+from argusqt.protect.respondents import from_table as respondents_of
 from argusqt.rules.status import is_candidate, is_primary, is_secondary
 
 
@@ -32,9 +34,15 @@ class CSPProblem:
     decimals: int = 0
     #: optional structure for modular / network methods: codelists of the table dimensions
     dims: list | None = None
-    #: frequency per cell (singleton detection); None when unknown
+    #: respondents per cell — holdings when the table uses holdings, else records — for the
+    #: singleton options (τ-Argus's HiTaS counts holdings too); None when unknown
     freq: np.ndarray | None = None
     names: list[str] = field(default_factory=list)
+    #: respondents that alone make up some cell (the insider attacker); None: derived from
+    #: `freq` and the relations when the audit needs it
+    respondents: Respondents | None = None
+    #: True for a frequency (count) table, False for a magnitude table, None when unknown
+    is_frequency: bool | None = None
 
     @property
     def n_cells(self) -> int:
@@ -90,6 +98,13 @@ class CSPProblem:
         lower = np.where(prim, np.minimum(lower, values - lpl), lower)
         upper = np.where(prim, np.maximum(upper, values + upl), upper)
         rel = table.relations
+        use_h = bool(table.spec.use_holdings) and table.hfreq is not None
+        freq: np.ndarray | None = np.asarray(table.hfreq if use_h else table.freq, dtype=float)
+        records = np.asarray(table.freq, dtype=float)
+        if rel.shape[0] and np.abs(rel @ records).max() > 1e-6:
+            # counts that do not add up (a table file without frequencies gets 1 per cell)
+            # say nothing about respondents: no singleton options, no insider attacker
+            freq = None
         return cls(
             values=values,
             lower=lower,
@@ -103,5 +118,7 @@ class CSPProblem:
             spl=np.zeros(values.shape),
             decimals=int(table.decimals),
             dims=list(table.dims),
-            freq=np.asarray(table.freq, dtype=float),
+            freq=freq,
+            respondents=respondents_of(table, rel) if freq is not None else None,
+            is_frequency=bool(table.spec.is_frequency),
         )

@@ -15,10 +15,15 @@ import numpy as np
 
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
 from argusqt.protect.audit import audit
+from argusqt.protect.insider import InsiderOutcome, insider_audit
 from argusqt.protect.problem import CSPProblem
 from argusqt.protect.result import AuditResult
 
 Reason = Literal["outsider", "insider"]
+
+#: seconds a method may still use after a cancel to finish or audit its best pattern; a
+#: pattern not audited by then is dropped and the table stays unprotected
+CANCEL_GRACE = 1.5
 
 #: above this many suppressed cells the outsider audit decides pass/fail only (no exact intervals)
 EXACT_INTERVAL_LIMIT = 2000
@@ -42,9 +47,13 @@ class PublicationVerdict:
 
     outsider: AuditResult
     disclosures: list[Disclosure] = field(default_factory=list)
-    insiders_checked: int = 0  # contributors attacked (sole contributor of a suppressed cell)
-    insider_lps: int = 0
+    insider: InsiderOutcome | None = None
     elapsed: float = 0.0
+
+    @property
+    def insiders_checked(self) -> int:
+        """Respondents attacked: each alone makes up at least one suppressed cell."""
+        return 0 if self.insider is None else self.insider.attackers
 
     @property
     def ok(self) -> bool:
@@ -63,9 +72,14 @@ class PublicationVerdict:
         n_out = int(self.outsider.audited.sum())
         if self.ok:
             text = f"Audit passed: {n_out} suppressed cells checked against the outside attacker"
-            if self.insiders_checked:
-                text += f" and {self.insiders_checked} respondents who know their own cells"
-            return text + "; every protection interval covered."
+            ins = self.insider
+            if ins is not None and ins.attackers:
+                unit = "holdings" if ins.unit == "holding" else "respondents"
+                text += f" and {ins.attackers} {unit} alone in a suppressed cell"
+            text += "; every protection interval covered."
+            if ins is not None and not ins.available:
+                text += " Insiders not checked: the table has no respondent counts."
+            return text
         cells = self.failing_cells
         parts = []
         for cell in cells[:10]:
@@ -103,4 +117,13 @@ def publication_audit(
         Disclosure(int(c), "outsider", float(out.lower[c]), float(out.upper[c]))
         for c in out.failures
     ]
-    return PublicationVerdict(outsider=out, disclosures=disclosures, elapsed=out.elapsed)
+    inside = insider_audit(problem, sup, progress=progress, cancel=cancel)
+    disclosures += [
+        Disclosure(d.cell, "insider", d.lower, d.upper, d.known) for d in inside.disclosures
+    ]
+    return PublicationVerdict(
+        outsider=out,
+        disclosures=disclosures,
+        insider=inside,
+        elapsed=out.elapsed + inside.elapsed,
+    )

@@ -97,6 +97,8 @@ def minimum_base(
     frequencies (or, without frequencies, when a minimum frequency is given).
     """
     if frequency_table is None:
+        frequency_table = problem.is_frequency
+    if frequency_table is None:
         freq = problem.freq
         frequency_table = freq is None or np.array_equal(
             np.asarray(freq, dtype=float), np.asarray(problem.values, dtype=float)

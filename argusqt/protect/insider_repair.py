@@ -1,0 +1,92 @@
+"""Make a method's pattern publishable: repair what the insider attacker recomputes.
+
+For every primary a respondent recomputes, the cheapest attacker move that shifts it by
+its protection level without touching the cells that respondent knows (the §4 path LP
+with those cells fixed) gives the cells to suppress. Suppressing more never narrows any
+attacker's interval, so each repair is kept by the next ones; the verdict is then taken
+again and the loop ends when it passes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from argusqt.errors import AuditError, MethodError
+from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
+from argusqt.protect.cleanup import Witnesses
+from argusqt.protect.components import DOWN, UP, MoveContext
+from argusqt.protect.heuristic import Protector
+from argusqt.protect.problem import CSPProblem
+from argusqt.protect.publication import PublicationVerdict, publication_audit
+from argusqt.protect.result import AuditResult
+
+#: rounds of audit + repair before giving up (each round repairs every disclosure found)
+MAX_ROUNDS = 10
+
+
+def repair_insiders(
+    problem: CSPProblem, suppressed: np.ndarray, verdict: PublicationVerdict
+) -> np.ndarray:
+    """`suppressed` plus the cells that protect every insider disclosure of `verdict`."""
+    sup = np.asarray(suppressed, dtype=bool).copy()
+    ctx = MoveContext(problem)
+    base_movable = ctx.movable.copy()
+    values = np.asarray(problem.values, dtype=float)
+    tol = problem.tolerance
+    for d in verdict.disclosures:
+        if d.reason != "insider":
+            continue
+        known = np.asarray(d.known_cells, dtype=np.int64)
+        ctx.movable = base_movable.copy()
+        ctx.movable[known] = False
+        prot = Protector(ctx, sup, Witnesses(), k_free=2)
+        cell = d.cell
+        directions = []
+        if d.upper < values[cell] + ctx.upl[cell] - tol:
+            directions.append(UP)
+        if d.lower > values[cell] - ctx.lpl[cell] + tol:
+            directions.append(DOWN)
+        for direction in directions or [UP, DOWN]:
+            if ctx.required(cell, direction) > 0 and not prot.protect(cell, direction):
+                raise MethodError(
+                    f"cell {cell} cannot be protected against the respondent that alone "
+                    f"makes up cells {', '.join(map(str, known[:5]))}: no suppression lets it "
+                    "move by its protection level without those cells"
+                )
+    ctx.movable = base_movable
+    return sup
+
+
+def make_publishable(
+    problem: CSPProblem,
+    suppressed: np.ndarray,
+    *,
+    outsider: AuditResult | None = None,
+    intervals: bool | None = None,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+) -> tuple[np.ndarray, PublicationVerdict, int]:
+    """(pattern, its passing verdict, cells added) — insider disclosures repaired.
+
+    An outsider failure is the method's defect and raises AuditError; so does a pattern
+    still failing after MAX_ROUNDS. Raises Cancelled when cancelled.
+    """
+    sup = np.asarray(suppressed, dtype=bool).copy()
+    start = int(sup.sum())
+    verdict = publication_audit(
+        problem, sup, outsider=outsider, intervals=intervals, progress=progress, cancel=cancel
+    )
+    for _ in range(MAX_ROUNDS):
+        if verdict.ok:
+            return sup, verdict, int(sup.sum()) - start
+        if not verdict.outsider.ok:
+            raise AuditError(verdict.summary())
+        n = len(verdict.disclosures)
+        progress(ProgressEvent(message=f"Protecting {n} cells against respondents (insiders)"))
+        sup = repair_insiders(problem, sup, verdict)
+        verdict = publication_audit(
+            problem, sup, intervals=intervals, progress=progress, cancel=cancel
+        )
+    if verdict.ok:
+        return sup, verdict, int(sup.sum()) - start
+    raise AuditError(verdict.summary())
