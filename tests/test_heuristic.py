@@ -220,8 +220,8 @@ def test_batch_time_limit_reaches_the_heuristic(monkeypatch):
 
 
 def _table_stub():
-    """What _solver_params reads of a table: the individual frequency rule (none here)."""
+    """What _solver_params reads of a table: the frequency rules (none here), no holdings."""
     from types import SimpleNamespace
 
-    rules = SimpleNamespace(freq_individual=None)
-    return SimpleNamespace(spec=SimpleNamespace(rules=rules))
+    rules = SimpleNamespace(freq_individual=None, freq_holding=None)
+    return SimpleNamespace(spec=SimpleNamespace(rules=rules, use_holdings=False))
