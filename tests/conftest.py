@@ -18,6 +18,16 @@ SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
 
 
 @pytest.fixture
+def ex2(shared_data, tmp_path) -> Path:
+    """A writable copy of τ-Argus's batch example 2 (microdata, metadata, hierarchies)."""
+    import shutil
+
+    folder = tmp_path / "ex2"
+    shutil.copytree(shared_data / "batch_ex2", folder)
+    return folder
+
+
+@pytest.fixture
 def sample(tmp_path) -> Path:
     """A temporary copy of the bundled sample data (tests never write into the repo)."""
     import shutil

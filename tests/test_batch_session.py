@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import shutil
 import sys
 import types
-from pathlib import Path
 
 import numpy as np
 import pytest
+from session_helpers import ex2_session
 
 from argusqt.batch.arb import parse_specify_table
 from argusqt.batch.runner import run_batch
@@ -18,25 +17,8 @@ from argusqt.rules.parse import parse_safety_rule
 from argusqt.session import Session, spec_to_arb
 
 
-@pytest.fixture
-def ex2(shared_data, tmp_path) -> Path:
-    folder = tmp_path / "ex2"
-    shutil.copytree(shared_data / "batch_ex2", folder)
-    return folder
-
-
-def _session(folder: Path) -> Session:
-    s = Session()
-    s.open_microdata(folder / "microdata_ex2.asc", folder / "metadata_ex2.rda")
-    spec = parse_specify_table('"region""gender"|"num1"|""|""')
-    s.specify_table(spec)
-    s.set_safety_rules(parse_safety_rule("FREQ(5,20)|P(20,5)"))
-    s.compute_tables()
-    return s
-
-
 def test_gui_flow_and_batch_file_repeats_it(ex2):
-    s = _session(ex2)
+    s = ex2_session(ex2)
     t = s.table(1)
     assert t.n_cells == 15 and int(t.status[5]) == 3
     assert t.lpl[5] == pytest.approx(22.404)  # E9
@@ -58,7 +40,7 @@ def test_action_errors(ex2, tmp_path):
         s.specify_table(parse_specify_table('"region"|"num1"'))
     with pytest.raises(SpecificationError, match="no tables"):
         s.table(1)
-    s = _session(ex2)
+    s = ex2_session(ex2)
     with pytest.raises(SpecificationError, match="numbered 1 to 1"):
         s.table(2)
     with pytest.raises(SpecificationError, match="unknown variable 'nosuch'"):
@@ -103,7 +85,7 @@ def _audit(n: int, ok: bool) -> AuditResult:
 
 
 def test_protect_copies_back_only_after_a_passed_audit(ex2, monkeypatch):
-    s = _session(ex2)
+    s = ex2_session(ex2)
     before = s.table(1).status.copy()
 
     def failing(problem, method):
@@ -134,7 +116,7 @@ def test_protect_copies_back_only_after_a_passed_audit(ex2, monkeypatch):
 
 
 def test_rounding_published_values_and_default_min_frequency(ex2, monkeypatch):
-    s = _session(ex2)
+    s = ex2_session(ex2)
 
     def rounding(problem, method):
         return ProtectionResult(
@@ -153,7 +135,7 @@ def test_rounding_published_values_and_default_min_frequency(ex2, monkeypatch):
 
 
 def test_protect_not_available_names_method(ex2, monkeypatch):
-    s = _session(ex2)
+    s = ex2_session(ex2)
     monkeypatch.setitem(sys.modules, "argusqt.protect.methods", None)  # import fails
     with pytest.raises(MethodError, match="NET is not available yet"):
         s.protect(1, "NET", {})
@@ -163,7 +145,7 @@ def test_protect_not_available_names_method(ex2, monkeypatch):
 
 def test_respecify_then_batch_file_is_valid(ex2):
     """GUI: Specify tables again (clear_tables) — the written batch file must still run."""
-    s = _session(ex2)
+    s = ex2_session(ex2)
     s.write_table(1, 3, "AS+", ex2 / "old.txt")
     s.clear_tables()
     spec = parse_specify_table('"region"|"num1"|""|""')
@@ -186,7 +168,7 @@ def test_respecify_then_batch_file_is_valid(ex2):
 
 
 def test_write_apriori_from_table(ex2):
-    s = _session(ex2)
+    s = ex2_session(ex2)
     n = s.write_apriori(1, ex2 / "t.hst")
     lines = (ex2 / "t.hst").read_text().splitlines()
     assert n == len(lines) == 15
@@ -194,7 +176,7 @@ def test_write_apriori_from_table(ex2):
 
 
 def test_write_table_with_report(ex2):
-    s = _session(ex2)
+    s = ex2_session(ex2)
     files = s.write_table(1, 3, "AS+", ex2 / "t.txt", report=True)
     # the report counts and sums suppressed cells per status: confidential by name and first line
     assert files == [ex2 / "t.txt", ex2 / "t_CONFIDENTIAL.html"]
@@ -208,7 +190,7 @@ def test_write_table_with_report(ex2):
 
 
 def test_mod_min_frequency_option_uses_the_freq_rule(ex2, monkeypatch):
-    s = _session(ex2)
+    s = ex2_session(ex2)
 
     def passing(problem, method):
         return ProtectionResult(method, problem.status.copy(), audit=_audit(problem.n_cells, True))

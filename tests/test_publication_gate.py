@@ -4,7 +4,6 @@ again; internal outputs are confidential and the τ-Argus-forbidden combinations
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import openpyxl
 import pytest
+from session_helpers import ex2_session
 
 from argusqt.batch.arb import parse_specify_table
 from argusqt.errors import PublicationError, SpecificationError
@@ -27,22 +27,6 @@ HEAD = (
 )
 
 
-@pytest.fixture
-def ex2(shared_data, tmp_path) -> Path:
-    folder = tmp_path / "ex2"
-    shutil.copytree(shared_data / "batch_ex2", folder)
-    return folder
-
-
-def _session(folder: Path) -> Session:
-    s = Session()
-    s.open_microdata(folder / "microdata_ex2.asc", folder / "metadata_ex2.rda")
-    s.specify_table(parse_specify_table('"region""gender"|"num1"|""|""'))
-    s.set_safety_rules(parse_safety_rule("FREQ(5,20)|P(20,5)"))
-    s.compute_tables()
-    return s
-
-
 def _open_row_cell(table) -> int:
     """A published non-total cell whose row (first variable) has no suppressed cell: set
     unsafe alone it equals its row total minus its published siblings."""
@@ -54,7 +38,7 @@ def _open_row_cell(table) -> int:
 
 
 def test_unprotected_primaries_refused_nothing_to_protect_published(ex2):
-    s = _session(ex2)
+    s = ex2_session(ex2)
     assert s.protection_state(1) == "unprotected"
     with pytest.raises(PublicationError, match="has not been protected") as err:
         s.write_table(1, 3, "", ex2 / "pub.txt")
@@ -83,7 +67,7 @@ def test_unprotected_primaries_refused_nothing_to_protect_published(ex2):
 
 
 def test_status_change_after_protection_refused_until_protected_again(ex2):
-    s = _session(ex2)
+    s = ex2_session(ex2)
     s.protect(1, "OPT")
     t = s.table(1)
     # OPT's own publication verdict on this very pattern cleared the table
@@ -121,7 +105,7 @@ def test_status_change_after_protection_refused_until_protected_again(ex2):
 def test_harmless_change_passes_the_audit_again(ex2):
     """The gate judges the current statuses, not the history: a change that keeps every
     primary protected (a published cell made 'protected') still publishes."""
-    s = _session(ex2)
+    s = ex2_session(ex2)
     s.protect(1, "OPT")
     t = s.table(1)
     cell = _open_row_cell(t)
@@ -138,7 +122,7 @@ def test_harmless_change_passes_the_audit_again(ex2):
 
 
 def test_forbidden_combinations_after_cta_and_rounding(ex2, shared_data):
-    s = _session(ex2)
+    s = ex2_session(ex2)
     s.protect(1, "CTA")
     for out_type, what in ((4, "SBS"), (5, "intermediate")):
         with pytest.raises(
@@ -202,7 +186,7 @@ def test_batch_status_change_after_protection_exits_non_zero(ex2):
 
 
 def test_confidential_workbook_only_when_asked(ex2):
-    s = _session(ex2)
+    s = ex2_session(ex2)
     s.protect(1, "OPT")
     s.write_table(1, 1, "", ex2 / "t.xlsx")
     assert sorted(p.name for p in ex2.glob("*.xlsx")) == ["t.xlsx"]
@@ -219,7 +203,7 @@ def test_confidential_workbook_only_when_asked(ex2):
 
 
 def test_state_of_a_fresh_table_and_fingerprint_changes(ex2):
-    s = _session(ex2)
+    s = ex2_session(ex2)
     t = s.table(1)
     fp = fingerprint(t)
     t.lpl[5] += 1.0  # protection levels are part of what the audit checks

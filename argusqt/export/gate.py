@@ -17,6 +17,7 @@ from typing import Any, Literal
 import numpy as np
 
 from argusqt.errors import PublicationError
+from argusqt.export.codevalue import protection_kind
 from argusqt.model.table import Table
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
 from argusqt.rules.status import is_primary, is_secondary, is_suppressed
@@ -46,16 +47,6 @@ def fingerprint(table: Table) -> str:
         if arr is not None:
             h.update(np.ascontiguousarray(arr, dtype=float).tobytes())
     return h.hexdigest()
-
-
-def published_kind(table: Table) -> str:
-    """'suppress', or the method that publishes other values: 'interval', 'round', 'cta'."""
-    if getattr(table, "interval_lower", None) is not None:
-        return "interval"
-    if table.published is None:
-        return "suppress"
-    method = str(getattr(table, "method", "") or "").upper()
-    return "cta" if method.startswith("CTA") else "round"
 
 
 def mark_protected(table: Table, verdict: Any = None) -> None:
@@ -108,7 +99,7 @@ def clear_for_publication(
     fp = fingerprint(table)
     if table.cleared_print == fp:
         return "unchanged since its last passing publication audit"
-    kind = published_kind(table)
+    kind = protection_kind(table)
     if kind != "suppress":
         return _clear_adjusted(table, kind, fp)
     from argusqt.protect.problem import CSPProblem
@@ -189,7 +180,7 @@ def clear_linked_for_publication(
     from argusqt.protect.problem import CSPProblem
     from argusqt.protect.publication import publication_audit
 
-    if any(published_kind(t) != "suppress" for t in tables):
+    if any(protection_kind(t) != "suppress" for t in tables):
         return linked_fingerprint(tables)  # adjusted values are checked per table
     try:
         joint, local, _cover = build_linked_problem([CSPProblem.from_table(t) for t in tables])

@@ -79,9 +79,9 @@ def is_confidential(out_type: int, options: str | dict[str, bool], path: str | P
 
 def check_allowed(table: Table, out_type: int) -> None:
     """Refuse the combinations τ-Argus refuses: SBS/intermediate after CTA, JJ after rounding."""
-    from argusqt.export.gate import published_kind
+    from argusqt.export.codevalue import protection_kind
 
-    kind = published_kind(table)
+    kind = protection_kind(table)
     if kind == "cta" and out_type in (4, 5):
         what = TYPE_NAMES[out_type]
         raise SpecificationError(
