@@ -544,6 +544,8 @@ class Session:
         from argusqt.export.excel import confidential_path
         from argusqt.export.writetable import TAU_EXACT, is_confidential, write_table
 
+        if Path(path).is_dir():  # else the error would name the hidden temporary file
+            raise SpecificationError(f"{path} is a folder; name a file to write table {table_no}")
         table = self.table(table_no)
         try:
             if table_no in self.linked and not is_confidential(out_type, options, path):

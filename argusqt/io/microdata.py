@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from argusqt.errors import Cancelled, InputError, SpecificationError
+from argusqt.io.text import control_char_at
 from argusqt.model.codelist import byte_order_key
 from argusqt.model.metadata import Metadata, Variable
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
@@ -310,6 +311,10 @@ class _FixedLines:
     gathered (blank-padded).
     """
 
+    n: int
+    n_lines: int
+    max_len: int
+
     def __init__(self, data: bytes) -> None:
         self.view: np.ndarray | None = None
         self.record_lines: np.ndarray | None = None
@@ -471,7 +476,7 @@ def _read_fixed(
                         hit = blanks.setdefault(var.name, [0, int(blank[0]) + r0])
                         hit[0] += int(blank.size)
                 for side, col in edges.get(var.name, ()):
-                    rows = _running_on(blk, s, var.width, col - blo, side)
+                    rows = _running_on(blk, s, int(var.width), col - blo, side)  # type: ignore[arg-type]
                     if rows.size:
                         hit = edge_hits.setdefault((var.name, side), [0, int(rows[0]) + r0])
                         hit[0] += int(rows.size)
@@ -821,20 +826,25 @@ def _shown(text: str) -> str:
     return repr(text) if any(ord(c) < 32 for c in text) else f"'{text}'"
 
 
+def _codes_where(col: CategoricalColumn, pred) -> tuple[int, int, str] | None:
+    """(records, first record, first such code) of the codes for which `pred` holds."""
+    odd = [k for k, c in enumerate(col.categories) if pred(c)]
+    if not odd:
+        return None
+    hit = np.isin(col.codes, odd)
+    return int(hit.sum()), int(np.flatnonzero(hit)[0]), col.categories[odd[0]]
+
+
 def _warn_blank_holdings(var: Variable, data: MicroData, path: Path) -> None:
     """A blank holding code is no holding: consecutive records with it count as one holding
     (§2.3), so their contributions are added up by holding-level rules."""
-    col = data.categorical[var.name]
-    blank = [k for k, c in enumerate(col.categories) if not c.strip()]
-    if not blank:
-        return
-    hit = np.isin(col.codes, blank)
-    first = int(np.flatnonzero(hit)[0])
-    data.log.append(
-        f"warning: {path.name}: {int(hit.sum())} record(s) have a blank holding code "
-        f"({var.name}; first: line {data.line_of(first)}); consecutive ones count as one "
-        "holding in holding-level rules"
-    )
+    found = _codes_where(data.categorical[var.name], lambda c: not c.strip())
+    if found is not None:
+        data.log.append(
+            f"warning: {path.name}: {found[0]} record(s) have a blank holding code "
+            f"({var.name}; first: line {data.line_of(found[1])}); consecutive ones count as "
+            "one holding in holding-level rules"
+        )
 
 
 def _check_holding_contiguous(var: Variable, data: MicroData, path: Path) -> None:
@@ -894,19 +904,13 @@ def _check_sum_finite(var: Variable, data: MicroData, path: Path, kind: str) -> 
 def _warn_control_codes(var: Variable, data: MicroData, path: Path) -> None:
     """Codes with control characters (NUL, ESC, …) come from damaged files, never from a
     classification: they are kept (τ-Argus would) but logged with the first line."""
-    col = data.categorical[var.name]
-    odd = [
-        k for k, c in enumerate(col.categories) if any(ord(ch) < 32 or ord(ch) == 127 for ch in c)
-    ]
-    if not odd:
-        return
-    hit = np.isin(col.codes, odd)
-    first = int(np.flatnonzero(hit)[0])
-    data.log.append(
-        f"warning: {path.name}: {int(hit.sum())} record(s) of {var.name} have a code with "
-        f"control characters, e.g. {col.categories[odd[0]]!r} (first: line "
-        f"{data.line_of(first)}); they are kept as codes"
-    )
+    found = _codes_where(data.categorical[var.name], lambda c: control_char_at(c) is not None)
+    if found is not None:
+        data.log.append(
+            f"warning: {path.name}: {found[0]} record(s) of {var.name} have a code with "
+            f"control characters, e.g. {found[2]!r} (first: line {data.line_of(found[1])}); "
+            "they are kept as codes"
+        )
 
 
 # ---------------------------------------------------------------------------- entry point

@@ -365,7 +365,7 @@ def _validate(meta: Metadata) -> None:
         for (s0, e0, n0), (s1, _, n1) in zip(spans, spans[1:], strict=False):
             if s1 < e0:
                 meta.warnings.append(
-                    f"warning: {path.name}: fields {n0} (columns {s0}-{e0 - 1}) and {n1} "
+                    f"warning: {Path(path or '').name}: fields {n0} (columns {s0}-{e0 - 1}) and {n1} "
                     f"(from column {s1}) overlap"
                 )
 

@@ -145,8 +145,8 @@ def _dimension(
         for i, c in enumerate(cl.codes[1:], start=1):
             if c in lookup:
                 log.append(
-                    f"{var.name}: code {c!r} names several hierarchy nodes; tabular lines use "
-                    "the first"
+                    f"warning: {var.name}: code {c!r} names several hierarchy nodes; tabular "
+                    "lines use the first"
                 )
                 continue
             lookup[c] = i
@@ -260,8 +260,8 @@ def read_tab(
             keep = cols.text(v).isin(["", v.total_code.strip(), v.total_code]).to_numpy()
             if not keep.all():
                 log.append(
-                    f"lines with a code of {v.name} other than its total are ignored "
-                    "(the variable is not in the table)"
+                    f"warning: {path.name}: {int((~keep).sum())} line(s) with a code of {v.name} "
+                    "other than its total are ignored (the variable is not in the table)"
                 )
             for k in range(len(nodes)):
                 nodes[k] = np.where(keep, nodes[k], -1)
@@ -301,8 +301,13 @@ def read_tab(
     for role_var in (v for v in meta.variables if v.tabular_role == "cost"):
         own = cost if role_var is cost_var else cols.number(role_var)
         _refuse(cols, own < 0, f"expected a cost ≥ 0 in {role_var.name}", role_var)
-    for arr, var in ((resp, resp_var), (freq, freq_var), (shadow, shadow_var), (cost, cost_var)):
-        _check_sum_finite(cols, arr, var)
+    for arr, col_var in (
+        (resp, resp_var),
+        (freq, freq_var),
+        (shadow, shadow_var),
+        (cost, cost_var),
+    ):
+        _check_sum_finite(cols, arr, col_var)
     top_vars = meta.maxscore
     top = np.zeros((n, len(top_vars)))
     for k, v in enumerate(top_vars):
