@@ -1,8 +1,11 @@
 """Controlled rounding, CTA (and optionally interval protection) on generated 1k/10k/100k-cell tables.
 
 Run: python benchmarks/bench_rounding_cta.py [--sizes 1000 10000 100000] [--time 120] [--ip]
+     [--decimals 2] [--skip-rnd]
 Tables are 2-D: a flat first variable × a two-level hierarchy, Poisson counts (rounding) or
-log-normal magnitudes with ~3 % primaries, PL 15 %, weights = values (CTA / IP).
+log-normal magnitudes with `--decimals` decimals and ~3 % primaries, PL 15 % (not rounded),
+weights = values (CTA / IP). "printed" says whether the CTA table adds up exactly when
+printed with those decimals (every relation checked in integer units of the last decimal).
 """
 
 from __future__ import annotations
@@ -58,15 +61,15 @@ def leaf_totals(dims: list[CodeList], inner: np.ndarray) -> np.ndarray:
     return full.ravel()
 
 
-def make_problem(n_cells: int, kind: str, seed: int = 0) -> CSPProblem:
+def make_problem(n_cells: int, kind: str, seed: int = 0, decimals: int = 0) -> CSPProblem:
     rng = np.random.default_rng(seed)
     dims = dims_for(n_cells)
     leaf_shape = tuple(int(d.is_leaf.sum()) for d in dims)
     if kind == "freq":
         inner = rng.poisson(4.0, leaf_shape).astype(float)
     else:
-        inner = np.round(rng.lognormal(4.0, 1.0, leaf_shape))
-    values = leaf_totals(dims, inner)
+        inner = np.round(rng.lognormal(4.0, 1.0, leaf_shape), decimals)
+    values = np.round(leaf_totals(dims, inner), decimals)
     n = values.size
     rel = build_relations(dims)
     status = np.where(values > 0, 1, 14).astype(np.int16)
@@ -77,7 +80,7 @@ def make_problem(n_cells: int, kind: str, seed: int = 0) -> CSPProblem:
         cand = np.flatnonzero(leaf)
         prim = rng.choice(cand, max(1, int(0.03 * cand.size)), replace=False)
         status[prim] = 3
-        lpl[prim] = upl[prim] = np.ceil(0.15 * values[prim])
+        lpl[prim] = upl[prim] = 0.15 * values[prim] if decimals else np.ceil(0.15 * values[prim])
     return CSPProblem(
         values=values,
         lower=np.zeros(n),
@@ -89,7 +92,48 @@ def make_problem(n_cells: int, kind: str, seed: int = 0) -> CSPProblem:
         relations=rel,
         rhs=np.zeros(rel.shape[0]),
         dims=dims,
+        decimals=decimals if kind == "mag" else 0,
     )
+
+
+def printed_additive(p: CSPProblem, x: np.ndarray) -> bool:
+    """Every relation holds exactly for x printed with the problem's decimals."""
+    units = np.rint(np.asarray(x) * 10.0**p.decimals).astype(np.int64)
+    return not np.any(p.relations.astype(np.int64) @ units)
+
+
+def rounding_row(size: int, base: int, max_time: float) -> tuple:
+    p = make_problem(size, "freq")
+    t = time.perf_counter()
+    r = solve_rounding(p, {"base": base, "max_time": max_time})
+    dt = time.perf_counter() - t
+    ok = np.abs(p.relations @ r.published).max() < 1e-6
+    note = (
+        "RAPID fallback" if r.figures["rapid_fallback"] else ("additive" if ok else "NOT additive")
+    )
+    rapid = r.figures["rapid_distance"]
+    return ("RND", p.n_cells, dt, r.cost, r.gap, r.optimal, f"{note}; RAPID {rapid:g}")
+
+
+def cta_rows(q: CSPProblem, max_time: float, solve=solve_cta) -> list[tuple]:
+    """CTA and CTA with fixed directions on q (`solve` lets a script compare another version)."""
+    rows = []
+    for label, prm in (("CTA", {}), ("CTA-fixdir", {"fixed_directions": True})):
+        t = time.perf_counter()
+        try:
+            c = solve(q, prm | {"max_time": max_time})
+            dt = time.perf_counter() - t
+            verify_adjustment(q, c.published)
+            printed = (
+                "printed additive" if printed_additive(q, c.published) else "NOT printed additive"
+            )
+            note = f"{int(q.primary.sum())} primaries, {q.decimals} dec; {printed}"
+            rows.append((label, q.n_cells, dt, c.cost, c.gap, c.optimal, note))
+        except Exception as exc:  # report and go on with the next size
+            rows.append(
+                (label, q.n_cells, time.perf_counter() - t, None, None, False, str(exc)[:60])
+            )
+    return rows
 
 
 def fmt(x) -> str:
@@ -106,6 +150,8 @@ def main() -> None:
     ap.add_argument("--time", type=float, default=120.0, help="time limit per run (s)")
     ap.add_argument("--base", type=int, default=5)
     ap.add_argument("--ip", action="store_true", help="also run interval protection")
+    ap.add_argument("--decimals", type=int, default=0, help="decimals of the CTA/IP table")
+    ap.add_argument("--skip-rnd", action="store_true", help="no controlled rounding runs")
     ap.add_argument(
         "--ip-compact",
         action="store_true",
@@ -114,49 +160,10 @@ def main() -> None:
     args = ap.parse_args()
     rows = []
     for size in args.sizes:
-        p = make_problem(size, "freq")
-        t = time.perf_counter()
-        r = solve_rounding(p, {"base": args.base, "max_time": args.time})
-        dt = time.perf_counter() - t
-        ok = np.abs(p.relations @ r.published).max() < 1e-6
-        note = (
-            "RAPID fallback"
-            if r.figures["rapid_fallback"]
-            else ("additive" if ok else "NOT additive")
-        )
-        rows.append(
-            (
-                "RND",
-                p.n_cells,
-                dt,
-                r.cost,
-                r.gap,
-                r.optimal,
-                f"{note}; RAPID {r.figures['rapid_distance']:g}",
-            )
-        )
-        q = make_problem(size, "mag", seed=1)
-        for label, prm in (("CTA", {}), ("CTA-fixdir", {"fixed_directions": True})):
-            t = time.perf_counter()
-            try:
-                c = solve_cta(q, prm | {"max_time": args.time})
-                dt = time.perf_counter() - t
-                verify_adjustment(q, c.published)
-                rows.append(
-                    (
-                        label,
-                        q.n_cells,
-                        dt,
-                        c.cost,
-                        c.gap,
-                        c.optimal,
-                        f"{int(q.primary.sum())} primaries",
-                    )
-                )
-            except Exception as exc:  # report and go on with the next size
-                rows.append(
-                    (label, q.n_cells, time.perf_counter() - t, None, None, False, str(exc)[:60])
-                )
+        if not args.skip_rnd:
+            rows.append(rounding_row(size, args.base, args.time))
+        q = make_problem(size, "mag", seed=1, decimals=args.decimals)
+        rows += cta_rows(q, args.time)
         if args.ip:
             t = time.perf_counter()
             ip = solve_interval(q, {"max_time": args.time})

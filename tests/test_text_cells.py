@@ -177,3 +177,16 @@ def test_libreoffice_opens_the_hyperlink_label_as_text(tmp_path):
     assert got.data_type == "s" and got.value.startswith("'=HYPERLINK")
     raw = cell_of(tmp_path / "x" / "exact.xlsx")
     assert raw.data_type == "f"  # what the switch writes really is a formula to a spreadsheet
+
+
+def test_save_dialog_offers_the_switch(qtbot):
+    from argusqt.gui.savedialog import SaveTableDialog
+
+    d = SaveTableDialog()
+    qtbot.addWidget(d)
+    d.select_type(3)
+    assert d.options() == "AS-SE-FL-QU+"  # off: not written, the batch line stays τ-Argus's
+    d.checks["TA"].setChecked(True)
+    assert d.options() == "AS-SE-FL-QU+TA+"
+    d.select_type(6)
+    assert not d.checks["TA"].isEnabled() and "TA" not in d.options()

@@ -75,6 +75,10 @@ class SaveTableDialog(QDialog):
             self.checks[code] = c
             ol.addWidget(c, i, 0)
         self.checks["QU"].setChecked(True)
+        self.checks["TA"].setToolTip(
+            "Codes starting with = + - @ are written as they are, byte for byte as τ-Argus.\n"
+            "A spreadsheet opening such a file may run them as formulas."
+        )
         self.path_edit = QLineEdit()
         browse = QPushButton("Browse…")
         browse.clicked.connect(self._browse)
@@ -159,7 +163,9 @@ class SaveTableDialog(QDialog):
     def options(self) -> str:
         """τ-Argus option string, e.g. 'AS+FL+QU+' (only options meaningful for the type)."""
         allowed = TYPES[self.file_type()][2]
-        return "".join(f"{c}{'+' if self.checks[c].isChecked() else '-'}" for c in allowed)
+        on = {c: self.checks[c].isChecked() for c in allowed}
+        # TA is an argusqt extension: left out when off, so the batch line stays τ-Argus's
+        return "".join(f"{c}{'+' if v else '-'}" for c, v in on.items() if c != "TA" or v)
 
     def option_flags(self) -> dict[str, bool]:
         return {c: ch.isChecked() and ch.isEnabled() for c, ch in self.checks.items()}
