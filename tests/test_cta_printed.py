@@ -279,3 +279,17 @@ def test_printed_table_of_a_cta_result_adds_up(tmp_path):
     t.published = res.published + 0.004
     with pytest.raises(AuditError, match="would not add up"):
         codevalue_lines(t)
+
+
+def test_a_binary_leaking_through_a_large_bound_is_not_accepted():
+    # found by the random test: one huge cell gives big caps; the continuous MILP then moves
+    # the primary up and down at once (a binary within tolerance of 0), printed unchanged
+    inner = np.ones((4, 4))
+    inner[3, 3] = 6666652
+    p, _ = _flat_problem(inner / 1e4, 4, {6: 1e-4})
+    p.upper = np.full(p.n_cells, 1.5 * p.values.max())
+    p.cost = p.values.copy()
+    res = solve_cta(p)
+    units = np.rint(res.published * 1e4).astype(np.int64)
+    assert abs(units[6] - 1) >= 1  # the primary (1 unit) moved by at least its level
+    assert not np.any(p.relations.astype(np.int64) @ units)

@@ -68,7 +68,7 @@ class _Solve:
     bound: float | None = None
     gap: float | None = None
     interrupted: bool = False
-    y_relaxed: np.ndarray | None = None
+    y_relaxed: np.ndarray | None = None  # direction values of the solution (fractional if relaxed)
 
 
 def _whole(x: np.ndarray, what: str) -> np.ndarray:
@@ -164,9 +164,11 @@ def _solve(
     gap_limit: float,
     monitor: ScipMonitor | None,
     start: tuple[np.ndarray, dict[int, int]] | None = None,
+    integer: bool = True,
 ) -> _Solve:
-    """Build and solve the MILP of methods.md §10 in integer units (or, with `relax`, its LP
-    relaxation, used only to guess directions).
+    """Build and solve the MILP of methods.md §10 in units of the last decimal: integer
+    deviations, or continuous ones (`integer=False`, then made integral by `_to_grid`);
+    with `relax` its LP relaxation, used only to guess directions.
 
     `start` = (integer deviations, directions) of a known feasible table, given to SCIP.
     """
@@ -178,7 +180,7 @@ def _solve(
     model.setParam("numerics/feastol", 1e-7)
     if monitor is not None:
         attach_monitor(model, monitor, "cta_monitor")
-    vtype = "C" if relax else "I"
+    vtype = "I" if integer and not relax else "C"
     zp = list(model.addMatrixVar((n,), vtype=vtype, lb=0.0, ub=inst.up_cap, obj=inst.w))
     zm = list(model.addMatrixVar((n,), vtype=vtype, lb=0.0, ub=inst.down_cap, obj=inst.w))
     ys = []
@@ -216,12 +218,11 @@ def _solve(
     if best is not None:
         sol = best
         dev = np.array([sol[v] for v in zp]) - np.array([sol[v] for v in zm])
-        out.dev = dev if relax else np.rint(dev)
+        out.dev = np.rint(dev) if integer and not relax else dev
         out.objective = float(model.getSolObjVal(sol))
         out.bound = float(model.getDualbound())
         out.gap = float(model.getGap())
-        if relax:
-            out.y_relaxed = np.array([sol[y] for y in ys])
+        out.y_relaxed = np.array([sol[y] for y in ys])
     return out
 
 
@@ -301,18 +302,20 @@ def verify_adjustment(problem: CSPProblem, x: np.ndarray, tol: float | None = No
         )
 
 
-def _verify_units(inst: _Instance, dev: np.ndarray) -> None:
-    """Exact check on the printed grid: integer deviations within the caps, every relation
-    balanced to the unit, every sensitive cell at least its level away (AuditError if not)."""
-    k = dev.astype(np.int64)
+def _units_problem(inst: _Instance, dev: np.ndarray) -> str | None:
+    """What is wrong with deviations `dev` on the printed grid (None: integers within the
+    caps, every relation balanced to the unit, every sensitive cell at least its level away)."""
+    if np.any(np.abs(dev - np.rint(dev)) > 1e-6):
+        return "adjusted values are not on the grid of the printed decimals"
+    k = np.rint(dev).astype(np.int64)
     if np.any(k > inst.up_cap) or np.any(-k > inst.down_cap):
         c = int(np.flatnonzero((k > inst.up_cap) | (-k > inst.down_cap))[0])
-        raise AuditError(f"adjusted cell {c} leaves its bounds")
+        return f"adjusted cell {c} leaves its bounds"
     rel = inst.rel.astype(np.int64)
     resid = rel @ k - inst.rhs.astype(np.int64)
     if np.any(resid != 0):
         r = int(np.flatnonzero(resid)[0])
-        raise AuditError(
+        return (
             f"adjusted table is not additive as printed: relation {r} is off by "
             f"{int(resid[r])} unit(s) of the last decimal"
         )
@@ -320,7 +323,15 @@ def _verify_units(inst: _Instance, dev: np.ndarray) -> None:
     inside = (ks < inst.need_up) & (-ks < inst.need_down)
     if inside.any():
         c = int(inst.sens[np.flatnonzero(inside)[0]])
-        raise AuditError(f"sensitive cell {c} is printed inside its protection interval")
+        return f"sensitive cell {c} is printed inside its protection interval"
+    return None
+
+
+def _verify_units(inst: _Instance, dev: np.ndarray) -> None:
+    """AuditError unless `dev` is an exact adjusted table on the printed grid."""
+    problem = _units_problem(inst, dev)
+    if problem is not None:
+        raise AuditError(problem)
 
 
 def solve_cta(
@@ -395,7 +406,7 @@ def solve_cta(
                 dirs = {k: int(first.dev[c] > 0) for k, c in enumerate(inst.sens)}
                 start = (first.dev, dirs)
                 log.append(f"MILP warm start from the fixed-direction table ({first.objective:g})")
-        found = _solve(
+        cont = _solve(
             inst,
             fixed,
             relax=False,
@@ -403,7 +414,30 @@ def solve_cta(
             gap_limit=gap_limit,
             monitor=monitor("CTA (MILP)"),
             start=start,
+            integer=False,
         )
+        extra = min(30.0, 0.1 * max_time)  # the grid step runs even when the MILP used it all
+        found = _to_grid(inst, cont, max(max_time - watch.elapsed, extra), progress, watch)
+        if found is None:
+            log.append("no integer table with the MILP's directions: solving the integer MILP")
+            found = _to_grid(
+                inst,
+                _solve(
+                    inst,
+                    fixed,
+                    relax=False,
+                    time_limit=max(max_time - watch.elapsed, extra),
+                    gap_limit=gap_limit,
+                    monitor=monitor("CTA (integer MILP)"),
+                ),
+                extra,
+                progress,
+                watch,
+            )
+        if found is None:
+            raise MethodError(
+                f"CTA found no adjusted table on the grid of {inst.decimals} decimals"
+            )
     sol = found
     if sol.dev is None:
         if sol.interrupted or (cancel is not None and cancel.cancelled):
@@ -423,6 +457,48 @@ def solve_cta(
     res = _result(problem, inst, sol, x, heuristic or user_fixed, log, watch, cancel)
     res.figures["fixed_directions"] = heuristic
     return res
+
+
+def _to_grid(
+    inst: _Instance, cont: _Solve, time_limit: float, progress: ProgressCallback, watch
+) -> _Solve | None:
+    """Integer deviations with the directions of a continuous MILP solution.
+
+    With the directions fixed the relations of 2-D and 1H2D tables are totally unimodular, so
+    the integer optimum costs what the continuous one does (the LP answers at once); in other
+    tables it may cost a little more. The continuous bound stays a valid bound. None when no
+    integer table has these directions. Cancel is not passed on: this short step finishes.
+    """
+    if cont.dev is None or cont.y_relaxed is None:
+        return cont
+    if _units_problem(inst, cont.dev) is None:
+        cont.dev = np.rint(cont.dev)
+        return cont
+    # directions from the binaries, not from the deviations: a binary within the integrality
+    # tolerance of 0 can still carry a deviation up through a large bound (methods.md §10)
+    dirs = {k: int(v >= 0.5) for k, v in enumerate(cont.y_relaxed)}
+    grid = _solve(
+        inst,
+        dirs,
+        relax=False,
+        time_limit=time_limit,
+        gap_limit=0.0,
+        monitor=ScipMonitor(progress, None, watch, "CTA (printed grid)"),
+    )
+    if grid.dev is None or grid.objective is None:
+        return None
+    same = cont.objective is not None and grid.objective <= cont.objective * (1 + 1e-9) + 1e-9
+    grid.status = cont.status  # optimal only if the gap below stays 0
+    grid.interrupted = cont.interrupted
+    grid.bound = cont.bound
+    grid.gap = cont.gap if same else _gap(grid.objective, cont.bound)
+    return grid
+
+
+def _gap(objective: float, bound: float | None) -> float | None:
+    if bound is None:
+        return None
+    return 0.0 if objective <= 0 else max(0.0, (objective - bound) / objective)
 
 
 def _fixed_direction_heuristic(
