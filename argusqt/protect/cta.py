@@ -170,9 +170,15 @@ def _solve(
     deviations, or continuous ones (`integer=False`, then made integral by `_to_grid`);
     with `relax` its LP relaxation, used only to guess directions.
 
+    Continuous models are built in value units (deviations × 10^-d), integer ones in units:
+    each at the scale where its numbers are tame (a continuous LP in units of 10^-4 of large
+    totals has badly scaled rows); the result is always in units.
+
     `start` = (integer deviations, directions) of a known feasible table, given to SCIP.
     """
     n = inst.a.size
+    as_int = integer and not relax
+    f = 1.0 if as_int else inst.unit  # model deviation = f × deviation in units
     model = Model()
     model.hideOutput()
     model.setParam("limits/time", max(1.0, float(time_limit)))
@@ -180,9 +186,9 @@ def _solve(
     model.setParam("numerics/feastol", 1e-7)
     if monitor is not None:
         attach_monitor(model, monitor, "cta_monitor")
-    vtype = "I" if integer and not relax else "C"
-    zp = list(model.addMatrixVar((n,), vtype=vtype, lb=0.0, ub=inst.up_cap, obj=inst.w))
-    zm = list(model.addMatrixVar((n,), vtype=vtype, lb=0.0, ub=inst.down_cap, obj=inst.w))
+    vtype = "I" if as_int else "C"
+    zp = list(model.addMatrixVar((n,), vtype=vtype, lb=0.0, ub=inst.up_cap * f, obj=inst.w))
+    zm = list(model.addMatrixVar((n,), vtype=vtype, lb=0.0, ub=inst.down_cap * f, obj=inst.w))
     ys = []
     for k, cell in enumerate(inst.sens):  # one binary and four constraints per sensitive cell
         cell = int(cell)
@@ -191,10 +197,10 @@ def _solve(
             lb = ub = float(fixed_y[k])
         y = model.addVar(vtype="C" if relax else "B", lb=lb, ub=ub, name=f"y{cell}")
         ys.append(y)
-        model.addCons(zp[cell] >= float(inst.need_up[k]) * y)
-        model.addCons(zp[cell] <= float(inst.up_cap[cell]) * y)
-        model.addCons(zm[cell] >= float(inst.need_down[k]) * (1 - y))
-        model.addCons(zm[cell] <= float(inst.down_cap[cell]) * (1 - y))
+        model.addCons(zp[cell] >= float(inst.need_up[k] * f) * y)
+        model.addCons(zp[cell] <= float(inst.up_cap[cell] * f) * y)
+        model.addCons(zm[cell] >= float(inst.need_down[k] * f) * (1 - y))
+        model.addCons(zm[cell] <= float(inst.down_cap[cell] * f) * (1 - y))
     rel = inst.rel
     movable = (inst.up_cap > 0) | (inst.down_cap > 0)
     for i in range(rel.shape[0]):  # one equation per relation
@@ -208,32 +214,32 @@ def _solve(
         expr = quicksum(
             float(c) * (zp[j] - zm[j]) for j, c in zip(cols[keep], coefs[keep], strict=True)
         )
-        model.addCons(expr == float(inst.rhs[i]))
+        model.addCons(expr == float(inst.rhs[i] * f))
     if start is not None:
-        _add_start(model, inst, zp, zm, ys, start)
+        _add_start(model, inst, zp, zm, ys, start, f)
     model.optimize()
     out = _Solve(model.getStatus())
     out.interrupted = monitor is not None and monitor.interrupted
     best = model.getBestSol() if model.getNSols() > 0 else None
     if best is not None:
         sol = best
-        dev = np.array([sol[v] for v in zp]) - np.array([sol[v] for v in zm])
-        out.dev = np.rint(dev) if integer and not relax else dev
-        out.objective = float(model.getSolObjVal(sol))
-        out.bound = float(model.getDualbound())
+        dev = (np.array([sol[v] for v in zp]) - np.array([sol[v] for v in zm])) / f
+        out.dev = np.rint(dev) if as_int else dev
+        out.objective = float(model.getSolObjVal(sol)) / f
+        out.bound = float(model.getDualbound()) / f
         out.gap = float(model.getGap())
         out.y_relaxed = np.array([sol[y] for y in ys])
     return out
 
 
-def _add_start(model, inst: _Instance, zp, zm, ys, start) -> None:
+def _add_start(model, inst: _Instance, zp, zm, ys, start, f: float) -> None:
     """Hand a feasible adjusted table to SCIP as its first incumbent (loops over changed cells)."""
     dev, dirs = start
     sol = model.createSol()
     for j in np.flatnonzero(dev > 0):
-        model.setSolVal(sol, zp[int(j)], float(min(dev[j], inst.up_cap[j])))
+        model.setSolVal(sol, zp[int(j)], float(min(dev[j], inst.up_cap[j]) * f))
     for j in np.flatnonzero(dev < 0):
-        model.setSolVal(sol, zm[int(j)], float(min(-dev[j], inst.down_cap[j])))
+        model.setSolVal(sol, zm[int(j)], float(min(-dev[j], inst.down_cap[j]) * f))
     for k, y in enumerate(ys):
         model.setSolVal(sol, y, float(dirs[k]))
     model.addSol(sol, free=True)
@@ -417,7 +423,12 @@ def solve_cta(
             integer=False,
         )
         extra = min(30.0, 0.1 * max_time)  # the grid step runs even when the MILP used it all
-        found = _to_grid(inst, cont, max(max_time - watch.elapsed, extra), progress, watch)
+
+        # the grid step finishes even after a cancel: it is short and gives the safe table
+        def grid_monitor() -> ScipMonitor:
+            return ScipMonitor(progress, None, watch, "CTA (printed grid)")
+
+        found = _to_grid(inst, cont, max(max_time - watch.elapsed, extra), grid_monitor())
         if found is None:
             log.append("no integer table with the MILP's directions: solving the integer MILP")
             found = _to_grid(
@@ -431,8 +442,7 @@ def solve_cta(
                     monitor=monitor("CTA (integer MILP)"),
                 ),
                 extra,
-                progress,
-                watch,
+                grid_monitor(),
             )
         if found is None:
             raise MethodError(
@@ -460,14 +470,14 @@ def solve_cta(
 
 
 def _to_grid(
-    inst: _Instance, cont: _Solve, time_limit: float, progress: ProgressCallback, watch
+    inst: _Instance, cont: _Solve, time_limit: float, monitor: ScipMonitor
 ) -> _Solve | None:
     """Integer deviations with the directions of a continuous MILP solution.
 
     With the directions fixed the relations of 2-D and 1H2D tables are totally unimodular, so
     the integer optimum costs what the continuous one does (the LP answers at once); in other
     tables it may cost a little more. The continuous bound stays a valid bound. None when no
-    integer table has these directions. Cancel is not passed on: this short step finishes.
+    integer table has these directions.
     """
     if cont.dev is None or cont.y_relaxed is None:
         return cont
@@ -483,7 +493,7 @@ def _to_grid(
         relax=False,
         time_limit=time_limit,
         gap_limit=0.0,
-        monitor=ScipMonitor(progress, None, watch, "CTA (printed grid)"),
+        monitor=monitor,
     )
     if grid.dev is None or grid.objective is None:
         return None
@@ -499,6 +509,40 @@ def _gap(objective: float, bound: float | None) -> float | None:
     if bound is None:
         return None
     return 0.0 if objective <= 0 else max(0.0, (objective - bound) / objective)
+
+
+def _round_directions(inst: _Instance, y: np.ndarray, fixed: dict[int, int]) -> dict[int, int]:
+    """Directions from relaxed binaries: y > ½ up, y < ½ down; a tie (the relaxation of a
+    symmetric level is degenerate: y = ½ exactly, then float noise decided) goes against the
+    signed levels already chosen in the cell's relations, so moves in a relation offset."""
+    dirs = {k: v for k, v in fixed.items()}
+    ties = []
+    for k in range(inst.sens.size):
+        if k in dirs:
+            continue
+        if abs(y[k] - 0.5) > 1e-6:
+            dirs[k] = int(y[k] > 0.5)
+        else:
+            ties.append(k)
+    if not ties:
+        return dirs
+    cols = inst.rel.tocsc()
+    level = np.where(inst.need_up > 0, inst.need_up, inst.need_down) * inst.w[inst.sens]
+    push = np.zeros(inst.rel.shape[0])  # Σ coef × signed weighted level per relation
+    for k, d in dirs.items():
+        c = int(inst.sens[k])
+        rows = cols.indices[cols.indptr[c] : cols.indptr[c + 1]]
+        push[rows] += cols.data[cols.indptr[c] : cols.indptr[c + 1]] * (
+            level[k] if d else -level[k]
+        )
+    for k in ties:  # cells in table order: neighbours are decided one after another
+        c = int(inst.sens[k])
+        rows = cols.indices[cols.indptr[c] : cols.indptr[c + 1]]
+        coef = cols.data[cols.indptr[c] : cols.indptr[c + 1]]
+        up = float(np.dot(coef, push[rows])) <= 0.0
+        dirs[k] = int(up)
+        push[rows] += coef * (level[k] if up else -level[k])
+    return dirs
 
 
 def _fixed_direction_heuristic(
@@ -520,17 +564,21 @@ def _fixed_direction_heuristic(
     if relaxed.y_relaxed is None:
         return None
     y = relaxed.y_relaxed
-    dirs = {k: (fixed[k] if k in fixed else int(y[k] >= 0.5)) for k in range(inst.sens.size)}
+    dirs = _round_directions(inst, y, fixed)
 
     def solve_with(directions):
-        return _solve(
+        # the LP with these directions, then integers if its vertex is not integral already
+        lp = _solve(
             inst,
             directions,
             relax=False,
             gap_limit=0.0,
             monitor=monitor("CTA (fixed directions)"),
             time_limit=max_time - watch.elapsed,
+            integer=False,
         )
+        grid = _to_grid(inst, lp, max(max_time - watch.elapsed, 1.0), monitor("CTA (printed grid)"))
+        return grid if grid is not None else _Solve("infeasible")
 
     sol = solve_with(dirs)
     flips = 0
