@@ -261,3 +261,17 @@ def test_writer_killed_at_random_moments_leaves_old_or_new_set(tmp_path, monkeyp
         tidy_folder(folder)
         assert hidden(folder) == []
     assert seen, "the writer never completed a set"
+
+
+def test_journal_written_in_part_means_no_commit(tmp_path):
+    """A writer killed while writing its journal renamed nothing: the journal is dropped."""
+    folder = tmp_path / "out"
+    folder.mkdir()
+    write_intermediate(make_table(1), folder / "set.tab")
+    old = set_bytes(folder)
+    temp = folder / ".set.tab.aqt-abcd1234.tmp"
+    temp.write_text("new, complete")
+    journal = folder / ".set_reg.hrc.aqt-set-abcd1234.json"
+    journal.write_text('{"renames": [[".set.tab.aqt-abcd1234.tmp", "set.t')
+    settle_sets(folder)
+    assert not journal.exists() and set_bytes(folder) == old

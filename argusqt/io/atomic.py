@@ -135,10 +135,16 @@ def _settle(journal: Path) -> None:
         if fcntl is not None and not _lock(fd):
             return  # its writer is alive and renaming
         with os.fdopen(os.dup(fd), "rb") as fh:
-            plan = json.loads(fh.read().decode("utf-8"))
+            text = fh.read()
+        try:
+            renames = [tuple(map(str, r)) for r in json.loads(text.decode("utf-8"))["renames"]]
+        except (ValueError, KeyError, TypeError):
+            # written only in part: its writer died before the commit point, nothing was
+            # renamed (its temps are removed as stale)
+            journal.unlink()
+            return
         folder = journal.parent
-        renames = [tuple(map(str, r)) for r in plan["renames"]]
-        if not all(_plain_plan(*r) for r in renames):
+        if not all(len(r) == 3 and _plain_plan(*r) for r in renames):
             return  # not a journal of ours
         for tmp, target, backup in renames:
             with contextlib.suppress(FileNotFoundError):
@@ -147,7 +153,7 @@ def _settle(journal: Path) -> None:
                 with contextlib.suppress(FileNotFoundError):
                     (folder / backup).unlink()
         journal.unlink()
-    except (OSError, ValueError, KeyError, TypeError):
+    except OSError:
         pass  # a journal we cannot read is left for a later look
     finally:
         os.close(fd)
