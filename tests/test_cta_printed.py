@@ -16,14 +16,15 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from protect_helpers import flat_codelist, problem_from_table, table_from_leaves
 
+import argusqt.protect.cta as cta
 from argusqt.batch.runner import run_batch
 from argusqt.errors import AuditError
 from argusqt.export.codevalue import codevalue_lines
-from argusqt.model.codelist import CodeList
-from argusqt.model.table import Table, TableSpec, build_relations
+from argusqt.progress import Stopwatch, no_progress
 from argusqt.protect.cta import solve_cta
-from argusqt.protect.problem import CSPProblem
+from argusqt.protect.rounding import ScipMonitor
 
 TOTAL = "Total"
 
@@ -195,51 +196,28 @@ def test_random_cta_tables_add_up_as_printed(tmp_path_factory, case):
 
 # --------------------------------------------------------------- values off the printed grid
 def _flat_problem(inner, decimals, sensitive):
+    """(problem, table) of a flat 2-D table; `sensitive` = {(row, col) 1-based: level}."""
     inner = np.asarray(inner, dtype=float)
-    r, c = inner.shape
-    dims = [
-        CodeList.flat("r", [f"R{i}" for i in range(r)]),
-        CodeList.flat("c", [f"C{j}" for j in range(c)]),
-    ]
-    full = np.zeros((r + 1, c + 1))
-    full[1:, 1:] = inner
-    full[0, 1:] = inner.sum(0)
-    full[1:, 0] = inner.sum(1)
-    full[0, 0] = inner.sum()
-    values = full.ravel()
-    n = values.size
-    status = np.ones(n, dtype=np.int16)
-    lpl, upl = np.zeros(n), np.zeros(n)
-    for cell, pl in sensitive.items():
-        status[cell] = 3
-        lpl[cell] = upl[cell] = pl
-    rel = build_relations(dims)
-    return CSPProblem(
-        values=values,
-        lower=np.zeros(n),
-        upper=np.full(n, 3 * values.max()),
-        cost=values + 1,
-        status=status,
-        lpl=lpl,
-        upl=upl,
-        relations=rel,
-        rhs=np.zeros(rel.shape[0]),
-        dims=dims,
-        decimals=decimals,
-    ), dims
+    dims = [flat_codelist("r", inner.shape[0]), flat_codelist("c", inner.shape[1])]
+    table = table_from_leaves(dims, inner, decimals=decimals)
+    ids = np.array([table.cell_index(rc) for rc in sensitive], dtype=np.int64)
+    p = problem_from_table(table, ids, np.array(list(sensitive.values())))
+    p.cost = p.values + 1
+    return p, table
 
 
 def test_values_with_more_decimals_than_printed_are_adjusted_on_the_grid():
     # true values with 3 decimals, published with 1: the printed table must still add up
     inner = [[10.123, 20.456, 5.001], [7.777, 8.888, 9.949], [1.111, 2.222, 3.333]]
-    p, _ = _flat_problem(inner, 1, {6: 2.5})
+    p, table = _flat_problem(inner, 1, {(1, 2): 2.5})
+    prim = table.cell_index((1, 2))
     res = solve_cta(p)
     units = np.rint(res.published * 10)
     assert np.allclose(res.published * 10, units, atol=1e-9)
     rel = p.relations.astype(np.int64)
     assert not np.any(rel @ units.astype(np.int64))  # additive to the unit
     printed_orig = np.rint(p.values * 10)
-    assert abs(res.published[6] - p.values[6]) >= 2.5 - 1e-9
+    assert abs(res.published[prim] - p.values[prim]) >= 2.5 - 1e-9
     safe = p.status == 1
     changed = units != printed_orig
     assert np.array_equal(np.isin(res.status, (11, 12)) & safe, changed & safe)
@@ -248,19 +226,8 @@ def test_values_with_more_decimals_than_printed_are_adjusted_on_the_grid():
 
 def test_printed_table_of_a_cta_result_adds_up(tmp_path):
     inner = [[20.25, 24.5, 28.125], [38.0, 38.75, 40.5], [40.0, 39.0, 42.0]]
-    p, dims = _flat_problem(inner, 2, {9: 5.333})
+    p, t = _flat_problem(inner, 2, {(2, 1): 5.333})
     res = solve_cta(p)
-    v = p.values
-    t = Table(
-        spec=TableSpec(["r", "c"], "v"),
-        dims=dims,
-        value=v,
-        freq=np.ones_like(v),
-        shadow=v.copy(),
-        cost_raw=v.copy(),
-        top=np.zeros((v.size, 1)),
-        decimals=2,
-    )
     t.status = res.status
     t.published = res.published
     t.method = "CTA"
@@ -269,8 +236,7 @@ def test_printed_table_of_a_cta_result_adds_up(tmp_path):
     for line in lines:
         r, c, x, _orig, _s = line.split(",")
         pub[(r.strip('"'), c.strip('"'))] = _units(x, 2)
-    rows = ["Total", "R0", "R1", "R2"]
-    cols = ["Total", "C0", "C1", "C2"]
+    rows, cols = (list(d.codes) for d in t.dims)  # the total first
     for r in rows:
         assert pub[(r, "Total")] == sum(pub[(r, c)] for c in cols[1:])
     for c in cols:
@@ -282,14 +248,24 @@ def test_printed_table_of_a_cta_result_adds_up(tmp_path):
 
 
 def test_a_binary_leaking_through_a_large_bound_is_not_accepted():
-    # found by the random test: one huge cell gives big caps; the continuous MILP then moves
-    # the primary up and down at once (a binary within tolerance of 0), printed unchanged
+    """Found by the random test: with big caps a binary within SCIP's tolerance of 0 let the
+    continuous MILP move a primary up and down at once, printed unchanged. The grid step must
+    not accept such a solution: it re-solves with the directions of the binaries fixed."""
     inner = np.ones((4, 4))
     inner[3, 3] = 6666652
-    p, _ = _flat_problem(inner / 1e4, 4, {6: 1e-4})
-    p.upper = np.full(p.n_cells, 1.5 * p.values.max())
-    p.cost = p.values.copy()
-    res = solve_cta(p)
-    units = np.rint(res.published * 1e4).astype(np.int64)
-    assert abs(units[6] - 1) >= 1  # the primary (1 unit) moved by at least its level
-    assert not np.any(p.relations.astype(np.int64) @ units)
+    p, table = _flat_problem(inner / 1e4, 4, {(1, 1): 1e-4})
+    prim = table.cell_index((1, 1))
+    inst = cta._instance(p)
+    leaky = cta._Solve(
+        "optimal",
+        dev=np.zeros(p.n_cells),  # integral, additive, but the primary did not move
+        objective=0.0,
+        bound=0.0,
+        gap=0.0,
+        y_relaxed=np.array([1e-7]),  # "0": the primary goes down
+    )
+    monitor = ScipMonitor(no_progress, None, Stopwatch(), "test")
+    grid = cta._to_grid(inst, leaky, 30.0, monitor)
+    assert grid is not None
+    cta._verify_units(inst, grid.dev)  # exact: additive, primary moved by its level
+    assert grid.dev[prim] <= -1
