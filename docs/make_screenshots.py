@@ -1,4 +1,4 @@
-"""Generate PNG screenshots of every main window and dialog into docs/screenshots/.
+"""Generate PNG screenshots of every main window and dialog into argusqt/docs/screenshots/.
 
 Run: `QT_QPA_PLATFORM=offscreen python docs/make_screenshots.py` (the script sets offscreen
 itself). With `--scale 2` it renders the main window at 200 % (QT_SCALE_FACTOR=2) as well.
@@ -17,7 +17,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-OUT = ROOT / "docs" / "screenshots"
+OUT = ROOT / "argusqt" / "docs" / "screenshots"  # shipped with the user guide
 
 
 def _settle(app, ms: int = 150) -> None:

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from argusqt import __version__ as _version
+from argusqt.docs import USER_GUIDE
 from argusqt.errors import ArgusError, MethodError, PublicationError
 from argusqt.gui import core
 from argusqt.gui.errors import show_error
@@ -48,7 +49,7 @@ from argusqt.session import is_warning
 
 MAX_RECENT = 8
 SESSION_FILTER = "argusqt session (*.aqs)"
-GUIDE = Path(__file__).resolve().parents[2] / "docs" / "user_guide.md"
+GUIDE = USER_GUIDE  # shipped inside the package: Help works offline in an installed app
 
 
 class MainWindow(QMainWindow):
