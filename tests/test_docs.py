@@ -1,0 +1,140 @@
+"""The user pages ship inside the package, and every reference to them points at a section
+that exists (argusqt/docs/…); the project's private working notes are never cited."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import tomllib
+from pathlib import Path
+
+import argusqt
+from argusqt.docs import DOCS_DIR, PAGES, USER_GUIDE
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Where references are checked (for now the pages themselves; the code follows).
+SCANNED = ("argusqt/docs", "docs/README.md")
+SUFFIXES = {".py", ".md", ".sh", ".toml", ".txt"}
+THIS = Path(__file__).resolve()
+
+#: A page name: `formats.md` etc.; examples.md belongs to the private notes, never shipped.
+PAGE_NAME = re.compile(r"\b(formats|rules|methods|examples|user_guide)\.md\b")
+#: What a § refers to: a page (by path or as a Markdown link) or the τ-Argus manual.
+ATTRIBUTION = re.compile(
+    r"(?:argusqt/docs/|\]\()(?P<page>formats|rules|methods|user_guide)\.md|(?P<manual>manual)"
+)
+SECTION = re.compile(r"§\s*(\d+(?:\.\d+)*)(?:\s*[–-]\s*(\d+(?:\.\d+)*))?")
+HEADING = re.compile(r"^#{2,4}\s+(\d+(?:\.\d+)*)\.?\s", re.MULTILINE)
+PRIVATE = re.compile(r"shared/spec|\.\./spec/")
+
+
+def _files() -> list[Path]:
+    out: list[Path] = []
+    for name in SCANNED:
+        p = ROOT / name
+        if p.is_file():
+            out.append(p)
+        elif p.is_dir():
+            out += [
+                f
+                for f in sorted(p.rglob("*"))
+                if f.suffix in SUFFIXES and f.is_file() and "__pycache__" not in f.parts
+            ]
+    return [f for f in out if f.resolve() != THIS]
+
+
+def _sections(page: str) -> set[str]:
+    return set(HEADING.findall((DOCS_DIR / f"{page}.md").read_text(encoding="utf-8")))
+
+
+def _problems(path: Path) -> list[str]:
+    """Every reference in `path` that is not to an existing section of a shipped page."""
+    own = path.stem if path.parent == DOCS_DIR else None
+    return _problems_in(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)), own)
+
+
+def _problems_in(text: str, label: str, own_page: str | None) -> list[str]:
+    """`own_page`: the page this text is (its bare § and sibling links are its own)."""
+    found: list[str] = []
+    for no, line in enumerate(text.splitlines(), start=1):
+        where = f"{label}:{no}"
+        if PRIVATE.search(line):
+            found.append(f"{where}: cites the private spec folder: {line.strip()}")
+        for m in PAGE_NAME.finditer(line):
+            if m.group(1) == "examples":
+                found.append(f"{where}: examples.md is not a page of ours: {line.strip()}")
+            elif not (own_page or line[: m.start()].endswith("argusqt/docs/")):
+                found.append(f"{where}: {m.group(0)} without its path argusqt/docs/")
+        for m in SECTION.finditer(line):
+            before = list(ATTRIBUTION.finditer(line[: m.start()]))
+            if before and before[-1].group("manual"):
+                continue  # a section of the τ-Argus manual
+            page = before[-1].group("page") if before else own_page
+            if page is None:
+                found.append(f"{where}: '{m.group(0)}' does not say which page")
+                continue
+            known = _sections(page)
+            for number in filter(None, m.groups()):
+                if number not in known:
+                    found.append(f"{where}: {page}.md has no section {number}")
+    return found
+
+
+def test_references_point_at_existing_sections_of_shipped_pages():
+    problems = [p for f in _files() for p in _problems(f)]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_checker_accepts_our_references_and_refuses_the_others():
+    good = "See argusqt/docs/formats.md §8.5, §9.3 and argusqt/docs/rules.md §2–5; manual §4.4.4."
+    assert _problems_in(good, "good.py", None) == []
+    in_page = "Bare §1.3 and §9 here, [rules.md](rules.md) §3.8 there."
+    assert _problems_in(in_page, "methods.md", "methods") == []
+    bad = (
+        "formats.md §8.5; ../shared/spec/rules.md; examples.md E8; a bare §3;\n"
+        "argusqt/docs/methods.md §99."
+    )
+    found = "\n".join(_problems_in(bad, "bad.py", None))
+    for what in (
+        "formats.md without its path",
+        "private spec folder",
+        "examples.md is not a page",
+        "'§3' does not say which page",
+        "methods.md has no section 99",
+    ):
+        assert what in found, found
+
+
+def test_pages_are_package_data_of_argusqt_docs():
+    """`pip install .` carries every page and picture: they are package data of argusqt.docs."""
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    setup = cfg["tool"]["setuptools"]
+    assert any(fnmatch.fnmatch("argusqt.docs", p) for p in setup["packages"]["find"]["include"])
+    patterns = setup["package-data"]["argusqt.docs"]
+    assert DOCS_DIR == Path(argusqt.__file__).resolve().parent / "docs"
+    assert (DOCS_DIR / "__init__.py").exists()
+    shipped = [
+        f.relative_to(DOCS_DIR).as_posix()
+        for f in DOCS_DIR.rglob("*")
+        if f.is_file() and f.suffix in (".md", ".png")
+    ]
+    for name in PAGES:
+        assert name in shipped, f"{name} is missing from argusqt/docs"
+    for name in shipped:
+        assert any(fnmatch.fnmatch(name, p) for p in patterns), f"{name} would not ship"
+
+
+def test_user_guide_is_the_shipped_page_and_its_links_resolve():
+    assert USER_GUIDE == DOCS_DIR / "user_guide.md"
+    for page in PAGES:
+        text = (DOCS_DIR / page).read_text(encoding="utf-8")
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+            if "://" in target:
+                continue
+            assert (DOCS_DIR / target).exists(), f"{page} links to missing {target}"
+
+
+def test_developer_index_links_to_every_page():
+    index = (ROOT / "docs" / "README.md").read_text(encoding="utf-8")
+    for page in PAGES:
+        assert f"../argusqt/docs/{page}" in index
