@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from argusqt.batch.logbook import Logbook, format_entry
 from argusqt.errors import (
     ArgusError,
     AuditError,
@@ -24,9 +23,10 @@ from argusqt.errors import (
     SpecificationError,
 )
 from argusqt.export.gate import mark_protected
+from argusqt.io.logbook import Logbook, format_entry
+from argusqt.model.rulespec import SafetyRules
 from argusqt.model.table import Table, TableSpec
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
-from argusqt.rules.spec import SafetyRules
 
 #: Methods that suppress cells (their result must pass the audit before it is copied back).
 SUPPRESSION_METHODS = {"GH", "MOD", "OPT", "NET"}
@@ -271,9 +271,13 @@ class Session:
 
         log: list[str] = []
         if self.kind == "microdata":
+            from argusqt.io.codelists import codelist_for
             from argusqt.model.tabulate import build_tables
 
-            tables = build_tables(self.metadata, self.microdata, self.specs, log, progress, cancel)
+            tables = build_tables(
+                self.metadata, self.microdata, self.specs, log, progress, cancel,
+                codelist_for=codelist_for,
+            )  # fmt: skip
             if len(tables) < len(self.specs):
                 self._log_lines(log)
                 self.add_log("Computing the tables was cancelled")
@@ -409,8 +413,8 @@ class Session:
             self.add_log(f"  {line}")
         audit = result.audit
         if audit is None and method in SUPPRESSION_METHODS:
+            from argusqt.model.status import is_suppressed
             from argusqt.protect.audit import audit as run_audit
-            from argusqt.rules.status import is_suppressed
 
             audit = run_audit(
                 problem, is_suppressed(result.status), progress=progress, cancel=cancel
@@ -444,9 +448,9 @@ class Session:
 
     def _protect_linked(self, method: str, params: dict, progress, cancel) -> list:
         """Table 0: all tables protected together (GH/MOD in τ-Argus; OPT and MOD here)."""
+        from argusqt.model.status import is_suppressed
         from argusqt.protect.audit import audit as run_audit
         from argusqt.protect.problem import CSPProblem
-        from argusqt.rules.status import is_suppressed
 
         if not self.tables:
             raise SpecificationError("there are no tables to protect together: compute them first")
@@ -506,6 +510,7 @@ class Session:
             return None
         if build_linked_problem(problems)[0].dims is not None:
             return None
+        from argusqt.io.codelists import codelist_for
         from argusqt.model.tabulate import build_table
         from argusqt.rules.classify import apply_rules
         from argusqt.rules.cost import compute_cost
@@ -514,7 +519,7 @@ class Session:
         names = [c.name for c in cover_dims(problems)[0]]
         spec = TableSpec(names, first.response, first.shadow, first.cost, first.rules)
         log: list[str] = []
-        table = build_table(self.metadata, self.microdata, spec, log)
+        table = build_table(self.metadata, self.microdata, spec, log, codelist_for=codelist_for)
         apply_rules(table)
         compute_cost(table, self._distances(table))
         self._log_lines(log)
@@ -784,8 +789,8 @@ class Session:
     def write_batch_file(self, path: str | Path) -> None:
         """Write a `.arb` file that repeats what was done in this session."""
         from argusqt import __version__
-        from argusqt.batch.logbook import timestamp
         from argusqt.io.atomic import atomic_write_text
+        from argusqt.io.logbook import timestamp
 
         head = [
             f"// Batch file written by argusqt {__version__}",

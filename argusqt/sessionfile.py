@@ -58,9 +58,9 @@ import numpy as np
 
 from argusqt.errors import ArgusError, AuditError, Cancelled, InputError
 from argusqt.model.codelist import CodeList
+from argusqt.model.rulespec import DominanceRule, FreqRule, PRule, RequestRule, SafetyRules
 from argusqt.model.table import CostSpec, Table, TableSpec
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
-from argusqt.rules.spec import DominanceRule, FreqRule, PRule, RequestRule, SafetyRules
 
 FORMAT = "argusqt-session"
 VERSION = 1
@@ -590,10 +590,10 @@ def _check_primaries(table: Table, saved: np.ndarray, where: str, what: str) -> 
 def _audit_table(s, no: int, result: Any, where: str, progress, cancel) -> None:
     """Audit a restored table with secondaries; a failing protected pattern is an AuditError."""
     from argusqt.export.gate import mark_protected
+    from argusqt.model.status import is_secondary, is_suppressed
     from argusqt.protect.audit import audit
     from argusqt.protect.methods import EXACT_AUDIT_LIMIT
     from argusqt.protect.problem import CSPProblem
-    from argusqt.rules.status import is_secondary, is_suppressed
 
     table = s.table(no)
     method = getattr(table, "method", None)

@@ -24,8 +24,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from argusqt.io.apriori import apply_apriori  # noqa: E402
+from argusqt.io.codelists import codelist_for  # noqa: E402
 from argusqt.io.microdata import read_microdata  # noqa: E402
 from argusqt.io.rda import read_rda  # noqa: E402
+from argusqt.model.rulespec import PRule, SafetyRules  # noqa: E402
+from argusqt.model.status import is_secondary, is_suppressed  # noqa: E402
 from argusqt.model.table import CostSpec, TableSpec  # noqa: E402
 from argusqt.model.tabulate import build_table  # noqa: E402
 from argusqt.protect.audit import audit  # noqa: E402
@@ -34,8 +37,6 @@ from argusqt.protect.methods import run_method  # noqa: E402
 from argusqt.protect.problem import CSPProblem  # noqa: E402
 from argusqt.rules.classify import apply_rules  # noqa: E402
 from argusqt.rules.cost import compute_cost  # noqa: E402
-from argusqt.rules.spec import PRule, SafetyRules  # noqa: E402
-from argusqt.rules.status import is_secondary, is_suppressed  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "tauargus" / "enterprise"
 SINGLETONS = {"singleton_singleton": True, "singleton_multiple": True, "min_freq": True}
@@ -54,7 +55,7 @@ def expected_status(path: Path) -> np.ndarray:
 
 
 def table_for(meta, data, dims, folder, apriori: bool = False):
-    t = build_table(meta, data, spec(dims), [])
+    t = build_table(meta, data, spec(dims), [], codelist_for=codelist_for)
     apply_rules(t)
     compute_cost(t)
     if apriori:

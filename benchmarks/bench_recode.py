@@ -14,6 +14,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from argusqt.model.codelist import CodeList  # noqa: E402
+from argusqt.model.rulespec import DominanceRule, PRule, SafetyRules  # noqa: E402
 from argusqt.model.table import TableSpec  # noqa: E402
 from argusqt.model.tabulate import build_fine, table_from_fine  # noqa: E402
 from argusqt.recode.apply import (  # noqa: E402
@@ -21,7 +22,6 @@ from argusqt.recode.apply import (  # noqa: E402
     fold_hierarchy,
     recode_table,
 )
-from argusqt.rules.spec import DominanceRule, PRule, SafetyRules  # noqa: E402
 
 
 def _rules() -> SafetyRules:

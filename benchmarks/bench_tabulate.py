@@ -19,12 +19,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from argusqt.io.codelists import codelist_for  # noqa: E402
 from argusqt.io.microdata import read_microdata  # noqa: E402
 from argusqt.io.rda import read_rda  # noqa: E402
+from argusqt.model.rulespec import DominanceRule, FreqRule, PRule, SafetyRules  # noqa: E402
 from argusqt.model.table import TableSpec  # noqa: E402
 from argusqt.model.tabulate import build_table  # noqa: E402
 from argusqt.rules.classify import apply_rules  # noqa: E402
-from argusqt.rules.spec import DominanceRule, FreqRule, PRule, SafetyRules  # noqa: E402
 
 N_GROUPS, N_PER_GROUP = 12, 9  # region: 12 groups × 9 = 108 leaves (hrc)
 N_NACE2, N_NACE3 = 30, 6  # activity: digits 2+1 → 180 leaves
@@ -141,7 +142,13 @@ def run(n: int) -> dict[str, float]:
         t0 = time.perf_counter()
         cells = 0
         for dims in SPECS:
-            table = build_table(meta, data, TableSpec(list(dims), "turnover", rules=rules), [])
+            table = build_table(
+                meta,
+                data,
+                TableSpec(list(dims), "turnover", rules=rules),
+                [],
+                codelist_for=codelist_for,
+            )
             apply_rules(table)
             cells += table.n_cells
         t_tab = time.perf_counter() - t0

@@ -256,7 +256,7 @@ class Judge:
 
     def judge(self, status: np.ndarray) -> tuple[str, float, int]:
         """Verdict text, cost and number of secondaries of a status vector."""
-        from argusqt.rules.status import is_secondary, is_suppressed
+        from argusqt.model.status import is_secondary, is_suppressed
 
         sup = is_suppressed(status)
         sec = is_secondary(status)

@@ -42,8 +42,8 @@ def shoot(app, widget, name: str, size: tuple[int, int] | None = None) -> Path:
 
 def session_with_tables(folder: Path, protect: bool = True):
     """The sample survey, table activity × region with p% and frequency rules, protected."""
+    from argusqt.model.rulespec import FreqRule, PRule, SafetyRules
     from argusqt.model.table import TableSpec
-    from argusqt.rules.spec import FreqRule, PRule, SafetyRules
     from argusqt.session import Session
 
     s = Session()

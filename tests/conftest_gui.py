@@ -9,8 +9,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import numpy as np  # noqa: E402
 
 from argusqt.model.codelist import CodeList  # noqa: E402
+from argusqt.model.rulespec import PRule, SafetyRules  # noqa: E402
 from argusqt.model.table import Table, TableSpec  # noqa: E402
-from argusqt.rules.spec import PRule, SafetyRules  # noqa: E402
 
 
 def membership(dim: CodeList) -> np.ndarray:

@@ -15,7 +15,7 @@ from argusqt.batch.arb import (
     strip_comment,
 )
 from argusqt.errors import BatchError
-from argusqt.rules.spec import DominanceRule, FreqRule, PRule
+from argusqt.model.rulespec import DominanceRule, FreqRule, PRule
 
 
 def _parse(text: str, tmp_path):

@@ -1,4 +1,5 @@
-"""The core never imports Qt: the import-linter contract in pyproject.toml is kept."""
+"""The import-linter contracts in pyproject.toml are kept: the core never imports Qt, and every
+module imports only from the layers below it (docs/design.md, Layers)."""
 
 from __future__ import annotations
 
@@ -14,25 +15,44 @@ def test_import_linter_contract_is_kept():
     exe = Path(sys.executable).with_name("lint-imports")
     proc = subprocess.run([str(exe)], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "1 kept, 0 broken" in proc.stdout
+    n = len(_config()["tool"]["importlinter"]["contracts"])
+    assert f"{n} kept, 0 broken" in proc.stdout
+
+
+def _config() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def _top_level_modules() -> list[str]:
+    pkg = ROOT / "argusqt"
+    out = []
+    for path in sorted(pkg.iterdir()):
+        if path.name.startswith("_") and path.name != "__main__.py":
+            continue
+        if path.is_dir() and (path / "__init__.py").exists():
+            out.append(f"argusqt.{path.name}")
+        elif path.suffix == ".py":
+            out.append(f"argusqt.{path.stem}")
+    return out
+
+
+def test_every_module_has_a_layer():
+    """A new top-level module or package must be placed in the layers, exactly once."""
+    contract = next(
+        c for c in _config()["tool"]["importlinter"]["contracts"] if c["type"] == "layers"
+    )
+    placed = [m.strip() for layer in contract["layers"] for m in layer.split("|")]
+    assert len(placed) == len(set(placed))
+    missing = set(_top_level_modules()) - set(placed) - {"argusqt.__main__"}
+    assert not missing, f"{sorted(missing)} not placed in the layers contract"
 
 
 def test_contract_covers_every_core_module():
     """A new core package or module must be added to the contract, not escape it."""
-    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    contract = cfg["tool"]["importlinter"]["contracts"][0]
+    contract = _config()["tool"]["importlinter"]["contracts"][0]
     sources = set(contract["source_modules"])
-    pkg = ROOT / "argusqt"
     allowed_outside = {"argusqt.gui", "argusqt.cli", "argusqt.__main__", "argusqt.__init__"}
-    for path in pkg.iterdir():
-        if path.name.startswith("_") and path.name != "__main__.py":
-            continue
-        if path.is_dir() and (path / "__init__.py").exists():
-            name = f"argusqt.{path.name}"
-        elif path.suffix == ".py":
-            name = f"argusqt.{path.stem}"
-        else:
-            continue
+    for name in _top_level_modules():
         if name in allowed_outside:
             continue
         assert name in sources, f"{name} is not covered by the no-Qt contract"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from argusqt.batch.logbook import format_entry, timestamp
 from argusqt.batch.runner import run_batch
+from argusqt.io.logbook import format_entry, timestamp
 from argusqt.progress import CancelToken
 
 EX2_HEAD = """\

@@ -9,8 +9,8 @@ import pytest
 
 from argusqt.errors import InputError
 from argusqt.io.cdl import label_of, read_cdl
+from argusqt.io.codelists import codelist_for
 from argusqt.io.rda import read_rda
-from argusqt.model.codelists_build import codelist_for
 
 
 def test_region_cdl_keeps_leading_blanks(shared_data: Path, tmp_path: Path) -> None:

@@ -15,12 +15,13 @@ import numpy as np
 import pytest
 from shared_paths import copy_case
 
+from argusqt.io.codelists import codelist_for
 from argusqt.io.microdata import read_microdata
 from argusqt.io.rda import read_rda
+from argusqt.model.rulespec import PRule, SafetyRules
 from argusqt.model.table import CostSpec, TableSpec
 from argusqt.model.tabulate import build_table
 from argusqt.rules.classify import apply_rules
-from argusqt.rules.spec import PRule, SafetyRules
 
 pytestmark = pytest.mark.compat
 
@@ -77,7 +78,7 @@ def _check(table, expected, decimals=2):
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_enterprise_values_and_primaries(enterprise, name):
     meta, data, folder = enterprise
-    table = build_table(meta, data, _spec(SCENARIOS[name]), [])
+    table = build_table(meta, data, _spec(SCENARIOS[name]), [], codelist_for=codelist_for)
     apply_rules(table)
     _check(table, _expected(folder / "expected" / name))
 
@@ -90,7 +91,7 @@ def test_enterprise_primary_counts(enterprise):
         ("3a", ("region", "mun")),
         ("3b", ("region", "product")),
     ]:
-        table = build_table(meta, data, _spec(dims), [])
+        table = build_table(meta, data, _spec(dims), [], codelist_for=codelist_for)
         apply_rules(table)
         counts[name] = int((table.status == 3).sum())
     assert counts == {"1": 283, "3a": 36, "3b": 17}  # examples.md E7
@@ -101,7 +102,7 @@ def test_enterprise_3b_after_apriori(enterprise):
     from argusqt.io.apriori import apply_apriori
 
     meta, data, folder = enterprise
-    table = build_table(meta, data, _spec(("region", "product")), [])
+    table = build_table(meta, data, _spec(("region", "product")), [], codelist_for=codelist_for)
     apply_rules(table)
     apply_apriori(
         table, folder / "expected" / "test_3a.hst", sep=",", ignore_errors=True, expand_trivial=True
@@ -111,6 +112,6 @@ def test_enterprise_3b_after_apriori(enterprise):
 
 def test_grand_total_is_exact(enterprise):
     meta, data, _ = enterprise
-    table = build_table(meta, data, _spec(("act", "product")), [])
+    table = build_table(meta, data, _spec(("act", "product")), [], codelist_for=codelist_for)
     turnover = np.asarray(data.column("turnover"), dtype=float)
     assert abs(table.value[0] - np.sum(turnover)) < 0.005

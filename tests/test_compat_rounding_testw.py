@@ -13,14 +13,15 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 from shared_paths import copy_case
 
 from argusqt.errors import MethodError
+from argusqt.io.codelists import codelist_for
 from argusqt.io.microdata import read_microdata
 from argusqt.io.rda import read_rda
+from argusqt.model.rulespec import FreqRule, SafetyRules
 from argusqt.model.table import TableSpec
 from argusqt.model.tabulate import build_table
 from argusqt.protect.methods import run_method
 from argusqt.protect.problem import CSPProblem
 from argusqt.rules.classify import apply_rules
-from argusqt.rules.spec import FreqRule, SafetyRules
 
 pytestmark = pytest.mark.compat
 
@@ -39,6 +40,7 @@ def _freq_table(testw, dims):
         data,
         TableSpec(list(dims), None, rules=SafetyRules(freq_individual=FreqRule(3, 20))),
         [],
+        codelist_for=codelist_for,
     )
     apply_rules(t)
     return t

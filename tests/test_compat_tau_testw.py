@@ -13,11 +13,12 @@ import numpy as np
 import pytest
 from shared_paths import copy_case
 
+from argusqt.io.codelists import codelist_for
 from argusqt.io.microdata import read_microdata
 from argusqt.io.rda import read_rda
+from argusqt.model.rulespec import FreqRule, SafetyRules
 from argusqt.model.table import TableSpec
 from argusqt.model.tabulate import build_table
-from argusqt.rules.spec import FreqRule, SafetyRules
 
 pytestmark = pytest.mark.compat
 
@@ -66,7 +67,9 @@ COMBOS = [
 def test_cells_total_and_relations(testw, dims, response):
     meta, data, lines, folder = testw
     rules = SafetyRules(freq_individual=FreqRule(3, 20))
-    table = build_table(meta, data, TableSpec(list(dims), response, rules=rules), [])
+    table = build_table(
+        meta, data, TableSpec(list(dims), response, rules=rules), [], codelist_for=codelist_for
+    )
     expected_cells = math.prod(_expected_code_count(d, lines, folder) for d in dims)
     assert table.n_cells == expected_cells
     if response is None:
@@ -85,7 +88,9 @@ def test_cells_total_and_relations(testw, dims, response):
 def test_declared_missing_region_column_is_empty(testw):
     """formats.md §2.1: Region "99" is listed although no record has it (status 14)."""
     meta, data, _, _ = testw
-    table = build_table(meta, data, TableSpec(["Size", "Region"], "Var2"), [])
+    table = build_table(
+        meta, data, TableSpec(["Size", "Region"], "Var2"), [], codelist_for=codelist_for
+    )
     region = table.dims[1]
     assert region.codes[-1] == "99"
     cells = [table.cell_index((i, len(region) - 1)) for i in range(len(table.dims[0]))]

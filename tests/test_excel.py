@@ -11,10 +11,10 @@ import pytest
 from argusqt.errors import ArgusError
 from argusqt.export.excel import ExcelOptions, excel_bytes, write_excel
 from argusqt.model.codelist import CodeList
+from argusqt.model.rulespec import FreqRule, SafetyRules
 from argusqt.model.table import TableSpec
 from argusqt.model.tabulate import build_fine, table_from_fine
 from argusqt.protect.result import AuditResult
-from argusqt.rules.spec import FreqRule, SafetyRules
 
 
 def build_workbook(table, options=None):

@@ -14,13 +14,14 @@ from argusqt.export.csvtable import csvtable_lines
 from argusqt.export.intermediate import intermediate_lines
 from argusqt.export.sbs import sbs_lines
 from argusqt.export.writetable import parse_options, write_table
+from argusqt.io.codelists import codelist_for
 from argusqt.io.microdata import read_microdata
 from argusqt.io.rda import read_rda
 from argusqt.model.codelist import CodeList
+from argusqt.model.rulespec import FreqRule, PRule, SafetyRules
 from argusqt.model.table import CostSpec, Table, TableSpec
 from argusqt.model.tabulate import build_table
 from argusqt.rules.classify import apply_rules
-from argusqt.rules.spec import FreqRule, PRule, SafetyRules
 
 # E8: region Total, A..D × gender Total, male, female
 EX1_VALUES = [5146, 2757, 2389, 1032, 895, 137, 1726, 753, 973, 1055, 569, 486, 1333, 540, 793]
@@ -349,7 +350,7 @@ def test_codevalue_matches_tauargus_file(enterprise_data, tmp_path, name, dims, 
         p_holding=[PRule(10, 100, 1)], missing_safe=True, zero_range=10, manual_margin=10
     )
     spec = TableSpec(list(dims), "turnover", cost=CostSpec("variable", "turnover"), rules=rules)
-    table = build_table(meta, data, spec, [])
+    table = build_table(meta, data, spec, [], codelist_for=codelist_for)
     apply_rules(table)
     expected = (folder / "expected" / name).read_text().splitlines()
     given = np.array([int(line.rsplit(",", 1)[1]) for line in expected])

@@ -19,7 +19,7 @@ from argusqt.gui.mainwindow import MainWindow
 from argusqt.gui.opendialog import OpenDataDialog
 from argusqt.gui.protectdialog import ProtectDialog
 from argusqt.gui.specify import SpecifyTablesDialog
-from argusqt.rules.spec import PRule
+from argusqt.model.rulespec import PRule
 
 pytestmark = pytest.mark.gui
 
@@ -250,8 +250,8 @@ def test_options_are_stored_and_used(qtbot, window, files):
 
 
 def _spec_from_dialog_defaults():
+    from argusqt.model.rulespec import SafetyRules
     from argusqt.model.table import TableSpec
-    from argusqt.rules.spec import SafetyRules
 
     return TableSpec(["Region", "Gender"], "Turnover", rules=SafetyRules(p_individual=[PRule(15)]))
 
@@ -259,7 +259,7 @@ def _spec_from_dialog_defaults():
 def test_specify_dialog_builds_full_spec(qtbot):
     from argusqt.gui.core import choices_from_metadata
     from argusqt.model.metadata import Metadata, Variable
-    from argusqt.rules.spec import DominanceRule, FreqRule, RequestRule
+    from argusqt.model.rulespec import DominanceRule, FreqRule, RequestRule
 
     meta = Metadata(
         None,

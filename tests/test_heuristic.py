@@ -9,6 +9,7 @@ import pytest
 from protect_helpers import cell_id, problem_2d, random_1h2d, random_2d, random_3d
 
 from argusqt.errors import AuditError, MethodError
+from argusqt.model.status import is_suppressed
 from argusqt.progress import CancelToken
 from argusqt.protect import methods
 from argusqt.protect.audit import audit
@@ -16,7 +17,6 @@ from argusqt.protect.cleanup import cleanup
 from argusqt.protect.heuristic import solve_heuristic
 from argusqt.protect.methods import run_method
 from argusqt.protect.result import ProtectionResult
-from argusqt.rules.status import is_suppressed
 
 EX1 = [[895, 137], [753, 973], [569, 486], [540, 793]]
 EX2 = [[1938.79, 189.40], [1476.06, 1998.80], [1192.16, 1057.36], [1118.06, 1514.32]]

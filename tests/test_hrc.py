@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from argusqt.errors import InputError
+from argusqt.io.codelists import codelist_for
 from argusqt.io.hrc import read_hrc, write_hrc
 from argusqt.io.rda import read_rda
-from argusqt.model.codelists_build import codelist_for
 
 E15_1 = [
     (1, "Nr"),

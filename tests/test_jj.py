@@ -181,9 +181,9 @@ def test_reader_rejects_relations_that_do_not_hold(tmp_path):
 def test_totals_off_by_rounding_no_longer_crash_opt(tmp_path):
     # regression: OPT on a JJ file whose totals were 0.01 off crashed inside a SCIP
     # callback ("attacker LP not solved: Infeasible" → "SCIP: unspecified error")
+    from argusqt.model.status import is_suppressed
     from argusqt.protect.audit import audit
     from argusqt.protect.methods import run_method
-    from argusqt.rules.status import is_suppressed
 
     t = _hier_table(decimals=2, places=2)
     out = tmp_path / "t.jj"

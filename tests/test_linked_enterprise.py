@@ -16,11 +16,11 @@ import time
 import numpy as np
 import pytest
 
+from argusqt.model.rulespec import PRule, SafetyRules
+from argusqt.model.status import is_suppressed
 from argusqt.model.table import CostSpec, TableSpec
 from argusqt.protect.audit import audit
 from argusqt.protect.problem import CSPProblem
-from argusqt.rules.spec import PRule, SafetyRules
-from argusqt.rules.status import is_suppressed
 from argusqt.session import Session
 
 pytestmark = pytest.mark.compat

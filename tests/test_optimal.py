@@ -345,8 +345,8 @@ def _cancel_after(p, seconds: float, params: dict) -> tuple[object, float]:
 def _safe_or_nothing(p, out) -> None:
     """A cancelled run gives an audited pattern that is not "everything suppressed", or none."""
     from argusqt.errors import Cancelled
+    from argusqt.model.status import is_suppressed
     from argusqt.protect.publication import publication_audit
-    from argusqt.rules.status import is_suppressed
 
     if isinstance(out, Cancelled):
         assert "unprotected" in str(out)

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from protect_helpers import random_1h2d, random_2d, random_3d
 from scipy.optimize import linprog
 
+from argusqt.model.status import is_suppressed
 from argusqt.protect.methods import run_method
-from argusqt.rules.status import is_suppressed
 
 
 def attacker_interval(problem, sup: np.ndarray, cell: int) -> tuple[float, float]:

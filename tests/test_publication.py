@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 from protect_helpers import cell_id, problem_2d
 
+from argusqt.model.status import is_suppressed
 from argusqt.protect.methods import run_method
 from argusqt.protect.publication import publication_audit
-from argusqt.rules.status import is_suppressed
 
 EX1 = [[895, 137], [753, 973], [569, 486], [540, 793]]
 

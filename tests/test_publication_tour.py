@@ -18,8 +18,8 @@ from scipy.optimize import linprog
 from shared_paths import tauargus_dir
 
 from argusqt.batch.arb import parse_specify_table
+from argusqt.model.status import is_primary, is_secondary, is_suppressed
 from argusqt.rules.parse import parse_safety_rule
-from argusqt.rules.status import is_primary, is_secondary, is_suppressed
 from argusqt.session import Session
 
 FORBIDDEN = re.compile(

@@ -326,8 +326,8 @@ def test_recode_equals_direct_tabulation_property(group, fold, seed):
 
 
 def test_recode_recomputes_rules_and_costs(tmp_path):
+    from argusqt.model.rulespec import FreqRule, SafetyRules
     from argusqt.model.table import CostSpec
-    from argusqt.rules.spec import FreqRule, SafetyRules
 
     table, _ = _small_table()
     table.spec = TableSpec(

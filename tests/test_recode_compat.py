@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from argusqt.model.codelist import CodeList, byte_order_key
+from argusqt.model.rulespec import DominanceRule, SafetyRules
 from argusqt.model.table import Table, TableSpec
 from argusqt.model.tabulate import build_fine, table_from_fine
 from argusqt.recode.apply import apply_rules_if_available, recode_variable
-from argusqt.rules.spec import DominanceRule, SafetyRules
 
 pytestmark = pytest.mark.compat
 

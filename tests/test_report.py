@@ -10,16 +10,16 @@ import pytest
 
 from argusqt.export.report import rules_in_words, status_summary, write_report
 from argusqt.model.codelist import CodeList
-from argusqt.model.table import CostSpec, TableSpec
-from argusqt.model.tabulate import build_fine, table_from_fine
-from argusqt.recode.apply import recode_variable
-from argusqt.rules.spec import (
+from argusqt.model.rulespec import (
     DominanceRule,
     FreqRule,
     PRule,
     RequestRule,
     SafetyRules,
 )
+from argusqt.model.table import CostSpec, TableSpec
+from argusqt.model.tabulate import build_fine, table_from_fine
+from argusqt.recode.apply import recode_variable
 
 
 class _Tables(HTMLParser):

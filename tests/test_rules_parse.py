@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from argusqt.errors import SpecificationError
+from argusqt.model.rulespec import DominanceRule, FreqRule, PRule, RequestRule, SafetyRules
 from argusqt.rules.parse import format_safety_rule, parse_safety_rule
-from argusqt.rules.spec import DominanceRule, FreqRule, PRule, RequestRule, SafetyRules
 
 
 def test_e15_4_nk_placeholder_freq():

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from protect_helpers import cell_id, flat_codelist, problem_from_table, table_from_leaves
 
+from argusqt.model.status import is_suppressed
 from argusqt.protect.audit import audit
 from argusqt.protect.methods import run_method
 from argusqt.protect.singleton import add_singleton_cells, drop_virtual, singleton_groups
-from argusqt.rules.status import is_suppressed
 
 E14 = [[52, 15, 62, 17], [24, 18, 31, 8]]  # rows A, B × X1..X4
 E14_FREQ = [[4, 1, 6, 3], [5, 4, 7, 2]]

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from argusqt.model.codelist import CodeList
+from argusqt.model.rulespec import DominanceRule, PRule, SafetyRules
 from argusqt.model.table import TableSpec, build_relations
 from argusqt.model.tabulate import build_fine, expand_to_cells, table_from_fine, top_k_by_group
-from argusqt.rules.spec import DominanceRule, PRule, SafetyRules
 
 
 def _region_dim() -> CodeList:

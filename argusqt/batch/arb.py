@@ -13,8 +13,8 @@ from typing import Any
 
 from argusqt.errors import ArgusError, BatchError
 from argusqt.io.text import check_no_control, read_lines
+from argusqt.model.rulespec import SafetyRules
 from argusqt.model.table import CostSpec, TableSpec
-from argusqt.rules.spec import SafetyRules
 
 #: Commands without arguments.
 NO_ARGS = {"READMICRODATA", "CLEAR", "GOINTERACTIVE", "SILENT", "COVER", "JJ"}

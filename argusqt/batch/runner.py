@@ -7,9 +7,9 @@ from enum import Enum
 from pathlib import Path, PureWindowsPath
 
 from argusqt.batch.arb import Command, parse_arb
-from argusqt.batch.logbook import Logbook
 from argusqt.errors import ArgusError, BatchError
 from argusqt.io.atomic import atomic_write_text
+from argusqt.io.logbook import Logbook
 from argusqt.io.text import resolve_path
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
 from argusqt.session import Session

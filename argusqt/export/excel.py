@@ -44,6 +44,7 @@ from argusqt.export.report import (
 from argusqt.export.textcells import formula_like
 from argusqt.io.atomic import atomic_write_bytes
 from argusqt.model.codelist import CodeList
+from argusqt.model.status import STATUS_LABELS, is_suppressed
 from argusqt.model.table import Table
 from argusqt.progress import (
     CancelToken,
@@ -52,7 +53,6 @@ from argusqt.progress import (
     Stopwatch,
     no_progress,
 )
-from argusqt.rules.status import STATUS_LABELS, is_suppressed
 
 #: What the published workbook's legend says about its symbols (no word on why a cell is hidden).
 SUPPRESSED_LABEL = "not published (suppressed to protect confidentiality)"

@@ -18,9 +18,9 @@ import numpy as np
 
 from argusqt.errors import PublicationError
 from argusqt.export.codevalue import protection_kind
+from argusqt.model.status import is_primary, is_secondary, is_suppressed
 from argusqt.model.table import Table
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
-from argusqt.rules.status import is_primary, is_secondary, is_suppressed
 
 #: First line (or cell) of every confidential output: what it holds must not be published.
 CONFIDENTIAL_BANNER = "CONFIDENTIAL — not for publication"

@@ -19,8 +19,8 @@ from argusqt.export.gate import CONFIDENTIAL_BANNER
 from argusqt.export.textcells import neutralise
 from argusqt.io.atomic import atomic_write_set
 from argusqt.model.codelist import CodeList
+from argusqt.model.status import INTERMEDIATE_LETTER
 from argusqt.model.table import Table
-from argusqt.rules.status import INTERMEDIATE_LETTER
 
 _LETTERS = np.array([INTERMEDIATE_LETTER.get(s, "S") for s in range(16)])
 

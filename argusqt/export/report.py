@@ -19,9 +19,9 @@ import numpy as np
 import argusqt
 from argusqt.export.gate import CONFIDENTIAL_BANNER
 from argusqt.io.atomic import atomic_write_text
+from argusqt.model.rulespec import SafetyRules
+from argusqt.model.status import STATUS_LABELS
 from argusqt.model.table import Table
-from argusqt.rules.spec import SafetyRules
-from argusqt.rules.status import STATUS_LABELS
 
 
 def _num(x: float) -> str:

@@ -1,6 +1,6 @@
 """Specify | Tables: explanatory variables, cell items, cost, weights, holdings and rules.
 
-Builds `TableSpec` objects (argusqt.model.table) with `SafetyRules` (argusqt.rules.spec);
+Builds `TableSpec` objects (argusqt.model.table) with `SafetyRules` (argusqt.model.rulespec);
 one form for everything τ-Argus spreads over a crowded dialog, grouped by what it affects.
 """
 
@@ -29,8 +29,8 @@ from PySide6.QtWidgets import (
 
 from argusqt.gui.core import VariableChoices
 from argusqt.gui.widgets import number_spin
+from argusqt.model.rulespec import DominanceRule, FreqRule, PRule, RequestRule, SafetyRules
 from argusqt.model.table import CostSpec, TableSpec
-from argusqt.rules.spec import DominanceRule, FreqRule, PRule, RequestRule, SafetyRules
 
 FREQ_ITEM = "<frequency>"
 SAME_AS_RESPONSE = "(same as response)"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtGui import QColor
 
-from argusqt.rules.status import STATUS_LABELS
+from argusqt.model.status import STATUS_LABELS
 
 #: (background, foreground) per status; light tints so numbers stay readable.
 _SCHEME: dict[int, tuple[str | None, str]] = {

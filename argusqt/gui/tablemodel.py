@@ -12,8 +12,8 @@ from PySide6.QtGui import QFont
 
 from argusqt.gui import statuscolors
 from argusqt.model.codelist import CodeList
+from argusqt.model.status import is_suppressed
 from argusqt.model.table import Table
-from argusqt.rules.status import is_suppressed
 
 CELL_ROLE = Qt.ItemDataRole.UserRole + 1  # cell index of a model index
 NODE_ROLE = Qt.ItemDataRole.UserRole + 2  # node index in a header section

@@ -13,9 +13,9 @@ import scipy.sparse as sp
 from argusqt.errors import InputError
 from argusqt.io.atomic import atomic_write_text
 from argusqt.model.codelist import CodeList
+from argusqt.model.status import JJ_LETTER
 from argusqt.model.table import Table, build_relations
 from argusqt.protect.problem import CSPProblem
-from argusqt.rules.status import JJ_LETTER
 
 #: τ-Argus's "max scaled cost".
 MAX_SCALED_COST = 20000

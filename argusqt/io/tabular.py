@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 
 from argusqt.errors import InputError, SpecificationError
+from argusqt.io.codelists import codelist_for
 from argusqt.io.text import check_no_control, is_comment, read_lines
 from argusqt.model.codelist import CodeList
-from argusqt.model.codelists_build import codelist_for
 from argusqt.model.metadata import Metadata, Variable
 from argusqt.model.table import Table, TableSpec, build_relations
 from argusqt.model.tabulate import top_k_by_group

@@ -13,7 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from argusqt.model.codelist import CodeList
-from argusqt.rules.spec import SafetyRules
+from argusqt.model.rulespec import SafetyRules
 
 CostKind = Literal["variable", "frequency", "unity", "distance"]
 

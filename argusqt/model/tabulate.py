@@ -7,8 +7,9 @@ cells above it (its ancestor chain in every dimension). Recoding re-runs step 2 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -16,6 +17,10 @@ from argusqt.errors import InputError, SpecificationError
 from argusqt.model.codelist import CodeList
 from argusqt.model.table import MAX_DIMENSIONS, Table, TableSpec
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
+
+#: Builds a variable's codelist from its metadata and observed codes (io.codelists.codelist_for):
+#: passed in, because reading `.hrc`/`.cdl` files belongs to io, above the model.
+CodelistFor = Callable[[Any, Any, Iterable[str] | None, list[str]], CodeList]
 
 #: (cell, fine cell) pairs expanded at once in `table_from_fine`
 _CHUNK_PAIRS = 1_000_000
@@ -406,6 +411,8 @@ def build_tables(
     log: list[str] | None = None,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
+    *,
+    codelist_for: CodelistFor,
 ) -> list[Table]:
     """Every specified table from loaded microdata columns (rules are applied by the caller)."""
     log = log if log is not None else []
@@ -414,7 +421,7 @@ def build_tables(
         if cancel is not None and cancel.cancelled:
             break
         progress(ProgressEvent(f"Computing table {t + 1} of {len(specs)}", fraction=t / len(specs)))
-        tables.append(build_table(meta, data, spec, log))
+        tables.append(build_table(meta, data, spec, log, codelist_for=codelist_for))
     progress(ProgressEvent("Tables computed", fraction=1.0))
     return tables
 
@@ -497,10 +504,8 @@ def _numbers(data, name: str) -> np.ndarray:
     return np.asarray(col, dtype=float)
 
 
-def build_table(meta, data, spec: TableSpec, log: list[str]) -> Table:
+def build_table(meta, data, spec: TableSpec, log: list[str], *, codelist_for: CodelistFor) -> Table:
     """One table: fine cells from the loaded columns, codelists, then all cells."""
-    from argusqt.model.codelists_build import codelist_for
-
     check_dimensions(spec)
     where = str(getattr(data, "path", "") or getattr(meta, "path", ""))
     cats: list[tuple[np.ndarray, list[str]]] = []

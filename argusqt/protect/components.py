@@ -16,8 +16,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
+from argusqt.model.status import is_candidate, is_secondary
 from argusqt.protect.problem import CSPProblem
-from argusqt.rules.status import is_candidate, is_secondary
 
 INF = highspy.kHighsInf
 

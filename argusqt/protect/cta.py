@@ -17,11 +17,11 @@ import scipy.sparse as sp
 from pyscipopt import Model, quicksum
 
 from argusqt.errors import AuditError, Cancelled, MethodError
+from argusqt.model.status import secondary_status_for
 from argusqt.progress import CancelToken, ProgressCallback, Stopwatch, no_progress
 from argusqt.protect.problem import CSPProblem
 from argusqt.protect.result import ProtectionResult
 from argusqt.protect.rounding import ScipMonitor, attach_monitor
-from argusqt.rules.status import secondary_status_for
 
 LOWER, UPPER = 0, 1
 #: Largest magnitude (in units of the last decimal) a double holds as an exact integer.

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from argusqt.errors import AuditError, Cancelled, MethodError
+from argusqt.model.status import is_secondary, secondary_status_for
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protect.audit import audit, pattern_digest
 from argusqt.protect.budget import Deadline, seconds_param
@@ -20,7 +21,6 @@ from argusqt.protect.components import DOWN, UP, MoveContext
 from argusqt.protect.problem import CSPProblem
 from argusqt.protect.publication import CANCEL_GRACE
 from argusqt.protect.result import ProtectionResult
-from argusqt.rules.status import is_secondary, secondary_status_for
 
 DEFAULTS = {
     "cleanup": True,  # run the cleanup of redundant secondaries (methods.md §4)

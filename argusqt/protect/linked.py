@@ -15,11 +15,11 @@ import scipy.sparse as sp
 
 from argusqt.errors import AuditError, InputError, MethodError
 from argusqt.model.codelist import CodeList
+from argusqt.model.status import is_secondary, is_suppressed, secondary_status_for
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
 from argusqt.protect.audit import audit
 from argusqt.protect.problem import CSPProblem
 from argusqt.protect.result import ProtectionResult
-from argusqt.rules.status import is_secondary, is_suppressed, secondary_status_for
 
 #: at most this many spanning variables in the cover table (optimisation methods)
 MAX_COVER_DIMS = 4

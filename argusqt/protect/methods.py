@@ -12,6 +12,7 @@ import importlib
 import numpy as np
 
 from argusqt.errors import AuditError, Cancelled, MethodError
+from argusqt.model.status import is_candidate, is_primary, is_suppressed, secondary_status_for
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
 from argusqt.protect.audit import EXACT_AUDIT_LIMIT, pattern_digest
 from argusqt.protect.insider_repair import make_publishable
@@ -19,7 +20,6 @@ from argusqt.protect.problem import CSPProblem
 from argusqt.protect.publication import CANCEL_GRACE
 from argusqt.protect.result import ProtectionResult
 from argusqt.protect.singleton import add_singleton_cells, drop_virtual
-from argusqt.rules.status import is_candidate, is_primary, is_suppressed, secondary_status_for
 
 #: name → (module, function); every function is (problem, params, progress, cancel).
 REGISTRY: dict[str, tuple[str, str]] = {

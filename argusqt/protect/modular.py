@@ -17,6 +17,7 @@ from scipy.optimize import linprog
 
 from argusqt.errors import MethodError
 from argusqt.model.codelist import CodeList
+from argusqt.model.status import secondary_status_for
 from argusqt.model.table import build_relations
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protect.budget import Deadline
@@ -24,7 +25,6 @@ from argusqt.protect.optimal import singleton_options, solve_pattern, with_singl
 from argusqt.protect.problem import CSPProblem
 from argusqt.protect.publication import CANCEL_GRACE
 from argusqt.protect.result import ProtectionResult
-from argusqt.rules.status import secondary_status_for
 
 #: HiTaS LOWERMARG 0.9 / UPPERMARG 1.1: protection of inherited secondaries
 INHERITED_SHARE = 0.10

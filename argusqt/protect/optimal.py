@@ -21,13 +21,13 @@ import scipy.sparse as sp
 from pyscipopt import SCIP_EVENTTYPE, SCIP_PARAMSETTING, SCIP_RESULT, Conshdlr, Eventhdlr, Model
 
 from argusqt.errors import Cancelled, MethodError
+from argusqt.model.status import is_primary, secondary_status_for
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protect.budget import Deadline, seconds_param
 from argusqt.protect.problem import CSPProblem
 from argusqt.protect.publication import CANCEL_GRACE
 from argusqt.protect.result import ProtectionResult
 from argusqt.protect.separation import Cut, Separator, default_fixed, require_additive
-from argusqt.rules.status import is_primary, secondary_status_for
 
 #: seconds between two progress events
 PROGRESS_EVERY = 0.25

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from argusqt.model.status import is_candidate, is_primary, is_secondary
 from argusqt.protect.respondents import Respondents
 from argusqt.protect.respondents import from_table as respondents_of
-from argusqt.rules.status import is_candidate, is_primary, is_secondary
 
 
 @dataclass(eq=False)

@@ -12,9 +12,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from argusqt.errors import ArgusError
+from argusqt.model.status import STATUS_LABELS
 from argusqt.model.table import Table
 from argusqt.rules.classify import classify, manual_levels
-from argusqt.rules.status import STATUS_LABELS
 
 
 class StatusChangeError(ArgusError):

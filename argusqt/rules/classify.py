@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from argusqt.errors import SpecificationError
+from argusqt.model.rulespec import SafetyRules
 from argusqt.model.table import Table
-from argusqt.rules.spec import SafetyRules
 
 #: Relative tolerance of the strict inequalities (equality is safe despite float sums).
 REL_TOL = 1e-9

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from argusqt.errors import SpecificationError
+from argusqt.model.status import is_primary
 from argusqt.model.table import Table
-from argusqt.rules.status import is_primary
 
 #: Integer costs of the optimisation models are scaled so that the largest is this (formats.md §9).
 MAX_SCALED_COST = 20000

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from argusqt.errors import SpecificationError
-from argusqt.rules.spec import DominanceRule, FreqRule, PRule, RequestRule, SafetyRules
+from argusqt.model.rulespec import DominanceRule, FreqRule, PRule, RequestRule, SafetyRules
 
 _RULE = re.compile(r"^([A-Za-z]+)\s*\((.*)\)$")
 _MAX = {"P": 4, "NK": 4, "FREQ": 2, "REQ": 2, "ZERO": 1}
