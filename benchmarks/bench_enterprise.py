@@ -1,9 +1,10 @@
 """Enterprise scenarios (shared/data/tauargus/enterprise): our patterns vs τ-Argus's.
 
 For every scenario of the data README: build the table with τ-Argus's settings, protect it
-with our methods, audit the result, and compare the cost (Σ response over statuses 11 and
-12) with τ-Argus's pattern read from its expected file. Also audits τ-Argus's own patterns
-with our audit. Prints a table. Usage:
+with our methods, audit the result (outsider and insider: holdings alone in a suppressed
+cell), and compare the cost (Σ response over statuses 11 and 12) with τ-Argus's pattern
+read from its expected file. Also audits τ-Argus's own patterns with the same publication
+audit. Prints a table. Usage:
     python benchmarks/bench_enterprise.py [--methods MOD OPT HEUR] [--max-time 300]
 """
 
@@ -35,6 +36,7 @@ from argusqt.protect.audit import audit  # noqa: E402
 from argusqt.protect.linked import cover_dims, protect_linked  # noqa: E402
 from argusqt.protect.methods import run_method  # noqa: E402
 from argusqt.protect.problem import CSPProblem  # noqa: E402
+from argusqt.protect.publication import publication_audit  # noqa: E402
 from argusqt.rules.classify import apply_rules  # noqa: E402
 from argusqt.rules.cost import compute_cost  # noqa: E402
 
@@ -70,9 +72,19 @@ def secondary_cost(table, status) -> float:
 
 
 def audit_theirs(table, status) -> tuple[bool, int]:
+    """Outsider and insider audit of a pattern: (passes, failing cells)."""
     prob = CSPProblem.from_table(table)
-    res = audit(prob, is_suppressed(status), intervals=False)
-    return res.ok, len(res.failures)
+    verdict = publication_audit(prob, is_suppressed(status), intervals=False)
+    return verdict.ok, int(verdict.failing_cells.size)
+
+
+def verdict_words(prob, status) -> str:
+    verdict = publication_audit(prob, is_suppressed(status), intervals=False)
+    insider = sum(d.reason == "insider" for d in verdict.disclosures)
+    outsider = sum(d.reason == "outsider" for d in verdict.disclosures)
+    if verdict.ok:
+        return f"passes ({verdict.insiders_checked} holdings attacked, 0 insider disclosures)"
+    return f"FAILS ({outsider} outsider, {insider} insider disclosures)"
 
 
 def main() -> None:
@@ -120,7 +132,7 @@ def main() -> None:
             print(
                 f"{name:<22}{method:<8}{base.n_cells:>7}{int(prob.primary.sum()):>6}"
                 f"{res.n_secondary:>6}{cost:>16.2f}{their_cost:>16.2f}{cost / their_cost if their_cost else float('nan'):>8.3f}"
-                f"{el:>9.1f}  {'passes' if res.audit is not None and res.audit.ok else 'FAILS'}"
+                f"{el:>9.1f}  {verdict_words(prob, res.status)}"
                 f"{'' if res.gap is None else f' gap {100 * res.gap:.2f}%'}",
                 flush=True,
             )

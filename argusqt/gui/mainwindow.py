@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 
 from argusqt import __version__ as _version
 from argusqt.docs import USER_GUIDE
-from argusqt.errors import ArgusError, MethodError, PublicationError
+from argusqt.errors import ArgusError, Cancelled, MethodError, PublicationError
 from argusqt.gui import core
 from argusqt.gui.errors import show_error
 from argusqt.gui.jobs import JobRunner
@@ -811,14 +811,24 @@ class MainWindow(QMainWindow):
             self.last_result = results[-1] if not linked else results
             self._update_status()
 
+        def failed(exc: BaseException) -> None:
+            if not isinstance(exc, Cancelled):
+                self._job_error(exc)
+                return
+            # a cancel without an audited pattern: nothing changed, which is no error
+            self._sync_log()
+            self.log_message(str(exc))
+            self._show_result_box(f"Protection cancelled.\n\n{exc}", "Protection cancelled")
+            self._update_status()
+
         title = "all tables (linked)" if linked else f"table {table_no}"
-        self.runner.start(f"Protect {title} ({method})", job, done, on_error=self._job_error)
+        self.runner.start(f"Protect {title} ({method})", job, done, on_error=failed)
 
     def _result_lines(self, table_no: int, r: Any) -> list[str]:
         """What the user should know about a protection result (also written to the log)."""
         lines = [f"Table {table_no}: method {r.method}"]
         if r.cancelled:
-            lines.append("Cancelled by you: the best safe pattern found so far was kept.")
+            lines.append("Cancelled by you: the best audited pattern found so far was kept.")
         if r.timed_out:
             lines.append("Time limit reached: the best safe pattern found so far was kept.")
         lines.append(f"Secondary suppressions: {r.n_secondary:,}")
@@ -834,10 +844,10 @@ class MainWindow(QMainWindow):
             self.log_message(line)
         return lines
 
-    def _show_result_box(self, text: str) -> None:
+    def _show_result_box(self, text: str, title: str = "Protection finished") -> None:
         box = QMessageBox(
             QMessageBox.Icon.Information,
-            "Protection finished",
+            title,
             text,
             QMessageBox.StandardButton.Ok,
             self,

@@ -64,6 +64,14 @@ class ProtectDialog(QDialog):
             c.setChecked(True)
         self.heur_single = QCheckBox("Protect singletons")
         self.heur_single.setChecked(True)
+        self.opt_single = QCheckBox("Protect singletons")
+        self.opt_single.setChecked(True)
+        for c in (self.opt_single, self.heur_single):
+            c.setToolTip(
+                "Aim for a pattern that respondents alone in a cell cannot undo (singleton, "
+                "singleton–multiple and minimum-frequency options). The insider audit runs "
+                "either way and adds cells if needed."
+            )
         self.rnd_base = number_spin(1, 10**9, max(1, min_base))
         self.rnd_base.setToolTip(f"Minimum base for this table: {min_base}")
         self.rnd_steps = number_spin(0, 10, 0)
@@ -79,7 +87,7 @@ class ProtectDialog(QDialog):
         self.ip_note.setWordWrap(True)
         self.min_base = min_base
         pages = [
-            [("Maximum time:", self.opt_time)],
+            [("Maximum time:", self.opt_time), ("", self.opt_single)],
             [
                 ("Maximum time per subtable:", self.mod_time),
                 ("", self.mod_single),
@@ -150,7 +158,10 @@ class ProtectDialog(QDialog):
         """Parameters with the batch names (`<SUPPRESS>` of formats.md §8.5); times in minutes."""
         m = self.method()
         if m == "OPT":
-            return {"max_minutes": self.opt_time.value()}
+            return {
+                "max_minutes": self.opt_time.value(),
+                "singleton": "SS,SM,MF" if self.opt_single.isChecked() else "",
+            }
         if m == "MOD":
             return {
                 "max_minutes": self.mod_time.value(),
@@ -159,7 +170,7 @@ class ProtectDialog(QDialog):
                 "min_freq": int(self.mod_minfreq.isChecked()),
             }
         if m == "HEUR":
-            return {"singleton": "SS,SM" if self.heur_single.isChecked() else ""}
+            return {"singleton": "SS,SM,MF" if self.heur_single.isChecked() else ""}
         if m == "RND":
             return {
                 "base": int(self.rnd_base.value()),

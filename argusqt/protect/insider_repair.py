@@ -17,7 +17,7 @@ from argusqt.protect.cleanup import Witnesses
 from argusqt.protect.components import DOWN, UP, MoveContext
 from argusqt.protect.heuristic import Protector
 from argusqt.protect.problem import CSPProblem
-from argusqt.protect.publication import PublicationVerdict, publication_audit
+from argusqt.protect.publication import PublicationVerdict, cell_label, publication_audit
 from argusqt.protect.result import AuditResult
 
 #: rounds of audit + repair before giving up (each round repairs every disclosure found)
@@ -48,10 +48,13 @@ def repair_insiders(
             directions.append(DOWN)
         for direction in directions or [UP, DOWN]:
             if ctx.required(cell, direction) > 0 and not prot.protect(cell, direction):
+                knows = ", ".join(cell_label(problem, int(k)) for k in known[:5])
                 raise MethodError(
-                    f"cell {cell} cannot be protected against the respondent that alone "
-                    f"makes up cells {', '.join(map(str, known[:5]))}: no suppression lets it "
-                    "move by its protection level without those cells"
+                    f"cell {cell_label(problem, cell)} cannot be protected against the "
+                    f"respondent that alone makes up {knows}: no suppression lets it move by "
+                    "its protection level without those cells (a level larger than the "
+                    "attacker's bounds allow, e.g. with negative contributions); nothing was "
+                    "changed"
                 )
     ctx.movable = base_movable
     return sup

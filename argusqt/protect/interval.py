@@ -19,6 +19,7 @@ import scipy.sparse as sp
 
 from argusqt.errors import AuditError, MethodError
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
+from argusqt.protect.insider import respondents_of
 from argusqt.protect.problem import CSPProblem
 from argusqt.protect.result import ProtectionResult
 
@@ -103,10 +104,35 @@ class _Data:
         self.t_cell = np.concatenate(t_cells).astype(np.int64)
         self.t_dir = np.concatenate(t_dirs).astype(np.int64)
         self.t_need = np.concatenate(t_need)
+        # insiders: respondents alone in a cell that may get an interval; each knows its
+        # cells exactly and attacks the primaries not exempt for it (docs/design.md)
+        self.insiders: list[tuple[np.ndarray, list[int]]] = []
+        resp = respondents_of(problem)
+        if resp is not None:
+            known, exempt = resp.known.tocsr(), resp.exempt.tocsr()
+            movable = (self.dn + self.up) > 0
+            for r in range(known.shape[0]):
+                kc = known.indices[known.indptr[r] : known.indptr[r + 1]]
+                if not movable[kc].any():
+                    continue  # it knows only published values: an outsider
+                ex = set(exempt.indices[exempt.indptr[r] : exempt.indptr[r + 1]].tolist())
+                mine = [k for k in range(self.t_cell.size) if int(self.t_cell[k]) not in ex]
+                if mine:
+                    self.insiders.append((kc, mine))
 
 
-def _cut_from_multipliers(data: _Data, cell: int, s: int, rows: np.ndarray, y: np.ndarray):
-    """g = s·e_p + Mᵀy → (columns, coefficients) of Σ g⁺U + g⁻L over the master [L, U]."""
+def _cut_from_multipliers(
+    data: _Data,
+    cell: int,
+    s: int,
+    rows: np.ndarray,
+    y: np.ndarray,
+    known: np.ndarray | None = None,
+):
+    """g = s·e_p + Mᵀy → (columns, coefficients) of Σ g⁺U + g⁻L over the master [L, U].
+
+    `known`: cells an insider knows exactly; they cannot move for it, so they are left out.
+    """
     if rows.size:
         prod = (sp.csr_matrix(np.asarray(y, dtype=float)[None, :]) @ data.rel[rows]).tocoo()
         idx, g = prod.col.astype(np.int64), prod.data.astype(float)
@@ -118,8 +144,9 @@ def _cut_from_multipliers(data: _Data, cell: int, s: int, rows: np.ndarray, y: n
     else:
         idx, g = np.append(idx, cell), np.append(g, float(s))
     # tiny multipliers are noise; cells that cannot move contribute nothing
-    pos = (g > 1e-12) & (data.up[idx] > 0)
-    neg = (g < -1e-12) & (data.dn[idx] > 0)
+    free = np.ones(idx.size, dtype=bool) if known is None else ~np.isin(idx, known)
+    pos = (g > 1e-12) & (data.up[idx] > 0) & free
+    neg = (g < -1e-12) & (data.dn[idx] > 0) & free
     cols = np.concatenate([idx[neg], data.n + idx[pos]])
     coefs = np.concatenate([-g[neg], g[pos]])
     return cols, coefs
@@ -165,6 +192,18 @@ class _Separator:
         )
         self.last = -1
         self.n_lps = 0
+
+    def fix(self, cells: np.ndarray) -> None:
+        """An insider: these cells cannot move (their columns' bounds set to 0)."""
+        self.fixed = [int(self.pos[c]) for c in cells if self.pos[c] >= 0]
+        for j in self.fixed:
+            self.h.changeColBounds(j, 0.0, 0.0)
+
+    def release(self, lower: np.ndarray, upper: np.ndarray) -> None:
+        for j in getattr(self, "fixed", []):
+            c = self.cells[j]
+            self.h.changeColBounds(j, float(-lower[c]), float(upper[c]))
+        self.fixed = []
 
     def max_move(self, cell: int, s: int) -> tuple[float, np.ndarray, np.ndarray]:
         """Largest move s·d_p of the attacker, its optimal d (active cells) and row duals y."""
@@ -270,6 +309,41 @@ def _solve_cuts(data: _Data, params: dict, progress, cancel, watch, log, figures
             witness.pop(key, None)
             cuts.append(_cut_from_multipliers(data, int(cell), int(s), sep.rows, y))
             needs.append(need)
+        if not interrupted:
+            for r, (known, mine) in enumerate(data.insiders):
+                if (cancel is not None and cancel.cancelled) or watch.elapsed > max_time:
+                    interrupted = True
+                    break
+                if not ((lower + upper)[known] > 0).any():
+                    continue  # its cells are published: the outsider targets cover it
+                fixed = False
+                for k in mine:
+                    cell, s = int(data.t_cell[k]), int(data.t_dir[k])
+                    need = float(data.t_need[k])
+                    key = (cell, s, r)
+                    outsider_move = witness.get((cell, s))
+                    if _fits(witness.get(key), lower, upper, tol) or (
+                        _fits(outsider_move, lower, upper, tol)
+                        and not np.isin(outsider_move[0], known).any()
+                    ):
+                        continue
+                    if sep is None:
+                        sep = _Separator(data, lower, upper)
+                    if cell in known or sep.pos[cell] < 0:
+                        continue
+                    if not fixed:
+                        sep.fix(known)
+                        fixed = True
+                    move, d, y = sep.max_move(cell, s)
+                    if move >= need - tol:
+                        nz = np.flatnonzero(np.abs(d) > 0)
+                        witness[key] = (sep.cells[nz], d[nz])
+                        continue
+                    witness.pop(key, None)
+                    cuts.append(_cut_from_multipliers(data, cell, s, sep.rows, y, known))
+                    needs.append(need)
+                if fixed:
+                    sep.release(lower, upper)
         if sep is not None:
             n_lps += sep.n_lps
         t_sep += watch.elapsed - t0
@@ -422,6 +496,11 @@ def solve_interval(
     algorithm = str(params.get("algorithm", "cuts"))
     figures: dict = {"algorithm": algorithm}
     if algorithm == "compact":
+        if data.insiders:
+            raise MethodError(
+                "the compact interval LP models the outside attacker only; this table has "
+                "respondents alone in a cell: use algorithm 'cuts'"
+            )
         (low, up), bound, done = _solve_compact(data, params, log, figures)
     elif algorithm == "cuts":
         (low, up), bound, done = _solve_cuts(data, params, progress, cancel, watch, log, figures)
@@ -429,11 +508,15 @@ def solve_interval(
         raise MethodError(f"expected algorithm 'cuts' or 'compact', got {algorithm!r}")
     cancelled = cancel is not None and cancel.cancelled and not done
     a = data.a
-    lb, ub = a - low, a + up
+    figures["lp_objective"] = float(np.sum(data.w * (low + up)))
+    figures["insiders"] = len(data.insiders)
+    lb, ub = _on_printed_grid(a - low, a + up, a, problem.decimals)
     objective = float(np.sum(data.w * (ub - lb)))
-    res_audit = _audit(problem, lb, ub)
-    if not res_audit.ok:
-        raise AuditError("interval protection failed its audit: " + res_audit.summary())
+    verdict = _audit(problem, lb, ub)
+    res_audit = verdict.outsider
+    if not verdict.ok:
+        raise AuditError("interval protection failed its audit: " + verdict.summary())
+    log.append(verdict.summary())
     width = ub - lb
     wide = width > 1e-9 * data.scale
     mid = wide & (np.abs((lb + ub) / 2 - a) <= 1e-9 * data.scale)
@@ -455,13 +538,28 @@ def solve_interval(
         interval_lower=lb,
         interval_upper=ub,
         audit=res_audit,
+        verdict=verdict,
         log=log,
         figures=figures,
     )
 
 
-def _audit(problem: CSPProblem, lb: np.ndarray, ub: np.ndarray):
-    """The shared audit with the published intervals as the attacker's bounds."""
-    from argusqt.protect.audit import audit
+def _on_printed_grid(lb: np.ndarray, ub: np.ndarray, a: np.ndarray, decimals: int):
+    """Intervals widened outwards to the published decimals: the file prints exactly these.
 
-    return audit(problem, suppressed=ub > lb, lower=lb, upper=ub)
+    Rounding to the nearest printed value could narrow an interval (15.6 printed as 16 on a
+    lower bound) and let an attacker of the file reach less than the solution promised;
+    widening never does. Point cells keep their value.
+    """
+    unit = 10.0 ** (-decimals)
+    wide = ub > lb
+    lo = np.where(wide, np.floor(lb / unit + 1e-9) * unit, lb)
+    hi = np.where(wide, np.ceil(ub / unit - 1e-9) * unit, ub)
+    return np.round(np.minimum(lo, a), decimals + 6), np.round(np.maximum(hi, a), decimals + 6)
+
+
+def _audit(problem: CSPProblem, lb: np.ndarray, ub: np.ndarray):
+    """The publication verdict (outsider and insider) with the published intervals as bounds."""
+    from argusqt.protect.publication import publication_audit
+
+    return publication_audit(problem, ub > lb, lower=lb, upper=ub)

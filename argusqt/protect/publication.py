@@ -8,6 +8,7 @@ the publication gate, `run_method` and the session all use it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -49,6 +50,7 @@ class PublicationVerdict:
     disclosures: list[Disclosure] = field(default_factory=list)
     insider: InsiderOutcome | None = None
     elapsed: float = 0.0
+    label: Callable[[int], str] = str  # cell → words (codes), set by publication_audit
 
     @property
     def insiders_checked(self) -> int:
@@ -67,8 +69,8 @@ class PublicationVerdict:
         return sorted({d.reason for d in self.disclosures if d.cell == cell})
 
     def summary(self, names=None) -> str:
-        """One line for logs and dialogs; `names(cell)` labels cells (default: the index)."""
-        label = names or str
+        """One line for logs and dialogs; `names(cell)` labels cells (default: their codes)."""
+        label = names or self.label
         n_out = int(self.outsider.audited.sum())
         if self.ok:
             text = f"Audit passed: {n_out} suppressed cells checked against the outside attacker"
@@ -92,6 +94,23 @@ class PublicationVerdict:
         )
 
 
+def cell_label(problem: CSPProblem, cell: int) -> str:
+    """A cell as users know it: its codes when the problem has the table's dimensions."""
+    dims = problem.dims
+    if dims:
+        shape = tuple(len(d) for d in dims)
+        if cell < int(np.prod(shape)):
+            nodes = np.unravel_index(int(cell), shape)
+            return (
+                "("
+                + ", ".join(d.codes[int(i)].strip() for d, i in zip(dims, nodes, strict=True))
+                + ")"
+            )
+    if problem.names and cell < len(problem.names):
+        return problem.names[cell]
+    return f"cell {cell}"
+
+
 def publication_audit(
     problem: CSPProblem,
     suppressed: np.ndarray,
@@ -100,24 +119,35 @@ def publication_audit(
     progress: ProgressCallback = no_progress,
     intervals: bool | None = None,
     outsider: AuditResult | None = None,
+    lower: np.ndarray | None = None,
+    upper: np.ndarray | None = None,
 ) -> PublicationVerdict:
     """Outsider and insider attacker on `suppressed`; `ok` only if neither discloses a primary.
 
     `intervals`: exact outsider intervals (True), pass/fail (False) or automatic (None:
     exact up to EXACT_INTERVAL_LIMIT suppressed cells). `outsider`: an audit of this very
-    pattern already run by the caller (reused). Raises Cancelled when cancelled.
+    pattern already run by the caller (reused). `lower`/`upper`: published intervals
+    (interval protection) instead of a suppression pattern. Raises Cancelled when cancelled.
     """
     sup = np.asarray(suppressed, dtype=bool)
     if intervals is None:
         intervals = int(sup.sum()) <= EXACT_INTERVAL_LIMIT
     out = outsider
     if out is None:
-        out = audit(problem, sup, intervals=intervals, progress=progress, cancel=cancel)
+        out = audit(
+            problem,
+            sup,
+            intervals=intervals,
+            lower=lower,
+            upper=upper,
+            progress=progress,
+            cancel=cancel,
+        )
     disclosures = [
         Disclosure(int(c), "outsider", float(out.lower[c]), float(out.upper[c]))
         for c in out.failures
     ]
-    inside = insider_audit(problem, sup, progress=progress, cancel=cancel)
+    inside = insider_audit(problem, sup, progress=progress, cancel=cancel, lower=lower, upper=upper)
     disclosures += [
         Disclosure(d.cell, "insider", d.lower, d.upper, d.known) for d in inside.disclosures
     ]
@@ -126,4 +156,5 @@ def publication_audit(
         disclosures=disclosures,
         insider=inside,
         elapsed=out.elapsed + inside.elapsed,
+        label=lambda c: cell_label(problem, c),
     )

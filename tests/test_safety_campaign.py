@@ -1,0 +1,72 @@
+"""A 50-table slice of the safety campaign (benchmarks/safety_campaign.py).
+
+Random small tables (2-D, 1H2D, 3-D; holdings, zeros, negative values; microdata and table
+files), one method each in turn, written for publication through the gate and attacked by
+the campaign's own auditor, which shares no code with argusqt.protect. No export may let
+an outsider or an insider recompute a primary inside its protection interval.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+import safety_campaign as campaign  # noqa: E402
+
+SLICE = range(50)
+
+
+def test_the_auditor_imports_nothing_from_protect():
+    import ast
+
+    tree = ast.parse(Path(campaign.__file__).read_text())
+    names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    assert "argusqt.session" in names  # it drives argusqt as a user would …
+    assert not [m for m in names if m.startswith("argusqt.protect")]  # … and audits alone
+
+
+def test_the_auditor_finds_an_insider_disclosure():
+    """The campaign's own attacker is not blind: E14's rectangle fails for c12's respondent."""
+    import numpy as np
+
+    dims = [campaign.flat_dim("row", 2), campaign.flat_dim("col", 4)]
+    codes = []
+    values = []
+    e14 = [[52, 15, 62, 17], [24, 18, 31, 8]]
+    counts = [[4, 1, 6, 3], [5, 4, 7, 2]]
+    for i in range(2):
+        for j in range(4):
+            for k in range(counts[i][j]):  # equal shares; the last one takes the rest
+                share = e14[i][j] // counts[i][j]
+                v = share if k < counts[i][j] - 1 else e14[i][j] - share * (counts[i][j] - 1)
+                codes.append([f"{i + 1:02d}", f"{j + 1:02d}"])
+                values.append(v)
+    case = campaign.Case(0, "2D", dims, np.array(codes), np.array(values), None,
+                         False, False, False, False)  # fmt: skip
+    truth = campaign.tabulate_truth(case)
+    n = len(truth.cells)
+    c12, c14 = truth.index[("01", "02")], truth.index[("01", "04")]
+    rules = campaign.Rules(np.zeros(n, bool), np.zeros(n), np.zeros(n), 0)
+    rules.primary[[c12, c14]] = True
+    rules.lpl[[c12, c14]] = rules.upl[[c12, c14]] = [1.5, 1.7]
+    sup = np.zeros(n, dtype=bool)
+    sup[[c12, c14, truth.index[("02", "02")], truth.index[("02", "04")]]] = True
+    lo, hi = campaign.apriori(truth, rules)
+    lo, hi = np.where(sup, lo, truth.value), np.where(sup, hi, truth.value)
+    bad = campaign.unsafe_cells(truth, rules, lo, hi, sup)
+    assert bad and all(b.startswith("insider") for b in bad)
+    assert any("('01', '04') in [17, 17]" in b for b in bad)
+
+
+@pytest.mark.parametrize("seed", SLICE)
+def test_no_export_discloses_a_primary(seed, tmp_path):
+    method = campaign.METHODS[seed % len(campaign.METHODS)]
+    case = campaign.generate(1000 + seed)
+    (out,) = campaign.run_case(case, [method], max_time=20.0, workdir=tmp_path)
+    assert out.result in ("published", "refused", "error", "no primaries"), out
+    assert not out.unsafe, f"{case.label} {method}: {out.unsafe}"
