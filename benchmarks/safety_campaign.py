@@ -462,8 +462,8 @@ class Outcome:
 
 def run_case(case: Case, methods, max_time: float, workdir: Path) -> list[Outcome]:
     from argusqt.errors import ArgusError, PublicationError
+    from argusqt.model.rulespec import FreqRule, PRule, SafetyRules
     from argusqt.model.table import TableSpec
-    from argusqt.rules.spec import FreqRule, PRule, SafetyRules
     from argusqt.session import Session
 
     truth = tabulate_truth(case)

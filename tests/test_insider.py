@@ -13,8 +13,11 @@ import pytest
 from shared_paths import copy_case
 
 from argusqt.io.apriori import apply_apriori
+from argusqt.io.codelists import codelist_for
 from argusqt.io.microdata import read_microdata
 from argusqt.io.rda import read_rda
+from argusqt.model.rulespec import PRule, SafetyRules
+from argusqt.model.status import is_secondary, is_suppressed
 from argusqt.model.table import CostSpec, TableSpec
 from argusqt.model.tabulate import build_table
 from argusqt.protect.methods import run_method
@@ -22,8 +25,6 @@ from argusqt.protect.problem import CSPProblem
 from argusqt.protect.publication import publication_audit
 from argusqt.rules.classify import apply_rules
 from argusqt.rules.cost import compute_cost
-from argusqt.rules.spec import PRule, SafetyRules
-from argusqt.rules.status import is_secondary, is_suppressed
 
 pytestmark = pytest.mark.compat
 
@@ -51,7 +52,7 @@ def _table(enterprise, dims, apriori=False):
         p_holding=[PRule(10, 100, 1)], missing_safe=True, zero_range=10, manual_margin=10
     )
     spec = TableSpec(list(dims), "turnover", cost=CostSpec("variable", "turnover"), rules=rules)
-    t = build_table(meta, data, spec, [])
+    t = build_table(meta, data, spec, [], codelist_for=codelist_for)
     apply_rules(t)
     compute_cost(t)
     if apriori:
