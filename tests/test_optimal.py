@@ -523,3 +523,22 @@ def test_a_table_that_does_not_add_up_is_refused_before_any_solver():
     p.values[0] += 3.0  # the grand total no longer the sum of its parts
     with pytest.raises(MethodError, match="not additive: relation"):
         solve_optimal(p, {"max_time": 10})
+
+
+def test_float_noise_of_big_totals_is_taken_into_the_relations():
+    # regression (issue 15): on the 7,290-cell business table (totals ~10⁸, sums off by
+    # ~2·10⁻⁷ in floating point, above HiGHS's absolute 10⁻⁷) an attacker LP was
+    # "infeasible" at the true table and OPT and MOD died in a SCIP callback
+    from argusqt.protect.separation import exact_rhs, require_additive
+
+    p = problem_2d([[123456789.01, 98765432.19], [55555555.55, 44444444.43]], [(1, 1)], 1e6)
+    p.values = p.values.copy()
+    p.values[0] += 2.5e-7  # what summing in another order gives on such totals
+    rhs, bad = exact_rhs(p)
+    assert not bad.any()
+    np.testing.assert_array_equal(rhs, p.relations @ p.values)  # the values hold exactly
+    require_additive(p)  # noise is not a non-additive table
+    sep = Separator(p)
+    np.testing.assert_array_equal(sep.rhs, rhs)
+    assert sep.separate(np.ones(p.n_cells)) == []  # everything suppressed: protected
+    assert solve_optimal(p, {"max_time": 30}).audit.ok

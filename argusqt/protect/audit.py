@@ -25,6 +25,7 @@ from argusqt.protect.components import (
 )
 from argusqt.protect.problem import CSPProblem
 from argusqt.protect.result import AuditResult
+from argusqt.protect.separation import exact_rhs
 
 #: above this many suppressed cells the final audit decides pass/fail without exact intervals
 EXACT_AUDIT_LIMIT = 2000
@@ -125,8 +126,13 @@ def audit(
     res_hi[const_t] = hi[const_t]
 
     rel = problem.relations.tocsr()
-    fixed = np.where(var, 0.0, lo)
-    rhs_eff = np.asarray(problem.rhs, dtype=float) - rel @ fixed
+    # the LPs move variable cells from their values (y = a + δ) so that their rows hold
+    # exactly at the true table (A δ = 0), whatever the float noise of big totals (an
+    # A y = b form made HiGHS call the true table infeasible); constants away from their
+    # value (an explicit bound) and non-additive relations keep their miss on the right
+    exact, not_additive = exact_rhs(problem)
+    base = np.where(var, values, lo)
+    rhs_eff = np.where(not_additive, exact - rel @ values, 0.0) - rel @ (base - values)
     n_lps = 0
     comps = variable_components(rel, var)
     total_targets = int((target & var).sum())
@@ -175,8 +181,8 @@ def audit(
                     h = make_highs(
                         a,
                         np.zeros(comp.cells.size),
-                        lo[comp.cells],
-                        hi[comp.cells],
+                        lo[comp.cells] - base[comp.cells],
+                        hi[comp.cells] - base[comp.cells],
                         b,
                         b,
                         primal=comp.cells.size < 2000,
@@ -202,12 +208,13 @@ def audit(
                         f"attacker LP for cell {cell} is {status}: the published table is "
                         "not additive within the attacker bounds (relations M·a = b violated?)"
                     )
-                np.minimum.at(run_lo, comp.cells, x)
-                np.maximum.at(run_hi, comp.cells, x)
+                y = base[comp.cells] + x
+                np.minimum.at(run_lo, comp.cells, y)
+                np.maximum.at(run_hi, comp.cells, y)
                 if sense > 0:
-                    run_lo[cell] = min(run_lo[cell], obj)
+                    run_lo[cell] = min(run_lo[cell], base[cell] + obj)
                 else:
-                    run_hi[cell] = max(run_hi[cell], -obj)
+                    run_hi[cell] = max(run_hi[cell], base[cell] - obj)
             res_lo[cell] = max(run_lo[cell], lo[cell])
             res_hi[cell] = min(run_hi[cell], hi[cell])
             done_targets += 1
@@ -312,10 +319,12 @@ class _LocalAttacker:
             if rows.size == 0:
                 continue
             a = sp.csc_matrix((sub.data, inv, sub.indptr), shape=(rows.size, cells.size))
-            b = a @ self.values[cells]
+            v = self.values[cells]
+            zero = np.zeros(rows.size)  # moves from the values: other cells stay put
             h = make_highs(
-                a, np.zeros(cells.size), self.lo[cells], self.hi[cells], b, b, primal=False
-            )
+                a, np.zeros(cells.size), self.lo[cells] - v, self.hi[cells] - v, zero, zero,
+                primal=False,
+            )  # fmt: skip
             j = int(np.flatnonzero(cells == cell)[0])
             for sense in (1.0, -1.0):
                 if settled(cell, sense):
@@ -325,8 +334,8 @@ class _LocalAttacker:
                 n_lps += 1
                 if status != "optimal":
                     return n_lps
-                np.minimum.at(run_lo, cells, x)
-                np.maximum.at(run_hi, cells, x)
+                np.minimum.at(run_lo, cells, v + x)
+                np.maximum.at(run_hi, cells, v + x)
             if settled(cell, 1.0) and settled(cell, -1.0):
                 break
         return n_lps

@@ -94,7 +94,9 @@ class Separator:
         self.ub = np.maximum(np.asarray(problem.upper, dtype=float) - self.values, 0.0)
         self.rel = sp.csr_matrix(problem.relations, dtype=float)
         self.rel.eliminate_zeros()
-        self.rhs = np.asarray(problem.rhs, dtype=float)
+        self.rhs, not_additive = exact_rhs(problem)
+        #: right-hand sides of the LPs over moves δ = y − a: 0 where the values hold
+        self.rhs_dev = np.where(not_additive, self.rhs - self.rel @ self.values, 0.0)
         n = problem.n_cells
         prim = problem.primary
         self.lpl = np.where(prim, np.asarray(problem.lpl, dtype=float), 0.0)
@@ -222,9 +224,12 @@ class Separator:
         if targets.size == 0:
             return []
         cell_lab, row_lab, _ = self._components(var)
-        lo = self.values - self.lb * xf
-        hi = self.values + self.ub * xf
-        rhs_eff = self.rhs - self.rel @ np.where(var, 0.0, self.values)
+        # the LPs move cells away from their values (y = a + δ): rows A δ = 0 hold exactly
+        # at the true table, where A y = b with totals of 10⁸ misses by more than HiGHS's
+        # tolerance and made it call the true table infeasible
+        lo = -self.lb * xf
+        hi = self.ub * xf
+        rhs_eff = self.rhs_dev
         out: list[AttackerOutcome] = []
         # group the targets by block
         t_lab = cell_lab[targets]
@@ -239,7 +244,8 @@ class Separator:
             rows = np.flatnonzero(row_lab == lab)
             if rows.size == 0:  # isolated variable cells: the attacker moves them freely
                 for p in block_t:
-                    res = self._judge(p, lo[p], hi[p], None, None)
+                    a_p = self.values[p]
+                    res = self._judge(p, a_p + lo[p], a_p + hi[p], None, None)
                     if res is not None:
                         out.append(res)
                         if stop_at_first:
@@ -248,9 +254,9 @@ class Separator:
             sub_t, a_blk = self._block(cells, rows)
             h = _make_lp(a_blk, lo[cells], hi[cells], rhs_eff[rows])
             pos = np.searchsorted(cells, block_t)
-            # running extremes over feasible attacker solutions (the true table is one)
-            self._run_lo = self.values[cells].copy()
-            self._run_hi = self.values[cells].copy()
+            # running extremes of δ over feasible attacker solutions (the true table: δ = 0)
+            self._run_lo = np.zeros(cells.size)
+            self._run_hi = np.zeros(cells.size)
             self._last = -1
             if pos.size >= 3 and sweep:
                 self._sweep(a_blk, lo[cells], hi[cells], rhs_eff[rows], pos, block_t)
@@ -271,16 +277,16 @@ class Separator:
         n = self.values.shape[0]
         d_up = d_lo = None
         sliding = self.spl[p] > 0
-        hi_val, lo_val = self._run_hi[j], self._run_lo[j]
+        hi_val, lo_val = a_p + self._run_hi[j], a_p + self._run_lo[j]
         need_up = sliding or (self.upl[p] > 0 and hi_val - a_p < self.upl[p] + self.eps)
         need_lo = sliding or (self.lpl[p] > 0 and a_p - lo_val < self.lpl[p] + self.eps)
         if need_up:
             obj, pi = self._run(h, j, -1.0)
-            hi_val = -obj
+            hi_val = a_p - obj
             d_up = self._reduced(sub_t, None, pi, p, -1.0, n)
         if need_lo:
             obj, pi = self._run(h, j, 1.0)
-            lo_val = obj
+            lo_val = a_p + obj
             d_lo = self._reduced(sub_t, None, pi, p, 1.0, n)
         return self._judge(p, lo_val, hi_val, d_up, d_lo)
 
@@ -289,7 +295,7 @@ class Separator:
         once, max Σ tₚ/PLₚ with tₚ ≤ ±(yₚ − aₚ), tₚ ≤ PLₚ. Their solutions usually show most
         primaries protected (running extremes), sparing one LP per primary and direction."""
         nc, nt = a_blk.shape[1], pos.size
-        a_t = self.values[targets]
+        a_t = np.zeros(nt)  # δ of the targets at the true table
         for sense, pl in ((1.0, self.upl[targets]), (-1.0, self.lpl[targets])):
             want = pl > 0
             if want.sum() < 3:
@@ -448,6 +454,30 @@ def _dedupe(cuts: list[Cut]) -> list[Cut]:
     return out
 
 
+#: relative size of a relation's miss that is float noise of summing the cell values
+NOISE = 1e-7
+
+
+def exact_rhs(problem: CSPProblem) -> tuple[np.ndarray, np.ndarray]:
+    """Right-hand sides the cell values satisfy exactly, and the relations missed by more.
+
+    Totals summed in floating point miss their relation by ~1e-16 of their size: on values
+    of 10⁸ that exceeds HiGHS's absolute feasibility tolerance (1e-7), and an attacker LP
+    whose every cell sits at a bound is then "infeasible" at the true table. The attacker
+    of a published table knows the relations exactly, so taking the noise into the
+    right-hand side changes nothing an audit could see (its tolerance is ≥ 5·10⁻⁷).
+    """
+    rel = sp.csr_matrix(problem.relations, dtype=float)
+    rhs = np.asarray(problem.rhs, dtype=float)
+    if rel.shape[0] == 0:
+        return rhs, np.zeros(0, dtype=bool)
+    values = np.asarray(problem.values, dtype=float)
+    residual = rel @ values - rhs
+    scale = abs(rel) @ np.abs(values)
+    bad = np.abs(residual) > NOISE * np.maximum(scale, 1.0)
+    return rhs + np.where(bad, 0.0, residual), bad
+
+
 def require_additive(problem: CSPProblem) -> None:
     """MethodError naming the first relation the cell values do not satisfy.
 
@@ -457,18 +487,14 @@ def require_additive(problem: CSPProblem) -> None:
     """
     from argusqt.errors import MethodError
 
-    rel = sp.csr_matrix(problem.relations, dtype=float)
-    if rel.shape[0] == 0:
-        return
-    values = np.asarray(problem.values, dtype=float)
-    residual = rel @ values - np.asarray(problem.rhs, dtype=float)
-    scale = abs(rel) @ np.abs(values)
-    bad = np.abs(residual) > 1e-7 * np.maximum(scale, 1.0)
+    rhs, bad = exact_rhs(problem)
     if bad.any():
         r = int(np.flatnonzero(bad)[0])
+        row = sp.csr_matrix(problem.relations)[r]
+        miss = float((row @ np.asarray(problem.values, dtype=float))[0] - problem.rhs[r])
         raise MethodError(
             f"the table is not additive: relation {r + 1} misses its right-hand side by "
-            f"{residual[r]:.6g} ({int(bad.sum())} relations do not hold); protect an additive "
+            f"{miss:.6g} ({int(bad.sum())} relations do not hold); protect an additive "
             "table (for tabular input, check the totals)"
         )
 
