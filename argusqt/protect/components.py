@@ -79,6 +79,13 @@ def make_highs(
     with primal=False, presolve=True and call `use_primal(h)` after the first solve.
     """
     a = sp.csc_matrix(a)
+    h = new_highs(primal, presolve)
+    pass_model(h, a.indptr, a.indices, a.data, a.shape[0], cost, col_lo, col_hi, row_lo, row_hi)
+    return h
+
+
+def new_highs(primal: bool = False, presolve: bool | None = None) -> highspy.Highs:
+    """A silent single-threaded HiGHS simplex instance (see make_highs for the options)."""
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("solver", "simplex")
@@ -89,11 +96,28 @@ def make_highs(
         presolve = primal  # small fresh LPs (dual simplex): presolve costs more than it saves
     if not presolve:
         h.setOptionValue("presolve", "off")
+    return h
+
+
+def pass_model(
+    h: highspy.Highs,
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    data: np.ndarray,
+    n_rows: int,
+    cost: np.ndarray,
+    col_lo: np.ndarray,
+    col_hi: np.ndarray,
+    row_lo: np.ndarray,
+    row_hi: np.ndarray,
+) -> None:
+    """Give `h` a new LP min costᵀx, row_lo ≤ A x ≤ row_hi, col_lo ≤ x ≤ col_hi (A by columns)."""
     f64 = np.float64
+    n_cols = int(indptr.shape[0] - 1)
     status = h.passModel(
-        int(a.shape[1]),
-        int(a.shape[0]),
-        int(a.nnz),
+        n_cols,
+        int(n_rows),
+        int(indptr[-1]),
         int(highspy.MatrixFormat.kColwise),
         int(highspy.ObjSense.kMinimize),
         0.0,
@@ -102,14 +126,30 @@ def make_highs(
         np.ascontiguousarray(col_hi, dtype=f64),
         np.ascontiguousarray(row_lo, dtype=f64),
         np.ascontiguousarray(row_hi, dtype=f64),
-        a.indptr.astype(np.int32),
-        a.indices.astype(np.int32),
-        a.data.astype(f64),
-        np.zeros(int(a.shape[1]), dtype=np.int32),  # all continuous
+        np.ascontiguousarray(indptr, dtype=np.int32),
+        np.ascontiguousarray(indices, dtype=np.int32),
+        np.ascontiguousarray(data, dtype=f64),
+        np.zeros(n_cols, dtype=np.int32),  # all continuous
     )
     if status != highspy.HighsStatus.kOk:
         raise RuntimeError(f"HiGHS rejected the LP ({status})")
-    return h
+
+
+def column_block(
+    csc: sp.csc_matrix, cells: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The relations touching `cells` and the block's CSC arrays with rows renumbered 0..k-1.
+
+    Returns (rows, indptr, indices, data); gathered straight from the CSC arrays (scipy's
+    column slicing costs more than the solve of a small path LP).
+    """
+    starts = csc.indptr[cells]
+    lens = csc.indptr[cells + 1] - starts
+    indptr = np.zeros(cells.size + 1, dtype=np.int64)
+    np.cumsum(lens, out=indptr[1:])
+    pos = np.repeat(starts - indptr[:-1], lens) + np.arange(indptr[-1])
+    rows, local = np.unique(csc.indices[pos], return_inverse=True)
+    return rows, indptr, local, csc.data[pos]
 
 
 def use_primal(h: highspy.Highs) -> None:
@@ -151,6 +191,7 @@ class MoveContext:
         self.upl = np.where(self.primary, problem.upl, 0.0)
         self.tol = problem.tolerance
         self.grid = Grid(problem) if has_grid(problem) else None
+        self._lp: highspy.Highs | None = None  # reused by every path LP
 
     def required(self, cell: int, direction: int) -> float:
         return float(self.upl[cell] if direction == UP else self.lpl[cell])
@@ -161,42 +202,45 @@ class MoveContext:
         """Cheapest move of `cell` by its PL using only `cells` (others fixed); None if none.
 
         `cost` is per unit of movement for each of `cells`. Returns d over `cells`.
+        The LP has d = d⁺ − d⁻ (columns [A, −A]); one HiGHS instance is reused for all.
         """
         cells = np.asarray(cells, dtype=np.int64)
-        sub = self.mcsc[:, cells]
-        rows, inv = np.unique(sub.indices, return_inverse=True)
-        a = sp.csc_matrix((sub.data, inv, sub.indptr), shape=(rows.size, cells.size))
-        full = sp.hstack([a, -a], format="csc")
+        pl = self.required(cell, direction)
+        if (direction == UP and self.ub[cell] < pl) or (direction == DOWN and self.lb[cell] < pl):
+            return None
+        rows, indptr, local, data = column_block(self.mcsc, cells)
+        n = cells.size
         mov = self.movable[cells]
         hi_p = np.where(mov, self.ub[cells], 0.0)
         hi_m = np.where(mov, self.lb[cells], 0.0)
-        lo_p = np.zeros(cells.size)
-        lo_m = np.zeros(cells.size)
+        lo_p = np.zeros(n)
+        lo_m = np.zeros(n)
         j = int(np.flatnonzero(cells == cell)[0])
-        pl = self.required(cell, direction)
         if direction == UP:
             lo_p[j] = hi_p[j] = pl
             hi_m[j] = 0.0
         else:
             lo_m[j] = hi_m[j] = pl
             hi_p[j] = 0.0
-        if (direction == UP and self.ub[cell] < pl) or (direction == DOWN and self.lb[cell] < pl):
-            return None
-        c = np.concatenate([cost, cost])
+        nnz = int(indptr[-1])
         zeros = np.zeros(rows.size)
-        h = make_highs(
-            full,
-            c,
+        if self._lp is None:
+            self._lp = new_highs(primal=False)
+        pass_model(
+            self._lp,
+            np.concatenate([indptr, indptr[1:] + nnz]),
+            np.concatenate([local, local]),
+            np.concatenate([data, -data]),
+            rows.size,
+            np.concatenate([cost, cost]),
             np.concatenate([lo_p, lo_m]),
             np.concatenate([hi_p, hi_m]),
             zeros,
             zeros,
-            primal=False,
         )
-        status, x, _ = solve(h)
+        status, x, _ = solve(self._lp)
         if status != "optimal":
             return None
-        n = cells.size
         d = x[:n] - x[n:]
         d[np.abs(d) <= 1e-9 * max(1.0, pl)] = 0.0
         return d
