@@ -110,7 +110,8 @@ def test_open_specify_protect_flow(qtbot, window, files):
     assert "Cancelled" in window.result_box.text()
     assert "secondary" in window.status_label.text()
     assert session.calls[-1][:3] == ("protect", 1, "OPT")
-    assert session.calls[-1][3]["max_minutes"] == 10
+    # no time in the options: the time suggested for this small table (protect.advice)
+    assert session.calls[-1][3]["max_minutes"] == 1
 
     dlg = window.show_summary()
     assert dlg.grid.item(dlg.grid.rowCount() - 1, 1).text() == f"{window.tables[0].n_cells:,}"

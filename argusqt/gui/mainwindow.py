@@ -45,6 +45,7 @@ from argusqt.gui.specify import SpecifyTablesDialog, describe_spec
 from argusqt.gui.summary import SummaryDialog, unsafe_count
 from argusqt.gui.tableview import TableView
 from argusqt.model.table import Table, TableSpec
+from argusqt.protect.advice import recommend_for_table
 from argusqt.session import is_warning
 
 MAX_RECENT = 8
@@ -782,9 +783,14 @@ class MainWindow(QMainWindow):
             prim = (t.status >= 3) & (t.status <= 9)
             min_base = int(np.ceil((t.lpl[prim] + t.upl[prim]).max())) if prim.any() else 1
             dlg = ProtectDialog(view.title, max(1, min_base), self, n_tables=len(self.views))
-            dlg.opt_time.setValue(option(self.settings, "options/optMinutes"))
-            dlg.mod_time.setValue(option(self.settings, "options/modMinutes"))
-            dlg.rnd_time.setValue(option(self.settings, "options/rndMinutes"))
+            dlg.suggest(recommend_for_table(t))  # method and time from the table's size, and why
+            for key, spin in (
+                ("options/optMinutes", dlg.opt_time),
+                ("options/modMinutes", dlg.mod_time),
+                ("options/rndMinutes", dlg.rnd_time),
+            ):
+                if self.settings.contains(key) or spin is dlg.rnd_time:  # the user's time wins
+                    spin.setValue(option(self.settings, key))
             self.protect_dialog = dlg
             if dlg.exec() != QDialog.DialogCode.Accepted:
                 return

@@ -123,6 +123,9 @@ class ProtectDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
         self.warning = QLabel("")
         self.warning.setStyleSheet("color:#b00020;")
+        self.advice = QLabel("")  # the suggested method and why (see suggest)
+        self.advice.setWordWrap(True)
+        self.advice.setVisible(False)
         self.linked = QCheckBox(
             f"Protect all {n_tables} tables together (linked tables; OPT and MOD)"
         )
@@ -134,6 +137,7 @@ class ProtectDialog(QDialog):
         top.addWidget(opts_box, 2)
         lay = QVBoxLayout(self)
         lay.addLayout(top)
+        lay.addWidget(self.advice)
         lay.addWidget(self.linked)
         lay.addWidget(self.warning)
         lay.addWidget(self.buttons)
@@ -150,6 +154,19 @@ class ProtectDialog(QDialog):
 
     def select(self, code: str) -> None:
         self.radios[code].setChecked(True)
+
+    def suggest(self, advice) -> None:
+        """Preselect the method and time of a protect.advice.Advice and say why."""
+        self.select(advice.method)
+        spin = {"OPT": self.opt_time, "MOD": self.mod_time}.get(advice.method)
+        if spin is not None:
+            spin.setValue(advice.minutes)
+        title = dict((c, t) for c, t, _ in METHODS)[advice.method]
+        per = " per subtable" if advice.method == "MOD" else ""
+        self.advice.setText(
+            f"Suggested for this table: {title}, {advice.minutes} min{per} — {advice.reason}."
+        )
+        self.advice.setVisible(True)
 
     def method(self) -> str:
         return METHODS[self.group.checkedId()][0]
