@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 
+import highspy
 import numpy as np
 import scipy.sparse as sp
 
@@ -19,6 +20,8 @@ from argusqt.protect.components import (
     Grid,
     has_grid,
     make_highs,
+    new_highs,
+    pass_model,
     solve,
     use_primal,
     variable_components,
@@ -305,6 +308,7 @@ class _LocalAttacker:
             (np.ones(inc.nnz), inc.indices, inc.indptr), shape=inc.shape
         ).T.tocsr()  # cells × relations
         self.pattern_t = self.pattern.T.tocsr()  # relations × cells
+        self.lp: highspy.Highs | None = None  # reused: one small LP per neighbourhood
 
     def __getitem__(self, idx):
         return np.where(self.var[idx], 0.0, np.inf)
@@ -321,9 +325,12 @@ class _LocalAttacker:
             a = sp.csc_matrix((sub.data, inv, sub.indptr), shape=(rows.size, cells.size))
             v = self.values[cells]
             zero = np.zeros(rows.size)  # moves from the values: other cells stay put
-            h = make_highs(
-                a, np.zeros(cells.size), self.lo[cells] - v, self.hi[cells] - v, zero, zero,
-                primal=False,
+            if self.lp is None:
+                self.lp = new_highs(primal=False)
+            h = self.lp
+            pass_model(
+                h, a.indptr, a.indices, a.data, rows.size, np.zeros(cells.size),
+                self.lo[cells] - v, self.hi[cells] - v, zero, zero,
             )  # fmt: skip
             j = int(np.flatnonzero(cells == cell)[0])
             for sense in (1.0, -1.0):

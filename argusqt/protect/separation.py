@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from argusqt.progress import CancelToken
+from argusqt.protect.components import new_highs, pass_model
 from argusqt.protect.problem import CSPProblem
 
 #: x*ᵢ above this makes a cell a variable of the attacker LP.
@@ -55,27 +56,15 @@ class AttackerOutcome:
     cuts: list[Cut]
 
 
-def _make_lp(a: sp.spmatrix, lo: np.ndarray, hi: np.ndarray, b: np.ndarray) -> highspy.Highs:
-    """A silent HiGHS dual-simplex model min 0·y, A y = b, lo ≤ y ≤ hi."""
+def _load_lp(
+    h: highspy.Highs | None, a: sp.spmatrix, lo: np.ndarray, hi: np.ndarray, b: np.ndarray
+) -> highspy.Highs:
+    """`h` (a new silent dual-simplex instance if None) given the LP min 0·y, A y = b,
+    lo ≤ y ≤ hi: instances are reused because creating one costs more than many warm solves."""
     a = sp.csc_matrix(a)
-    lp = highspy.HighsLp()
-    lp.num_col_ = int(a.shape[1])
-    lp.num_row_ = int(a.shape[0])
-    lp.col_cost_ = np.zeros(a.shape[1])
-    lp.col_lower_ = np.asarray(lo, dtype=float)
-    lp.col_upper_ = np.asarray(hi, dtype=float)
-    lp.row_lower_ = np.asarray(b, dtype=float)
-    lp.row_upper_ = np.asarray(b, dtype=float)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = a.indptr.astype(np.int32)
-    lp.a_matrix_.index_ = a.indices.astype(np.int32)
-    lp.a_matrix_.value_ = a.data.astype(float)
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("solver", "simplex")
-    h.setOptionValue("threads", 1)
-    h.setOptionValue("presolve", "off")
-    h.passModel(lp)
+    if h is None:
+        h = new_highs(primal=False, presolve=False)
+    pass_model(h, a.indptr, a.indices, a.data, a.shape[0], np.zeros(a.shape[1]), lo, hi, b, b)
     return h
 
 
@@ -126,6 +115,8 @@ class Separator:
         self._block_cache: dict[bytes, tuple[sp.csr_matrix, sp.csr_matrix]] = {}
         #: run the coverage LPs before the per-primary LPs of a block
         self.sweep = True
+        self._lp: highspy.Highs | None = None  # the block LP, reloaded per block
+        self._lp_sweep: highspy.Highs | None = None
 
     # ------------------------------------------------------------------ helpers
     def full_point(self, x: np.ndarray) -> np.ndarray:
@@ -252,7 +243,7 @@ class Separator:
                             return out
                 continue
             sub_t, a_blk = self._block(cells, rows)
-            h = _make_lp(a_blk, lo[cells], hi[cells], rhs_eff[rows])
+            h = self._lp = _load_lp(self._lp, a_blk, lo[cells], hi[cells], rhs_eff[rows])
             pos = np.searchsorted(cells, block_t)
             # running extremes of δ over feasible attacker solutions (the true table: δ = 0)
             self._run_lo = np.zeros(cells.size)
@@ -309,7 +300,8 @@ class Separator:
                 shape=(nt, nc + nt),
             )
             big = sp.vstack([sp.hstack([a_blk, sp.csr_matrix((a_blk.shape[0], nt))]), link])
-            h = _make_lp(
+            h = self._lp_sweep = _load_lp(
+                self._lp_sweep,
                 big,
                 np.r_[lo, np.zeros(nt)],
                 np.r_[hi, cap],
