@@ -542,3 +542,25 @@ def test_float_noise_of_big_totals_is_taken_into_the_relations():
     np.testing.assert_array_equal(sep.rhs, rhs)
     assert sep.separate(np.ones(p.n_cells)) == []  # everything suppressed: protected
     assert solve_optimal(p, {"max_time": 30}).audit.ok
+
+
+def test_branch_and_cut_callbacks_stop_at_the_runs_deadline(monkeypatch):
+    # regression (issue 15): SCIP checks its limit only between callbacks, and a separation
+    # round on a 7,290-cell table ran for minutes past OPT's limit
+    import argusqt.protect.budget as budget
+
+    class Ticking:  # every clock reading is one second later
+        now = 0.0
+
+        def __call__(self):
+            Ticking.now += 1.0
+            return Ticking.now
+
+    p = sized_problem("1H2D", 1000, seed=4)  # ~50 nodes: not solved before the deadline
+    p.cost = np.abs(p.values)
+    monkeypatch.setattr(budget, "CLOCK", Ticking())
+    r = solve_optimal(p, {"max_time": 40, "use_heuristic": False})
+    assert r.timed_out and not r.optimal
+    assert r.figures["attacker_lps"] < 400  # stopped in the first rounds, not after SCIP's 40 s
+    assert any("time limit reached" in line for line in r.log)
+    assert audit(p, r.status != 1).ok  # the best pattern proven protected

@@ -79,7 +79,7 @@ class _CapacityHandler(Conshdlr):
 
     def _cuts_for(self, x: np.ndarray, x_int: bool) -> tuple[list[Cut], bool]:
         """Violated cuts at x and whether some primary fails."""
-        outcomes = self.sep.separate(x, cancel=self.run.cancel)
+        outcomes = self.sep.separate(x, cancel=self.run.stop)
         cuts = [c for o in outcomes for c in o.cuts]
         if x_int and outcomes:
             # an unprotected integer point must be cut off: a capacity cut violated only by
@@ -107,7 +107,7 @@ class _CapacityHandler(Conshdlr):
             self.run.n_cuts += 1
 
     def _cancelled(self) -> bool:
-        if self.run.cancel is not None and self.run.cancel.cancelled:
+        if self.run.stop.cancelled:
             self.model.interruptSolve()
             return True
         return False
@@ -138,15 +138,13 @@ class _CapacityHandler(Conshdlr):
     def conscheck(
         self, constraints, solution, checkintegrality, checklprows, printreason, completely
     ):
-        if self.run.cancel is not None and self.run.cancel.cancelled:
+        if self.run.stop.cancelled:  # out of time: reject (never accept an unchecked pattern)
             return {"result": SCIP_RESULT.INFEASIBLE}
         x = np.round(self._x(solution))
         self.run.n_checks += 1
         if self.store.violated(x):  # a known valid cut rejects it without any LP
             return {"result": SCIP_RESULT.INFEASIBLE}
-        if self.sep.is_protected(x, cancel=self.run.cancel) and not (
-            self.run.cancel is not None and self.run.cancel.cancelled
-        ):
+        if self.sep.is_protected(x, cancel=self.run.stop) and not self.run.stop.cancelled:
             return {"result": SCIP_RESULT.FEASIBLE}
         return {"result": SCIP_RESULT.INFEASIBLE}
 
@@ -232,7 +230,7 @@ class _Progress(Eventhdlr):
 
     def eventexec(self, event):
         run = self.run
-        if run.cancel is not None and run.cancel.cancelled:
+        if run.stop.cancelled:
             self.model.interruptSolve()
             return
         bound = self.model.getDualbound()
@@ -261,12 +259,29 @@ class _Progress(Eventhdlr):
         )
 
 
+class _Stop:
+    """What the callbacks poll: the user's cancel or the end of the run's time.
+
+    SCIP checks its time limit only between callbacks, and one separation round on a big
+    fractional point can take minutes: the separator stops at this deadline too.
+    """
+
+    def __init__(self, cancel: CancelToken | None, deadline: Deadline):
+        self.cancel = cancel
+        self.deadline = deadline
+
+    @property
+    def cancelled(self) -> bool:
+        return (self.cancel is not None and self.cancel.cancelled) or self.deadline.expired
+
+
 @dataclass
 class _Run:
     cancel: CancelToken | None
     progress: ProgressCallback
     watch: Stopwatch
     pos_of: np.ndarray
+    stop: _Stop
     offset: float = 0.0
     sepa_depth: int = 10**9
     n_cuts: int = 0
@@ -301,7 +316,7 @@ def solve_pattern(
     pos_of = np.full(problem.n_cells, -1, dtype=np.int64)
     pos_of[free] = np.arange(free.size)
     offset = 0.0
-    run = _Run(cancel, progress, watch, pos_of, offset)
+    run = _Run(cancel, progress, watch, pos_of, _Stop(cancel, Deadline(max_time)), offset)
     if sep.targets.size == 0:
         mask = np.where(sep.free, 0.0, sep.fixed) > 0.5
         return PatternOutcome(mask, 0.0, 0.0, True)
@@ -363,7 +378,8 @@ def solve_pattern(
     outcome.nodes = int(model.getNNodes())
     outcome.lps = sep.n_lps
     outcome.cancelled = bool(cancel is not None and cancel.cancelled)
-    outcome.timed_out = status == "timelimit"
+    stopped_early = run.stop.deadline.expired and status in ("userinterrupt", "timelimit")
+    outcome.timed_out = status == "timelimit" or (stopped_early and not outcome.cancelled)
     outcome.infeasible = status == "infeasible"
     sols = model.getSols() if model.getNSols() else []
     best = None
@@ -374,8 +390,8 @@ def solve_pattern(
             vals = np.array([model.getSolVal(s, v) for v in xvars])
             best, best_obj = vals, obj
     bound = model.getDualbound()
-    if run.bound is not None and outcome.cancelled:
-        bound = run.bound  # after a cancel SCIP's last bound may include cut-off nodes
+    if run.bound is not None and (outcome.cancelled or stopped_early):
+        bound = run.bound  # after an interrupt SCIP's last bound may include cut-off nodes
     if best is not None:
         mask = np.where(sep.free, 0.0, sep.fixed) > 0.5
         mask[free] = best > 0.5
