@@ -121,6 +121,7 @@ def cleanup(
     *,
     ctx: MoveContext | None = None,
     time_limit: float | None = None,
+    max_lps: int | None = None,
     max_full: int = 3000,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
@@ -128,7 +129,8 @@ def cleanup(
     """Publish again the secondaries that are not needed; returns (suppressed, info).
 
     The pattern stays protected after every step (each pair keeps a witness), so a
-    time limit or a cancel simply stops early with a safe pattern. A cell is kept when
+    time limit, an LP budget (`max_lps`: the same result on every run) or a cancel simply
+    stops early with a safe pattern. A cell is kept when
     no witness is found on the neighbourhood (and, if at most `max_full` cells are
     suppressed, on the whole suppressed set): on big tables the result may keep a few
     redundant cells. Pairs without any witness at the start are not protected and are
@@ -159,12 +161,15 @@ def cleanup(
     cand = np.flatnonzero(sup & ~ctx.primary)
     cand = cand[np.argsort(-cost[cand], kind="stable")]
     removed = 0
-    stopped = False
+    stopped: str | bool = False
     for n, s in enumerate(cand.tolist()):
-        if (cancel is not None and cancel.cancelled) or (
-            time_limit is not None and watch.elapsed > time_limit
-        ):
-            stopped = True
+        if cancel is not None and cancel.cancelled:
+            stopped = "cancelled"
+        elif time_limit is not None and watch.elapsed > time_limit:
+            stopped = "time limit"
+        elif max_lps is not None and n_lps >= max_lps:
+            stopped = "LP budget"
+        if stopped:
             break
         if _exposes_primary(s, rel, ctx.mcsc, count, sup, needs):
             perm[s] = True

@@ -25,6 +25,7 @@ from argusqt.protect.result import ProtectionResult
 DEFAULTS = {
     "cleanup": True,  # run the cleanup of redundant secondaries (methods.md §4)
     "cleanup_time": None,  # seconds for the cleanup (None = what the time limit leaves)
+    "cleanup_lps": "auto",  # LPs for the cleanup: "auto" (a share of the path LPs), None = all
     # seconds for the whole run (None = no limit), as every method's "max_time"; the old
     # name "time_limit" is still read
     "max_time": None,
@@ -33,6 +34,13 @@ DEFAULTS = {
 }
 #: share of the time limit the path-LP phase may use before it hurries
 PATH_SHARE = 0.5
+#: tables above this many cells get an intermediate neighbourhood before the whole table
+LARGE = 20_000
+#: without a time limit the clean-up may solve this many times the path phase's LPs (at
+#: least CLEANUP_MIN_LPS): most of its gain comes from the first, most expensive cells, and
+#: an LP count (not seconds) gives the same pattern on every run
+CLEANUP_SHARE = 2.0
+CLEANUP_MIN_LPS = 400
 
 
 def _unit_costs(ctx: MoveContext) -> tuple[np.ndarray, float, float]:
@@ -66,46 +74,67 @@ class Protector:
             np.where(np.isfinite(self.base[cells]), self.base[cells], 1.0),
         )
 
-    def neighbourhoods(self, cell: int):
-        """Cell sets to try in turn: small, larger, the whole table."""
+    def neighbourhoods(self, cell: int, need: float = 0.0):
+        """Cell sets to try in turn: small, larger, the whole table.
+
+        Free cells too small to carry a move of `need` are picked last: the cheapest cells
+        are the smallest, and a neighbourhood of them cannot shift a big primary.
+        """
         ctx = self.ctx
         if ctx.grid is not None:
-            sizes = [(1, 2, 1), (self.k_free, 4, 1 << 30), (4 * self.k_free + 2, 20, 1 << 30)]
-            for k_free, k_sup, climb in sizes[:1] if self.hurry else sizes:
-                n = ctx.grid.neighbourhood(cell, self._score(), k_free, k_sup, climb)
+            score = _LazyScore(self.sup, self.base, ctx.values, need)
+            # measured on the 7,290-cell business table (docs/design.md): siblings only
+            # (climb 1) but five free ones per node, then the whole table, gives patterns
+            # 2× cheaper than growing neighbourhoods; beyond LARGE cells the whole-table LP
+            # is too slow to be the first fallback
+            sizes = [(5, 6, 1)]
+            if ctx.problem.n_cells > LARGE:
+                sizes.append((3, 6, 1 << 30))
+            for k_free, k_sup, climb in [(2, 3, 1)] if self.hurry else sizes:
+                n = ctx.grid.neighbourhood(cell, score, k_free, k_sup, climb)
                 if n.size < ctx.problem.n_cells:
                     yield n
         yield np.arange(ctx.problem.n_cells)
 
-    def _score(self) -> np.ndarray:
-        return _LazyScore(self.sup, self.base)
-
-    def protect(self, cell: int, direction: int) -> bool:
-        """Find and apply a move for (cell, direction); False when no move exists at all."""
+    def find(self, cell: int, direction: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """The cheapest move found for (cell, direction) given `sup`: (cells, shifts) or None."""
         ctx = self.ctx
-        for cells in self.neighbourhoods(cell):
+        for cells in self.neighbourhoods(cell, ctx.required(cell, direction)):
             d = ctx.path_move(cell, direction, cells, self._cost(cells))
             self.n_lps += 1
             if d is None:
                 continue
             moved = d != 0
-            idx = cells[moved]
-            self.sup[idx] = True
-            self.wit.add_move(idx, d[moved], ctx)
-            self.wit.ensure(cell, direction, idx)
-            return True
-        return False
+            return cells[moved], d[moved]
+        return None
+
+    def protect(self, cell: int, direction: int) -> bool:
+        """Find and apply a move for (cell, direction); False when no move exists at all."""
+        found = self.find(cell, direction)
+        if found is None:
+            return False
+        idx, d = found
+        self.sup[idx] = True
+        self.wit.add_move(idx, d, self.ctx)
+        self.wit.ensure(cell, direction, idx)
+        return True
 
 
 class _LazyScore:
-    """Score array view (0 suppressed, cost otherwise) computed only where indexed."""
+    """Score array view (0 suppressed, cost otherwise; cells smaller than `need` after all
+    others) computed only where indexed."""
 
-    def __init__(self, sup: np.ndarray, base: np.ndarray):
+    def __init__(self, sup: np.ndarray, base: np.ndarray, values: np.ndarray, need: float):
         self.sup = sup
         self.base = base
+        self.values = values
+        self.need = need
+        finite = base[np.isfinite(base)]
+        self.penalty = 1.0 + 2.0 * float(finite.max(initial=0.0))
 
     def __getitem__(self, idx):
-        return np.where(self.sup[idx], 0.0, self.base[idx])
+        small = np.abs(self.values[idx]) < self.need
+        return np.where(self.sup[idx], 0.0, self.base[idx] + np.where(small, self.penalty, 0.0))
 
 
 def primary_order(ctx: MoveContext) -> np.ndarray:
@@ -211,6 +240,9 @@ def solve_heuristic(
     if path_deadline.expired:
         log.append("heuristic: time limit reached while protecting; smallest neighbourhoods used")
     cleanup_time = seconds_param(opts, "cleanup_time")
+    cleanup_lps = opts["cleanup_lps"]
+    if cleanup_lps == "auto":
+        cleanup_lps = max(CLEANUP_MIN_LPS, int(CLEANUP_SHARE * n_lps))
     if cleanup_time is None:
         # reserve ≈ the path-LP phase again for the final audit and margins (measured: the
         # hinted audit of a 10^5-cell 3-D table takes well under that)
@@ -223,15 +255,17 @@ def solve_heuristic(
             wit,
             ctx=ctx,
             time_limit=cleanup_time,
+            max_lps=None if cleanup_lps is None else int(cleanup_lps),
             progress=progress,
             cancel=cancel,
         )
         log.append(
             f"cleanup: {info['removed']} cells published again, {info['lps']} LPs "
-            f"({info['elapsed']:.1f} s){' — stopped early' if info['stopped'] else ''}"
+            f"({info['elapsed']:.1f} s)"
+            + (f" — stopped early ({info['stopped']})" if info["stopped"] else "")
         )
         cancelled = cancel is not None and cancel.cancelled
-        timed_out |= bool(info["stopped"]) and not cancelled
+        timed_out |= info["stopped"] == "time limit"
     # the audit decides; repair with full-table path LPs if needed
     verdict = audit(problem, sup, intervals=False, hints=wit.hints(), cancel=grace)
     rounds = 0
