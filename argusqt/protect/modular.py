@@ -397,9 +397,12 @@ def solve_modular(
     grace = cancel.grace(CANCEL_GRACE) if cancel is not None else None
     sup, rounds = repair(problem, sup, grace, progress)
     log.append(f"{n_done} subtables solved, {rounds} repair rounds after the full audit")
-    from argusqt.protect.audit import audit
+    from argusqt.protect.audit import EXACT_AUDIT_LIMIT, audit, pattern_digest
 
-    final = audit(problem, sup, cancel=grace)
+    # the audit of record, once (run_method reuses it): exact intervals as run_method would
+    mode = params.get("audit_intervals", "auto")
+    exact = bool(mode) if mode != "auto" else int(sup.sum()) <= EXACT_AUDIT_LIMIT
+    final = audit(problem, sup, intervals=exact, cancel=grace)
     if not final.ok:  # repair() only returns audited patterns; never report a failing one
         raise MethodError("modular pattern failed the final audit")
     status = np.asarray(problem.status).copy()
@@ -414,5 +417,11 @@ def solve_modular(
         elapsed=watch.elapsed,
         audit=final,
         log=log,
-        figures={"subtables": len(subs), "solved": n_done, "repair_rounds": rounds},
+        figures={
+            "subtables": len(subs),
+            "solved": n_done,
+            "repair_rounds": rounds,
+            "audit_digest": pattern_digest(problem, sup),
+            "audit_exact": exact,
+        },
     )
