@@ -97,3 +97,33 @@ def test_declared_missing_region_column_is_empty(testw):
     assert all(table.status[c] == 14 for c in cells)
     size = table.dims[0]
     assert table.freq[table.cell_index((size.codes.index("99"), 0))] == 5
+
+
+# τ-Argus engine's own MOD (pytauargus 0.6, MOD(1, 1, 1, 1, 1)) on Size × Region | Var2,
+# measured by benchmarks/bench_vs_tauargus.py: secondary cost (Σ Var2 of statuses 11/12)
+TAU_MOD_COST = {"P(15,1)": 2_524_351.0, "NK(3,70)": 3_040_874.0}
+
+
+@pytest.mark.parametrize("rule", sorted(TAU_MOD_COST))
+def test_mod_with_singleton_options_costs_no_more_than_tau_argus(testw, tmp_path, rule):
+    # issue 15: our MOD cost 5,572,460 (P) and 5,572,395 (NK) — the subtables' backtracked
+    # margins were never published again; the whole-table clean-up keeps singletons safe
+    from argusqt.batch.runner import run_batch
+    from argusqt.protect.audit import audit
+    from argusqt.protect.problem import CSPProblem
+    from argusqt.rules.status import is_secondary, is_suppressed
+
+    _meta, _data, _lines, folder = testw
+    arb = tmp_path / "mod.arb"
+    arb.write_text(
+        f'<OPENMICRODATA> "{folder / "tau_testW.asc"}"\n'
+        f'<OPENMETADATA> "{folder / "tau_testW.rda"}"\n'
+        '<SPECIFYTABLE> "Size""Region"|"Var2"||\n'
+        f"<SAFETYRULE> {rule}\n<READMICRODATA>\n<SUPPRESS> MOD(1, 1, 1, 1, 1)\n"
+    )
+    out = run_batch(arb)
+    assert out.ok, out.error
+    table = out.session.tables[0]
+    cost = float(np.asarray(table.value)[is_secondary(table.status)].sum())
+    assert cost <= TAU_MOD_COST[rule]
+    assert audit(CSPProblem.from_table(table), is_suppressed(table.status), intervals=False).ok
