@@ -559,7 +559,7 @@ def test_branch_and_cut_callbacks_stop_at_the_runs_deadline(monkeypatch):
     p = sized_problem("1H2D", 1000, seed=4)  # ~50 nodes: not solved before the deadline
     p.cost = np.abs(p.values)
     monkeypatch.setattr(budget, "CLOCK", Ticking())
-    r = solve_optimal(p, {"max_time": 40, "use_heuristic": False})
+    r = solve_optimal(p, {"max_time": 40})  # the start heuristic's pattern is kept
     assert r.timed_out and not r.optimal
     assert r.figures["attacker_lps"] < 400  # stopped in the first rounds, not after SCIP's 40 s
     assert any("time limit reached" in line for line in r.log)
