@@ -70,7 +70,7 @@ def recommend_for_table(table) -> Advice:
     """`recommend` for a Table (its cells, primary cells and hierarchies)."""
     import numpy as np
 
-    from argusqt.rules.status import is_primary
+    from argusqt.model.status import is_primary
 
     status = np.asarray(table.status)
     hierarchical = any(bool(np.any(np.asarray(d.depth) > 1)) for d in table.dims)
