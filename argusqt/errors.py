@@ -49,6 +49,25 @@ class MethodError(ArgusError):
     """A protection method cannot run (infeasible, unsupported options, not available)."""
 
 
+class ParameterError(MethodError):
+    """A method parameter is unknown or out of range; names the method, the parameter and the
+    values allowed (the batch parser adds the file and line)."""
+
+    def __init__(
+        self,
+        message: str,
+        method: str = "",
+        parameter: str | None = None,
+        allowed: str = "",
+        file: str | Path | None = None,
+        line: int | None = None,
+    ):
+        self.method = method
+        self.parameter = parameter
+        self.allowed = allowed
+        super().__init__(message, file=file, line=line)
+
+
 class AuditError(ArgusError):
     """The audit found a primary cell whose protection interval is not covered."""
 

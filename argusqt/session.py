@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,12 +26,13 @@ from argusqt.errors import (
 from argusqt.export.gate import mark_protected
 from argusqt.io.logbook import Logbook, format_entry
 from argusqt.model.rulespec import SafetyRules
-from argusqt.model.table import Table, TableSpec
+
+if TYPE_CHECKING:
+    from argusqt.protect.params import MethodParams
+    from argusqt.protect.result import ProtectionResult
+from argusqt.model.table import ProtectionInfo, Table, TableSpec
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
 
-#: Methods that suppress cells (their result must pass the audit before it is copied back).
-SUPPRESSION_METHODS = {"GH", "MOD", "OPT", "NET"}
-ADJUSTING_METHODS = {"RND", "CTA"}
 #: history placeholder for the manual status changes of a table (an .hst at write time)
 MANUAL_MARK = "<APRIORI> @manual:{}"
 MANUAL_RE = re.compile(r"^<APRIORI> @manual:(\d+)$")
@@ -379,43 +381,41 @@ class Session:
         self,
         table_no: int,
         method: str,
-        params: dict | None = None,
+        params: MethodParams | Mapping[str, object] | None = None,
         progress: ProgressCallback = no_progress,
         cancel: CancelToken | None = None,
-    ) -> Any:
-        """Run a protection method; copy statuses/values back only when the audit passed."""
+    ) -> ProtectionResult:
+        """Run a protection method on one table; statuses (and published values) are copied
+        back only when the audit passed. `params`: the method's parameter dataclass or a
+        mapping of its field names (docs/methods.md); an unknown or out-of-range one is a
+        ParameterError naming the parameter and the values allowed."""
+        from argusqt.model.status import is_suppressed
+        from argusqt.protect import registry
+        from argusqt.protect.audit import audit as run_audit
+        from argusqt.protect.methods import run_method
         from argusqt.protect.problem import CSPProblem
 
-        method = method.upper()
-        params = dict(params or {})
-        if table_no == 0:
-            return self._protect_linked(method, params, progress, cancel)
+        desc = registry.get(method)
+        p = desc.params.coerce(params)
         table = self.table(table_no)
-        try:
-            module = importlib.import_module("argusqt.protect.methods")
-            run_method = module.run_method
-        except (ImportError, AttributeError):
-            raise MethodError(f"protection method {method} is not available yet") from None
-        _solver_params(method, params, table)
+        options = desc.options_for(p, registry.table_facts(table, table_no))
         check_solver_numbers(table, table_no)
         problem = CSPProblem.from_table(table)
-        self.add_log(f"Table {table_no}: {method} started with {format_params(params)}")
+        self.add_log(f"Table {table_no}: {desc.name} started with {p.describe()}")
+        self._log_lines(p.without_effect())
         try:
-            result = run_method(problem, method, params, progress, cancel)
+            result = run_method(problem, desc.name, options, progress, cancel)
         except ArgusError:
             raise
         except Exception as exc:
-            explained = _explain_solver_failure(table, table_no, method, exc)
+            explained = _explain_solver_failure(table, table_no, desc.name, exc)
             if explained is None:
                 raise
             raise explained from exc
-        for line in getattr(result, "log", []) or []:
+        for line in result.log or []:
             self.add_log(f"  {line}")
         audit = result.audit
-        if audit is None and method in SUPPRESSION_METHODS:
-            from argusqt.model.status import is_suppressed
-            from argusqt.protect.audit import audit as run_audit
-
+        if audit is None and desc.kind == "suppress":
             audit = run_audit(
                 problem, is_suppressed(result.status), progress=progress, cancel=cancel
             )
@@ -423,69 +423,72 @@ class Session:
         if audit is not None and not audit.ok:
             self.add_log(audit.summary())
             raise AuditError(
-                f"{method} on table {table_no}: {audit.summary()} The table was left unchanged."
+                f"{desc.name} on table {table_no}: {audit.summary()} The table was left unchanged."
             )
         table.status = np.asarray(result.status).astype(np.int8)
-        if method in ADJUSTING_METHODS and result.published is not None:
+        if desc.kind == "adjust" and result.published is not None:
             table.published = np.asarray(result.published, dtype=float)
         if result.interval_lower is not None and result.interval_upper is not None:
             table.interval_lower = np.asarray(result.interval_lower, dtype=float)
             table.interval_upper = np.asarray(result.interval_upper, dtype=float)
         else:
             table.interval_lower = table.interval_upper = None
-        table.method = method  # type: ignore[attr-defined]
-        table.audit = audit  # type: ignore[attr-defined]
-        mark_protected(table, getattr(result, "verdict", None))
+        table.protection = ProtectionInfo(desc.name, desc.face, p.describe())
+        table.audit = audit
+        mark_protected(table, result.verdict)
         self.results[table_no] = result
         done = "cancelled, best safe result kept" if result.cancelled else "finished"
         self.add_log(
-            f"Table {table_no}: {method} {done}: {result.n_secondary} secondary suppressions, "
+            f"Table {table_no}: {desc.name} {done}: {result.n_secondary} secondary suppressions, "
             f"cost {result.cost:g}, {result.elapsed:.1f} s"
             + (f"; {audit.summary()}" if audit is not None else "")
         )
-        self.history.append(f"<SUPPRESS> {method}({table_no}{_param_args(method, params)})")
+        self.history.append(f"<SUPPRESS> {desc.name}({', '.join([str(table_no), *p.to_batch()])})")
         return result
 
-    def _protect_linked(self, method: str, params: dict, progress, cancel) -> list:
-        """Table 0: all tables protected together (GH/MOD in τ-Argus; OPT and MOD here)."""
+    def protect_linked(
+        self,
+        method: str,
+        params: MethodParams | Mapping[str, object] | None = None,
+        progress: ProgressCallback = no_progress,
+        cancel: CancelToken | None = None,
+    ) -> list[ProtectionResult]:
+        """All tables protected together (batch table 0), by a method whose descriptor says
+        how (`linked`: the joint problem, or MOD's cover table); one result per table."""
         from argusqt.model.status import is_suppressed
+        from argusqt.protect import registry
         from argusqt.protect.audit import audit as run_audit
+        from argusqt.protect.linked import protect_linked
         from argusqt.protect.problem import CSPProblem
 
+        desc = registry.get(method)
+        registry.require_linked(desc)
+        p = desc.params.coerce(params)
         if not self.tables:
             raise SpecificationError("there are no tables to protect together: compute them first")
-        if method not in ("MOD", "OPT"):
-            raise MethodError(
-                f"{method}: protecting all tables together (table 0) is available for MOD and OPT"
-            )
-        fn = _optional("argusqt.protect.linked", "protect_linked", "linked-table protection")
-        _solver_params(method, params, self.tables[0])
+        options = desc.options_for(p, registry.table_facts(self.tables[0], 1))
         for no, t in enumerate(self.tables, start=1):
             check_solver_numbers(t, no)
         problems = [CSPProblem.from_table(t) for t in self.tables]
-        self.add_log(
-            f"Linked tables 1–{len(problems)}: {method} started with {format_params(params)}"
-        )
-        cover = self._linked_cover(problems) if method == "MOD" else None
-        if cover is None:
-            results = fn(problems, method, params, progress, cancel)
-        else:
-            results = fn(problems, method, params, progress, cancel, cover=cover)
+        self.add_log(f"Linked tables 1–{len(problems)}: {desc.name} started with {p.describe()}")
+        self._log_lines(p.without_effect())
+        cover = self._linked_cover(problems) if desc.linked == "cover" else None
+        results = protect_linked(problems, desc.name, options, progress, cancel, cover=cover)
         audits = []
         for no, (prob, res) in enumerate(zip(problems, results, strict=True), start=1):
             verdict = res.audit or run_audit(prob, is_suppressed(res.status), cancel=None)
             if not verdict.ok:
                 self.add_log(f"Table {no}: {verdict.summary()}")
                 raise AuditError(
-                    f"{method} on linked tables: table {no}: {verdict.summary()} "
+                    f"{desc.name} on linked tables: table {no}: {verdict.summary()} "
                     "The tables were left unchanged."
                 )
             audits.append(verdict)
         for no, (t, res, verdict) in enumerate(zip(self.tables, results, audits, strict=True), 1):
             res.audit = verdict
             t.status = np.asarray(res.status).astype(np.int8)
-            t.method = method  # type: ignore[attr-defined]
-            t.audit = verdict  # type: ignore[attr-defined]
+            t.protection = ProtectionInfo(desc.name, desc.face, p.describe() + " (linked)")
+            t.audit = verdict
             mark_protected(t)
             self.results[no] = res
             self.add_log(
@@ -494,7 +497,7 @@ class Session:
             )
         self.linked = list(range(1, len(self.tables) + 1))
         self.linked_cleared = None
-        self.history.append(f"<SUPPRESS> {method}(0{_param_args(method, params)})")
+        self.history.append(f"<SUPPRESS> {desc.name}({', '.join(['0', *p.to_batch()])})")
         return results
 
     def _linked_cover(self, problems: list) -> Any:
@@ -821,25 +824,6 @@ def _optional(module: str, name: str, what: str):
         raise MethodError(f"{what} is not available yet") from None
 
 
-def _solver_params(method: str, params: dict, table: Table) -> None:
-    """Add what the solvers read to the batch parameters: seconds, singleton and frequency data."""
-    if "max_minutes" in params:  # the solvers take seconds
-        key = "max_time_per_subtable" if method == "MOD" else "max_time"
-        params.setdefault(key, 60.0 * float(params["max_minutes"]))
-    if method == "GH" and "singleton_protection" not in params:
-        params["singleton_protection"] = 1 if table.freq is not None else 0
-    if "min_freq_option" not in params and params.get("min_freq") in (0, 1):
-        params["min_freq_option"] = params.pop("min_freq")  # a 0/1 flag under the old name
-    fr = table.spec.rules.freq_individual
-    if table.spec.use_holdings and table.spec.rules.freq_holding is not None:
-        fr = table.spec.rules.freq_holding  # singletons count holdings then (problem.freq)
-    # MF (minimum frequency), the 3rd singleton option: on by default for suppression methods
-    if fr is not None and params.get("min_freq_option", method in ("OPT", "MOD", "HEUR")):
-        params.setdefault("min_freq", fr.minfreq)
-    if fr is not None and method == "RND":
-        params.setdefault("min_frequency", fr.minfreq)
-
-
 #: Ratio of the largest to the smallest non-zero cell value beyond which a solver failure is
 #: put down to precision (measured on batch_ex2, smallest cell ≈ 1e3: one record of 3e10 still
 #: works, 1e11 makes the attacker LP fail). Only used to explain a failure, never to refuse.
@@ -882,26 +866,6 @@ def _explain_solver_failure(
         f"{SOLVER_RANGE:.0e} : 1, where solvers lose precision; check the largest values in "
         "the data or rescale the response (e.g. thousands)"
     )
-
-
-def format_params(params: dict) -> str:
-    return (
-        ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items())
-        or "defaults"
-    )
-
-
-def _param_args(method: str, params: dict) -> str:
-    """Batch parameters after the table number, in §8.5 order, up to the first one not given."""
-    from argusqt.batch.arb import METHOD_PARAMS
-
-    out = []
-    for name, _default in METHOD_PARAMS.get(method, []):
-        if name not in params:
-            break
-        v = params[name]
-        out.append(f"{v:g}" if isinstance(v, float) else str(v))
-    return "".join(f", {v}" for v in out)
 
 
 def describe_spec(spec: TableSpec) -> str:

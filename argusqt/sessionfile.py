@@ -59,14 +59,12 @@ import numpy as np
 from argusqt.errors import ArgusError, AuditError, Cancelled, InputError
 from argusqt.model.codelist import CodeList
 from argusqt.model.rulespec import DominanceRule, FreqRule, PRule, RequestRule, SafetyRules
-from argusqt.model.table import CostSpec, Table, TableSpec
+from argusqt.model.table import CostSpec, ProtectionInfo, Table, TableSpec
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
 
 FORMAT = "argusqt-session"
 VERSION = 1
 SUFFIX = ".aqs"
-#: methods whose pattern must pass the audit when loaded
-SUPPRESSION_METHODS = {"HEUR", "GH", "MOD", "OPT", "NET"}
 
 
 class SessionFileError(InputError):
@@ -319,7 +317,7 @@ def session_to_dict(session, path: str | Path) -> dict:
     grc = _recode_files(session)
     tables = []
     for no, t in enumerate(session.tables, 1):
-        method = getattr(t, "method", None)
+        method = t.protection.method if t.protection is not None else None
         result = session.results.get(no)
         changed = result is not None and not np.array_equal(
             np.asarray(result.status), np.asarray(t.status)
@@ -545,8 +543,16 @@ def _restore(table: Table, saved: dict, where: str, what: str) -> Any:
     table.cost = arrays["cost"].astype(float)
     table.published = arrays["published"]
     method = saved.get("method")
-    table.method = method  # type: ignore[attr-defined]
-    table.audit = None  # type: ignore[attr-defined]
+    table.protection = None
+    if method:
+        from argusqt.protect import registry
+
+        try:
+            desc = registry.get(str(method))
+        except ArgusError as exc:
+            raise SessionFileError(f"{what}: {exc.message}", file=where) from None
+        table.protection = ProtectionInfo(desc.name, desc.face)
+    table.audit = None
     r = saved.get("result")
     if not r:
         return None
@@ -596,11 +602,12 @@ def _audit_table(s, no: int, result: Any, where: str, progress, cancel) -> None:
     from argusqt.protect.problem import CSPProblem
 
     table = s.table(no)
-    method = getattr(table, "method", None)
-    protected = (method or "").upper() in SUPPRESSION_METHODS
+    face = table.protection.face if table.protection is not None else None
+    method = table.protection.method if table.protection is not None else None
+    protected = face == "suppress"
     if result is not None:
         s.results[no] = result
-    if (method or "").upper() in ("RND", "CTA") and table.published is not None:
+    if face in ("round", "cta") and table.published is not None:
         mark_protected(table)  # saved unchanged since its method ran (else method is null)
     if not (protected or is_secondary(table.status).any()):
         return
@@ -623,7 +630,7 @@ def _audit_table(s, no: int, result: Any, where: str, progress, cancel) -> None:
         s.add_log(f"Table {no}: its secondary cells are not a verified protection (no method)")
         return
     if protected:
-        table.audit = verdict  # type: ignore[attr-defined]
+        table.audit = verdict
         if result is not None:
             result.audit = verdict
         mark_protected(table)  # the publication gate still audits it before any export

@@ -49,7 +49,7 @@ def test_batch_ex1_commands(shared_data, tmp_path):
     assert cmds[5].args.totals_mode == 0 and not cmds[5].args.keep_status
     assert cmds[6].args == "FREE"
     sup = cmds[7].args
-    assert (sup.method, sup.table, sup.params) == ("OPT", 1, {"max_minutes": 1})
+    assert (sup.method, sup.table, sup.params.max_minutes) == ("OPT", 1, 1)
     wt = cmds[8].args  # E15.6
     assert (wt.table, wt.out_type, wt.path) == (1, 3, "tabout_ex1.txt")
     assert wt.options["AS"] and wt.options["FL"] and wt.options["QU"] and not wt.options["SE"]
@@ -119,33 +119,51 @@ def test_specifytable_errors(text, msg):
 
 # ---------------------------------------------------------------- SUPPRESS (§8.5)
 def test_suppress_defaults():
-    assert parse_suppress("OPT(1)").params == {"max_minutes": 10}
-    rnd = parse_suppress("RND(1, 5)")
-    assert rnd.params == {
-        "base": 5, "steps": 0, "max_minutes": 10, "partitions": 0, "stop_rule": 3, "unit_cost": 0,
+    """Positions, defaults and types come from the method's parameter dataclass."""
+    assert parse_suppress("OPT(1)").params.to_mapping() == {
+        "max_minutes": 10, "singleton_singleton": True, "singleton_multiple": True,
+        "min_freq_option": True,
     }  # fmt: skip
-    assert parse_suppress("rnd(2,10,1,5,1,2)").params["stop_rule"] == 2
-    gh = parse_suppress("GH(0,100,1)")
-    assert gh.table == 0 and gh.params == {
-        "apriori_percent": 100,
-        "size": 1,
-    }  # singleton: per table
-    mod = parse_suppress("MOD(1, 5, 1, 1, 1)")
-    assert mod.params["max_minutes"] == 5 and mod.params["min_freq_option"] == 1
-    assert parse_suppress("CTA(1)").params == {}
-    assert parse_suppress("NET(3)").table == 3
+    rnd = parse_suppress("RND(1, 5)")
+    assert rnd.params.to_mapping() == {
+        "base": 5, "steps": 0, "max_minutes": 10, "partitions": False, "stop_rule": 3,
+        "unit_cost": False,
+    }  # fmt: skip
+    assert parse_suppress("rnd(2,10,1,5,1,2)").params.stop_rule == 2
+    mod = parse_suppress("MOD(1, 5, 1, 1, 0)")
+    assert mod.params.max_minutes == 5 and mod.params.min_freq_option is False
+    assert parse_suppress("MOD(0, 1)").table == 0  # linked
+    assert parse_suppress("OPT(0, 1)").table == 0  # linked, as the GUI writes it (bug 2)
+    assert parse_suppress("CTA(1)").params.to_mapping() == {
+        "fixed_directions": False, "max_minutes": 10,
+    }  # fmt: skip
+    assert parse_suppress("OPT(1,,0)").params.max_minutes == 10  # an empty token: default
 
 
 @pytest.mark.parametrize(
     "text, msg",
     [
-        ("OPT(0)", "only for GH and MOD"),
-        ("RND(1)", "base"),
-        ("RND(1,5,0,10,0,4)", "stop rule"),
-        ("XYZ(1)", "unknown method"),
-        ("OPT(1,2,3)", "at most 1"),
+        (
+            "HEUR(0)",
+            "HEUR cannot protect linked tables together \\(table 0\\); the methods "
+            "that can are OPT, MOD",
+        ),
+        ("RND(1)", "RND needs the parameter base \\(rounding base\\): a whole number ≥ 1"),
+        (
+            "RND(1,5,0,10,0,4)",
+            "parameter 5 \\(stopRule, stop rule\\): expected 1 \\(first "
+            "RAPID solution\\), 2 \\(first feasible\\), 3 \\(optimal\\), got 4",
+        ),
+        ("XYZ(1)", "unknown protection method 'XYZ'; expected one of OPT, MOD, HEUR, RND"),
+        ("OPT(1,2,3,4,5,6)", "OPT takes at most 4 parameters after the table number, got 5"),
+        ("OPT(1,2,3)", "parameter 2 \\(singSing, protect singletons\\): expected 0 or 1"),
+        (
+            "MOD(1,0)",
+            "parameter 1 \\(maxMinPerSubtable, maximum time per subtable\\): "
+            "expected a number > 0 \\(min\\), got 0",
+        ),
         ("OPT 1", "method\\(table"),
-        ("GH(1,100,2)", "size 0 or 1"),
+        ("GH(1,100,2)", "hypercube method \\(GH\\) is not available in argusqt yet"),
         ("OPT(a)", "table number"),
     ],
 )

@@ -225,11 +225,25 @@ def test_empty_batch_file_is_refused(tmp_path, text):
 @pytest.mark.parametrize(
     ("call", "fragment"),
     [
-        ("OPT(1,-1)", "max minutes > 0, got -1"),
-        ("OPT(1,0)", "max minutes > 0, got 0"),
-        ("OPT(1,inf)", "finite number"),
-        ("OPT(1,1e400)", "finite number"),
-        ("MOD(1,-5,1,1,1)", "max minutes > 0"),
+        (
+            "OPT(1,-1)",
+            "OPT parameter 1 (maxComputingTime, maximum time): expected a number > 0 (min), got -1",
+        ),
+        ("OPT(1,0)", "expected a number > 0 (min), got 0"),
+        ("OPT(1,inf)", "expected a number > 0 (min), got inf"),
+        ("OPT(1,1e400)", "expected a number > 0 (min), got 1e400"),
+        (
+            "MOD(1,-5,1,1,1)",
+            "MOD parameter 1 (maxMinPerSubtable, maximum time per subtable): expected a number > 0",
+        ),
+        (
+            "MOD(1,1,2,1,1)",
+            "MOD parameter 2 (singSing, protect singletons): expected 0 or 1 (no or yes), got 2",
+        ),
+        (
+            "RND(1,5,0,10,0,7)",
+            "RND parameter 5 (stopRule, stop rule): expected 1 (first RAPID solution), 2 (first feasible), 3 (optimal), got 7",
+        ),
     ],
 )
 def test_bad_time_limits_are_refused(tmp_path, call, fragment):

@@ -37,8 +37,10 @@ def _rows(path: Path) -> list[list[str]]:
 
 
 def test_parse_extension_methods():
-    assert parse_suppress("IP(1)").params == {"max_minutes": 10}
-    assert parse_suppress("HEUR(2, 3)").params == {"max_minutes": 3}
+    assert parse_suppress("IP(1)").params.max_minutes == 10
+    heur = parse_suppress("HEUR(2, 3)").params
+    assert heur.max_minutes == 3 and heur.singleton_singleton  # singleton options on
+    assert parse_suppress("HEUR(2, 3, 0)").params.singleton_singleton is False
 
 
 def test_heur_in_batch_gives_e9_pattern(ex2):

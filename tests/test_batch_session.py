@@ -11,7 +11,7 @@ from session_helpers import ex2_session
 
 from argusqt.batch.arb import parse_specify_table
 from argusqt.batch.runner import run_batch
-from argusqt.errors import AuditError, MethodError, SpecificationError
+from argusqt.errors import AuditError, ParameterError, SpecificationError
 from argusqt.protect.result import AuditResult, ProtectionResult
 from argusqt.rules.parse import parse_safety_rule
 from argusqt.session import Session, spec_to_arb
@@ -105,42 +105,64 @@ def test_protect_copies_back_only_after_a_passed_audit(ex2, monkeypatch):
 
     calls = _fake_methods(monkeypatch, passing)
     res = s.protect(1, "opt", {"max_minutes": 1})
-    # solvers take seconds; MF (3rd singleton option, on by default) gets FREQ's minimum
-    assert calls == [("OPT", {"max_minutes": 1, "max_time": 60.0, "min_freq": 5})]
+    # solvers take seconds; singleton options on by default, MF gets FREQ's minimum
+    assert calls == [
+        (
+            "OPT",
+            {"max_time": 60.0, "singleton_singleton": True, "singleton_multiple": True,
+             "min_freq": 5},
+        )
+    ]  # fmt: skip
     assert res.n_secondary == 3
     assert [int(x) for x in s.table(1).status[[4, 5, 10, 11]]] == [11, 3, 11, 11]
     assert s.table(1).audit is res.audit
-    assert "<SUPPRESS> OPT(1, 1)" in s.history
+    assert "<SUPPRESS> OPT(1, 1)" in s.batch_lines()
     with pytest.raises(SpecificationError, match="protected"):
         s.recode(1, "region", 1)
 
 
-def test_rounding_published_values_and_default_min_frequency(ex2, monkeypatch):
+def test_rounding_published_values_and_minimum_base(ex2, monkeypatch):
     s = ex2_session(ex2)
 
     def rounding(problem, method):
         return ProtectionResult(
-            method, problem.status.copy(), published=np.round(problem.values / 5) * 5
+            method, problem.status.copy(), published=np.round(problem.values / 50) * 50
         )
 
     calls = _fake_methods(monkeypatch, rounding)
-    s.protect(1, "RND", {"base": 5, "steps": 0})
-    assert calls[0][1]["min_frequency"] == 5  # from FREQ(5,20)
+    with pytest.raises(ParameterError, match="rounding base 5 is below the minimum base 45"):
+        s.protect(1, "RND", {"base": 5, "steps": 0})
+    assert not calls  # refused before the method runs
+    s.protect(1, "RND", {"base": 50, "steps": 0})
+    assert calls[0][1]["min_base"] == 45  # the largest LPL + UPL of the unsafe cells
     t = s.table(1)
-    assert t.published is not None and t.published[0] == 10485.0
+    assert t.published is not None and t.published[0] == 10500.0
     s.write_table(1, 3, "AS+FL+", ex2 / "r.txt")
     lines = (ex2 / "r.txt").read_text().splitlines()
     assert lines[0] == '"region","gender","num1_Round","num1_Orig"'
-    assert lines[1] == '"Total","Total",10485.00,10484.95'
+    assert lines[1] == '"Total","Total",10500.00,10484.95'
 
 
-def test_protect_not_available_names_method(ex2, monkeypatch):
+def test_unknown_or_missing_methods_and_parameters_are_named(ex2):
     s = ex2_session(ex2)
-    monkeypatch.setitem(sys.modules, "argusqt.protect.methods", None)  # import fails
-    with pytest.raises(MethodError, match="NET is not available yet"):
+    with pytest.raises(ParameterError, match=r"network method \(NET\) is not available in argusqt"):
         s.protect(1, "NET", {})
-    with pytest.raises(MethodError, match="table 0"):
-        s.protect(0, "GH", {})
+    with pytest.raises(ParameterError, match="hypercube"):
+        s.protect_linked("GH", {})
+    with pytest.raises(ParameterError, match="HEUR cannot protect linked tables together"):
+        s.protect_linked("HEUR")
+    with pytest.raises(ParameterError, match="unknown protection method 'XYZ'; expected one of"):
+        s.protect(1, "XYZ")
+    # the example: unknown keys were silently ignored (the run used the defaults)
+    with pytest.raises(ParameterError) as err:
+        s.protect(1, "MOD", {"maxtime": 1, "bogus": True})
+    assert "unknown parameters 'maxtime'" in err.value.message and "'bogus'" in err.value.message
+    assert "MOD takes max_minutes, singleton_singleton" in err.value.message
+    with pytest.raises(ParameterError, match=r"max_minutes \(maximum time per subtable\) must "):
+        s.protect(1, "MOD", {"max_minutes": -1})
+    with pytest.raises(ParameterError, match="stop_rule") as err:
+        s.protect(1, "RND", {"base": 50, "stop_rule": 4})
+    assert err.value.parameter == "stop_rule" and "3 (optimal)" in err.value.allowed
 
 
 def test_respecify_then_batch_file_is_valid(ex2):
@@ -197,6 +219,10 @@ def test_mod_min_frequency_option_uses_the_freq_rule(ex2, monkeypatch):
 
     calls = _fake_methods(monkeypatch, passing)
     s.protect(1, "MOD", {"max_minutes": 2, "singleton_singleton": 1, "min_freq_option": 1})
-    s.protect(1, "MOD", {"max_minutes": 2, "min_freq": 1})  # the flag under its GUI name
+    s.protect(1, "MOD", {"max_minutes": 2})  # on by default
     for _, params in calls:
         assert params["min_freq"] == 5 and params["max_time_per_subtable"] == 120.0
+    s.protect(1, "MOD", {"max_minutes": 2, "min_freq_option": False})
+    assert calls[-1][1]["min_freq"] == 0
+    with pytest.raises(ParameterError, match="did you mean 'min_freq_option'"):
+        s.protect(1, "MOD", {"min_freq": 1})  # the old GUI alias is refused

@@ -22,6 +22,7 @@ import argusqt.protect.cta as cta
 from argusqt.batch.runner import run_batch
 from argusqt.errors import AuditError
 from argusqt.export.codevalue import codevalue_lines
+from argusqt.model.table import ProtectionInfo
 from argusqt.progress import Stopwatch, no_progress
 from argusqt.protect.cta import solve_cta
 from argusqt.protect.rounding import ScipMonitor
@@ -230,7 +231,7 @@ def test_printed_table_of_a_cta_result_adds_up(tmp_path):
     res = solve_cta(p)
     t.status = res.status
     t.published = res.published
-    t.method = "CTA"
+    t.protection = ProtectionInfo("CTA", "cta")
     lines = codevalue_lines(t, add_status=True)
     pub = {}
     for line in lines:

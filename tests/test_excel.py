@@ -12,7 +12,7 @@ from argusqt.errors import ArgusError
 from argusqt.export.excel import ExcelOptions, excel_bytes, write_excel
 from argusqt.model.codelist import CodeList
 from argusqt.model.rulespec import FreqRule, SafetyRules
-from argusqt.model.table import TableSpec
+from argusqt.model.table import ProtectionInfo, TableSpec
 from argusqt.model.tabulate import build_fine, table_from_fine
 from argusqt.protect.result import AuditResult
 
@@ -293,7 +293,7 @@ def _interval_table():
     a2, a1 = 2 * 4 + 2, 2 * 4 + 1
     t.interval_lower[a2], t.interval_upper[a2] = -3.5, 130.0
     t.interval_lower[a1], t.interval_upper[a1] = 1200.0, 1300.25
-    t.method = "IP"
+    t.protection = ProtectionInfo("IP", "interval")
     return t
 
 

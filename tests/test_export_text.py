@@ -19,7 +19,7 @@ from argusqt.io.microdata import read_microdata
 from argusqt.io.rda import read_rda
 from argusqt.model.codelist import CodeList
 from argusqt.model.rulespec import FreqRule, PRule, SafetyRules
-from argusqt.model.table import CostSpec, Table, TableSpec
+from argusqt.model.table import CostSpec, ProtectionInfo, Table, TableSpec
 from argusqt.model.tabulate import build_table
 from argusqt.rules.classify import apply_rules
 
@@ -169,11 +169,11 @@ def test_codevalue_quote_inside_code_and_no_quotes():
 def test_codevalue_rounded_and_cta():
     t = ex1_table()
     t.published = np.round(t.value / 5) * 5
-    t.method = "RND"
+    t.protection = ProtectionInfo("RND", "round")
     lines = codevalue_lines(t, add_status=True, names_first=True)
     assert lines[0] == '"region","gender","freq_Round","freq_Orig"'
     assert lines[6] == '"A","female",135,137'
-    t.method = "CTA"
+    t.protection = ProtectionInfo("CTA", "cta")
     lines = codevalue_lines(t, add_status=True, names_first=True)
     assert lines[0] == '"region","gender","freq_CTA","freq_Orig","Status"'
     assert lines[6] == '"A","female",135,137,9'
@@ -369,7 +369,7 @@ def test_codevalue_matches_tauargus_file(enterprise_data, tmp_path, name, dims, 
 def test_intermediate_of_a_rounded_table_writes_published_values():
     t = ex1_table()
     t.published = np.round(t.value / 5) * 5
-    t.method = "RND"
+    t.protection = ProtectionInfo("RND", "round")
     lines = intermediate_lines(t, status_only=True)
     assert lines[0].startswith('"Total";"Total";5145;5146;')
     assert lines[5].startswith('"A";"female";135;137;')

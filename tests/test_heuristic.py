@@ -11,7 +11,6 @@ from protect_helpers import cell_id, problem_2d, random_1h2d, random_2d, random_
 from argusqt.errors import AuditError, MethodError
 from argusqt.model.status import is_suppressed
 from argusqt.progress import CancelToken
-from argusqt.protect import methods
 from argusqt.protect.audit import audit
 from argusqt.protect.cleanup import cleanup
 from argusqt.protect.heuristic import solve_heuristic
@@ -117,30 +116,23 @@ def test_unprotectable_primary_is_a_method_error():
 def test_run_method_rejects_gh_and_net():
     p = problem_2d(EX1, [(1, 2)], 1.0)
     for name in ("GH", "NET", "gh"):
-        with pytest.raises(MethodError, match="not available in argusqt; use OPT, MOD or HEUR"):
+        with pytest.raises(MethodError, match="not available in argusqt yet; use OPT, MOD or HEUR"):
             run_method(p, name, {})
     with pytest.raises(MethodError, match="unknown protection method"):
         run_method(p, "XYZ", {})
 
 
-def test_missing_module_is_reported(monkeypatch):
-    monkeypatch.setitem(methods.REGISTRY, "OPT", ("argusqt.protect.no_such_module", "solve"))
-    with pytest.raises(MethodError, match="method OPT is not available yet"):
-        run_method(problem_2d(EX1, [(1, 2)], 1.0), "OPT", {})
-
-
 def test_failed_audit_is_loud(monkeypatch):
     # a fake method that only suppresses the primary: run_method must refuse it
-    import types
+    import dataclasses
 
-    fake = types.ModuleType("fake_method")
+    from argusqt.protect import registry
 
     def solve_fake(problem, params, progress, cancel):
         return ProtectionResult(method="OPT", status=problem.status.copy())
 
-    fake.solve_fake = solve_fake
-    monkeypatch.setitem(__import__("sys").modules, "fake_method", fake)
-    monkeypatch.setitem(methods.REGISTRY, "OPT", ("fake_method", "solve_fake"))
+    fake = dataclasses.replace(registry.get("OPT"), solve=solve_fake)
+    monkeypatch.setitem(registry._REGISTRY, "OPT", fake)
     with pytest.raises(AuditError, match="AUDIT FAILED"):
         run_method(problem_2d(EX1, [(1, 2)], 1.0), "OPT", {})
 
@@ -167,10 +159,11 @@ def test_run_method_reuses_identical_pass_fail_audit_only():
     rng = np.random.default_rng(9)
     p = random_2d(rng, 6, 6)
     # (singleton options off: virtual cells make the method audit another problem)
-    quick = run_method(p, "HEUR", {"audit_intervals": False, "singleton": ""})
+    off = {"singleton_singleton": False, "singleton_multiple": False}
+    quick = run_method(p, "HEUR", {"audit_intervals": False, **off})
     assert any("own pass/fail audit" in line for line in quick.log)
     assert quick.audit.ok
-    exact = run_method(p, "HEUR", {"audit_intervals": True, "singleton": ""})
+    exact = run_method(p, "HEUR", {"audit_intervals": True, **off})
     assert not any("own pass/fail audit" in line for line in exact.log)
     sup = is_suppressed(exact.status)
     prim = np.flatnonzero(p.primary)
@@ -197,10 +190,10 @@ def test_batch_time_limit_reaches_the_heuristic(monkeypatch):
     # regression: HEUR(1, 0.01) logged max_time=0.6 and ran 38 s: the batch parameters give
     # "max_time" (every method's name) but the heuristic read "time_limit" only
     import argusqt.protect.budget as budget
-    from argusqt.session import _solver_params
+    from argusqt.protect import registry
 
-    params = {"max_minutes": 0.01}
-    _solver_params("HEUR", params, _table_stub())
+    heur = registry.get("HEUR")
+    params = heur.options_for(heur.params(max_minutes=0.01), _facts())
     assert params["max_time"] == pytest.approx(0.6)
 
     class Jumping:  # every clock reading is 10 s later: the 0.6 s are gone at once
@@ -219,9 +212,8 @@ def test_batch_time_limit_reaches_the_heuristic(monkeypatch):
     assert audit(p, is_suppressed(res.status), intervals=False).ok  # still every primary safe
 
 
-def _table_stub():
-    """What _solver_params reads of a table: the frequency rules (none here), no holdings."""
-    from types import SimpleNamespace
+def _facts():
+    """A table without a FREQ rule, as a method's options see it."""
+    from argusqt.protect.params import TableFacts
 
-    rules = SimpleNamespace(freq_individual=None, freq_holding=None)
-    return SimpleNamespace(spec=SimpleNamespace(rules=rules, use_holdings=False))
+    return TableFacts(1, 100, 3, True, None, 1)

@@ -52,12 +52,12 @@ def test_linked_modular_enterprise(shared_data, tmp_path):
     before = [CSPProblem.from_table(t) for t in s.tables]
     watch = time.perf_counter()
     params = {
-        "max_time_per_subtable": 2.0,
+        "max_minutes": 2 / 60,
         "singleton_singleton": True,
         "singleton_multiple": True,
         "min_freq_option": 1,
     }
-    results = s.protect(0, "MOD", params)
+    results = s.protect_linked("MOD", params)
     elapsed = time.perf_counter() - watch
     assert len(results) == 2
     t1, t2 = s.table(1), s.table(2)

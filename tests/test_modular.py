@@ -168,7 +168,7 @@ def test_modular_through_run_method_with_singleton_option():
     # run_method: singleton options on by default, so the third cell is there as well
     r = run_method(p, "MOD", {"max_time_per_subtable": 20})
     assert sum(r.status[i] not in (1, 2) for i in row_a) >= 3 and r.verdict.ok
-    for params in ({"SM": True}, {"singleton_multiple": True}):
+    for params in ({"singleton_singleton": False}, {"singleton_multiple": True}):
         r = run_method(p, "MOD", {"max_time_per_subtable": 20, **params})
         assert r.status.shape == p.status.shape
         assert sum(r.status[i] not in (1, 2) for i in row_a) >= 3

@@ -423,7 +423,7 @@ def test_e14_through_run_method_singleton_option():
 
     p = _e14_problem()
     row_a = [cell_id(p, 1, j) for j in range(5)]
-    r = run_method(p, "OPT", {"max_time": 60, "SM": True})
+    r = run_method(p, "OPT", {"max_time": 60, "singleton_multiple": True})
     assert r.status.shape == p.status.shape
     assert sum(r.status[i] not in (1, 2) for i in row_a) >= 3
     assert r.audit.ok

@@ -222,7 +222,7 @@ def test_linked_tables_are_audited_together_before_publication(ex2):
         s.specify_table(parse_specify_table(spec))
         s.set_safety_rules(parse_safety_rule("FREQ(5,20)|P(20,5)"))
     s.compute_tables()
-    s.protect(0, "OPT")
+    s.protect_linked("OPT")
     assert s.linked == [1, 2]
     s.write_table(1, 3, "", ex2 / "t1.txt")
     assert any("joint publication audit passed" in e.message for e in s.log[-3:])
@@ -237,6 +237,6 @@ def test_linked_tables_are_audited_together_before_publication(ex2):
     s.write_table(1, 3, "AS+", ex2 / "t1c.txt")  # internal files stay available
     # the same cell made unsafe in table 1 (region × Total), protected together again
     s.change_status(1, "unsafe", [s.table(1).cell_index((cell, 0))])
-    s.protect(0, "OPT")
+    s.protect_linked("OPT")
     s.write_table(1, 3, "", ex2 / "t1b.txt")
     s.write_table(2, 3, "", ex2 / "t2b.txt")

@@ -11,6 +11,7 @@ import pytest
 
 from argusqt.batch.arb import parse_specify_table
 from argusqt.errors import ArgusError, AuditError
+from argusqt.model.table import ProtectionInfo
 from argusqt.rules import changes
 from argusqt.rules.parse import parse_safety_rule
 from argusqt.session import Session
@@ -98,7 +99,7 @@ def test_round_trip_restores_every_cell_and_audits(saved):
         assert np.array_equal(a.lpl, b.lpl) and np.array_equal(a.upl, b.upl)
         assert np.array_equal(a.cost, b.cost)
         assert a.published is None and b.published is None
-        assert b.method == "HEUR"
+        assert b.protection.method == "HEUR"
         assert b.audit is not None and b.audit.ok
     assert (loaded.table(1).status == 9).sum() == (s.table(1).status == 9).sum() >= 1
     assert (loaded.table(1).cost == 12345.0).any()
@@ -119,7 +120,7 @@ def test_rounded_table_keeps_published_values(sample, tmp_path):
     s.compute_tables()
     t = s.table(1)
     t.published = np.round(t.value / 5) * 5  # as rounding leaves it
-    t.method = "RND"
+    t.protection = ProtectionInfo("RND", "round")
     save_session(s, tmp_path / "r.aqs")
     loaded = load_session(tmp_path / "r.aqs")
     assert np.array_equal(loaded.table(1).published, t.published)
@@ -209,7 +210,7 @@ def test_tabular_session_with_cta(shared_data, tmp_path):
     a, b = s.table(1), loaded.table(1)
     assert np.array_equal(a.status, b.status)
     assert np.array_equal(a.published, b.published)
-    assert b.method == "CTA" and loaded.results[1].method == "CTA"
+    assert b.protection.method == "CTA" and loaded.results[1].method == "CTA"
     assert loaded.batch_lines() == s.batch_lines()
 
 
@@ -231,7 +232,7 @@ def test_changed_after_protection_is_not_claimed_protected(sample, tmp_path):
     loaded = load_session(tmp_path / "u.aqs")
     b = loaded.table(1)
     assert np.array_equal(b.status, t.status)
-    assert b.method is None and b.audit is None and 1 not in loaded.results
+    assert b.protection is None and b.audit is None and 1 not in loaded.results
     assert any("not a verified protection" in str(e) for e in loaded.log)
 
 

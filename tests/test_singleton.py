@@ -76,7 +76,7 @@ def test_e14_pattern_has_third_suppression_in_row_a():
     row_a = [cell_id(p, 1, j) for j in range(5)]
     plain = solve_heuristic(p, {})  # no singleton option, no insider audit
     sup_plain = is_suppressed(plain.status)
-    with_sm = run_method(p, "HEUR", {"singleton": "SM"})
+    with_sm = run_method(p, "HEUR", {"singleton_singleton": False, "singleton_multiple": True})
     sup = is_suppressed(with_sm.status)
     assert with_sm.status.shape == (p.n_cells,)  # virtual cell dropped
     assert sup[row_a].sum() >= 3
@@ -88,7 +88,7 @@ def test_e14_pattern_has_third_suppression_in_row_a():
     assert not audit(p, known, cells=[c14]).exact[c14]
     assert any("virtual singleton" in line for line in with_sm.log)
     # without the option the insider audit finds c14 and the repair adds the third cell
-    off = run_method(p, "HEUR", {"singleton": ""})
+    off = run_method(p, "HEUR", {"singleton_singleton": False, "singleton_multiple": False})
     assert is_suppressed(off.status)[row_a].sum() >= 3
     assert any("in addition" in line for line in off.log) and off.verdict.ok
 
@@ -96,7 +96,7 @@ def test_e14_pattern_has_third_suppression_in_row_a():
 def test_drop_virtual_trims_arrays():
     p, c12, c14 = _e14()
     ext, nv = add_singleton_cells(p, options="SM")
-    res = run_method(p, "HEUR", {"SM": True})
+    res = run_method(p, "HEUR", {"singleton_multiple": True})
     assert res.audit.lower.shape == (p.n_cells,)
     from argusqt.protect.heuristic import solve_heuristic
 

@@ -7,14 +7,15 @@ and what they do belong to the runner.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from argusqt.errors import ArgusError, BatchError
+from argusqt.errors import ArgusError, BatchError, ParameterError
 from argusqt.io.text import check_no_control, read_lines
 from argusqt.model.rulespec import SafetyRules
 from argusqt.model.table import CostSpec, TableSpec
+from argusqt.protect.params import MethodParams
 
 #: Commands without arguments.
 NO_ARGS = {"READMICRODATA", "CLEAR", "GOINTERACTIVE", "SILENT", "COVER", "JJ"}
@@ -32,55 +33,6 @@ OTHER = {
 }
 COMMANDS = NO_ARGS | FILE_ARG | OTHER
 
-#: SUPPRESS methods: parameter names after the table number, with defaults (None = required).
-METHOD_PARAMS: dict[str, list[tuple[str, float | None]]] = {
-    "GH": [("apriori_percent", 100), ("size", 0), ("singleton_protection", 1)],
-    "MOD": [
-        ("max_minutes", 1),
-        ("singleton_singleton", 1),
-        ("singleton_multiple", 1),
-        ("min_freq_option", 1),
-        ("max_scale_cost", 20000),
-        ("lower_margin", 0),
-        ("upper_margin", 0),
-    ],
-    "OPT": [("max_minutes", 10)],
-    "NET": [],
-    "RND": [
-        ("base", None),
-        ("steps", 0),
-        ("max_minutes", 10),
-        ("partitions", 0),
-        ("stop_rule", 3),
-        ("unit_cost", 0),
-    ],
-    "CTA": [],
-    # argusqt extensions (not in τ-Argus): the fast heuristic and interval protection
-    "HEUR": [("max_minutes", 10)],
-    "IP": [("max_minutes", 10)],
-}
-#: Lower bounds of SUPPRESS parameters: (bound, strict). A time limit must be positive.
-PARAM_MINIMUM: dict[str, tuple[float, bool]] = {
-    "max_minutes": (0, True),
-    "apriori_percent": (0, False),
-    "max_scale_cost": (0, True),
-    "lower_margin": (0, False),
-    "upper_margin": (0, False),
-    "base": (0, True),
-    "steps": (0, False),
-}
-#: Methods that accept table 0 (all tables linked).
-LINKED_METHODS = {"GH", "MOD"}
-#: Parameters that are 0/1 flags.
-FLAGS = {
-    "size",
-    "singleton",
-    "singleton_singleton",
-    "singleton_multiple",
-    "partitions",
-    "unit_cost",
-}
-
 
 @dataclass
 class Command:
@@ -97,10 +49,11 @@ class Command:
 
 @dataclass
 class Suppress:
+    """`<SUPPRESS> M(t, …)`: table 0 = all tables together (linked)."""
+
     method: str
     table: int
-    params: dict[str, float] = field(default_factory=dict)
-    given: int = 0  # number of parameters written in the file (after the table number)
+    params: MethodParams
 
 
 @dataclass
@@ -282,50 +235,31 @@ def parse_specify_table(text: str) -> TableSpec:
 
 
 def parse_suppress(text: str) -> Suppress:
-    """`OPT(1,1)` → Suppress('OPT', 1, {'max_minutes': 1}) with §8.5 defaults."""
+    """`OPT(1,1)` → Suppress('OPT', 1, OptParams(max_minutes=1)): positions, names, defaults
+    and allowed values come from the method's descriptor (protect/registry.py)."""
+    from argusqt.protect import registry
+
     s = text.strip()
     open_ = s.find("(")
     if open_ < 0 or not s.endswith(")"):
         raise ValueError(f"expected method(table, parameters…), got {s!r}")
-    method = s[:open_].strip().upper()
-    if method not in METHOD_PARAMS:
-        raise ValueError(f"unknown method {method!r}; expected one of {', '.join(METHOD_PARAMS)}")
+    try:
+        desc = registry.get(s[:open_].strip())
+    except ParameterError as exc:
+        raise ValueError(exc.message) from None
     raw = [a.strip() for a in s[open_ + 1 : -1].split(",")]
     if raw == [""]:
-        raise ValueError(f"{method} needs a table number")
-    spec = METHOD_PARAMS[method]
-    if len(raw) - 1 > len(spec):
-        raise ValueError(
-            f"{method} takes at most {len(spec)} parameters after the table number, got {len(raw) - 1}"
-        )
+        raise ValueError(f"{desc.name} needs a table number")
     table = _int(raw[0], "a table number")
-    if table < 0 or (table == 0 and method not in LINKED_METHODS):
-        raise ValueError(
-            f"expected a table number ≥ 1 (0 = all tables linked, only for GH and MOD), got {table}"
-        )
-    params: dict[str, float] = {}
-    for k, (name, default) in enumerate(spec):
-        if k + 1 < len(raw) and raw[k + 1] != "":
-            value = _number(raw[k + 1], name)
-            if name in FLAGS and value not in (0, 1):
-                raise ValueError(f"expected {name} 0 or 1, got {raw[k + 1]}")
-            params[name] = value
-        elif default is None:
-            raise ValueError(f"{method} needs the parameter {name}")
-        elif name == "singleton_protection" and method == "GH":
-            continue  # default depends on the table (frequency information): decided later
-        else:
-            params[name] = default
-    for name, value in params.items():
-        low = PARAM_MINIMUM.get(name)
-        if low is not None and not (value > low[0] if low[1] else value >= low[0]):
-            raise ValueError(
-                f"expected {name.replace('_', ' ')} {'>' if low[1] else '≥'} {low[0]:g}, "
-                f"got {value:g}"
-            )
-    if method == "RND" and int(params["stop_rule"]) not in (1, 2, 3):
-        raise ValueError(f"expected stop rule 1, 2 or 3, got {params['stop_rule']:g}")
-    return Suppress(method, table, params, len(raw) - 1)
+    if table < 0:
+        raise ValueError(f"expected a table number ≥ 1 (0 = all tables linked), got {table}")
+    try:
+        if table == 0:
+            registry.require_linked(desc)
+        params = desc.params.from_batch(raw[1:])
+    except ParameterError as exc:
+        raise ValueError(exc.message) from None
+    return Suppress(desc.name, table, params)
 
 
 def parse_writetable(text: str) -> WriteTable:

@@ -216,8 +216,11 @@ class _Runner:
             target = a.level if a.level is not None else self.input_file(a.file, cmd)
             ses.recode(a.table, a.variable, target)
         elif n == "SUPPRESS":
-            result = ses.protect(a.table, a.method, a.params, self.progress, self.cancel)
-            if getattr(result, "cancelled", False):
+            if a.table == 0:
+                results = ses.protect_linked(a.method, a.params, self.progress, self.cancel)
+            else:
+                results = [ses.protect(a.table, a.method, a.params, self.progress, self.cancel)]
+            if any(r.cancelled for r in results):
                 self.outcome.cancelled = True
         elif n == "WRITETABLE":
             files = ses.write_table(a.table, a.out_type, a.options, self.output_file(a.path))

@@ -72,13 +72,13 @@ def join_columns(cols: list[np.ndarray], sep: str = ",") -> np.ndarray:
 
 
 def protection_kind(table: Table) -> str:
-    """'round', 'cta' or 'suppress' depending on how the table's published values were made."""
-    if getattr(table, "interval_lower", None) is not None:
+    """'suppress', 'round', 'cta' or 'interval': how the table's published face was made."""
+    if table.interval_lower is not None:
         return "interval"
     if table.published is None:
         return "suppress"
-    method = str(getattr(table, "method", "") or "").upper()
-    return "cta" if method.startswith("CTA") else "round"
+    face = table.protection.face if table.protection is not None else "round"
+    return face if face in ("round", "cta") else "round"
 
 
 def published_values(table: Table) -> np.ndarray:

@@ -583,7 +583,7 @@ def _write_report(
         rows.append(("Rules" if k == 0 else "", sentence))
     recodes = [(r["variable"], r["recode"]) for r in table_structure(table) if r["recode"]]
     rows.append(("Recodes", "; ".join(f"{v}: {d}" for v, d in recodes) or "none"))
-    method = info.get("method") or getattr(table, "method", None)
+    method = info.get("method") or (table.protection.method if table.protection else None)
     if has_intervals(table):
         name = "interval protection"
         shown = str(method) if method else ""

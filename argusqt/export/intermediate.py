@@ -38,7 +38,7 @@ def _audit_columns(table: Table) -> list[np.ndarray]:
     value = np.asarray(table.value, dtype=float)
     status = np.asarray(table.status, dtype=np.int64)
     suppressed = np.isin(status, (3, 4, 5, 6, 7, 8, 9, 11, 12))
-    audit = getattr(table, "audit", None)
+    audit = table.audit
     if audit is not None:
         lo = np.where(audit.audited, audit.lower, value)
         hi = np.where(audit.audited, audit.upper, value)

@@ -131,12 +131,12 @@ def write_table(
     if is_excel(out_type, path):  # argusqt extension: Excel workbook
         from argusqt.export.excel import ExcelOptions, write_excel
 
-        method = getattr(table, "method", None)
+        method = table.protection.method if table.protection is not None else None
         written = write_excel(
             table,
             path,
             ExcelOptions(confidential=opts["AS"]),
-            audit=getattr(table, "audit", None),
+            audit=table.audit,
             report_info={"method": method},
             progress=progress,
             cancel=cancel,

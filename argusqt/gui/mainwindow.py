@@ -797,12 +797,11 @@ class MainWindow(QMainWindow):
             method, params, linked = dlg.method(), dlg.params(), dlg.is_linked()
         params = dict(params or {})
         session = self.session
-        target = 0 if linked else table_no
 
         def job(progress, cancel):
-            return core.call(
-                session, "protect", target, method, params, progress=progress, cancel=cancel
-            )
+            if linked:
+                return session.protect_linked(method, params, progress=progress, cancel=cancel)
+            return session.protect(table_no, method, params, progress=progress, cancel=cancel)
 
         def done(result) -> None:
             self._sync_log()

@@ -177,17 +177,20 @@ class ProtectDialog(QDialog):
         if m == "OPT":
             return {
                 "max_minutes": self.opt_time.value(),
-                "singleton": "SS,SM,MF" if self.opt_single.isChecked() else "",
+                "singleton_singleton": self.opt_single.isChecked(),
+                "singleton_multiple": self.opt_single.isChecked(),
+                "min_freq_option": self.opt_single.isChecked(),
             }
         if m == "MOD":
             return {
                 "max_minutes": self.mod_time.value(),
                 "singleton_singleton": int(self.mod_single.isChecked()),
                 "singleton_multiple": int(self.mod_multi.isChecked()),
-                "min_freq": int(self.mod_minfreq.isChecked()),
+                "min_freq_option": int(self.mod_minfreq.isChecked()),
             }
         if m == "HEUR":
-            return {"singleton": "SS,SM,MF" if self.heur_single.isChecked() else ""}
+            on = self.heur_single.isChecked()
+            return {"singleton_singleton": on, "singleton_multiple": on, "min_freq_option": on}
         if m == "RND":
             return {
                 "base": int(self.rnd_base.value()),

@@ -53,6 +53,19 @@ class TableSpec:
         return self.rules.uses_holdings
 
 
+#: what a protected table publishes: suppressed cells, rounded values, CTA values, intervals
+Face = Literal["suppress", "round", "cta", "interval"]
+
+
+@dataclass(frozen=True)
+class ProtectionInfo:
+    """The method whose audited result was copied back to a table (reports, exports, files)."""
+
+    method: str  # batch name, e.g. "OPT"
+    face: Face
+    params: str = ""  # the parameters in words, for reports
+
+
 @dataclass(eq=False)
 class Table:
     """Cells of a table and everything the rules and protection methods need per cell.
@@ -88,6 +101,10 @@ class Table:
     #: after either makes the fingerprint differ, so the table is "not protected" again
     protected_print: str | None = None
     cleared_print: str | None = None
+    #: the method whose result the table holds (None: not protected by a method) and the
+    #: audit of that result (protect.result.AuditResult)
+    protection: ProtectionInfo | None = None
+    audit: Any = None
     source: Any = None  # fine-level contributions kept for recoding (model.tabulate)
     name: str = ""
     notes: list[str] = field(default_factory=list)

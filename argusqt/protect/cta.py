@@ -11,6 +11,7 @@ can leak a deviation in the wrong direction, methods.md §10).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -19,7 +20,9 @@ from pyscipopt import Model, quicksum
 from argusqt.errors import AuditError, Cancelled, MethodError
 from argusqt.model.status import secondary_status_for
 from argusqt.progress import CancelToken, ProgressCallback, Stopwatch, no_progress
+from argusqt.protect.params import MethodParams, TableFacts, minutes_param, param
 from argusqt.protect.problem import CSPProblem
+from argusqt.protect.registry import MethodDescriptor, register
 from argusqt.protect.result import ProtectionResult
 from argusqt.protect.rounding import ScipMonitor, attach_monitor
 
@@ -642,3 +645,38 @@ def _result(problem, inst, sol, x, restricted, log, watch, cancel) -> Protection
             "decimals": inst.decimals,
         },
     )
+
+
+# ---------------------------------------------------------------------- registry
+@dataclass(frozen=True, kw_only=True)
+class CtaParams(MethodParams):
+    """`CTA(t)`; both parameters are argusqt extensions."""
+
+    METHOD: ClassVar[str] = "CTA"
+    fixed_directions: bool = param(
+        False,
+        position=1,
+        batch="fixedDirections",
+        label="Fix directions with a heuristic (LP, faster, may cost more)",
+        extension=True,
+    )
+    max_minutes: float = minutes_param(10, position=2, batch="maxMinutes", extension=True)
+
+
+def _cta_options(p: CtaParams, facts: TableFacts) -> dict[str, Any]:
+    return {"fixed_directions": p.fixed_directions, "max_time": 60.0 * p.max_minutes}
+
+
+DESCRIPTOR = register(
+    MethodDescriptor(
+        name="CTA",
+        kind="adjust",
+        face="cta",
+        label="Controlled tabular adjustment",
+        help="Publish slightly adjusted values for all cells.",
+        params=CtaParams,
+        solve=solve_cta,
+        solver_options=_cta_options,
+        order=50,
+    )
+)

@@ -9,6 +9,9 @@ shifts far enough, which lets most later primaries skip their LP.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
 import numpy as np
 
 from argusqt.errors import AuditError, Cancelled, MethodError
@@ -18,9 +21,12 @@ from argusqt.protect.audit import audit, pattern_digest
 from argusqt.protect.budget import Deadline, seconds_param
 from argusqt.protect.cleanup import Witnesses, cleanup
 from argusqt.protect.components import DOWN, UP, MoveContext
+from argusqt.protect.params import MethodParams, TableFacts, minutes_param
 from argusqt.protect.problem import CSPProblem
 from argusqt.protect.publication import CANCEL_GRACE
+from argusqt.protect.registry import MethodDescriptor, register
 from argusqt.protect.result import ProtectionResult
+from argusqt.protect.singleton import singleton_param, singleton_solver_options
 
 DEFAULTS = {
     "cleanup": True,  # run the cleanup of redundant secondaries (methods.md §4)
@@ -307,3 +313,37 @@ def solve_heuristic(
             "audit_digest": pattern_digest(problem, sup),
         },
     )
+
+
+# ---------------------------------------------------------------------- registry
+@dataclass(frozen=True, kw_only=True)
+class HeurParams(MethodParams):
+    """`HEUR(t, maxMinutes, singSing, singMult, minFreq)` (an argusqt method)."""
+
+    METHOD: ClassVar[str] = "HEUR"
+    max_minutes: float = minutes_param(
+        10, position=1, batch="maxMinutes", help="Path LPs, clean-up and the audit share it."
+    )
+    singleton_singleton: bool = singleton_param("SS", extension=True)
+    singleton_multiple: bool = singleton_param("SM", extension=True)
+    min_freq_option: bool = singleton_param("MF", extension=True)
+
+
+def _heur_options(p: HeurParams, facts: TableFacts) -> dict[str, Any]:
+    return {"max_time": 60.0 * p.max_minutes, **singleton_solver_options(p, facts)}
+
+
+DESCRIPTOR = register(
+    MethodDescriptor(
+        name="HEUR",
+        kind="suppress",
+        label="Fast heuristic",
+        help="A safe pattern quickly (LP paths + clean-up); not minimal.",
+        params=HeurParams,
+        solve=solve_heuristic,
+        solver_options=_heur_options,
+        tau_argus=False,
+        singletons="added",
+        order=30,
+    )
+)

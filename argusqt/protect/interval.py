@@ -13,6 +13,9 @@ LP is kept (`algorithm="compact"`) for comparison and small tables.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
 import highspy
 import numpy as np
 import scipy.sparse as sp
@@ -20,7 +23,9 @@ import scipy.sparse as sp
 from argusqt.errors import AuditError, MethodError
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protect.insider import respondents_of
+from argusqt.protect.params import MethodParams, TableFacts, minutes_param
 from argusqt.protect.problem import CSPProblem
+from argusqt.protect.registry import MethodDescriptor, register
 from argusqt.protect.result import ProtectionResult
 
 INF = highspy.kHighsInf
@@ -563,3 +568,33 @@ def _audit(problem: CSPProblem, lb: np.ndarray, ub: np.ndarray):
     from argusqt.protect.publication import publication_audit
 
     return publication_audit(problem, ub > lb, lower=lb, upper=ub)
+
+
+# ---------------------------------------------------------------------- registry
+@dataclass(frozen=True, kw_only=True)
+class IpParams(MethodParams):
+    """`IP(t, maxMinutes)` (an argusqt method)."""
+
+    METHOD: ClassVar[str] = "IP"
+    max_minutes: float = minutes_param(10, position=1, batch="maxMinutes")
+
+
+def _ip_options(p: IpParams, facts: TableFacts) -> dict[str, Any]:
+    return {"max_time": 60.0 * p.max_minutes}
+
+
+DESCRIPTOR = register(
+    MethodDescriptor(
+        name="IP",
+        kind="interval",
+        face="interval",
+        label="Interval protection",
+        help="Publish intervals instead of suppressing cells: each sensitive cell's interval "
+        "covers its protection levels.",
+        params=IpParams,
+        solve=solve_interval,
+        solver_options=_ip_options,
+        tau_argus=False,
+        order=60,
+    )
+)

@@ -350,8 +350,9 @@ def protect_linked(
 ) -> list[ProtectionResult]:
     """Protect linked tables together; one result per input table, in the same order.
 
-    method "OPT" works on the joint problem; "MOD" works on the cover table and solves only
-    the cover subtables that are subtables of an input table (§6.3). The cover is the joint
+    How depends on the method's descriptor (`linked`): "joint" (OPT) solves the joint
+    problem; "cover" (MOD) works on the cover table and solves only the cover subtables that
+    are subtables of an input table (§6.3). The cover is the joint
     problem when every cover cell is in some table; otherwise it must be given (`cover`,
     e.g. built from the microdata over all cover variables with the same rules and costs;
     see cover_problem_for). After the cover pass the pattern is audited on the joint
@@ -359,17 +360,19 @@ def protect_linked(
     then each table is audited on its own relations; a failing pattern is never returned.
     Each result's figures hold the joint cost and the number of joint cells.
     """
+    from argusqt.protect import registry
     from argusqt.protect.modular import repair, solve_modular
-    from argusqt.protect.optimal import solve_optimal
 
     params = dict(params or {})
+    desc = registry.get(method)
+    registry.require_linked(desc)
+    method = desc.name
     joint, local, cdims = build_linked_problem(tables)
-    method = method.upper()
     extra_log: list[str] = []
-    if method == "OPT":
-        res = solve_optimal(joint, params, progress, cancel)
+    if desc.linked == "joint":
+        res = desc.solve(joint, params, progress, cancel)
         joint_status = np.asarray(res.status)
-    elif method == "MOD":
+    else:  # "cover"
         params["subtable_filter"] = _subtable_filter(tables, cdims)
         if joint.dims is not None:
             res = solve_modular(joint, params, progress, cancel)
@@ -396,8 +399,6 @@ def protect_linked(
                 "the modular method on linked tables needs the cover table: some cover cells "
                 "are in no input table (build it from the microdata) or use the optimal method"
             )
-    else:
-        raise MethodError(f"linked tables: method {method!r} not supported (expected OPT or MOD)")
     joint_cost = float(np.asarray(joint.cost, dtype=float)[is_secondary(joint_status)].sum())
     out = []
     for k, (t, loc) in enumerate(zip(tables, local, strict=True), start=1):

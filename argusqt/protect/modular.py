@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -22,9 +23,12 @@ from argusqt.model.table import build_relations
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protect.budget import Deadline
 from argusqt.protect.optimal import singleton_options, solve_pattern, with_singleton_cells
+from argusqt.protect.params import MethodParams, TableFacts, minutes_param, param
 from argusqt.protect.problem import CSPProblem
 from argusqt.protect.publication import CANCEL_GRACE
+from argusqt.protect.registry import MethodDescriptor, register
 from argusqt.protect.result import ProtectionResult
+from argusqt.protect.singleton import singleton_param, singleton_solver_options
 
 #: HiTaS LOWERMARG 0.9 / UPPERMARG 1.1: protection of inherited secondaries
 INHERITED_SHARE = 0.10
@@ -468,3 +472,73 @@ def solve_modular(
             "audit_exact": exact,
         },
     )
+
+
+# ---------------------------------------------------------------------- registry
+_NO_EFFECT = "argusqt's subtable models need no cost scaling or margins (no effect)"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModParams(MethodParams):
+    """`MOD(t, maxMinPerSubtable, singSing, singMult, minFreq[, maxScaleCost, lowerMarg,
+    upperMarg])`; the last three (later τ-Argus versions) are accepted without effect."""
+
+    METHOD: ClassVar[str] = "MOD"
+    max_minutes: float = minutes_param(
+        1,
+        position=1,
+        batch="maxMinPerSubtable",
+        label="Maximum time per subtable",
+        help="Start pattern and branch-and-cut of each subtable share it.",
+    )
+    singleton_singleton: bool = singleton_param("SS", extension=False)
+    singleton_multiple: bool = singleton_param("SM", extension=False)
+    min_freq_option: bool = singleton_param("MF", extension=False)
+    max_scale_cost: float = param(
+        20000.0,
+        position=5,
+        batch="maxScaleCost",
+        label="Maximum scaled cost",
+        minimum=0,
+        exclusive_minimum=True,
+        extension=True,
+        no_effect=_NO_EFFECT,
+    )
+    lower_margin: float = param(
+        0.0,
+        position=6,
+        batch="lowerMarg",
+        label="Lower margin",
+        minimum=0,
+        extension=True,
+        no_effect=_NO_EFFECT,
+    )
+    upper_margin: float = param(
+        0.0,
+        position=7,
+        batch="upperMarg",
+        label="Upper margin",
+        minimum=0,
+        extension=True,
+        no_effect=_NO_EFFECT,
+    )
+
+
+def _mod_options(p: ModParams, facts: TableFacts) -> dict[str, Any]:
+    return {"max_time_per_subtable": 60.0 * p.max_minutes, **singleton_solver_options(p, facts)}
+
+
+DESCRIPTOR = register(
+    MethodDescriptor(
+        name="MOD",
+        kind="suppress",
+        label="Modular (HiTaS)",
+        help="Hierarchical tables: optimal per subtable, fast on large tables.",
+        params=ModParams,
+        solve=solve_modular,
+        solver_options=_mod_options,
+        linked="cover",
+        singletons="method",
+        order=20,
+    )
+)

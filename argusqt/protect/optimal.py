@@ -15,6 +15,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -24,10 +25,13 @@ from argusqt.errors import Cancelled, MethodError
 from argusqt.model.status import is_primary, secondary_status_for
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protect.budget import Deadline, seconds_param
+from argusqt.protect.params import MethodParams, TableFacts, minutes_param
 from argusqt.protect.problem import CSPProblem
 from argusqt.protect.publication import CANCEL_GRACE
+from argusqt.protect.registry import MethodDescriptor, register
 from argusqt.protect.result import ProtectionResult
 from argusqt.protect.separation import Cut, Separator, default_fixed, require_additive
+from argusqt.protect.singleton import singleton_param, singleton_solver_options
 
 #: seconds between two progress events
 PROGRESS_EVERY = 0.25
@@ -501,20 +505,12 @@ def with_singleton_cells(
 
 
 def singleton_options(params: dict) -> tuple[bool, bool, int]:
-    """(SS, SM, min_freq) from params: long keys or the batch-style "singleton"/SS/SM/MF/minfreq."""
-    opts = params.get("singleton") or params.get("singleton_options") or []
-    if isinstance(opts, str):
-        opts = opts.replace("+", ",").replace("|", ",").split(",")
-    opts = {str(o).strip().upper() for o in opts if str(o).strip()}
-    for key in ("SS", "SM", "MF"):
-        if params.get(key) or params.get(key.lower()):
-            opts.add(key)
-    ss = bool(params.get("singleton_singleton", False)) or "SS" in opts
-    sm = bool(params.get("singleton_multiple", False)) or "SM" in opts
-    mf = int(params.get("min_freq", 0) or 0)
-    if "MF" in opts:
-        mf = max(mf, int(params.get("minfreq", 0) or 0))
-    return ss, sm, mf
+    """(SS, SM, min_freq) from the solver options (off unless given: run_method gives them)."""
+    return (
+        bool(params.get("singleton_singleton", False)),
+        bool(params.get("singleton_multiple", False)),
+        int(params.get("min_freq", 0) or 0),
+    )
 
 
 # ---------------------------------------------------------------------- start pattern
@@ -728,4 +724,48 @@ def _bound_line(cost: float, bound: float | None, gap: float | None, optimal: bo
     return f"OPT: cost {cost:g}, lower bound {bound:g}, gap {100 * gap:.2f} % ({why})"
 
 
-__all__ = ["PatternOutcome", "solve_optimal", "solve_pattern", "with_singleton_cells", "is_primary"]
+# ---------------------------------------------------------------------- registry
+@dataclass(frozen=True, kw_only=True)
+class OptParams(MethodParams):
+    """`OPT(t, maxComputingTime)`; the singleton options are argusqt extensions (on)."""
+
+    METHOD: ClassVar[str] = "OPT"
+    max_minutes: float = minutes_param(
+        10,
+        position=1,
+        batch="maxComputingTime",
+        help="For the whole run: start heuristic, branch-and-cut and the final audit share it.",
+    )
+    singleton_singleton: bool = singleton_param("SS", extension=True)
+    singleton_multiple: bool = singleton_param("SM", extension=True)
+    min_freq_option: bool = singleton_param("MF", extension=True)
+
+
+def _opt_options(p: OptParams, facts: TableFacts) -> dict[str, Any]:
+    return {"max_time": 60.0 * p.max_minutes, **singleton_solver_options(p, facts)}
+
+
+DESCRIPTOR = register(
+    MethodDescriptor(
+        name="OPT",
+        kind="suppress",
+        label="Optimal suppression",
+        help="Fewest cost of secondary suppressions (branch-and-cut, SCIP).",
+        params=OptParams,
+        solve=solve_optimal,
+        solver_options=_opt_options,
+        linked="joint",
+        singletons="method",
+        order=10,
+    )
+)
+
+
+__all__ = [
+    "OptParams",
+    "PatternOutcome",
+    "solve_optimal",
+    "solve_pattern",
+    "with_singleton_cells",
+    "is_primary",
+]

@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 from pyscipopt import SCIP_EVENTTYPE, Eventhdlr, Model, quicksum
 
-from argusqt.errors import MethodError
+from argusqt.errors import MethodError, ParameterError
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
+from argusqt.protect.params import MethodParams, TableFacts, minutes_param, param
 from argusqt.protect.problem import CSPProblem
+from argusqt.protect.registry import MethodDescriptor, register
 from argusqt.protect.result import ProtectionResult
 
 STOP_RAPID, STOP_FIRST, STOP_OPTIMAL = 1, 2, 3
@@ -600,3 +604,95 @@ def _result(
         log=log,
         figures=figures,
     )
+
+
+# ---------------------------------------------------------------------- registry
+@dataclass(frozen=True, kw_only=True)
+class RndParams(MethodParams):
+    """`RND(t, base, steps, maxTime, partitions, stopRule[, unitCost])`; base is required."""
+
+    METHOD: ClassVar[str] = "RND"
+    base: int = param(
+        position=1,
+        batch="base",
+        label="Rounding base",
+        minimum=1,
+        help="Every published value is a multiple of it; at least the table's minimum base.",
+        suggest=lambda facts: facts.min_rounding_base,
+    )
+    steps: int = param(
+        0,
+        position=2,
+        batch="steps",
+        label="Steps allowed",
+        minimum=0,
+        help="0: each value goes to a neighbouring multiple (zero-restricted).",
+    )
+    max_minutes: float = minutes_param(10, position=3, batch="maxTime")
+    partitions: bool = param(
+        False,
+        position=4,
+        batch="partitions",
+        label="Partition by the first non-hierarchical variable",
+    )
+    stop_rule: int = param(
+        STOP_OPTIMAL,
+        position=5,
+        batch="stopRule",
+        label="Stop rule",
+        choices={
+            STOP_RAPID: "first RAPID solution",
+            STOP_FIRST: "first feasible",
+            STOP_OPTIMAL: "optimal",
+        },
+    )
+    unit_cost: bool = param(
+        False,
+        position=6,
+        batch="unitCost",
+        label="Unit cost",
+        extension=True,
+        no_effect="the rounding objective always counts every cell with weight 1",
+    )
+
+
+def _check_base(p: RndParams, facts: TableFacts) -> None:
+    if p.base < facts.min_rounding_base:
+        raise ParameterError(
+            f"RND: rounding base {p.base} is below the minimum base {facts.min_rounding_base} "
+            f"of table {facts.table_no} (the minimum frequency, or the largest lower + upper "
+            "protection level of its unsafe cells)",
+            method="RND",
+            parameter="base",
+            allowed=f"a whole number ≥ {facts.min_rounding_base}",
+        )
+
+
+def _rnd_options(p: RndParams, facts: TableFacts) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "base": p.base,
+        "steps": p.steps,
+        "max_time": 60.0 * p.max_minutes,
+        "partitions": int(p.partitions),
+        "stop_rule": p.stop_rule,
+        "min_base": facts.min_rounding_base,
+    }
+    if p.unit_cost:
+        out["unit_cost"] = 1
+    return out
+
+
+DESCRIPTOR = register(
+    MethodDescriptor(
+        name="RND",
+        kind="adjust",
+        face="round",
+        label="Controlled rounding",
+        help="Publish every cell rounded to a multiple of the base.",
+        params=RndParams,
+        solve=solve_rounding,
+        solver_options=_rnd_options,
+        check=_check_base,
+        order=40,
+    )
+)

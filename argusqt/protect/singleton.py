@@ -8,14 +8,73 @@ with a tiny upper protection level, forces a third suppression in that relation.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
 
+from argusqt.protect.params import TableFacts, param
 from argusqt.protect.problem import CSPProblem
 from argusqt.protect.result import AuditResult, ProtectionResult
 
 OPTIONS = ("SS", "SM", "MF")
+
+#: solver option keys of the singleton options (what OPT and MOD read, what run_method reads
+#: for the methods it adds virtual cells for); every suppression method has them on by default
+SINGLETON_KEYS = ("singleton_singleton", "singleton_multiple", "min_freq")
+
+_SINGLETON_INFO = {
+    "SS": dict(
+        position=2,
+        batch="singSing",
+        label="Protect singletons",
+        help="Two single-contributor primaries in one relation: a third cell is suppressed, "
+        "so neither respondent can recompute the other.",
+    ),
+    "SM": dict(
+        position=3,
+        batch="singMult",
+        label="Protect multiple singletons",
+        help="A single-contributor primary beside one other primary of the same relation: "
+        "a third cell is suppressed.",
+    ),
+    "MF": dict(
+        position=4,
+        batch="minFreq",
+        label="Minimum frequency protection",
+        help="Primaries of one relation with fewer respondents together than the minimum "
+        "frequency of the FREQ rule: a third cell is suppressed.",
+    ),
+}
+
+
+def singleton_param(option: Literal["SS", "SM", "MF"], *, extension: bool) -> Any:
+    """A suppression method's singleton option as a parameter field (positions 2, 3, 4; on by
+    default: docs/methods.md, singleton options)."""
+    return param(True, extension=extension, **_SINGLETON_INFO[option])  # type: ignore[arg-type]
+
+
+def singleton_solver_options(params: Any, facts: TableFacts) -> dict[str, Any]:
+    """The solver keys of a method's singleton options; MF compares with the table's minimum
+    frequency (none without a FREQ rule)."""
+    minfreq = facts.min_frequency if params.min_freq_option and facts.min_frequency else 0
+    return {
+        "singleton_singleton": bool(params.singleton_singleton),
+        "singleton_multiple": bool(params.singleton_multiple),
+        "min_freq": int(minfreq),
+    }
+
+
+def singleton_request(options: dict) -> tuple[list[str], int]:
+    """(options on, minimum frequency) from solver options; SS and SM default on, MF is on
+    when a minimum frequency ≥ 2 is given."""
+    on = {
+        "SS": bool(options.get("singleton_singleton", True)),
+        "SM": bool(options.get("singleton_multiple", True)),
+    }
+    minfreq = int(options.get("min_freq", 0) or 0)
+    on["MF"] = minfreq >= 2
+    return sorted(k for k, v in on.items() if v), minfreq if on["MF"] else 0
 
 
 def _normalise(options) -> set[str]:
