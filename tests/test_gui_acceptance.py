@@ -195,7 +195,12 @@ def _protect(qtbot, window, method: str, fill=None) -> None:
 def _opt_one_minute(d: ProtectDialog) -> None:
     d.opt_time.setValue(1)  # minutes: the 60 s limit
     assert d.opt_single.isChecked()  # singleton protection on by default
-    assert d.params() == {"max_minutes": 1, "singleton": "SS,SM,MF"}
+    assert d.params() == {
+        "max_minutes": 1,
+        "singleton_singleton": True,
+        "singleton_multiple": True,
+        "min_freq_option": True,
+    }
 
 
 def _save_excel(qtbot, window, path: Path, confidential: bool = False) -> None:
