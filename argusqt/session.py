@@ -387,8 +387,8 @@ class Session:
     ) -> ProtectionResult:
         """Run a protection method on one table; statuses (and published values) are copied
         back only when the audit passed. `params`: the method's parameter dataclass or a
-        mapping of its field names (docs/methods.md); an unknown or out-of-range one is a
-        ParameterError naming the parameter and the values allowed."""
+        mapping of its field names (argusqt/docs/formats.md §8.5); an unknown or out-of-range
+        one is a ParameterError naming the parameter and the values allowed."""
         from argusqt.model.status import is_suppressed
         from argusqt.protect import registry
         from argusqt.protect.audit import audit as run_audit
@@ -542,10 +542,10 @@ class Session:
         *,
         tau_exact: bool = False,
     ) -> list[Path]:
-        """Save table `table_no` as type 1–6 (formats.md §10); `report` adds the (confidential)
-        HTML report next to it (base name + `_CONFIDENTIAL.html`). `tau_exact` (option `TA+`)
-        writes codes and labels byte for byte as τ-Argus; by default one a spreadsheet would
-        run as a formula gets a `'` in front. Returns the files written.
+        """Save table `table_no` as type 1–6 (argusqt/docs/formats.md §10); `report` adds the
+        (confidential) HTML report next to it (base name + `_CONFIDENTIAL.html`). `tau_exact`
+        (option `TA+`) writes codes and labels byte for byte as τ-Argus; by default one a
+        spreadsheet would run as a formula gets a `'` in front. Returns the files written.
 
         A file for publication is written only if the table passes the publication gate
         (PublicationError naming the cells otherwise; nothing is written)."""
@@ -690,8 +690,8 @@ class Session:
         value: float | None = None,
         upper: float | None = None,
     ) -> int:
-        """A manual change (rules.md §7): "safe", "unsafe", "protected", "cost" (value),
-        "levels" (value = lower, upper) or "undo" (secondaries). Returns cells changed.
+        """A manual change (argusqt/docs/rules.md §7.2): "safe", "unsafe", "protected", "cost"
+        (value), "levels" (value = lower, upper) or "undo" (secondaries). Returns cells changed.
 
         The change is remembered as a-priori lines, so a batch file written later replays it
         (`<APRIORI>` with a `.hst` written beside the batch file).

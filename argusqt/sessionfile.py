@@ -577,8 +577,9 @@ def _restore(table: Table, saved: dict, where: str, what: str) -> Any:
 
 def _check_primaries(table: Table, saved: np.ndarray, where: str, what: str) -> None:
     """A cell the safety rules make unsafe (3–6) can only have been made safe-manual (2), then
-    protected (10) or a manual secondary (12) by the allowed changes (rules.md §7); saved as
-    1, 11, 13 or 14 it would be published unprotected: the file does not fit the data."""
+    protected (10) or a manual secondary (12) by the allowed changes
+    (argusqt/docs/rules.md §7.2); saved as 1, 11, 13 or 14 it would be published unprotected: the
+    file does not fit the data."""
     rule = np.asarray(table.status)
     bad = np.flatnonzero((rule >= 3) & (rule <= 6) & np.isin(saved, (1, 11, 13, 14)))
     if bad.size:

@@ -1,4 +1,5 @@
-"""Benchmark of the optimal suppression (methods.md §3) on generated tables, and GIL check.
+"""Benchmark of the optimal suppression (argusqt/docs/methods.md §3) on generated tables, and GIL
+check.
 
 Usage: python benchmarks/bench_optimal.py --kind 1H2D --cells 1000 --seeds 10 --max-time 60
        python benchmarks/bench_optimal.py --gil          (GUI responsiveness while OPT runs)

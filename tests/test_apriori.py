@@ -1,4 +1,4 @@
-"""A-priori files (formats.md §7, examples.md E15.3), incl. the real enterprise test_3a.hst."""
+"""A-priori files (argusqt/docs/formats.md §7), incl. the real enterprise test_3a.hst."""
 
 from __future__ import annotations
 

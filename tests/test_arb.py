@@ -1,4 +1,4 @@
-"""Parsing of `.arb` batch files (formats.md §8, examples.md E15.4–6) incl. every real file."""
+"""Parsing of `.arb` batch files (argusqt/docs/formats.md §8) incl. every real file."""
 
 from __future__ import annotations
 
@@ -117,7 +117,7 @@ def test_specifytable_errors(text, msg):
         parse_specify_table(text)
 
 
-# ---------------------------------------------------------------- SUPPRESS (§8.5)
+# ---------------------------------------------- SUPPRESS (argusqt/docs/formats.md §8.5)
 def test_suppress_defaults():
     """Positions, defaults and types come from the method's parameter dataclass."""
     assert parse_suppress("OPT(1)").params.to_mapping() == {
@@ -172,7 +172,7 @@ def test_suppress_errors(text, msg):
         parse_suppress(text)
 
 
-# ---------------------------------------------------------------- WRITETABLE (§8.6)
+# -------------------------------------------- WRITETABLE (argusqt/docs/formats.md §8.6)
 def test_writetable_forms():
     w = parse_writetable('(2,4,SE+,"y20.tab")')
     assert (w.table, w.out_type, w.options["SE"], w.path) == (2, 4, True, "y20.tab")

@@ -1,4 +1,4 @@
-"""Audit intervals against the spec oracles (examples.md E1, E2, E8, E9) and a timing check."""
+"""Audit intervals against worked examples (argusqt/docs/methods.md §2, §3.3) and a timing check."""
 
 from __future__ import annotations
 

@@ -145,8 +145,9 @@ def test_empty_microdata_file_is_a_warning(tmp_path):
 
 
 def test_holding_split_in_two_runs_is_a_warning(tmp_path):
-    """τ-Argus takes each run of a holding code as a holding (accepted, §2.3): the
-    contiguity warning reaches the log with the line where the holding comes back."""
+    """τ-Argus takes each run of a holding code as a holding (accepted,
+    argusqt/docs/formats.md §2.3): the contiguity warning reaches the log with the line where the
+    holding comes back."""
     folder = _case(tmp_path, "enterprise", ENT_JOB)
     asc = folder / "example_enterprise.asc"
     data = asc.read_bytes().split(b"\r\n")

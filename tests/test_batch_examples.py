@@ -180,7 +180,8 @@ def test_linked_tables_mod_zero(shared_data, tmp_path):
 
 
 def test_rounding_and_cta_outputs(shared_data, tmp_path):
-    """RND and CTA through the batch: published values in the code-value file (§10.3)."""
+    """RND and CTA through the batch: published values in the code-value file
+    (argusqt/docs/formats.md §10.4)."""
     folder = _copy(shared_data, tmp_path, "batch_ex1")
     head = (
         '<OPENTABLEDATA> "tabdata_ex1.tab"\n<OPENMETADATA> "metadata_ex1.rda"\n'

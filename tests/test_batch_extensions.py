@@ -49,7 +49,8 @@ def test_heur_in_batch_gives_e9_pattern(ex2):
     out = run_batch(arb)
     assert out.ok, out.error
     status = [int(r[-1]) for r in _rows(ex2 / "heur.txt")[1:]]
-    assert status == [1, 1, 1, 1, 11, 3, 1, 1, 1, 1, 11, 11, 1, 1, 1]  # examples.md E9
+    # the pattern of argusqt/docs/methods.md §3.3 (batch_ex2)
+    assert status == [1, 1, 1, 1, 11, 3, 1, 1, 1, 1, 11, 11, 1, 1, 1]
 
 
 def test_interval_protection_in_batch(ex2):

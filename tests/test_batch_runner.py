@@ -1,4 +1,5 @@
-"""Batch runner: §8.1 order rules, errors naming the batch line, logbook, GOINTERACTIVE, paths."""
+"""Batch runner: order rules (argusqt/docs/formats.md §8.2), errors naming the batch line,
+logbook, GOINTERACTIVE, paths."""
 
 from __future__ import annotations
 
@@ -195,7 +196,8 @@ def test_progress_events(ex2):
 
 
 def test_tabular_table_set_before_one_readtable(shared_data, tmp_path):
-    """Several OPENTABLEDATA/OPENMETADATA/SPECIFYTABLE groups precede one READTABLE (§8.1)."""
+    """Several OPENTABLEDATA/OPENMETADATA/SPECIFYTABLE groups precede one READTABLE
+    (argusqt/docs/formats.md §8.2)."""
     folder = tmp_path / "ex1"
     shutil.copytree(shared_data / "batch_ex1", folder)
     group = (

@@ -1,4 +1,4 @@
-"""Codelist files `.cdl` (formats.md §5): labels for display."""
+"""Codelist files `.cdl` (argusqt/docs/formats.md §5): labels for display."""
 
 from __future__ import annotations
 

@@ -94,7 +94,7 @@ def test_enterprise_primary_counts(enterprise):
         table = build_table(meta, data, _spec(dims), [], codelist_for=codelist_for)
         apply_rules(table)
         counts[name] = int((table.status == 3).sum())
-    assert counts == {"1": 283, "3a": 36, "3b": 17}  # examples.md E7
+    assert counts == {"1": 283, "3a": 36, "3b": 17}  # argusqt/docs/rules.md §3.8
 
 
 def test_enterprise_3b_after_apriori(enterprise):

@@ -86,7 +86,7 @@ def test_cells_total_and_relations(testw, dims, response):
 
 
 def test_declared_missing_region_column_is_empty(testw):
-    """formats.md §2.1: Region "99" is listed although no record has it (status 14)."""
+    """argusqt/docs/formats.md §2.1: Region "99" is listed although no record has it (status 14)."""
     meta, data, _, _ = testw
     table = build_table(
         meta, data, TableSpec(["Size", "Region"], "Var2"), [], codelist_for=codelist_for

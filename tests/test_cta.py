@@ -1,4 +1,5 @@
-"""CTA against examples.md E10, E11 and an independent scipy MILP on random tables."""
+"""CTA against the examples of argusqt/docs/methods.md §10 and an independent scipy MILP on
+random tables."""
 
 from __future__ import annotations
 

@@ -12,8 +12,8 @@ import argusqt
 from argusqt.docs import DOCS_DIR, PAGES, USER_GUIDE
 
 ROOT = Path(__file__).resolve().parents[1]
-#: Where references are checked (for now the pages themselves; the code follows).
-SCANNED = ("argusqt/docs", "docs/README.md")
+#: Where references are checked: the package, the developer docs, tests and benchmarks.
+SCANNED = ("argusqt", "docs", "tests", "benchmarks", "scripts", "README.md")
 SUFFIXES = {".py", ".md", ".sh", ".toml", ".txt"}
 THIS = Path(__file__).resolve()
 
@@ -63,7 +63,7 @@ def _problems_in(text: str, label: str, own_page: str | None) -> list[str]:
         for m in PAGE_NAME.finditer(line):
             if m.group(1) == "examples":
                 found.append(f"{where}: examples.md is not a page of ours: {line.strip()}")
-            elif not (own_page or line[: m.start()].endswith("argusqt/docs/")):
+            elif not (own_page or line[: m.start()].endswith(("argusqt/docs/", 'DOCS_DIR / "'))):
                 found.append(f"{where}: {m.group(0)} without its path argusqt/docs/")
         for m in SECTION.finditer(line):
             before = list(ATTRIBUTION.finditer(line[: m.start()]))

@@ -1,4 +1,5 @@
-"""Excel export: reload the workbook with openpyxl and check it cell by cell (formats.md §10.1)."""
+"""Excel export: reload the workbook with openpyxl and check it cell by cell
+(argusqt/docs/formats.md §10.1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Text outputs (types 1–5) on hand-built ex1/ex2 tables against examples.md E8, E9, E16."""
+"""Text outputs (types 1–5) on hand-built ex1/ex2 tables against τ-Argus's files
+(argusqt/docs/formats.md §10)."""
 
 from __future__ import annotations
 

@@ -76,7 +76,7 @@ def test_main_runs_a_batch_file_given_as_argument(ex2, tmp_path):
     res = json.loads(proc.stdout.strip().splitlines()[-1])
     assert res["rc"] == 0 and res["errors"] == []
     status = {tuple(c[:2]): c[2] for c in res["cells"]}
-    # examples.md E9: (A,female) primary; secondaries (A,male), (C,male), (C,female)
+    # argusqt/docs/methods.md §3.3: (A,female) primary; secondaries (A,male), (C,male), (C,female)
     assert status[("A", "female")] == 3
     assert {k for k, s in status.items() if s in (11, 12)} == {
         ("A", "male"),

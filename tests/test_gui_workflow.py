@@ -186,7 +186,8 @@ def test_status_changes_report_and_batch_file(qtbot, window, sample, monkeypatch
     safe = int(np.flatnonzero(t.status == 1)[-1])
     assert view.select_cell(safe)  # every branch is expanded after computing
     view.buttons["unsafe"].click()
-    assert int(t.status[safe]) in (3, 4, 5, 6, 9)  # rules.md §7: the rule status or manual 9
+    # argusqt/docs/rules.md §7.2: the rule's status, or 9 (unsafe by hand)
+    assert int(t.status[safe]) in (3, 4, 5, 6, 9)
     assert t.lpl[safe] > 0
     assert "Unsafe" in view.info.labels["status"].text()
     view.buttons["safe"].click()
@@ -248,7 +249,8 @@ def test_opt_keeps_gui_responsive_and_cancel_returns_safe_pattern(qtbot, window,
 
 
 def test_open_table_protect_opt_matches_e8(qtbot, window, shared_data, tmp_path):
-    """File | Open table with batch_ex1 (given statuses), OPT: examples.md E8 pattern and audit."""
+    """File | Open table with batch_ex1 (given statuses), OPT: the pattern of
+    argusqt/docs/methods.md §2."""
     for f in (shared_data / "batch_ex1").iterdir():
         shutil.copy(f, tmp_path / f.name)
 

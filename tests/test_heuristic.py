@@ -1,4 +1,4 @@
-"""Heuristic + cleanup (methods.md §4) and the method dispatcher (run_method)."""
+"""Heuristic + cleanup (argusqt/docs/methods.md §4) and the method dispatcher (run_method)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hierarchy files `.hrc` (formats.md §4.1, examples.md E15.1) and codelists built from them."""
+"""Hierarchy files `.hrc` (argusqt/docs/formats.md §4.1, §4.3) and codelists built from them."""
 
 from __future__ import annotations
 
@@ -156,7 +156,7 @@ def test_codelist_from_digits_and_flat(tmp_path: Path) -> None:
     )
     meta = read_rda(rda)
     ind = codelist_for(meta.variable("Ind"), meta, ["01211", "01120", "01130", "99999"], [])
-    # formats.md §4.2 example, then the missing code at depth 1
+    # argusqt/docs/formats.md §4.2 example, then the missing code at depth 1
     assert ind.codes == [
         "Total",
         "011",

@@ -1,4 +1,4 @@
-"""JJ output and input (formats.md §9) on the batch_ex1 table built by hand (E8 values)."""
+"""JJ output and input (argusqt/docs/formats.md §9) on the batch_ex1 table built by hand."""
 
 from __future__ import annotations
 

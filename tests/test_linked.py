@@ -1,4 +1,5 @@
-"""Linked tables (methods.md §1.5, §6.3): cover table, common cells, pattern copied back."""
+"""Linked tables (argusqt/docs/methods.md §1.5, §6.3): cover table, common cells, pattern copied
+back."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Linked tables with the modular method on the enterprise microdata (methods.md §1.5, §6.3).
+"""Linked tables with the modular method on the enterprise microdata
+(argusqt/docs/methods.md §1.5, §6.3).
 
 act × product and act × region share the act margin (act × Total). The session builds the
 cover table act × product × region from the microdata, protects it with MOD (only the

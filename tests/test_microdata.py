@@ -1,4 +1,5 @@
-"""Microdata readers (formats.md §2): real counts and sums, code normalisation, errors."""
+"""Microdata readers (argusqt/docs/formats.md §2): real counts and sums, code normalisation,
+errors."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Modular (HiTaS, methods.md §6): subtables, order, full-audit safety, equality with OPT when flat."""
+"""Modular (HiTaS, argusqt/docs/methods.md §6): subtables, order, full-audit safety, equality
+with OPT when flat."""
 
 from __future__ import annotations
 
@@ -150,8 +151,9 @@ def test_backtracking_suppresses_a_margin_when_the_subtable_needs_it():
 
 
 def test_modular_through_run_method_with_singleton_option():
-    # E14 (manual §2.10): row A holds a singleton and a p%-unsafe cell; SM forces a third
-    # suppression in row A, whether the virtual cell comes from run_method or the subtable
+    # argusqt/docs/methods.md §5 (manual §2.10): row A holds a singleton and a p%-unsafe cell; SM
+    # forces a third suppression in row A, whether the virtual cell comes from run_method or the
+    # subtable
     from argusqt.protect.methods import run_method
     from argusqt.protect.modular import solve_modular
 

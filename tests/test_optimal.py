@@ -1,4 +1,5 @@
-"""Optimal suppression (methods.md §3) against examples.md E8, E9, E13, E14 and independent oracles.
+"""Optimal suppression (argusqt/docs/methods.md §3) against the examples of
+argusqt/docs/methods.md §2–5 and independent oracles.
 
 Oracles written here, independently of argusqt.protect: a brute-force protection check with
 scipy's linprog, and the compact Kelly–Golden–Assad MILP (scipy.optimize.milp).

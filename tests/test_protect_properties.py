@@ -17,7 +17,8 @@ from argusqt.protect.methods import run_method
 
 
 def attacker_interval(problem, sup: np.ndarray, cell: int) -> tuple[float, float]:
-    """min/max of a cell given published cells, relations and the bounds (methods.md §2)."""
+    """min/max of a cell given published cells, relations and the bounds
+    (argusqt/docs/methods.md §2)."""
     n = problem.n_cells
     bounds = np.where(
         sup[:, None],

@@ -43,7 +43,7 @@ def test_protected_pattern_passes_and_run_method_keeps_the_verdict():
     assert again.ok
 
 
-# examples.md E14 / manual §2.10: row A = 52, 15, 62, 17 with c12 = 15 a singleton
+# argusqt/docs/methods.md §5 / manual §2.10: row A = 52, 15, 62, 17 with c12 = 15 a singleton
 E14 = [[52, 15, 62, 17], [24, 18, 31, 8]]
 E14_FREQ = [[4, 1, 6, 3], [5, 4, 7, 2]]
 

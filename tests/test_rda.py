@@ -1,4 +1,5 @@
-"""Metadata files `.rda` (formats.md §1): real files, roles, validation errors, round trip."""
+"""Metadata files `.rda` (argusqt/docs/formats.md §1): real files, roles, validation errors,
+round trip."""
 
 from __future__ import annotations
 

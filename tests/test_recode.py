@@ -1,4 +1,4 @@
-"""Global recode: `.grc` parsing (formats.md §6, examples.md E15.2), codelist transforms, tables."""
+"""Global recode: `.grc` parsing (argusqt/docs/formats.md §6), codelist transforms, tables."""
 
 from __future__ import annotations
 

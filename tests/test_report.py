@@ -1,4 +1,5 @@
-"""HTML report (formats.md §11): rules in words, structure, recodes, summary by status."""
+"""HTML report (argusqt/docs/formats.md §11): rules in words, structure, recodes, summary by
+status."""
 
 from __future__ import annotations
 

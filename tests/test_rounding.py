@@ -1,4 +1,5 @@
-"""Controlled rounding against examples.md E12, exhaustive search and an independent MILP."""
+"""Controlled rounding against the example of argusqt/docs/methods.md §9, exhaustive search and
+an independent MILP."""
 
 from __future__ import annotations
 
@@ -347,7 +348,8 @@ def test_cancel_during_solve_returns_a_valid_table():
 
 
 def k_step_domain(z: float, base: int, k: int) -> set[float]:
-    """methods.md §9: multiples max(0, u + j)·b, j = −K..K (z a multiple) or −K..K+1."""
+    """argusqt/docs/methods.md §9: multiples max(0, u + j)·b, j = −K..K (z a multiple) or
+    −K..K+1."""
     u = z // base
     top = k if z % base == 0 else k + 1
     return {max(0.0, u + j) * base for j in range(-k, top + 1)}

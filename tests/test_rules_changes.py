@@ -1,4 +1,5 @@
-"""Manual status changes and their allowed transitions (rules.md §7), trivial levels."""
+"""Manual status changes and their allowed transitions (argusqt/docs/rules.md §7), trivial
+levels."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Rule classification and protection levels: every row of examples.md E3–E6."""
+"""Rule classification and protection levels: the examples of argusqt/docs/rules.md §3–4."""
 
 from __future__ import annotations
 
@@ -286,7 +286,8 @@ def test_too_few_contributions_refused():
 
 
 def test_holding_frequency_uses_individual_range():
-    """rules.md §4.1: status 5 from the holding FREQ gets the 1st FREQ's range (logged)."""
+    """argusqt/docs/rules.md §4.1: status 5 from the holding FREQ gets the 1st FREQ's range
+    (logged)."""
     t = holding_table("FREQ(3,30)|FREQ(3,10)")
     apply_rules(t)
     c = t.cell_index((1, 1))  # 800×20: 4 records (safe), 2 holdings (unsafe)

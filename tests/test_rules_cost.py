@@ -1,4 +1,5 @@
-"""Cell costs (rules.md §6) and the JJ integer scaling (formats.md §9)."""
+"""Cell costs (argusqt/docs/rules.md §6) and the JJ integer scaling
+(argusqt/docs/formats.md §9.2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Safety-rule mini-language (formats.md §8.4, examples.md E15.4): parsing, errors, round trip."""
+"""Safety-rule mini-language (argusqt/docs/formats.md §8.4): parsing, errors, round trip."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Singleton virtual cells (methods.md §5, examples.md E14)."""
+"""Singleton virtual cells (argusqt/docs/methods.md §5)."""
 
 from __future__ import annotations
 

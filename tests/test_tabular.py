@@ -1,4 +1,5 @@
-"""Tabular input (formats.md §3) on the real pp.tab and tabdata_ex1.tab, plus error cases."""
+"""Tabular input (argusqt/docs/formats.md §3) on the real pp.tab and tabdata_ex1.tab, plus error
+cases."""
 
 from __future__ import annotations
 

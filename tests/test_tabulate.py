@@ -95,7 +95,7 @@ def test_holdings_sum_per_holding_before_ranking():
 
 
 def test_weighted_unit_contributions_match_rules_example():
-    # rules.md §3.9: records 100 (w 4) and 10 (w 7) → units 100,100,100,100,10…
+    # argusqt/docs/rules.md §3.9: records 100 (w 4) and 10 (w 7) → units 100,100,100,100,10…
     spec = TableSpec(
         ["size"], "x", rules=SafetyRules(nk_individual=[DominanceRule(3, 60)], use_weights=True)
     )

@@ -1,4 +1,4 @@
-"""Lexical helpers (formats.md §0): lines, tokens and the resolution of named files."""
+"""Lexical helpers (argusqt/docs/formats.md §0): lines, tokens and the resolution of named files."""
 
 from __future__ import annotations
 

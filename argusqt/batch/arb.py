@@ -1,4 +1,5 @@
-"""Parser of τ-Argus batch files (`.arb`, formats.md §8) into commands with line numbers.
+"""Parser of τ-Argus batch files (`.arb`, argusqt/docs/formats.md §8) into commands with line
+numbers.
 
 Only syntax is checked here (every error names the file and line); the order of commands
 and what they do belong to the runner.
@@ -186,7 +187,7 @@ def _quoted_names(text: str) -> list[str]:
 
 # ---------------------------------------------------------------------- argument parsers
 def parse_specify_table(text: str) -> TableSpec:
-    """`"E1""E2"|"Resp"|"Shadow"|Cost[|λ or ,λ]` → TableSpec (formats.md §8.3)."""
+    """`"E1""E2"|"Resp"|"Shadow"|Cost[|λ or ,λ]` → TableSpec (argusqt/docs/formats.md §8.4)."""
     parts = split_outside_quotes(text, "|")
     if len(parts) < 2:
         raise ValueError("expected explanatory variables, '|' and a response variable")
@@ -263,7 +264,7 @@ def parse_suppress(text: str) -> Suppress:
 
 
 def parse_writetable(text: str) -> WriteTable:
-    """`(tabno, type, options, "file")` (formats.md §8.6)."""
+    """`(tabno, type, options, "file")` (argusqt/docs/formats.md §8.6)."""
     from argusqt.export.writetable import TYPE_NAMES, parse_options
 
     s = text.strip()
@@ -326,7 +327,7 @@ def parse_recode(text: str) -> Recode:
 
 
 def parse_readtable(text: str) -> ReadTable:
-    """`[0|1|2][T]` (formats.md §3.3)."""
+    """`[0|1|2][T]` (argusqt/docs/formats.md §3.3)."""
     t = text.strip().upper()
     keep = t.endswith("T")
     if keep:

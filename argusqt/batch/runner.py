@@ -1,4 +1,5 @@
-"""Runs a `.arb` batch file on a Session with the §8.1 order rules; every error names the batch line."""
+"""Runs a `.arb` file on a Session in the order of argusqt/docs/formats.md §8.2; errors name the
+batch line."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Code-value (type 3) and CSV-for-pivot (type 2) outputs, line for line as τ-Argus (formats.md §10.3).
+"""Code-value (type 3) and CSV-for-pivot (type 2) outputs, line for line as τ-Argus
+(argusqt/docs/formats.md §10.4).
 
 Also holds the small formatting helpers the other text writers share (codes, values, cell order).
 """
@@ -102,7 +103,7 @@ def response_name(table: Table) -> str:
 
 
 def shown_values(table: Table) -> np.ndarray:
-    """Value per cell as shown without status (formats.md §10.1): value, `x` or `-`."""
+    """Value per cell as shown without status (argusqt/docs/formats.md §10.1): value, `x` or `-`."""
     status = np.asarray(table.status, dtype=np.int64)
     kind = protection_kind(table)
     if kind == "suppress":

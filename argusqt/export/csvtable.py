@@ -1,4 +1,5 @@
-"""CSV table (type 1): the on-screen layout, 2-D blocks per layer (formats.md §10.2)."""
+"""CSV table (type 1): the on-screen layout, 2-D blocks per layer
+(argusqt/docs/formats.md §10.3)."""
 
 from __future__ import annotations
 

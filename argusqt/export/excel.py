@@ -1,6 +1,6 @@
 """Excel export of a protected table (openpyxl): the published workbook, or the confidential one.
 
-What is shown follows formats.md §10.1: statuses 3–9, 11, 12 as the suppressed text
+What is shown follows argusqt/docs/formats.md §10.1: statuses 3–9, 11, 12 as the suppressed text
 (`x`), 14 as the empty text (`-`), others their value; rounded/CTA tables show their
 published values; after interval protection a cell shows its published interval
 (`lower – upper`, a distinct fill) or, when lower = upper, its value.
@@ -226,7 +226,8 @@ def interval_cells(table: Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def shown_values(table: Table, options: ExcelOptions) -> tuple[np.ndarray, np.ndarray]:
-    """(numbers, text) per cell: text is '' where the number is shown (formats.md §10.1).
+    """(numbers, text) per cell: text is '' where the number is shown
+    (argusqt/docs/formats.md §10.1).
 
     After interval protection a cell with lower = upper shows that number and a wider one
     the text 'lower – upper' (the decimals and thousands separators of the number format).

@@ -1,4 +1,5 @@
-"""Intermediate file (type 5) + companion `.rda`: a table argusqt and τ-Argus can read back (§10.5)."""
+"""Intermediate file (type 5) + companion `.rda`: a table argusqt and τ-Argus can read back
+(argusqt/docs/formats.md §10.6)."""
 
 from __future__ import annotations
 
@@ -72,7 +73,8 @@ def intermediate_lines(
     empty = status == 14
     use_h = holdings and table.hfreq is not None
     cols = code_columns(table, quotes, tau_exact=tau_exact)
-    # rounded / adjusted tables: the published value (an argusqt extension, formats.md §8.6)
+    # rounded / adjusted tables: the published value (an argusqt extension,
+    # argusqt/docs/formats.md §8.7)
     cols.append(fmt_numbers(table.value if table.published is None else published_values(table), d))
     if not table.spec.is_frequency:
         freq = table.hfreq if use_h else table.freq

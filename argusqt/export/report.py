@@ -1,4 +1,5 @@
-"""The HTML report written next to a saved table (formats.md §11), and its building blocks.
+"""The HTML report written next to a saved table (argusqt/docs/formats.md §11), and its building
+blocks.
 
 It counts and sums suppressed cells per status: a confidential file, which says so first.
 

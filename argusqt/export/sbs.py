@@ -1,4 +1,5 @@
-"""SBS (type 4): Eurostat transmission lines with flags and dominance numbers (formats.md §10.4)."""
+"""SBS (type 4): Eurostat transmission lines with flags and dominance numbers
+(argusqt/docs/formats.md §10.5)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from argusqt.model.table import Table
 
 
 def sbs_flags(table: Table) -> np.ndarray:
-    """Flag letter per cell: V, A, B, C, F, D or - (formats.md §10.4)."""
+    """Flag letter per cell: V, A, B, C, F, D or - (argusqt/docs/formats.md §10.5)."""
     status = np.asarray(table.status, dtype=np.int64)
     top = _top(table)
     kept = 0 if top is None else top.shape[1]

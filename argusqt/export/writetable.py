@@ -1,4 +1,5 @@
-"""Save a table in one of the τ-Argus output types 1–6 with a `WRITETABLE` option string (§8.6).
+"""Save a table as τ-Argus output type 1–6 with a `WRITETABLE` option string
+(argusqt/docs/formats.md §8.6).
 
 Outputs for publication (CSV table, Excel workbook, pivot and code-value without `AS+`)
 pass the publication gate in their writers. The others are internal, confidential files

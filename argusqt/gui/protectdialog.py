@@ -172,7 +172,8 @@ class ProtectDialog(QDialog):
         return METHODS[self.group.checkedId()][0]
 
     def params(self) -> dict:
-        """Parameters with the batch names (`<SUPPRESS>` of formats.md §8.5); times in minutes."""
+        """Parameters with the batch names (`<SUPPRESS>` of argusqt/docs/formats.md §8.5); times
+        in minutes."""
         m = self.method()
         if m == "OPT":
             return {

@@ -367,7 +367,7 @@ class SpecifyTablesDialog(QDialog):
 
     def _response_changed(self, text: str) -> None:
         freq = text == FREQ_ITEM
-        # frequency tables accept only FREQ/MAN/MIS/WGT (rules.md)
+        # frequency tables accept only FREQ/MAN/MIS/WGT (argusqt/docs/rules.md §3.10)
         for level in (self.individual, self.holding):
             for row in level.nk + level.p + [level.req]:
                 row.check.setEnabled(not freq)

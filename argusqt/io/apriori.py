@@ -1,4 +1,5 @@
-"""A-priori files (`.hst`, formats.md §7): status, cost and protection-level changes per cell."""
+"""A-priori files (`.hst`, argusqt/docs/formats.md §7): status, cost and protection-level changes
+per cell."""
 
 from __future__ import annotations
 

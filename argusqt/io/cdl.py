@@ -1,4 +1,4 @@
-"""Read codelist files `.cdl` (formats.md §5): labels for codes, display only."""
+"""Read codelist files `.cdl` (argusqt/docs/formats.md §5): labels for codes, display only."""
 
 from __future__ import annotations
 

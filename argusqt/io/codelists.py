@@ -1,4 +1,4 @@
-"""Build the CodeList of an explanatory variable from its metadata (formats.md §4, §5).
+"""Build the CodeList of an explanatory variable from its metadata (argusqt/docs/formats.md §4, §5).
 
 One place decides flat vs `.hrc` vs digit levels, resolves the files named in the `.rda`
 and attaches the `.cdl` labels, so tabulation, tabular input and the GUI agree.
@@ -43,8 +43,9 @@ def hierarchy_entries(var: Variable, meta: Metadata, log: list[str]) -> list[tup
 def _warn_impossible_leaves(
     entries: list[tuple[int, str, int]], var: Variable, kind: str, name: str, log: list[str]
 ) -> None:
-    """Leaves no data code can equal (§2): longer than the field, or, in free format where
-    codes are left-padded to the width, of another length. Usually a damaged line."""
+    """Leaves no data code can equal (argusqt/docs/formats.md §2): longer than the field, or, in
+    free format where codes are left-padded to the width, of another length. Usually a damaged
+    line."""
     width = var.width or 0
     odd = []
     for i, (depth, code, line) in enumerate(entries):
@@ -67,7 +68,7 @@ def codelist_for(
     observed_codes: Iterable[str] | None,
     log: list[str],
 ) -> CodeList:
-    """The CodeList (table order, §4.3) of an explanatory variable.
+    """The CodeList (table order, argusqt/docs/formats.md §4.3) of an explanatory variable.
 
     Flat: observed codes + declared missing codes. `.hrc`: the file's nodes + missing codes
     (observed codes are checked against the leaves by the caller). `<HIERLEVELS>`: every

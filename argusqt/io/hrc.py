@@ -1,4 +1,4 @@
-"""Read and write hierarchy files `.hrc` (formats.md §4.1).
+"""Read and write hierarchy files `.hrc` (argusqt/docs/formats.md §4.1).
 
 Codes keep their leading blanks (`@ 1` is the code `" 1"`); nodes are returned in file order
 with their line numbers so later checks (codes in the data, recodes) can point at the line.

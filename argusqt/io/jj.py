@@ -1,4 +1,5 @@
-"""JJ format (formats.md §9): cells with bounds and protection levels plus linear relations.
+"""JJ format (argusqt/docs/formats.md §9): cells with bounds and protection levels plus linear
+relations.
 
 Written for exchange with other CSP solvers (type 6 output); read back as a CSPProblem.
 """
@@ -183,13 +184,13 @@ def write_jj(
 def read_jj(path: str | Path, cost: np.ndarray | None = None) -> CSPProblem:
     """Read a JJ file into a CSPProblem (any numeric coefficient and rhs accepted).
 
-    Checks: every relation must hold for the cell values up to rounding noise (half a unit
-    of the file's last value decimal per term, absorbed into the right-hand side); a larger
-    difference is an InputError naming the relation's line. The problem's decimals are the
-    file's; when the relations are exactly those of a table (as argusqt and τ-Argus write
-    them) the table's dimensions are recovered, so MOD and the neighbourhood heuristics can
-    use them. Costs in a JJ file are τ-Argus's scaled integers (1..20000, formats.md §9),
-    which loses the small costs' differences: pass the real `cost` per cell when known.
+    Checks: every relation must hold for the cell values up to rounding noise (half a unit of the
+    file's last value decimal per term, absorbed into the right-hand side); a larger difference is
+    an InputError naming the relation's line. The problem's decimals are the file's; when the
+    relations are exactly those of a table (as argusqt and τ-Argus write them) the table's
+    dimensions are recovered, so MOD and the neighbourhood heuristics can use them. Costs in a JJ
+    file are τ-Argus's scaled integers (1..20000, argusqt/docs/formats.md §9.2), which loses the
+    small costs' differences: pass the real `cost` per cell when known.
     """
     path = Path(path)
     raw = path.read_bytes()

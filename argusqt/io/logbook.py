@@ -1,4 +1,5 @@
-"""The τ-Argus logbook: append-only lines `dd-Mon-yyyy HH:MM:SS : message` (formats.md §11)."""
+"""The τ-Argus logbook: append-only lines `dd-Mon-yyyy HH:MM:SS : message`
+(argusqt/docs/formats.md §11)."""
 
 from __future__ import annotations
 

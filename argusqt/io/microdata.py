@@ -1,16 +1,17 @@
-"""Read fixed-format and free-format microdata into columns (formats.md §2, docs/design.md).
+"""Read fixed-format and free-format microdata into columns (argusqt/docs/formats.md §2,
+docs/design.md).
 
 Columns, never records: categorical fields become int32 category ids + the distinct codes,
 numeric fields float64 arrays, all built with numpy/pandas vector operations.
 
-Code normalisation (decided from §2.1, §4.1 and the data): a fixed-format code is the raw
-substring of its columns with **trailing blanks removed** and leading blanks kept. Within one
-fixed-width field every raw substring has the same length, so removing trailing blanks never
-merges two different codes (`" 1"` ≠ `"1 "` → `" 1"` ≠ `"1"`), and it makes codes equal to
-`.hrc` codes, which lose trailing blanks (region2.hrc `Os `, the README: "trailing blanks are
-ignored"). A field that is entirely blank keeps its blanks (an empty code would read back as
-the total in tabular input). Free-format fields are trimmed, lose `"` and are left-padded
-to the declared width (§2.2).
+Code normalisation (decided from argusqt/docs/formats.md §2.1, §4.1 and the data): a
+fixed-format code is the raw substring of its columns with **trailing blanks removed** and
+leading blanks kept. Within one fixed-width field every raw substring has the same length,
+so removing trailing blanks never merges two different codes (`" 1"` ≠ `"1 "` → `" 1"` ≠
+`"1"`), and it makes codes equal to `.hrc` codes, which lose trailing blanks (region2.hrc
+`Os `, the README: "trailing blanks are ignored"). A field that is entirely blank keeps its
+blanks (an empty code would read back as the total in tabular input). Free-format fields are
+trimmed, lose `"` and are left-padded to the declared width (argusqt/docs/formats.md §2.2).
 """
 
 from __future__ import annotations
@@ -91,7 +92,8 @@ class MicroData:
         return self.values(name)
 
     def holding_runs(self, name: str) -> np.ndarray:
-        """Holding id per record by §2.3: a new holding starts wherever the code changes."""
+        """Holding id per record (argusqt/docs/formats.md §2.3): a new holding starts wherever
+        the code changes."""
         codes = self.codes(name).codes
         runs = np.zeros(codes.shape[0], dtype=np.int64)
         if codes.shape[0] > 1:
@@ -287,7 +289,8 @@ def _parse_decimal_slow(
 
 
 def _warn_numeric_missing(var: Variable, values: np.ndarray, log: list[str], path: Path) -> None:
-    """§1.1: a numeric field equal to its declared missing value is kept, with a warning."""
+    """argusqt/docs/formats.md §1.1: a numeric field equal to its declared missing value is kept,
+    with a warning."""
     for m in dict.fromkeys(var.missing):
         try:
             mv = float(m.strip())
@@ -511,7 +514,8 @@ def _read_fixed(
 def _warn_short_lines(
     lines: _FixedLines, variables: list[Variable], path: Path, log: list[str]
 ) -> None:
-    """§2.1 pads a short line with blanks, as τ-Argus does; say which fields that touched.
+    """Pad a short line with blanks as τ-Argus does (argusqt/docs/formats.md §2.1); say which fields
+    it cut.
 
     A line that ends inside or before a field the metadata describes loses digits of a
     number or a code without any error, so the count of such lines is always logged.
@@ -751,7 +755,8 @@ class _CsvReader:
 def _free_categorical(
     col: pd.Series, var: Variable, log: list[str], path: Path
 ) -> CategoricalColumn:
-    """Trim blanks/tabs, drop `"`, left-pad to the width (§2.2) — on the distinct values only."""
+    """Trim blanks/tabs, drop `"`, left-pad to the width (argusqt/docs/formats.md §2.2) — on the
+    distinct values only."""
     if isinstance(col.dtype, pd.CategoricalDtype):
         codes = col.cat.codes.to_numpy()
         uniques = list(col.cat.categories)
@@ -837,7 +842,7 @@ def _codes_where(col: CategoricalColumn, pred) -> tuple[int, int, str] | None:
 
 def _warn_blank_holdings(var: Variable, data: MicroData, path: Path) -> None:
     """A blank holding code is no holding: consecutive records with it count as one holding
-    (§2.3), so their contributions are added up by holding-level rules."""
+    (argusqt/docs/formats.md §2.3), so their contributions are added up by holding-level rules."""
     found = _codes_where(data.categorical[var.name], lambda c: not c.strip())
     if found is not None:
         data.log.append(
@@ -848,7 +853,8 @@ def _warn_blank_holdings(var: Variable, data: MicroData, path: Path) -> None:
 
 
 def _check_holding_contiguous(var: Variable, data: MicroData, path: Path) -> None:
-    """§2.3: records of one holding must be contiguous; a code that comes back is logged."""
+    """argusqt/docs/formats.md §2.3: records of one holding must be contiguous; a code that comes
+    back is logged."""
     codes = data.categorical[var.name].codes
     if codes.shape[0] < 2:
         return

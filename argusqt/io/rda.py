@@ -1,4 +1,4 @@
-"""Read and write τ-Argus metadata files `.rda` (formats.md §1).
+"""Read and write τ-Argus metadata files `.rda` (argusqt/docs/formats.md §1).
 
 Every malformed line is an InputError naming the file, the line and what was expected, so a
 user can fix the metadata without guessing.
@@ -75,8 +75,9 @@ def _int(ctx: _Ctx, text: str, what: str, minimum: int = 0) -> int:
 
 
 def _set_role(var: Variable, role: str) -> list[str]:
-    """Last role keyword wins, except recodeable + numeric which combine (§1.2); returns the
-    roles it replaced (a sign of a lost variable line: its options fell to the one above)."""
+    """Last role keyword wins, except recodeable + numeric which combine
+    (argusqt/docs/formats.md §1.2); returns the roles it replaced (a sign of a lost variable
+    line: its options fell to the one above)."""
     current = {r for r in (*ROLE_FLAGS, *TABULAR_NUMERIC_ROLES) if getattr(var, r)}
     if current | {role} == {"recodeable", "numeric"}:
         setattr(var, role, True)
@@ -328,7 +329,8 @@ def _finish_variable(path: Path, var: Variable, kind: str, warnings: list[str]) 
 
 
 def _validate(meta: Metadata) -> None:
-    """File-level rules of §1.2: explanatory variables exist, tabular columns are unique."""
+    """File-level rules of argusqt/docs/formats.md §1.2: explanatory variables exist, tabular
+    columns are unique."""
     path = meta.path
     if not meta.explanatory:
         raise InputError(
@@ -501,7 +503,8 @@ def _name(text: str) -> str:
 
 
 def rda_text(meta: Metadata) -> str:
-    """The `.rda` text of `meta` (§1.4): upper-case keywords, one per line, 4-blank indent."""
+    """The `.rda` text of `meta` (argusqt/docs/formats.md §1.4): upper-case keywords, one per
+    line, 4-blank indent."""
     out: list[str] = []
     tabular = meta.kind == "tabular"
     if meta.kind != "fixed":
@@ -566,5 +569,5 @@ def rda_text(meta: Metadata) -> str:
 
 
 def write_rda(meta: Metadata, path: str | Path) -> None:
-    """Write `meta` as an `.rda` file atomically (§1.4)."""
+    """Write `meta` as an `.rda` file atomically (argusqt/docs/formats.md §1.4)."""
     atomic_write_text(path, rda_text(meta))

@@ -1,7 +1,8 @@
-"""Tabular input `.tab` (formats.md §3): one line per cell → a Table with given or rule statuses.
+"""Tabular input `.tab` (argusqt/docs/formats.md §3): one line per cell → a Table with given or rule
+statuses.
 
-Fields are parsed column-wise with pandas (one vectorised pass per column); the per-cell
-consistency rules of §3.2 are applied in the documented order as array operations.
+Fields are parsed column-wise with pandas (one vectorised pass per column); the per-cell consistency
+rules of argusqt/docs/formats.md §3.2 are applied in the documented order as array operations.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from argusqt.model.tabulate import top_k_by_group
 from argusqt.rules.classify import apply_rules
 from argusqt.rules.cost import compute_cost
 
-#: Relative tolerance of "sum of top-n ≤ response" (§3.2 rule 9).
+#: Relative tolerance of "sum of top-n ≤ response" (argusqt/docs/formats.md §3.2 rule 9).
 TOP_TOL = 1e-9
 MAX_REPORTED_RELATIONS = 10
 
@@ -103,7 +104,8 @@ class _Columns:
         return InputError(message, file=self.path, line=int(self.lineno[row]), column=column)
 
     def number(self, var: Variable, *, dash_is_empty: bool = True) -> np.ndarray:
-        """Numbers of a column; NaN where empty or '-' (§3.1); bad text → InputError.
+        """Numbers of a column; NaN where empty or '-' (argusqt/docs/formats.md §3.1); bad text →
+        InputError.
 
         Infinities, NaN and numbers beyond the float range (`1e400`) are refused: no sum,
         rule or solver can use them.
@@ -314,7 +316,7 @@ def read_tab(
         x = cols.number(v)
         top[:, k] = np.where(np.isnan(x), 0.0, x)
 
-    # ------------------------------------------------------------ §3.2 rules in order
+    # ---------------------------------------- argusqt/docs/formats.md §3.2 rules in order
     has_resp = ~np.isnan(resp)
     has_freq = ~np.isnan(freq)
     no_both = ~has_resp & ~has_freq  # 1
@@ -426,7 +428,7 @@ def read_tab(
             raise SpecificationError(
                 "the FREQ rule needs a <FREQUENCY> column in the tabular metadata", file=meta.path
             )
-        apply_rules(table)  # §3.2 rule 12: given statuses are recomputed
+        apply_rules(table)  # argusqt/docs/formats.md §3.2 rule 12: given statuses are recomputed
     else:
         _given_levels(table)
     distances = [meta.variable(e).distance for e in spec.explanatory]

@@ -1,4 +1,4 @@
-"""Lexical helpers shared by every τ-Argus text format (formats.md §0).
+"""Lexical helpers shared by every τ-Argus text format (argusqt/docs/formats.md §0).
 
 Lines, tokens and path resolution are done once here so every reader reports the same
 file/line positions and resolves Windows paths the same way.

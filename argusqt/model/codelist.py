@@ -2,7 +2,7 @@
 
 A CodeList is one dimension of a table: index 0 is the total, then the hierarchy nodes in
 file (pre-)order or the flat codes in byte order, then the declared missing codes
-(formats.md §4.3). Nodes are identified by position, not by code, because a `.hrc` may
+(argusqt/docs/formats.md §4.3). Nodes are identified by position, not by code, because a `.hrc` may
 repeat a non-leaf code under two parents (NUTS.hrc).
 """
 

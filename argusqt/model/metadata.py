@@ -1,4 +1,5 @@
-"""Metadata of one data file (`.rda`, formats.md §1): variables, their positions and roles.
+"""Metadata of one data file (`.rda`, argusqt/docs/formats.md §1): variables, their positions
+and roles.
 
 Role flags are plain booleans so readers, tabulation and the GUI can test them directly;
 `Metadata` adds case-insensitive lookup and the role queries everyone needs.
@@ -15,7 +16,8 @@ from argusqt.errors import SpecificationError
 
 MetadataKind = Literal["fixed", "free", "tabular"]
 
-#: Role flags of a variable; at most one is set, except recodeable + numeric (§1.2).
+#: Role flags of a variable; at most one is set, except recodeable + numeric
+#: (argusqt/docs/formats.md §1.2).
 ROLE_FLAGS = (
     "recodeable",
     "numeric",

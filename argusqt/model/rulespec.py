@@ -1,4 +1,5 @@
-"""Safety-rule settings of one table (rules.md); parsed from `<SAFETYRULE>` or set in the GUI."""
+"""Safety-rule settings of one table (argusqt/docs/rules.md §3); parsed from `<SAFETYRULE>` or
+set in the GUI."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The 14 τ-Argus cell statuses (formats.md §10.1) and the masks methods need."""
+"""The 14 τ-Argus cell statuses (argusqt/docs/rules.md §7.1) and the masks methods need."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ STATUS_LABELS: dict[int, str] = {
     14: "Empty",
 }
 
-#: JJ letter per status (formats.md §10.1).
+#: JJ letter per status (argusqt/docs/formats.md §10.1).
 JJ_LETTER = {1: "s", 2: "s", 13: "s", 10: "z", 14: "z", 11: "m", 12: "m"} | {
     s: "u" for s in range(3, 10)
 }
@@ -78,6 +78,6 @@ def is_empty(status: np.ndarray) -> np.ndarray:
 
 
 def secondary_status_for(status: np.ndarray) -> np.ndarray:
-    """Status a candidate takes when suppressed: 1→11, 2→12, 13→11 (rules.md §7)."""
+    """Status a candidate takes when suppressed: 1→11, 2→12, 13→11 (argusqt/docs/rules.md §7.3)."""
     s = np.asarray(status)
     return np.where(s == 2, 12, 11).astype(s.dtype)

@@ -23,7 +23,8 @@ MAX_DIMENSIONS = 4
 
 @dataclass
 class CostSpec:
-    """Cost of suppressing a cell (rules.md §6): a variable, frequency (-1), unity (-2), distance (-3)."""
+    """Cost of suppressing a cell (argusqt/docs/rules.md §6): a variable, frequency (-1), unity
+    (-2), distance (-3)."""
 
     kind: CostKind = "variable"
     variable: str | None = None  # None with kind "variable" = the response
@@ -71,9 +72,9 @@ class Table:
     """Cells of a table and everything the rules and protection methods need per cell.
 
     All per-cell arrays have length `n_cells`; cell index = row-major over `dims`
-    (formats.md §9). `top`/`htop` hold the largest absolute shadow contributions
+    (argusqt/docs/formats.md §9.2). `top`/`htop` hold the largest absolute shadow contributions
     (individual / holding level), columns in decreasing order, 0 where absent; for
-    weighted tables they hold "unit" contributions (rules.md §3.9).
+    weighted tables they hold "unit" contributions (argusqt/docs/rules.md §3.9).
     """
 
     spec: TableSpec
@@ -167,8 +168,8 @@ class Table:
 def build_relations(dims: list[CodeList]) -> sp.csr_matrix:
     """One relation per dimension d, parent node of d and combination of the other codes.
 
-    Order as τ-Argus's JJ output (formats.md §9): d = 0 first; within d, nested loops over
-    the other dimensions in table order; parents in code order.
+    Order as τ-Argus's JJ output (argusqt/docs/formats.md §9.3): d = 0 first; within d,
+    nested loops over the other dimensions in table order; parents in code order.
     """
     shape = tuple(len(d) for d in dims)
     n_cells = int(np.prod(shape))

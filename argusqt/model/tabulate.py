@@ -84,7 +84,8 @@ def top_k_by_group(
 def _unit_top(
     groups: np.ndarray, x: np.ndarray, w: np.ndarray, n_groups: int, k: int
 ) -> np.ndarray:
-    """Largest "unit" contributions with weights (rules.md §3.9): record i = w_i units of x_i.
+    """Largest "unit" contributions with weights (argusqt/docs/rules.md §3.9): record i = w_i units
+    of x_i.
 
     Unit j of a group is ∫_j^{j+1} of the decreasing step function of its records, so the
     cumulative sum of the first m units equals top_m of the rules.
@@ -544,7 +545,7 @@ def build_table(meta, data, spec: TableSpec, log: list[str], *, codelist_for: Co
             )
         if weights is not None:
             raise SpecificationError("weights and holdings cannot be used together")
-        # formats.md §2.3: a new holding starts wherever the holding code changes
+        # argusqt/docs/formats.md §2.3: a new holding starts wherever the holding code changes
         if hasattr(data, "holding_runs"):
             holding = data.holding_runs(hvar.name)
         else:

@@ -1,4 +1,5 @@
-"""The audit: attacker intervals of suppressed cells on the full relation set (methods.md §12).
+"""The audit: attacker intervals of suppressed cells on the full relation set
+(argusqt/docs/methods.md §12).
 
 It is the only judge of "protected": every suppression method's final pattern goes through
 it. Published cells are constants, so the LP splits into independent components of

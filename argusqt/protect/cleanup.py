@@ -1,4 +1,5 @@
-"""Cleanup of a protected pattern (methods.md §4): publish again every secondary not needed.
+"""Cleanup of a protected pattern (argusqt/docs/methods.md §4): publish again every secondary not
+needed.
 
 Secondaries are visited by decreasing cost. Every (primary, direction) keeps a witness:
 an attacker move through suppressed cells that shifts the primary by its protection

@@ -1,10 +1,10 @@
 """Blocks of suppressed cells, HiGHS LP helpers and attacker moves shared by audit/heuristic/cleanup.
 
 Published cells are constants, so the attacker LP splits into connected components of
-variable cells linked by relations (methods.md §12); each block is solved on its own.
-A move d (M d = 0, l ≤ a + d ≤ u, d = 0 on published cells) is a feasible attacker
+variable cells linked by relations (argusqt/docs/methods.md §12); each block is solved on
+its own. A move d (M d = 0, l ≤ a + d ≤ u, d = 0 on published cells) is a feasible attacker
 change, so every primary it shifts by at least its protection level is protected in that
-direction; heuristic and cleanup keep such moves as witnesses (methods.md §4).
+direction; heuristic and cleanup keep such moves as witnesses (argusqt/docs/methods.md §4).
 """
 
 from __future__ import annotations
@@ -289,7 +289,8 @@ class Grid:
         self.children = [[np.asarray(c, dtype=np.int64) for c in d.children] for d in self.dims]
         self.size = int(np.prod(self.shape))
         self.members: dict[int, np.ndarray] = {}
-        if problem.n_cells > self.size:  # virtual cells (methods.md §5) after the table
+        # virtual cells (argusqt/docs/methods.md §5) come after the table's cells
+        if problem.n_cells > self.size:
             mcsc = problem.relations.tocsc()
             mcsr = problem.relations.tocsr()
             for v in range(self.size, problem.n_cells):

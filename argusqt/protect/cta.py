@@ -1,11 +1,12 @@
-"""Controlled tabular adjustment (methods.md §10): the ℓ1 MILP in SCIP, or an IP with fixed directions.
+"""Controlled tabular adjustment (argusqt/docs/methods.md §10): the ℓ1 MILP in SCIP, or an IP with
+fixed directions.
 
 The adjusted table is solved on the grid of the published decimals: deviations are integer
 variables in units of 10^-decimals from the printed original values, so the table as
 printed is additive exactly, stays within the attacker bounds, and moves every sensitive
 cell out of its protection interval [a − LPL, a + UPL] at minimal weighted deviation.
 The solution is checked in integer units before it is returned (a binary a hair off 0/1
-can leak a deviation in the wrong direction, methods.md §10).
+can leak a deviation in the wrong direction, argusqt/docs/methods.md §10).
 """
 
 from __future__ import annotations
@@ -105,7 +106,7 @@ def _instance(problem: CSPProblem) -> _Instance:
     lpl = np.asarray(problem.lpl, dtype=float)[sens]
     upl = np.asarray(problem.upl, dtype=float)[sens]
     if np.any(lpl < 0) or np.any(upl < 0):
-        raise MethodError("CTA does not support negative protection levels (methods.md §10)")
+        raise MethodError("CTA does not support negative protection levels")
     scale = float(max(1.0, np.abs(a).max(initial=0.0)))
     tol = 1e-9 * scale
     if np.any(a < lo - tol) or np.any(a > hi + tol):
@@ -169,7 +170,7 @@ def _solve(
     start: tuple[np.ndarray, dict[int, int]] | None = None,
     integer: bool = True,
 ) -> _Solve:
-    """Build and solve the MILP of methods.md §10 in units of the last decimal: integer
+    """Build and solve the MILP of argusqt/docs/methods.md §10 in units of the last decimal: integer
     deviations, or continuous ones (`integer=False`, then made integral by `_to_grid`);
     with `relax` its LP relaxation, used only to guess directions.
 
@@ -488,7 +489,8 @@ def _to_grid(
         cont.dev = np.rint(cont.dev)
         return cont
     # directions from the binaries, not from the deviations: a binary within the integrality
-    # tolerance of 0 can still carry a deviation up through a large bound (methods.md §10)
+    # tolerance of 0 can still carry a deviation up through a large bound
+    # (argusqt/docs/methods.md §10)
     dirs = {k: int(v >= 0.5) for k, v in enumerate(cont.y_relaxed)}
     grid = _solve(
         inst,

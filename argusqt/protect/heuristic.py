@@ -1,4 +1,5 @@
-"""Fast suppression heuristic (methods.md §4): one path LP per primary and direction, then cleanup.
+"""Fast suppression heuristic (argusqt/docs/methods.md §4): one path LP per primary and direction,
+then cleanup.
 
 Each LP moves a primary by its protection level at minimum cost of newly suppressed cells
 (already suppressed cells nearly free) on a small neighbourhood of the primary, widened
@@ -29,7 +30,7 @@ from argusqt.protect.result import ProtectionResult
 from argusqt.protect.singleton import singleton_param, singleton_solver_options
 
 DEFAULTS = {
-    "cleanup": True,  # run the cleanup of redundant secondaries (methods.md §4)
+    "cleanup": True,  # run the cleanup of redundant secondaries (argusqt/docs/methods.md §4)
     "cleanup_time": None,  # seconds for the cleanup (None = what the time limit leaves)
     "cleanup_lps": "auto",  # LPs for the cleanup: "auto" (a share of the path LPs), None = all
     # seconds for the whole run (None = no limit), as every method's "max_time"; the old
@@ -204,8 +205,8 @@ def complete_pattern(
 ) -> np.ndarray:
     """`suppressed` plus the cells that protect the given primaries (default: all) — repair step.
 
-    Already suppressed cells are nearly free, so a primary that is protected by the
-    pattern adds nothing. Used by the modular method after a failed full audit (§6.2).
+    Already suppressed cells are nearly free, so a primary that is protected by the pattern adds
+    nothing. Used by the modular method after a failed full audit (argusqt/docs/methods.md §6.2).
     """
     ctx = MoveContext(problem)
     sup = np.asarray(suppressed, dtype=bool) | ctx.primary

@@ -1,10 +1,10 @@
 """Make a method's pattern publishable: repair what the insider attacker recomputes.
 
-For every primary a respondent recomputes, the cheapest attacker move that shifts it by
-its protection level without touching the cells that respondent knows (the §4 path LP
-with those cells fixed) gives the cells to suppress. Suppressing more never narrows any
-attacker's interval, so each repair is kept by the next ones; the verdict is then taken
-again and the loop ends when it passes.
+For every primary a respondent recomputes, the cheapest attacker move that shifts it by its
+protection level without touching the cells that respondent knows (the path LP of
+argusqt/docs/methods.md §4 with those cells fixed) gives the cells to suppress. Suppressing more
+never narrows any attacker's interval, so each repair is kept by the next ones; the verdict is then
+taken again and the loop ends when it passes.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Interval protection (methods.md §11): publish [lb, ub] ∋ a so every primary stays protected.
+"""Interval protection (argusqt/docs/methods.md §11): publish [lb, ub] ∋ a so every primary stays
+protected.
 
 Minimise Σ w (ub − lb) such that the attacker, knowing only the published intervals and the
 relations, can push every primary p down to a − LPL and up to a + UPL. The textbook LP keeps
@@ -487,7 +488,8 @@ def solve_interval(
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
 ) -> ProtectionResult:
-    """Optimal published intervals (methods.md §11), weights problem.cost, audited before return.
+    """Optimal published intervals (argusqt/docs/methods.md §11), weights problem.cost, audited
+    before return.
 
     params: algorithm "cuts" (default) or "compact", max_time seconds, max_rounds. On cancel or
     time-out before convergence the safe fallback keeps the intervals that already protect and

@@ -1,4 +1,5 @@
-"""Linked tables (methods.md §1.5, §6.3): protect tables sharing spanning variables together.
+"""Linked tables (argusqt/docs/methods.md §1.5, §6.3): protect tables sharing spanning variables
+together.
 
 Variables are matched by name; per variable the cover code list is the most detailed one
 of the tables, and every table's hierarchy must sit inside it. Each table cell is mapped to
@@ -189,7 +190,8 @@ def _unique_rows(rel: sp.csr_matrix) -> sp.csr_matrix:
 
 
 def _subtable_filter(tables: list[CSPProblem], cover: list[CodeList], narrow: bool = False):
-    """Predicate: is a cover subtable a subtable of at least one input table (§6.3)?
+    """Predicate: is a cover subtable a subtable of at least one input table
+    (argusqt/docs/methods.md §6.3)?
 
     A table that does not span some cover variable sits at that variable's total in the
     cover: the cover subtable counts as one of its subtables when, for every variable the
@@ -352,12 +354,13 @@ def protect_linked(
 
     How depends on the method's descriptor (`linked`): "joint" (OPT) solves the joint
     problem; "cover" (MOD) works on the cover table and solves only the cover subtables that
-    are subtables of an input table (§6.3). The cover is the joint
+    are subtables of an input table (argusqt/docs/methods.md §6.3). The cover is the joint
     problem when every cover cell is in some table; otherwise it must be given (`cover`,
     e.g. built from the microdata over all cover variables with the same rules and costs;
     see cover_problem_for). After the cover pass the pattern is audited on the joint
-    problem (every table's relations at once) and repaired with the §4 LP step if needed,
-    then each table is audited on its own relations; a failing pattern is never returned.
+    problem (every table's relations at once) and repaired with the LP step of
+    argusqt/docs/methods.md §4 if needed, then each table is audited on its own relations;
+    a failing pattern is never returned.
     Each result's figures hold the joint cost and the number of joint cells.
     """
     from argusqt.protect import registry

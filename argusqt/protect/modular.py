@@ -1,4 +1,4 @@
-"""Modular (HiTaS) suppression for hierarchical tables (methods.md §6).
+"""Modular (HiTaS) suppression for hierarchical tables (argusqt/docs/methods.md §6).
 
 The table is cut into non-hierarchical subtables (one parent node per dimension), solved
 top-down with the optimal method, margins fixed, inherited secondaries protected with 10 %
@@ -157,8 +157,9 @@ def _solve_subtable(
     )
     if work.n_cells > local.n_cells:
         fixed = np.r_[fixed, np.ones(work.n_cells - local.n_cells)]
-    # a cheap protected start (greedy §4 LP steps) so that SCIP starts from a good incumbent
-    # and a time-out still returns a near-optimal pattern; else every free cell suppressed
+    # a cheap protected start (greedy LP steps, argusqt/docs/methods.md §4) so that SCIP
+    # starts from a good incumbent and a time-out still returns a near-optimal pattern; else
+    # every free cell suppressed
     start = _greedy_start(work, fixed, deadline)
     if start is None:
         start = np.where(np.isnan(fixed), 1.0, fixed) > 0.5
@@ -188,7 +189,8 @@ def _solve_subtable(
 def _greedy_start(
     work: CSPProblem, fixed: np.ndarray, deadline: Deadline | None = None
 ) -> np.ndarray | None:
-    """A protected 0/1 pattern of a subtable from §4 LP steps on the free cells, or None.
+    """A protected 0/1 pattern of a subtable from LP steps (argusqt/docs/methods.md §4) on the free
+    cells, or None.
 
     Cells fixed 1 are suppressed, free cells (NaN) may join. Each failing primary gets the
     cheapest joint move that lets it reach its level; suppressing those cells makes that move
@@ -268,7 +270,8 @@ def repair(
     cancel: CancelToken | None = None,
     progress: ProgressCallback = no_progress,
 ) -> tuple[np.ndarray, int]:
-    """Audit the full table; protect every failing primary with a §4 LP step; repeat.
+    """Audit the full table; protect every failing primary with an LP step
+    (argusqt/docs/methods.md §4); repeat.
 
     Returns the repaired mask and the number of repair rounds. Raises MethodError when a
     primary cannot be protected at all, Cancelled when `cancel` fires during an audit.
@@ -299,7 +302,8 @@ def _heuristic_step(
     direction: int,
     movable: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Cheapest cells whose joint move lets primary p reach its protection level (§4 LP).
+    """Cheapest cells whose joint move lets primary p reach its protection level (the LP of
+    argusqt/docs/methods.md §4).
 
     `movable`: cells that may move (default: suppressed cells and candidates).
     """

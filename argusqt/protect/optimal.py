@@ -1,4 +1,5 @@
-"""Optimal secondary cell suppression: Fischetti–Salazar branch-and-cut on SCIP (methods.md §3).
+"""Optimal secondary cell suppression: Fischetti–Salazar branch-and-cut on SCIP
+(argusqt/docs/methods.md §3).
 
 Threading decision (measured with `benchmarks/bench_optimal.py --gil`, 1H2D 989 cells, OPT in
 a threading.Thread, main thread counting 10 ms sleeps): idle baseline 98.3 sleeps/s (longest
@@ -425,7 +426,7 @@ def _skipped(problem: CSPProblem, **_kw) -> PatternOutcome:
     return PatternOutcome(None, np.inf, None, False, cancelled=True)
 
 
-# ---------------------------------------------------------------------- singletons (§5)
+# ------------------------------------------------ singletons (argusqt/docs/methods.md §5)
 def with_singleton_cells(
     problem: CSPProblem,
     *,
@@ -434,7 +435,8 @@ def with_singleton_cells(
     min_freq: int = 0,
     true_primary: np.ndarray | None = None,
 ) -> CSPProblem:
-    """Problem plus one virtual unsafe cell v = Σ primaries per risky relation (methods.md §5).
+    """Problem plus one virtual unsafe cell v = Σ primaries per risky relation
+    (argusqt/docs/methods.md §5).
 
     Risky relations (interior cells only, as argusqt.protect.singleton): exactly two true
     primaries, both singletons (SS) or one singleton and one multi-respondent cell (SM); or
@@ -520,7 +522,7 @@ def start_pattern(
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
 ) -> np.ndarray | None:
-    """A protected pattern to start from (the §4 heuristic), or None.
+    """A protected pattern to start from (the heuristic of argusqt/docs/methods.md §4), or None.
 
     None when the heuristic is missing, fails, or is cancelled: suppressing every
     candidate would protect too, but it is never a pattern worth publishing, so the

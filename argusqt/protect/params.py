@@ -3,7 +3,7 @@
 Each field carries its batch position and name, dialog label, help, unit and allowed range, so
 the batch parser and writer, the session file, `Session.protect` and the Protect dialog all
 derive from the one class; an unknown or out-of-range value is a ParameterError naming the
-method, the parameter and what is allowed (docs/methods.md, Parameters and batch syntax).
+method, the parameter and what is allowed (argusqt/docs/formats.md §8.5).
 """
 
 from __future__ import annotations
@@ -255,7 +255,7 @@ class TableFacts:
     has_frequency: bool
     #: the FREQ rule's minimum frequency (the holding rule's when holdings are used), or None
     min_frequency: int | None
-    #: smallest rounding base that protects the unsafe cells (docs/rules.md)
+    #: smallest rounding base that protects the unsafe cells (argusqt/docs/rules.md §4.4)
     min_rounding_base: int
 
 

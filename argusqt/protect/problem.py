@@ -1,4 +1,5 @@
-"""The cell-suppression problem instance every protection method works on (methods.md §1–2).
+"""The cell-suppression problem instance every protection method works on
+(argusqt/docs/methods.md §1–2).
 
 Built from a Table (or read from a JJ file): values, attacker a-priori bounds, costs,
 statuses, protection levels and the sparse relations M·a = b. Methods never look at the
@@ -63,12 +64,13 @@ class CSPProblem:
 
     @property
     def tolerance(self) -> float:
-        """Audit pass tolerance: half a unit of the last published decimal (methods.md §12)."""
+        """Audit pass tolerance: half a unit of the last published decimal
+        (argusqt/docs/methods.md §12)."""
         return 0.5 * 10.0 ** (-self.decimals)
 
     @classmethod
     def from_table(cls, table, *, apriori_percent: float | None = None) -> CSPProblem:
-        """Instance of a Table with τ-Argus's default bounds (methods.md §1.3, formats.md §9).
+        """Instance of a Table with τ-Argus's default bounds (argusqt/docs/methods.md §1.3).
 
         Bounds: l = min(0, 1.5·min value), u = 1.5·max value over non-empty cells, widened for
         primaries so that l ≤ a − LPL and a + UPL ≤ u. `apriori_percent` instead bounds each

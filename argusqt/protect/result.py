@@ -10,7 +10,8 @@ import numpy as np
 
 @dataclass
 class AuditResult:
-    """Attacker intervals of the audited cells (methods.md §12); NaN where not audited."""
+    """Attacker intervals of the audited cells (argusqt/docs/methods.md §12); NaN where not
+    audited."""
 
     lower: np.ndarray  # realised lower bound per cell
     upper: np.ndarray  # realised upper bound per cell

@@ -1,4 +1,5 @@
-"""Controlled rounding (methods.md §9): an additive table of multiples of a base, in SCIP.
+"""Controlled rounding (argusqt/docs/methods.md §9): an additive table of multiples of a base, in
+SCIP.
 
 Every cell (totals included) becomes a multiple of the base b, every relation holds
 exactly, and Σ|rounded − original| is minimal. The model works in units of b, so the
@@ -95,7 +96,8 @@ def minimum_base(
     min_frequency: float | None = None,
     frequency_table: bool | None = None,
 ) -> int:
-    """rules.md §4.4: frequency tables → minimum frequency, else max(LPL + UPL) of primaries, ≥ 1.
+    """argusqt/docs/rules.md §4.4: frequency tables → minimum frequency, else max(LPL + UPL) of
+    primaries, ≥ 1.
 
     `frequency_table` None: a table is a frequency table when its values equal its
     frequencies (or, without frequencies, when a minimum frequency is given).
@@ -123,7 +125,8 @@ def existence_interval(
     unit: float = 1.0,
     nonnegative: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """What an intruder learns from a rounded value a (methods.md §9), values in `unit` steps.
+    """What an intruder learns from a rounded value a (argusqt/docs/methods.md §9), values in `unit`
+    steps.
 
     a < (K+1)b → z ∈ [0, (K+1)b − unit]; else z ∈ [a − (K+1)b + unit, a + (K+1)b − unit].
     Tables with negative values: the symmetric interval, without the clamp at 0.
@@ -331,8 +334,9 @@ def _read_params(problem: CSPProblem, params: dict) -> tuple[int, int, int, floa
         min_base = minimum_base(problem, min_frequency=_param(params, "min_frequency"))
     if base_i < int(min_base):
         raise MethodError(
-            f"rounding base {base_i} is below the minimum base {int(min_base)} "
-            "(rules.md §4.4: minimum frequency, or max LPL + UPL of the unsafe cells)"
+            f"rounding base {base_i} is below the minimum base {int(min_base)} (the "
+            "minimum frequency of a frequency table, else the largest LPL + UPL of the unsafe "
+            "cells)"
         )
     steps = int(_param(params, "steps", default=0))
     if steps < 0:
@@ -383,7 +387,8 @@ def solve_rounding(
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
 ) -> ProtectionResult:
-    """Controlled rounding of `problem.values` to multiples of params['base'] (methods.md §9).
+    """Controlled rounding of `problem.values` to multiples of params['base']
+    (argusqt/docs/methods.md §9).
 
     params: base (required), steps K (0 = zero-restricted), stop_rule 1 RAPID / 2 first
     feasible / 3 optimal (default 3), max_time seconds (or max_minutes, default 10 min),

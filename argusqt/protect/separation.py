@@ -1,4 +1,5 @@
-"""Attacker LPs and capacity cuts (methods.md §2, §3.2) for the optimal suppression master.
+"""Attacker LPs and capacity cuts (argusqt/docs/methods.md §2, §3.2) for the optimal
+suppression master.
 
 Given a master point x* (integer or fractional) every primary's attacker LPs are solved with
 bounds aᵢ − LBᵢx*ᵢ ≤ yᵢ ≤ aᵢ + UBᵢx*ᵢ. Cells with x*ᵢ = 0 are constants, so the LPs are
@@ -105,10 +106,11 @@ class Separator:
         )
         scale = max(1.0, float(np.abs(self.values).max(initial=0.0)))
         #: how far an attacker range may fall short of a protection level and still count as
-        #: protected. Capped well below the audit tolerance (0.5·10^-d, methods.md §12), so
-        #: OPT never accepts a pattern the audit rejects: relative to the largest value
-        #: alone it exceeded the levels of small primaries (1e-7 · 5.2e6 = 0.52 > UPL 0.298 on
-        #: the enterprise table), which then always "passed" and got no cuts.
+        #: protected. Capped well below the audit tolerance (0.5·10^-d,
+        #: argusqt/docs/methods.md §12), so OPT never accepts a pattern the audit rejects:
+        #: relative to the largest value alone it exceeded the levels of small primaries
+        #: (1e-7 · 5.2e6 = 0.52 > UPL 0.298 on the enterprise table), which then always
+        #: "passed" and got no cuts.
         self.eps = min(rel_eps * scale, 0.25 * float(problem.tolerance))
         self.n_lps = 0
         coo = self.rel.tocoo()
@@ -396,7 +398,7 @@ class Separator:
         return AttackerOutcome(int(p), float(lo_val), float(hi_val), cuts)
 
     def _sliding_cut(self, p: int, ds: tuple[np.ndarray, np.ndarray]) -> Cut | None:
-        """Σ ((d_up⁺+d_lo⁺)LB + (d_up⁻+d_lo⁻)UB) x ≥ SPL (methods.md §3.2)."""
+        """Σ ((d_up⁺+d_lo⁺)LB + (d_up⁻+d_lo⁻)UB) x ≥ SPL (argusqt/docs/methods.md §3.2)."""
         d_up, d_lo = ds
         cap = (np.maximum(d_up, 0) + np.maximum(d_lo, 0)) * self.lb + (
             np.maximum(-d_up, 0) + np.maximum(-d_lo, 0)
@@ -424,7 +426,8 @@ class Separator:
         return not self.separate(x, stop_at_first=True, cancel=cancel)
 
     def relation_cuts(self) -> list[Cut]:
-        """Initial cuts: a relation containing a primary needs another suppressed cell (§3.2)."""
+        """Initial cuts: a relation containing a primary needs another suppressed cell
+        (argusqt/docs/methods.md §3.2)."""
         cuts: list[Cut] = []
         rel_csc = self.rel.tocsc()
         ind, ptr, dat = self.rel.indices, self.rel.indptr, self.rel.data

@@ -1,4 +1,5 @@
-"""Singleton and minimum-frequency refinements (methods.md §5): virtual cells + relations.
+"""Singleton and minimum-frequency refinements (argusqt/docs/methods.md §5): virtual cells +
+relations.
 
 A respondent of a single-contributor cell knows it exactly and could undo the protection
 of another primary of the same relation. A virtual cell v = Σ of those primaries, unsafe
@@ -50,7 +51,7 @@ _SINGLETON_INFO = {
 
 def singleton_param(option: Literal["SS", "SM", "MF"], *, extension: bool) -> Any:
     """A suppression method's singleton option as a parameter field (positions 2, 3, 4; on by
-    default: docs/methods.md, singleton options)."""
+    default: argusqt/docs/methods.md §5)."""
     return param(True, extension=extension, **_SINGLETON_INFO[option])  # type: ignore[arg-type]
 
 

@@ -1,4 +1,5 @@
-"""Global recoding (formats.md §6): `.grc` files, codelist transforms, recoded tables."""
+"""Global recoding (argusqt/docs/formats.md §6): `.grc` files, codelist transforms, recoded
+tables."""
 
 from argusqt.recode.apply import (
     RecodeState,

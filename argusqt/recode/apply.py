@@ -3,7 +3,7 @@
 Recoding never re-reads microdata (docs/design.md "Contributions kept for recoding"): the
 table's `source` holds its fine cells; a recode maps the *original* leaf of every fine
 category to a node of the new codelist and calls `table_from_fine`. Recoding always starts
-from the original codes (formats.md §6), so the original coding is kept in
+from the original codes (argusqt/docs/formats.md §6), so the original coding is kept in
 `Table.recode_state` for undo and for later recodes of other variables.
 """
 
@@ -202,9 +202,9 @@ def recode_table(
 ) -> Table:
     """A new table with `var_name` coded by `new_codelist`; `node_map`: original node → new node.
 
-    Cells come from the fine cells (no microdata); rules and costs are recomputed, manual
-    statuses are lost (rules.md §7). `distance_per_dim`: the `<DISTANCE>` lists of the
-    table's variables, needed only for distance costs.
+    Cells come from the fine cells (no microdata); rules and costs are recomputed, manual statuses
+    are lost (argusqt/docs/rules.md §7.3). `distance_per_dim`: the `<DISTANCE>` lists of the table's
+    variables, needed only for distance costs.
     """
     d = _dim_index(table, var_name)
     state = _state(table)

@@ -1,4 +1,5 @@
-"""Global recode files `.grc` (formats.md §6): read, resolve against a variable's codes, write.
+"""Global recode files `.grc` (argusqt/docs/formats.md §6): read, resolve against a variable's
+codes, write.
 
 Flat files map old codes (single codes, ranges, open ranges) to new codes; `<TREERECODE>`
 files name hierarchy nodes to collapse. Errors carry file, line and column; doubtful but

@@ -1,4 +1,5 @@
-"""Manual status changes (GUI, a-priori files) with τ-Argus's allowed transitions (rules.md §7).
+"""Manual status changes (GUI, a-priori files) with τ-Argus's allowed transitions
+(argusqt/docs/rules.md §7.2).
 
 Each function checks every named cell first and changes nothing if one is illegal, so a
 refused change never leaves the table half-modified.

@@ -1,4 +1,5 @@
-"""Primary suppression: status and protection levels of every cell from the rules (rules.md §2–5).
+"""Primary suppression: status and protection levels of every cell from the rules
+(argusqt/docs/rules.md §2–5).
 
 Everything is vectorised over cells; loops run only over the (at most 4) rules of a kind.
 Rules use absolute shadow totals so that all-negative cells behave like positive ones.
@@ -250,7 +251,8 @@ def apply_rules(table: Table, empty_nonstructural: bool = False) -> None:
 
 
 def _note_mixed_signs(table: Table) -> None:
-    """rules.md §5: warn (never refuse) when contributions of a cell visibly mix signs."""
+    """argusqt/docs/rules.md §5: warn (never refuse) when contributions of a cell visibly mix
+    signs."""
     if table.top is None or table.top.shape[1] == 0 or not table.spec.rules.has_sensitivity_rules:
         return
     t = np.abs(np.asarray(table.shadow, dtype=float))

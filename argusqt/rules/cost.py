@@ -1,4 +1,5 @@
-"""Cost of suppressing each cell (rules.md §6): variable, frequency, unity, distance, λ transform."""
+"""Cost of suppressing each cell (argusqt/docs/rules.md §6): variable, frequency, unity,
+distance, λ transform."""
 
 from __future__ import annotations
 
@@ -8,14 +9,16 @@ from argusqt.errors import SpecificationError
 from argusqt.model.status import is_primary
 from argusqt.model.table import Table
 
-#: Integer costs of the optimisation models are scaled so that the largest is this (formats.md §9).
+#: Integer costs of the optimisation models are scaled so that the largest is this
+#: (argusqt/docs/formats.md §9.2).
 MAX_SCALED_COST = 20000
-#: Distance cost of a cell on no line through a primary ("a large default", rules.md §6).
+#: Distance cost of a cell on no line through a primary ("a large default",
+#: argusqt/docs/rules.md §6).
 DISTANCE_FAR = 1000.0
 
 
 def lambda_transform(c: np.ndarray, lam: float) -> np.ndarray:
-    """c^λ for λ > 0, ln(c + 1) for λ = 0 (rules.md §6)."""
+    """c^λ for λ > 0, ln(c + 1) for λ = 0 (argusqt/docs/rules.md §6)."""
     if not 0.0 <= lam <= 1.0:
         raise SpecificationError(f"lambda must be between 0 and 1, got {lam:g}")
     c = np.asarray(c, dtype=float)

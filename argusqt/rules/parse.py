@@ -1,4 +1,5 @@
-"""The `<SAFETYRULE>` mini-language (formats.md §8.4): text ↔ SafetyRules, position-counted."""
+"""The `<SAFETYRULE>` mini-language (argusqt/docs/formats.md §8.4): text ↔ SafetyRules,
+position-counted."""
 
 from __future__ import annotations
 
