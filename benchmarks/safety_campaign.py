@@ -594,32 +594,31 @@ def main() -> None:
     print(f"machine: {os.cpu_count()} cores; {load}", flush=True)
     t0 = time.perf_counter()
     results: list[Outcome] = []
+    sink = args.out.open("w", newline="") if args.out else None
+    writer = csv.writer(sink) if sink else None
+    if writer:
+        writer.writerow(["seed", "table", "method", "cells", "result", "unsafe", "seconds", "note"])
     with tempfile.TemporaryDirectory() as tmp:
         for k in range(args.tables):
             seed = args.seed + k
-            results += campaign([seed], args.methods, args.max_time, Path(tmp), progress=print)
+            res = campaign([seed], args.methods, args.max_time, Path(tmp), progress=print)
+            results += res
+            if writer:
+                for r in res:
+                    writer.writerow(
+                        [r.seed, r.label, r.method, r.cells, r.result, " | ".join(r.unsafe),
+                         f"{r.seconds:.2f}", r.note]
+                    )  # fmt: skip
+                sink.flush()
             if (k + 1) % 50 == 0:
+                unsafe = sum(bool(r.unsafe) for r in results)
                 print(
-                    f"{k + 1} tables, {len(results)} runs, {time.perf_counter() - t0:.0f} s",
+                    f"{k + 1} tables, {len(results)} runs, {unsafe} unsafe, "
+                    f"{time.perf_counter() - t0:.0f} s",
                     flush=True,
                 )
-    if args.out:
-        with args.out.open("w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(["seed", "table", "method", "cells", "result", "unsafe", "seconds", "note"])
-            for r in results:
-                w.writerow(
-                    [
-                        r.seed,
-                        r.label,
-                        r.method,
-                        r.cells,
-                        r.result,
-                        " | ".join(r.unsafe),
-                        f"{r.seconds:.2f}",
-                        r.note,
-                    ]
-                )
+    if sink:
+        sink.close()
     labels = sorted(
         {
             r.label.split("+")[0]

@@ -152,8 +152,12 @@ def insider_audit(
     judge = _IntervalJudge(problem, rel, sup, lower, upper)
     pool = _Pool(ctx)
     perm = prim.copy()
+    settled = _coalition(problem, sup, ksup, prim, lower, upper, cancel)
+    out.figures["settled_by_coalition"] = int(settled.sum())
 
     def need(cell: int, direction: int) -> bool:
+        if settled[cell]:
+            return False
         return ctx.required(cell, direction) > 0 or sliding
 
     # a witness for every pair in the components the attackers touch
@@ -272,6 +276,34 @@ def _neighbourhoods(ctx: MoveContext, cell: int, free: np.ndarray):
     for k_sup, climb in ((3, 1), (1 << 30, 1)):
         n = ctx.grid.neighbourhood(cell, score, k_free=0, k_sup=k_sup, climb=climb)
         yield n[free[n]]
+
+
+def _coalition(problem, sup, ksup, prim, lower, upper, cancel) -> np.ndarray:
+    """Primaries every respondent together still cannot recompute: no one alone can either.
+
+    One pass/fail audit with all the respondents' cells published settles most primaries of
+    a publishable pattern (measured on a repaired 10,143-cell 3-D pattern: 942 of 955); only
+    the rest are attacked respondent by respondent. Cells some respondent knows are left to
+    the others' attacks.
+    """
+    from argusqt.protect.audit import audit
+
+    kall = np.zeros(problem.n_cells, dtype=bool)
+    kall[ksup.indices] = True
+    targets = prim & ~kall
+    settled = np.zeros(problem.n_cells, dtype=bool)
+    if not targets.any():
+        return settled
+    if lower is not None and upper is not None:
+        values = np.asarray(problem.values, dtype=float)
+        lo = np.where(kall, values, lower)
+        hi = np.where(kall, values, upper)
+        res = audit(
+            problem, sup & ~kall, targets, lower=lo, upper=hi, intervals=False, cancel=cancel
+        )
+    else:
+        res = audit(problem, sup & ~kall, targets, intervals=False, cancel=cancel)
+    return targets & res.passed
 
 
 def _check_cancel(cancel: CancelToken | None) -> None:
