@@ -47,6 +47,14 @@ def _sections(page: str) -> set[str]:
     return set(HEADING.findall((DOCS_DIR / f"{page}.md").read_text(encoding="utf-8")))
 
 
+def _qualified(line: str, start: int, end: int) -> bool:
+    """A page name with its path, or a bare file name in quotes (code naming the file)."""
+    if line[:start].endswith("argusqt/docs/"):
+        return True
+    quote = line[start - 1 : start]
+    return quote in ("'", '"') and line[end : end + 1] == quote
+
+
 def _problems(path: Path) -> list[str]:
     """Every reference in `path` that is not to an existing section of a shipped page."""
     own = path.stem if path.parent == DOCS_DIR else None
@@ -63,7 +71,7 @@ def _problems_in(text: str, label: str, own_page: str | None) -> list[str]:
         for m in PAGE_NAME.finditer(line):
             if m.group(1) == "examples":
                 found.append(f"{where}: examples.md is not a page of ours: {line.strip()}")
-            elif not (own_page or line[: m.start()].endswith(("argusqt/docs/", 'DOCS_DIR / "'))):
+            elif not (own_page or _qualified(line, m.start(), m.end())):
                 found.append(f"{where}: {m.group(0)} without its path argusqt/docs/")
         for m in SECTION.finditer(line):
             before = list(ATTRIBUTION.finditer(line[: m.start()]))
@@ -88,6 +96,7 @@ def test_references_point_at_existing_sections_of_shipped_pages():
 def test_the_checker_accepts_our_references_and_refuses_the_others():
     good = "See argusqt/docs/formats.md §8.5, §9.3 and argusqt/docs/rules.md §2–5; manual §4.4.4."
     assert _problems_in(good, "good.py", None) == []
+    assert _problems_in('text = (DOCS_DIR / "formats.md").read_text()', "code.py", None) == []
     in_page = "Bare §1.3 and §9 here, [rules.md](rules.md) §3.8 there."
     assert _problems_in(in_page, "methods.md", "methods") == []
     bad = (

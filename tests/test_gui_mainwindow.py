@@ -213,6 +213,25 @@ def test_help_guide_opens_with_its_pictures(qtbot, window):
     )
 
 
+def test_help_guide_is_the_shipped_page_and_follows_links_offline(qtbot, window):
+    """Help opens the page inside the package (argusqt/docs), and its links to the reference
+    pages open in the same window from the same folder: no browser, no network."""
+    from pathlib import Path
+
+    from PySide6.QtWidgets import QTextBrowser
+
+    import argusqt
+    from argusqt.gui import mainwindow
+
+    assert mainwindow.GUIDE.parent == Path(argusqt.__file__).resolve().parent / "docs"
+    window.actions["guide"].trigger()
+    browser = window.html_dialog.findChild(QTextBrowser)
+    assert "formats.md" in browser.toMarkdown()  # the guide links the reference pages
+    for page, title in (("formats.md", "File formats"), ("rules.md", "Sensitivity rules")):
+        browser.setSource(page)
+        qtbot.waitUntil(lambda title=title: browser.toPlainText().startswith(title), timeout=5000)
+
+
 def test_closing_during_a_job_cancels_it_first(qtbot, window, files):
     run_dialog(qtbot, SpecifyTablesDialog, _specify, timeout=60)
     window.open_microdata(str(files), str(files.with_suffix(".rda")))
