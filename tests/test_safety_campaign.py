@@ -68,5 +68,7 @@ def test_no_export_discloses_a_primary(seed, tmp_path):
     method = campaign.METHODS[seed % len(campaign.METHODS)]
     case = campaign.generate(1000 + seed)
     (out,) = campaign.run_case(case, [method], max_time=20.0, workdir=tmp_path)
-    assert out.result in ("published", "refused", "error", "no primaries"), out
     assert not out.unsafe, f"{case.label} {method}: {out.unsafe}"
+    # a refusal must be one with a reason a statistician can act on, never a crash
+    assert out.result in ("published", "no primaries") or campaign.expected_error(out.note), out
+
