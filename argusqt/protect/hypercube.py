@@ -14,13 +14,12 @@ then goes through the full-table audit and the modular method's repair step.
 from __future__ import annotations
 
 import heapq
-import math
-from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
 
 from argusqt.errors import MethodError
+from argusqt.model.status import is_candidate, is_primary, is_secondary, secondary_status_for
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protect.audit import EXACT_AUDIT_LIMIT, audit, pattern_digest
 from argusqt.protect.budget import Deadline, seconds_param
@@ -29,14 +28,12 @@ from argusqt.protect.problem import CSPProblem
 from argusqt.protect.publication import CANCEL_GRACE
 from argusqt.protect.result import ProtectionResult
 from argusqt.protect.separation import require_additive
-from argusqt.rules.status import is_candidate, is_primary, is_secondary, secondary_status_for
 
 #: τ-Argus's memory settings (max sub-codelist size, max subtable size): normal and large model
 NORMAL_MODEL = (200, 6000)
 LARGE_MODEL = (250, 25000)
-#: step-wise reduction of a target's protection when no single box gives all of it (as
-#: GHMITER): the need divided by 1, 2, …, 10, then any interval of positive width
-REDUCTIONS = tuple(range(1, 11))
+#: boxes one target may take to add up its protection (GHMITER takes one)
+MAX_BOXES_PER_TARGET = 8
 #: a subtable may be processed again this many times per subtable before the search stops
 #: and the repair step takes over (demands only grow, so this is a guard, not the rule)
 MAX_VISITS_PER_SUBTABLE = 20
@@ -50,8 +47,8 @@ class HypercubeOptions:
     large_model: bool = False
     singletons: bool = True
     max_time: float | None = None
-    #: "cost": cheapest new corners by the table's costs; "count": fewest new corners first
-    #: (GHMITER's own order). New margins of the subtable come first in both.
+    #: "cost": the table's costs of the new corners per unit of protection; "count": the
+    #: number of new corners (GHMITER's first criterion), costs breaking ties
     ranking: str = "cost"
 
     @classmethod
@@ -66,7 +63,7 @@ class HypercubeOptions:
             raise MethodError(f"hypercube: ranking must be 'cost' or 'count', got {ranking!r}")
         return cls(
             apriori_percent=pct,
-            large_model=bool(int(size)),
+            large_model=bool(int(size or 0)),
             singletons=bool(p.get("singleton_protection", True)),
             max_time=seconds_param(p, "max_time"),
             ranking=ranking,
@@ -143,7 +140,7 @@ class _Box:
         k = len(shape)
         picks = np.array(list(np.ndindex(*(2,) * k)))  # 0 = first, 1 = other
         coords = np.where(picks == 0, np.array(self.first), np.array(self.other))
-        flat = np.ravel_multi_index(coords.T, shape)
+        flat = np.asarray(np.ravel_multi_index(tuple(coords.T), shape))
         interior_pair = (np.array(self.first) != 0) & (np.array(self.other) != 0)
         # along a dimension where both are interior the two corners move oppositely; where one
         # is the margin (their sum) they move together
@@ -159,16 +156,21 @@ class _SubState:
         n = sub.cells.size
         self.width_up = np.zeros(n)
         self.width_dn = np.zeros(n)
+        #: the need a cell had when it was last settled here (with a reduced box, or none):
+        #: it is a target again only when its need grows beyond that
+        self.settled_up = np.zeros(n)
+        self.settled_dn = np.zeros(n)
         self.n_boxes = np.zeros(n, dtype=np.int64)
         self.boxes_of: dict[int, list[_Box]] = {}
         self.visits = 0
-        self.position = {int(c): i for i, c in enumerate(sub.cells.tolist())}
 
 
 class HypercubeSearch:
     """State of one run: suppressed cells, what each must be able to move, chosen boxes."""
 
-    def __init__(self, problem: CSPProblem, subs: list[Subtable], opts: HypercubeOptions):
+    def __init__(
+        self, problem: CSPProblem, dims: list, subs: list[Subtable], opts: HypercubeOptions
+    ):
         self.problem = problem
         self.subs = subs
         self.opts = opts
@@ -186,15 +188,15 @@ class HypercubeSearch:
         self.need_dn = np.where(prim, np.asarray(problem.lpl, dtype=float), 0.0)
         self.cost = np.abs(np.asarray(problem.cost, dtype=float))
         freq = problem.freq
-        self.singleton = (
-            (np.asarray(freq) == 1) if (opts.singletons and freq is not None) else None
-        )
+        self.singleton = (np.asarray(freq) == 1) if (opts.singletons and freq is not None) else None
         scale = float(np.abs(values).max()) if values.size else 1.0
         self.eps = 1e-9 * max(scale, 1.0)
-        self.tiny = max(problem.tolerance * 1e-3, self.eps)
-        self.geometry = _Geometry(problem.dims, subs)
+        self.geometry = _Geometry(dims, subs)
         self.state = [_SubState(s) for s in subs]
-        self.reductions: Counter = Counter()
+        #: targets whose protection came from several boxes added up
+        self.added_up = 0
+        #: targets whose boxes give less than their need (left to the repair step)
+        self.partial: set[int] = set()
         self.unprotected: set[int] = set()
         self.singles_short: set[int] = set()
         self.n_boxes = 0
@@ -204,21 +206,23 @@ class HypercubeSearch:
         """Local cells of subtable k that are suppressed and not yet covered by its boxes."""
         sub, st = self.subs[k], self.state[k]
         c = sub.cells
-        short = (self.need_up[c] > st.width_up + self.eps) | (
-            self.need_dn[c] > st.width_dn + self.eps
+        short = (self.need_up[c] > np.maximum(st.width_up, st.settled_up) + self.eps) | (
+            self.need_dn[c] > np.maximum(st.width_dn, st.settled_dn) + self.eps
         )
         if self.singleton is not None:
             needs = (self.need_up[c] > 0) | (self.need_dn[c] > 0)
             short |= needs & self.singleton[c] & (st.n_boxes < 2)
         local = np.flatnonzero(self.sup[c] & short)
         # large needs first: their boxes then often cover the small ones
-        order = np.argsort(-np.maximum(self.need_up[c[local]], self.need_dn[c[local]]), kind="stable")
+        order = np.argsort(
+            -np.maximum(self.need_up[c[local]], self.need_dn[c[local]]), kind="stable"
+        )
         return local[order]
 
     # ------------------------------------------------------------------ one subtable
     def process(self, k: int) -> list[int]:
         """Give every target of subtable k a box; returns the global cells that changed."""
-        sub, st = self.subs[k], self.state[k]
+        st = self.state[k]
         st.visits += 1
         changed: list[int] = []
         tried: set[int] = set()
@@ -231,31 +235,46 @@ class HypercubeSearch:
                 changed += self._protect_target(k, t)
 
     def _protect_target(self, k: int, t: int) -> list[int]:
+        """Boxes for local cell t of subtable k until they give it its need (or none is left).
+
+        Boxes that share only the target add up: moving each by its share keeps every
+        relation, and no other corner moves twice. GHMITER takes one box per target and lowers
+        the need when none suffices; here the cheapest box per unit of protection is taken
+        until the need is met, and whatever is still missing is left to the repair step.
+        """
         sub, st = self.subs[k], self.state[k]
         g = int(sub.cells[t])
         need_up, need_dn = self.need_up[g], self.need_dn[g]
         changed: list[int] = []
         short = need_up > st.width_up[t] + self.eps or need_dn > st.width_dn[t] + self.eps
+        st.settled_up[t] = need_up
+        st.settled_dn[t] = need_dn
         if short:
-            found = self._best_box(k, t, need_up, need_dn, exclude=None)
-            if found is None:
+            # the target's own room bounds what its boxes together can move it
+            rem_up = min(need_up, self.room_up[g])
+            rem_dn = min(need_dn, self.room_dn[g])
+            plan = self._plan(k, t, rem_up, rem_dn)
+            if not plan:
                 self.unprotected.add(g)
                 return changed
-            box, up, dn, step = found
-            if step != 1:
-                self.reductions[step] += 1
-            changed += self._take(k, box, up, dn)
+            for box, give_up, give_dn in plan:
+                changed += self._take(k, box, give_up, give_dn)
+                rem_up -= give_up
+                rem_dn -= give_dn
+            st.width_up[t] = max(st.width_up[t], need_up - max(rem_up, 0.0))
+            st.width_dn[t] = max(st.width_dn[t], need_dn - max(rem_dn, 0.0))
+            if len(plan) > 1:
+                self.added_up += 1
+            if st.width_up[t] < need_up - self.eps or st.width_dn[t] < need_dn - self.eps:
+                self.partial.add(g)
         if self.singleton is not None and self.singleton[g] and st.n_boxes[t] < 2:
             # a respondent alone in the cell knows it: a second box that shares only this corner
-            others = st.boxes_of.get(t, [])
-            found = self._best_box(k, t, need_up, need_dn, exclude=others, strict=True)
-            if found is None:
-                found = self._best_box(k, t, need_up, need_dn, exclude=others, strict=False)
+            found = self._cheapest_box(k, t, need_up, need_dn, st.boxes_of.get(t, []), self.sup)
             if found is None:
                 self.singles_short.add(g)
             else:
-                box, up, dn, _ = found
-                changed += self._take(k, box, up, dn)
+                box, give_up, give_dn, _ = found
+                changed += self._take(k, box, give_up, give_dn)
         return changed
 
     def _take(self, k: int, box: _Box, up: float, dn: float) -> list[int]:
@@ -290,26 +309,62 @@ class HypercubeSearch:
         return float(rise.min())
 
     # ------------------------------------------------------------------ the search
-    def _best_box(
+    def _plan(
+        self, k: int, t: int, rem_up: float, rem_dn: float
+    ) -> list[tuple[_Box, float, float]]:
+        """The boxes to take for a target: one that gives all, or several that add up.
+
+        Both plans are priced by the costs of their new corners; the cheaper one that gives the
+        whole need wins. The added-up plan takes the cheapest box per unit of protection
+        first, so a cheap box that gives little can make it dearer than one good box.
+        """
+        single = self._cheapest_box(k, t, rem_up, rem_dn, [], self.sup, whole=True)
+        sup = self.sup.copy()
+        chain: list[tuple[_Box, float, float]] = []
+        chain_price = 0.0
+        left_up, left_dn = rem_up, rem_dn
+        while len(chain) < MAX_BOXES_PER_TARGET and (left_up > self.eps or left_dn > self.eps):
+            found = self._cheapest_box(k, t, left_up, left_dn, [b for b, _, _ in chain], sup)
+            if found is None:
+                break
+            box, give_up, give_dn, price = found
+            chain.append((box, give_up, give_dn))
+            chain_price += price
+            flat, _ = box.corners(self.subs[k].shape)
+            sup[self.subs[k].cells[flat]] = True
+            left_up -= give_up
+            left_dn -= give_dn
+            if single is not None and chain_price >= single[3]:
+                break  # already dearer than one box that gives everything
+        complete = left_up <= self.eps and left_dn <= self.eps
+        if single is not None and (not complete or single[3] <= chain_price):
+            return [single[:3]]
+        return chain
+
+    def _cheapest_box(
         self,
         k: int,
         t: int,
-        need_up: float,
-        need_dn: float,
-        exclude: list[_Box] | None,
-        strict: bool = False,
-    ) -> tuple[_Box, float, float, int | str] | None:
-        """Cheapest feasible box with local cell t as a corner, reducing the need if needed.
+        rem_up: float,
+        rem_dn: float,
+        exclude: list[_Box],
+        suppressed: np.ndarray,
+        whole: bool = False,
+    ) -> tuple[_Box, float, float, float] | None:
+        """The box with local cell t as a corner that costs least per unit of protection.
 
-        Every other corner choice s (s_d ≠ t_d in each dimension) is scored at once: each of
-        the 2ᵏ − 1 other corners is a slice of the subtable broadcast over the choices.
+        Every choice s of the other coordinates (s_d ≠ t_d in each dimension) is scored at
+        once: each of the 2ᵏ − 1 other corners is a slice of the subtable broadcast over the
+        choices. Boxes in `exclude` share only t with the result; `whole`: only boxes that
+        give the whole remaining need. Returns the box, what it gives the target (up, down),
+        each at most the remaining need, and the cost of its new corners.
         """
         sub = self.subs[k]
         shape = sub.shape
         kdim = len(shape)
         tc = np.unravel_index(t, shape)
         c = sub.cells
-        sup = self.sup[c].reshape(shape)
+        sup = suppressed[c].reshape(shape)
         allowed = self.allowed[c].reshape(shape)
         room_up = self.room_up[c].reshape(shape)
         room_dn = self.room_dn[c].reshape(shape)
@@ -319,25 +374,13 @@ class HypercubeSearch:
         def along(d: int, vec: np.ndarray) -> np.ndarray:
             return vec.reshape([-1 if e == d else 1 for e in range(kdim)])
 
-        # GHMITER's margins: cells of the subtable's totals (in any dimension), dearest first
-        margin = np.zeros(shape, dtype=bool)
-        for d in range(kdim):
-            margin |= along(d, axes[d] == 0)
-
         ok = np.ones(shape, dtype=bool)
         for d in range(kdim):
             ok &= along(d, axes[d] != tc[d])
-        if exclude:
-            for box in exclude:
-                o = [box.other[d] if box.first[d] == tc[d] else box.first[d] for d in range(kdim)]
-                if strict:
-                    for d in range(kdim):
-                        ok &= along(d, axes[d] != o[d])
-                else:
-                    same = np.ones(shape, dtype=bool)
-                    for d in range(kdim):
-                        same &= along(d, axes[d] == o[d])
-                    ok &= ~same
+        for box in exclude:
+            for d in range(kdim):
+                other = box.other[d] if box.first[d] == tc[d] else box.first[d]
+                ok &= along(d, axes[d] != other)
         if not ok.any():
             return None
         # signs per dimension: a corner at s_d moves against the target unless one is the margin
@@ -346,7 +389,6 @@ class HypercubeSearch:
         dn = np.full(shape, room_dn[tc])
         n_new = np.zeros(shape)
         c_new = np.zeros(shape)
-        m_new = np.zeros(shape)
         for mask in range(1, 1 << kdim):
             idx = tuple(
                 slice(None) if mask >> d & 1 else slice(tc[d], tc[d] + 1) for d in range(kdim)
@@ -362,34 +404,25 @@ class HypercubeSearch:
             ok = ok & allowed[idx]
             n_new = n_new + new
             c_new = c_new + np.where(new, cost[idx], 0.0)
-            m_new = m_new + (new & margin[idx])
-        flat_ok = ok.ravel()
-        if not flat_ok.any():
+        give_up = np.minimum(up, max(rem_up, 0.0)).ravel()
+        give_dn = np.minimum(dn, max(rem_dn, 0.0)).ravel()
+        # share of the remaining need a box gives, over the directions still needed
+        share = np.zeros(give_up.size)
+        if rem_up > self.eps:
+            share += give_up / rem_up
+        if rem_dn > self.eps:
+            share += give_dn / rem_dn
+        full = int(rem_up > self.eps) + int(rem_dn > self.eps)
+        enough = share >= full - 1e-9 if whole else share > 1e-9
+        cand = np.flatnonzero(ok.ravel() & enough)
+        if cand.size == 0:
             return None
-        up_f, dn_f = up.ravel(), dn.ravel()
-        if self.opts.ranking == "count":
-            keys = (c_new.ravel(), n_new.ravel(), m_new.ravel())
-        else:
-            keys = (n_new.ravel(), c_new.ravel(), m_new.ravel())
-        steps: list[int | str] = [*REDUCTIONS, "tiny"]
-        for step in steps:
-            if step == "tiny":
-                nu = min(need_up, self.tiny) if need_up > 0 else 0.0
-                nd = min(need_dn, self.tiny) if need_dn > 0 else 0.0
-            else:
-                nu, nd = need_up / step, need_dn / step
-            feas = flat_ok & (up_f >= nu - self.eps) & (dn_f >= nd - self.eps)
-            if step == "tiny":
-                feas &= (up_f > 0) | (nu == 0)
-                feas &= (dn_f > 0) | (nd == 0)
-            cand = np.flatnonzero(feas)
-            if cand.size == 0:
-                continue
-            best = int(cand[np.lexsort(tuple(key[cand] for key in keys))[0]])
-            s = np.unravel_index(best, shape)
-            box = _Box(tuple(int(x) for x in tc), tuple(int(x) for x in s))
-            return box, nu, nd, step
-        return None
+        price = (n_new if self.opts.ranking == "count" else c_new).ravel()[cand] / share[cand]
+        tie = n_new.ravel()[cand] if self.opts.ranking == "cost" else c_new.ravel()[cand]
+        best = int(cand[np.lexsort((tie, -share[cand], price))[0]])
+        s = np.unravel_index(best, shape)
+        box = _Box(tuple(int(x) for x in tc), tuple(int(x) for x in s))
+        return box, float(give_up[best]), float(give_dn[best]), float(c_new.ravel()[best])
 
 
 def solve_hypercube(
@@ -411,17 +444,18 @@ def solve_hypercube(
     deadline = Deadline(opts.max_time)
     if not problem.dims:
         raise MethodError("the hypercube method needs the table's dimensions (codelists)")
+    dims = list(problem.dims)
     require_additive(problem)
     full = problem
     problem = _table_part(full)
-    subs = subtables(problem.dims)
+    subs = subtables(dims)
     log: list[str] = []
-    note = check_model_size(problem.dims, subs, opts.large_model)
+    note = check_model_size(dims, subs, opts.large_model)
     if note:
         log.append(note)
     only = params.get("subtable_filter")
     use = [only is None or bool(only(s)) for s in subs]
-    search = HypercubeSearch(problem, subs, opts)
+    search = HypercubeSearch(problem, dims, subs, opts)
     if search.singleton is None and opts.singletons and problem.freq is None:
         log.append("singleton protection off: the table has no respondent counts")
     heap = [(s.depth, k) for k, s in enumerate(subs) if use[k]]
@@ -465,12 +499,13 @@ def solve_hypercube(
         f"{n_box} secondary cells, a-priori bounds {opts.apriori_percent:g} %"
         + (", large model" if opts.large_model else "")
     )
-    if search.reductions:
-        parts = ", ".join(
-            f"{n} ÷{s}" if s != "tiny" else f"{n} to any width"
-            for s, n in sorted(search.reductions.items(), key=lambda kv: _step_order(kv[0]))
+    if search.added_up:
+        log.append(f"hypercubes: {search.added_up} targets protected by several boxes added up")
+    if search.partial:
+        log.append(
+            f"hypercubes: {len(search.partial)} targets get less than their need from boxes; "
+            "left to the repair step"
         )
-        log.append(f"hypercubes: protection reduced for targets no single box protects ({parts})")
     if search.unprotected:
         log.append(
             f"hypercubes: {len(search.unprotected)} targets without any box (zero, empty or "
@@ -512,7 +547,9 @@ def solve_hypercube(
     status[newly] = secondary_status_for(status[newly])
     cost = float(np.asarray(problem.cost, dtype=float)[newly | problem.secondary].sum())
     progress(
-        ProgressEvent(message="Hypercube finished", fraction=1.0, incumbent=cost, elapsed=watch.elapsed)
+        ProgressEvent(
+            message="Hypercube finished", fraction=1.0, incumbent=cost, elapsed=watch.elapsed
+        )
     )
     return ProtectionResult(
         method="GH",
@@ -529,12 +566,9 @@ def solve_hypercube(
             "visits": visits,
             "repair_added": added,
             "repair_rounds": rounds,
-            "reductions": dict(search.reductions),
+            "added_up": search.added_up,
+            "partial": len(search.partial),
             "audit_digest": pattern_digest(problem, sup),
             "audit_exact": exact,
         },
     )
-
-
-def _step_order(step) -> float:
-    return math.inf if step == "tiny" else float(step)

@@ -18,6 +18,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import dijkstra
 
 from argusqt.errors import Cancelled, MethodError
+from argusqt.model.status import is_secondary, secondary_status_for
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protect.audit import EXACT_AUDIT_LIMIT, audit, pattern_digest
 from argusqt.protect.budget import Deadline, seconds_param
@@ -28,10 +29,11 @@ from argusqt.protect.problem import CSPProblem
 from argusqt.protect.publication import CANCEL_GRACE
 from argusqt.protect.result import ProtectionResult
 from argusqt.protect.separation import require_additive
-from argusqt.rules.status import is_secondary, secondary_status_for
 
 #: the rule τ-Argus states for its network method, quoted in every refusal
-SHAPE_RULE = "the network method protects 2-dimensional tables with at most one hierarchical variable"
+SHAPE_RULE = (
+    "the network method protects 2-dimensional tables with at most one hierarchical variable"
+)
 
 
 @dataclass
@@ -73,7 +75,8 @@ def build_network(problem: CSPProblem) -> Network:
     relations of non-leaf codes are implied by the others and have no node.
     """
     h, f = check_shape(problem)
-    dh, df = problem.dims[h], problem.dims[f]
+    dims = list(problem.dims or [])
+    dh, df = dims[h], dims[f]
     nh, nf = len(dh), len(df)
     parent = np.asarray(dh.parent)
     par_pos = np.full(nh, -1, dtype=np.int64)
@@ -87,8 +90,8 @@ def build_network(problem: CSPProblem) -> Network:
     def hnode(p: np.ndarray, j: np.ndarray) -> np.ndarray:
         return par_pos[p] * nf + j
 
-    i_idx, j_idx = np.meshgrid(np.arange(nh), np.arange(nf), indexing="ij")
-    i_idx, j_idx = i_idx.ravel(), j_idx.ravel()
+    i_grid, j_grid = np.meshgrid(np.arange(nh), np.arange(nf), indexing="ij")
+    i_idx, j_idx = i_grid.ravel(), j_grid.ravel()
     tail = np.empty(i_idx.size, dtype=np.int64)
     head = np.empty(i_idx.size, dtype=np.int64)
     is_leaf = dh.is_leaf[i_idx]
@@ -175,7 +178,10 @@ class CyclePlanner:
         if direction == DOWN:
             start, goal = goal, start
         self.n_paths += 1
-        dist, pred = dijkstra(graph, directed=True, indices=start, return_predecessors=True)
+        dists, preds = dijkstra(
+            graph, directed=True, indices=np.array([start]), return_predecessors=True
+        )
+        dist, pred = dists[0], preds[0]
         if not np.isfinite(dist[goal]):
             return None
         steps = []
@@ -307,7 +313,9 @@ def solve_network(
     status[newly] = secondary_status_for(status[newly])
     cost = float(np.asarray(problem.cost, dtype=float)[newly | problem.secondary].sum())
     progress(
-        ProgressEvent(message="Network finished", fraction=1.0, incumbent=cost, elapsed=watch.elapsed)
+        ProgressEvent(
+            message="Network finished", fraction=1.0, incumbent=cost, elapsed=watch.elapsed
+        )
     )
     return ProtectionResult(
         method="NET",
