@@ -146,7 +146,7 @@ def test_suppress_defaults():
         (
             "HEUR(0)",
             "HEUR cannot protect linked tables together \\(table 0\\); the methods "
-            "that can are OPT, MOD",
+            "that can are OPT, MOD, GH",
         ),
         ("RND(1)", "RND needs the parameter base \\(rounding base\\): a whole number ≥ 1"),
         (
@@ -154,7 +154,7 @@ def test_suppress_defaults():
             "parameter 5 \\(stopRule, stop rule\\): expected 1 \\(first "
             "RAPID solution\\), 2 \\(first feasible\\), 3 \\(optimal\\), got 4",
         ),
-        ("XYZ(1)", "unknown protection method 'XYZ'; expected one of OPT, MOD, HEUR, RND"),
+        ("XYZ(1)", "unknown protection method 'XYZ'; expected one of OPT, MOD, GH, HEUR, NET, RND"),
         ("OPT(1,2,3,4,5,6)", "OPT takes at most 4 parameters after the table number, got 5"),
         ("OPT(1,2,3)", "parameter 2 \\(singSing, protect singletons\\): expected 0 or 1"),
         (
@@ -163,7 +163,10 @@ def test_suppress_defaults():
             "expected a number > 0 \\(min\\), got 0",
         ),
         ("OPT 1", "method\\(table"),
-        ("GH(1,100,2)", "hypercube method \\(GH\\) is not available in argusqt yet"),
+        ("GH(1,100,2)", "parameter 2 \\(modelSize, model size\\): expected 0 \\(normal\\), 1 \\(large\\)"),
+        ("GH(1,0)", "parameter 1 \\(aprioriPercentage, a-priori bounds\\): expected a number > 0"),
+        ("NET(1,1)", "NET takes at most 0 parameters after the table number, got 1"),
+        ("NET(0)", "NET cannot protect linked tables together"),
         ("OPT(a)", "table number"),
     ],
 )

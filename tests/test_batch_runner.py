@@ -100,8 +100,8 @@ def test_suppress_reports_line_never_skips(ex2):
 
 
 def test_linked_table_zero_is_refused_clearly(ex2):
-    out = _run(ex2, EX2_HEAD + "<SUPPRESS> GH(0,100)\n")
-    _fails_at(out, 6, "GH")
+    out = _run(ex2, EX2_HEAD + "<SUPPRESS> NET(0)\n")
+    _fails_at(out, 6, "NET cannot protect linked tables together")
 
 
 # ---------------------------------------------------------------- errors name the cause

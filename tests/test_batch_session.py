@@ -145,10 +145,10 @@ def test_rounding_published_values_and_minimum_base(ex2, monkeypatch):
 
 def test_unknown_or_missing_methods_and_parameters_are_named(ex2):
     s = ex2_session(ex2)
-    with pytest.raises(ParameterError, match=r"network method \(NET\) is not available in argusqt"):
-        s.protect(1, "NET", {})
-    with pytest.raises(ParameterError, match="hypercube"):
-        s.protect_linked("GH", {})
+    with pytest.raises(ParameterError, match="NET cannot protect linked tables together"):
+        s.protect_linked("NET", {})
+    with pytest.raises(ParameterError, match=r"GH: model_size \(model size\) must be"):
+        s.protect(1, "GH", {"model_size": 2})
     with pytest.raises(ParameterError, match="HEUR cannot protect linked tables together"):
         s.protect_linked("HEUR")
     with pytest.raises(ParameterError, match="unknown protection method 'XYZ'; expected one of"):

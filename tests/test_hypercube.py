@@ -1,5 +1,5 @@
-"""Hypercube (GH, methods.md §7): hand-checked boxes, singletons, model size, repair, cancel,
-and random tables through an attacker LP that shares no code with the method."""
+"""Hypercube (GH, argusqt/docs/methods.md §7): hand-checked boxes, singletons, model size,
+repair, cancel, and random tables through an attacker LP that shares no code with the method."""
 
 from __future__ import annotations
 

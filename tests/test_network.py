@@ -1,5 +1,5 @@
-"""Network method (NET, methods.md §8): the table as a circulation, shortest cycles, the shape
-rule, cancel, and random 2-D / 1H2D tables through an attacker LP of its own."""
+"""Network method (NET, argusqt/docs/methods.md §8): the table as a circulation, shortest
+cycles, the shape rule, cancel, and random 2-D / 1H2D tables through an attacker LP of its own."""
 
 from __future__ import annotations
 

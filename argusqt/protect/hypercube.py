@@ -1,4 +1,4 @@
-"""Hypercube suppression in the manner of GHMITER (methods.md §7), ended by our audit.
+"""Hypercube suppression as GHMITER does it (argusqt/docs/methods.md §7), ended by our audit.
 
 A suppressed cell of a table without substructure cannot be recomputed exactly when it is a
 corner of a 2ᵏ-corner box of suppressed cells: moving the corners alternately up and down
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -24,8 +25,10 @@ from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopw
 from argusqt.protect.audit import EXACT_AUDIT_LIMIT, audit, pattern_digest
 from argusqt.protect.budget import Deadline, seconds_param
 from argusqt.protect.modular import Subtable, _table_part, repair, subtables
+from argusqt.protect.params import MethodParams, TableFacts, param
 from argusqt.protect.problem import CSPProblem
 from argusqt.protect.publication import CANCEL_GRACE
+from argusqt.protect.registry import MethodDescriptor, register
 from argusqt.protect.result import ProtectionResult
 from argusqt.protect.separation import require_additive
 
@@ -572,3 +575,68 @@ def solve_hypercube(
             "audit_exact": exact,
         },
     )
+
+
+# ---------------------------------------------------------------------- registry
+@dataclass(frozen=True, kw_only=True)
+class GhParams(MethodParams):
+    """`GH(t, aprioriPercentage, modelSize, applySingleton)` as in τ-Argus's batch files."""
+
+    METHOD: ClassVar[str] = "GH"
+    apriori_percent: float = param(
+        100.0,
+        position=1,
+        batch="aprioriPercentage",
+        label="A-priori bounds",
+        unit="%",
+        minimum=0,
+        exclusive_minimum=True,
+        help="The attacker is taken to know every cell within ± this percentage of its value; "
+        "each box must still move a primary out of its protection interval.",
+    )
+    model_size: int = param(
+        0,
+        position=2,
+        batch="modelSize",
+        label="Model size",
+        choices={0: "normal", 1: "large"},
+        help="Normal: subtables up to 6,000 cells and 200 codes per parent (as τ-Argus); "
+        "large: any size.",
+    )
+    apply_singleton: bool = param(
+        True,
+        position=3,
+        batch="applySingleton",
+        label="Protect singletons",
+        help="A cell with a single respondent is a corner of two boxes, so that respondent "
+        "cannot recompute the others (only for tables with respondent counts).",
+    )
+
+
+def _gh_options(p: GhParams, facts: TableFacts) -> dict[str, Any]:
+    # GH's singleton handling is its own (two boxes), not the SS/SM/MF options
+    return {
+        "apriori_percent": p.apriori_percent,
+        "model_size": p.model_size,
+        "singleton_protection": bool(p.apply_singleton and facts.has_frequency),
+        "singleton_singleton": False,
+        "singleton_multiple": False,
+        "min_freq": 0,
+    }
+
+
+DESCRIPTOR = register(
+    MethodDescriptor(
+        name="GH",
+        kind="suppress",
+        label="Hypercube (GHMITER)",
+        help="τ-Argus's hypercube method: boxes of suppressed cells around every primary, "
+        "subtable by subtable; quick, but suppresses more than the others.",
+        params=GhParams,
+        solve=solve_hypercube,
+        solver_options=_gh_options,
+        linked="cover",
+        singletons="method",
+        order=25,
+    )
+)

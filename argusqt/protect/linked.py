@@ -353,7 +353,7 @@ def protect_linked(
     """Protect linked tables together; one result per input table, in the same order.
 
     How depends on the method's descriptor (`linked`): "joint" (OPT) solves the joint
-    problem; "cover" (MOD) works on the cover table and solves only the cover subtables that
+    problem; "cover" (MOD, GH) works on the cover table and solves only the cover subtables that
     are subtables of an input table (argusqt/docs/methods.md §6.3). The cover is the joint
     problem when every cover cell is in some table; otherwise it must be given (`cover`,
     e.g. built from the microdata over all cover variables with the same rules and costs;
@@ -364,7 +364,7 @@ def protect_linked(
     Each result's figures hold the joint cost and the number of joint cells.
     """
     from argusqt.protect import registry
-    from argusqt.protect.modular import repair, solve_modular
+    from argusqt.protect.modular import repair
 
     params = dict(params or {})
     desc = registry.get(method)
@@ -378,13 +378,13 @@ def protect_linked(
     else:  # "cover"
         params["subtable_filter"] = _subtable_filter(tables, cdims)
         if joint.dims is not None:
-            res = solve_modular(joint, params, progress, cancel)
+            res = desc.solve(joint, params, progress, cancel)
             joint_status = np.asarray(res.status)
         elif cover is not None:
             params["subtable_filter"] = _subtable_filter(tables, cdims, narrow=True)
             work, ids = cover_problem_for(tables, cover)
             used = np.unique(np.concatenate(ids))
-            res = solve_modular(work, params, progress, cancel)
+            res = desc.solve(work, params, progress, cancel)
             cover_sup = is_suppressed(np.asarray(res.status)[: work.n_cells])
             # the published cells only: audit them against every table's relations at once
             sup = cover_sup[used] | joint.primary
@@ -399,7 +399,7 @@ def protect_linked(
             )
         else:
             raise MethodError(
-                "the modular method on linked tables needs the cover table: some cover cells "
+                f"{desc.label} on linked tables needs the cover table: some cover cells "
                 "are in no input table (build it from the microdata) or use the optimal method"
             )
     joint_cost = float(np.asarray(joint.cost, dtype=float)[is_secondary(joint_status)].sum())

@@ -1,4 +1,4 @@
-"""Network-flow suppression for 2-D tables with at most one hierarchy (methods.md §8).
+"""Network-flow suppression of 2-D tables, at most one hierarchy (argusqt/docs/methods.md §8).
 
 Such a table is a circulation: every cell is an arc and every relation is flow conservation
 at a node (after the sign of some relations is flipped). Moving a primary by its protection
@@ -12,6 +12,7 @@ confirms it and the modular repair step stands by.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -25,8 +26,10 @@ from argusqt.protect.budget import Deadline, seconds_param
 from argusqt.protect.cleanup import Witnesses, cleanup
 from argusqt.protect.components import DOWN, UP, MoveContext
 from argusqt.protect.heuristic import primary_order
+from argusqt.protect.params import MethodParams, TableFacts
 from argusqt.protect.problem import CSPProblem
 from argusqt.protect.publication import CANCEL_GRACE
+from argusqt.protect.registry import MethodDescriptor, register
 from argusqt.protect.result import ProtectionResult
 from argusqt.protect.separation import require_additive
 
@@ -335,3 +338,32 @@ def solve_network(
             "audit_exact": exact,
         },
     )
+
+
+# ---------------------------------------------------------------------- registry
+@dataclass(frozen=True, kw_only=True)
+class NetParams(MethodParams):
+    """`NET(t)`: τ-Argus's network method has no parameters in batch files."""
+
+    METHOD: ClassVar[str] = "NET"
+
+
+def _net_options(p: NetParams, facts: TableFacts) -> dict[str, Any]:
+    # no singleton options in τ-Argus's network method (the insider audit still runs)
+    return {"singleton_singleton": False, "singleton_multiple": False, "min_freq": 0}
+
+
+DESCRIPTOR = register(
+    MethodDescriptor(
+        name="NET",
+        kind="suppress",
+        label="Network flow (2-D)",
+        help="2-dimensional tables with at most one hierarchy: shortest paths in the table's "
+        "network, then a clean-up; fast.",
+        params=NetParams,
+        solve=solve_network,
+        solver_options=_net_options,
+        singletons="method",
+        order=35,
+    )
+)

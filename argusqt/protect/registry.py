@@ -27,16 +27,15 @@ METHOD_MODULES = (
     "argusqt.protect.optimal",
     "argusqt.protect.modular",
     "argusqt.protect.heuristic",
+    "argusqt.protect.hypercube",
+    "argusqt.protect.network",
     "argusqt.protect.rounding",
     "argusqt.protect.cta",
     "argusqt.protect.interval",
 )
 
 #: τ-Argus methods argusqt does not have yet, with what to use instead.
-NOT_IMPLEMENTED = {
-    "GH": "the hypercube method (GH)",
-    "NET": "the network method (NET)",
-}
+NOT_IMPLEMENTED: dict[str, str] = {}
 
 Kind = Literal["suppress", "adjust", "interval"]
 #: what a protected table publishes: suppressed cells, rounded values, CTA values or intervals

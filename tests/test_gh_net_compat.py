@@ -1,0 +1,151 @@
+"""GH and NET on τ-Argus's own data and batch files (argusqt/docs/methods.md §7, §8).
+
+The enterprise scenario test_1 (act × product, `GH(1,100,1,1)`) runs from a batch file as a
+τ-Argus user writes it; its primaries must equal τ-Argus's expected file and its pattern must
+pass the outsider and the insider attacker, taken again here on the written output. Costs
+are printed beside τ-Argus's. Batch files and session files written after GH and NET run
+again to the same statuses.
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+
+import numpy as np
+import pytest
+from shared_paths import copy_case
+
+from argusqt.batch.arb import parse_specify_table
+from argusqt.batch.runner import run_batch
+from argusqt.model.rulespec import PRule, SafetyRules
+from argusqt.model.status import is_primary, is_suppressed
+from argusqt.model.table import CostSpec, TableSpec
+from argusqt.protect.problem import CSPProblem
+from argusqt.protect.publication import publication_audit
+from argusqt.rules.parse import parse_safety_rule
+from argusqt.session import Session
+from argusqt.sessionfile import load_session, save_session
+
+pytestmark = pytest.mark.compat
+
+ENTERPRISE_RULES = "P(0,0)|P(0,0)|P(10,1)|ZERO(10)|MAN(10)|MIS(1)"
+TEST_1 = f"""<OPENMICRODATA> "example_enterprise.asc"
+<OPENMETADATA> "example_enterprise.rda"
+<SPECIFYTABLE> "act""product"|"turnover"||"turnover"
+<SAFETYRULE> {ENTERPRISE_RULES}
+<READMICRODATA>
+<SUPPRESS> GH(1,100,1,1)
+<WRITETABLE> (1, 3, AS+, "test_1.txt")
+"""
+
+
+def _rows(path) -> list[list[str]]:
+    with open(path, newline="") as f:
+        return [r for r in csv.reader(f) if r]
+
+
+def _secondary_cost(rows) -> float:
+    return sum(float(r[-2]) for r in rows if int(r[-1]) in (11, 12))
+
+
+def test_enterprise_test_1_gh_batch_runs_unchanged(tmp_path):
+    folder = copy_case("enterprise", tmp_path)
+    arb = folder / "test_1.arb"
+    arb.write_text(TEST_1)
+    out = run_batch(arb)
+    assert out.ok, out.error
+    ours = _rows(folder / "test_1.txt")
+    theirs = _rows(folder / "expected" / "test_1.txt")
+    assert [r[:-1] for r in ours] == [r[:-1] for r in theirs]  # cells, codes and values
+    st_ours = np.array([int(r[-1]) for r in ours])
+    st_theirs = np.array([int(r[-1]) for r in theirs])
+    assert np.array_equal(is_primary(st_ours), is_primary(st_theirs))
+    assert np.array_equal(st_ours[is_primary(st_ours)], st_theirs[is_primary(st_theirs)])
+    # the written pattern, judged again on the session's own table: outsider and insiders
+    table = out.session.table(1)
+    assert np.array_equal(np.asarray(table.status), st_ours)
+    verdict = publication_audit(CSPProblem.from_table(table), is_suppressed(st_ours))
+    assert verdict.ok, verdict.summary()
+    assert verdict.insiders_checked > 0
+    cost, tau = _secondary_cost(ours), _secondary_cost(theirs)
+    print(f"\ntest_1 GH(1,100,1,1): ours {cost:,.2f}, τ-Argus {tau:,.2f}")
+    assert tau == pytest.approx(1_376_576.63)
+    assert cost <= tau
+
+
+@pytest.fixture(scope="module")
+def testw(tmp_path_factory):
+    return copy_case("tau_testW", tmp_path_factory.mktemp("ghnet"))
+
+
+def _testw_session(folder) -> Session:
+    s = Session()
+    s.open_microdata(folder / "tau_testW.asc", folder / "tau_testW.rda")
+    s.specify_table(parse_specify_table('"Size""Region"|"Var2"|""|""'))
+    s.set_safety_rules(parse_safety_rule("P(15,1)"))
+    s.compute_tables()
+    return s
+
+
+@pytest.mark.parametrize(
+    "method, params, call",
+    [
+        (
+            "GH",
+            {"apriori_percent": 50, "model_size": 1, "apply_singleton": False},
+            "GH(1, 50, 1, 0)",
+        ),
+        ("GH", {}, "GH(1, 100, 0, 1)"),
+        ("NET", {}, "NET(1)"),
+    ],
+)
+def test_testw_batch_and_session_round_trip(testw, tmp_path, method, params, call):
+    s = _testw_session(testw)
+    res = s.protect(1, method, params)
+    assert res.verdict is not None and res.verdict.ok
+    status = np.asarray(s.table(1).status).copy()
+    arb = testw / f"again_{method}.arb"
+    s.write_batch_file(arb)
+    assert f"<SUPPRESS> {call}" in arb.read_text()
+    out = run_batch(arb)
+    assert out.ok, out.error
+    assert np.array_equal(np.asarray(out.session.table(1).status), status)
+    aqs = save_session(s, tmp_path / "w.aqs")
+    loaded = load_session(aqs)
+    assert loaded.table(1).protection is not None
+    assert loaded.table(1).protection.method == method
+    assert np.array_equal(np.asarray(loaded.table(1).status), status)
+
+
+def test_linked_gh_on_enterprise_cover(tmp_path):
+    folder = copy_case("enterprise", tmp_path)
+    rules = SafetyRules(
+        p_holding=[PRule(10, 100, 1)], missing_safe=True, zero_range=10, manual_margin=10
+    )
+    s = Session()
+    s.open_microdata(folder / "example_enterprise.asc", folder / "example_enterprise.rda")
+    for ex in (["act", "product"], ["act", "region"]):
+        s.specify_table(
+            TableSpec(ex, "turnover", cost=CostSpec("variable", "turnover"), rules=rules)
+        )
+    s.compute_tables()
+    before = [CSPProblem.from_table(t) for t in s.tables]
+    results = s.protect_linked("GH", {})
+    assert len(results) == 2
+    for prob, t in zip(before, s.tables, strict=True):
+        st = np.asarray(t.status)
+        assert np.array_equal(st[prob.primary], np.asarray(prob.status)[prob.primary])
+        assert publication_audit(prob, is_suppressed(st)).outsider.ok
+    n_act = len(s.table(1).dims[0])  # act × Total is shared: one status in both tables
+    s1 = np.asarray(s.table(1).status).reshape(n_act, -1)[:, 0]
+    s2 = np.asarray(s.table(2).status).reshape(n_act, -1)[:, 0]
+    assert np.array_equal(s1, s2)
+    arb = folder / "linked.arb"
+    s.write_batch_file(arb)
+    assert "<SUPPRESS> GH(0, 100, 0, 1)" in arb.read_text()
+    out = run_batch(arb)
+    assert out.ok, out.error
+    for a, b in zip(out.session.tables, s.tables, strict=True):
+        assert np.array_equal(np.asarray(a.status), np.asarray(b.status))
+    shutil.rmtree(folder)
