@@ -565,6 +565,7 @@ EXPECTED_ERRORS = (
     "cannot be protected",
     "no interval publication protects",
     "no suppression pattern can protect",
+    "did not converge within its time limit",
 )
 
 

@@ -521,6 +521,13 @@ def solve_interval(
     objective = float(np.sum(data.w * (ub - lb)))
     verdict = _audit(problem, lb, ub)
     res_audit = verdict.outsider
+    if not verdict.ok and not done:
+        # the fallback intervals are wide enough for the outsider, not for every insider
+        raise MethodError(
+            "interval protection did not converge within its time limit and its fallback "
+            f"intervals let respondents recompute cells ({verdict.summary()}); nothing was "
+            "changed — give it more time"
+        )
     if not verdict.ok:
         raise AuditError("interval protection failed its audit: " + verdict.summary())
     log.append(verdict.summary())
