@@ -28,8 +28,8 @@ from argusqt.io.logbook import Logbook, format_entry
 from argusqt.model.rulespec import SafetyRules
 
 if TYPE_CHECKING:
-    from argusqt.protect.params import MethodParams
-    from argusqt.protect.result import ProtectionResult
+    from argusqt.protection.params import MethodParams
+    from argusqt.protection.result import ProtectionResult
 from argusqt.model.table import ProtectionInfo, Table, TableSpec
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
 
@@ -390,10 +390,10 @@ class Session:
         mapping of its field names (argusqt/docs/formats.md §8.5); an unknown or out-of-range
         one is a ParameterError naming the parameter and the values allowed."""
         from argusqt.model.status import is_suppressed
-        from argusqt.protect import registry
-        from argusqt.protect.audit import audit as run_audit
-        from argusqt.protect.methods import run_method
-        from argusqt.protect.problem import CSPProblem
+        from argusqt.protection import registry
+        from argusqt.protection.audit import audit as run_audit
+        from argusqt.protection.methods import run_method
+        from argusqt.protection.problem import CSPProblem
 
         desc = registry.get(method)
         p = desc.params.coerce(params)
@@ -456,10 +456,10 @@ class Session:
         """All tables protected together (batch table 0), by a method whose descriptor says
         how (`linked`: the joint problem, or MOD's cover table); one result per table."""
         from argusqt.model.status import is_suppressed
-        from argusqt.protect import registry
-        from argusqt.protect.audit import audit as run_audit
-        from argusqt.protect.linked import protect_linked
-        from argusqt.protect.problem import CSPProblem
+        from argusqt.protection import registry
+        from argusqt.protection.audit import audit as run_audit
+        from argusqt.protection.linked import protect_linked
+        from argusqt.protection.problem import CSPProblem
 
         desc = registry.get(method)
         registry.require_linked(desc)
@@ -506,8 +506,8 @@ class Session:
         None when every cover cell is in some table (the joint problem is the cover) or
         there is no microdata; the cover gets the first table's response, rules and cost.
         """
-        from argusqt.protect.linked import build_linked_problem, cover_dims
-        from argusqt.protect.problem import CSPProblem
+        from argusqt.protection.linked import build_linked_problem, cover_dims
+        from argusqt.protection.problem import CSPProblem
 
         if self.kind != "microdata" or self.microdata is None:
             return None

@@ -518,7 +518,7 @@ def _check_cells(table: Table, no: int, saved: dict, where: str) -> None:
 
 
 def _restore(table: Table, saved: dict, where: str, what: str) -> Any:
-    from argusqt.protect.result import ProtectionResult
+    from argusqt.protection.result import ProtectionResult
 
     n = table.n_cells
     arrays = {}
@@ -545,7 +545,7 @@ def _restore(table: Table, saved: dict, where: str, what: str) -> Any:
     method = saved.get("method")
     table.protection = None
     if method:
-        from argusqt.protect import registry
+        from argusqt.protection import registry
 
         try:
             desc = registry.get(str(method))
@@ -598,9 +598,9 @@ def _audit_table(s, no: int, result: Any, where: str, progress, cancel) -> None:
     """Audit a restored table with secondaries; a failing protected pattern is an AuditError."""
     from argusqt.export.gate import mark_protected
     from argusqt.model.status import is_secondary, is_suppressed
-    from argusqt.protect.audit import audit
-    from argusqt.protect.methods import EXACT_AUDIT_LIMIT
-    from argusqt.protect.problem import CSPProblem
+    from argusqt.protection.audit import audit
+    from argusqt.protection.methods import EXACT_AUDIT_LIMIT
+    from argusqt.protection.problem import CSPProblem
 
     table = s.table(no)
     face = table.protection.face if table.protection is not None else None

@@ -22,10 +22,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 from protect_helpers import sized_problem  # noqa: E402
 
 from argusqt.model.status import is_suppressed  # noqa: E402
-from argusqt.protect.audit import audit  # noqa: E402
-from argusqt.protect.heuristic import solve_heuristic  # noqa: E402
-from argusqt.protect.insider import insider_audit  # noqa: E402
-from argusqt.protect.insider_repair import make_publishable  # noqa: E402
+from argusqt.protection.audit import audit  # noqa: E402
+from argusqt.protection.heuristic import solve_heuristic  # noqa: E402
+from argusqt.protection.insider import insider_audit  # noqa: E402
+from argusqt.protection.insider_repair import make_publishable  # noqa: E402
 
 
 def row(label: str, p, sup) -> str:

@@ -18,10 +18,10 @@ import numpy as np
 
 from argusqt.model.codelist import CodeList
 from argusqt.model.table import build_relations
-from argusqt.protect.cta import solve_cta, verify_adjustment
-from argusqt.protect.interval import solve_interval
-from argusqt.protect.problem import CSPProblem
-from argusqt.protect.rounding import solve_rounding
+from argusqt.protection.cta import solve_cta, verify_adjustment
+from argusqt.protection.interval import solve_interval
+from argusqt.protection.problem import CSPProblem
+from argusqt.protection.rounding import solve_rounding
 
 
 def dims_for(n_cells: int) -> list[CodeList]:

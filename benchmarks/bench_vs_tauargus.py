@@ -229,7 +229,7 @@ class Judge:
 
     def __init__(self, folder: Path, batch: Path):
         from argusqt.batch.runner import run_batch
-        from argusqt.protect.problem import CSPProblem
+        from argusqt.protection.problem import CSPProblem
 
         outcome = run_batch(batch, logbook=folder / "judge_log.txt")
         outcome.raise_for_error()
@@ -261,14 +261,14 @@ class Judge:
         sup = is_suppressed(status)
         sec = is_secondary(status)
         try:
-            from argusqt.protect.publication import publication_audit
+            from argusqt.protection.publication import publication_audit
         except ImportError:
             publication_audit = None
         if publication_audit is not None:
             v = publication_audit(self.problem, sup, intervals=False)
             verdict = "pass" if v.ok else f"FAIL {v.failing_cells.size}"
         else:
-            from argusqt.protect.audit import audit
+            from argusqt.protection.audit import audit
 
             a = audit(self.problem, sup, intervals=False)
             verdict = "pass*" if a.ok else f"FAIL* {a.failures.size}"

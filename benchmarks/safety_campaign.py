@@ -21,7 +21,7 @@ back and attacked by the auditor of this script:
   contain the truth and the attacker (outsider and insider) keeps every primary's interval.
 
 Primaries and protection levels are argusqt's rule engine's (argusqt.rules), the only thing
-this auditor takes from the program; it imports nothing from argusqt.protect.
+this auditor takes from the program; it imports nothing from argusqt.protection.
 
 Report: runs, refusals (the gate or the method refused: nothing published), method errors,
 unsafe exports (must be 0). Usage:

@@ -133,7 +133,7 @@ class FakeSession:
 
     def protect(self, table_no, method, params, progress, cancel):
         from argusqt.progress import ProgressEvent, Stopwatch
-        from argusqt.protect.result import ProtectionResult
+        from argusqt.protection.result import ProtectionResult
 
         self.calls.append(("protect", table_no, method, params))
         t = self.tables[table_no - 1]

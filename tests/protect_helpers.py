@@ -10,7 +10,7 @@ import numpy as np
 
 from argusqt.model.codelist import CodeList
 from argusqt.model.table import Table, TableSpec
-from argusqt.protect.problem import CSPProblem
+from argusqt.protection.problem import CSPProblem
 
 
 def flat_codelist(name: str, n: int) -> CodeList:

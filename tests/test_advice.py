@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from protect_helpers import random_1h2d, random_2d
 
-from argusqt.protect.advice import OPT_CELLS, recommend, recommend_for_table
+from argusqt.protection.advice import OPT_CELLS, recommend, recommend_for_table
 
 
 def test_small_tables_get_opt_large_ones_the_heuristic():

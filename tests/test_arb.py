@@ -163,7 +163,10 @@ def test_suppress_defaults():
             "expected a number > 0 \\(min\\), got 0",
         ),
         ("OPT 1", "method\\(table"),
-        ("GH(1,100,2)", "parameter 2 \\(modelSize, model size\\): expected 0 \\(normal\\), 1 \\(large\\)"),
+        (
+            "GH(1,100,2)",
+            "parameter 2 \\(modelSize, model size\\): expected 0 \\(normal\\), 1 \\(large\\)",
+        ),
         ("GH(1,0)", "parameter 1 \\(aprioriPercentage, a-priori bounds\\): expected a number > 0"),
         ("NET(1,1)", "NET takes at most 0 parameters after the table number, got 1"),
         ("NET(0)", "NET cannot protect linked tables together"),

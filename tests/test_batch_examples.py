@@ -16,7 +16,7 @@ pytestmark = pytest.mark.compat
 
 def _methods_available() -> bool:
     try:
-        from argusqt.protect.methods import run_method  # noqa: F401
+        from argusqt.protection.methods import run_method  # noqa: F401
     except ImportError:
         return False
     return True
@@ -143,16 +143,16 @@ def test_example_with_the_optimal_solver(
     import sys
     import types
 
-    from argusqt.protect.optimal import solve_optimal
+    from argusqt.protection.optimal import solve_optimal
 
-    mod = types.ModuleType("argusqt.protect.methods")
+    mod = types.ModuleType("argusqt.protection.methods")
 
     def run_method(problem, method, params, progress, cancel):
         assert method == "OPT"
         return solve_optimal(problem, params, progress, cancel)
 
     mod.run_method = run_method
-    monkeypatch.setitem(sys.modules, "argusqt.protect.methods", mod)
+    monkeypatch.setitem(sys.modules, "argusqt.protection.methods", mod)
     folder = _copy(shared_data, tmp_path, case)
     outcome = run_batch(folder / arb)
     assert outcome.ok, outcome.error

@@ -12,7 +12,7 @@ from session_helpers import ex2_session
 from argusqt.batch.arb import parse_specify_table
 from argusqt.batch.runner import run_batch
 from argusqt.errors import AuditError, ParameterError, SpecificationError
-from argusqt.protect.result import AuditResult, ProtectionResult
+from argusqt.protection.result import AuditResult, ProtectionResult
 from argusqt.rules.parse import parse_safety_rule
 from argusqt.session import Session, spec_to_arb
 
@@ -64,7 +64,7 @@ def test_spec_to_arb_round_trip():
 
 
 def _fake_methods(monkeypatch, make_result):
-    mod = types.ModuleType("argusqt.protect.methods")
+    mod = types.ModuleType("argusqt.protection.methods")
     calls = []
 
     def run_method(problem, method, params, progress, cancel):
@@ -72,7 +72,7 @@ def _fake_methods(monkeypatch, make_result):
         return make_result(problem, method)
 
     mod.run_method = run_method
-    monkeypatch.setitem(sys.modules, "argusqt.protect.methods", mod)
+    monkeypatch.setitem(sys.modules, "argusqt.protection.methods", mod)
     return calls
 
 

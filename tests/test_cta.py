@@ -12,8 +12,8 @@ from argusqt.errors import AuditError, Cancelled, MethodError
 from argusqt.model.codelist import CodeList
 from argusqt.model.table import build_relations
 from argusqt.progress import CancelToken
-from argusqt.protect.cta import solve_cta, verify_adjustment
-from argusqt.protect.problem import CSPProblem
+from argusqt.protection.cta import solve_cta, verify_adjustment
+from argusqt.protection.problem import CSPProblem
 
 
 def full_table(inner: np.ndarray) -> np.ndarray:

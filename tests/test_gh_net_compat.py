@@ -21,8 +21,8 @@ from argusqt.batch.runner import run_batch
 from argusqt.model.rulespec import PRule, SafetyRules
 from argusqt.model.status import is_primary, is_suppressed
 from argusqt.model.table import CostSpec, TableSpec
-from argusqt.protect.problem import CSPProblem
-from argusqt.protect.publication import publication_audit
+from argusqt.protection.problem import CSPProblem
+from argusqt.protection.publication import publication_audit
 from argusqt.rules.parse import parse_safety_rule
 from argusqt.session import Session
 from argusqt.sessionfile import load_session, save_session

@@ -20,8 +20,8 @@ from test_gui_acceptance import _choose_variables, _open_and_specify, tauw  # no
 from argusqt.gui.protectdialog import ProtectDialog
 from argusqt.gui.specify import SpecifyTablesDialog
 from argusqt.model.status import is_primary, is_secondary, is_suppressed
-from argusqt.protect.problem import CSPProblem
-from argusqt.protect.publication import publication_audit
+from argusqt.protection.problem import CSPProblem
+from argusqt.protection.publication import publication_audit
 
 pytestmark = pytest.mark.gui
 

@@ -24,7 +24,7 @@ from test_protect_properties import SETTINGS, check_protected
 from argusqt.errors import Cancelled, MethodError
 from argusqt.model.status import is_suppressed
 from argusqt.progress import CancelToken
-from argusqt.protect.hypercube import _Box, solve_hypercube
+from argusqt.protection.hypercube import _Box, solve_hypercube
 
 # interior cells of a 3 × 3 table; costs are the values
 ROWS = [[20, 50, 10], [30, 40, 60], [25, 35, 45]]

@@ -11,8 +11,8 @@ from argusqt.errors import MethodError
 from argusqt.model.codelist import CodeList
 from argusqt.model.table import build_relations
 from argusqt.progress import CancelToken
-from argusqt.protect.interval import solve_interval
-from argusqt.protect.problem import CSPProblem
+from argusqt.protection.interval import solve_interval
+from argusqt.protection.problem import CSPProblem
 
 
 def aggregation(dim: CodeList) -> np.ndarray:
@@ -257,7 +257,7 @@ def test_tour_table_interval_protection_passes_its_audit(tmp_path):
     s.compute_tables()
     res = s.protect(1, "IP", {})
     assert res.audit.ok and int(res.audit.audited.sum()) == 9 and res.verdict.ok
-    from argusqt.protect.interval import _Data, _solve_compact
+    from argusqt.protection.interval import _Data, _solve_compact
 
     # the textbook LP knows no insider: ours may only be wider
     _, lp_compact, _ = _solve_compact(_Data(CSPProblem.from_table(s.table(1))), {}, [], {})

@@ -11,8 +11,8 @@ from scipy.optimize import linprog
 
 from argusqt.errors import InputError, MethodError
 from argusqt.model.codelist import CodeList
-from argusqt.protect.audit import audit
-from argusqt.protect.linked import build_linked_problem, cover_problem_for, protect_linked
+from argusqt.protection.audit import audit
+from argusqt.protection.linked import build_linked_problem, cover_problem_for, protect_linked
 
 
 def lp_protected(problem, mask: np.ndarray, tol: float = 1e-6) -> bool:

@@ -19,8 +19,8 @@ from scipy.optimize import linprog
 
 from argusqt.errors import MethodError
 from argusqt.progress import CancelToken
-from argusqt.protect.modular import repair, solve_modular, subtables
-from argusqt.protect.optimal import solve_optimal
+from argusqt.protection.modular import repair, solve_modular, subtables
+from argusqt.protection.optimal import solve_optimal
 
 
 def lp_protected(problem, mask: np.ndarray, tol: float = 1e-6) -> bool:
@@ -154,8 +154,8 @@ def test_modular_through_run_method_with_singleton_option():
     # argusqt/docs/methods.md §5 (manual §2.10): row A holds a singleton and a p%-unsafe cell; SM
     # forces a third suppression in row A, whether the virtual cell comes from run_method or the
     # subtable
-    from argusqt.protect.methods import run_method
-    from argusqt.protect.modular import solve_modular
+    from argusqt.protection.methods import run_method
+    from argusqt.protection.modular import solve_modular
 
     dims = [flat_codelist("r", 2), flat_codelist("c", 4)]
     leaves = np.array([[52, 15, 62, 17], [24, 18, 31, 8]], dtype=float)
@@ -179,8 +179,8 @@ def test_modular_through_run_method_with_singleton_option():
 
 @pytest.mark.parametrize("seed", range(3))
 def test_greedy_subtable_start_is_protected_and_keeps_fixed_cells(seed):
-    from argusqt.protect.modular import _greedy_start, _subproblem
-    from argusqt.protect.separation import Separator
+    from argusqt.protection.modular import _greedy_start, _subproblem
+    from argusqt.protection.separation import Separator
 
     p = random_1h2d(np.random.default_rng(seed), [3, 3], 4)
     sub = subtables(p.dims)[1]
@@ -208,9 +208,9 @@ class _FastClock:
 def test_subtable_time_limit_bounds_the_greedy_start(monkeypatch):
     # regression: the greedy start ran unbounded before the branch-and-cut got the whole
     # per-subtable limit ("subtable (1, 0, 0): 1847.1 s" under a 1-minute limit)
-    import argusqt.protect.budget as budget
-    import argusqt.protect.modular as modular
-    from argusqt.protect.separation import Separator
+    import argusqt.protection.budget as budget
+    import argusqt.protection.modular as modular
+    from argusqt.protection.separation import Separator
 
     p = random_1h2d(np.random.default_rng(3), [3, 2], 4)
     p.cost = np.abs(p.values)
@@ -240,7 +240,7 @@ def test_subtable_time_limit_bounds_the_greedy_start(monkeypatch):
 
 def _first_subproblem(p):
     """(local problem, fixed) of the top subtable of p, as MOD builds it."""
-    from argusqt.protect.modular import _subproblem
+    from argusqt.protection.modular import _subproblem
 
     sub = subtables(p.dims)[0]
     local, fixed, _ = _subproblem(p, sub, p.primary.copy(), p.primary.copy())

@@ -1,7 +1,7 @@
 """Optimal suppression (argusqt/docs/methods.md §3) against the examples of
 argusqt/docs/methods.md §2–5 and independent oracles.
 
-Oracles written here, independently of argusqt.protect: a brute-force protection check with
+Oracles written here, independently of argusqt.protection: a brute-force protection check with
 scipy's linprog, and the compact Kelly–Golden–Assad MILP (scipy.optimize.milp).
 """
 
@@ -28,9 +28,9 @@ from protect_helpers import (
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
 from argusqt.progress import CancelToken
-from argusqt.protect.audit import audit
-from argusqt.protect.optimal import solve_optimal, with_singleton_cells
-from argusqt.protect.separation import Separator
+from argusqt.protection.audit import audit
+from argusqt.protection.optimal import solve_optimal, with_singleton_cells
+from argusqt.protection.separation import Separator
 
 EX1 = [[895, 137], [753, 973], [569, 486], [540, 793]]
 EX2 = [[1938.79, 189.40], [1476.06, 1998.80], [1192.16, 1057.36], [1118.06, 1514.32]]
@@ -321,7 +321,7 @@ def test_property_opt_pattern_passes_independent_audit(p):
 # ---------------------------------------------------------------------- cancel
 def _cancel_after(p, seconds: float, params: dict) -> tuple[object, float]:
     """run_method(OPT) in a thread, cancelled after `seconds`: (result or error, seconds to return)."""
-    from argusqt.protect.methods import run_method
+    from argusqt.protection.methods import run_method
 
     token = CancelToken()
     box: dict = {}
@@ -347,7 +347,7 @@ def _safe_or_nothing(p, out) -> None:
     """A cancelled run gives an audited pattern that is not "everything suppressed", or none."""
     from argusqt.errors import Cancelled
     from argusqt.model.status import is_suppressed
-    from argusqt.protect.publication import publication_audit
+    from argusqt.protection.publication import publication_audit
 
     if isinstance(out, Cancelled):
         assert "unprotected" in str(out)
@@ -380,8 +380,8 @@ def test_cancel_during_start_heuristic_of_a_100k_cell_table():
 
 def test_cancel_with_no_time_left_leaves_the_table_unprotected(monkeypatch):
     from argusqt.errors import Cancelled
-    from argusqt.protect import heuristic, optimal
-    from argusqt.protect.methods import run_method
+    from argusqt.protection import heuristic, optimal
+    from argusqt.protection.methods import run_method
 
     monkeypatch.setattr(optimal, "CANCEL_GRACE", 0.0)
     monkeypatch.setattr(heuristic, "CANCEL_GRACE", 0.0)
@@ -393,8 +393,8 @@ def test_cancel_with_no_time_left_leaves_the_table_unprotected(monkeypatch):
 
 
 def test_cancel_with_time_left_keeps_the_audited_heuristic_pattern(monkeypatch):
-    from argusqt.protect import heuristic, methods, optimal
-    from argusqt.protect.methods import run_method
+    from argusqt.protection import heuristic, methods, optimal
+    from argusqt.protection.methods import run_method
 
     for module in (optimal, heuristic, methods):
         monkeypatch.setattr(module, "CANCEL_GRACE", 600.0)
@@ -420,7 +420,7 @@ def test_progress_events_and_time_limit_keep_a_safe_pattern():
 
 
 def test_e14_through_run_method_singleton_option():
-    from argusqt.protect.methods import run_method
+    from argusqt.protection.methods import run_method
 
     p = _e14_problem()
     row_a = [cell_id(p, 1, j) for j in range(5)]
@@ -476,9 +476,9 @@ def test_optimal_protects_small_primary_beside_huge_cell():
 def test_time_limit_is_the_runs_and_the_log_gives_bound_and_gap(monkeypatch):
     # regression: the start heuristic and the final exact audit ran outside OPT's limit
     # (300 s → 338 s), and the logbook never said OPT's final bound and gap
-    import argusqt.protect.budget as budget
-    import argusqt.protect.optimal as optimal
-    from argusqt.protect.methods import run_method
+    import argusqt.protection.budget as budget
+    import argusqt.protection.optimal as optimal
+    from argusqt.protection.methods import run_method
 
     class Ticking:  # every clock reading is one second later
         now = 0.0
@@ -530,7 +530,7 @@ def test_float_noise_of_big_totals_is_taken_into_the_relations():
     # regression (issue 15): on the 7,290-cell business table (totals ~10⁸, sums off by
     # ~2·10⁻⁷ in floating point, above HiGHS's absolute 10⁻⁷) an attacker LP was
     # "infeasible" at the true table and OPT and MOD died in a SCIP callback
-    from argusqt.protect.separation import exact_rhs, require_additive
+    from argusqt.protection.separation import exact_rhs, require_additive
 
     p = problem_2d([[123456789.01, 98765432.19], [55555555.55, 44444444.43]], [(1, 1)], 1e6)
     p.values = p.values.copy()
@@ -548,7 +548,7 @@ def test_float_noise_of_big_totals_is_taken_into_the_relations():
 def test_branch_and_cut_callbacks_stop_at_the_runs_deadline(monkeypatch):
     # regression (issue 15): SCIP checks its limit only between callbacks, and a separation
     # round on a 7,290-cell table ran for minutes past OPT's limit
-    import argusqt.protect.budget as budget
+    import argusqt.protection.budget as budget
 
     class Ticking:  # every clock reading is one second later
         now = 0.0

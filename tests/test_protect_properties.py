@@ -1,7 +1,7 @@
 """Property tests: HEUR patterns on random small tables pass an independent attacker check.
 
 The attacker here is a plain scipy.optimize.linprog on the full relation set (no
-components, no neighbourhoods, no warm starts) so it shares no code with protect/audit.py.
+components, no neighbourhoods, no warm starts) so it shares no code with protection/audit.py.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from protect_helpers import random_1h2d, random_2d, random_3d
 from scipy.optimize import linprog
 
 from argusqt.model.status import is_suppressed
-from argusqt.protect.methods import run_method
+from argusqt.protection.methods import run_method
 
 
 def attacker_interval(problem, sup: np.ndarray, cell: int) -> tuple[float, float]:

@@ -6,8 +6,8 @@ import numpy as np
 from protect_helpers import cell_id, problem_2d
 
 from argusqt.model.status import is_suppressed
-from argusqt.protect.methods import run_method
-from argusqt.protect.publication import publication_audit
+from argusqt.protection.methods import run_method
+from argusqt.protection.publication import publication_audit
 
 EX1 = [[895, 137], [753, 973], [569, 486], [540, 793]]
 

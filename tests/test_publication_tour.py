@@ -1,7 +1,7 @@
 """Acceptance: the tour table (tau_testW Size × Region | Var2, p%(15,1), OPT) saved as the
 default Excel workbook discloses nothing: every cell of every sheet checked against the
 suppressed values, per-status sums and costs and the words that tell primary from secondary;
-an attacker LP written here (scipy, nothing from argusqt.protect) on what the workbook shows
+an attacker LP written here (scipy, nothing from argusqt.protection) on what the workbook shows
 finds no primary inside its protection interval; the confidential workbook only when asked."""
 
 from __future__ import annotations

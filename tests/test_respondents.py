@@ -8,9 +8,9 @@ from protect_helpers import flat_codelist, hier_codelist, problem_from_table, ta
 from argusqt.model.rulespec import PRule, SafetyRules
 from argusqt.model.table import TableSpec
 from argusqt.model.tabulate import build_fine, table_from_fine
-from argusqt.protect.problem import CSPProblem
-from argusqt.protect.publication import publication_audit
-from argusqt.protect.respondents import from_frequencies
+from argusqt.protection.problem import CSPProblem
+from argusqt.protection.publication import publication_audit
+from argusqt.protection.respondents import from_frequencies
 
 
 def _known(resp, table) -> list[set[tuple[str, ...]]]:

@@ -14,8 +14,8 @@ from argusqt.errors import MethodError
 from argusqt.model.codelist import CodeList
 from argusqt.model.table import build_relations
 from argusqt.progress import CancelToken
-from argusqt.protect.problem import CSPProblem
-from argusqt.protect.rounding import existence_interval, minimum_base, solve_rounding
+from argusqt.protection.problem import CSPProblem
+from argusqt.protection.rounding import existence_interval, minimum_base, solve_rounding
 
 
 def aggregation(dim: CodeList) -> np.ndarray:

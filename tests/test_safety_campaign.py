@@ -2,7 +2,7 @@
 
 Random small tables (2-D, 1H2D, 3-D; holdings, zeros, negative values; microdata and table
 files), one method each in turn, written for publication through the gate and attacked by
-the campaign's own auditor, which shares no code with argusqt.protect. No export may let
+the campaign's own auditor, which shares no code with argusqt.protection. No export may let
 an outsider or an insider recompute a primary inside its protection interval.
 """
 
@@ -27,7 +27,7 @@ def test_the_auditor_imports_nothing_from_protect():
     names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
     names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
     assert "argusqt.session" in names  # it drives argusqt as a user would …
-    assert not [m for m in names if m.startswith("argusqt.protect")]  # … and audits alone
+    assert not [m for m in names if m.startswith("argusqt.protection")]  # … and audits alone
 
 
 def test_the_auditor_finds_an_insider_disclosure():
@@ -71,4 +71,3 @@ def test_no_export_discloses_a_primary(seed, tmp_path):
     assert not out.unsafe, f"{case.label} {method}: {out.unsafe}"
     # a refusal must be one with a reason a statistician can act on, never a crash
     assert out.result in ("published", "no primaries") or campaign.expected_error(out.note), out
-

@@ -102,8 +102,8 @@ def clear_for_publication(
     kind = protection_kind(table)
     if kind != "suppress":
         return _clear_adjusted(table, kind, fp)
-    from argusqt.protect.problem import CSPProblem
-    from argusqt.protect.publication import publication_audit
+    from argusqt.protection.problem import CSPProblem
+    from argusqt.protection.publication import publication_audit
 
     label = names or (lambda c: cell_name(table, c))
     status = np.asarray(table.status)
@@ -176,9 +176,9 @@ def clear_linked_for_publication(
     (the caller keeps it to skip the audit while nothing changes); PublicationError names
     the failing cells as 'table N: codes'."""
     from argusqt.errors import InputError
-    from argusqt.protect.linked import build_linked_problem
-    from argusqt.protect.problem import CSPProblem
-    from argusqt.protect.publication import publication_audit
+    from argusqt.protection.linked import build_linked_problem
+    from argusqt.protection.problem import CSPProblem
+    from argusqt.protection.publication import publication_audit
 
     if any(protection_kind(t) != "suppress" for t in tables):
         return linked_fingerprint(tables)  # adjusted values are checked per table

@@ -45,7 +45,7 @@ from argusqt.gui.specify import SpecifyTablesDialog, describe_spec
 from argusqt.gui.summary import SummaryDialog, unsafe_count
 from argusqt.gui.tableview import TableView
 from argusqt.model.table import Table, TableSpec
-from argusqt.protect.advice import recommend_for_table
+from argusqt.protection.advice import recommend_for_table
 from argusqt.session import is_warning
 
 MAX_RECENT = 8

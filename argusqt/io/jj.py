@@ -16,7 +16,7 @@ from argusqt.io.atomic import atomic_write_text
 from argusqt.model.codelist import CodeList
 from argusqt.model.status import JJ_LETTER
 from argusqt.model.table import Table, build_relations
-from argusqt.protect.problem import CSPProblem
+from argusqt.protection.problem import CSPProblem
 
 #: τ-Argus's "max scaled cost".
 MAX_SCALED_COST = 20000

@@ -17,7 +17,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from argusqt.model.status import is_candidate, is_secondary
-from argusqt.protect.problem import CSPProblem
+from argusqt.protection.problem import CSPProblem
 
 INF = highspy.kHighsInf
 

@@ -18,16 +18,16 @@ import numpy as np
 from argusqt.errors import AuditError, Cancelled, MethodError
 from argusqt.model.status import is_secondary, secondary_status_for
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
-from argusqt.protect.audit import audit, pattern_digest
-from argusqt.protect.budget import Deadline, seconds_param
-from argusqt.protect.cleanup import Witnesses, cleanup
-from argusqt.protect.components import DOWN, UP, MoveContext
-from argusqt.protect.params import MethodParams, TableFacts, minutes_param
-from argusqt.protect.problem import CSPProblem
-from argusqt.protect.publication import CANCEL_GRACE
-from argusqt.protect.registry import MethodDescriptor, register
-from argusqt.protect.result import ProtectionResult
-from argusqt.protect.singleton import singleton_param, singleton_solver_options
+from argusqt.protection.audit import audit, pattern_digest
+from argusqt.protection.budget import Deadline, seconds_param
+from argusqt.protection.cleanup import Witnesses, cleanup
+from argusqt.protection.components import DOWN, UP, MoveContext
+from argusqt.protection.params import MethodParams, TableFacts, minutes_param
+from argusqt.protection.problem import CSPProblem
+from argusqt.protection.publication import CANCEL_GRACE
+from argusqt.protection.registry import MethodDescriptor, register
+from argusqt.protection.result import ProtectionResult
+from argusqt.protection.singleton import singleton_param, singleton_solver_options
 
 DEFAULTS = {
     "cleanup": True,  # run the cleanup of redundant secondaries (argusqt/docs/methods.md §4)

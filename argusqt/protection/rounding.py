@@ -20,10 +20,10 @@ from pyscipopt import SCIP_EVENTTYPE, Eventhdlr, Model, quicksum
 
 from argusqt.errors import MethodError, ParameterError
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
-from argusqt.protect.params import MethodParams, TableFacts, minutes_param, param
-from argusqt.protect.problem import CSPProblem
-from argusqt.protect.registry import MethodDescriptor, register
-from argusqt.protect.result import ProtectionResult
+from argusqt.protection.params import MethodParams, TableFacts, minutes_param, param
+from argusqt.protection.problem import CSPProblem
+from argusqt.protection.registry import MethodDescriptor, register
+from argusqt.protection.result import ProtectionResult
 
 STOP_RAPID, STOP_FIRST, STOP_OPTIMAL = 1, 2, 3
 _REL_TOL = 1e-9

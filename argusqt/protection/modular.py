@@ -21,14 +21,14 @@ from argusqt.model.codelist import CodeList
 from argusqt.model.status import secondary_status_for
 from argusqt.model.table import build_relations
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
-from argusqt.protect.budget import Deadline
-from argusqt.protect.optimal import singleton_options, solve_pattern, with_singleton_cells
-from argusqt.protect.params import MethodParams, TableFacts, minutes_param, param
-from argusqt.protect.problem import CSPProblem
-from argusqt.protect.publication import CANCEL_GRACE
-from argusqt.protect.registry import MethodDescriptor, register
-from argusqt.protect.result import ProtectionResult
-from argusqt.protect.singleton import singleton_param, singleton_solver_options
+from argusqt.protection.budget import Deadline
+from argusqt.protection.optimal import singleton_options, solve_pattern, with_singleton_cells
+from argusqt.protection.params import MethodParams, TableFacts, minutes_param, param
+from argusqt.protection.problem import CSPProblem
+from argusqt.protection.publication import CANCEL_GRACE
+from argusqt.protection.registry import MethodDescriptor, register
+from argusqt.protection.result import ProtectionResult
+from argusqt.protection.singleton import singleton_param, singleton_solver_options
 
 #: HiTaS LOWERMARG 0.9 / UPPERMARG 1.1: protection of inherited secondaries
 INHERITED_SHARE = 0.10
@@ -173,7 +173,7 @@ def _solve_subtable(
         heuristics=str(params.get("scip_heuristics", SUBTABLE_HEURISTICS)),
     )
     if out.mask is None:
-        from argusqt.protect.separation import Separator
+        from argusqt.protection.separation import Separator
 
         if Separator(work, fixed).is_protected(start.astype(float)):
             mask = start
@@ -198,7 +198,7 @@ def _greedy_start(
     protects every primary (checked again; None if a primary cannot be protected, or when
     the deadline passes first).
     """
-    from argusqt.protect.separation import Separator
+    from argusqt.protection.separation import Separator
 
     deadline = deadline or Deadline(None)
     free = np.isnan(fixed)
@@ -243,7 +243,7 @@ def _publish_unneeded(
     own MOD). The singleton options are kept as virtual cells, so no singleton protection
     is lost; the clean-up keeps the pattern protected at every step.
     """
-    from argusqt.protect.cleanup import cleanup
+    from argusqt.protection.cleanup import cleanup
 
     ss, sm, mf = singleton_options(params)
     work = with_singleton_cells(problem, singleton_singleton=ss, singleton_multiple=sm, min_freq=mf)
@@ -276,7 +276,7 @@ def repair(
     Returns the repaired mask and the number of repair rounds. Raises MethodError when a
     primary cannot be protected at all, Cancelled when `cancel` fires during an audit.
     """
-    from argusqt.protect.audit import audit
+    from argusqt.protection.audit import audit
 
     sup = sup.copy()
     rounds = 0
@@ -388,7 +388,7 @@ def solve_modular(
     watch = Stopwatch()
     if not problem.dims:
         raise MethodError("the modular method needs the table's dimensions (codelists)")
-    from argusqt.protect.separation import require_additive
+    from argusqt.protection.separation import require_additive
 
     require_additive(problem)
     full = problem
@@ -448,7 +448,7 @@ def solve_modular(
     log.append(f"{n_done} subtables solved, {rounds} repair rounds after the full audit")
     if params.get("cleanup", True) and not (cancel is not None and cancel.cancelled):
         sup = _publish_unneeded(problem, sup, params, log, progress, cancel)
-    from argusqt.protect.audit import EXACT_AUDIT_LIMIT, audit, pattern_digest
+    from argusqt.protection.audit import EXACT_AUDIT_LIMIT, audit, pattern_digest
 
     # the audit of record, once (run_method reuses it): exact intervals as run_method would
     mode = params.get("audit_intervals", "auto")

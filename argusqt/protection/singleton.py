@@ -14,9 +14,9 @@ from typing import Any, Literal
 import numpy as np
 import scipy.sparse as sp
 
-from argusqt.protect.params import TableFacts, param
-from argusqt.protect.problem import CSPProblem
-from argusqt.protect.result import AuditResult, ProtectionResult
+from argusqt.protection.params import TableFacts, param
+from argusqt.protection.problem import CSPProblem
+from argusqt.protection.result import AuditResult, ProtectionResult
 
 OPTIONS = ("SS", "SM", "MF")
 

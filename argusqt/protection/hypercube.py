@@ -22,15 +22,15 @@ import numpy as np
 from argusqt.errors import MethodError
 from argusqt.model.status import is_candidate, is_primary, is_secondary, secondary_status_for
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
-from argusqt.protect.audit import EXACT_AUDIT_LIMIT, audit, pattern_digest
-from argusqt.protect.budget import Deadline, seconds_param
-from argusqt.protect.modular import Subtable, _table_part, repair, subtables
-from argusqt.protect.params import MethodParams, TableFacts, param
-from argusqt.protect.problem import CSPProblem
-from argusqt.protect.publication import CANCEL_GRACE
-from argusqt.protect.registry import MethodDescriptor, register
-from argusqt.protect.result import ProtectionResult
-from argusqt.protect.separation import require_additive
+from argusqt.protection.audit import EXACT_AUDIT_LIMIT, audit, pattern_digest
+from argusqt.protection.budget import Deadline, seconds_param
+from argusqt.protection.modular import Subtable, _table_part, repair, subtables
+from argusqt.protection.params import MethodParams, TableFacts, param
+from argusqt.protection.problem import CSPProblem
+from argusqt.protection.publication import CANCEL_GRACE
+from argusqt.protection.registry import MethodDescriptor, register
+from argusqt.protection.result import ProtectionResult
+from argusqt.protection.separation import require_additive
 
 #: τ-Argus's memory settings (max sub-codelist size, max subtable size): normal and large model
 NORMAL_MODEL = (200, 6000)

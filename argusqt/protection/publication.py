@@ -15,10 +15,10 @@ from typing import Literal
 import numpy as np
 
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
-from argusqt.protect.audit import audit
-from argusqt.protect.insider import InsiderOutcome, insider_audit
-from argusqt.protect.problem import CSPProblem
-from argusqt.protect.result import AuditResult
+from argusqt.protection.audit import audit
+from argusqt.protection.insider import InsiderOutcome, insider_audit
+from argusqt.protection.problem import CSPProblem
+from argusqt.protection.result import AuditResult
 
 Reason = Literal["outsider", "insider"]
 

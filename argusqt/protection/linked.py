@@ -18,9 +18,9 @@ from argusqt.errors import AuditError, InputError, MethodError
 from argusqt.model.codelist import CodeList
 from argusqt.model.status import is_secondary, is_suppressed, secondary_status_for
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
-from argusqt.protect.audit import audit
-from argusqt.protect.problem import CSPProblem
-from argusqt.protect.result import ProtectionResult
+from argusqt.protection.audit import audit
+from argusqt.protection.problem import CSPProblem
+from argusqt.protection.result import ProtectionResult
 
 #: at most this many spanning variables in the cover table (optimisation methods)
 MAX_COVER_DIMS = 4
@@ -363,8 +363,8 @@ def protect_linked(
     a failing pattern is never returned.
     Each result's figures hold the joint cost and the number of joint cells.
     """
-    from argusqt.protect import registry
-    from argusqt.protect.modular import repair
+    from argusqt.protection import registry
+    from argusqt.protection.modular import repair
 
     params = dict(params or {})
     desc = registry.get(method)

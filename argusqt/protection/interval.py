@@ -23,11 +23,11 @@ import scipy.sparse as sp
 
 from argusqt.errors import AuditError, MethodError
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
-from argusqt.protect.insider import respondents_of
-from argusqt.protect.params import MethodParams, TableFacts, minutes_param
-from argusqt.protect.problem import CSPProblem
-from argusqt.protect.registry import MethodDescriptor, register
-from argusqt.protect.result import ProtectionResult
+from argusqt.protection.insider import respondents_of
+from argusqt.protection.params import MethodParams, TableFacts, minutes_param
+from argusqt.protection.problem import CSPProblem
+from argusqt.protection.registry import MethodDescriptor, register
+from argusqt.protection.result import ProtectionResult
 
 INF = highspy.kHighsInf
 
@@ -574,7 +574,7 @@ def _on_printed_grid(lb: np.ndarray, ub: np.ndarray, a: np.ndarray, decimals: in
 
 def _audit(problem: CSPProblem, lb: np.ndarray, ub: np.ndarray):
     """The publication verdict (outsider and insider) with the published intervals as bounds."""
-    from argusqt.protect.publication import publication_audit
+    from argusqt.protection.publication import publication_audit
 
     return publication_audit(problem, ub > lb, lower=lb, upper=ub)
 

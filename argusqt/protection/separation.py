@@ -20,8 +20,8 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from argusqt.progress import CancelToken
-from argusqt.protect.components import new_highs, pass_model
-from argusqt.protect.problem import CSPProblem
+from argusqt.protection.components import new_highs, pass_model
+from argusqt.protection.problem import CSPProblem
 
 #: x*ᵢ above this makes a cell a variable of the attacker LP.
 X_EPS = 1e-9

@@ -14,24 +14,24 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from argusqt.errors import ParameterError
-from argusqt.protect.params import MethodParams, TableFacts
+from argusqt.protection.params import MethodParams, TableFacts
 
 if TYPE_CHECKING:
     from argusqt.model.table import Table
-    from argusqt.protect.problem import CSPProblem
-    from argusqt.protect.result import ProtectionResult
+    from argusqt.protection.problem import CSPProblem
+    from argusqt.protection.result import ProtectionResult
 
 #: The modules that register a method (importing one registers its descriptor). A new
 #: method adds its module here; nothing else in the package lists methods.
 METHOD_MODULES = (
-    "argusqt.protect.optimal",
-    "argusqt.protect.modular",
-    "argusqt.protect.heuristic",
-    "argusqt.protect.hypercube",
-    "argusqt.protect.network",
-    "argusqt.protect.rounding",
-    "argusqt.protect.cta",
-    "argusqt.protect.interval",
+    "argusqt.protection.optimal",
+    "argusqt.protection.modular",
+    "argusqt.protection.heuristic",
+    "argusqt.protection.hypercube",
+    "argusqt.protection.network",
+    "argusqt.protection.rounding",
+    "argusqt.protection.cta",
+    "argusqt.protection.interval",
 )
 
 #: τ-Argus methods argusqt does not have yet, with what to use instead.
@@ -145,7 +145,7 @@ def require_linked(desc: MethodDescriptor) -> None:
 
 def table_facts(table: Table, table_no: int) -> TableFacts:
     """The facts of a table that methods' defaults and checks read."""
-    from argusqt.protect.problem import CSPProblem
+    from argusqt.protection.problem import CSPProblem
 
     rules = table.spec.rules
     fr = rules.freq_individual
@@ -159,7 +159,7 @@ def problem_facts(
     problem: CSPProblem, table_no: int = 1, min_frequency: int | None = None
 ) -> TableFacts:
     """The facts of a protection problem (its table's minimum frequency given apart)."""
-    from argusqt.protect.rounding import minimum_base
+    from argusqt.protection.rounding import minimum_base
 
     return TableFacts(
         table_no=table_no,
@@ -188,7 +188,7 @@ __all__ = [
 # ---------------------------------------------------------------------- documentation
 def parameter_table() -> str:
     """The Markdown table of every method's batch parameters (argusqt/docs/formats.md §8.5
-    holds it; a test keeps the two equal): `python -m argusqt.protect.registry`."""
+    holds it; a test keeps the two equal): `python -m argusqt.protection.registry`."""
     rows = [
         "| method | # | batch name | API name | default | allowed values | note |",
         "|---|---|---|---|---|---|---|",
@@ -222,6 +222,6 @@ def _default_text(value: object) -> str:
 
 
 if __name__ == "__main__":  # pragma: no cover - prints the docs table
-    from argusqt.protect import registry as _imported  # methods register into that module
+    from argusqt.protection import registry as _imported  # methods register into that module
 
     print(_imported.parameter_table(), end="")

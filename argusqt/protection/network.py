@@ -21,17 +21,17 @@ from scipy.sparse.csgraph import dijkstra
 from argusqt.errors import Cancelled, MethodError
 from argusqt.model.status import is_secondary, secondary_status_for
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
-from argusqt.protect.audit import EXACT_AUDIT_LIMIT, audit, pattern_digest
-from argusqt.protect.budget import Deadline, seconds_param
-from argusqt.protect.cleanup import Witnesses, cleanup
-from argusqt.protect.components import DOWN, UP, MoveContext
-from argusqt.protect.heuristic import primary_order
-from argusqt.protect.params import MethodParams, TableFacts
-from argusqt.protect.problem import CSPProblem
-from argusqt.protect.publication import CANCEL_GRACE
-from argusqt.protect.registry import MethodDescriptor, register
-from argusqt.protect.result import ProtectionResult
-from argusqt.protect.separation import require_additive
+from argusqt.protection.audit import EXACT_AUDIT_LIMIT, audit, pattern_digest
+from argusqt.protection.budget import Deadline, seconds_param
+from argusqt.protection.cleanup import Witnesses, cleanup
+from argusqt.protection.components import DOWN, UP, MoveContext
+from argusqt.protection.heuristic import primary_order
+from argusqt.protection.params import MethodParams, TableFacts
+from argusqt.protection.problem import CSPProblem
+from argusqt.protection.publication import CANCEL_GRACE
+from argusqt.protection.registry import MethodDescriptor, register
+from argusqt.protection.result import ProtectionResult
+from argusqt.protection.separation import require_additive
 
 #: the rule τ-Argus states for its network method, quoted in every refusal
 SHAPE_RULE = (
@@ -303,7 +303,7 @@ def solve_network(
     final = audit(problem, sup, intervals=exact, hints=wit.hints(), cancel=grace)
     if not final.ok:
         # cannot happen for cycles (they are attacker moves); the repair step stands by
-        from argusqt.protect.modular import repair
+        from argusqt.protection.modular import repair
 
         before = sup.copy()
         sup, rounds = repair(problem, sup, grace, progress)

@@ -1,6 +1,6 @@
 """One entry point for every protection method: `run_method(problem, "OPT", options, …)`.
 
-Methods come from the registry (protect/registry.py); `options` are the solver's own keys
+Methods come from the registry (protection/registry.py); `options` are the solver's own keys
 (a descriptor's `solver_options` makes them from typed parameters). Suppression methods
 always end with a full audit: a pattern that fails it raises AuditError and is never
 returned as protected.
@@ -13,14 +13,14 @@ import numpy as np
 from argusqt.errors import AuditError, Cancelled
 from argusqt.model.status import is_candidate, is_primary, is_suppressed, secondary_status_for
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
-from argusqt.protect import registry
-from argusqt.protect.audit import EXACT_AUDIT_LIMIT, pattern_digest
-from argusqt.protect.insider_repair import make_publishable
-from argusqt.protect.problem import CSPProblem
-from argusqt.protect.publication import CANCEL_GRACE
-from argusqt.protect.registry import MethodDescriptor
-from argusqt.protect.result import ProtectionResult
-from argusqt.protect.singleton import (
+from argusqt.protection import registry
+from argusqt.protection.audit import EXACT_AUDIT_LIMIT, pattern_digest
+from argusqt.protection.insider_repair import make_publishable
+from argusqt.protection.problem import CSPProblem
+from argusqt.protection.publication import CANCEL_GRACE
+from argusqt.protection.registry import MethodDescriptor
+from argusqt.protection.result import ProtectionResult
+from argusqt.protection.singleton import (
     SINGLETON_KEYS,
     add_singleton_cells,
     drop_virtual,

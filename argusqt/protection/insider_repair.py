@@ -13,12 +13,12 @@ import numpy as np
 
 from argusqt.errors import AuditError, MethodError
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
-from argusqt.protect.cleanup import Witnesses
-from argusqt.protect.components import DOWN, UP, MoveContext
-from argusqt.protect.heuristic import Protector
-from argusqt.protect.problem import CSPProblem
-from argusqt.protect.publication import PublicationVerdict, cell_label, publication_audit
-from argusqt.protect.result import AuditResult
+from argusqt.protection.cleanup import Witnesses
+from argusqt.protection.components import DOWN, UP, MoveContext
+from argusqt.protection.heuristic import Protector
+from argusqt.protection.problem import CSPProblem
+from argusqt.protection.publication import PublicationVerdict, cell_label, publication_audit
+from argusqt.protection.result import AuditResult
 
 #: rounds of audit + repair before giving up (each round repairs every disclosure found)
 MAX_ROUNDS = 10

@@ -16,8 +16,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
-from argusqt.protect.components import DOWN, UP, MoveContext
-from argusqt.protect.problem import CSPProblem
+from argusqt.protection.components import DOWN, UP, MoveContext
+from argusqt.protection.problem import CSPProblem
 
 Key = tuple[int, int]  # (primary cell, direction)
 

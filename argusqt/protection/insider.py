@@ -17,8 +17,8 @@ import scipy.sparse as sp
 
 from argusqt.errors import AuditError, Cancelled
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
-from argusqt.protect.cleanup import find_witness
-from argusqt.protect.components import (
+from argusqt.protection.cleanup import find_witness
+from argusqt.protection.components import (
     DOWN,
     UP,
     Component,
@@ -28,8 +28,8 @@ from argusqt.protect.components import (
     use_primal,
     variable_components,
 )
-from argusqt.protect.problem import CSPProblem
-from argusqt.protect.respondents import Respondents, from_frequencies
+from argusqt.protection.problem import CSPProblem
+from argusqt.protection.respondents import Respondents, from_frequencies
 
 Key = tuple[int, int]  # (primary cell, direction)
 
@@ -286,7 +286,7 @@ def _coalition(problem, sup, ksup, prim, lower, upper, cancel) -> np.ndarray:
     the rest are attacked respondent by respondent. Cells some respondent knows are left to
     the others' attacks.
     """
-    from argusqt.protect.audit import audit
+    from argusqt.protection.audit import audit
 
     kall = np.zeros(problem.n_cells, dtype=bool)
     kall[ksup.indices] = True

@@ -21,11 +21,11 @@ from pyscipopt import Model, quicksum
 from argusqt.errors import AuditError, Cancelled, MethodError
 from argusqt.model.status import secondary_status_for
 from argusqt.progress import CancelToken, ProgressCallback, Stopwatch, no_progress
-from argusqt.protect.params import MethodParams, TableFacts, minutes_param, param
-from argusqt.protect.problem import CSPProblem
-from argusqt.protect.registry import MethodDescriptor, register
-from argusqt.protect.result import ProtectionResult
-from argusqt.protect.rounding import ScipMonitor, attach_monitor
+from argusqt.protection.params import MethodParams, TableFacts, minutes_param, param
+from argusqt.protection.problem import CSPProblem
+from argusqt.protection.registry import MethodDescriptor, register
+from argusqt.protection.result import ProtectionResult
+from argusqt.protection.rounding import ScipMonitor, attach_monitor
 
 LOWER, UPPER = 0, 1
 #: Largest magnitude (in units of the last decimal) a double holds as an exact integer.

@@ -14,8 +14,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from argusqt.model.status import is_candidate, is_primary, is_secondary
-from argusqt.protect.respondents import Respondents
-from argusqt.protect.respondents import from_table as respondents_of
+from argusqt.protection.respondents import Respondents
+from argusqt.protection.respondents import from_table as respondents_of
 
 
 @dataclass(eq=False)

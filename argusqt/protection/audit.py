@@ -17,7 +17,7 @@ import scipy.sparse as sp
 
 from argusqt.errors import AuditError, Cancelled
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
-from argusqt.protect.components import (
+from argusqt.protection.components import (
     Grid,
     has_grid,
     make_highs,
@@ -27,9 +27,9 @@ from argusqt.protect.components import (
     use_primal,
     variable_components,
 )
-from argusqt.protect.problem import CSPProblem
-from argusqt.protect.result import AuditResult
-from argusqt.protect.separation import exact_rhs
+from argusqt.protection.problem import CSPProblem
+from argusqt.protection.result import AuditResult
+from argusqt.protection.separation import exact_rhs
 
 #: above this many suppressed cells the final audit decides pass/fail without exact intervals
 EXACT_AUDIT_LIMIT = 2000

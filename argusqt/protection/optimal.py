@@ -25,14 +25,14 @@ from pyscipopt import SCIP_EVENTTYPE, SCIP_PARAMSETTING, SCIP_RESULT, Conshdlr, 
 from argusqt.errors import Cancelled, MethodError
 from argusqt.model.status import is_primary, secondary_status_for
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
-from argusqt.protect.budget import Deadline, seconds_param
-from argusqt.protect.params import MethodParams, TableFacts, minutes_param
-from argusqt.protect.problem import CSPProblem
-from argusqt.protect.publication import CANCEL_GRACE
-from argusqt.protect.registry import MethodDescriptor, register
-from argusqt.protect.result import ProtectionResult
-from argusqt.protect.separation import Cut, Separator, default_fixed, require_additive
-from argusqt.protect.singleton import singleton_param, singleton_solver_options
+from argusqt.protection.budget import Deadline, seconds_param
+from argusqt.protection.params import MethodParams, TableFacts, minutes_param
+from argusqt.protection.problem import CSPProblem
+from argusqt.protection.publication import CANCEL_GRACE
+from argusqt.protection.registry import MethodDescriptor, register
+from argusqt.protection.result import ProtectionResult
+from argusqt.protection.separation import Cut, Separator, default_fixed, require_additive
+from argusqt.protection.singleton import singleton_param, singleton_solver_options
 
 #: seconds between two progress events
 PROGRESS_EVERY = 0.25
@@ -438,7 +438,7 @@ def with_singleton_cells(
     """Problem plus one virtual unsafe cell v = Σ primaries per risky relation
     (argusqt/docs/methods.md §5).
 
-    Risky relations (interior cells only, as argusqt.protect.singleton): exactly two true
+    Risky relations (interior cells only, as argusqt.protection.singleton): exactly two true
     primaries, both singletons (SS) or one singleton and one multi-respondent cell (SM); or
     ≥ 2 true primaries with 0 < Σ freq < min_freq (MF).
     Virtual cells come after the original cells (indices ≥ problem.n_cells).
@@ -531,7 +531,7 @@ def start_pattern(
     """
     sep = Separator(problem)
     try:
-        from argusqt.protect.heuristic import solve_heuristic
+        from argusqt.protection.heuristic import solve_heuristic
     except ImportError:
         return None
     grace = cancel.grace(CANCEL_GRACE) if cancel is not None else None
@@ -576,7 +576,7 @@ def solve_optimal(
     audit_intervals (as run_method: the final audit is done once, here).
     On time-out or cancel the best audited pattern is returned with its lower bound.
     """
-    from argusqt.protect.audit import EXACT_AUDIT_LIMIT, audit, pattern_digest
+    from argusqt.protection.audit import EXACT_AUDIT_LIMIT, audit, pattern_digest
 
     params = dict(params or {})
     watch = Stopwatch()
