@@ -122,7 +122,8 @@ class _CapacityHandler(Conshdlr):
             return {"result": SCIP_RESULT.CUTOFF}
         x = self._x(sol)
         cuts, fails = self._cuts_for(np.round(x), True)
-        if self._cancelled():
+        if self._cancelled() or self.sep.interrupted:  # not every primary was checked
+            self.model.interruptSolve()
             return {"result": SCIP_RESULT.CUTOFF}
         if not fails:
             return {"result": SCIP_RESULT.FEASIBLE}
@@ -145,11 +146,18 @@ class _CapacityHandler(Conshdlr):
     ):
         if self.run.stop.cancelled:  # out of time: reject (never accept an unchecked pattern)
             return {"result": SCIP_RESULT.INFEASIBLE}
+        obj = float(self.model.getSolObjVal(solution))
+        if obj >= self.run.best - 1e-9 * max(1.0, abs(self.run.best)):
+            # no cheaper than a pattern already proven protected: not worth an attacker LP
+            # (SCIP keeps that one; on big tables such candidates — "suppress all" from the
+            # trivial heuristic — meant blocks of the whole table and minutes per check)
+            return {"result": SCIP_RESULT.INFEASIBLE}
         x = np.round(self._x(solution))
         self.run.n_checks += 1
         if self.store.violated(x):  # a known valid cut rejects it without any LP
             return {"result": SCIP_RESULT.INFEASIBLE}
         if self.sep.is_protected(x, cancel=self.run.stop) and not self.run.stop.cancelled:
+            self.run.best = min(self.run.best, obj)
             return {"result": SCIP_RESULT.FEASIBLE}
         return {"result": SCIP_RESULT.INFEASIBLE}
 
@@ -292,6 +300,7 @@ class _Run:
     n_cuts: int = 0
     n_checks: int = 0
     bound: float | None = None
+    best: float = np.inf  # objective of the cheapest candidate proven protected
 
 
 # ---------------------------------------------------------------------- core solve
@@ -322,6 +331,7 @@ def solve_pattern(
     pos_of[free] = np.arange(free.size)
     offset = 0.0
     run = _Run(cancel, progress, watch, pos_of, _Stop(cancel, Deadline(max_time)), offset)
+    sep.deadline = run.stop.deadline
     if sep.targets.size == 0:
         mask = np.where(sep.free, 0.0, sep.fixed) > 0.5
         return PatternOutcome(mask, 0.0, 0.0, True)

@@ -72,6 +72,10 @@ def _load_lp(
     return h
 
 
+class OutOfTime(RuntimeError):
+    """An attacker LP reached the separator's deadline."""
+
+
 class Separator:
     """Attacker LPs of every primary of a problem, and the capacity cuts they yield.
 
@@ -122,6 +126,10 @@ class Separator:
         self.sweep = True
         self._lp: highspy.Highs | None = None  # the block LP, reloaded per block
         self._fresh = False  # the block LP has not been solved yet
+        #: LPs stop at this budget.Deadline (None: no limit); a stopped check fails
+        self.deadline = None
+        #: the last separate() stopped early (cancel or deadline): not every primary seen
+        self.interrupted = False
         self._lp_sweep: highspy.Highs | None = None
 
     # ------------------------------------------------------------------ helpers
@@ -212,6 +220,7 @@ class Separator:
         Returns one outcome per primary whose protection fails at x (with its violated,
         strengthened cuts). `stop_at_first` returns after the first failing primary (check).
         """
+        self.interrupted = False
         xf = self.full_point(x)
         var = xf > X_EPS
         # coverage LPs pay off at 0/1 points (mostly protected); at fractional ones most
@@ -261,8 +270,13 @@ class Separator:
                 self._sweep(a_blk, lo[cells], hi[cells], rhs_eff[rows], pos, block_t)
             for p, j in zip(block_t, pos, strict=True):
                 if cancel is not None and cancel.cancelled:
+                    self.interrupted = True
                     return out
-                res = self._solve_primary(h, sub_t, int(p), int(j))
+                try:
+                    res = self._solve_primary(h, sub_t, int(p), int(j))
+                except OutOfTime:
+                    self.interrupted = True
+                    return out
                 if res is not None:
                     out.append(res)
                     if stop_at_first:
@@ -339,6 +353,8 @@ class Separator:
             h.changeColCost(self._last, 0.0)
         h.changeColCost(j, sense)
         self._last = j
+        if self.deadline is not None:  # one LP of a big block can take minutes
+            h.setOptionValue("time_limit", max(0.01, self.deadline.remaining))
         h.run()
         self.n_lps += 1
         if self._fresh:
@@ -348,6 +364,8 @@ class Separator:
             h.setOptionValue("simplex_strategy", 4)
             self._fresh = False
         status = h.getModelStatus()
+        if status == highspy.HighsModelStatus.kTimeLimit:
+            raise OutOfTime("attacker LP stopped at the deadline")
         if status != highspy.HighsModelStatus.kOptimal:
             # the true table is feasible, so this is numerical trouble: retry from scratch
             h.clearSolver()
@@ -422,8 +440,10 @@ class Separator:
         )
 
     def is_protected(self, x: np.ndarray, cancel: CancelToken | None = None) -> bool:
-        """True iff every primary passes both attacker LPs at the 0/1 point x."""
-        return not self.separate(x, stop_at_first=True, cancel=cancel)
+        """True iff every primary passes both attacker LPs at the 0/1 point x (False when a
+        cancel or the deadline stopped the check before every primary was seen)."""
+        fails = self.separate(x, stop_at_first=True, cancel=cancel)
+        return not fails and not self.interrupted
 
     def relation_cuts(self) -> list[Cut]:
         """Initial cuts: a relation containing a primary needs another suppressed cell
