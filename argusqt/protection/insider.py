@@ -30,6 +30,7 @@ from argusqt.protection.components import (
 )
 from argusqt.protection.problem import CSPProblem
 from argusqt.protection.respondents import Respondents, from_frequencies
+from argusqt.protection.separation import exact_rhs
 
 Key = tuple[int, int]  # (primary cell, direction)
 
@@ -325,6 +326,9 @@ class _IntervalJudge:
             self.lo = np.where(sup, problem.lower, self.values).astype(float)
             self.hi = np.where(sup, problem.upper, self.values).astype(float)
         self.tol = problem.tolerance
+        exact, not_additive = exact_rhs(problem)
+        #: right-hand sides of the move LPs: 0 where the values satisfy the relation
+        self.miss = np.where(not_additive, exact - rel @ self.values, 0.0)
         prim = problem.primary
         self.lpl = np.where(prim, problem.lpl, 0.0)
         self.upl = np.where(prim, problem.upl, 0.0)
@@ -353,17 +357,20 @@ class _ComponentLP:
         self.judge = judge
         cells = comp.cells
         sub = judge.rel[comp.rows]
-        b = np.asarray(judge.problem.rhs, dtype=float)[comp.rows].copy()
+        # moves δ = y − a from the values: A δ = 0 holds exactly at the true table (as in the
+        # outsider audit; A y = b with totals of 10⁸ misses by more than HiGHS's tolerance)
+        b = judge.miss[comp.rows].copy()
         pub = np.setdiff1d(sub.indices, cells)  # published cells: constants
         if pub.size:
-            b -= sub[:, pub] @ judge.values[pub]
+            b -= sub[:, pub] @ (judge.lo[pub] - judge.values[pub])
         self.cells = cells
+        self.base = judge.values[cells]
         self.pos = {int(c): j for j, c in enumerate(cells.tolist())}
         self.h = make_highs(
             sub[:, cells],
             np.zeros(cells.size),
-            judge.lo[cells],
-            judge.hi[cells],
+            judge.lo[cells] - self.base,
+            judge.hi[cells] - self.base,
             b,
             b,
             primal=cells.size < 2000,
@@ -379,8 +386,7 @@ class _ComponentLP:
         """Start a respondent: its known cells (of this component) fixed at their values."""
         self.fixed = np.array([self.pos[int(c)] for c in known if int(c) in self.pos], np.int64)
         for j in self.fixed.tolist():
-            v = float(self.judge.values[self.cells[j]])
-            self.h.changeColBounds(j, v, v)
+            self.h.changeColBounds(j, 0.0, 0.0)  # no move: the respondent knows the value
         self.run_lo = self.judge.values[self.cells].copy()
         self.run_hi = self.run_lo.copy()
         self.exact: dict[tuple[int, int], float] = {}
@@ -388,7 +394,8 @@ class _ComponentLP:
     def release(self) -> None:
         for j in self.fixed.tolist():
             c = self.cells[j]
-            self.h.changeColBounds(j, float(self.judge.lo[c]), float(self.judge.hi[c]))
+            v = float(self.judge.values[c])
+            self.h.changeColBounds(j, float(self.judge.lo[c]) - v, float(self.judge.hi[c]) - v)
         self.fixed = np.zeros(0, dtype=np.int64)
 
     def _solve(self, j: int, direction: int) -> float:
@@ -410,9 +417,9 @@ class _ComponentLP:
                 f"insider attacker LP for cell {int(self.cells[j])} is {status}: the table "
                 "is not additive within the attacker bounds"
             )
-        np.minimum(self.run_lo, x, out=self.run_lo)
-        np.maximum(self.run_hi, x, out=self.run_hi)
-        self.exact[key] = sense * obj
+        np.minimum(self.run_lo, self.base + x, out=self.run_lo)
+        np.maximum(self.run_hi, self.base + x, out=self.run_hi)
+        self.exact[key] = float(self.base[j]) + sense * obj
         return self.exact[key]
 
     def settled(self, cell: int, direction: int) -> bool:
@@ -423,19 +430,28 @@ class _ComponentLP:
     def local(self, cell: int, direction: int, cells: np.ndarray) -> int:
         """Move the cell with only `cells` free (others at their values); returns LPs run."""
         judge = self.judge
+        # only cells of this component are variables here (a neighbourhood may reach others)
+        cells = np.asarray([c for c in cells.tolist() if int(c) in self.pos], dtype=np.int64)
+        if cell not in self.pos or cells.size == 0:
+            return 0
         mcsc = judge.mcsc[:, cells]
         rows, inv = np.unique(mcsc.indices, return_inverse=True)
         if rows.size == 0:
             return 0
         a = sp.csc_matrix((mcsc.data, inv, mcsc.indptr), shape=(rows.size, cells.size))
-        b = a @ judge.values[cells]
-        h = make_highs(a, np.zeros(cells.size), judge.lo[cells], judge.hi[cells], b, b, False)
+        v = judge.values[cells]
+        lo = judge.lo[cells] - v
+        hi = judge.hi[cells] - v
+        pos = np.array([self.pos[int(c)] for c in cells.tolist()], dtype=np.int64)
+        known = np.isin(pos, self.fixed)  # the respondent's own cells do not move
+        lo[known] = hi[known] = 0.0
+        zero = np.zeros(rows.size)  # moves; the other cells stay at their values
+        h = make_highs(a, np.zeros(cells.size), lo, hi, zero, zero, False)
         h.changeColCost(int(np.flatnonzero(cells == cell)[0]), -1.0 if direction == UP else 1.0)
         status, x, _ = solve(h)
         if status == "optimal" and x is not None:
-            pos = np.array([self.pos[int(c)] for c in cells.tolist()], dtype=np.int64)
-            np.minimum.at(self.run_lo, pos, x)
-            np.maximum.at(self.run_hi, pos, x)
+            np.minimum.at(self.run_lo, pos, v + x)
+            np.maximum.at(self.run_hi, pos, v + x)
         return 1
 
     def fails(self, cell: int, direction: int) -> bool:
