@@ -704,6 +704,7 @@ class Session:
             self._note_state(table_no, before)
 
     def _change_status(self, table_no, table, action, cells, value, upper) -> int:
+        from argusqt.io.textcells import neutralise
         from argusqt.rules import changes
 
         cells = np.atleast_1d(np.asarray(cells, dtype=np.int64))
@@ -734,7 +735,10 @@ class Session:
             code = {"safe": "S", "unsafe": "U", "protected": "P"}[action]
         lines = self.manual.setdefault(table_no, [])
         for c in cells.tolist():
-            codes = ",".join('"' + x.replace('"', "'") + '"' for x in table.cell_codes(int(c)))
+            codes = ",".join(
+                '"' + neutralise(x.strip()).replace('"', "'") + '"'
+                for x in table.cell_codes(int(c))
+            )
             lines.append(f"{codes},{code}")
         marker = MANUAL_MARK.format(table_no)
         if marker not in self.history:
@@ -792,6 +796,7 @@ class Session:
     def write_batch_file(self, path: str | Path) -> None:
         """Write a `.arb` file that repeats what was done in this session."""
         from argusqt import __version__
+        from argusqt.io.apriori import hst_text
         from argusqt.io.atomic import atomic_write_text
         from argusqt.io.logbook import timestamp
 
@@ -810,7 +815,7 @@ class Session:
             if not self.manual.get(n):
                 continue  # e.g. a session reloaded without its manual-change list
             hst = path.with_name(f"{path.stem}_manual{n}.hst")
-            atomic_write_text(hst, "".join(x + "\n" for x in self.manual[n]))
+            atomic_write_text(hst, hst_text(self.manual[n]))
             body.append(f'<APRIORI> "{hst.name}", {n}, ",", 0, 0')
         atomic_write_text(path, "".join(line + "\n" for line in head + body))
         self.add_log(f"Batch file written: {path}")

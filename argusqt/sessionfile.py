@@ -3,7 +3,8 @@
 A session file is UTF-8 JSON (written atomically) with this layout (format version 1):
 
 ```
-{"format": "argusqt-session", "version": 1, "argusqt": "<version>", "saved": "<ISO time>",
+{"confidential": "CONFIDENTIAL — not for publication: …",
+ "format": "argusqt-session", "version": 1, "argusqt": "<version>", "saved": "<ISO time>",
  "kind": "microdata" | "tabular",
  "data": {"path": ..., "absolute": ...}, "metadata": {"path": ..., "absolute": ...},  # micro
  "sources": [{"data": {...}, "metadata": {...}, "table": 1 | null}, ...],           # tabular
@@ -57,12 +58,17 @@ from typing import Any
 import numpy as np
 
 from argusqt.errors import ArgusError, AuditError, Cancelled, InputError
+from argusqt.io.confidential import CONFIDENTIAL_BANNER
 from argusqt.model.codelist import CodeList
 from argusqt.model.rulespec import DominanceRule, FreqRule, PRule, RequestRule, SafetyRules
 from argusqt.model.table import CostSpec, ProtectionInfo, Table, TableSpec
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
 
 FORMAT = "argusqt-session"
+#: what a session file says about itself in its first key
+CONFIDENTIAL_NOTE = (
+    f"{CONFIDENTIAL_BANNER}: statuses, protection levels and audit intervals of every cell"
+)
 VERSION = 1
 SUFFIX = ".aqs"
 
@@ -293,6 +299,9 @@ def session_to_dict(session, path: str | Path) -> dict:
         raise ArgusError("there is nothing to save: open data and specify tables first")
     base = Path(os.path.abspath(path)).parent
     doc: dict[str, Any] = {
+        # first key, so the file's first lines say it: the file holds every cell's status
+        # (primary vs secondary), protection levels and audit intervals
+        "confidential": CONFIDENTIAL_NOTE,
         "format": FORMAT,
         "version": VERSION,
         "argusqt": __version__,

@@ -153,7 +153,13 @@ def test_generate_reproduces_test_3a_hst(tmp_path, shared_data):
     out = tmp_path / "gen.hst"
     assert generate_apriori(src, out, keep=[True, False]) == 15
     want = (exp / "test_3a.hst").read_text().splitlines()
-    assert out.read_text().splitlines() == want
+    got = out.read_text().splitlines()
+    # our files start with a CONFIDENTIAL comment line (cell statuses), then τ-Argus's lines
+    assert (
+        got[0] == "// CONFIDENTIAL — not for publication: cell statuses for the next "
+        "protection run (a-priori file)"
+    )
+    assert got[1:] == want
 
 
 def test_write_apriori_from_table(tmp_path):
@@ -164,7 +170,33 @@ def test_write_apriori_from_table(tmp_path):
     out = tmp_path / "t.hst"
     n = write_apriori(t, out, actions={1: "c 5", 3: "u"})
     lines = out.read_text().splitlines()
+    assert lines[0].startswith("// CONFIDENTIAL — not for publication")
+    lines = lines[1:]
     assert n == len(lines) == t.n_cells - 1
     assert lines[0] == '"","",c,5' and 'RegA,"",u' in lines and "01,A,c,5" not in lines
     rep = apply_apriori(region_product(), out)
     assert rep.n_rejected == 0 and rep.accepted["C"] == n - 1 and rep.accepted["U"] == 1
+
+
+def test_written_codes_are_neutralised_and_read_back(tmp_path):
+    """A code a spreadsheet would run (`=…`) is written with a `'` in front; reading the file
+    back drops it, so the a-priori file still names the table's own cell."""
+    from argusqt.io.apriori import write_apriori
+
+    def table() -> Table:
+        product = CodeList.flat("product", ["=HYPERLINK(1)", "B"])
+        region = CodeList.flat("region", ["r1", "r2"])
+        n = len(region) * len(product)
+        v = np.full(n, 10.0)
+        spec = TableSpec(["region", "product"], "turnover", rules=parse_safety_rule("MAN(10)"))
+        return Table(spec, [region, product], v, np.ones(n), v, v, np.zeros((n, 2)))
+
+    out = tmp_path / "t.hst"
+    n = write_apriori(table(), out, actions={1: "p"})
+    lines = out.read_text().splitlines()[1:]
+    assert "r1,'=HYPERLINK(1),p" in lines
+    assert not any(f.startswith(("=", '"=')) for ln in lines for f in ln.split(","))
+    t2 = table()
+    rep = apply_apriori(t2, out)
+    assert rep.n_rejected == 0 and rep.accepted["P"] == n
+    assert (t2.status == 10).all()

@@ -193,6 +193,8 @@ def test_write_apriori_from_table(ex2):
     s = ex2_session(ex2)
     n = s.write_apriori(1, ex2 / "t.hst")
     lines = (ex2 / "t.hst").read_text().splitlines()
+    assert lines[0].startswith("// CONFIDENTIAL — not for publication")  # cell statuses
+    lines = lines[1:]
     assert n == len(lines) == 15
     assert "a,female,u" in [ln.lower() for ln in lines] and lines[0] == '"","",p'
 

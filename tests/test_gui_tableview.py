@@ -214,8 +214,9 @@ def test_copy_selection_and_keyboard_folding(qtbot):
     text = w.copy_selection()
     lines = text.splitlines()
     assert lines[0].split("\t")[1:] == ["Total", "female"]  # flat codes in byte order
-    assert lines[1].split("\t") == ["▾ Total", f"{t.value[0]:,.1f}", f"{t.value[1]:,.1f}"]
-    assert lines[2].split("\t")[0] == "▾ N"
+    # the published face: plain numbers (no grouping), codes without fold marks
+    assert lines[1].split("\t") == ["Total", f"{t.value[0]:.1f}", f"{t.value[1]:.1f}"]
+    assert lines[2].split("\t")[0] == "N"
     assert QApplication.clipboard().text() == text
     QApplication.clipboard().setText("")
     qtbot.keyClick(w.view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
@@ -227,3 +228,34 @@ def test_copy_selection_and_keyboard_folding(qtbot):
     assert w.model.rowCount() == 5
     qtbot.keyClick(w.view, Qt.Key.Key_Plus)
     assert w.model.rowCount() == 7
+
+
+def test_copy_gives_the_published_face_never_a_sensitive_value(qtbot):
+    """Ctrl+C leaves the program like a file: suppressed cells copy as `x` (whatever the
+    view shows), empty cells as `-`, formula-like codes neutralised."""
+    from PySide6.QtCore import QItemSelectionModel
+
+    t = small_table()
+    t.dims[1].codes[1] = "=cmd"  # a code a spreadsheet would run
+    primary = np.flatnonzero(t.status == 5)
+    assert primary.size
+    t.status[0] = 11  # a secondary: also x
+    w = TableView(t, "T")
+    qtbot.addWidget(w)
+    w.show()
+    assert not w.model.preview_safe  # the view shows true values of sensitive cells
+    w.view.selectAll()
+    text = w.copy_selection()
+    assert text.splitlines()[0].split("\t")[1:] == ["Total", "'=cmd", "male"]
+    shown = {f"{v:.1f}" for v in t.value[t.status == 5]} | {
+        f"{v:,.1f}" for v in t.value[t.status == 5]
+    }
+    rows = [ln.split("\t")[1:] for ln in text.splitlines()[1:]]
+    copied = [c for r in rows for c in r]
+    assert copied.count("x") == primary.size + 1
+    assert not shown & set(copied) - {f"{v:.1f}" for v in t.value[t.status == 1]}
+    sel = w.view.selectionModel()
+    sel.clearSelection()
+    r, c = next((r, c) for r, c in w.model.primary_positions())
+    sel.select(w.model.index(r, c), QItemSelectionModel.SelectionFlag.Select)
+    assert w.copy_selection().splitlines()[1].split("\t")[1] == "x"

@@ -32,6 +32,8 @@ def test_manual_changes_replayed_by_the_batch_file(sample):
     text = arb.read_text()
     assert '<APRIORI> "replay_manual1.hst", 1, ",", 0, 0' in text
     assert text.index("<APRIORI>") < text.index("<SUPPRESS> HEUR(1")
+    hst = (sample / "replay_manual1.hst").read_text().splitlines()
+    assert hst[0].startswith("// CONFIDENTIAL — not for publication")  # statuses set by hand
     out = run_batch(arb)
     assert out.ok, out.error
     again = out.session.table(1)

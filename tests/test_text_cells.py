@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from argusqt.export.textcells import formula_like, neutralise
 from argusqt.export.writetable import write_table
+from argusqt.io.textcells import formula_like, neutralise
 from argusqt.model.codelist import CodeList
 from argusqt.model.table import Table, TableSpec
 

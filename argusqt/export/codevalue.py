@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 
 from argusqt.errors import AuditError
-from argusqt.export.textcells import neutralise
 from argusqt.io.atomic import atomic_write_text
+from argusqt.io.textcells import neutralise
 from argusqt.model.table import Table
 
 #: Statuses whose value is hidden (`x`) when the status is not added.

@@ -7,8 +7,8 @@ import itertools
 from pathlib import Path
 
 from argusqt.export.codevalue import quote_code, shown_values
-from argusqt.export.textcells import neutralise
 from argusqt.io.atomic import atomic_write_text
+from argusqt.io.textcells import neutralise
 from argusqt.model.table import Table
 
 

@@ -41,8 +41,8 @@ from argusqt.export.report import (
     status_summary,
     table_structure,
 )
-from argusqt.export.textcells import formula_like
 from argusqt.io.atomic import atomic_write_bytes
+from argusqt.io.textcells import formula_like
 from argusqt.model.codelist import CodeList
 from argusqt.model.status import STATUS_LABELS, is_suppressed
 from argusqt.model.table import Table

@@ -18,12 +18,12 @@ import numpy as np
 
 from argusqt.errors import PublicationError
 from argusqt.export.codevalue import protection_kind
+from argusqt.io.confidential import CONFIDENTIAL_BANNER
 from argusqt.model.status import is_primary, is_secondary, is_suppressed
 from argusqt.model.table import Table
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
 
-#: First line (or cell) of every confidential output: what it holds must not be published.
-CONFIDENTIAL_BANNER = "CONFIDENTIAL — not for publication"
+__all__ = ["CONFIDENTIAL_BANNER", "clear_for_publication", "clear_linked_for_publication"]
 
 #: How far a table is from publication (shown in the GUI status bar and the log).
 State = Literal["cleared", "protected", "changed", "unprotected", "nothing to protect"]

@@ -17,8 +17,8 @@ from argusqt.export.codevalue import (
     quote_code,
 )
 from argusqt.export.gate import CONFIDENTIAL_BANNER
-from argusqt.export.textcells import neutralise
 from argusqt.io.atomic import atomic_write_set
+from argusqt.io.textcells import neutralise
 from argusqt.model.codelist import CodeList
 from argusqt.model.status import INTERMEDIATE_LETTER
 from argusqt.model.table import Table

@@ -24,9 +24,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from argusqt.export.codevalue import shown_values
 from argusqt.gui import statuscolors
 from argusqt.gui.cellinfo import CellInfoPanel
 from argusqt.gui.tablemodel import TableModel
+from argusqt.io.textcells import neutralise
 from argusqt.model.table import Table
 
 
@@ -301,7 +303,12 @@ class TableView(QWidget):
         return super().eventFilter(obj, event)
 
     def copy_selection(self) -> str:
-        """Copy the selected block as tab-separated text with row and column headers."""
+        """Copy the selected block as tab-separated text with row and column headers.
+
+        Always the published face (`x` for suppressed cells, `-` for empty ones, the rounded,
+        adjusted or interval values), whatever the view shows: a clipboard leaves the
+        program like a file, and true values of sensitive cells must not (docs/design.md).
+        """
         idx = self.view.selectionModel().selectedIndexes()
         if not idx:
             return ""
@@ -309,11 +316,17 @@ class TableView(QWidget):
         cols = sorted({i.column() for i in idx})
         chosen = {(i.row(), i.column()) for i in idx}
         m = self.model
-        head = [""] + [str(m.headerData(c, Qt.Orientation.Horizontal)).strip() for c in cols]
+        face = shown_values(self.table)
+
+        def header(section: int, orientation) -> str:
+            text = str(m.headerData(section, orientation)).strip()
+            return neutralise(text.lstrip("▾▸ "))
+
+        head = [""] + [header(c, Qt.Orientation.Horizontal) for c in cols]
         lines = ["\t".join(head)]
         for r in rows:
-            cells = [m.index(r, c).data() if (r, c) in chosen else "" for c in cols]
-            lines.append("\t".join([str(m.headerData(r, Qt.Orientation.Vertical)).strip(), *cells]))
+            cells = [str(face[m.cell_at(r, c)]) if (r, c) in chosen else "" for c in cols]
+            lines.append("\t".join([header(r, Qt.Orientation.Vertical), *cells]))
         text = "\n".join(lines) + "\n"
         QApplication.clipboard().setText(text)
         return text

@@ -12,7 +12,9 @@ from pathlib import Path
 import numpy as np
 
 from argusqt.errors import InputError
+from argusqt.io.confidential import comment_banner
 from argusqt.io.text import control_char_at
+from argusqt.io.textcells import TEXT_PREFIX, formula_like, neutralise
 from argusqt.model.table import Table
 from argusqt.rules import changes
 
@@ -153,7 +155,7 @@ def read_apriori(
                 nums.append(x)
             if action == "AB":
                 raise ValueError("action AB (a-priori bounds) is not implemented")
-            out.append(AprioriLine(no, tuple(codes), action, tuple(nums)))
+            out.append(AprioriLine(no, tuple(read_code(c) for c in codes), action, tuple(nums)))
         except ValueError as exc:
             err = InputError(str(exc), file=path, line=no)
             if errors is None:
@@ -248,9 +250,27 @@ DEFAULT_ACTIONS: dict[int, str] = {1: "p", 2: "p", 10: "p", 13: "p"} | {
 }
 
 
+#: First line of every a-priori file argusqt writes: it holds cell statuses (which cells
+#: are suppressed, and by hand which are unsafe), an input for the next run, never a publication
+HST_BANNER = comment_banner("cell statuses for the next protection run (a-priori file)")
+
+
 def _code_field(code: str, sep: str) -> str:
-    c = code.strip()
+    """A code as written: a formula-like code gets a `'` (read back without it), then quotes."""
+    c = neutralise(code.strip())
     return f'"{c}"' if c == "" or sep in c or '"' in c else c
+
+
+def read_code(code: str) -> str:
+    """A code as written by `_code_field`, back as the table's code (the `'` dropped)."""
+    if code.startswith(TEXT_PREFIX) and formula_like(code[len(TEXT_PREFIX) :]):
+        return code[len(TEXT_PREFIX) :]
+    return code
+
+
+def hst_text(lines: list[str]) -> str:
+    """The text of an a-priori file argusqt writes: the CONFIDENTIAL line, then the lines."""
+    return HST_BANNER + "".join(ln + "\n" for ln in lines)
 
 
 def apriori_lines(
@@ -324,7 +344,7 @@ def generate_apriori(
             )
         rows.append((tuple(rec[:n_codes]), status))
     lines = apriori_lines(rows, actions, keep, sep, total_codes)
-    atomic_write_text(out_path, "".join(ln + "\n" for ln in lines))
+    atomic_write_text(out_path, hst_text(lines))
     return len(lines)
 
 
@@ -344,5 +364,5 @@ def write_apriori(
     rows = list(zip(zip(*codes, strict=True), np.asarray(table.status).tolist(), strict=True))
     totals = tuple({d.total_code for d in table.dims})
     lines = apriori_lines(rows, actions, keep, sep, totals)
-    atomic_write_text(out_path, "".join(ln + "\n" for ln in lines))
+    atomic_write_text(out_path, hst_text(lines))
     return len(lines)

@@ -18,6 +18,30 @@ from argusqt.protection.respondents import Respondents
 from argusqt.protection.respondents import from_table as respondents_of
 
 
+def minimum_protection(problem: CSPProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """LPL, UPL and upper bounds with every primary's levels demanding a nonzero interval.
+
+    The audit forgives half a unit of the last decimal on each side, so levels of 0 (a zero
+    cell, a manual change, a JJ file) or below a unit pass a primary the attacker recomputes
+    exactly. Such a primary gets UPL = one unit of the last decimal, τ-Argus's own minimum
+    in its JJ files: the attacker must then reach at least half a unit above the value, so
+    the cell is never exactly derivable (argusqt/docs/methods.md §12).
+    """
+    prim = is_primary(problem.status)
+    lpl = np.asarray(problem.lpl, dtype=float)
+    upl = np.asarray(problem.upl, dtype=float)
+    tol = problem.tolerance
+    unit = 2.0 * tol
+    implied = np.maximum(lpl - tol, 0.0) + np.maximum(upl - tol, 0.0)  # width the audit demands
+    narrow = prim & (implied < tol * (1.0 - 1e-9))
+    if not narrow.any():
+        return problem.lpl, problem.upl, problem.upper
+    upl = np.where(narrow, np.maximum(upl, unit), upl)
+    values = np.asarray(problem.values, dtype=float)
+    upper = np.where(narrow, np.maximum(problem.upper, values + upl), problem.upper)
+    return problem.lpl, upl, upper
+
+
 @dataclass(eq=False)
 class CSPProblem:
     """Cells i with value a_i, bounds l_i ≤ a_i ≤ u_i, cost w_i, status, LPL/UPL/SPL; M a = b."""
@@ -44,6 +68,9 @@ class CSPProblem:
     respondents: Respondents | None = None
     #: True for a frequency (count) table, False for a magnitude table, None when unknown
     is_frequency: bool | None = None
+
+    def __post_init__(self) -> None:
+        self.lpl, self.upl, self.upper = minimum_protection(self)
 
     @property
     def n_cells(self) -> int:
