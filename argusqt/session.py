@@ -28,6 +28,7 @@ from argusqt.io.logbook import Logbook, format_entry
 from argusqt.model.rulespec import SafetyRules
 
 if TYPE_CHECKING:
+    from argusqt.io.frames import Roles
     from argusqt.protection.params import MethodParams
     from argusqt.protection.result import ProtectionResult
 from argusqt.model.table import ProtectionInfo, Table, TableSpec
@@ -171,6 +172,32 @@ class Session:
             + (f" ({n} records)" if n is not None else "")
         )
         self._log_lines(list(getattr(micro, "log", []) or []))  # the reader's warnings
+        self.history = []
+        self.manual: dict[int, list[str]] = {}
+
+    def open_microdata_frame(
+        self,
+        data: Any,
+        roles: Roles,
+        progress: ProgressCallback = no_progress,
+        cancel: CancelToken | None = None,
+    ) -> None:
+        """Microdata from a data frame (pandas, polars, pyarrow) or a Parquet/CSV file, its
+        columns' roles given in Python instead of an `.rda` (replaces earlier data and
+        tables). Large files are tabulated chunk by chunk later (io.frames)."""
+        from argusqt.io.frames import read_frame
+
+        meta, micro = read_frame(data, roles, progress=progress, cancel=cancel)
+        self.kind = "microdata"
+        self.data_path, self.meta_path = Path(micro.path), None
+        self.metadata, self.microdata = meta, micro
+        self.specs, self.sources, self.tables, self.results = [], [], [], {}
+        self.linked = []
+        self.add_log(
+            f"Microdata {Path(micro.path).name} opened ({micro.n_records} records; columns "
+            f"{', '.join(v.name for v in meta.variables)})"
+        )
+        self._log_lines(list(micro.log))
         self.history = []
         self.manual: dict[int, list[str]] = {}
 
@@ -644,6 +671,25 @@ class Session:
             raise PublicationError(f"table {table_no}: {exc}", cells=exc.cells) from None
         self.add_log(f"Table {table_no}: publication audit: {text}")
         return text
+
+    def published_frame(
+        self,
+        table_no: int,
+        progress: ProgressCallback = no_progress,
+        cancel: CancelToken | None = None,
+    ) -> Any:
+        """The table as a pandas DataFrame for publication (codes, labels, published values,
+        NA where suppressed); only through the publication gate (PublicationError naming the
+        cells otherwise)."""
+        from argusqt.export.frame import published_frame
+
+        try:
+            frame = published_frame(self.table(table_no), progress=progress, cancel=cancel)
+        except PublicationError as exc:
+            self.add_log(f"Table {table_no} NOT published as a data frame: {exc}")
+            raise PublicationError(f"table {table_no}: {exc}", cells=exc.cells) from None
+        self.add_log(f"Table {table_no} published as a data frame ({len(frame)} cells)")
+        return frame
 
     def _note_state(self, table_no: int, before: str) -> None:
         """Log when a change leaves a protected table no longer protected."""

@@ -19,6 +19,8 @@ from argusqt.model.metadata import Metadata, Variable
 def labels_for(var: Variable, meta: Metadata, log: list[str]) -> dict[str, str]:
     """Labels from the variable's `<CODELIST>`; a missing or bad `.cdl` is logged, not fatal
     (labels are display only)."""
+    if var.labels is not None:
+        return dict(var.labels)
     if var.codelist is None:
         return {}
     try:
@@ -76,6 +78,8 @@ def codelist_for(
     """
     labels = labels_for(var, meta, log)
     observed = [] if observed_codes is None else list(observed_codes)
+    if var.hierarchical and var.tree is not None:
+        return CodeList.from_tree(var.name, var.tree, var.missing, var.total_code, labels)
     if var.hierarchical and var.hier_file is not None:
         entries = hierarchy_entries(var, meta, log)
         return CodeList.from_tree(

@@ -67,6 +67,10 @@ class Variable:
     truncable: bool = False  # later-version keyword, accepted and ignored
     extra: list[tuple[str, list[str]]] = field(default_factory=list)  # kept for round-trip
     line: int = 0  # line number of the main line in the `.rda`
+    #: given in memory instead of files (Python API): (depth, code) in pre-order, as an
+    #: `.hrc` gives them, and code → label, as a `.cdl` gives them
+    tree: list[tuple[int, str]] | None = None
+    labels: dict[str, str] | None = None
 
     @property
     def categorical(self) -> bool:
@@ -97,11 +101,16 @@ class Variable:
 
     @property
     def uses_hrc(self) -> bool:
-        return self.hierarchical and self.hier_file is not None
+        return self.hierarchical and (self.hier_file is not None or self.tree is not None)
 
     @property
     def uses_levels(self) -> bool:
-        return self.hierarchical and bool(self.hierlevels) and self.hier_file is None
+        return (
+            self.hierarchical
+            and bool(self.hierlevels)
+            and self.hier_file is None
+            and self.tree is None
+        )
 
 
 @dataclass

@@ -43,6 +43,9 @@ class FineCells:
     hold_sum: np.ndarray | None = None  # (n_pairs,) Σ shadow of the holding in the fine cell
     request_top: np.ndarray | None = None  # (n_fine, 2) largest |shadow| of requesters c1 / c2
     request_freq: np.ndarray | None = None  # (n_fine,) number of requesting records
+    #: chunked weighted tables: the records that may hold a top "unit" (fine id, |x|, w); the
+    #: unit contributions of a union cannot be merged from those of its parts
+    units: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     @property
     def n_fine(self) -> int:
@@ -255,6 +258,7 @@ def build_fine(
     weights: np.ndarray | None = None,
     holding: np.ndarray | None = None,
     request: np.ndarray | None = None,
+    keep_units: bool = False,
 ) -> FineCells:
     """Aggregate records per combination of data codes.
 
@@ -295,7 +299,12 @@ def build_fine(
             return freq.copy() if w is None else np.bincount(inv, weights=w, minlength=n_fine)
         return np.bincount(inv, weights=x if w is None else x * w, minlength=n_fine)
 
-    if sh is None:  # frequency table: every contribution is one unit
+    units = None
+    if w is not None and keep_units:  # chunked: top units once every chunk is in
+        x = np.ones(n) if sh is None else np.abs(sh)
+        units = _unit_candidates(inv.astype(np.int64), x, w, k)
+        top = np.zeros((n_fine, k))
+    elif sh is None:  # frequency table: every contribution is one unit
         if w is None:
             top = top_k_by_group(inv, np.ones(n), n_fine, k, overwrite=True)
         else:
@@ -313,6 +322,7 @@ def build_fine(
         cost_raw=total(co),
         weight_sum=total(None),
         top=top,
+        units=units,
     )
     if holding is not None:
         hid = np.asarray(holding, dtype=np.int64)
@@ -417,6 +427,10 @@ def build_tables(
 ) -> list[Table]:
     """Every specified table from loaded microdata columns (rules are applied by the caller)."""
     log = log if log is not None else []
+    if hasattr(data, "iter_chunks"):
+        return build_tables_chunked(
+            meta, data, specs, log, progress, cancel, codelist_for=codelist_for
+        )
     tables: list[Table] = []
     for t, spec in enumerate(specs):
         if cancel is not None and cancel.cancelled:
@@ -505,10 +519,24 @@ def _numbers(data, name: str) -> np.ndarray:
     return np.asarray(col, dtype=float)
 
 
-def build_table(meta, data, spec: TableSpec, log: list[str], *, codelist_for: CodelistFor) -> Table:
-    """One table: fine cells from the loaded columns, codelists, then all cells."""
+@dataclass
+class _TableInputs:
+    """The per-record arrays one table needs from the loaded columns (or one chunk of them)."""
+
+    variables: list
+    cats: list[tuple[np.ndarray, list[str]]]
+    response: np.ndarray | None
+    shadow: np.ndarray | None
+    cost: np.ndarray
+    weights: np.ndarray | None
+    holding: np.ndarray | None
+    request: np.ndarray | None
+    decimals: int
+
+
+def _table_inputs(meta, data, spec: TableSpec) -> _TableInputs:
+    """Columns, weights, holdings, requests and costs of a table's records, checked."""
     check_dimensions(spec)
-    where = str(getattr(data, "path", "") or getattr(meta, "path", ""))
     cats: list[tuple[np.ndarray, list[str]]] = []
     variables = []
     for name in spec.explanatory:
@@ -571,28 +599,60 @@ def build_table(meta, data, spec: TableSpec, log: list[str], *, codelist_for: Co
             cost = np.ones(n)  # frequency table with variable cost: cost = frequency
         else:
             cost = _numbers(data, meta.variable(cost_var).name)
-    elif kind == "frequency":
-        cost = np.ones(n)
-    else:  # unity and distance: computed per cell later (rules.cost)
+    else:  # frequency; unity and distance are computed per cell later (rules.cost)
         cost = np.ones(n)
     if weights is not None and kind == "frequency":
         cost = 1.0 / np.where(weights == 0, 1.0, weights)  # Σ w·(1/w) = record count
-    fine = build_fine(
-        cats,
-        response,
-        shadow,
-        cost,
-        spec.rules.top_n_needed(),
-        weights=weights,
-        holding=holding,
-        request=request,
+    return _TableInputs(
+        variables, cats, response, shadow, cost, weights, holding, request, decimals
     )
+
+
+def _fine_of(inputs: _TableInputs, spec: TableSpec, *, keep_units: bool = False) -> FineCells:
+    return build_fine(
+        inputs.cats,
+        inputs.response,
+        inputs.shadow,
+        inputs.cost,
+        spec.rules.top_n_needed(),
+        weights=inputs.weights,
+        holding=inputs.holding,
+        request=inputs.request,
+        keep_units=keep_units,
+    )
+
+
+def build_table(meta, data, spec: TableSpec, log: list[str], *, codelist_for: CodelistFor) -> Table:
+    """One table: fine cells from the loaded columns, codelists, then all cells."""
+    if hasattr(data, "iter_chunks"):
+        return build_tables_chunked(meta, data, [spec], log, codelist_for=codelist_for)[0]
+    inputs = _table_inputs(meta, data, spec)
+    fine = _fine_of(inputs, spec)
+    counts = [np.bincount(c, minlength=len(cats)) for c, cats in inputs.cats]
+    first_lines = [_first_line_of(data, c) for c, _ in inputs.cats]
+    where = str(getattr(data, "path", "") or getattr(meta, "path", ""))
+    return _table_from(meta, spec, fine, inputs.variables, counts, first_lines, where, log,
+                       inputs.decimals, codelist_for)  # fmt: skip
+
+
+def _table_from(
+    meta,
+    spec: TableSpec,
+    fine: FineCells,
+    variables: list,
+    counts: list[np.ndarray],
+    first_lines: list,
+    where: str,
+    log: list[str],
+    decimals: int,
+    codelist_for: CodelistFor,
+) -> Table:
+    """Codelists, leaf maps and every cell of a table from its fine cells."""
     dims: list[CodeList] = []
     leaf_maps: list[np.ndarray] = []
     for d, var in enumerate(variables):
-        codes_d, categories = cats[d]
-        counts = np.bincount(codes_d, minlength=len(categories))
-        used = counts > 0
+        categories = fine.fine_codes[d]
+        used = counts[d] > 0
         observed = [c for c, u in zip(categories, used, strict=True) if u]
         dim = codelist_for(var, meta, observed, log)
         dims.append(dim)
@@ -601,15 +661,15 @@ def build_table(meta, data, spec: TableSpec, log: list[str], *, codelist_for: Co
                 dim,
                 categories,
                 used,
-                counts,
+                counts[d],
                 where,
-                _first_line_of(data, codes_d),
+                first_lines[d],
                 _hierarchy_source(var, meta),
-            )
+            )  # fmt: skip
         )
     for d, var in enumerate(variables):
         if dims[d].hierarchical:
-            used_nodes = leaf_maps[d][np.bincount(cats[d][0], minlength=len(cats[d][1])) > 0]
+            used_nodes = leaf_maps[d][counts[d] > 0]
             _warn_lone_leaves(dims[d], used_nodes, _hierarchy_source(var, meta), log)
     table = table_from_fine(fine, dims, leaf_maps, spec, decimals)
     _check_finite_cells(table, spec, where)
@@ -617,3 +677,128 @@ def build_table(meta, data, spec: TableSpec, log: list[str], *, codelist_for: Co
         f" | {spec.response}" if spec.response else " | frequency"
     )
     return table
+
+
+# ---------------------------------------------------------------------------- chunked
+def merge_fine(a: FineCells, b: FineCells) -> FineCells:
+    """The fine cells of the union of two record sets whose category ids agree (`b`'s code
+    lists extend `a`'s): sums add, top-K lists merge, holding sums add per (fine, holding)."""
+    k = a.k
+    sizes = [max(len(cb), len(ca), 1) for ca, cb in zip(a.fine_codes, b.fine_codes, strict=True)]
+    keys = np.concatenate([a.keys, b.keys])
+    flat = np.ravel_multi_index(tuple(keys.T), sizes) if keys.size else np.zeros(0, np.int64)
+    uniq, inv = np.unique(flat, return_inverse=True)
+    n = uniq.shape[0]
+    inv = inv.ravel()
+
+    def add(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return np.bincount(inv, weights=np.concatenate([x, y]), minlength=n)
+
+    if a.units is not None and b.units is not None:
+        g = np.concatenate([inv[a.units[0]], inv[a.n_fine + b.units[0]]])
+        x = np.concatenate([a.units[1], b.units[1]])
+        w = np.concatenate([a.units[2], b.units[2]])
+        units = _unit_candidates(g, x, w, k)
+        top = np.zeros((n, k))
+    else:
+        units = None
+        top = top_k_by_group(
+            np.repeat(inv, k), np.concatenate([a.top, b.top]).ravel(), n, k, overwrite=True
+        )
+    fine = FineCells(
+        fine_codes=[list(cb) if len(cb) >= len(ca) else list(ca)
+                    for ca, cb in zip(a.fine_codes, b.fine_codes, strict=True)],
+        keys=np.stack(np.unravel_index(uniq, sizes), axis=1).astype(np.int64),
+        value=add(a.value, b.value),
+        freq=add(a.freq, b.freq),
+        shadow=add(a.shadow, b.shadow),
+        cost_raw=add(a.cost_raw, b.cost_raw),
+        weight_sum=add(a.weight_sum, b.weight_sum),
+        top=top,
+        units=units,
+    )  # fmt: skip
+    if a.hold_fine is not None and b.hold_fine is not None:
+        assert a.hold_id is not None and b.hold_id is not None
+        assert a.hold_sum is not None and b.hold_sum is not None
+        hf = np.concatenate([inv[a.hold_fine], inv[a.n_fine + b.hold_fine]])
+        hid = np.concatenate([a.hold_id, b.hold_id])
+        n_hold = int(hid.max()) + 1 if hid.size else 1
+        upair, pinv = np.unique(hf * n_hold + hid, return_inverse=True)
+        fine.hold_fine, fine.hold_id = upair // n_hold, upair % n_hold
+        fine.hold_sum = np.bincount(pinv.ravel(), weights=np.concatenate([a.hold_sum, b.hold_sum]))
+    if a.request_top is not None and b.request_top is not None:
+        assert a.request_freq is not None and b.request_freq is not None
+        fine.request_top = np.zeros((n, 2))
+        for c in range(2):
+            np.maximum.at(fine.request_top[:, c], inv,
+                          np.concatenate([a.request_top[:, c], b.request_top[:, c]]))  # fmt: skip
+        fine.request_freq = add(a.request_freq, b.request_freq)
+    return fine
+
+
+def _unit_candidates(
+    g: np.ndarray, x: np.ndarray, w: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The records (group, |x|, weight) that can hold one of the K largest "units" of their
+    group: those whose cumulative weight before them, largest first, is below K."""
+    if g.size == 0:
+        return g, x, w
+    order = np.lexsort((-x, g))
+    g, x, w = g[order], x[order], w[order]
+    starts = np.r_[True, g[1:] != g[:-1]]
+    cw = np.cumsum(w)
+    base = (cw - w)[np.flatnonzero(starts)][np.cumsum(starts) - 1]
+    keep = (cw - w - base) < k
+    return g[keep], x[keep], w[keep]
+
+
+def build_tables_chunked(
+    meta,
+    data,
+    specs: Sequence[TableSpec],
+    log: list[str] | None = None,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+    *,
+    codelist_for: CodelistFor,
+) -> list[Table]:
+    """Every table from microdata read in chunks (`data.iter_chunks`): each chunk's fine
+    cells are merged into the table's running fine cells, so memory holds one chunk of the
+    needed columns plus the fine cells, never all records (docs/design.md, "Large microdata").
+    Cancelled: an empty list (there is no partial table)."""
+    log = log if log is not None else []
+    for spec in specs:
+        check_dimensions(spec)
+    acc: list[FineCells | None] = [None] * len(specs)
+    variables: list[list] = [[] for _ in specs]
+    decimals = [0] * len(specs)
+    for chunk in data.iter_chunks(progress, cancel):
+        if cancel is not None and cancel.cancelled:
+            return []
+        for t, spec in enumerate(specs):
+            inputs = _table_inputs(meta, chunk, spec)
+            fine = _fine_of(inputs, spec, keep_units=inputs.weights is not None)
+            prev = acc[t]
+            acc[t] = fine if prev is None else merge_fine(prev, fine)
+            variables[t], decimals[t] = inputs.variables, inputs.decimals
+    tables = []
+    where = str(getattr(data, "path", "") or getattr(meta, "path", ""))
+    for t, spec in enumerate(specs):
+        fine = acc[t]
+        if fine is None:  # no records at all: one empty chunk gives the structure
+            inputs = _table_inputs(meta, data.empty_chunk(), spec)
+            fine, variables[t] = _fine_of(inputs, spec), inputs.variables
+        if fine.units is not None:
+            g, x, w = fine.units
+            order = np.argsort(g, kind="stable")
+            fine.top = _unit_top(g[order], x[order], w[order], fine.n_fine, fine.k)
+            fine.units = None
+        fine.fine_codes = [data.final_categories(v.name) for v in variables[t]]
+        counts = [
+            np.bincount(fine.keys[:, d], weights=fine.freq, minlength=len(fine.fine_codes[d]))
+            for d in range(len(variables[t]))
+        ]
+        lines = [None] * len(variables[t])
+        tables.append(_table_from(meta, spec, fine, variables[t], counts, lines, where, log,
+                                  decimals[t], codelist_for))  # fmt: skip
+    return tables
