@@ -743,6 +743,14 @@ def _unit_candidates(
     group: those whose cumulative weight before them, largest first, is below K."""
     if g.size == 0:
         return g, x, w
+    # cheap first cut: a group whose K largest records weigh ≥ K in all needs no record
+    # below its K-th largest x; only the other groups keep every record for the exact cut
+    n_groups = int(g.max()) + 1
+    kth = top_k_by_group(g, x, n_groups, k)[:, k - 1]
+    keep = x >= kth[g]
+    covered = np.bincount(g[keep], weights=w[keep], minlength=n_groups)
+    keep |= (covered < k)[g]
+    g, x, w = g[keep], x[keep], w[keep]
     order = np.lexsort((-x, g))
     g, x, w = g[order], x[order], w[order]
     starts = np.r_[True, g[1:] != g[:-1]]
