@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from argusqt.errors import SpecificationError
-from argusqt.model.rulespec import DominanceRule, FreqRule, PRule, RequestRule, SafetyRules
+from argusqt.model.rulespec import SafetyRules
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
 
 if TYPE_CHECKING:
@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
     from argusqt.model.table import Table
     from argusqt.protection.params import MethodParams
-    from argusqt.protection.result import AuditResult, ProtectionResult
+    from argusqt.protection.publication import PublicationVerdict
+    from argusqt.protection.result import ProtectionResult
     from argusqt.session import Session
 
 __all__ = [
@@ -57,6 +58,9 @@ class P:
     n: int = 1
     holding: bool = False
 
+    def text(self) -> str:
+        return f"P({self.p:g},{self.n})"
+
 
 @dataclass(frozen=True)
 class NK:
@@ -65,6 +69,9 @@ class NK:
     n: int
     k: float
     holding: bool = False
+
+    def text(self) -> str:
+        return f"NK({self.n},{self.k:g})"
 
 
 @dataclass(frozen=True)
@@ -76,12 +83,18 @@ class FREQ:
     range: float = 0.0
     holding: bool = False
 
+    def text(self) -> str:
+        return f"FREQ({self.minfreq},{self.range:g})"
+
 
 @dataclass(frozen=True)
 class ZERO:
     """Zero cells (value 0 with contributors) are unsafe, protected by `range`."""
 
     range: float
+
+    def text(self) -> str:
+        return f"ZERO({self.range:g})"
 
 
 Rule: TypeAlias = "str | P | NK | FREQ | ZERO"
@@ -112,27 +125,23 @@ def _rules(
         for r in items:
             if isinstance(r, str):
                 continue
-            if isinstance(r, P):
-                (out.p_holding if r.holding else out.p_individual).append(PRule(r.p, 100.0, r.n))
-            elif isinstance(r, NK):
-                (out.nk_holding if r.holding else out.nk_individual).append(DominanceRule(r.n, r.k))
-            elif isinstance(r, FREQ):
-                f = FreqRule(int(r.minfreq), float(r.range))
-                if r.holding:
-                    out.freq_holding = f
-                else:
-                    out.freq_individual = f
-            elif isinstance(r, ZERO):
-                out.zero_range = float(r.range)
-            elif isinstance(r, PRule | DominanceRule | FreqRule | RequestRule):
-                raise SpecificationError(
-                    f"give rules as text ('P(15,1)') or argusqt.P / NK / FREQ / ZERO, got {r!r}"
-                )
-            else:
+            if not isinstance(r, P | NK | FREQ | ZERO):
                 raise SpecificationError(
                     f"unknown safety rule {r!r}: expected text such as 'P(15,1)|FREQ(3,30)' or "
                     "argusqt.P(15), argusqt.NK(3, 70), argusqt.FREQ(3, 30), argusqt.ZERO(10)"
                 )
+            one = parse_safety_rule(r.text())  # the parser's checks of the numbers
+            if isinstance(r, ZERO):
+                out.zero_range = one.zero_range
+            elif isinstance(r, FREQ):
+                if r.holding:
+                    out.freq_holding = one.freq_individual
+                else:
+                    out.freq_individual = one.freq_individual
+            else:
+                kind = "p" if isinstance(r, P) else "nk"
+                level = "holding" if r.holding else "individual"
+                getattr(out, f"{kind}_{level}").extend(getattr(one, f"{kind}_individual"))
         for kind, limit in (("p_individual", 2), ("nk_individual", 2), ("p_holding", 2),
                             ("nk_holding", 2)):  # fmt: skip
             if len(getattr(out, kind)) > limit:
@@ -260,7 +269,7 @@ class ProtectedTable:
         naming the cells otherwise)."""
         return self.session.published_frame(self.number)
 
-    def audit(self) -> AuditResult:
+    def audit(self) -> PublicationVerdict:
         """Audit the current statuses again (outside attacker and insiders): the verdict
         with `ok`, `summary()` and the failing cells. Raises nothing: check `.ok`."""
         from argusqt.model.status import is_suppressed
@@ -337,7 +346,7 @@ class Protection:
 def _tqdm_progress() -> tuple[ProgressCallback, Callable[[], None]]:
     """A tqdm bar when tqdm is installed (notebook bar in Jupyter), else nothing."""
     try:
-        from tqdm.auto import tqdm
+        from tqdm.auto import tqdm  # type: ignore[import-untyped]
     except ImportError:
         return no_progress, lambda: None
     bar = tqdm(total=100, unit="%", bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed}")
@@ -360,19 +369,23 @@ def _run_cancellable(fn: Callable[[], Any], cancel: CancelToken) -> Any:
     """Run `fn` in a worker thread; Ctrl-C in the caller cancels it (the method then returns
     its best audited result) instead of killing the solve."""
     box: dict[str, Any] = {}
+    done = threading.Event()  # not Thread.join: a join interrupted by Ctrl-C can report
+    # the thread finished while it still runs (CPython gh-90882)
 
     def work() -> None:
         try:
             box["value"] = fn()
         except BaseException as exc:  # handed to the caller's thread
             box["error"] = exc
+        finally:
+            done.set()
 
     worker = threading.Thread(target=work, name="argusqt-protect", daemon=True)
     worker.start()
     interrupted = False
-    while worker.is_alive():
+    while not done.is_set():
         try:
-            worker.join(0.2)
+            done.wait(0.2)
         except KeyboardInterrupt:
             if interrupted:  # a second Ctrl-C: give up waiting
                 raise
@@ -453,7 +466,7 @@ def protect(
     callback, close = _progress(progress)
     session = Session()
     if logbook is not None:
-        session.set_logbook(logbook)
+        session.set_logbook(Path(logbook))
     spec_rules = _rules(
         rules, weights=weight is not None, missing_safe=missing_safe, manual_margin=manual_margin
     )

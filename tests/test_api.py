@@ -150,6 +150,8 @@ def test_typed_rules_equal_rule_text(records, testw):
     assert text.n_primary == typed.n_primary >= 9
     with pytest.raises(SpecificationError, match="unknown safety rule"):
         _protect(records, testw, rules=[42])
+    with pytest.raises(SpecificationError, match="p ≤ q ≤ 100"):
+        _protect(records, testw, rules=[argusqt.P(150)])
 
 
 def test_parent_child_hierarchy_equals_hrc_file(records, testw):
@@ -214,17 +216,39 @@ def test_cancel_keeps_a_safe_result(records, testw):
     from argusqt.progress import CancelToken
 
     token = CancelToken()
-    seen = []
 
     def progress(event):
-        seen.append(event)
-        if "OPT" in event.message or event.incumbent is not None:
-            token.cancel()
+        if event.incumbent is not None or "OPT" in event.message:
+            token.cancel()  # as Ctrl-C does: the method stops with its best audited result
 
     result = _protect(records, testw, progress=progress, cancel=token)
-    if result.cancelled:
-        assert result.audit().ok
-        assert result.publish()["value"].isna().sum() > 0
+    assert token.cancelled and result.n_primary == 9
+    assert result.audit().ok  # cancelled or not, what is kept passes the audit
+    assert result.publish()["value"].isna().sum() > 0
+
+
+def test_ctrl_c_cancels_the_worker_and_returns_its_result():
+    import _thread
+    import threading
+
+    from argusqt.api import _run_cancellable
+    from argusqt.progress import CancelToken
+
+    token = CancelToken()
+
+    def work():
+        token.wait(60)  # a method polling its cancel token
+        return "best audited result"
+
+    threading.Timer(0.3, _thread.interrupt_main).start()  # Ctrl-C in the caller's thread
+    assert _run_cancellable(work, token) == "best audited result"
+    assert token.cancelled
+
+
+def test_tqdm_bar(records, testw, capsys):
+    pytest.importorskip("tqdm")
+    _protect(records, testw, method="HEUR", progress=True)
+    assert "100%" in capsys.readouterr().err
 
 
 def test_polars_frame(records, testw):

@@ -62,7 +62,7 @@ class Roles:
 # ---------------------------------------------------------------------------- sources
 def _pyarrow() -> Any:
     try:
-        import pyarrow as pa
+        import pyarrow as pa  # type: ignore[import-untyped]
     except ImportError:  # pragma: no cover - a dependency of argusqt
         raise SpecificationError(
             "reading data frames and Parquet/CSV files needs pyarrow: pip install pyarrow"
@@ -86,7 +86,7 @@ class _Batches:
                 raise InputError("microdata file not found", file=self.path)
             suffix = self.path.suffix.lower()
             if suffix in (".parquet", ".pq"):
-                import pyarrow.parquet as pq
+                import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
                 try:
                     self._file = pq.ParquetFile(self.path)
@@ -114,7 +114,7 @@ class _Batches:
         self.kind = "frame"
 
     def _csv_header(self) -> list[str]:
-        import pyarrow.csv as pcsv
+        import pyarrow.csv as pcsv  # type: ignore[import-untyped]
 
         with pcsv.open_csv(self.path, read_options=pcsv.ReadOptions(block_size=1 << 16)) as r:
             return list(r.schema.names)
@@ -132,8 +132,8 @@ class _Batches:
         if self.kind == "parquet":
             yield from self._file.iter_batches(batch_size=self.chunk, columns=self.columns)
         elif self.kind == "csv":
-            import pyarrow as pa
-            import pyarrow.csv as pcsv
+            import pyarrow as pa  # type: ignore[import-untyped]
+            import pyarrow.csv as pcsv  # type: ignore[import-untyped]
 
             conv = pcsv.ConvertOptions(include_columns=self.columns)
             opts = pcsv.ReadOptions(block_size=64 << 20)
@@ -194,8 +194,8 @@ class _Codes:
 
     def encode(self, column: Any, offset: int, where: str) -> np.ndarray:
         """Global category id per record of one chunk's column."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
+        import pyarrow as pa  # type: ignore[import-untyped]
+        import pyarrow.compute as pc  # type: ignore[import-untyped]
 
         if column.null_count:
             first = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
@@ -221,8 +221,8 @@ class _Codes:
 
 
 def _numbers(name: str, column: Any, offset: int, where: str) -> np.ndarray:
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow.compute as pc  # type: ignore[import-untyped]
 
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
@@ -383,6 +383,16 @@ def _empty(path: Path, roles: Roles, categories: Mapping[str, list[str]]) -> Mic
     return data
 
 
+class _Runs:
+    """A chunk's `holding_runs`: the holding ids numbered across chunks."""
+
+    def __init__(self, runs: np.ndarray) -> None:
+        self.runs = runs
+
+    def __call__(self, name: str) -> np.ndarray:
+        return self.runs
+
+
 def _chunks(
     src: ChunkedMicroData, progress: ProgressCallback, cancel: CancelToken | None
 ) -> Iterator[MicroData]:
@@ -408,7 +418,7 @@ def _chunks(
             if last_holding is not None:
                 runs += last_holding[1] + (0 if ids[0] == last_holding[0] else 1)
             last_holding = (int(ids[-1]), int(runs[-1]))
-            chunk.holding_runs = lambda _name, r=runs: r  # type: ignore[method-assign]
+            chunk.holding_runs = _Runs(runs)  # type: ignore[method-assign]
         offset += batch.num_rows
         if src.n_records:
             progress(ProgressEvent(f"Tabulating {src.path.name}", fraction=offset / src.n_records))

@@ -71,7 +71,7 @@ def write_tabular_input(
         elif isinstance(h, Sequence) and h and all(isinstance(x, int) for x in h):
             v.hierarchical, v.hierlevels = True, [int(x) for x in h if x]
         elif h is not None:
-            pairs = (
+            pairs: list[tuple[str, str | None]] = (
                 [(_code(c), _code(p) if p is not None else None) for c, p in h.items()]
                 if isinstance(h, Mapping)
                 else [(_code(r[1]), _code(r[0])) for r in h.itertuples(index=False)]

@@ -792,10 +792,11 @@ def build_tables_chunked(
     tables = []
     where = str(getattr(data, "path", "") or getattr(meta, "path", ""))
     for t, spec in enumerate(specs):
-        fine = acc[t]
-        if fine is None:  # no records at all: one empty chunk gives the structure
+        merged = acc[t]
+        if merged is None:  # no records at all: one empty chunk gives the structure
             inputs = _table_inputs(meta, data.empty_chunk(), spec)
-            fine, variables[t] = _fine_of(inputs, spec), inputs.variables
+            merged, variables[t] = _fine_of(inputs, spec), inputs.variables
+        fine = merged
         if fine.units is not None:
             g, x, w = fine.units
             order = np.argsort(g, kind="stable")
