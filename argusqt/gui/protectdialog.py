@@ -25,6 +25,17 @@ METHODS: list[tuple[str, str, str]] = [
     ("OPT", "Optimal suppression", "Fewest cost of secondary suppressions (branch-and-cut, SCIP)."),
     ("MOD", "Modular (HiTaS)", "Hierarchical tables: optimal per subtable, fast on large tables."),
     ("HEUR", "Fast heuristic", "A safe pattern quickly (LP paths + clean-up); not minimal."),
+    (
+        "GH",
+        "Hypercube (GHMITER)",
+        "τ-Argus's hypercube: boxes of suppressed cells around every primary; quick on big "
+        "tables, suppresses more.",
+    ),
+    (
+        "NET",
+        "Network flows",
+        "2-D tables with at most one hierarchical variable: shortest cycles, fast.",
+    ),
     ("RND", "Controlled rounding", "Publish every cell rounded to a multiple of the base."),
     ("CTA", "Controlled tabular adjustment", "Publish slightly adjusted values for all cells."),
     ("IP", "Interval protection", "Publish intervals instead of suppressing cells."),
@@ -72,6 +83,19 @@ class ProtectDialog(QDialog):
                 "singleton–multiple and minimum-frequency options). The insider audit runs "
                 "either way and adds cells if needed."
             )
+        self.gh_percent = number_spin(1, 1000, 100, suffix=" %")
+        self.gh_percent.setToolTip(
+            "The attacker is taken to know every cell within ± this percentage of its value."
+        )
+        self.gh_model = QComboBox()
+        self.gh_model.addItems(["normal", "large"])
+        self.gh_single = QCheckBox("Protect singletons (a single respondent's cell in two boxes)")
+        self.gh_single.setChecked(True)
+        self.net_note = QLabel(
+            "For 2-dimensional tables with at most one hierarchical variable; other tables "
+            "are refused with the rule."
+        )
+        self.net_note.setWordWrap(True)
         self.rnd_base = number_spin(1, 10**9, max(1, min_base))
         self.rnd_base.setToolTip(f"Minimum base for this table: {min_base}")
         self.rnd_steps = number_spin(0, 10, 0)
@@ -95,6 +119,12 @@ class ProtectDialog(QDialog):
                 ("", self.mod_minfreq),
             ],
             [("", self.heur_single)],
+            [
+                ("A-priori bounds:", self.gh_percent),
+                ("Model size:", self.gh_model),
+                ("", self.gh_single),
+            ],
+            [("", self.net_note)],
             [
                 ("Rounding base:", self.rnd_base),
                 ("Steps allowed:", self.rnd_steps),
@@ -127,7 +157,7 @@ class ProtectDialog(QDialog):
         self.advice.setWordWrap(True)
         self.advice.setVisible(False)
         self.linked = QCheckBox(
-            f"Protect all {n_tables} tables together (linked tables; OPT and MOD)"
+            f"Protect all {n_tables} tables together (linked tables; OPT, MOD and GH)"
         )
         self.linked.setVisible(n_tables > 1)
         self.n_tables = n_tables
@@ -141,10 +171,10 @@ class ProtectDialog(QDialog):
         lay.addWidget(self.linked)
         lay.addWidget(self.warning)
         lay.addWidget(self.buttons)
-        self.resize(760, 460)
+        self.resize(820, 640)  # eight methods with their hints
 
     def _sync_linked(self) -> None:
-        ok = self.method() in ("OPT", "MOD")
+        ok = self.method() in ("OPT", "MOD", "GH")
         self.linked.setEnabled(ok)
         if not ok:
             self.linked.setChecked(False)
@@ -192,6 +222,12 @@ class ProtectDialog(QDialog):
         if m == "HEUR":
             on = self.heur_single.isChecked()
             return {"singleton_singleton": on, "singleton_multiple": on, "min_freq_option": on}
+        if m == "GH":
+            return {
+                "apriori_percent": float(self.gh_percent.value()),
+                "model_size": self.gh_model.currentIndex(),
+                "apply_singleton": self.gh_single.isChecked(),
+            }
         if m == "RND":
             return {
                 "base": int(self.rnd_base.value()),
