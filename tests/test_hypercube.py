@@ -80,13 +80,45 @@ def test_singleton_is_a_corner_of_two_boxes_sharing_only_it():
     freq[0, 0] = 1.0  # cell (1,1) has a single respondent
     table = table_from_leaves(dims, np.asarray(ROWS, float), freq)
     p = problem_from_table(table, np.array([cell_id((4, 4), 1, 1)]), 5.0)
-    plain = solve_hypercube(p, {"singleton_protection": False})
+    # the boxes as chosen (the clean-up would publish the second box again: the insider
+    # audit of the publication step decides whether the singleton needs it)
+    plain = solve_hypercube(p, {"singleton_protection": False, "cleanup": False})
     assert len(_secondaries(p, plain)) == 3
-    res = solve_hypercube(p, {"singleton_protection": True})
+    res = solve_hypercube(p, {"singleton_protection": True, "cleanup": False})
     sup = is_suppressed(res.status).reshape(4, 4)
     # two boxes through (1,1) sharing only it: two more suppressed cells in its row and column
     assert sup[1, 1:].sum() + sup[1, 0] >= 3 and sup[1:, 1].sum() + sup[0, 1] >= 3
     assert res.audit.ok
+
+
+def test_cleanup_publishes_again_corners_later_boxes_made_redundant_and_logs_it():
+    rng = np.random.default_rng(4)  # 14 of 27 box corners are not needed
+    p = random_1h2d(rng, [3, 3], 6)
+    boxes = solve_hypercube(p, {"cleanup": False})
+    res = solve_hypercube(p, {})
+    kept, before = _secondaries(p, res), _secondaries(p, boxes)
+    assert kept < before  # only removes, and here removes some
+    (line,) = [x for x in res.log if x.startswith("clean-up:")]
+    assert line.startswith(f"clean-up: {len(before) - len(kept)} of {len(before)} secondary")
+    assert res.cost < boxes.cost
+    check_protected(p, res.status)
+
+
+def test_a_pattern_the_cleanup_leaves_unprotected_is_repaired_and_logged(monkeypatch):
+    # the clean-up finds witnesses on neighbourhoods only; should it publish a needed cell
+    # (here: every secondary), the repair step must put the pattern right and say so
+    from argusqt.protection import hypercube
+
+    def careless(problem, sup, **_):
+        return sup & problem.primary, {"removed": 0, "lps": 0, "elapsed": 0.0, "stopped": False}
+
+    monkeypatch.setattr(hypercube, "cleanup", careless)
+    p = random_1h2d(np.random.default_rng(4), [3, 3], 6)
+    res = solve_hypercube(p, {})
+    (line,) = [x for x in res.log if x.startswith("repair after the clean-up:")]
+    assert int(line.split()[4]) > 0
+    assert res.figures["repair_added"] > 0
+    check_protected(p, res.status)
 
 
 def test_normal_model_refuses_a_long_sub_codelist_and_large_takes_it():

@@ -24,6 +24,7 @@ from argusqt.model.status import is_candidate, is_primary, is_secondary, seconda
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.audit import EXACT_AUDIT_LIMIT, audit, pattern_digest
 from argusqt.protection.budget import Deadline, seconds_param
+from argusqt.protection.cleanup import cleanup
 from argusqt.protection.modular import Subtable, _table_part, repair, subtables
 from argusqt.protection.params import MethodParams, TableFacts, param
 from argusqt.protection.problem import CSPProblem
@@ -437,7 +438,8 @@ def solve_hypercube(
     """Boxes subtable by subtable, then the full audit and the modular repair; statuses 11/12.
 
     params: apriori_percent (100), model_size / large_model (0/1), singleton_protection
-    (True), max_time (seconds, None), subtable_filter (linked tables), audit_intervals.
+    (True), max_time (seconds, None), cleanup (True: publish again the secondaries the audited
+    pattern does not need), subtable_filter (linked tables), audit_intervals.
     On cancel or time-out the box search stops; the repair step completes the pattern if it
     fits in CANCEL_GRACE seconds after a cancel (else Cancelled: no pattern).
     """
@@ -540,6 +542,33 @@ def solve_hypercube(
         if added
         else "full-table audit: the hypercube pattern passes, no repair needed"
     )
+    if params.get("cleanup", True) and not cancelled and not timed_out:
+        # boxes are chosen one target at a time, so later boxes often make earlier corners
+        # redundant: publish those again (each primary keeps an attacker move as witness)
+        n_kept = int((sup & ~problem.primary).sum())
+        sup, info = cleanup(
+            problem,
+            sup,
+            time_limit=deadline.part(0.8),
+            progress=progress,
+            cancel=cancel,
+        )
+        log.append(
+            f"clean-up: {info['removed']} of {n_kept} secondary cells published again, "
+            f"{info['lps']} LPs ({info['elapsed']:.1f} s)"
+            + (f" — stopped early ({info['stopped']})" if info["stopped"] else "")
+        )
+        cancelled = cancel is not None and cancel.cancelled
+        timed_out = info["stopped"] == "time limit"
+        # the clean-up keeps a witness only for primaries it finds one for on a neighbourhood
+        # (7,290-cell 3-D table: 1 of 1,408 primaries lost its protection): repair again
+        before = sup.copy()
+        sup, more = repair(problem, sup, grace, progress)
+        again = int((sup & ~before).sum())
+        added += again
+        rounds += more
+        if again:
+            log.append(f"repair after the clean-up: {again} cells added in {more} rounds")
     mode = params.get("audit_intervals", "auto")
     exact = bool(mode) if mode != "auto" else int(sup.sum()) <= EXACT_AUDIT_LIMIT
     final = audit(problem, sup, intervals=exact, cancel=grace)
