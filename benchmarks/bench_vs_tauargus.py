@@ -7,6 +7,10 @@ argusqt's own tabulation of the table and judged by argusqt's audit (the publica
 when the package has it), so both engines' patterns face the same judge. Cost = Σ cost
 variable over secondary cells (11, 12).
 
+GH and NET run in argusqt only (the engine needs τ-Argus's external executables for them);
+their rows compare with the engine's MOD, and on the enterprise act × product table with
+τ-Argus's own GH pattern (scenario test_1's expected file), shown as the "τ-file" row.
+
 The reference engine is optional: without `pytauargus` (never a dependency of argusqt) the
 τ-Argus rows are skipped with a line saying so. Install it for a comparison with
 `pip install pytauargus`.
@@ -14,6 +18,7 @@ The reference engine is optional: without `pytauargus` (never a dependency of ar
 Usage:
     python benchmarks/bench_vs_tauargus.py [--instances b520,testw_p,...] [--methods OPT,MOD,HEUR]
         [--opt-minutes 10] [--mod-minutes 1] [--timeout 900] [--workdir DIR] [--list]
+    (methods by default: OPT,MOD,HEUR,GH,NET, each where the instance allows it)
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ from business_tables import RULES, SURVEYS, batch_text, write_survey  # noqa: E4
 TAU_DATA = ROOT.parent / "shared" / "data" / "tauargus"
 OURS = "argusqt"
 TAU = "τ-Argus"
+TAU_FILE = "τ-file"  # τ-Argus's own output shipped with its test data
 
 
 # ---------------------------------------------------------------------- instances
@@ -65,6 +71,10 @@ class Instance:
     methods: tuple[str, ...] = ("OPT", "MOD", "HEUR")
     tabular: bool = False  # a ready batch file (batch_ex1), run as is
     batch: str = ""
+    #: `<SUPPRESS>` calls that differ from suppress_call's, by method
+    calls: dict[str, str] = field(default_factory=dict)
+    #: τ-Argus's own protected output for a method (a file of its test data), judged as a row
+    expected: dict[str, Path] = field(default_factory=dict)
 
 
 def _copy(src: Path, rename_hrc: bool = False) -> Callable[[Path], None]:
@@ -96,7 +106,7 @@ def instances() -> dict[str, Instance]:
     out: dict[str, Instance] = {}
     for key, s in SURVEYS.items():
         label = f"synthetic {' × '.join(s.variables)}, {s.records:,} records, {RULES}"
-        methods = ("OPT", "MOD", "HEUR") if s.n_cells <= 10_000 else ("MOD", "HEUR")
+        methods = ("OPT", "MOD", "HEUR", "GH") if s.n_cells <= 10_000 else ("MOD", "HEUR", "GH")
         out[key] = Instance(
             key, label, _survey(key), "survey.asc", "survey.rda", s.variables, "turnover",
             RULES, "turnover", methods,
@@ -106,6 +116,7 @@ def instances() -> dict[str, Instance]:
         out[key] = Instance(
             key, f"tau_testW Size × Region | Var2, {rule}", testw, "tau_testW.asc",
             "tau_testW.rda", ["Size", "Region"], "Var2", rule,
+            methods=("OPT", "MOD", "HEUR", "GH", "NET"),
         )  # fmt: skip
     out["sample"] = Instance(
         "sample", "sample_data activity × region | turnover, NK(3,75)+FREQ(3,30)",
@@ -124,6 +135,12 @@ def instances() -> dict[str, Instance]:
             "example_enterprise.asc", "example_enterprise.rda", dims, "turnover", ent_rules,
             "turnover",
         )  # fmt: skip
+    # scenario test_1 of the data README: act × product with GH(1,100,1,1); τ-Argus's own
+    # pattern is its expected file
+    act_prod = out["ent_act_prod"]
+    act_prod.methods = ("OPT", "MOD", "HEUR", "GH", "NET")
+    act_prod.calls = {"GH": "GH(1,100,1,1)"}
+    act_prod.expected = {"GH": TAU_DATA / "enterprise" / "expected" / "test_1.txt"}
     out["batch_ex1"] = Instance(
         "batch_ex1", "batch_ex1 (15-cell tabular table, OPT): process start to exit",
         _copy(TAU_DATA / "batch_ex1"), "", "", [], "", "", methods=("OPT",), tabular=True,
@@ -205,9 +222,18 @@ def tauargus_exe() -> str | None:
     return str(exe) if exe.exists() else shutil.which("tauargus")
 
 
+#: methods the τ-Argus engine (pytauargus) cannot run: argusqt's own, and GH/NET, which need
+#: τ-Argus's external executables; their rows compare with the engine's MOD
+NOT_IN_ENGINE = ("HEUR", "GH", "NET")
+
+
 def suppress_call(method: str, opt_minutes: int, mod_minutes: int) -> str:
     if method == "MOD":
         return f"MOD(1, {mod_minutes}, 1, 1, 1)"
+    if method == "GH":
+        return "GH(1, 100, 0, 1)"
+    if method == "NET":
+        return "NET(1)"
     return f"{method}(1, {opt_minutes})"
 
 
@@ -308,7 +334,9 @@ def write_batches(inst: Instance, folder: Path, engine: str, methods, args) -> d
             inst.variables,
             inst.response,
             inst.rules,
-            suppress_call(method, args.opt_minutes, args.mod_minutes) if method else None,
+            (inst.calls.get(method) or suppress_call(method, args.opt_minutes, args.mod_minutes))
+            if method
+            else None,
             out,
             inst.cost,
         )
@@ -363,7 +391,7 @@ def bench_instance(inst: Instance, root: Path, args, exe: str | None) -> list[Ru
     if inst.tabular:
         return bench_process_start(inst, folder, args, exe)
     ours = write_batches(inst, folder, OURS, methods, args)
-    theirs = write_batches(inst, folder, TAU, [m for m in methods if m != "HEUR"], args)
+    theirs = write_batches(inst, folder, TAU, [m for m in methods if m not in NOT_IN_ENGINE], args)
     judge = Judge(folder, ours["TAB"])
     print(
         f"\n== {inst.name}: {inst.label}\n   {judge.table.n_cells:,} cells, {judge.n_primary:,} "
@@ -373,7 +401,7 @@ def bench_instance(inst: Instance, root: Path, args, exe: str | None) -> list[Ru
     runs: list[Run] = []
     plan = [(OURS, "TAB"), *[(OURS, m) for m in methods]]
     if exe is not None:
-        plan += [(TAU, "TAB"), *[(TAU, m) for m in methods if m != "HEUR"]]
+        plan += [(TAU, "TAB"), *[(TAU, m) for m in methods if m not in NOT_IN_ENGINE]]
     for engine, method in plan:
         batch = (ours if engine == OURS else theirs)[method]
         timeout = args.timeout if method != "TAB" else max(args.timeout, 600)
@@ -388,6 +416,15 @@ def bench_instance(inst: Instance, root: Path, args, exe: str | None) -> list[Ru
                 run.verdict, run.cost, run.n_secondary = judge.judge(st)
         runs.append(run)
         print(f"   … {engine} {method}: {run.wall:.1f} s", file=sys.stderr, flush=True)
+    for method, path in inst.expected.items():
+        if method not in methods or not path.exists():
+            continue
+        run = Run(TAU_FILE, method, ok=True, note=f"τ-Argus's pattern from {path.name}")
+        run.status, diff = judge.status_of(load(path))
+        if diff:
+            run.note += f"; {diff} primaries differ from argusqt's"
+        run.verdict, run.cost, run.n_secondary = judge.judge(run.status)
+        runs.append(run)
     print_runs(runs)
     print(f"   load after: {load_text()}")
     return runs
@@ -401,11 +438,12 @@ def print_runs(runs: list[Run]) -> None:
         f"{'audit':>8} {'t/τ':>7} {'cost/τ':>7}  notes"
     )
     ref = {r.method: r for r in runs if r.engine == TAU and r.ok}
+    ref |= {r.method: r for r in runs if r.engine == TAU_FILE and r.ok}
     tab = next((r for r in runs if r.engine == OURS and r.method == "TAB" and r.ok), None)
     for run in runs:
-        same = ref.get(run.method) or (ref.get("MOD") if run.method == "HEUR" else None)
+        same = ref.get(run.method) or (ref.get("MOD") if run.method in NOT_IN_ENGINE else None)
         ours = run.engine == OURS and same is not None and run.ok
-        t_ratio = run.wall / same.wall if ours else float("nan")
+        t_ratio = run.wall / same.wall if ours and same.engine == TAU else float("nan")
         c_ratio = run.cost / same.cost if ours and same.cost > 0 else float("nan")
         notes = [run.note] if run.note else []
         if run.engine == OURS and tab is not None and run.method != "TAB" and run.ok:
@@ -454,7 +492,7 @@ def main(argv: list[str] | None = None) -> int:
     all_inst = instances()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--instances", default=",".join(all_inst))
-    ap.add_argument("--methods", default="OPT,MOD,HEUR")
+    ap.add_argument("--methods", default="OPT,MOD,HEUR,GH,NET")
     ap.add_argument("--opt-minutes", type=int, default=10, help="OPT/HEUR time limit (both)")
     ap.add_argument("--mod-minutes", type=int, default=1, help="MOD time per subtable (both)")
     ap.add_argument("--timeout", type=float, default=900.0, help="kill a run after this (s)")
