@@ -21,6 +21,7 @@ from argusqt.batch.runner import run_batch
 from argusqt.model.rulespec import PRule, SafetyRules
 from argusqt.model.status import is_primary, is_suppressed
 from argusqt.model.table import CostSpec, TableSpec
+from argusqt.protection.network import SHAPE_RULE
 from argusqt.protection.problem import CSPProblem
 from argusqt.protection.publication import publication_audit
 from argusqt.rules.parse import parse_safety_rule
@@ -149,3 +150,19 @@ def test_linked_gh_on_enterprise_cover(tmp_path):
     for a, b in zip(out.session.tables, s.tables, strict=True):
         assert np.array_equal(np.asarray(a.status), np.asarray(b.status))
     shutil.rmtree(folder)
+
+
+def test_net_on_a_three_dimensional_table_is_refused_naming_the_rule_file_and_line(testw):
+    arb = testw / "net_3d.arb"
+    arb.write_text(
+        '<OPENMICRODATA> "tau_testW.asc"\n<OPENMETADATA> "tau_testW.rda"\n'
+        '<SPECIFYTABLE> "Year""Size""Region"|"Var2"||""\n<SAFETYRULE> P(15,1)\n'
+        "<READMICRODATA>\n<SUPPRESS> NET(1)\n"
+        '<WRITETABLE> (1, 3, AS+, "net_3d.txt")\n'
+    )
+    out = run_batch(arb)
+    assert not out.ok
+    text = str(out.error)
+    assert "net_3d.arb" in text and "line 6" in text
+    assert SHAPE_RULE in text and "3 dimensions" in text
+    assert not (testw / "net_3d.txt").exists()  # nothing written for publication
