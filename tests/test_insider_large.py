@@ -56,3 +56,28 @@ def test_big_totals_with_float_noise_are_audited():
     sup = np.ones(p.n_cells, dtype=bool)
     out = insider_audit(p, sup)
     assert out.available and out.attackers >= 1
+
+
+def test_a_warm_resolve_called_infeasible_is_solved_again_from_scratch(monkeypatch):
+    # on the 7,290-cell table HiGHS called a warm re-solve infeasible although δ = 0 is
+    # feasible by construction; the LP is then solved again from scratch, not given up
+    from argusqt.protection import insider
+
+    p = _seed21()
+    sup = np.zeros(p.n_cells, dtype=bool)
+    sup[SEED21_PATTERN] = True
+    sup |= p.primary
+    honest = insider_audit(p, sup)
+    real, calls = insider.solve, {"n": 0, "lied": 0}
+
+    def flaky(h):
+        calls["n"] += 1
+        if calls["n"] % 3 == 0:  # every third solve: HiGHS loses its way once
+            calls["lied"] += 1
+            return "infeasible", None, float("nan")
+        return real(h)
+
+    monkeypatch.setattr(insider, "solve", flaky)
+    out = insider_audit(p, sup)
+    assert calls["lied"] > 0 and out.available
+    assert {d.cell for d in out.disclosures} == {d.cell for d in honest.disclosures}

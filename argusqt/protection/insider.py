@@ -408,6 +408,12 @@ class _ComponentLP:
         self.h.changeColCost(j, sense)
         self.last = j
         status, x, obj = solve(self.h)
+        if status != "optimal":
+            # δ = 0 is feasible by construction (bounds hold the values, A δ = 0): a warm
+            # re-solve after bound changes that says otherwise is HiGHS losing its basis on
+            # wide bounds (7,290-cell 3-D table, moves of 10⁹); solve again from scratch
+            self.h.clearSolver()
+            status, x, obj = solve(self.h)
         if self.fresh:
             use_primal(self.h)
             self.fresh = False
