@@ -803,7 +803,10 @@ class Session:
         """Output | Generate apriori from the table's current statuses; returns lines written."""
         fn = _optional("argusqt.io.apriori", "write_apriori", "writing a-priori files")
         n = fn(self.table(table_no), path, actions, keep, sep)
-        self.add_log(f"A-priori file {path} written from table {table_no} ({n} lines)")
+        self.add_log(
+            f"A-priori file {path} written from table {table_no} ({n} lines; CONFIDENTIAL, "
+            "not for publication: cell statuses)"
+        )
         return n
 
     def write_batch(self, path: str | Path) -> None:

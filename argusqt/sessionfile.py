@@ -360,7 +360,7 @@ def save_session(session, path: str | Path) -> Path:
     path = Path(path)
     text = json.dumps(session_to_dict(session, path), indent=1, ensure_ascii=False)
     atomic_write_text(path, text + "\n")
-    session.add_log(f"Session saved to {path}")
+    session.add_log(f"Session saved to {path} (CONFIDENTIAL, not for publication: cell statuses)")
     return path
 
 

@@ -598,6 +598,30 @@ def summary(results: list[Outcome]) -> str:
     return "\n".join(lines)
 
 
+def read_results(path: Path) -> list[Outcome]:
+    """The runs of a CSV written with --out."""
+    with path.open(newline="") as f:
+        return [
+            Outcome(
+                int(r["seed"]), r["table"], r["method"], int(r["cells"]), r["result"],
+                [u for u in r["unsafe"].split(" | ") if u], float(r["seconds"]), r["note"],
+            )
+            for r in csv.DictReader(f)
+        ]  # fmt: skip
+
+
+def report(paths: list[Path]) -> str:
+    """Summary of several CSVs: each (seed, method) once, tables with every method run only."""
+    runs: dict[tuple[int, str], Outcome] = {}
+    for p in paths:
+        for r in read_results(p):
+            runs.setdefault((r.seed, r.method), r)
+    methods = {m for _, m in runs}
+    done = {s for s, _ in runs if all((s, m) in runs for m in methods)}
+    results = [r for (s, _), r in runs.items() if s in done]
+    return f"tables: {len(done)} (every method run)\n" + summary(results)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--tables", type=int, default=1000)
@@ -605,7 +629,17 @@ def main() -> None:
     ap.add_argument("--methods", nargs="+", default=list(METHODS))
     ap.add_argument("--max-time", type=float, default=20.0, help="seconds per method run")
     ap.add_argument("--out", type=Path, default=None, help="CSV of every run")
+    ap.add_argument(
+        "--report",
+        type=Path,
+        nargs="+",
+        default=None,
+        help="only summarise the CSVs of earlier runs (e.g. shards of seeds run side by side)",
+    )
     args = ap.parse_args()
+    if args.report:
+        print(report(args.report))
+        return
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     print(f"machine: {os.cpu_count()} cores; {load}", flush=True)
     t0 = time.perf_counter()

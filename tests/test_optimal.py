@@ -378,6 +378,38 @@ def test_cancel_during_start_heuristic_of_a_100k_cell_table():
     _safe_or_nothing(p, out)
 
 
+def test_start_heuristic_left_running_after_a_cancel_is_joined_at_exit(monkeypatch):
+    """After a cancel OPT answers while its start heuristic may still be inside a solve; that
+    thread must not be a daemon: a daemon inside HiGHS at interpreter exit aborted the
+    process (exit 134, "terminate called without an active exception", seen after a cancel
+    in bench_cancel.py). A normal thread is joined at exit and stops at its next poll."""
+    from argusqt.protection import heuristic, optimal
+
+    release = threading.Event()
+    started = threading.Event()
+
+    def slow_heuristic(problem, params, progress, cancel):
+        started.set()
+        release.wait(30)  # stands for one solve that does not poll the token
+        raise RuntimeError("cancelled")
+
+    monkeypatch.setattr(optimal, "CANCEL_GRACE", 0.2)
+    monkeypatch.setattr(heuristic, "solve_heuristic", slow_heuristic)
+    p = sized_problem("1H2D", 200, seed=4)
+    token = CancelToken()
+    token.cancel()
+    try:
+        assert optimal.start_pattern(p, {}, cancel=token) is None  # back after the grace
+        assert started.is_set()
+        left = [t for t in threading.enumerate() if t.name == "opt-start-heuristic"]
+        assert left and not any(t.daemon for t in left)
+    finally:
+        release.set()
+    for t in left:
+        t.join(30)
+        assert not t.is_alive()
+
+
 def test_cancel_with_no_time_left_leaves_the_table_unprotected(monkeypatch):
     from argusqt.errors import Cancelled
     from argusqt.protection import heuristic, optimal

@@ -612,7 +612,9 @@ class MainWindow(QMainWindow):
         def done(p) -> None:
             self._sync_log()
             self.add_recent("session", str(p))
-            self.log_message(f"Session saved to {p}")
+            self.log_message(
+                f"Session saved to {p} (CONFIDENTIAL: cell statuses, not for publication)"
+            )
             self.statusBar().showMessage(f"Session saved to {p}", 8000)
 
         self.runner.start("Save session", job, done, on_error=self._job_error)
@@ -1036,7 +1038,9 @@ class MainWindow(QMainWindow):
         self.runner.start(
             "Generate a-priori file",
             lambda progress, cancel: core.call(session, "write_apriori", table_no, path),
-            lambda _r: self.log_message(f"A-priori file written: {path}"),
+            lambda _r: self.log_message(
+                f"A-priori file written: {path} (CONFIDENTIAL: cell statuses, not for publication)"
+            ),
             on_error=self._job_error,
         )
 

@@ -555,7 +555,11 @@ def start_pattern(
         except Exception as err:  # noqa: BLE001 - a failing heuristic must not stop OPT
             box["error"] = err
 
-    worker = threading.Thread(target=work, name="opt-start-heuristic", daemon=True)
+    # not a daemon: after a cancel the thread may still be inside one HiGHS solve; a daemon
+    # thread there when the interpreter exits aborted the process ("terminate called without
+    # an active exception", exit 134, measured after a cancel in bench_cancel); a normal
+    # thread is joined at exit, and it stops at its next poll of the cancelled token
+    worker = threading.Thread(target=work, name="opt-start-heuristic", daemon=False)
     worker.start()
     while worker.is_alive():
         worker.join(0.05)
