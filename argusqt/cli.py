@@ -55,7 +55,9 @@ def run_batch_command(arb: str, logbook: str | None, tempdir: str | None) -> int
         print(str(outcome.error), file=sys.stderr)
         return outcome.exit_code
     for f in outcome.files_written:
-        print(f"written: {f}")
+        # the report beside each table (τ-Argus's `<name>.html`) is internal: say so here too
+        note = " (CONFIDENTIAL report, not for publication)" if f.suffix == ".html" else ""
+        print(f"written: {f}{note}")
     return outcome.exit_code
 
 

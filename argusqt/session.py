@@ -713,17 +713,19 @@ class Session:
             info |= {"method": result.method, "elapsed": result.elapsed, "audit": result.audit}
         return info
 
-    def write_report(self, table_no: int, path: str | Path) -> Path:
+    def write_report(self, table_no: int, path: str | Path, *, tau_name: bool = False) -> Path:
         """The HTML report of a table (files, structure, rules, method, status summary).
 
-        It holds per-status sums: a confidential file (it says so in its title and first
-        line, and CONFIDENTIAL is added to its name when missing). Returns the path written."""
+        It holds per-status sums: a confidential file (it says so in its first line and
+        title, and CONFIDENTIAL is added to its name when missing). `tau_name` keeps the name
+        as given — batch `<WRITETABLE>` writes τ-Argus's `<name>.html`, which scripts look
+        for; the marking is then in the content only. Returns the path written."""
         from argusqt.export.excel import confidential_path
         from argusqt.export.report import write_report
 
         table = self.table(table_no)
         info = self._report_info(table_no)
-        atomic_path = confidential_path(path)
+        atomic_path = Path(path) if tau_name else confidential_path(path)
         write_report(table, atomic_path, info)
         self.add_log(f"Table {table_no}: CONFIDENTIAL report (not for publication) {atomic_path}")
         return atomic_path

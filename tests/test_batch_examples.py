@@ -54,7 +54,7 @@ def test_example_without_suppress(shared_data, tmp_path, case, arb, out, expecte
     _without_suppress(folder / arb)
     outcome = run_batch(folder / arb)
     assert outcome.ok, outcome.error
-    assert outcome.files_written == [folder / out]
+    assert outcome.files_written == [folder / out, (folder / out).with_suffix(".html")]
     assert (folder / out).read_text().splitlines() == _unsuppressed(expected)
     # the logbook named in the batch file, next to it
     log = (folder / arb.replace("batch", "arguslog").replace(".arb", ".log")).read_text()

@@ -176,7 +176,12 @@ def test_outputs_relative_to_batch_file_and_windows_paths(ex2):
     (ex2 / "out").mkdir()
     out = _run(ex2, text)
     assert out.ok, out.error
-    assert out.files_written == [ex2 / "out" / "t.txt", ex2 / "p.csv"]
+    assert out.files_written == [  # each table with its report (τ-Argus's `<name>.html`)
+        ex2 / "out" / "t.txt",
+        ex2 / "out" / "t.html",
+        ex2 / "p.csv",
+        ex2 / "p.html",
+    ]
     assert (ex2 / "out" / "t.txt").read_text().splitlines()[6] == '"A","female",189.40,3'
 
 

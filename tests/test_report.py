@@ -128,7 +128,9 @@ def test_report_html(tmp_path):
         },
     )
     text = path.read_text(encoding="utf-8")
-    assert text.startswith("<!DOCTYPE html>")
+    first, second = text.splitlines()[:2]
+    assert first.startswith("<!-- CONFIDENTIAL — not for publication") and first.endswith("-->")
+    assert second == "<!DOCTYPE html>"  # a comment before the doctype is valid HTML
     p = _Tables()
     p.feed(text)
     assert ["microdata", "data.asc"] in p.rows

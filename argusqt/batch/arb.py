@@ -19,7 +19,7 @@ from argusqt.model.table import CostSpec, TableSpec
 from argusqt.protection.params import MethodParams
 
 #: Commands without arguments.
-NO_ARGS = {"READMICRODATA", "CLEAR", "GOINTERACTIVE", "SILENT", "COVER", "JJ"}
+NO_ARGS = {"READMICRODATA", "CLEAR", "GOINTERACTIVE", "SILENT", "COVER", "JJ", "ANCO"}
 #: Commands whose single argument is a file name.
 FILE_ARG = {"LOGBOOK", "OPENMICRODATA", "OPENTABLEDATA", "OPENMETADATA", "VERSIONINFO"}
 OTHER = {
@@ -33,6 +33,8 @@ OTHER = {
     "SOLVER",
 }
 COMMANDS = NO_ARGS | FILE_ARG | OTHER
+#: τ-Argus 4.2 spellings read as the command they stand for (its batch reader accepts both).
+ALIASES = {"APRIORY": "APRIORI"}
 
 
 @dataclass
@@ -327,15 +329,20 @@ def parse_recode(text: str) -> Recode:
 
 
 def parse_readtable(text: str) -> ReadTable:
-    """`[0|1|2][T]` (argusqt/docs/formats.md §3.3)."""
+    """`[0|1|2][T|F]` (argusqt/docs/formats.md §3.3): T keeps the statuses given on total
+    lines, F (τ-Argus 4.2's explicit spelling of the default) does not."""
     t = text.strip().upper()
     keep = t.endswith("T")
-    if keep:
+    if t.endswith(("T", "F")):
         t = t[:-1].strip()
-    mode = _int(t, "totals mode 0, 1 or 2") if t else 0
+    try:
+        mode = _int(t, "totals mode") if t else 0
+    except ValueError:
+        mode = -1
     if mode not in (0, 1, 2):
         raise ValueError(
-            f"expected totals mode 0, 1 or 2 (optionally followed by T), got {text.strip()!r}"
+            "expected totals mode 0, 1 or 2, optionally followed by T (keep the statuses "
+            f"given on total lines) or F (do not: the default), got {text.strip()!r}"
         )
     return ReadTable(mode, keep)
 
@@ -383,7 +390,7 @@ def parse_arb_lines(lines: list[str], path: str | Path) -> list[Command]:
     pending: Command | None = None  # a WRITETABLE whose arguments are on the next line
     for no, raw in enumerate(lines, start=1):
         line = strip_comment(raw.replace("\t", " ")).strip()
-        if not line:
+        if not line or line.startswith("\\\\"):  # `\\`: τ-Argus 4.2's other comment mark
             continue
         try:
             check_no_control(raw, path, no)
@@ -406,6 +413,7 @@ def parse_arb_lines(lines: list[str], path: str | Path) -> list[Command]:
             )
         end = line.index(">")
         name = line[1:end].strip().upper()
+        name = ALIASES.get(name, name)
         text = line[end + 1 :].strip()
         if name not in COMMANDS:
             raise BatchError(

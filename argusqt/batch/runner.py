@@ -26,7 +26,17 @@ class State(Enum):
 
 
 #: Commands allowed in any state.
-ANYTIME = {"LOGBOOK", "SOLVER", "SILENT", "COVER", "JJ", "VERSIONINFO", "CLEAR", "GOINTERACTIVE"}
+ANYTIME = {
+    "LOGBOOK",
+    "SOLVER",
+    "SILENT",
+    "COVER",
+    "JJ",
+    "ANCO",
+    "VERSIONINFO",
+    "CLEAR",
+    "GOINTERACTIVE",
+}
 #: Commands that need the tables.
 AFTER_TABLES = {"SUPPRESS", "WRITETABLE", "APRIORI", "RECODE"}
 
@@ -161,6 +171,12 @@ class _Runner:
                 ses.add_log(f"Logbook: {ses.logbook.path}")
         elif n in ("SILENT", "COVER", "JJ"):
             ses.add_log(f"<{n}> accepted and ignored (internal command of later τ-Argus versions)")
+        elif n == "ANCO":
+            ses.add_log(
+                "<ANCO> accepted and ignored: it switches on τ-Argus 4.2's expert mode (its "
+                "solvers' temporary files kept, extra fields in its dialogs); argusqt has no "
+                "such mode and its results do not depend on it"
+            )
         elif n == "SOLVER":
             ses.add_log(f"Solver {a} requested; argusqt uses its own free solvers (SCIP, HiGHS)")
         elif n == "VERSIONINFO":
@@ -224,7 +240,11 @@ class _Runner:
             if any(r.cancelled for r in results):
                 self.outcome.cancelled = True
         elif n == "WRITETABLE":
-            files = ses.write_table(a.table, a.out_type, a.options, self.output_file(a.path))
+            out = self.output_file(a.path)
+            files = ses.write_table(a.table, a.out_type, a.options, out)
+            # like τ-Argus, the report of the table beside it as `<name>.html`; confidential,
+            # so marked in its first line and title (argusqt/docs/formats.md §11.2)
+            files.append(ses.write_report(a.table, report_path(out), tau_name=True))
             self.outcome.files_written.extend(files)
         else:  # pragma: no cover - the parser knows every command
             raise self.fail(cmd, "command not implemented")
@@ -256,6 +276,13 @@ class _Runner:
                 break
         self.progress(ProgressEvent("Batch finished", fraction=1.0))
         return self.outcome
+
+
+def report_path(table_file: Path) -> Path:
+    """τ-Argus's name of the report of a saved table: the table file with `.html` (and
+    `.report.html` when the table file itself ends in `.html`)."""
+    html = table_file.with_suffix(".html")
+    return html if html != table_file else table_file.with_suffix(".report.html")
 
 
 def run_batch(

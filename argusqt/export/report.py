@@ -175,6 +175,9 @@ def report_html(table: Table, info: Mapping[str, Any] | None = None) -> str:
     when = info.get("time") or datetime.now().strftime("%d-%b-%Y %H:%M:%S")
     title = info.get("title") or f"argusqt report: {table.name or 'table'}"
     parts = [
+        # the first line says it, whatever the file is named (batch: τ-Argus's `<name>.html`)
+        f"<!-- {esc(CONFIDENTIAL_BANNER)}: internal report, it counts and sums the "
+        "suppressed cells -->",
         "<!DOCTYPE html>",
         '<html><head><meta charset="utf-8">',
         f"<title>{esc(CONFIDENTIAL_BANNER)}: {esc(title)}</title><style>{_CSS}</style></head><body>",
