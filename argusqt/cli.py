@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from argusqt import __version__
 
@@ -61,8 +62,25 @@ def run_batch_command(arb: str, logbook: str | None, tempdir: str | None) -> int
     return outcome.exit_code
 
 
+def missing_display(environ: Mapping[str, str], platform: str = sys.platform) -> str | None:
+    """Why Qt could not open a window here, or None. Without a display Qt's xcb plugin
+    aborts the process with a page of plugin diagnostics; we say it in one line first."""
+    if not platform.startswith("linux") or environ.get("QT_QPA_PLATFORM"):
+        return None  # Windows/macOS always have a display; a chosen platform is Qt's business
+    if environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY"):
+        return None
+    return (
+        "argusqt: no display to open a window on (DISPLAY and WAYLAND_DISPLAY are not set); "
+        "start it from a desktop session, or run batch files headless: argusqt batch FILE.arb"
+    )
+
+
 def start_gui(argv: Sequence[str]) -> int:
     """Import the GUI only when asked for (the core never needs Qt)."""
+    reason = missing_display(os.environ)
+    if reason is not None:
+        print(reason, file=sys.stderr)
+        return 2
     try:
         from argusqt.gui.app import main as gui_main
     except ImportError as exc:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up argusqt on a fresh Debian machine: the system libraries Qt needs, a virtualenv in
-# .venv and the package in it (editable). `--test` also installs the test tools.
-# Idempotent: skips apt when the libraries are present and pip when nothing changed.
+# .venv and the package in it (editable) with its test tools, once for the application and
+# the test suite alike. Idempotent: skips apt when the libraries are present and pip when
+# nothing changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,11 +25,14 @@ PY="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
-extra=""
-[ "${1:-}" = "--test" ] && extra="[test]"
-stamp=".venv/.argusqt-installed$extra"
+# One install and one stamp for both README commands (the application's and the tests'):
+# the package goes in with its test tools the first time, so running the other command
+# afterwards installs nothing. `--test` is still accepted (.ci/run passes it). A newer
+# pyproject.toml (changed dependencies) installs again.
+stamp=".venv/.argusqt-installed"
+rm -f ".venv/.argusqt-installed[test]"  # the second stamp of earlier versions
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -e ".$extra"
+  .venv/bin/python -m pip install -q -e ".[test]"
   touch "$stamp"
 fi

@@ -149,6 +149,14 @@ def test_drop_data_file_opens_with_its_rda(qtbot, window, files):
     assert window.sessions[-1].calls[0][2] == str(files.with_suffix(".rda"))
 
 
+def test_opening_an_rda_alone_opens_its_data_file(qtbot, window, files):
+    """The desktop entry claims .rda: a double-click opens the data file beside it."""
+    run_dialog(qtbot, SpecifyTablesDialog, lambda d: d.reject())
+    window.open_paths([str(files.with_suffix(".rda"))])
+    qtbot.waitUntil(lambda: window.session is not None, timeout=60_000)
+    assert window.sessions[-1].calls[0][1:3] == (str(files), str(files.with_suffix(".rda")))
+
+
 def test_window_state_saved(qtbot, tmp_path):
     settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
     w = MainWindow(settings=settings, session_factory=FakeSession)
@@ -329,3 +337,35 @@ def test_specify_dialog_builds_full_spec(qtbot):
     d.response.setCurrentText("<frequency>")
     assert not d.individual.nk[0].check.isEnabled() and d.individual.freq.check.isEnabled()
     assert d.current_spec().rules.nk_individual == []
+
+
+def test_help_online_is_this_project_or_the_shipped_guide(qtbot, window, monkeypatch):
+    """argusqt has no web site yet: Help → argusqt online opens the shipped guide and says so;
+    it never opens τ-Argus's pages (no browser is started)."""
+    from PySide6.QtGui import QDesktopServices
+    from PySide6.QtWidgets import QTextBrowser
+
+    from argusqt.gui import mainwindow
+
+    opened: list = []
+    monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: opened.append(url) or True)
+    assert mainwindow.PROJECT_URL is None
+    window.actions["online"].trigger()
+    dlg = window.html_dialog
+    assert "no web site" in dlg.windowTitle()
+    browser = dlg.findChild(QTextBrowser)
+    assert browser.toPlainText().startswith("argusqt user guide")
+    assert opened == []
+    help_menu = next(
+        m for m in window.menuBar().findChildren(type(window.recent_menu)) if m.title() == "&Help"
+    )
+    assert [a.text() for a in help_menu.actions() if a.text()] == [
+        "&User guide",
+        "argusqt &online",
+        "&Options…",
+        "&About argusqt",
+    ]
+    # with a project address, that address is opened
+    monkeypatch.setattr(mainwindow, "PROJECT_URL", "https://example.org/argusqt")
+    window.actions["online"].trigger()
+    assert [u.toString() for u in opened] == ["https://example.org/argusqt"]

@@ -12,5 +12,8 @@ from pathlib import Path
 DOCS_DIR = Path(__file__).resolve().parent
 #: The page Help → User guide opens.
 USER_GUIDE = DOCS_DIR / "user_guide.md"
+#: The project's web site for Help → Online. argusqt has none yet: None makes Help → Online
+#: open the shipped guide and say so (never another project's page).
+PROJECT_URL: str | None = None
 #: Every page the package ships, by file name.
 PAGES = ("user_guide.md", "formats.md", "rules.md", "methods.md")

@@ -108,6 +108,23 @@ def proposed_metadata(data_path: str | Path) -> Path | None:
     return None
 
 
+def proposed_data(meta_path: str | Path) -> Path | None:
+    """The one data or table file next to a `.rda` with the same base name (case-insensitive),
+    so that opening a `.rda` (a double-click: the desktop entry claims `.rda`) opens its data;
+    None when there is none or more than one."""
+    p = Path(meta_path)
+    if not p.parent.is_dir():
+        return None
+    found = [
+        q
+        for q in p.parent.iterdir()
+        if q.suffix.lower() in DATA_SUFFIXES | TABLE_SUFFIXES
+        and q.stem.lower() == p.stem.lower()
+        and q.is_file()
+    ]
+    return found[0] if len(found) == 1 else None
+
+
 def tables_of(session: Any) -> list[Table]:
     """Tables of the session, numbered from 1 in the GUI."""
     return list(getattr(session, "tables", []) or [])

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from argusqt import __version__ as _version
-from argusqt.docs import USER_GUIDE
+from argusqt.docs import PROJECT_URL, USER_GUIDE
 from argusqt.errors import ArgusError, Cancelled, MethodError, PublicationError
 from argusqt.gui import core
 from argusqt.gui.errors import show_error
@@ -231,6 +231,7 @@ class MainWindow(QMainWindow):
         A("gen_apriori", "&Generate a-priori file…", self.generate_apriori, None)
         A("write_batch", "Write &batch file…", self.write_batch_file, None)
         A("guide", "&User guide", self.show_guide, QKeySequence.StandardKey.HelpContents)
+        A("online", "argusqt &online", self.show_online)
         A("options", "&Options…", self.show_options)
         A("about", "&About argusqt", self.show_about)
 
@@ -257,7 +258,7 @@ class MainWindow(QMainWindow):
         for k in ("save_table", "view_report", "gen_apriori", "write_batch"):
             m.addAction(a[k])
         m = mb.addMenu("&Help")
-        for k in ("guide", "options", "about"):
+        for k in ("guide", "online", "options", "about"):
             m.addAction(a[k])
         m.insertSeparator(a["about"])
         self._rebuild_recent()
@@ -331,7 +332,7 @@ class MainWindow(QMainWindow):
         has_data = self.session is not None
         has_table = bool(self.views)
         for k, a in self.actions.items():
-            if k in ("exit", "guide", "about", "options"):
+            if k in ("exit", "guide", "online", "about", "options"):
                 a.setEnabled(True)
             elif k in ("open_micro", "open_table", "open_batch", "open_session"):
                 a.setEnabled(not busy)
@@ -469,10 +470,12 @@ class MainWindow(QMainWindow):
         elif data is not None:
             meta = meta or core.proposed_metadata(data)
             self.open_microdata(str(data), str(meta) if meta else None)
-        elif meta is not None:
-            QMessageBox.information(
-                self, "Open", f"{meta.name} is a metadata file: drop its data file with it."
-            )
+        elif meta is not None:  # a .rda alone: its data file beside it, else ask for it
+            found = core.proposed_data(meta)
+            if found is not None and found.suffix.lower() in core.TABLE_SUFFIXES:
+                self.open_table(str(found), str(meta))
+            else:
+                self.open_microdata(str(found) if found else None, str(meta))
 
     # ================================================================== File
     def _start_dir(self) -> str:
@@ -1059,11 +1062,33 @@ class MainWindow(QMainWindow):
         )
 
     # ================================================================== Help
-    def show_guide(self) -> None:
-        if GUIDE.exists():
-            self._show_html("User guide", GUIDE.read_text(encoding="utf-8"), markdown=True)
-        else:
-            QDesktopServices.openUrl(QUrl("https://github.com/sdcTools/tauargus"))
+    def show_guide(self, title: str = "User guide") -> None:
+        """The guide shipped inside the package: no browser, no network."""
+        if not GUIDE.exists():
+            QMessageBox.warning(
+                self,
+                "User guide",
+                f"The user guide is missing from this installation ({GUIDE}). "
+                "Reinstall argusqt to get it back.",
+            )
+            return
+        self._show_html(title, GUIDE.read_text(encoding="utf-8"), markdown=True)
+
+    def show_online(self) -> None:
+        """The project's own web site; while it has none, the shipped guide, saying so."""
+        if PROJECT_URL is None:
+            self.show_guide("User guide (argusqt has no web site yet: this guide ships with it)")
+            self.log_message(
+                f"argusqt has no web site yet; Help → argusqt online shows the guide shipped "
+                f"with the program ({GUIDE})"
+            )
+            return
+        if not QDesktopServices.openUrl(QUrl(PROJECT_URL)):
+            QMessageBox.information(
+                self,
+                "argusqt online",
+                f"No web browser could be started. The address is {PROJECT_URL}",
+            )
 
     def show_options(self) -> None:
         from argusqt.gui.optionsdialog import OptionsDialog
