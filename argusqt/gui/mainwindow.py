@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QSettings, Qt, QUrl
-from PySide6.QtGui import QAction, QDesktopServices, QKeySequence
+from PySide6.QtGui import QAction, QDesktopServices, QKeySequence, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (
     QDialog,
     QDockWidget,
@@ -1020,6 +1020,7 @@ class MainWindow(QMainWindow):
         if markdown:
             browser.setSearchPaths([str(GUIDE.parent)])  # the guide's screenshots
             browser.setMarkdown(html)
+            _fit_images(browser.document(), 760)
         else:
             browser.setHtml(html)
         QVBoxLayout(dlg).addWidget(browser)
@@ -1104,3 +1105,31 @@ class MainWindow(QMainWindow):
             f"<b>argusqt {_version}</b><br>Statistical disclosure control of tables, "
             "compatible with τ-Argus 4.1 files and batch commands.<br>Free solvers: SCIP and HiGHS.",
         )
+
+
+def _fit_images(doc: QTextDocument, max_width: int) -> None:
+    """Scale the guide's screenshots down to the window (Qt's Markdown has no image width):
+    a reader should not scroll sideways to see a picture."""
+    block = doc.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            fragment = it.fragment()
+            fmt = fragment.charFormat()
+            if fmt.isImageFormat():
+                image_fmt = fmt.toImageFormat()
+                image = doc.resource(
+                    QTextDocument.ResourceType.ImageResource, QUrl(image_fmt.name())
+                )
+                width = image.width() if image is not None else 0
+                if width > max_width:
+                    image_fmt.setWidth(max_width)
+                    image_fmt.setHeight(image.height() * max_width / width)
+                    cursor = QTextCursor(doc)
+                    cursor.setPosition(fragment.position())
+                    cursor.setPosition(
+                        fragment.position() + fragment.length(), QTextCursor.MoveMode.KeepAnchor
+                    )
+                    cursor.setCharFormat(image_fmt)
+            it += 1
+        block = block.next()
