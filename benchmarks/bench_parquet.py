@@ -146,8 +146,8 @@ def compare(path: Path) -> None:
     t0 = time.perf_counter()
     con = duckdb.connect()
     con.execute("SET threads TO 2")
-    rel = con.execute(f"SELECT {', '.join(cols)} FROM read_parquet('{path}')")
-    reader = rel.fetch_record_batch(ROW_GROUP)
+    rel = con.sql(f"SELECT {', '.join(cols)} FROM read_parquet('{path}')")
+    reader = rel.to_arrow_reader(ROW_GROUP)
     m = 0
     for batch in reader:
         for c in cols[:3]:

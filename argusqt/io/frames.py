@@ -73,7 +73,9 @@ def _pyarrow() -> Any:
 class _Batches:
     """Record batches of the needed columns of a data frame or a file, and their total count."""
 
-    def __init__(self, data: Any, columns: list[str], chunk: int) -> None:
+    def __init__(
+        self, data: Any, columns: list[str], chunk: int, categorical: Sequence[str] = ()
+    ) -> None:
         pa = _pyarrow()
         self.columns = columns
         self.chunk = chunk
@@ -89,7 +91,18 @@ class _Batches:
                 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
                 try:
-                    self._file = pq.ParquetFile(self.path)
+                    schema = pq.read_schema(self.path)
+                    # text codes straight from the file's dictionary pages: no string per record
+                    text = [
+                        c
+                        for c in categorical
+                        if c in schema.names
+                        and (
+                            pa.types.is_string(schema.field(c).type)
+                            or pa.types.is_large_string(schema.field(c).type)
+                        )
+                    ]
+                    self._file = pq.ParquetFile(self.path, read_dictionary=text)
                 except (pa.ArrowInvalid, OSError) as exc:
                     raise InputError(
                         f"not a readable Parquet file ({exc})", file=self.path
@@ -439,7 +452,7 @@ def read_frame(
     columns = list(dict.fromkeys([*roles.categorical, *roles.numbers]))
     if not roles.explanatory:
         raise SpecificationError("give at least one explanatory variable")
-    batches = _Batches(data, columns, chunk_records or CHUNK_RECORDS)
+    batches = _Batches(data, columns, chunk_records or CHUNK_RECORDS, roles.categorical)
     name = batches.path if batches.path is not None else Path("<data frame>")
     meta = frame_metadata(roles, batches.path)
     where = str(name)
