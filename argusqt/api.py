@@ -331,9 +331,10 @@ class Protection:
         return [str(e) for e in self.session.log]
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("_") or not self.tables:
+        tables = self.__dict__.get("tables")  # not self.tables: no recursion while unpickling
+        if name.startswith("_") or not tables:
             raise AttributeError(name)
-        return getattr(self.tables[0], name)
+        return getattr(tables[0], name)
 
     def __getitem__(self, k: int) -> ProtectedTable:
         return self.tables[k]

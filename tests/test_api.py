@@ -251,6 +251,16 @@ def test_tqdm_bar(records, testw, capsys):
     assert "100%" in capsys.readouterr().err
 
 
+def test_several_tables_share_response_and_rules(records, testw):
+    import copy
+
+    result = _protect(records, testw, explanatory=[["Size", "Region"], ["Year", "Size"]])
+    assert len(result) == 2 and result[0].n_primary == 9
+    assert result[1].name.startswith("Year × Size")
+    assert all(t.audit().ok for t in result.tables)
+    assert copy.copy(result).tables == result.tables  # no recursion through __getattr__
+
+
 def test_polars_frame(records, testw):
     pl = pytest.importorskip("polars")
     result = _protect(pl.from_pandas(records), testw)
