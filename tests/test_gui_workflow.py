@@ -434,3 +434,33 @@ def test_metadata_edit_save_and_reopen(qtbot, window, sample, monkeypatch):
     qtbot.waitUntil(lambda: window.session.meta_path == new_rda, timeout=60_000)
     assert not window.errors, window.errors
     assert window.session.metadata.variable("turnover").decimals == 0
+
+
+def test_user_guide_first_table_steps(qtbot, window, sample):
+    """argusqt/docs/user_guide.md §2 through the real windows: the counts the guide quotes, and
+    the Protect dialog's suggestion and reason as the guide quotes them."""
+    import re
+
+    from argusqt.docs import USER_GUIDE
+
+    guide = " ".join(USER_GUIDE.read_text(encoding="utf-8").split())
+    view = _open_and_specify(qtbot, window, sample)
+    t = view.table
+    unsafe = int(((t.status >= 3) & (t.status <= 9)).sum())
+    assert f"has {t.n_cells} cells: {unsafe} are red" in guide
+    assert f"({unsafe:,})" in view.legend.counts["Unsafe (rule)"].text()
+    suggestion: list[str] = []
+
+    def read_and_close(d: ProtectDialog) -> None:
+        suggestion.append(d.advice.text())
+        d.reject()
+
+    run_dialog(qtbot, ProtectDialog, read_and_close)
+    window.actions["protect"].trigger()
+    qtbot.waitUntil(lambda: bool(suggestion), timeout=30_000)
+    text = suggestion[0]
+    assert text.startswith("Suggested for this table: Optimal")
+    quoted = re.search(
+        r'"(\d+ cells, \d+ unsafe: small enough for the optimal method[^"]*)"', guide
+    )
+    assert quoted and quoted[1] in text, text
