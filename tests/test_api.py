@@ -358,3 +358,22 @@ def test_ready_table_from_a_dataframe(records, testw):
     )
     assert result.n_primary == 9 and result.audit().ok
     assert np.allclose(result.table.value, micro.table.value)  # totals computed from leaves
+
+
+@pytest.mark.parametrize("method", ["CTA", "IP"])
+def test_adjusted_and_interval_faces(records, testw, method):
+    result = _protect(records, testw, method=method)
+    cells, safe = result.to_frame(), result.publish()
+    empty = (cells["status"] == "empty").to_numpy()
+    if method == "CTA":  # every non-empty cell is published, with its adjusted value
+        assert np.array_equal(safe["value"].isna().to_numpy(), empty)
+    else:  # a protected cell is published as an interval around its true value
+        wide = safe["value"].isna().to_numpy()
+        lo = safe["lower"].to_numpy(dtype=float)
+        hi = safe["upper"].to_numpy(dtype=float)
+        hidden = wide & ~empty
+        assert hidden.sum() > 0
+        truth = cells["value"].to_numpy()[hidden]
+        assert (lo[hidden] <= truth + 1e-6).all() and (truth <= hi[hidden] + 1e-6).all()
+    with pytest.raises(ParameterError, match="base"):
+        _protect(records, testw, method="RND")
