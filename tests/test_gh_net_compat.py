@@ -18,6 +18,7 @@ from shared_paths import copy_case
 
 from argusqt.batch.arb import parse_specify_table
 from argusqt.batch.runner import run_batch
+from argusqt.errors import ArgusError
 from argusqt.model.rulespec import PRule, SafetyRules
 from argusqt.model.status import is_primary, is_suppressed
 from argusqt.model.table import CostSpec, TableSpec
@@ -166,3 +167,32 @@ def test_net_on_a_three_dimensional_table_is_refused_naming_the_rule_file_and_li
     assert "net_3d.arb" in text and "line 6" in text
     assert SHAPE_RULE in text and "3 dimensions" in text
     assert not (testw / "net_3d.txt").exists()  # nothing written for publication
+
+
+@pytest.mark.parametrize(
+    "method, params", [("GH", {"apriori_percent": 50, "model_size": 1}), ("NET", None)]
+)
+def test_python_api_protects_with_gh_and_net(testw, method, params):
+    import argusqt
+
+    common = dict(
+        metadata=testw / "tau_testW.rda", response="Var2", rules="P(15,1)", progress=False
+    )
+    result = argusqt.protect(
+        testw / "tau_testW.asc",
+        explanatory=["Size", "Region"],
+        method=method,
+        params=params,
+        **common,
+    )
+    assert result.n_primary == 9
+    assert result.audit().ok
+    assert result.table.protection.method == method
+    if method == "NET":  # a three-dimensional table: refused with the rule, as in a batch file
+        with pytest.raises(ArgusError, match=SHAPE_RULE):
+            argusqt.protect(
+                testw / "tau_testW.asc",
+                explanatory=["Year", "Size", "Region"],
+                method="NET",
+                **common,
+            )
