@@ -1,14 +1,16 @@
-"""The core API: one method per user action, called by the batch runner and by the GUI (no Qt).
+"""The core API: one typed method per user action, used by the GUI, the batch runner and
+Python users alike (no Qt).
 
 A Session holds the log, the opened data and metadata, the table specifications, the built
-tables (numbered from 1) and the actions done on them (to write a batch file later).
+tables (numbered from 1) and the typed log of actions (argusqt/actions.py): every method
+appends its action after it succeeded and undo removes actions, so a batch file written
+from the log (batch/render.py) replays to the same tables.
 """
 
 from __future__ import annotations
 
-import importlib
-import re
-from collections.abc import Mapping
+import copy
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -16,6 +18,19 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from argusqt.actions import (
+    Action,
+    ApplyApriori,
+    ChangeStatus,
+    ComputeTables,
+    OpenMicrodata,
+    OpenTableData,
+    Protect,
+    Recode,
+    SpecifyTable,
+    StatusChange,
+    WriteTable,
+)
 from argusqt.errors import (
     ArgusError,
     AuditError,
@@ -26,17 +41,17 @@ from argusqt.errors import (
 from argusqt.export.gate import mark_protected
 from argusqt.io.logbook import Logbook, format_entry
 from argusqt.model.rulespec import SafetyRules
-
-if TYPE_CHECKING:
-    from argusqt.io.frames import Roles
-    from argusqt.protection.params import MethodParams
-    from argusqt.protection.result import ProtectionResult
 from argusqt.model.table import ProtectionInfo, Table, TableSpec
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
 
-#: history placeholder for the manual status changes of a table (an .hst at write time)
-MANUAL_MARK = "<APRIORI> @manual:{}"
-MANUAL_RE = re.compile(r"^<APRIORI> @manual:(\d+)$")
+if TYPE_CHECKING:
+    from argusqt.io.frames import Roles
+    from argusqt.model.codelist import CodeList
+    from argusqt.model.metadata import Metadata
+    from argusqt.protection.advice import Advice
+    from argusqt.protection.params import MethodParams, TableFacts
+    from argusqt.protection.registry import MethodDescriptor
+    from argusqt.protection.result import ProtectionResult
 
 
 def is_warning(message: str) -> bool:
@@ -78,7 +93,8 @@ class Session:
     specs: list[TableSpec] = field(default_factory=list)
     sources: list[TabularSource] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
-    history: list[str] = field(default_factory=list)  # batch lines of actions on the tables
+    #: what was done, in order (argusqt/actions.py): batch files and session files hold it
+    actions: list[Action] = field(default_factory=list)
     read_mode: tuple[int, bool] = (0, False)  # READTABLE totals mode and keep-status flag
     results: dict[int, Any] = field(default_factory=dict)  # table number → last ProtectionResult
     #: tables protected together (table 0): published only after a joint audit
@@ -118,8 +134,7 @@ class Session:
         self.tables = []
         self.results = {}
         self.linked = []
-        self.history = []
-        self.manual: dict[int, list[str]] = {}
+        self.actions = []
         self.add_log("Session cleared")
 
     def clear_tables(self) -> None:
@@ -128,11 +143,24 @@ class Session:
         self.tables = []
         self.results = {}
         self.linked = []
-        self.history = []
-        self.manual: dict[int, list[str]] = {}
         for src in self.sources[-1:]:
             src.spec = None
         self.sources = self.sources[-1:]
+        opened = [a for a in self.actions if isinstance(a, OpenMicrodata | OpenTableData)]
+        self.actions = opened[-1:]
+
+    def specify_tables(
+        self,
+        specs: Sequence[TableSpec],
+        progress: ProgressCallback = no_progress,
+        cancel: CancelToken | None = None,
+    ) -> list[Table]:
+        """Specify | Tables again: forget the tables, specify these (rules included) and
+        compute them."""
+        self.clear_tables()
+        for spec in specs:
+            self.specify_table(spec)
+        return self.compute_tables(progress, cancel)
 
     def table(self, table_no: int) -> Table:
         """Table `table_no` (1-based); SpecificationError naming the valid range."""
@@ -172,8 +200,7 @@ class Session:
             + (f" ({n} records)" if n is not None else "")
         )
         self._log_lines(list(getattr(micro, "log", []) or []))  # the reader's warnings
-        self.history = []
-        self.manual: dict[int, list[str]] = {}
+        self.actions = [OpenMicrodata(data_path, meta_path)]
 
     def open_microdata_frame(
         self,
@@ -198,8 +225,7 @@ class Session:
             f"{', '.join(v.name for v in meta.variables)})"
         )
         self._log_lines(list(micro.log))
-        self.history = []
-        self.manual: dict[int, list[str]] = {}
+        self.actions = []  # no file to reopen: a batch file cannot repeat this session
 
     def open_table_data(self, tab_path: str | Path, meta_path: str | Path) -> None:
         """Add a table file with its metadata (several may form a linked table set)."""
@@ -213,13 +239,13 @@ class Session:
         if self.kind != "tabular" or self.tables:
             self.specs, self.sources, self.tables, self.results = [], [], [], {}
             self.linked = []
+            self.actions = []
         self.kind = "tabular"
         self.data_path, self.meta_path, self.metadata = tab_path, meta_path, meta
         self.sources.append(TabularSource(tab_path, meta_path, meta))
         self._log_lines(list(getattr(meta, "warnings", []) or []))
         self.add_log(f"Table file {tab_path.name} opened with metadata {meta_path.name}")
-        self.history = []
-        self.manual: dict[int, list[str]] = {}
+        self.actions.append(OpenTableData(tab_path, meta_path))
 
     # ------------------------------------------------------------------ specify
     def specify_table(self, spec: TableSpec) -> int:
@@ -256,8 +282,10 @@ class Session:
         self.tables = []
         self.linked = []
         self.add_log(f"Table {len(self.specs)} specified: {describe_spec(spec)}")
-        self.history = []
-        self.manual: dict[int, list[str]] = {}
+        self.actions = [
+            a for a in self.actions if isinstance(a, OpenMicrodata | OpenTableData | SpecifyTable)
+        ]
+        self.actions.append(SpecifyTable(copy.deepcopy(spec)))
         return len(self.specs)
 
     def set_safety_rules(self, rules: SafetyRules, table_no: int | None = None) -> None:
@@ -275,14 +303,13 @@ class Session:
             raise SpecificationError(
                 "P, NK, ZERO and REQ rules cannot be used for a frequency table"
             )
-        spec.rules = rules
-        try:
-            from argusqt.rules.parse import format_safety_rule
+        from argusqt.rules.parse import format_safety_rule
 
-            text = format_safety_rule(rules)
-        except ImportError:  # pragma: no cover
-            text = repr(rules)
-        self.add_log(f"Safety rules of table {idx + 1}: {text}")
+        spec.rules = rules
+        self.add_log(f"Safety rules of table {idx + 1}: {format_safety_rule(rules)}")
+        specified = [k for k, a in enumerate(self.actions) if isinstance(a, SpecifyTable)]
+        if idx < len(specified):
+            self.actions[specified[idx]] = SpecifyTable(copy.deepcopy(spec))
 
     # ------------------------------------------------------------------ compute
     def compute_tables(
@@ -315,7 +342,8 @@ class Session:
                 apply_rules(t)
                 compute_cost(t, self._distances(t))
         else:
-            read_tab = _optional("argusqt.io.tabular", "read_tab", "reading table files (.tab)")
+            from argusqt.io.tabular import read_tab
+
             tables = []
             for k, src in enumerate(self.sources):
                 if src.spec is None:
@@ -333,8 +361,11 @@ class Session:
         self.tables = tables
         self.results = {}
         self.linked = []
-        self.history = []
-        self.manual: dict[int, list[str]] = {}
+        self.actions = [
+            a for a in self.actions if isinstance(a, OpenMicrodata | OpenTableData | SpecifyTable)
+        ]
+        mode, keep = (totals_mode, keep_status) if self.kind == "tabular" else (0, False)
+        self.actions.append(ComputeTables(mode, keep))
         for no, t in enumerate(tables, start=1):
             counts = np.bincount(np.asarray(t.status, dtype=np.int64), minlength=15)
             self.add_log(
@@ -360,48 +391,244 @@ class Session:
         expand_trivial: bool = False,
     ) -> Any:
         """Apply an a-priori (`.hst`) file to a table; returns the module's report."""
-        fn = _optional("argusqt.io.apriori", "apply_apriori", "a-priori files")
-        table = self.table(table_no)
+        action = ApplyApriori(table_no, Path(path), sep, ignore_errors, expand_trivial)
         before = self.protection_state(table_no)
-        report = fn(
-            table, Path(path), sep=sep, ignore_errors=ignore_errors, expand_trivial=expand_trivial
-        )
-        lines = getattr(report, "lines", None)
-        if callable(lines):
-            self._log_lines(list(lines()))
+        report = self._apply_apriori(action)
         self.add_log(f"A-priori file {Path(path).name} applied to table {table_no}")
         self._note_state(table_no, before)
-        flags = f"{int(ignore_errors)}, {int(expand_trivial)}"
-        self.history.append(f'<APRIORI> "{path}", {table_no}, "{sep}", {flags}')
+        self.actions.append(action)
+        return report
+
+    def _apply_apriori(self, a: ApplyApriori) -> Any:
+        from argusqt.io.apriori import apply_apriori
+
+        report = apply_apriori(
+            self.table(a.table),
+            a.path,
+            sep=a.sep,
+            ignore_errors=a.ignore_errors,
+            expand_trivial=a.expand_trivial,
+        )
+        self._log_lines(list(report.lines()))
         return report
 
     def recode(self, table_no: int, var: str, file_or_level: str | Path | int) -> Table:
-        """Recode one explanatory variable of a table with a `.grc` file or a hierarchy level."""
-        table = self.table(table_no)
+        """Recode one explanatory variable of a table with a `.grc` file or a hierarchy level
+        (recodes start from the original codes; manual status changes are lost)."""
+        if isinstance(file_or_level, int) or str(file_or_level).strip().isdigit():
+            action = Recode(table_no, var, level=int(file_or_level))
+        else:
+            from argusqt.io.text import read_lines
+
+            path = Path(file_or_level)
+            text = "".join(line + "\n" for line in read_lines(path))
+            action = Recode(table_no, var, grc_text=text, source=path, folder=path.parent)
+        return self._recode(action)
+
+    def recode_text(
+        self, table_no: int, var: str, grc_text: str, folder: str | Path | None = None
+    ) -> Table:
+        """Recode with `.grc` text (typed in the GUI); relative `<CODELIST>` names in it are
+        found in `folder`. A batch file written later gets the text as a file beside it."""
+        where = Path(folder) if folder is not None else None
+        return self._recode(Recode(table_no, var, grc_text=grc_text, folder=where))
+
+    def _recode(self, action: Recode) -> Table:
+        table = self.table(action.table)
+        self._require_unprotected(action.table, "recoding")
+        new, warnings = self._recoded(table, action)
+        source = f"{action.source.name}: " if action.source is not None else ""
+        self._log_lines([f"warning: {source}{w}" for w in warnings])
+        self.tables[action.table - 1] = new
+        self.results.pop(action.table, None)
+        self.add_log(f"Table {action.table}: variable {action.variable} recoded ({_how(action)})")
+        self.actions.append(action)
+        return new
+
+    def _recoded(self, table: Table, a: Recode) -> tuple[Table, list[str]]:
+        from argusqt.recode.apply import original_codelist, parse_recode_text, recode_variable
+
         if self.kind == "tabular":
             raise SpecificationError("recoding is not available for tabular input")
-        status = np.asarray(table.status)
-        if table.published is not None or ((status == 11) | (status == 12)).any():
+        how: Any
+        if a.level is not None:
+            how = a.level
+        elif a.grc_text is None:
             raise SpecificationError(
-                f"table {table_no} has been protected; recoding is only possible before protection"
+                f"table {a.table}: the recode of {a.variable} has no recode text (from an older "
+                "session file); recode it again"
             )
-        fn = _optional("argusqt.recode.apply", "recode_variable", "recoding")
-        new, warnings = fn(table, var, file_or_level)
-        if new.spec.cost.kind == "distance":  # distances per step come from the metadata
-            from argusqt.rules.cost import compute_cost
+        else:
+            where = a.source or (a.folder or Path()) / f"{a.variable} (typed recode)"
+            how = parse_recode_text(a.grc_text, original_codelist(table, a.variable), where)
+        return recode_variable(table, a.variable, how, self._distances(table))
 
-            compute_cost(new, self._distances(new))
-        source = "" if isinstance(file_or_level, int) else f"{Path(file_or_level).name}: "
-        self._log_lines([f"warning: {source}{w}" for w in warnings])
+    def undo_recode(self, table_no: int, var: str) -> Table:
+        """Back to the original coding of `var` (other recodes stay): its recodes leave the
+        log, and the table is rebuilt from what remains, as a batch file would rebuild it."""
+        from argusqt.recode.apply import undo_recode
+
+        table = self.table(table_no)
+        self._require_unprotected(table_no, "undoing a recode")
+        mine = [
+            a
+            for a in self.actions
+            if isinstance(a, Recode) and a.table == table_no and a.variable.lower() == var.lower()
+        ]
+        new = undo_recode(table, var, self._distances(table))
+        self.actions = [a for a in self.actions if not any(a is m for m in mine)]
         self.tables[table_no - 1] = new
         self.results.pop(table_no, None)
-        how = (
-            f"level {file_or_level}" if isinstance(file_or_level, int) else Path(file_or_level).name
+        self._redo_changes(table_no)
+        self.add_log(f"Table {table_no}: recode of {var} undone")
+        return self.tables[table_no - 1]
+
+    def _redo_changes(self, table_no: int) -> None:
+        """After an undo, the manual changes and a-priori files the log keeps for a table since
+        its last recode are applied again (a recode starts statuses from the rules)."""
+        start = 0
+        for k, a in enumerate(self.actions):
+            if isinstance(a, ComputeTables) or (isinstance(a, Recode) and a.table == table_no):
+                start = k + 1
+        kept: list[Action] = []
+        for k, a in enumerate(self.actions):
+            if k >= start and isinstance(a, ChangeStatus) and a.table == table_no:
+                cells = self._cells_of(self.table(table_no), a.cells)
+                if cells is None:
+                    self.add_log(
+                        f"Table {table_no}: a manual {a.change} change no longer applies (its "
+                        "cells are not in the table now) and was dropped"
+                    )
+                    continue
+                self._change(a, cells)
+            elif k >= start and isinstance(a, ApplyApriori) and a.table == table_no:
+                self._apply_apriori(a)
+            kept.append(a)
+        self.actions = kept
+
+    def _require_unprotected(self, table_no: int, what: str) -> None:
+        table = self.table(table_no)
+        status = np.asarray(table.status)
+        if (
+            table.published is not None
+            or table.interval_lower is not None
+            or ((status == 11) | (status == 12)).any()
+        ):
+            raise SpecificationError(
+                f"table {table_no} has been protected; {what} is only possible before protection "
+                "(undo the protection first)"
+            )
+
+    # ------------------------------------------------------------------ manual changes
+    def set_status(
+        self, table_no: int, cells: Sequence[int] | np.ndarray, status: StatusChange
+    ) -> int:
+        """Make cells "safe", "unsafe" or "protected" (docs/rules.md, manual changes);
+        returns the number of cells changed."""
+        if status not in ("safe", "unsafe", "protected"):
+            raise SpecificationError(
+                f"expected the status safe, unsafe or protected, got {status!r}"
+            )
+        return self._record_change(table_no, status, cells)
+
+    def set_cost(self, table_no: int, cells: Sequence[int] | np.ndarray, cost: float) -> int:
+        """The cost of suppressing the cells; returns the number of cells changed."""
+        return self._record_change(table_no, "cost", cells, float(cost))
+
+    def set_protection_levels(
+        self, table_no: int, cells: Sequence[int] | np.ndarray, lower: float, upper: float
+    ) -> int:
+        """The lower and upper protection levels of unsafe cells; returns cells changed."""
+        return self._record_change(table_no, "levels", cells, float(lower), float(upper))
+
+    def _record_change(
+        self,
+        table_no: int,
+        change: StatusChange,
+        cells: Sequence[int] | np.ndarray,
+        value: float | None = None,
+        upper: float | None = None,
+    ) -> int:
+        table = self.table(table_no)
+        idx = np.atleast_1d(np.asarray(cells, dtype=np.int64))
+        codes = tuple(table.cell_codes(int(c)) for c in idx.tolist())
+        action = ChangeStatus(table_no, change, codes, value, upper)
+        before = self.protection_state(table_no)
+        try:
+            n = self._change(action, idx)
+        finally:
+            self._note_state(table_no, before)
+        self.add_log(f"Table {table_no}: {change} on {len(idx)} cell(s), {n} changed")
+        self.actions.append(action)
+        return n
+
+    def _change(self, a: ChangeStatus, cells: np.ndarray) -> int:
+        from argusqt.rules import changes
+
+        table = self.table(a.table)
+        if a.change == "cost":
+            return changes.set_cost(table, cells, float(a.value or 0.0))
+        if a.change == "levels":
+            return changes.set_protection_levels(
+                table, cells, float(a.value or 0.0), float(a.upper or 0.0)
+            )
+        fn = {
+            "safe": changes.set_safe,
+            "unsafe": changes.set_unsafe,
+            "protected": changes.set_protected,
+        }[a.change]
+        return fn(table, cells)
+
+    @staticmethod
+    def _cells_of(table: Table, codes: tuple[tuple[str, ...], ...]) -> np.ndarray | None:
+        """Cell indices of cells named by their codes; None when one is not in the table."""
+        index = [{c: i for i, c in enumerate(d.codes)} for d in table.dims]
+        out = []
+        for cell in codes:
+            if len(cell) != len(index):
+                return None
+            nodes = [index[d].get(c) for d, c in enumerate(cell)]
+            if any(n is None for n in nodes):
+                return None
+            out.append(table.cell_index(tuple(int(n) for n in nodes if n is not None)))
+        return np.asarray(out, dtype=np.int64)
+
+    def undo_protection(self, table_no: int) -> int:
+        """Undo the secondary suppressions (and published values) of a method; its run leaves
+        the log. Tables protected together are undone together. Returns cells changed."""
+        from argusqt.rules import changes
+
+        linked = table_no in self.linked and any(
+            isinstance(a, Protect) and a.table == 0 for a in self.actions
         )
-        self.add_log(f"Table {table_no}: variable {var} recoded ({how})")
-        arg = str(file_or_level) if isinstance(file_or_level, int) else f'"{file_or_level}"'
-        self.history.append(f"<RECODE> {table_no}, {var}, {arg}")
-        return new
+        numbers = list(self.linked) if linked else [table_no]
+        n = 0
+        for no in numbers:
+            table = self.table(no)
+            before = self.protection_state(no)
+            n += changes.undo_secondary(table)
+            table.published = None
+            table.interval_lower = table.interval_upper = None
+            table.protected_print = table.cleared_print = None  # no protection left
+            table.protection = None
+            table.audit = None
+            self.results.pop(no, None)
+            self._note_state(no, before)
+        self.actions = [
+            a
+            for a in self.actions
+            if not (isinstance(a, Protect) and (a.table in numbers or (linked and a.table == 0)))
+        ]
+        if linked:
+            self.linked = []
+            self.linked_cleared = None
+            self.add_log(
+                f"Tables {numbers} were protected together: their secondary suppressions are "
+                f"undone together ({n} cells)"
+            )
+        else:
+            self.add_log(f"Table {table_no}: secondary suppressions undone ({n} cells)")
+        return n
 
     # ------------------------------------------------------------------ protect
     def protect(
@@ -414,8 +641,8 @@ class Session:
     ) -> ProtectionResult:
         """Run a protection method on one table; statuses (and published values) are copied
         back only when the audit passed. `params`: the method's parameter dataclass or a
-        mapping of its field names (argusqt/docs/formats.md §8.5); an unknown or out-of-range
-        one is a ParameterError naming the parameter and the values allowed."""
+        mapping of its field names (docs/methods.md); an unknown or out-of-range one is a
+        ParameterError naming the parameter and the values allowed."""
         from argusqt.model.status import is_suppressed
         from argusqt.protection import registry
         from argusqt.protection.audit import audit as run_audit
@@ -470,7 +697,7 @@ class Session:
             f"cost {result.cost:g}, {result.elapsed:.1f} s"
             + (f"; {audit.summary()}" if audit is not None else "")
         )
-        self.history.append(f"<SUPPRESS> {desc.name}({', '.join([str(table_no), *p.to_batch()])})")
+        self.actions.append(Protect(table_no, desc.name, p))
         return result
 
     def protect_linked(
@@ -524,7 +751,7 @@ class Session:
             )
         self.linked = list(range(1, len(self.tables) + 1))
         self.linked_cleared = None
-        self.history.append(f"<SUPPRESS> {desc.name}({', '.join(['0', *p.to_batch()])})")
+        self.actions.append(Protect(0, desc.name, p))
         return results
 
     def _linked_cover(self, problems: list) -> Any:
@@ -569,10 +796,10 @@ class Session:
         *,
         tau_exact: bool = False,
     ) -> list[Path]:
-        """Save table `table_no` as type 1–6 (argusqt/docs/formats.md §10); `report` adds the
-        (confidential) HTML report next to it (base name + `_CONFIDENTIAL.html`). `tau_exact`
-        (option `TA+`) writes codes and labels byte for byte as τ-Argus; by default one a
-        spreadsheet would run as a formula gets a `'` in front. Returns the files written.
+        """Save table `table_no` as type 1–6 (formats.md §10); `report` adds the (confidential)
+        HTML report next to it (base name + `_CONFIDENTIAL.html`). `tau_exact` (option `TA+`)
+        writes codes and labels byte for byte as τ-Argus; by default one a spreadsheet would
+        run as a formula gets a `'` in front. Returns the files written.
 
         A file for publication is written only if the table passes the publication gate
         (PublicationError naming the cells otherwise; nothing is written)."""
@@ -607,7 +834,7 @@ class Session:
         )
         if tau_exact and f"{TAU_EXACT}+" not in opt.upper().replace(" ", ""):
             opt += f"{TAU_EXACT}+"
-        self.history.append(f'<WRITETABLE> ({table_no}, {out_type}, {opt}, "{path}")')
+        self.actions.append(WriteTable(table_no, out_type, opt, Path(path)))
         return files
 
     def _clear_linked(self, progress: ProgressCallback, cancel: CancelToken | None) -> None:
@@ -647,6 +874,56 @@ class Session:
         )
         self.add_log(f"Table {table_no}: CONFIDENTIAL workbook (not for publication) {written}")
         return written
+
+    # ------------------------------------------------------------------ what the GUI asks
+    @staticmethod
+    def protection_methods() -> list[MethodDescriptor]:
+        """Every protection method with its parameters (the Protect dialog is built from it)."""
+        from argusqt.protection import registry
+
+        return registry.methods()
+
+    def table_facts(self, table_no: int) -> TableFacts:
+        """What a method's table-dependent defaults and checks read (minimum base, …)."""
+        from argusqt.protection import registry
+
+        return registry.table_facts(self.table(table_no), table_no)
+
+    def suggest_method(self, table_no: int) -> Advice:
+        """The suppression method and time limit we suggest for the table, and why."""
+        from argusqt.protection.advice import recommend_for_table
+
+        return recommend_for_table(self.table(table_no))
+
+    def original_codelist(self, table_no: int, var: str) -> CodeList:
+        """The codelist of `var` before any recode (recodes are written against it)."""
+        from argusqt.recode.apply import original_codelist
+
+        return original_codelist(self.table(table_no), var)
+
+    def check_recode_text(self, table_no: int, var: str, grc_text: str) -> list[str]:
+        """Parse `.grc` text against the variable's original codes: its warnings, or an
+        InputError naming the line (before saving it or recoding with it)."""
+        from argusqt.recode.apply import parse_recode_text
+
+        spec = parse_recode_text(grc_text, self.original_codelist(table_no, var), "recode")
+        return list(spec.warnings)
+
+    @staticmethod
+    def save_text(path: str | Path, text: str) -> Path:
+        """Write a text file the user asked for (a `.grc`), atomically."""
+        from argusqt.io.atomic import atomic_write_text
+
+        atomic_write_text(Path(path), text)
+        return Path(path)
+
+    @staticmethod
+    def write_metadata(metadata: Metadata, path: str | Path) -> Path:
+        """Write metadata (the metadata editor) as a `.rda` file."""
+        from argusqt.io.rda import write_rda
+
+        write_rda(metadata, path)
+        return Path(path)
 
     def protection_state(self, table_no: int) -> str:
         """'cleared', 'protected', 'changed', 'unprotected' or 'nothing to protect'."""
@@ -713,6 +990,12 @@ class Session:
             info |= {"method": result.method, "elapsed": result.elapsed, "audit": result.audit}
         return info
 
+    def report_html(self, table_no: int) -> str:
+        """The table's report as HTML, to show (View | Report); it holds per-status sums."""
+        from argusqt.export.report import report_html
+
+        return report_html(self.table(table_no), self._report_info(table_no))
+
     def write_report(self, table_no: int, path: str | Path, *, tau_name: bool = False) -> Path:
         """The HTML report of a table (files, structure, rules, method, status summary).
 
@@ -730,70 +1013,6 @@ class Session:
         self.add_log(f"Table {table_no}: CONFIDENTIAL report (not for publication) {atomic_path}")
         return atomic_path
 
-    def change_status(
-        self,
-        table_no: int,
-        action: str,
-        cells,
-        value: float | None = None,
-        upper: float | None = None,
-    ) -> int:
-        """A manual change (argusqt/docs/rules.md §7.2): "safe", "unsafe", "protected", "cost"
-        (value), "levels" (value = lower, upper) or "undo" (secondaries). Returns cells changed.
-
-        The change is remembered as a-priori lines, so a batch file written later replays it
-        (`<APRIORI>` with a `.hst` written beside the batch file).
-        """
-        table = self.table(table_no)
-        before = self.protection_state(table_no)
-        try:
-            return self._change_status(table_no, table, action, cells, value, upper)
-        finally:
-            self._note_state(table_no, before)
-
-    def _change_status(self, table_no, table, action, cells, value, upper) -> int:
-        from argusqt.io.textcells import neutralise
-        from argusqt.rules import changes
-
-        cells = np.atleast_1d(np.asarray(cells, dtype=np.int64))
-        if action == "undo":
-            n = changes.undo_secondary(table)
-            table.published = None
-            table.interval_lower = table.interval_upper = None
-            table.protected_print = table.cleared_print = None  # no protection left
-            pattern = re.compile(rf"^<SUPPRESS> \w+\({table_no}[,)]")
-            self.history = [h for h in self.history if not pattern.match(h)]
-            self.add_log(f"Table {table_no}: secondary suppressions undone ({n} cells)")
-            return n
-        if action == "cost":
-            n = changes.set_cost(table, cells, float(value))
-            code = f"C,{float(value)!r}"
-        elif action == "levels":
-            n = changes.set_protection_levels(table, cells, float(value), float(upper))
-            code = f"PL,{float(value)!r},{float(upper)!r}"
-        else:
-            fn = {
-                "safe": changes.set_safe,
-                "unsafe": changes.set_unsafe,
-                "protected": changes.set_protected,
-            }.get(action)
-            if fn is None:
-                raise MethodError(f"unknown status change {action!r}")
-            n = fn(table, cells)
-            code = {"safe": "S", "unsafe": "U", "protected": "P"}[action]
-        lines = self.manual.setdefault(table_no, [])
-        for c in cells.tolist():
-            codes = ",".join(
-                '"' + neutralise(x.strip()).replace('"', "'") + '"'
-                for x in table.cell_codes(int(c))
-            )
-            lines.append(f"{codes},{code}")
-        marker = MANUAL_MARK.format(table_no)
-        if marker not in self.history:
-            self.history.append(marker)
-        self.add_log(f"Table {table_no}: {action} on {len(cells)} cell(s), {n} changed")
-        return n
-
     def write_apriori(
         self,
         table_no: int,
@@ -803,83 +1022,17 @@ class Session:
         sep: str = ",",
     ) -> int:
         """Output | Generate apriori from the table's current statuses; returns lines written."""
-        fn = _optional("argusqt.io.apriori", "write_apriori", "writing a-priori files")
-        n = fn(self.table(table_no), path, actions, keep, sep)
+        from argusqt.io.apriori import write_apriori
+
+        n = write_apriori(self.table(table_no), path, actions, keep, sep)
         self.add_log(
             f"A-priori file {path} written from table {table_no} ({n} lines; CONFIDENTIAL, "
             "not for publication: cell statuses)"
         )
         return n
 
-    def write_batch(self, path: str | Path) -> None:
-        """Same as `write_batch_file` (name used by the GUI)."""
-        self.write_batch_file(path)
-
-    def batch_lines(self) -> list[str]:
-        """The `.arb` lines that rebuild the current state: open, specify, read, then the actions."""
-        from argusqt.rules.parse import format_safety_rule
-
-        def spec_lines(spec: TableSpec) -> list[str]:
-            rules = format_safety_rule(spec.rules)
-            return [f"<SPECIFYTABLE> {spec_to_arb(spec)}"] + (
-                [f"<SAFETYRULE> {rules}"] if rules else []
-            )
-
-        lines: list[str] = []
-        if self.kind == "microdata":
-            lines += [f'<OPENMICRODATA> "{self.data_path}"', f'<OPENMETADATA> "{self.meta_path}"']
-            for spec in self.specs:
-                lines += spec_lines(spec)
-            if self.tables:
-                lines.append("<READMICRODATA>")
-        elif self.kind == "tabular":
-            for src in self.sources:
-                lines += [f'<OPENTABLEDATA> "{src.tab_path}"', f'<OPENMETADATA> "{src.meta_path}"']
-                if src.spec is not None:
-                    lines += spec_lines(src.spec)
-            if self.tables:
-                mode, keep = self.read_mode
-                lines.append(f"<READTABLE> {mode}{'T' if keep else ''}")
-        if self.tables:
-            lines += self.history
-        return lines
-
-    def write_batch_file(self, path: str | Path) -> None:
-        """Write a `.arb` file that repeats what was done in this session."""
-        from argusqt import __version__
-        from argusqt.io.apriori import hst_text
-        from argusqt.io.atomic import atomic_write_text
-        from argusqt.io.logbook import timestamp
-
-        head = [
-            f"// Batch file written by argusqt {__version__}",
-            f"// {timestamp(datetime.now())}",
-        ]
-        path = Path(path)
-        body = []
-        for line in self.batch_lines():
-            m = MANUAL_RE.match(line)
-            if m is None:
-                body.append(line)
-                continue
-            n = int(m.group(1))
-            if not self.manual.get(n):
-                continue  # e.g. a session reloaded without its manual-change list
-            hst = path.with_name(f"{path.stem}_manual{n}.hst")
-            atomic_write_text(hst, hst_text(self.manual[n]))
-            body.append(f'<APRIORI> "{hst.name}", {n}, ",", 0, 0')
-        atomic_write_text(path, "".join(line + "\n" for line in head + body))
-        self.add_log(f"Batch file written: {path}")
-
 
 # ---------------------------------------------------------------------- helpers
-def _optional(module: str, name: str, what: str):
-    try:
-        return getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):
-        raise MethodError(f"{what} is not available yet") from None
-
-
 #: Ratio of the largest to the smallest non-zero cell value beyond which a solver failure is
 #: put down to precision (measured on batch_ex2, smallest cell ≈ 1e3: one record of 3e10 still
 #: works, 1e11 makes the attacker LP fail). Only used to explain a failure, never to refuse.
@@ -924,22 +1077,83 @@ def _explain_solver_failure(
     )
 
 
+def preload() -> None:
+    """Import every module a Session action may use (the GUI does this on its own thread
+    before worker threads start: a first import of a C extension inside a thread crashed)."""
+    import importlib
+
+    from argusqt.protection import registry
+
+    registry.methods()  # imports every method module
+    for name in (
+        "pandas",
+        "argusqt.io.microdata",
+        "argusqt.io.tabular",
+        "argusqt.io.apriori",
+        "argusqt.io.rda",
+        "argusqt.model.tabulate",
+        "argusqt.rules.classify",
+        "argusqt.rules.cost",
+        "argusqt.rules.changes",
+        "argusqt.recode.apply",
+        "argusqt.protection.methods",
+        "argusqt.protection.linked",
+        "argusqt.protection.advice",
+        "argusqt.export.gate",
+        "argusqt.export.writetable",
+        "argusqt.export.excel",
+        "argusqt.export.report",
+    ):
+        importlib.import_module(name)
+
+
+def published_face(table: Table) -> np.ndarray:
+    """Each cell as it would be published (`x` suppressed, `-` empty, rounded, adjusted or
+    interval values): what leaves the program by the clipboard too."""
+    from argusqt.export.codevalue import shown_values
+
+    return shown_values(table)
+
+
+def spreadsheet_safe(text: str) -> str:
+    """`text` with a `'` in front when a spreadsheet would run it as a formula."""
+    from argusqt.io.textcells import neutralise
+
+    return neutralise(text)
+
+
+def table_protection(table: Table) -> tuple[str, str]:
+    """(state, words) of a table on its way to publication (export.gate): 'cleared',
+    'protected', 'changed', 'unprotected' or 'nothing to protect'."""
+    from argusqt.export.gate import STATE_TEXT, protection_state
+    from argusqt.model.status import is_secondary
+
+    state = protection_state(table)
+    if state == "unprotected" and is_secondary(table.status).any():
+        # e.g. statuses read from a table file: the gate audits them when saving
+        return state, "not protected by a method (the pattern is audited when saved)"
+    return state, STATE_TEXT[state]
+
+
+def _how(a: Recode) -> str:
+    if a.level is not None:
+        return f"level {a.level}"
+    return a.source.name if a.source is not None else "recode typed in the dialog"
+
+
 def describe_spec(spec: TableSpec) -> str:
     resp = spec.response or "frequency"
     return f"{' × '.join(spec.explanatory)} | {resp}"
 
 
-def spec_to_arb(spec: TableSpec) -> str:
-    """The `<SPECIFYTABLE>` argument of a spec (writes `|λ` only when λ ≠ 1)."""
-    exp = "".join(f'"{e}"' for e in spec.explanatory)
-    resp = f'"{spec.response}"' if spec.response is not None else "<freq>"
-    shadow = f'"{spec.shadow}"' if spec.shadow else '""'
-    kind = spec.cost.kind
-    cost = {"frequency": "-1", "unity": "-2", "distance": "-3"}.get(
-        kind, f'"{spec.cost.variable}"' if spec.cost.variable else '""'
-    )
-    lam = f"|{spec.cost.lam:g}" if spec.cost.lam != 1 else ""
-    return f"{exp}|{resp}|{shadow}|{cost}{lam}"
-
-
-__all__ = ["ArgusError", "LogEntry", "Session", "TabularSource", "is_warning", "spec_to_arb"]
+__all__ = [
+    "ArgusError",
+    "LogEntry",
+    "Session",
+    "TabularSource",
+    "is_warning",
+    "preload",
+    "published_face",
+    "spreadsheet_safe",
+    "table_protection",
+]

@@ -1,17 +1,19 @@
 """Session files (`.aqs`): save the user's work on the tables and load it back, audited.
 
-A session file is UTF-8 JSON (written atomically) with this layout (format version 1):
+A session file is UTF-8 JSON (written atomically) with this layout (format version 2; version
+1 files are read too):
 
 ```
 {"confidential": "CONFIDENTIAL — not for publication: …",
- "format": "argusqt-session", "version": 1, "argusqt": "<version>", "saved": "<ISO time>",
+ "format": "argusqt-session", "version": 2, "argusqt": "<version>", "saved": "<ISO time>",
  "kind": "microdata" | "tabular",
  "data": {"path": ..., "absolute": ...}, "metadata": {"path": ..., "absolute": ...},  # micro
  "sources": [{"data": {...}, "metadata": {...}, "table": 1 | null}, ...],           # tabular
  "read_mode": [totals_mode, keep_status],
  "specs": [{"explanatory": [...], "response": ..., "shadow": ..., "cost": {...},
             "rules": {...SafetyRules fields...}}, ...],
- "history": ["<RECODE> ...", "<SUPPRESS> ...", ...],      # batch lines (Write batch file)
+ "actions": [{"action": "recode" | "apriori" | "change_status" | "protect" | "write_table",
+              ...}, ...],   # what was done to the computed tables, in order (argusqt/actions.py)
  "tables": [{"n_cells": N, "codes": [[codes of dim 1], ...], "value_digest": sha256,
              "recodes": [{"variable": v, "description": d, "grc": text | null,
                           "codelist": {...}, "node_map": [original node -> new node]}],
@@ -28,7 +30,12 @@ array, zlib-compressed, base64-encoded.
 
 Recodes are redone exactly: each recoded variable stores its new codelist (codes, parents,
 missing flags, labels) and the map from the original codelist's nodes to the new nodes; the
-`.grc` text is kept for the reader when the recode file named in the history still existed.
+`.grc` text is kept in the recode action (version 1 files: when the recode file named in the
+history still existed). The actions (manual status changes by cell codes, protections with
+their typed parameters, a-priori files, written tables) are history: the per-table arrays
+are the state; a batch file written after loading replays them. Version 1 files kept the
+history as batch lines, without the manual changes: those stay in the tables but not in the
+history (the log says so).
 
 Loading reopens the data, recomputes the tables, redoes the recodes, checks that every
 table has the saved cells (codes and a digest of the cell values), restores the per-cell
@@ -57,8 +64,18 @@ from typing import Any
 
 import numpy as np
 
+from argusqt.actions import (
+    TABLE_ACTIONS,
+    ApplyApriori,
+    ChangeStatus,
+    Protect,
+    Recode,
+    TableAction,
+    WriteTable,
+)
 from argusqt.errors import ArgusError, AuditError, Cancelled, InputError
 from argusqt.io.confidential import CONFIDENTIAL_BANNER
+from argusqt.io.text import read_lines
 from argusqt.model.codelist import CodeList
 from argusqt.model.rulespec import DominanceRule, FreqRule, PRule, RequestRule, SafetyRules
 from argusqt.model.table import CostSpec, ProtectionInfo, Table, TableSpec
@@ -69,7 +86,9 @@ FORMAT = "argusqt-session"
 CONFIDENTIAL_NOTE = (
     f"{CONFIDENTIAL_BANNER}: statuses, protection levels and audit intervals of every cell"
 )
-VERSION = 1
+VERSION = 2
+#: versions this argusqt reads
+READABLE = (1, 2)
 SUFFIX = ".aqs"
 
 
@@ -210,22 +229,162 @@ def _find(entry: Any, session_path: Path, what: str, log: list[str]) -> Path:
     )
 
 
+# ---------------------------------------------------------------------------- actions
+def action_to_json(a: Any, base: Path) -> dict:
+    """One table action as JSON (paths as path entries relative to the session's folder)."""
+    if isinstance(a, Recode):
+        return {
+            "action": "recode",
+            "table": a.table,
+            "variable": a.variable,
+            "level": a.level,
+            "grc_text": a.grc_text,
+            "source": _path_entry(a.source, base),
+            "folder": _path_entry(a.folder, base),
+        }
+    if isinstance(a, ApplyApriori):
+        return {
+            "action": "apriori",
+            "table": a.table,
+            "path": _path_entry(a.path, base),
+            "sep": a.sep,
+            "ignore_errors": a.ignore_errors,
+            "expand_trivial": a.expand_trivial,
+        }
+    if isinstance(a, ChangeStatus):
+        return {
+            "action": "change_status",
+            "table": a.table,
+            "change": a.change,
+            "cells": [list(c) for c in a.cells],
+            "value": a.value,
+            "upper": a.upper,
+        }
+    if isinstance(a, Protect):
+        return {
+            "action": "protect",
+            "table": a.table,
+            "method": a.method,
+            "params": a.params.to_mapping(),
+        }
+    if isinstance(a, WriteTable):
+        return {
+            "action": "write_table",
+            "table": a.table,
+            "out_type": a.out_type,
+            "options": a.options,
+            "path": _path_entry(a.path, base),
+        }
+    raise TypeError(f"not a table action: {a!r}")
+
+
+def _entry_path(entry: Any, session_path: Path) -> Path | None:
+    """A path entry back to a path: next to the session file when it is there, else absolute
+    (history only: the file need not exist)."""
+    if entry is None:
+        return None
+    rel = session_path.parent / str(entry["path"])
+    if rel.exists() or not entry.get("absolute"):
+        return rel
+    return Path(str(entry["absolute"]))
+
+
+def _action_from_json(d: Any, path: Path, k: int) -> TableAction:
+    from argusqt.protection import registry
+
+    try:
+        kind = d["action"]
+        table = int(d["table"])
+        if kind == "recode":
+            level = d.get("level")
+            return Recode(
+                table,
+                str(d["variable"]),
+                level=None if level is None else int(level),
+                grc_text=d.get("grc_text"),
+                source=_entry_path(d.get("source"), path),
+                folder=_entry_path(d.get("folder"), path),
+            )
+        if kind == "apriori":
+            where = _entry_path(d["path"], path)
+            assert where is not None
+            return ApplyApriori(
+                table, where, str(d["sep"]), bool(d["ignore_errors"]), bool(d["expand_trivial"])
+            )
+        if kind == "change_status":
+            change = str(d["change"])
+            if change not in ("safe", "unsafe", "protected", "cost", "levels"):
+                raise ValueError(f"unknown change {change!r}")
+            return ChangeStatus(
+                table,
+                change,  # type: ignore[arg-type]
+                tuple(tuple(str(c) for c in cell) for cell in d["cells"]),
+                None if d.get("value") is None else float(d["value"]),
+                None if d.get("upper") is None else float(d["upper"]),
+            )
+        if kind == "protect":
+            desc = registry.get(str(d["method"]))
+            return Protect(table, desc.name, desc.params.from_mapping(d.get("params") or {}))
+        if kind == "write_table":
+            where = _entry_path(d["path"], path)
+            assert where is not None
+            return WriteTable(table, int(d["out_type"]), str(d["options"]), where)
+        raise ValueError(f"unknown action {kind!r}")
+    except ArgusError as exc:
+        raise SessionFileError(f"action {k}: {exc.message}", file=path) from None
+    except (KeyError, TypeError, ValueError, AssertionError) as exc:
+        raise SessionFileError(f"action {k} is malformed ({exc})", file=path) from None
+
+
+def _v1_actions(history: list[str], path: Path, s: Any) -> list[TableAction]:
+    """The actions of a version-1 file's batch lines; its manual changes were not kept."""
+    from argusqt.batch.arb import parse_arb_lines
+
+    lines = []
+    for line in history:
+        m = re.match(r"^<APRIORI> @manual:(\d+)$", line)
+        if m:
+            s.add_log(
+                f"warning: the manual status changes of table {m.group(1)} from this version-1 "
+                "session file are in the table but not in its history; a batch file written "
+                "now will not repeat them"
+            )
+            continue
+        lines.append(line)
+    try:
+        commands = parse_arb_lines(lines, path)
+    except ArgusError as exc:
+        raise SessionFileError(f"the history cannot be read: {exc.message}", file=path) from None
+    out: list[TableAction] = []
+    for c in commands:
+        a = c.args
+        if c.name == "RECODE":
+            if a.level is not None:
+                out.append(Recode(a.table, a.variable, level=a.level))
+                continue
+            source = Path(a.file)
+            text = None
+            if source.is_file():
+                text = "".join(x + "\n" for x in read_lines(source))
+            out.append(Recode(a.table, a.variable, grc_text=text, source=source))
+        elif c.name == "APRIORI":
+            out.append(
+                ApplyApriori(a.table, Path(a.path), a.sep, a.ignore_errors, a.expand_trivial)
+            )
+        elif c.name == "SUPPRESS":
+            out.append(Protect(a.table, a.method, a.params))
+        elif c.name == "WRITETABLE":
+            out.append(WriteTable(a.table, a.out_type, a.options_text, Path(a.path)))
+    return out
+
+
 # ---------------------------------------------------------------------------- save
 def _recode_files(session) -> dict[tuple[int, str], str]:
-    """(table, variable) → text of the last `.grc` named in the history, if it still exists."""
+    """(table, variable) → `.grc` text of the last recode that has one."""
     out: dict[tuple[int, str], str] = {}
-    for line in getattr(session, "history", []) or []:
-        m = re.match(r'<RECODE>\s*(\d+)\s*,\s*([^,]+?)\s*,\s*"(.*)"\s*$', line)
-        if not m:
-            continue
-        p = Path(m.group(3))
-        if p.is_file():
-            try:
-                out[(int(m.group(1)), m.group(2).lower())] = p.read_text(
-                    encoding="utf-8", errors="replace"
-                )
-            except OSError:
-                pass
+    for a in session.actions:
+        if isinstance(a, Recode) and a.grc_text is not None:
+            out[(a.table, a.variable.lower())] = a.grc_text
     return out
 
 
@@ -309,7 +468,9 @@ def session_to_dict(session, path: str | Path) -> dict:
         "kind": session.kind,
         "read_mode": [int(session.read_mode[0]), bool(session.read_mode[1])],
         "specs": [spec_to_dict(s) for s in session.specs],
-        "history": list(session.history),
+        "actions": [
+            action_to_json(a, base) for a in session.actions if isinstance(a, TABLE_ACTIONS)
+        ],
     }
     if session.kind == "microdata":
         doc["data"] = _path_entry(session.data_path, base)
@@ -385,9 +546,12 @@ def read_session_file(path: str | Path) -> dict:
             f'not an argusqt session file: expected "format": "{FORMAT}"', file=path
         )
     version = doc.get("version")
-    if version != VERSION:
+    if version not in READABLE:
+        newer = isinstance(version, int) and version > VERSION
         raise SessionFileError(
-            f"session file format version {version!r}; this argusqt reads version {VERSION}",
+            f"session file format version {version!r}; this argusqt reads versions "
+            f"{', '.join(map(str, READABLE))}"
+            + ("; it was written by a newer argusqt" if newer else ""),
             file=path,
         )
     if doc.get("kind") not in ("microdata", "tabular"):
@@ -462,8 +626,12 @@ def load_session(
         if cancel is not None and cancel.cancelled:
             raise Cancelled("loading the session was cancelled")
         _audit_table(s, no, results.get(no), where, progress, cancel)
-    s.history = [str(x) for x in doc.get("history", [])]
-    if any(re.match(r"<SUPPRESS> \w+\(0\s*[,)]", h) for h in s.history):
+    if doc.get("version") == 1:
+        history = _v1_actions([str(x) for x in doc.get("history", [])], path, s)
+    else:
+        history = [_action_from_json(a, path, k) for k, a in enumerate(doc.get("actions", []), 1)]
+    s.actions += history
+    if any(isinstance(a, Protect) and a.table == 0 for a in history):
         s.linked = list(range(1, len(s.tables) + 1))  # protected together: audited together
     s.add_log(f"Session {path.name} loaded: {len(saved_tables)} table(s) restored")
     return s

@@ -38,9 +38,28 @@ def sample(tmp_path) -> Path:
     return tmp_path
 
 
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    """Keep each phase's report on the test item (the window fixture looks at the call)."""
+    rep = yield
+    setattr(item, f"rep_{rep.when}", rep)
+    return rep
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "no_replay(why): the GUI test ends in a state a batch file cannot repeat (say why)",
+    )
+
+
 @pytest.fixture
-def window(qtbot, tmp_path, monkeypatch):
-    """The real main window with private settings; error boxes are collected, not shown."""
+def window(qtbot, tmp_path, monkeypatch, request):
+    """The real main window with private settings; error boxes are collected, not shown.
+
+    After a passing test, what the user did in the window is written as a batch file and
+    run: it must give the same tables (codes, statuses, costs), unless the test is marked
+    `no_replay` with the reason."""
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QMessageBox
 
@@ -52,4 +71,31 @@ def window(qtbot, tmp_path, monkeypatch):
     w.errors = errors
     qtbot.addWidget(w)
     w.show()
-    return w
+    yield w
+    call = getattr(request.node, "rep_call", None)
+    if call is not None and call.passed and not request.node.get_closest_marker("no_replay"):
+        assert_window_replays(qtbot, w, tmp_path / "replay")
+
+
+def assert_window_replays(qtbot, window, folder: Path) -> None:
+    """Write the window's session as a batch file (File | Write batch file's code), run it and
+    compare every table."""
+    import numpy as np
+
+    from argusqt.batch.render import write_batch_file
+    from argusqt.batch.runner import run_batch
+
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=120_000)
+    s = window.session
+    if s is None or not s.tables:
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    arb = folder / "replay.arb"
+    write_batch_file(s, arb)
+    out = run_batch(arb)
+    assert out.ok, f"the written batch file does not run: {out.error}\n{arb.read_text()}"
+    assert len(out.session.tables) == len(s.tables)
+    for no, (a, b) in enumerate(zip(s.tables, out.session.tables, strict=True), 1):
+        assert [list(d.codes) for d in a.dims] == [list(d.codes) for d in b.dims], no
+        assert np.array_equal(a.status, b.status), f"table {no}: other statuses on replay"
+        assert np.allclose(a.cost, b.cost), f"table {no}: other costs on replay"

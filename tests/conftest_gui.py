@@ -11,6 +11,7 @@ import numpy as np  # noqa: E402
 from argusqt.model.codelist import CodeList  # noqa: E402
 from argusqt.model.rulespec import PRule, SafetyRules  # noqa: E402
 from argusqt.model.table import Table, TableSpec  # noqa: E402
+from argusqt.session import Session  # noqa: E402
 
 
 def membership(dim: CodeList) -> np.ndarray:
@@ -90,12 +91,14 @@ def run_dialog(qtbot, cls, fn, timeout: float = 60.0) -> Driven:
     return seen
 
 
-class FakeSession:
-    """A stand-in for argusqt.session.Session used only to test GUI wiring without the core."""
+class FakeSession(Session):
+    """The real Session with its data, tables and protection faked: tests the GUI wiring
+    without reading files or running solvers (a slow protection can be cancelled)."""
 
     def __init__(self, slow: float = 0.0) -> None:
         from argusqt.model.metadata import Metadata, Variable
 
+        super().__init__()
         self.metadata = Metadata(
             None,
             "fixed",
@@ -106,24 +109,15 @@ class FakeSession:
                 Variable("Wgt", 11, 4, weight=True),
             ],
         )
-        self.log: list[str] = []
-        self.specs: list = []
-        self.tables: list = []
         self.slow = slow
         self.calls: list[tuple] = []
 
     def open_microdata(self, data, meta):
         self.calls.append(("open_microdata", data, meta))
-        self.log.append(f"opened {data}")
+        self.add_log(f"opened {data}")
 
-    def clear_tables(self):
-        self.specs.clear()
-        self.tables.clear()
-
-    def specify_table(self, spec):
-        self.specs.append(spec)
-
-    def compute_tables(self, progress, cancel):
+    def specify_tables(self, specs, progress=None, cancel=None):
+        self.specs = list(specs)
         self.tables = []
         for spec in self.specs:
             t = small_table()

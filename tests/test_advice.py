@@ -41,12 +41,15 @@ def test_advice_for_a_table_reads_its_size_and_hierarchy():
 @pytest.mark.gui
 def test_protect_dialog_preselects_the_suggestion_and_says_why(qtbot, tmp_path):
     from argusqt.gui.protectdialog import ProtectDialog
+    from argusqt.protection import registry
+    from argusqt.protection.params import TableFacts
 
-    d = ProtectDialog("activity × region", 1)
+    facts = TableFacts(1, 738, 2, True, 3, 5)
+    d = ProtectDialog("activity × region", registry.methods(), facts)
     qtbot.addWidget(d)
     d.suggest(recommend(738, 159, hierarchical=True))
     d.show()
-    assert d.method() == "MOD" and d.mod_time.value() == 1
+    assert d.method() == "MOD" and d.value("MOD", "max_minutes") == 1
     assert d.advice.isVisible() and "Suggested for this table: Modular" in d.advice.text()
     assert "738 cells" in d.advice.text()
     d.grab().save(str(tmp_path / "protect_dialog_advice.png"))

@@ -10,11 +10,12 @@ import pytest
 from session_helpers import ex2_session
 
 from argusqt.batch.arb import parse_specify_table
+from argusqt.batch.render import batch_lines, spec_to_arb, write_batch_file
 from argusqt.batch.runner import run_batch
 from argusqt.errors import AuditError, ParameterError, SpecificationError
 from argusqt.protection.result import AuditResult, ProtectionResult
 from argusqt.rules.parse import parse_safety_rule
-from argusqt.session import Session, spec_to_arb
+from argusqt.session import Session
 
 
 def test_gui_flow_and_batch_file_repeats_it(ex2):
@@ -23,7 +24,7 @@ def test_gui_flow_and_batch_file_repeats_it(ex2):
     assert t.n_cells == 15 and int(t.status[5]) == 3
     assert t.lpl[5] == pytest.approx(22.404)  # E9
     s.write_table(1, 3, "AS+FL+", ex2 / "gui.txt")
-    s.write_batch_file(ex2 / "again.arb")
+    write_batch_file(s, ex2 / "again.arb")
     text = (ex2 / "again.arb").read_text()
     assert '<SPECIFYTABLE> "region""gender"|"num1"|""|""' in text
     assert "<SAFETYRULE> P(20,100,5)|FREQ(5,20)" in text
@@ -116,7 +117,7 @@ def test_protect_copies_back_only_after_a_passed_audit(ex2, monkeypatch):
     assert res.n_secondary == 3
     assert [int(x) for x in s.table(1).status[[4, 5, 10, 11]]] == [11, 3, 11, 11]
     assert s.table(1).audit is res.audit
-    assert "<SUPPRESS> OPT(1, 1)" in s.batch_lines()
+    assert "<SUPPRESS> OPT(1, 1)" in batch_lines(s)
     with pytest.raises(SpecificationError, match="protected"):
         s.recode(1, "region", 1)
 
@@ -175,12 +176,12 @@ def test_respecify_then_batch_file_is_valid(ex2):
     s.specify_table(spec)
     s.compute_tables()
     s.write_table(1, 3, "AS+FL+", ex2 / "one.txt")
-    lines = s.batch_lines()
+    lines = batch_lines(s)
     assert [ln.split()[0] for ln in lines] == [
         "<OPENMICRODATA>", "<OPENMETADATA>", "<SPECIFYTABLE>", "<SAFETYRULE>",
         "<READMICRODATA>", "<WRITETABLE>",
     ]  # fmt: skip
-    s.write_batch(ex2 / "again.arb")
+    write_batch_file(s, ex2 / "again.arb")
     first = (ex2 / "one.txt").read_text()
     (ex2 / "one.txt").unlink()
     out = run_batch(ex2 / "again.arb")

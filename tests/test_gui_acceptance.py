@@ -193,9 +193,9 @@ def _protect(qtbot, window, method: str, fill=None) -> None:
 
 
 def _opt_one_minute(d: ProtectDialog) -> None:
-    d.opt_time.setValue(1)  # minutes: the 60 s limit
-    assert d.opt_single.isChecked()  # singleton protection on by default
-    assert d.params() == {
+    d.set_value("OPT", "max_minutes", 1)  # minutes: the 60 s limit
+    assert d.value("OPT", "singleton_singleton")  # singleton protection on by default
+    assert d.params().to_mapping() == {
         "max_minutes": 1,
         "singleton_singleton": True,
         "singleton_multiple": True,
@@ -447,9 +447,9 @@ def test_frequency_table_rounding_base_5_and_excel(qtbot, window, tauw, monkeypa
     np.testing.assert_array_equal(t.value, np.round(t.value))  # counts
 
     def base5(d: ProtectDialog) -> None:
-        assert d.min_base <= 5
-        d.rnd_base.setValue(5)
-        assert d.params()["base"] == 5
+        assert d.facts.min_rounding_base <= 5
+        d.set_value("RND", "base", 5)
+        assert d.params().base == 5
 
     _protect(qtbot, window, "RND", base5)
     r = window.last_result

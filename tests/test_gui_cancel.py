@@ -44,7 +44,7 @@ def test_cancel_during_opt_start_heuristic_on_115k_cells(qtbot, window, monkeypa
 
     def opt(d: ProtectDialog) -> None:
         d.select("OPT")
-        d.opt_time.setValue(30)
+        d.set_value("OPT", "max_minutes", 30)
         d.run_button.click()
 
     run_dialog(qtbot, ProtectDialog, opt)

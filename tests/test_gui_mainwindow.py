@@ -111,7 +111,7 @@ def test_open_specify_protect_flow(qtbot, window, files):
     assert "secondary" in window.status_label.text()
     assert session.calls[-1][:3] == ("protect", 1, "OPT")
     # no time in the options: the time suggested for this small table (protect.advice)
-    assert session.calls[-1][3]["max_minutes"] == 1
+    assert session.calls[-1][3].max_minutes == 1
 
     dlg = window.show_summary()
     assert dlg.grid.item(dlg.grid.rowCount() - 1, 1).text() == f"{window.tables[0].n_cells:,}"
@@ -274,7 +274,7 @@ def test_options_are_stored_and_used(qtbot, window, files):
     assert window.views[0].labels_box.isChecked()
     seen = run_dialog(qtbot, ProtectDialog, lambda d: d.reject())
     window.actions["protect"].trigger()
-    assert seen and seen[0].opt_time.value() == 3
+    assert seen and seen[0].value("OPT", "max_minutes") == 3
 
 
 def _spec_from_dialog_defaults():

@@ -307,7 +307,7 @@ def test_rounding_adjustment_and_intervals_from_the_gui(
     def fill_protect(d: ProtectDialog) -> None:
         d.select(method)
         if method == "RND":
-            d.rnd_base.setValue(5)
+            d.set_value("RND", "base", 5)
         d.run_button.click()
 
     run_dialog(qtbot, SpecifyTablesDialog, fill_spec, timeout=60)

@@ -78,7 +78,7 @@ def test_status_change_after_protection_refused_until_protected_again(ex2):
     assert t.cleared_print == cleared == fingerprint(t)
 
     cell = _open_row_cell(t)
-    s.change_status(1, "unsafe", [cell])
+    s.set_status(1, [cell], "unsafe")
     assert s.protection_state(1) == "changed"
     assert any("NOT PROTECTED" in e.message for e in s.log[-2:])
     name = " × ".join(
@@ -109,13 +109,13 @@ def test_harmless_change_passes_the_audit_again(ex2):
     s.protect(1, "OPT")
     t = s.table(1)
     cell = _open_row_cell(t)
-    s.change_status(1, "protected", [cell])
+    s.set_status(1, [cell], "protected")
     assert s.protection_state(1) == "changed"
     assert "Audit passed" in s.audit_publication(1)
     assert s.protection_state(1) == "cleared"
     s.write_table(1, 2, "", ex2 / "pivot.csv")
     # undo of the secondaries: no protection left, refused as unprotected
-    s.change_status(1, "undo", [])
+    s.undo_protection(1)
     assert s.protection_state(1) == "unprotected"
     with pytest.raises(PublicationError, match="has not been protected"):
         s.write_table(1, 2, "", ex2 / "pivot2.csv")
@@ -135,7 +135,7 @@ def test_forbidden_combinations_after_cta_and_rounding(ex2, shared_data):
     s.write_table(1, 6, "", ex2 / "cta.jj")  # JJ stays available as an internal file
     # a status change after CTA: the adjusted values no longer fit, refused until re-run
     cell = _open_row_cell(s.table(1))
-    s.change_status(1, "unsafe", [cell])
+    s.set_status(1, [cell], "unsafe")
     with pytest.raises(PublicationError, match="Run controlled tabular adjustment again"):
         s.write_table(1, 3, "", ex2 / "cta2.txt")
     s.protect(1, "CTA")
@@ -230,13 +230,13 @@ def test_linked_tables_are_audited_together_before_publication(ex2):
     # table 2 changed by hand: table 1 alone is unchanged, but the pair now disagrees
     t2 = s.table(2)
     cell = int(np.flatnonzero(t2.status == 1)[-1])
-    s.change_status(2, "unsafe", [cell])
+    s.set_status(2, [cell], "unsafe")
     with pytest.raises(PublicationError, match="linked tables cannot be published"):
         s.write_table(1, 3, "", ex2 / "t1b.txt")
     assert not (ex2 / "t1b.txt").exists()
     s.write_table(1, 3, "AS+", ex2 / "t1c.txt")  # internal files stay available
     # the same cell made unsafe in table 1 (region × Total), protected together again
-    s.change_status(1, "unsafe", [s.table(1).cell_index((cell, 0))])
+    s.set_status(1, [s.table(1).cell_index((cell, 0))], "unsafe")
     s.protect_linked("OPT")
     s.write_table(1, 3, "", ex2 / "t1b.txt")
     s.write_table(2, 3, "", ex2 / "t2b.txt")

@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 from argusqt.batch.arb import parse_specify_table
+from argusqt.batch.render import batch_lines, write_batch_file
+from argusqt.batch.runner import run_batch
 from argusqt.errors import ArgusError, AuditError
 from argusqt.model.table import ProtectionInfo
 from argusqt.rules import changes
@@ -83,7 +85,7 @@ def test_arrays_round_trip():
 def test_round_trip_restores_every_cell_and_audits(saved):
     s, path = saved
     doc = json.loads(path.read_text())
-    assert doc["format"] == "argusqt-session" and doc["version"] == 1
+    assert doc["format"] == "argusqt-session" and doc["version"] == 2
     assert doc["data"]["path"] == "data/enterprise.asc"  # relative to the session file
     assert [r["variable"] for r in doc["tables"][1]["recodes"]] == ["size"]
     assert doc["tables"][1]["recodes"][0]["grc"].startswith("<CODELIST>")
@@ -108,7 +110,7 @@ def test_round_trip_restores_every_cell_and_audits(saved):
     r = loaded.results[1]
     assert r.method == "HEUR" and r.n_secondary == s.results[1].n_secondary
     assert r.cost == pytest.approx(s.results[1].cost)
-    assert loaded.history == s.history
+    assert loaded.actions == s.actions
     assert any("loaded" in str(e) for e in loaded.log)
 
 
@@ -211,7 +213,7 @@ def test_tabular_session_with_cta(shared_data, tmp_path):
     assert np.array_equal(a.status, b.status)
     assert np.array_equal(a.published, b.published)
     assert b.protection.method == "CTA" and loaded.results[1].method == "CTA"
-    assert loaded.batch_lines() == s.batch_lines()
+    assert batch_lines(loaded) == batch_lines(s)
 
 
 def test_changed_after_protection_is_not_claimed_protected(sample, tmp_path):
@@ -249,4 +251,62 @@ def test_published_primary_is_refused(saved, tmp_path):
     bad.write_text(json.dumps(doc))
     shutil.copytree(path.parent / "data", tmp_path / "data")
     with pytest.raises(SessionFileError, match="table 2: cell .* is unsafe by the safety rules"):
+        load_session(bad)
+
+
+def test_manual_changes_survive_save_and_load(sample, tmp_path):
+    """Bug: manual status changes were not saved, so a batch file written after loading
+    replayed the session without them."""
+    s = Session()
+    s.open_microdata(sample / "enterprise.asc", sample / "enterprise.rda")
+    s.specify_table(parse_specify_table('"activity""region"|"turnover"||'))
+    s.set_safety_rules(parse_safety_rule("P(15,1)|FREQ(3,20)"))
+    s.compute_tables()
+    safe = np.flatnonzero(s.table(1).status == 1)
+    s.set_status(1, safe[-1:], "unsafe")
+    s.set_status(1, safe[:2], "protected")
+    s.set_cost(1, safe[5:7], 777.0)
+    s.protect(1, "HEUR")
+    save_session(s, tmp_path / "w.aqs")
+    doc = json.loads((tmp_path / "w.aqs").read_text())
+    assert [a["action"] for a in doc["actions"]] == ["change_status"] * 3 + ["protect"]
+    assert doc["actions"][-1]["params"]["max_minutes"] == 10
+    loaded = load_session(tmp_path / "w.aqs")
+    assert loaded.actions == s.actions
+    arb = tmp_path / "again.arb"
+    write_batch_file(loaded, arb)
+    text = arb.read_text()
+    assert '<APRIORI> "again_manual1_1.hst", 1, ",", 0, 0' in text
+    assert text.index("again_manual1_1.hst") < text.index("<SUPPRESS> HEUR(1")
+    out = run_batch(arb)
+    assert out.ok, out.error
+    np.testing.assert_array_equal(out.session.table(1).status, s.table(1).status)
+    np.testing.assert_allclose(out.session.table(1).cost, s.table(1).cost)
+
+
+def test_version_1_files_are_read(saved, tmp_path):
+    """Version 1 kept batch lines ("history") and not the manual changes: read, said so."""
+    s, path = saved
+    doc = json.loads(path.read_text())
+    lines = batch_lines(s)
+    doc["version"] = 1
+    doc["history"] = [ln for ln in lines if ln.startswith(("<RECODE>", "<SUPPRESS>"))]
+    doc["history"].insert(1, "<APRIORI> @manual:1")
+    del doc["actions"]
+    old = tmp_path / "v1.aqs"
+    old.write_text(json.dumps(doc))
+    loaded = load_session(old)
+    assert [type(a).__name__ for a in loaded.actions[-3:]] == ["Recode", "Protect", "Protect"]
+    assert loaded.actions[-1].params.max_minutes == 10
+    assert any("version-1 session file" in e.message for e in loaded.log)
+    assert batch_lines(loaded)[-3:] == lines[-3:]
+
+
+def test_a_newer_or_renamed_parameter_is_a_clear_error(saved, tmp_path):
+    s, path = saved
+    doc = json.loads(path.read_text())
+    doc["actions"][-1]["params"]["maxtime"] = 3
+    bad = tmp_path / "bad.aqs"
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(SessionFileError, match="action .*: HEUR: unknown parameter 'maxtime'"):
         load_session(bad)

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from argusqt.batch.render import batch_lines
 from argusqt.export.writetable import write_table
 from argusqt.io.textcells import formula_like, neutralise
 from argusqt.model.codelist import CodeList
@@ -131,7 +132,7 @@ def test_session_keyword_and_history(tmp_path):
     ses.write_table(1, 3, "AS+", out, tau_exact=True)
     assert out.read_text().startswith('"Total","-2+3"')
     assert "=HYPERLINK(" in out.read_text() and "'=HYPERLINK" not in out.read_text()
-    assert ses.history[-1].startswith("<WRITETABLE> (1, 3, AS+TA+,")
+    assert batch_lines(ses)[-1].startswith("<WRITETABLE> (1, 3, AS+TA+,")
     ses.write_table(1, 3, "AS+", out)
     assert "'=HYPERLINK" in out.read_text()
 

@@ -1,7 +1,8 @@
-"""The only GUI module that talks to the core Session: one function per user action.
+"""What the windows need from the core besides Session methods: file kinds, metadata roles,
+the imports done before worker threads start, and the batch and session-file doors.
 
-Keeping every Session call here means the windows depend on a handful of obvious names;
-a core method that does not exist yet is reported as a MethodError, never silently skipped.
+The GUI reaches the core only through `argusqt.session`, `argusqt.sessionfile` and
+`argusqt.batch` (an import-linter contract); everything else goes through Session methods.
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from argusqt.errors import MethodError
 from argusqt.model.table import Table
+from argusqt.session import Session, preload, table_protection
 
 DATA_SUFFIXES = {".asc", ".dat", ".csv", ".txt"}
 TABLE_SUFFIXES = {".tab"}
@@ -19,80 +20,26 @@ META_SUFFIXES = {".rda"}
 BATCH_SUFFIXES = {".arb"}
 
 
-def new_session() -> Any:
-    """A fresh core Session (argusqt.session)."""
-    try:
-        from argusqt.session import Session
-    except ImportError as exc:  # pragma: no cover - only while the core is being written
-        raise MethodError(f"the core session is not available ({exc})") from exc
+def new_session() -> Session:
+    """A fresh core Session."""
     return Session()
-
-
-#: core modules the worker threads use; imported on the GUI thread once (see preload_core)
-CORE_MODULES = (
-    "pandas",
-    "argusqt.session",
-    "argusqt.io.microdata",
-    "argusqt.io.tabular",
-    "argusqt.io.apriori",
-    "argusqt.model.tabulate",
-    "argusqt.rules.classify",
-    "argusqt.rules.cost",
-    "argusqt.rules.changes",
-    "argusqt.recode.apply",
-    "argusqt.protection.methods",
-    "argusqt.protection.audit",
-    "argusqt.protection.heuristic",
-    "argusqt.protection.optimal",
-    "argusqt.protection.modular",
-    "argusqt.protection.linked",
-    "argusqt.protection.rounding",
-    "argusqt.protection.cta",
-    "argusqt.protection.interval",
-    "argusqt.protection.publication",
-    "argusqt.export.gate",
-    "argusqt.export.writetable",
-    "argusqt.export.excel",
-    "argusqt.export.report",
-    "argusqt.batch.runner",
-    "argusqt.sessionfile",
-)
 
 
 def preload_core() -> None:
     """Import the core before any worker starts: a first import of C extensions (pandas,
     SCIP) inside a QThread while the GUI thread runs crashed the process (segfault seen in
     the GUI tests); imports on the GUI thread at start-up avoid that race."""
-    import importlib
+    import argusqt.batch.render  # noqa: F401
+    import argusqt.batch.runner  # noqa: F401
+    import argusqt.sessionfile  # noqa: F401
 
-    for name in CORE_MODULES:
-        try:
-            importlib.import_module(name)
-        except ImportError:  # an optional part missing: its action reports it when used
-            pass
-
-
-def call(session: Any, name: str, *args, **kwargs) -> Any:
-    """Call a Session method, with a clear message if this core version lacks it."""
-    fn = getattr(session, name, None)
-    if fn is None:
-        raise MethodError(f"'{name}' is not available in this version of the core")
-    return fn(*args, **kwargs)
+    preload()
 
 
 def protection_of(table: Table) -> tuple[str, str]:
-    """(state, words) of a table on its way to publication (export.gate): 'cleared',
-    'protected', 'changed', 'unprotected' or 'nothing to protect'."""
-    import numpy as np
-
-    from argusqt.export.gate import STATE_TEXT, protection_state
-
-    state = protection_state(table)
-    status = np.asarray(table.status)
-    if state == "unprotected" and ((status == 11) | (status == 12)).any():
-        # e.g. statuses read from a table file: the gate audits them when saving
-        return state, "not protected by a method (the pattern is audited when saved)"
-    return state, STATE_TEXT[state]
+    """(state, words) of a table on its way to publication: 'cleared', 'protected',
+    'changed', 'unprotected' or 'nothing to protect'."""
+    return table_protection(table)
 
 
 def proposed_metadata(data_path: str | Path) -> Path | None:
@@ -125,13 +72,13 @@ def proposed_data(meta_path: str | Path) -> Path | None:
     return found[0] if len(found) == 1 else None
 
 
-def tables_of(session: Any) -> list[Table]:
+def tables_of(session: Session) -> list[Table]:
     """Tables of the session, numbered from 1 in the GUI."""
-    return list(getattr(session, "tables", []) or [])
+    return list(session.tables)
 
 
-def metadata_of(session: Any) -> Any:
-    return getattr(session, "metadata", None) or getattr(session, "meta", None)
+def metadata_of(session: Session) -> Any:
+    return session.metadata
 
 
 @dataclass

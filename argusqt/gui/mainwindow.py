@@ -31,8 +31,9 @@ from PySide6.QtWidgets import (
 )
 
 from argusqt import __version__ as _version
+from argusqt.batch.render import write_batch_file
 from argusqt.docs import PROJECT_URL, USER_GUIDE
-from argusqt.errors import ArgusError, Cancelled, MethodError, PublicationError
+from argusqt.errors import ArgusError, Cancelled, PublicationError
 from argusqt.gui import core
 from argusqt.gui.errors import show_error
 from argusqt.gui.jobs import JobRunner
@@ -45,7 +46,6 @@ from argusqt.gui.specify import SpecifyTablesDialog, describe_spec
 from argusqt.gui.summary import SummaryDialog, unsafe_count
 from argusqt.gui.tableview import TableView
 from argusqt.model.table import Table, TableSpec
-from argusqt.protection.advice import recommend_for_table
 from argusqt.session import is_warning
 
 MAX_RECENT = 8
@@ -366,14 +366,12 @@ class MainWindow(QMainWindow):
     def _sync_log(self) -> None:
         """Append the session's new log entries (the core keeps its own log); warnings are
         highlighted and counted in the status bar."""
-        entries = getattr(self.session, "log", None)
-        if entries is not None and not isinstance(entries, list):
-            entries = getattr(entries, "entries", None) or getattr(entries, "lines", None)
-        if not isinstance(entries, list):
+        if self.session is None:
             return
+        entries = self.session.log
         new_warnings = []
         for e in entries[self._log_seen :]:
-            text = str(getattr(e, "message", e))
+            text = str(e.message)
             if is_warning(text):
                 new_warnings.append(text)
                 self.log.appendHtml(
@@ -498,12 +496,14 @@ class MainWindow(QMainWindow):
                 return
             data, meta = dlg.paths()
         self.settings.setValue("lastDir", str(Path(data).parent))
-        method = "open_microdata" if kind == "microdata" else "open_table_data"
         factory = self.session_factory
 
         def job(progress, cancel):
             s = factory()
-            core.call(s, method, data, meta)
+            if kind == "microdata":
+                s.open_microdata(data, meta)
+            else:
+                s.open_table_data(data, meta)
             return s
 
         def done(s) -> None:
@@ -545,12 +545,12 @@ class MainWindow(QMainWindow):
                 return
 
         def done(outcome) -> None:
-            s = getattr(outcome, "session", outcome)
+            s = outcome.session
             self._set_session(s, ("batch", path))
-            self.specs = list(getattr(s, "specs", []) or [])  # Specify | Tables starts from them
+            self.specs = list(s.specs)  # Specify | Tables starts from them
             self.add_recent("batch", path)
             self._show_tables(core.tables_of(s))
-            error = getattr(outcome, "error", None)
+            error = outcome.error
             if error is not None:
                 self.log_message(f"Batch {path} stopped: {error}")
                 show_error(self, error, "Batch file")
@@ -578,11 +578,11 @@ class MainWindow(QMainWindow):
 
         def done(s) -> None:
             self._set_session(s, ("session", path))
-            self.specs = list(getattr(s, "specs", []) or [])
+            self.specs = list(s.specs)
             self.add_recent("session", path)
             tables = core.tables_of(s)
             self._show_tables(tables)
-            results = getattr(s, "results", {}) or {}
+            results = s.results
             for no, view in enumerate(self.views, 1):
                 if no in results:
                     view.set_result(results[no])
@@ -639,12 +639,7 @@ class MainWindow(QMainWindow):
         specs = list(specs)
 
         def job(progress, cancel):
-            if hasattr(session, "clear_tables"):
-                session.clear_tables()
-            for s in specs:
-                core.call(session, "specify_table", s)
-            core.call(session, "compute_tables", progress=progress, cancel=cancel)
-            return core.tables_of(session)
+            return session.specify_tables(specs, progress, cancel)
 
         def done(tables) -> None:
             self.specs = specs
@@ -694,7 +689,7 @@ class MainWindow(QMainWindow):
     def _metadata_saved(self, rda: str) -> None:
         """Offer to read the data again with the metadata just saved (tables are rebuilt)."""
         s = self.session
-        data = getattr(s, "data_path", None)
+        data = s.data_path
         if data is None:
             return
         answer = QMessageBox.question(
@@ -703,7 +698,7 @@ class MainWindow(QMainWindow):
         if answer == QMessageBox.StandardButton.Yes:
             if self.metadata_dialog is not None:
                 self.metadata_dialog.accept()
-            kind = "microdata" if getattr(s, "kind", "microdata") == "microdata" else "table"
+            kind = "microdata" if s.kind == "microdata" else "table"
             self._open_data(kind, str(data), rda)
 
     # ================================================================== Modify
@@ -716,7 +711,7 @@ class MainWindow(QMainWindow):
             self.tabs.setCurrentIndex(names.index(name))
 
     def change_status(self, action: str, cells: np.ndarray) -> None:
-        """Manual status changes through argusqt.rules.changes (argusqt/docs/rules.md §7.2)."""
+        """Manual status changes through argusqt.rules.changes (rules.md §7)."""
         view = self.current_view()
         if view is None:
             return
@@ -735,7 +730,7 @@ class MainWindow(QMainWindow):
                 )
                 if not ok:
                     return
-                n = core.call(self.session, "change_status", table_no, "cost", cells, value)
+                n = self.session.set_cost(table_no, cells, value)
             elif action == "levels":
                 lo, ok = QInputDialog.getDouble(
                     self,
@@ -759,13 +754,12 @@ class MainWindow(QMainWindow):
                 )
                 if not ok:
                     return
-                n = core.call(self.session, "change_status", table_no, "levels", cells, lo, up)
+                n = self.session.set_protection_levels(table_no, cells, lo, up)
             elif action == "undo":
-                n = core.call(self.session, "change_status", table_no, "undo", cells)
+                n = self.session.undo_protection(table_no)
                 view.set_audit(None)
-            else:
-                # session.change_status records the change for "Write batch file"
-                n = core.call(self.session, "change_status", table_no, action, cells)
+            else:  # safe, unsafe, protected: the session logs it for "Write batch file"
+                n = self.session.set_status(table_no, cells, action)
         except ArgusError as exc:
             show_error(self, exc, "Change status")
             return
@@ -776,7 +770,7 @@ class MainWindow(QMainWindow):
         self._update_status()
 
     def protect_table(
-        self, method: str | None = None, params: dict | None = None, linked: bool = False
+        self, method: str | None = None, params: Any = None, linked: bool = False
     ) -> None:
         """Modify | Protect table: one method on the current table, or on all tables (linked)."""
         view = self.current_view()
@@ -784,23 +778,26 @@ class MainWindow(QMainWindow):
             return
         table_no = self.current_table_no()
         if method is None:
-            t = view.table
-            prim = (t.status >= 3) & (t.status <= 9)
-            min_base = int(np.ceil((t.lpl[prim] + t.upl[prim]).max())) if prim.any() else 1
-            dlg = ProtectDialog(view.title, max(1, min_base), self, n_tables=len(self.views))
-            dlg.suggest(recommend_for_table(t))  # method and time from the table's size, and why
-            for key, spin in (
-                ("options/optMinutes", dlg.opt_time),
-                ("options/modMinutes", dlg.mod_time),
-                ("options/rndMinutes", dlg.rnd_time),
+            s = self.session
+            dlg = ProtectDialog(
+                view.title,
+                s.protection_methods(),
+                s.table_facts(table_no),
+                self,
+                n_tables=len(self.views),
+            )
+            dlg.suggest(s.suggest_method(table_no))  # method and time from the table's size
+            for key, code in (
+                ("options/optMinutes", "OPT"),
+                ("options/modMinutes", "MOD"),
+                ("options/rndMinutes", "RND"),
             ):
-                if self.settings.contains(key) or spin is dlg.rnd_time:  # the user's time wins
-                    spin.setValue(option(self.settings, key))
+                if self.settings.contains(key) or code == "RND":  # the user's time wins
+                    dlg.set_value(code, "max_minutes", option(self.settings, key))
             self.protect_dialog = dlg
             if dlg.exec() != QDialog.DialogCode.Accepted:
                 return
             method, params, linked = dlg.method(), dlg.params(), dlg.is_linked()
-        params = dict(params or {})
         session = self.session
 
         def job(progress, cancel):
@@ -904,7 +901,7 @@ class MainWindow(QMainWindow):
         session = self.session
 
         def job(progress, cancel):
-            return core.call(session, "apply_apriori", table_no, path, sep, True, False)
+            return session.apply_apriori(table_no, path, sep, True, False)
 
         def done(_r) -> None:
             self._sync_log()
@@ -942,14 +939,13 @@ class MainWindow(QMainWindow):
             if file_type == EXCEL:  # the core writes .xlsx for type 1 (argusqt extension)
                 xlsx = str(Path(path).with_suffix(".xlsx"))
                 kw = {"progress": progress, "cancel": cancel}
-                files = core.call(session, "write_table", table_no, 1, "", xlsx, **kw)
+                files = session.write_table(table_no, 1, "", xlsx, **kw)
                 if confidential:  # asked for explicitly: the internal workbook beside it
-                    files.append(core.call(session, "write_confidential", table_no, xlsx, **kw))
+                    files.append(session.write_confidential(table_no, xlsx, **kw))
                 return ", ".join(str(f) for f in files)
-            core.call(
-                session, "write_table", table_no, file_type, options or "", path,
-                progress=progress, cancel=cancel,
-            )  # fmt: skip
+            session.write_table(
+                table_no, file_type, options or "", path, progress=progress, cancel=cancel
+            )
             return path
 
         def done(p) -> None:
@@ -987,28 +983,12 @@ class MainWindow(QMainWindow):
 
     def view_report(self) -> None:
         table_no = self.current_table_no()
-        if table_no is None:
+        if table_no is None or self.session is None:
             return
         try:
-            from argusqt.export import report
-        except ImportError:
-            show_error(self, MethodError("the report is not available in this version"))
-            return
-        table = self.views[table_no - 1].table
-        info: dict[str, Any] = {"files": {}}
-        for role, attr in (("Data", "data_path"), ("Metadata", "meta_path")):
-            if getattr(self.session, attr, None):
-                info["files"][role] = str(getattr(self.session, attr))
-        result = (getattr(self.session, "results", {}) or {}).get(table_no)
-        if result is not None:
-            info.update(method=result.method, elapsed=result.elapsed, audit=result.audit)
-        try:
-            html = report.report_html(table, info) if hasattr(report, "report_html") else None
+            html = self.session.report_html(table_no)
         except ArgusError as exc:
             show_error(self, exc, "Report")
-            return
-        if html is None:
-            show_error(self, MethodError("the report module has no report_html(table)"))
             return
         self._show_html("Report", html)
 
@@ -1041,7 +1021,7 @@ class MainWindow(QMainWindow):
         session = self.session
         self.runner.start(
             "Generate a-priori file",
-            lambda progress, cancel: core.call(session, "write_apriori", table_no, path),
+            lambda progress, cancel: session.write_apriori(table_no, path),
             lambda _r: self.log_message(
                 f"A-priori file written: {path} (CONFIDENTIAL: cell statuses, not for publication)"
             ),
@@ -1057,7 +1037,7 @@ class MainWindow(QMainWindow):
         session = self.session
         self.runner.start(
             "Write batch file",
-            lambda progress, cancel: core.call(session, "write_batch", path),
+            lambda progress, cancel: write_batch_file(session, path),
             lambda _r: self.log_message(f"Batch file written: {path}"),
             on_error=self._job_error,
         )

@@ -315,10 +315,10 @@ class MetadataEditor(QDialog):
     def save_to(self, path: str | Path) -> bool:
         if self.validate():
             return False
-        from argusqt.io.rda import write_rda
+        from argusqt.session import Session
 
         try:
-            write_rda(self.metadata(), path)
+            Session.write_metadata(self.metadata(), path)
         except Exception as exc:  # ArgusError or an unexpected problem: tell the user
             show_error(self, exc, "Save metadata")
             return False

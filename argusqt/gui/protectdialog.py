@@ -1,6 +1,14 @@
-"""Protect panel: choose a method (suppression, rounding, CTA, interval) and its options."""
+"""Protect panel: one choice per registered method, its options built from its parameters.
+
+Nothing here lists methods or parameters: the descriptors (protect/registry.py, given by the
+Session) say which methods exist, what they are called, their parameters with labels,
+ranges and defaults, and which of them protect linked tables together.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import (
     QButtonGroup,
@@ -18,133 +26,53 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from argusqt.errors import ArgusError
 from argusqt.gui.widgets import number_spin
 
-#: (method code, title, explanation) in the order offered.
-METHODS: list[tuple[str, str, str]] = [
-    ("OPT", "Optimal suppression", "Fewest cost of secondary suppressions (branch-and-cut, SCIP)."),
-    ("MOD", "Modular (HiTaS)", "Hierarchical tables: optimal per subtable, fast on large tables."),
-    ("HEUR", "Fast heuristic", "A safe pattern quickly (LP paths + clean-up); not minimal."),
-    (
-        "GH",
-        "Hypercube (GHMITER)",
-        "τ-Argus's hypercube: boxes of suppressed cells around every primary; quick on big "
-        "tables, suppresses more.",
-    ),
-    (
-        "NET",
-        "Network flows",
-        "2-D tables with at most one hierarchical variable: shortest cycles, fast.",
-    ),
-    ("RND", "Controlled rounding", "Publish every cell rounded to a multiple of the base."),
-    ("CTA", "Controlled tabular adjustment", "Publish slightly adjusted values for all cells."),
-    ("IP", "Interval protection", "Publish intervals instead of suppressing cells."),
-]
+if TYPE_CHECKING:  # types only: the GUI reaches the core through the Session
+    from argusqt.protection.params import FieldSpec, MethodParams, TableFacts
+    from argusqt.protection.registry import MethodDescriptor
+
+#: largest number a parameter's spin box offers
+SPIN_MAX = 10**9
 
 
 class ProtectDialog(QDialog):
-    """Returns `method()` and `params()` (batch parameter names) when accepted."""
+    """Returns `method()` and `params()` (the method's typed parameters) when accepted."""
 
-    def __init__(self, table_title: str, min_base: int = 1, parent=None, n_tables: int = 1) -> None:
+    def __init__(
+        self,
+        table_title: str,
+        methods: Sequence[MethodDescriptor],
+        facts: TableFacts,
+        parent: QWidget | None = None,
+        n_tables: int = 1,
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle(f"Protect — {table_title}")
+        self.methods = list(methods)
+        self.facts = facts
         self.group = QButtonGroup(self)
         self.pages = QStackedWidget()
+        self.radios: dict[str, QRadioButton] = {}
+        self.widgets: dict[tuple[str, str], QWidget] = {}
         methods_box = QGroupBox("Method")
         ml = QVBoxLayout(methods_box)
-        self.radios: dict[str, QRadioButton] = {}
-        for i, (code, title, text) in enumerate(METHODS):
-            r = QRadioButton(title)
-            r.setToolTip(text)
+        for i, desc in enumerate(self.methods):
+            r = QRadioButton(desc.label)
+            r.setToolTip(desc.help)
             self.group.addButton(r, i)
-            self.radios[code] = r
+            self.radios[desc.name] = r
             ml.addWidget(r)
-            hint = QLabel(text)
+            hint = QLabel(desc.help)
             hint.setStyleSheet("color:#555; margin-left:22px;")
             hint.setWordWrap(True)
             ml.addWidget(hint)
+            self.pages.addWidget(self._page(desc))
         ml.addStretch(1)
-
-        # option pages (same order as METHODS)
-        self.opt_time = number_spin(1, 10_000, 10, suffix=" min")
-        self.mod_time = number_spin(1, 10_000, 1, suffix=" min")
-        self.mod_single = QCheckBox("Protect singletons")
-        self.mod_multi = QCheckBox("Protect multiple singletons")
-        self.mod_minfreq = QCheckBox("Minimum frequency protection")
-        for c in (self.mod_single, self.mod_multi, self.mod_minfreq):
-            c.setChecked(True)
-        self.heur_single = QCheckBox("Protect singletons")
-        self.heur_single.setChecked(True)
-        self.opt_single = QCheckBox("Protect singletons")
-        self.opt_single.setChecked(True)
-        for c in (self.opt_single, self.heur_single):
-            c.setToolTip(
-                "Aim for a pattern that respondents alone in a cell cannot undo (singleton, "
-                "singleton–multiple and minimum-frequency options). The insider audit runs "
-                "either way and adds cells if needed."
-            )
-        self.gh_percent = number_spin(1, 1000, 100, suffix=" %")
-        self.gh_percent.setToolTip(
-            "The attacker is taken to know every cell within ± this percentage of its value."
-        )
-        self.gh_model = QComboBox()
-        self.gh_model.addItems(["normal", "large"])
-        self.gh_single = QCheckBox("Protect singletons (a single respondent's cell in two boxes)")
-        self.gh_single.setChecked(True)
-        self.net_note = QLabel(
-            "For 2-dimensional tables with at most one hierarchical variable; other tables "
-            "are refused with the rule."
-        )
-        self.net_note.setWordWrap(True)
-        self.rnd_base = number_spin(1, 10**9, max(1, min_base))
-        self.rnd_base.setToolTip(f"Minimum base for this table: {min_base}")
-        self.rnd_steps = number_spin(0, 10, 0)
-        self.rnd_time = number_spin(1, 10_000, 20, suffix=" min")
-        self.rnd_stop = QComboBox()
-        self.rnd_stop.addItems(["1 — first RAPID solution", "2 — first feasible", "3 — optimal"])
-        self.rnd_stop.setCurrentIndex(2)
-        self.rnd_partitions = QCheckBox("Partition by the first non-hierarchical variable")
-        self.cta_fixed = QCheckBox("Fix directions with a heuristic (LP, faster, may cost more)")
-        self.ip_note = QLabel(
-            "Publishes for each sensitive cell an interval that covers its protection levels."
-        )
-        self.ip_note.setWordWrap(True)
-        self.min_base = min_base
-        pages = [
-            [("Maximum time:", self.opt_time), ("", self.opt_single)],
-            [
-                ("Maximum time per subtable:", self.mod_time),
-                ("", self.mod_single),
-                ("", self.mod_multi),
-                ("", self.mod_minfreq),
-            ],
-            [("", self.heur_single)],
-            [
-                ("A-priori bounds:", self.gh_percent),
-                ("Model size:", self.gh_model),
-                ("", self.gh_single),
-            ],
-            [("", self.net_note)],
-            [
-                ("Rounding base:", self.rnd_base),
-                ("Steps allowed:", self.rnd_steps),
-                ("Maximum time:", self.rnd_time),
-                ("Stop rule:", self.rnd_stop),
-                ("", self.rnd_partitions),
-            ],
-            [("", self.cta_fixed)],
-            [("", self.ip_note)],
-        ]
-        for rows in pages:
-            w = QWidget()
-            f = QFormLayout(w)
-            for lab, widget in rows:
-                f.addRow(lab, widget)
-            self.pages.addWidget(w)
         opts_box = QGroupBox("Options")
         QVBoxLayout(opts_box).addWidget(self.pages)
         self.group.idToggled.connect(lambda i, on: on and self.pages.setCurrentIndex(i))
-        self.radios["OPT"].setChecked(True)
 
         self.buttons = QDialogButtonBox()
         self.run_button = self.buttons.addButton("Protect", QDialogButtonBox.ButtonRole.AcceptRole)
@@ -153,15 +81,19 @@ class ProtectDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
         self.warning = QLabel("")
         self.warning.setStyleSheet("color:#b00020;")
+        self.warning.setWordWrap(True)
         self.advice = QLabel("")  # the suggested method and why (see suggest)
         self.advice.setWordWrap(True)
         self.advice.setVisible(False)
+        linked = [d.name for d in self.methods if d.linked is not None]
         self.linked = QCheckBox(
-            f"Protect all {n_tables} tables together (linked tables; OPT, MOD and GH)"
+            f"Protect all {n_tables} tables together (linked tables; {', '.join(linked)})"
         )
         self.linked.setVisible(n_tables > 1)
         self.n_tables = n_tables
         self.group.idToggled.connect(lambda *_: self._sync_linked())
+        if self.methods:
+            self.radios[self.methods[0].name].setChecked(True)
         top = QHBoxLayout()
         top.addWidget(methods_box, 3)
         top.addWidget(opts_box, 2)
@@ -173,8 +105,54 @@ class ProtectDialog(QDialog):
         lay.addWidget(self.buttons)
         self.resize(820, 640)  # eight methods with their hints
 
+    # ------------------------------------------------------------------ building
+    def _page(self, desc: MethodDescriptor) -> QWidget:
+        page = QWidget()
+        form = QFormLayout(page)
+        start = desc.params.suggested(self.facts)
+        shown = [f for f in desc.params.fields() if not f.info.no_effect]
+        for f in shown:
+            w = self._field_widget(f, getattr(start, f.name))
+            self.widgets[(desc.name, f.name)] = w
+            if isinstance(w, QCheckBox):
+                form.addRow("", w)
+            else:
+                form.addRow(f"{f.info.label}:", w)
+        if not shown:
+            note = QLabel("No options.")
+            note.setStyleSheet("color:#555;")
+            form.addRow("", note)
+        return page
+
+    def _field_widget(self, f: FieldSpec, value: Any) -> QWidget:
+        i = f.info
+        w: QWidget
+        if f.type is bool:
+            box = QCheckBox(i.label)
+            box.setChecked(bool(value))
+            w = box
+        elif i.choices:
+            combo = QComboBox()
+            for k, text in i.choices.items():
+                combo.addItem(f"{k} — {text}", k)
+            combo.setCurrentIndex(list(i.choices).index(value))
+            w = combo
+        else:
+            low = i.minimum if i.minimum is not None else -SPIN_MAX
+            if i.exclusive_minimum:
+                low += 1  # whole minutes or units: the next one up
+            high = i.maximum if i.maximum is not None else SPIN_MAX
+            suffix = f" {i.unit}" if i.unit else ""
+            w = number_spin(low, high, value, suffix=suffix)
+        tip = i.help
+        if f.required and i.suggest is not None:
+            tip = (tip + " " if tip else "") + f"At least {i.suggest(self.facts):g} for this table."
+        w.setToolTip(tip)
+        return w
+
+    # ------------------------------------------------------------------ reading
     def _sync_linked(self) -> None:
-        ok = self.method() in ("OPT", "MOD", "GH")
+        ok = self.descriptor().linked is not None
         self.linked.setEnabled(ok)
         if not ok:
             self.linked.setChecked(False)
@@ -185,65 +163,57 @@ class ProtectDialog(QDialog):
     def select(self, code: str) -> None:
         self.radios[code].setChecked(True)
 
-    def suggest(self, advice) -> None:
-        """Preselect the method and time of a protect.advice.Advice and say why."""
+    def descriptor(self) -> MethodDescriptor:
+        return self.methods[self.group.checkedId()]
+
+    def method(self) -> str:
+        return self.descriptor().name
+
+    def widget(self, method: str, field: str) -> QWidget:
+        """The widget of one parameter (tests, remembered values)."""
+        return self.widgets[(method, field)]
+
+    def set_value(self, method: str, field: str, value: Any) -> None:
+        w = self.widget(method, field)
+        if isinstance(w, QCheckBox):
+            w.setChecked(bool(value))
+        elif isinstance(w, QComboBox):
+            w.setCurrentIndex(max(0, w.findData(value)))
+        else:
+            w.setValue(value)  # type: ignore[attr-defined]
+
+    def value(self, method: str, field: str) -> Any:
+        w = self.widget(method, field)
+        if isinstance(w, QCheckBox):
+            return w.isChecked()
+        if isinstance(w, QComboBox):
+            return w.currentData()
+        return w.value()  # type: ignore[attr-defined]
+
+    def params(self) -> MethodParams:
+        """The chosen method's parameters (ParameterError if a value is not allowed)."""
+        desc = self.descriptor()
+        values = {name: self.value(m, name) for (m, name) in self.widgets if m == desc.name}
+        return desc.params.from_mapping(values)
+
+    def suggest(self, advice: Any) -> None:
+        """Preselect the method and time of a suggestion (Session.suggest_method) and say why."""
         self.select(advice.method)
-        spin = {"OPT": self.opt_time, "MOD": self.mod_time}.get(advice.method)
-        if spin is not None:
-            spin.setValue(advice.minutes)
-        title = dict((c, t) for c, t, _ in METHODS)[advice.method]
-        per = " per subtable" if advice.method == "MOD" else ""
+        desc = self.descriptor()
+        per = ""
+        if (advice.method, "max_minutes") in self.widgets:
+            self.set_value(advice.method, "max_minutes", advice.minutes)
+            label = desc.params.field_spec("max_minutes").info.label
+            per = " per subtable" if "subtable" in label else ""
         self.advice.setText(
-            f"Suggested for this table: {title}, {advice.minutes} min{per} — {advice.reason}."
+            f"Suggested for this table: {desc.label}, {advice.minutes} min{per} — {advice.reason}."
         )
         self.advice.setVisible(True)
 
-    def method(self) -> str:
-        return METHODS[self.group.checkedId()][0]
-
-    def params(self) -> dict:
-        """Parameters with the batch names (`<SUPPRESS>` of argusqt/docs/formats.md §8.5); times
-        in minutes."""
-        m = self.method()
-        if m == "OPT":
-            return {
-                "max_minutes": self.opt_time.value(),
-                "singleton_singleton": self.opt_single.isChecked(),
-                "singleton_multiple": self.opt_single.isChecked(),
-                "min_freq_option": self.opt_single.isChecked(),
-            }
-        if m == "MOD":
-            return {
-                "max_minutes": self.mod_time.value(),
-                "singleton_singleton": int(self.mod_single.isChecked()),
-                "singleton_multiple": int(self.mod_multi.isChecked()),
-                "min_freq_option": int(self.mod_minfreq.isChecked()),
-            }
-        if m == "HEUR":
-            on = self.heur_single.isChecked()
-            return {"singleton_singleton": on, "singleton_multiple": on, "min_freq_option": on}
-        if m == "GH":
-            return {
-                "apriori_percent": float(self.gh_percent.value()),
-                "model_size": self.gh_model.currentIndex(),
-                "apply_singleton": self.gh_single.isChecked(),
-            }
-        if m == "RND":
-            return {
-                "base": int(self.rnd_base.value()),
-                "steps": int(self.rnd_steps.value()),
-                "max_minutes": self.rnd_time.value(),
-                "partitions": int(self.rnd_partitions.isChecked()),
-                "stop_rule": self.rnd_stop.currentIndex() + 1,
-            }
-        if m == "CTA":
-            return {"fixed_directions": self.cta_fixed.isChecked()}
-        return {}
-
     def _accept(self) -> None:
-        if self.method() == "RND" and self.rnd_base.value() < self.min_base:
-            self.warning.setText(
-                f"The rounding base must be at least {self.min_base} for this table."
-            )
+        try:
+            self.descriptor().options_for(self.params(), self.facts)
+        except ArgusError as exc:  # out of range for this table (e.g. the rounding base)
+            self.warning.setText(exc.message)
             return
         self.accept()

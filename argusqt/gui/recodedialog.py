@@ -1,12 +1,12 @@
 """Modify | Global recode: fold hierarchies in a tree, group flat codes, .grc load/save, undo.
 
-Every recode goes through `Session.recode` with a `.grc` file or a level digit, so the batch
-file written later repeats exactly what the user did.
+Every recode goes through the Session (`recode` with a `.grc` file or a level digit,
+`recode_text` with the text typed here, `undo_recode`), so the batch file written later
+repeats exactly what the user did and nothing that was undone.
 """
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -38,27 +38,6 @@ from argusqt.model.codelist import CodeList
 from argusqt.model.table import Table
 
 
-def _original(table: Table, var: str) -> CodeList:
-    try:
-        from argusqt.recode.apply import original_codelist
-    except ImportError:  # pragma: no cover
-        return next(d for d in table.dims if d.name == var)
-    return original_codelist(table, var)
-
-
-def _absolute_codelist(text: str, folder: Path) -> str:
-    """Make a relative `<CODELIST> "file"` absolute against `folder`."""
-    out = []
-    for line in text.splitlines():
-        head = line.strip()
-        if head.upper().startswith("<CODELIST>"):
-            name = head[len("<CODELIST>") :].strip().strip('"')
-            if name and not Path(name).is_absolute():
-                line = f'<CODELIST> "{folder / name}"'
-        out.append(line)
-    return "\n".join(out) + "\n"
-
-
 class RecodeDialog(QDialog):
     """Recode the explanatory variables of one table; the main window shows the new table."""
 
@@ -69,7 +48,6 @@ class RecodeDialog(QDialog):
         self.table = table
         self.before = unsafe_count(table)
         self.setWindowTitle(f"Global recode — table {table_no}")
-        self.tmpdir = Path(tempfile.mkdtemp(prefix="argusqt_recode_"))
         self.loaded: tuple[Path, str] | None = None
 
         self.var_list = QListWidget()
@@ -169,7 +147,7 @@ class RecodeDialog(QDialog):
     def _var_changed(self, row: int) -> None:
         if row < 0:
             return
-        orig = _original(self.table, self.var)
+        orig = self.main.session.original_codelist(self.table_no, self.var)
         current = self.table.dims[row]
         if orig.hierarchical:
             self.pages.setCurrentIndex(0)
@@ -261,44 +239,29 @@ class RecodeDialog(QDialog):
     def _save(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Save recode file", "", "Recode files (*.grc)")
         if path:
-            from argusqt.io.atomic import atomic_write_text
-
-            atomic_write_text(path, self.grc_text())
+            try:
+                self.main.session.save_text(path, self.grc_text())
+            except (ArgusError, OSError) as exc:
+                show_error(self, exc, "Save recode file")
 
     # ------------------------------------------------------------------ apply / undo
     def apply(self) -> bool:
-        """Write the recode to a .grc and let the session recode the table."""
+        """Recode the table: with the loaded `.grc` file when unchanged (the batch file then
+        names it), else with the text as it stands (written beside the batch file later)."""
         text = self.grc_text()
         loaded = self.loaded
         if loaded is not None and loaded[1] == text:
-            path = loaded[0]  # unchanged file: the batch history names the user's file
-        else:
-            if (
-                loaded is not None
-            ):  # files named inside (<CODELIST>) stay relative to the loaded one
-                text = _absolute_codelist(text, loaded[0].parent)
-            path = self.tmpdir / f"{self.var}.grc"
-            path.write_text(text, encoding="utf-8")
-        return self._run(lambda s: s.recode(self.table_no, self.var, str(path)))
+            path = loaded[0]
+            return self._run(lambda s: s.recode(self.table_no, self.var, path))
+        folder = loaded[0].parent if loaded is not None else None  # its <CODELIST> names
+        return self._run(lambda s: s.recode_text(self.table_no, self.var, text, folder))
 
     def _apply_level(self) -> None:
         self._run(lambda s: s.recode(self.table_no, self.var, int(self.level.value())))
 
     def undo(self) -> bool:
         """Back to the original coding of the variable (other recodes stay)."""
-        session = self.main.session
-        if hasattr(session, "undo_recode"):
-            return self._run(lambda s: s.undo_recode(self.table_no, self.var))
-
-        def fallback(s):
-            from argusqt.recode.apply import undo_recode
-
-            new = undo_recode(s.table(self.table_no), self.var)
-            s.tables[self.table_no - 1] = new
-            s.add_log(f"Table {self.table_no}: recode of {self.var} undone")
-            return new
-
-        return self._run(fallback)
+        return self._run(lambda s: s.undo_recode(self.table_no, self.var))
 
     def _run(self, fn) -> bool:
         try:
@@ -311,7 +274,8 @@ class RecodeDialog(QDialog):
         self.main._sync_log()
         self._show_counts()
         if self.pages.currentIndex() == 0:
-            self._fill_tree(_original(new, self.var), new.dims[self.var_list.currentRow()])
+            orig = self.main.session.original_codelist(self.table_no, self.var)
+            self._fill_tree(orig, new.dims[self.var_list.currentRow()])
         return True
 
     def _show_counts(self) -> None:

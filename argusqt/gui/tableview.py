@@ -24,12 +24,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from argusqt.export.codevalue import shown_values
 from argusqt.gui import statuscolors
 from argusqt.gui.cellinfo import CellInfoPanel
 from argusqt.gui.tablemodel import TableModel
-from argusqt.io.textcells import neutralise
 from argusqt.model.table import Table
+from argusqt.session import published_face, spreadsheet_safe
 
 
 class Legend(QWidget):
@@ -316,11 +315,11 @@ class TableView(QWidget):
         cols = sorted({i.column() for i in idx})
         chosen = {(i.row(), i.column()) for i in idx}
         m = self.model
-        face = shown_values(self.table)
+        face = published_face(self.table)
 
         def header(section: int, orientation) -> str:
             text = str(m.headerData(section, orientation)).strip()
-            return neutralise(text.lstrip("▾▸ "))
+            return spreadsheet_safe(text.lstrip("▾▸ "))
 
         head = [""] + [header(c, Qt.Orientation.Horizontal) for c in cols]
         lines = ["\t".join(head)]

@@ -20,7 +20,7 @@ from argusqt.io.cdl import read_cdl
 from argusqt.model.codelist import CodeList
 from argusqt.model.table import Table
 from argusqt.model.tabulate import table_from_fine
-from argusqt.recode.grc import RecodeSpec, read_grc, resolve_flat
+from argusqt.recode.grc import RecodeSpec, parse_grc, read_grc, resolve_flat
 
 
 @dataclass
@@ -305,6 +305,30 @@ def load_recode(path: str | Path, codelist: CodeList, width: int | None = None) 
     valid = [c for i, c in enumerate(codelist.codes) if i > 0]
     missing = [c for c, m in zip(codelist.codes, codelist.is_missing, strict=True) if m]
     return read_grc(path, width or codelist_width(codelist), valid, missing)
+
+
+def parse_recode_text(
+    text: str, codelist: CodeList, where: str | Path | None = None, width: int | None = None
+) -> RecodeSpec:
+    """`.grc` text (typed in the GUI, or kept in a session) against a codelist; `where` names
+    it in errors and is where relative `<CODELIST>` names are found."""
+    from argusqt.io.text import split_lines
+
+    lines = [line.replace("\t", " ") for line in split_lines(text)]
+    if not any(ln.strip() and not ln.strip().startswith("//") for ln in lines):
+        raise InputError(
+            "the recode is empty (expected lines 'new code: old codes' or <TREERECODE>)",
+            file=where,
+        )
+    valid = [c for i, c in enumerate(codelist.codes) if i > 0]
+    missing = [c for c, m in zip(codelist.codes, codelist.is_missing, strict=True) if m]
+    return parse_grc(
+        lines,
+        width or codelist_width(codelist),
+        valid,
+        missing,
+        str(where) if where is not None else None,
+    )
 
 
 def recode_variable(

@@ -426,3 +426,17 @@ def grc_text(spec: RecodeSpec) -> str:
 def write_grc(path: str | Path, spec: RecodeSpec) -> None:
     """Write a spec as a `.grc` file (atomic); `read_grc` gives the same recode back."""
     atomic_write_text(path, grc_text(spec))
+
+
+def absolute_codelist(text: str, folder: Path) -> str:
+    """`.grc` text with a relative `<CODELIST> "file"` made absolute against `folder` (so the
+    text still finds its labels when written somewhere else)."""
+    out = []
+    for line in text.splitlines():
+        head = line.strip()
+        if head.upper().startswith("<CODELIST>"):
+            name = head[len("<CODELIST>") :].strip().strip('"')
+            if name and not Path(name).is_absolute():
+                line = f'<CODELIST> "{Path(folder) / name}"'
+        out.append(line)
+    return "\n".join(out) + "\n"

@@ -1,0 +1,204 @@
+"""Writes a Session's action log as a `.arb` batch file (with its side files) that replays to
+the same tables (argusqt/docs/formats.md §8).
+
+Side files go beside the batch file: recodes typed in the GUI (or whose file changed since)
+as `<stem>_recode<t>_<variable>.grc`, and each run of manual status changes of a table as
+`<stem>_manual<t>_<k>.hst`, read by an `<APRIORI>` at the run's place in the log.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from argusqt.actions import (
+    Action,
+    ApplyApriori,
+    ChangeStatus,
+    ComputeTables,
+    OpenMicrodata,
+    OpenTableData,
+    Protect,
+    Recode,
+    SpecifyTable,
+    WriteTable,
+)
+from argusqt.errors import SpecificationError
+from argusqt.io.apriori import hst_text
+from argusqt.io.atomic import atomic_write_text
+from argusqt.io.logbook import timestamp
+from argusqt.io.textcells import neutralise
+from argusqt.model.table import TableSpec
+from argusqt.recode.grc import absolute_codelist
+from argusqt.rules.parse import format_safety_rule
+from argusqt.session import Session
+
+
+@dataclass
+class BatchText:
+    """The lines of a batch file and the side files it reads (file name → text)."""
+
+    lines: list[str] = field(default_factory=list)
+    side_files: dict[str, str] = field(default_factory=dict)
+
+
+def spec_to_arb(spec: TableSpec) -> str:
+    """The `<SPECIFYTABLE>` argument of a spec (writes `|λ` only when λ ≠ 1)."""
+    exp = "".join(f'"{e}"' for e in spec.explanatory)
+    resp = f'"{spec.response}"' if spec.response is not None else "<freq>"
+    shadow = f'"{spec.shadow}"' if spec.shadow else '""'
+    kind = spec.cost.kind
+    cost = {"frequency": "-1", "unity": "-2", "distance": "-3"}.get(
+        kind, f'"{spec.cost.variable}"' if spec.cost.variable else '""'
+    )
+    lam = f"|{spec.cost.lam:g}" if spec.cost.lam != 1 else ""
+    return f"{exp}|{resp}|{shadow}|{cost}{lam}"
+
+
+def _quoted_code(code: str) -> str:
+    """A code in an a-priori line: a formula-like code gets a `'` (read back without it)."""
+    return '"' + neutralise(code.strip()).replace('"', "'") + '"'
+
+
+def _manual_line(a: ChangeStatus, cell: tuple[str, ...]) -> str:
+    codes = ",".join(_quoted_code(c) for c in cell)
+    if a.change == "cost":
+        return f"{codes},C,{float(a.value or 0.0)!r}"
+    if a.change == "levels":
+        return f"{codes},PL,{float(a.value or 0.0)!r},{float(a.upper or 0.0)!r}"
+    return f"{codes},{ {'safe': 'S', 'unsafe': 'U', 'protected': 'P'}[a.change] }"
+
+
+def _safe_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]+", "_", text).strip("_") or "var"
+
+
+def render_actions(actions: Sequence[Action], batch_path: str | Path) -> BatchText:
+    """The batch text of an action log; side-file names are relative to the batch folder."""
+    stem = Path(batch_path).stem
+    out = BatchText()
+    lines = out.lines
+    manual_runs: dict[int, int] = {}
+    pending: tuple[int, list[str]] | None = None  # the current run of manual changes
+
+    def flush() -> None:
+        nonlocal pending
+        if pending is None:
+            return
+        table, body = pending
+        k = manual_runs[table] = manual_runs.get(table, 0) + 1
+        name = f"{stem}_manual{table}_{k}.hst"
+        out.side_files[name] = hst_text(body)  # CONFIDENTIAL first line: statuses by hand
+        lines.append(f'<APRIORI> "{name}", {table}, ",", 0, 0')
+        pending = None
+
+    for a in actions:
+        if isinstance(a, ChangeStatus):
+            if pending is not None and pending[0] != a.table:
+                flush()
+            if pending is None:
+                pending = (a.table, [])
+            pending[1].extend(_manual_line(a, cell) for cell in a.cells)
+            continue
+        flush()
+        if isinstance(a, OpenMicrodata):
+            lines += [f'<OPENMICRODATA> "{a.data}"', f'<OPENMETADATA> "{a.metadata}"']
+        elif isinstance(a, OpenTableData):
+            lines += [f'<OPENTABLEDATA> "{a.data}"', f'<OPENMETADATA> "{a.metadata}"']
+        elif isinstance(a, SpecifyTable):
+            lines.append(f"<SPECIFYTABLE> {spec_to_arb(a.spec)}")
+            rules = format_safety_rule(a.spec.rules)
+            if rules:
+                lines.append(f"<SAFETYRULE> {rules}")
+        elif isinstance(a, ComputeTables):
+            tabular = any(isinstance(b, OpenTableData) for b in actions)
+            if tabular:
+                lines.append(f"<READTABLE> {a.totals_mode}{'T' if a.keep_status else ''}")
+            else:
+                lines.append("<READMICRODATA>")
+        elif isinstance(a, Recode):
+            lines.append(_recode_line(a, stem, out))
+        elif isinstance(a, ApplyApriori):
+            flags = f"{int(a.ignore_errors)}, {int(a.expand_trivial)}"
+            lines.append(f'<APRIORI> "{a.path}", {a.table}, "{a.sep}", {flags}')
+        elif isinstance(a, Protect):
+            args = ", ".join([str(a.table), *a.params.to_batch()])
+            lines.append(f"<SUPPRESS> {a.method}({args})")
+        elif isinstance(a, WriteTable):
+            lines.append(f'<WRITETABLE> ({a.table}, {a.out_type}, {a.options}, "{a.path}")')
+    flush()
+    return out
+
+
+def _recode_line(a: Recode, stem: str, out: BatchText) -> str:
+    """The user's `.grc` file when it still holds the recode's text, else a side file."""
+    if a.level is not None:
+        return f"<RECODE> {a.table}, {a.variable}, {a.level}"
+    if a.grc_text is None:
+        raise SpecificationError(
+            f"table {a.table}: the recode of {a.variable} came from an older session file "
+            "without its recode text; recode it again before writing a batch file"
+        )
+    if a.source is not None and _same_text(a.source, a.grc_text):
+        return f'<RECODE> {a.table}, {a.variable}, "{a.source}"'
+    name = f"{stem}_recode{a.table}_{_safe_name(a.variable)}.grc"
+    folder = a.folder if a.folder is not None else (a.source.parent if a.source else None)
+    text = absolute_codelist(a.grc_text, folder) if folder is not None else a.grc_text
+    out.side_files[name] = text if text.endswith("\n") else text + "\n"
+    return f'<RECODE> {a.table}, {a.variable}, "{name}"'
+
+
+def _same_text(path: Path, text: str) -> bool:
+    from argusqt.io.text import read_lines
+
+    try:
+        return "".join(line + "\n" for line in read_lines(path)) == text
+    except Exception:  # noqa: BLE001 - a missing or unreadable file: write the text instead
+        return False
+
+
+def batch_text(session: Session, path: str | Path) -> BatchText:
+    """What `write_batch_file` writes: header, lines and side files."""
+    from argusqt import __version__
+
+    out = render_actions(session.actions, path)
+    head = [f"// Batch file written by argusqt {__version__}", f"// {timestamp(datetime.now())}"]
+    out.lines = head + out.lines
+    return out
+
+
+def batch_lines(session: Session) -> list[str]:
+    """The `.arb` command lines that rebuild the session's tables (no header)."""
+    return render_actions(session.actions, "batch.arb").lines
+
+
+def write_batch_file(session: Session, path: str | Path) -> list[Path]:
+    """Write a `.arb` file that repeats what was done in the session, with its side files
+    beside it (written first, each atomically); returns the files written."""
+    path = Path(path)
+    text = batch_text(session, path)
+    written = []
+    for name, body in text.side_files.items():
+        side = path.with_name(name)
+        atomic_write_text(side, body)
+        written.append(side)
+    atomic_write_text(path, "".join(line + "\n" for line in text.lines))
+    written.append(path)
+    session.add_log(
+        f"Batch file written: {path}"
+        + (f" (with {', '.join(p.name for p in written[:-1])})" if written[:-1] else "")
+    )
+    return written
+
+
+__all__ = [
+    "BatchText",
+    "batch_lines",
+    "batch_text",
+    "render_actions",
+    "spec_to_arb",
+    "write_batch_file",
+]
