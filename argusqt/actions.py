@@ -14,7 +14,7 @@ from typing import Literal
 from argusqt.model.table import TableSpec
 from argusqt.protection.params import MethodParams
 
-#: manual status changes (docs/rules.md, manual changes)
+#: manual status changes (argusqt/docs/rules.md §7.2)
 StatusChange = Literal["safe", "unsafe", "protected", "cost", "levels"]
 
 

@@ -523,7 +523,7 @@ class Session:
     def set_status(
         self, table_no: int, cells: Sequence[int] | np.ndarray, status: StatusChange
     ) -> int:
-        """Make cells "safe", "unsafe" or "protected" (docs/rules.md, manual changes);
+        """Make cells "safe", "unsafe" or "protected" (argusqt/docs/rules.md §7.2);
         returns the number of cells changed."""
         if status not in ("safe", "unsafe", "protected"):
             raise SpecificationError(
@@ -641,8 +641,8 @@ class Session:
     ) -> ProtectionResult:
         """Run a protection method on one table; statuses (and published values) are copied
         back only when the audit passed. `params`: the method's parameter dataclass or a
-        mapping of its field names (docs/methods.md); an unknown or out-of-range one is a
-        ParameterError naming the parameter and the values allowed."""
+        mapping of its field names (argusqt/docs/formats.md §8.5); an unknown or out-of-range
+        one is a ParameterError naming the parameter and the values allowed."""
         from argusqt.model.status import is_suppressed
         from argusqt.protection import registry
         from argusqt.protection.audit import audit as run_audit
@@ -796,10 +796,10 @@ class Session:
         *,
         tau_exact: bool = False,
     ) -> list[Path]:
-        """Save table `table_no` as type 1–6 (formats.md §10); `report` adds the (confidential)
-        HTML report next to it (base name + `_CONFIDENTIAL.html`). `tau_exact` (option `TA+`)
-        writes codes and labels byte for byte as τ-Argus; by default one a spreadsheet would
-        run as a formula gets a `'` in front. Returns the files written.
+        """Save table `table_no` as type 1–6 (argusqt/docs/formats.md §10); `report` adds the
+        (confidential) HTML report next to it (base name + `_CONFIDENTIAL.html`). `tau_exact`
+        (option `TA+`) writes codes and labels byte for byte as τ-Argus; by default one a
+        spreadsheet would run as a formula gets a `'` in front. Returns the files written.
 
         A file for publication is written only if the table passes the publication gate
         (PublicationError naming the cells otherwise; nothing is written)."""

@@ -17,6 +17,7 @@ import pytest
 from shared_paths import copy_case
 
 from argusqt.batch.arb import parse_specify_table
+from argusqt.batch.render import write_batch_file
 from argusqt.batch.runner import run_batch
 from argusqt.errors import ArgusError
 from argusqt.model.rulespec import PRule, SafetyRules
@@ -108,7 +109,7 @@ def test_testw_batch_and_session_round_trip(testw, tmp_path, method, params, cal
     assert res.verdict is not None and res.verdict.ok
     status = np.asarray(s.table(1).status).copy()
     arb = testw / f"again_{method}.arb"
-    s.write_batch_file(arb)
+    write_batch_file(s, arb)
     assert f"<SUPPRESS> {call}" in arb.read_text()
     out = run_batch(arb)
     assert out.ok, out.error
@@ -144,7 +145,7 @@ def test_linked_gh_on_enterprise_cover(tmp_path):
     s2 = np.asarray(s.table(2).status).reshape(n_act, -1)[:, 0]
     assert np.array_equal(s1, s2)
     arb = folder / "linked.arb"
-    s.write_batch_file(arb)
+    write_batch_file(s, arb)
     assert "<SUPPRESS> GH(0, 100, 0, 1)" in arb.read_text()
     out = run_batch(arb)
     assert out.ok, out.error

@@ -711,7 +711,7 @@ class MainWindow(QMainWindow):
             self.tabs.setCurrentIndex(names.index(name))
 
     def change_status(self, action: str, cells: np.ndarray) -> None:
-        """Manual status changes through argusqt.rules.changes (rules.md §7)."""
+        """Manual status changes through the Session (argusqt/docs/rules.md §7.2)."""
         view = self.current_view()
         if view is None:
             return
