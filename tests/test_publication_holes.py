@@ -89,8 +89,8 @@ def test_methods_protect_a_primary_whose_manual_levels_are_zero(ex2, method):
     st = t.status.reshape(t.shape)
     row = next(r for r in range(1, t.shape[0]) if np.all(st[r] == 1))
     cell = t.cell_index((row, 2))
-    s.change_status(1, "unsafe", [cell])
-    s.change_status(1, "levels", [cell], 0.0, 0.0)
+    s.set_status(1, [cell], "unsafe")
+    s.set_protection_levels(1, [cell], 0.0, 0.0)
     assert t.lpl[cell] == 0.0 and t.upl[cell] == 0.0
     s.protect(1, method)
     assert s.protection_state(1) == "cleared"
@@ -109,8 +109,8 @@ def test_zero_levels_set_after_protection_refused_when_exact(ex2):
     st = t.status.reshape(t.shape)
     row = next(r for r in range(1, t.shape[0]) if np.all(st[r] == 1))
     cell = t.cell_index((row, 2))
-    s.change_status(1, "unsafe", [cell])
-    s.change_status(1, "levels", [cell], 0.0, 0.0)
+    s.set_status(1, [cell], "unsafe")
+    s.set_protection_levels(1, [cell], 0.0, 0.0)
     with pytest.raises(PublicationError, match="changed after protection"):
         s.write_table(1, 3, "", ex2 / "zero.txt")
     assert not (ex2 / "zero.txt").exists()
@@ -139,7 +139,7 @@ def test_linked_joint_audit_refuses_a_consistent_but_disclosing_pair(ex2):
     st = t1.status.reshape(t1.shape)
     row = next(r for r in range(1, t1.shape[0]) if np.all(st[r] == 1))
     cell = t1.cell_index((row, 2))  # region × a gender: not a cell of table 2
-    s.change_status(1, "unsafe", [cell])
+    s.set_status(1, [cell], "unsafe")
     codes = [c.strip() for c in t1.cell_codes(cell)]
     name = f"table 1: region={codes[0]} × gender={codes[1]}"
     for no in (1, 2):
