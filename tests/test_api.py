@@ -203,7 +203,7 @@ def test_publish_refuses_a_changed_table(records, testw):
     )  # fmt: skip
     candidates = np.flatnonzero(leaf & (table.status == 1))
     cell = int(candidates[np.argmax(table.value[candidates])])
-    result.session.change_status(1, "unsafe", [cell])
+    result.session.set_status(1, [cell], "unsafe")
     assert result.session.protection_state(1) == "changed"
     assert not result.audit().ok
     with pytest.raises(PublicationError, match="cannot be published"):

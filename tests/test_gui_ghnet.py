@@ -52,11 +52,15 @@ def _slow_subtables(monkeypatch) -> None:
 
 def _choose_gh(d: ProtectDialog) -> None:
     d.select("GH")
-    assert d.pages.currentWidget().isAncestorOf(d.gh_percent)
-    d.gh_percent.setValue(100)
-    d.gh_model.setCurrentIndex(0)
-    d.gh_single.setChecked(True)
-    assert d.params() == {"apriori_percent": 100.0, "model_size": 0, "apply_singleton": True}
+    assert d.pages.currentWidget().isAncestorOf(d.widget("GH", "apriori_percent"))
+    d.set_value("GH", "apriori_percent", 100)
+    d.set_value("GH", "model_size", 0)
+    d.set_value("GH", "apply_singleton", True)
+    assert d.params().to_mapping() == {
+        "apriori_percent": 100.0,
+        "model_size": 0,
+        "apply_singleton": True,
+    }
     d.run_button.click()
 
 
@@ -130,7 +134,7 @@ def test_net_from_the_protect_dialog(qtbot, window, monkeypatch, tauw):  # noqa:
 
     def net(d: ProtectDialog) -> None:
         d.select("NET")
-        assert d.params() == {}
+        assert d.params().to_mapping() == {}
         d.run_button.click()
 
     driven = run_dialog(qtbot, ProtectDialog, net)
