@@ -107,6 +107,9 @@ def test_gh_from_the_protect_dialog_shows_progress_and_an_audited_pattern(
     assert any("full-table audit" in line for line in result.log)
 
 
+@pytest.mark.no_replay(
+    "a run cancelled by the user keeps a partial pattern; its batch file runs GH to the end"
+)
 def test_gh_cancel_in_the_progress_dialog_keeps_an_audited_pattern(
     qtbot,
     window,
