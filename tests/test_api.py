@@ -377,3 +377,55 @@ def test_adjusted_and_interval_faces(records, testw, method):
         assert (lo[hidden] <= truth + 1e-6).all() and (truth <= hi[hidden] + 1e-6).all()
     with pytest.raises(ParameterError, match="base"):
         _protect(records, testw, method="RND")
+
+
+def test_chunked_csv_and_parquet_files_equal_in_memory(records, testw, tmp_path):
+    from argusqt.io.frames import ChunkedMicroData, Roles
+
+    roles = Roles(explanatory=["Size", "Region"], numeric=["Var2"])
+    records.to_csv(tmp_path / "w.csv", index=False)
+    records.to_parquet(tmp_path / "w.parquet", row_group_size=10_000)
+    whole, (a,) = _tables(records, roles)
+    for path in (tmp_path / "w.csv", tmp_path / "w.parquet"):
+        micro, (b,) = _tables(path, roles, chunk=6_000)
+        assert isinstance(micro, ChunkedMicroData) and micro.n_records == len(records)
+        assert [d.codes for d in a.dims] == [d.codes for d in b.dims]
+        for name in ("value", "freq", "top"):
+            assert np.allclose(getattr(a, name), getattr(b, name)), (path.suffix, name)
+
+
+def _tables(data, roles, chunk=None):
+    from argusqt.io.codelists import codelist_for
+    from argusqt.io.frames import read_frame
+    from argusqt.model.table import TableSpec
+    from argusqt.model.tabulate import build_tables
+    from argusqt.rules.parse import parse_safety_rule
+
+    meta, micro = read_frame(data, roles, chunk_records=chunk)
+    spec = TableSpec(["Size", "Region"], "Var2", rules=parse_safety_rule("P(15,1)"))
+    return micro, build_tables(meta, micro, [spec], [], codelist_for=codelist_for)
+
+
+def test_csv_codes_after_the_first_block(tmp_path, monkeypatch):
+    from argusqt.io import frames
+    from argusqt.io.frames import Roles
+
+    monkeypatch.setattr(frames, "CSV_BLOCK", 1 << 16)
+    n = 300_000  # far beyond the first CSV block: 'Nr' and 0.5 come late
+    frame = pd.DataFrame({"a": np.r_[np.ones(n, int), 2].astype(str), "x": np.r_[np.ones(n), 0.5]})
+    frame.loc[n, "a"] = "Nr"
+    frame.to_csv(tmp_path / "late.csv", index=False)
+    micro, (table,) = _tables_of(tmp_path / "late.csv", Roles(explanatory=["a"], numeric=["x"]))
+    assert [c.strip() for c in table.dims[0].codes] == ["Total", "1", "Nr"]
+    assert table.value[0] == pytest.approx(n + 0.5)
+
+
+def _tables_of(data, roles):
+    from argusqt.io.codelists import codelist_for
+    from argusqt.io.frames import read_frame
+    from argusqt.model.table import TableSpec
+    from argusqt.model.tabulate import build_tables
+
+    meta, micro = read_frame(data, roles, chunk_records=100_000)
+    spec = TableSpec(list(roles.explanatory), roles.numeric[0])
+    return micro, build_tables(meta, micro, [spec], [], codelist_for=codelist_for)

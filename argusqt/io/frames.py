@@ -26,6 +26,8 @@ from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_pr
 
 #: records per chunk: 2M records of ~6 columns is ~100 MB of arrays while a chunk is tabulated
 CHUNK_RECORDS = 2_000_000
+#: bytes of CSV text pyarrow parses at once
+CSV_BLOCK = 64 << 20
 
 
 @dataclass
@@ -78,6 +80,7 @@ class _Batches:
     ) -> None:
         pa = _pyarrow()
         self.columns = columns
+        self.categorical = set(categorical)
         self.chunk = chunk
         self.path: Path | None = None
         self.n_records: int | None = None
@@ -150,8 +153,13 @@ class _Batches:
             import pyarrow as pa  # type: ignore[import-untyped]
             import pyarrow.csv as pcsv  # type: ignore[import-untyped]
 
-            conv = pcsv.ConvertOptions(include_columns=self.columns)
-            opts = pcsv.ReadOptions(block_size=64 << 20)
+            # types fixed up front: the streaming reader infers them from the first block, so a
+            # code like 'Nr' (or a decimal) further down would fail a column inferred as int
+            types = {
+                c: pa.string() if c in self.categorical else pa.float64() for c in self.columns
+            }
+            conv = pcsv.ConvertOptions(include_columns=self.columns, column_types=types)
+            opts = pcsv.ReadOptions(block_size=CSV_BLOCK)
             pending: list[Any] = []
             size = 0
             with pcsv.open_csv(self.path, read_options=opts, convert_options=conv) as reader:
