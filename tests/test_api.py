@@ -189,6 +189,8 @@ def test_writers_and_progress(records, testw, tmp_path):
     assert pd.read_parquet(pq).equals(result.publish())
     files = result.write(tmp_path / "t.txt", "codevalue", "AS+")
     assert all(Path(f).is_file() for f in files)
+    report = result.write_report(tmp_path / "t.html")
+    assert "CONFIDENTIAL" in report.name and report.is_file()
     first = Path(files[0]).read_text().splitlines()[0]
     assert first == '"Total","Total",16847646.84,1'  # AS+: the status is added
 
