@@ -803,8 +803,12 @@ class Session:
 
         A file for publication is written only if the table passes the publication gate
         (PublicationError naming the cells otherwise; nothing is written)."""
-        from argusqt.export.excel import confidential_path
-        from argusqt.export.writetable import TAU_EXACT, is_confidential, write_table
+        from argusqt.export.writetable import (
+            TAU_EXACT,
+            confidential_path,
+            is_confidential,
+            write_table,
+        )
 
         if Path(path).is_dir():  # else the error would name the hidden temporary file
             raise SpecificationError(f"{path} is a folder; name a file to write table {table_no}")
@@ -1003,8 +1007,8 @@ class Session:
         title, and CONFIDENTIAL is added to its name when missing). `tau_name` keeps the name
         as given — batch `<WRITETABLE>` writes τ-Argus's `<name>.html`, which scripts look
         for; the marking is then in the content only. Returns the path written."""
-        from argusqt.export.excel import confidential_path
         from argusqt.export.report import write_report
+        from argusqt.export.writetable import confidential_path
 
         table = self.table(table_no)
         info = self._report_info(table_no)

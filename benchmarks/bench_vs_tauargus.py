@@ -24,6 +24,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import compileall
 import csv
 import importlib.util
 import os
@@ -465,6 +466,9 @@ def print_runs(runs: list[Run]) -> None:
 def bench_process_start(inst: Instance, folder: Path, args, exe: str | None) -> list[Run]:
     """Median of several whole runs of a small ready-made batch file per engine."""
     print(f"\n== {inst.name}: {inst.label}; load {load_text()}", flush=True)
+    # bytecode as an installation has it (pip compiles it; PYTHONDONTWRITEBYTECODE would
+    # otherwise make every run compile argusqt's ~100 modules again)
+    compileall.compile_dir(ROOT / "argusqt", quiet=1)
     batch = folder / inst.batch
     runs = []
     engines = [OURS] + ([TAU] if exe is not None else [])

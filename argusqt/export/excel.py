@@ -41,6 +41,7 @@ from argusqt.export.report import (
     status_summary,
     table_structure,
 )
+from argusqt.export.writetable import confidential_path  # noqa: F401  (re-exported)
 from argusqt.io.atomic import atomic_write_bytes
 from argusqt.io.textcells import formula_like
 from argusqt.model.codelist import CodeList
@@ -98,14 +99,6 @@ class ExcelOptions:
     @property
     def colours(self) -> bool:
         return self.confidential if self.status_colours is None else bool(self.status_colours)
-
-
-def confidential_path(path: str | Path) -> Path:
-    """`path` with CONFIDENTIAL in its file name (added before the suffix when missing)."""
-    path = Path(path)
-    if "CONFIDENTIAL" in path.name:
-        return path
-    return path.with_name(f"{path.stem}_CONFIDENTIAL{path.suffix}")
 
 
 # ---------------------------------------------------------------------------- helpers

@@ -30,6 +30,16 @@ TYPE_NAMES = {
 _OPTION = re.compile(r"([A-Za-z]{2})([+-])")
 
 
+def confidential_path(path: str | Path) -> Path:
+    """`path` with CONFIDENTIAL in its file name (added before the suffix when missing).
+
+    Here, not in `excel`, so that writing a text table never imports openpyxl."""
+    path = Path(path)
+    if "CONFIDENTIAL" in path.name:
+        return path
+    return path.with_name(f"{path.stem}_CONFIDENTIAL{path.suffix}")
+
+
 def default_options(out_type: int) -> dict[str, bool]:
     """All options off except `QU+` and, for type 2, `FL+` (so `TA-`: formula-like texts
     neutralised)."""

@@ -1,19 +1,17 @@
 """Tabular input `.tab` (argusqt/docs/formats.md §3): one line per cell → a Table with given or rule
 statuses.
 
-Fields are parsed column-wise with pandas (one vectorised pass per column); the per-cell consistency
+Fields are split in one pass and handled column-wise with numpy's string functions (pandas was
+the slowest import of a batch run, for nothing a table file needs); the per-cell consistency
 rules of argusqt/docs/formats.md §3.2 are applied in the documented order as array operations.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from argusqt.errors import InputError, SpecificationError
 from argusqt.io.codelists import codelist_for
@@ -51,7 +49,7 @@ class _Columns:
         for k, ln in enumerate(text):
             check_no_control(ln, path, int(self.lineno[k]))
         nvar = len(meta.variables)
-        counts = pd.Series(text, dtype=object).str.count(re.escape(sep)).to_numpy()
+        counts = np.char.count(np.array(text, dtype=str), sep)
         bad = np.flatnonzero(counts != nvar - 1)
         if bad.size:
             i = int(bad[0])
@@ -70,29 +68,24 @@ class _Columns:
                         f"variable {v.name!r} ({rda}, line {v.line}) has no role" for v in idle
                     )
             raise InputError(msg, file=path, line=int(self.lineno[i]))
-        if text:
-            frame = pd.read_csv(
-                io.StringIO("\n".join(text)),
-                sep=re.escape(sep) if len(sep) > 1 else sep,
-                header=None,
-                names=list(range(nvar)),
-                dtype=str,
-                quoting=csv.QUOTE_NONE,
-                keep_default_na=False,
-                skip_blank_lines=False,
-                engine="python" if len(sep) > 1 else "c",
-            )
-        else:
-            frame = pd.DataFrame({k: pd.Series([], dtype=object) for k in range(nvar)})
-        self.fields: dict[str, pd.Series] = {}
+        # every line has nvar - 1 separators (checked above): joined by the separator, the
+        # lines split into exactly n × nvar fields, no quote handling (as τ-Argus)
+        frame = np.array(sep.join(text).split(sep), dtype=str).reshape(len(text), nvar)
+        self.fields: dict[str, np.ndarray] = {}
         for k, var in enumerate(meta.variables):
-            s = frame[k].astype(str).str.replace("\t", " ").str.strip()
-            quoted = s.str.startswith('"') & s.str.endswith('"') & (s.str.len() >= 2)
-            s = s.where(~quoted, s.str[1:-1])
+            s = np.char.strip(np.char.replace(frame[:, k], "\t", " "))
+            quoted = np.flatnonzero(
+                np.char.startswith(s, '"') & np.char.endswith(s, '"') & (np.char.str_len(s) >= 2)
+            )
+            if quoted.size:
+                s = s.astype(object)
+                s[quoted] = [v[1:-1] for v in s[quoted]]
+                s = s.astype(str)
             self.fields[var.name.lower()] = s
         self.n = len(text)
 
-    def text(self, var: Variable) -> pd.Series:
+    def text(self, var: Variable) -> np.ndarray:
+        """The stripped, unquoted fields of a variable (numpy str array, one per kept line)."""
         return self.fields[var.name.lower()]
 
     def fail(self, row: int, message: str, field: int | None = None) -> InputError:
@@ -114,16 +107,16 @@ class _Columns:
         empty = (s == "") | ((s == "-") if dash_is_empty else False)
         t = s
         if self.sep != ",":
-            comma = (s.str.count(",") == 1) & ~s.str.contains(".", regex=False)
-            t = s.where(~comma, s.str.replace(",", ".", regex=False))
-        x = pd.to_numeric(t.where(~empty, "nan"), errors="coerce").to_numpy(dtype=float)
-        bad = np.flatnonzero(~np.isfinite(x) & ~empty.to_numpy())
+            comma = (np.char.count(s, ",") == 1) & (np.char.find(s, ".") < 0)
+            t = np.where(comma, np.char.replace(s, ",", "."), s)
+        x = _floats(np.where(empty, "nan", t))
+        bad = np.flatnonzero(~np.isfinite(x) & ~empty)
         if bad.size:
             i = int(bad[0])
             col = self._column_number(var)
             raise self.fail(
                 i,
-                f"expected a finite number in field {col} ({var.name}), got {s.iloc[i]!r}",
+                f"expected a finite number in field {col} ({var.name}), got {str(s[i])!r}",
                 field=col,
             )
         return x
@@ -132,12 +125,27 @@ class _Columns:
         return list(self.fields).index(var.name.lower()) + 1
 
 
+#: what a number field may hold: Python's float() also takes "1_000" and non-ASCII digits
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|nan", re.ASCII)
+
+
+def _floats(text: np.ndarray) -> np.ndarray:
+    """Numbers of a str array; NaN where a field is not a plain decimal number."""
+    try:
+        if (np.char.find(text, "_") >= 0).any():
+            raise ValueError("not a plain number")
+        return text.astype(np.bytes_).astype(np.float64)  # non-ASCII: UnicodeEncodeError
+    except ValueError:  # some field is not a number: find which, one by one (rare path)
+        return np.array([float(v) if _NUMBER.fullmatch(v) else np.nan for v in text.tolist()])
+
+
 def _dimension(
     var: Variable, meta: Metadata, cols: _Columns, log: list[str]
 ) -> tuple[CodeList, np.ndarray]:
     """CodeList of one explanatory variable and the node index of every line."""
     s = cols.text(var)
-    uniq, inverse = np.unique(s.to_numpy(dtype=str), return_inverse=True)
+    uniq, inverse = np.unique(s, return_inverse=True)
+    uniq = uniq.tolist()
     total = var.total_code.strip()
     is_total = [u == "" or u == total or u == var.total_code for u in uniq]
     if var.hierarchical and var.hier_file is not None:
@@ -184,7 +192,7 @@ def _dimension(
         i = int(bad[0])
         raise cols.fail(
             i,
-            f"code {s.iloc[i]!r} of {var.name} is not a node of its hierarchy "
+            f"code {str(s[i])!r} of {var.name} is not a node of its hierarchy "
             f"({var.hier_file or 'digit levels'})",
         )
     return cl, node
@@ -200,7 +208,7 @@ def _status_column(meta: Metadata, cols: _Columns) -> np.ndarray | None:
     var = meta.status
     if var is None:
         return None
-    s = cols.text(var).str.upper()
+    uniq, inverse = np.unique(np.char.upper(cols.text(var)), return_inverse=True)
     table = {
         "": 14,
         "E": 14,
@@ -209,17 +217,17 @@ def _status_column(meta: Metadata, cols: _Columns) -> np.ndarray | None:
         meta.unsafe_code.strip().upper(): 9,
         meta.safe_code.strip().upper(): 2,
     }
-    st = s.map(table)
-    bad = np.flatnonzero(st.isna().to_numpy())
+    st = np.array([table.get(u, -1) for u in uniq.tolist()], dtype=np.int64)[inverse]
+    bad = np.flatnonzero(st < 0)
     if bad.size:
         i = int(bad[0])
         raise cols.fail(
             i,
             f"expected a status {meta.safe_code} (safe), {meta.unsafe_code} (unsafe), "
             f"{meta.protect_code} (protected), M (secondary) or E (empty) in column "
-            f"{cols._column_number(var)}, got {cols.text(var).iloc[i]!r}",
+            f"{cols._column_number(var)}, got {str(cols.text(var)[i])!r}",
         )
-    return st.to_numpy(dtype=np.int64)
+    return st
 
 
 def _role_column(meta: Metadata, role: str) -> Variable | None:
@@ -259,7 +267,7 @@ def read_tab(
         nodes.append(node)
     for v in meta.explanatory:
         if v.name.lower() not in {e.lower() for e in spec.explanatory}:
-            keep = cols.text(v).isin(["", v.total_code.strip(), v.total_code]).to_numpy()
+            keep = np.isin(cols.text(v), ["", v.total_code.strip(), v.total_code])
             if not keep.all():
                 log.append(
                     f"warning: {path.name}: {int((~keep).sum())} line(s) with a code of {v.name} "

@@ -14,7 +14,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import linprog
 
 from argusqt.errors import MethodError
 from argusqt.model.codelist import CodeList
@@ -331,6 +330,8 @@ def _heuristic_step(
         lo_dn[p] = min(pl, lb[p])
         lo_up = np.zeros(n)
         bounds_up[0][p] = 0.0
+    from scipy.optimize import linprog  # here: scipy.optimize costs a batch run ~0.3 s to import
+
     m = sp.csr_matrix(problem.relations)
     a_eq = sp.hstack([m, -m]).tocsr()
     bounds = np.c_[np.r_[lo_up, lo_dn], np.r_[bounds_up[0], bounds_up[1]]]
