@@ -81,3 +81,21 @@ def test_a_warm_resolve_called_infeasible_is_solved_again_from_scratch(monkeypat
     out = insider_audit(p, sup)
     assert calls["lied"] > 0 and out.available
     assert {d.cell for d in out.disclosures} == {d.cell for d in honest.disclosures}
+
+
+def test_neighbourhoods_take_the_virtual_cells_of_their_cells():
+    # the Grid finds virtual (singleton) cells by one flat lookup: same cells as asking
+    # every virtual cell whether one of its members is in the neighbourhood
+    from argusqt.protection.components import Grid
+    from argusqt.protection.singleton import add_singleton_cells
+
+    p = _seed21()
+    ext, n_virtual = add_singleton_cells(p)
+    assert n_virtual > 0
+    grid = Grid(ext)
+    score = np.where(ext.primary, 0.0, np.abs(ext.values) + 1.0)
+    for cell in range(0, p.n_cells, 5):
+        got = grid.neighbourhood(cell, score, 3)
+        base = got[got < grid.size]
+        want = [v for v, mem in grid.members.items() if np.isin(mem, base).any()]
+        assert set(got[got >= grid.size].tolist()) == set(want)

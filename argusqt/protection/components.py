@@ -305,6 +305,17 @@ class Grid:
                     else np.zeros(0, np.int64)
                 )
                 self.members[v] = cells[cells != v]
+        # the same links flat (member cell, its virtual cell): one lookup per neighbourhood
+        # instead of one np.isin per virtual cell (26 s of a 7,290-cell insider audit)
+        keys = np.fromiter(self.members, dtype=np.int64, count=len(self.members))
+        sizes = np.array([self.members[int(v)].size for v in keys], dtype=np.int64)
+        self._member_cells = (
+            np.concatenate([self.members[int(v)] for v in keys]).astype(np.int64)
+            if keys.size
+            else np.zeros(0, np.int64)
+        )
+        self._member_owner = np.repeat(keys, sizes)
+        self._n_cells = problem.n_cells
 
     def neighbourhood(
         self, cell: int, score, k_free: int, k_sup: int = 6, climb: int = 1 << 30
@@ -321,8 +332,10 @@ class Grid:
             base = np.unique(np.concatenate(parts + [np.array([cell])]))
         else:
             base = self.product(cell, score, k_free, k_sup, climb)
-        extra = [v for v, mem in self.members.items() if np.isin(mem, base).any()]
-        return np.union1d(base, np.asarray(extra, dtype=np.int64))
+        in_base = np.zeros(self._n_cells, dtype=bool)
+        in_base[base] = True
+        extra = self._member_owner[in_base[self._member_cells]]
+        return np.union1d(base, extra)
 
     def product(
         self, cell: int, score, k_free: int, k_sup: int = 6, climb: int = 1 << 30

@@ -418,6 +418,14 @@ class _ComponentLP:
             use_primal(self.h)
             self.fresh = False
         self.n_lps += 1
+        if status != "optimal":
+            # still not: dual simplex without presolve, as the outsider audit's last try
+            self.h.clearSolver()
+            self.h.setOptionValue("simplex_strategy", 1)
+            self.h.setOptionValue("presolve", "off")
+            status, x, obj = solve(self.h)
+            use_primal(self.h)
+            self.n_lps += 1
         if status != "optimal" or x is None:
             raise AuditError(
                 f"insider attacker LP for cell {int(self.cells[j])} is {status}: the table "
