@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 import pytest
-from protect_helpers import cell_id, problem_2d, random_1h2d, random_2d, random_3d
+from protect_helpers import cell_id, problem_2d, random_1h2d, random_2d, random_3d, sized_problem
 
 from argusqt.errors import AuditError, MethodError
 from argusqt.model.status import is_suppressed
@@ -214,3 +214,28 @@ def _facts():
     from argusqt.protection.params import TableFacts
 
     return TableFacts(1, 100, 3, True, None, 1)
+
+
+def test_cleanup_stops_at_its_lp_budget_with_a_safe_pattern():
+    # regression (issue 15): HEUR's clean-up ran 1,113 s of a 1,219 s run on a 99,789-cell
+    # table; it is bounded by an LP count (the same pattern on every run), not only by time
+    p = sized_problem("3D", 600, seed=3)
+    sup = is_suppressed(solve_heuristic(p, {"cleanup": False}).status)
+    sup |= np.asarray(p.candidate) & (np.arange(p.n_cells) % 3 == 0)  # redundant extras
+    assert audit(p, sup, intervals=False).ok
+    full, info_full = cleanup(p, sup)
+    budget = info_full["lps"] // 3
+    part, info = cleanup(p, sup, max_lps=budget)
+    again, _ = cleanup(p, sup, max_lps=budget)
+    assert info["stopped"] == "LP budget"
+    assert info["lps"] < info_full["lps"]
+    assert np.array_equal(part, again)  # an LP budget, not seconds: reproducible
+    assert audit(p, part, intervals=False).ok
+    assert info["removed"] <= info_full["removed"]
+
+
+def test_heuristic_passes_its_cleanup_budget_on():
+    p = sized_problem("3D", 600, seed=3)
+    res = solve_heuristic(p, {"cleanup_lps": 1})
+    assert any("stopped early (LP budget)" in line for line in res.log)
+    assert audit(p, is_suppressed(res.status), intervals=False).ok
