@@ -146,7 +146,9 @@ class Session:
         for src in self.sources[-1:]:
             src.spec = None
         self.sources = self.sources[-1:]
-        opened = [a for a in self.actions if isinstance(a, OpenMicrodata | OpenTableData)]
+        opened: list[Action] = [
+            a for a in self.actions if isinstance(a, OpenMicrodata | OpenTableData)
+        ]
         self.actions = opened[-1:]
 
     def specify_tables(
@@ -261,9 +263,9 @@ class Session:
                     file=meta.path,
                     line=var.line or None,
                 )
-        for name in (spec.response, spec.shadow, spec.cost.variable):
-            if name is not None and not meta.variable(name).is_number:
-                var = meta.variable(name)
+        for numeric in (spec.response, spec.shadow, spec.cost.variable):
+            if numeric is not None and not meta.variable(numeric).is_number:
+                var = meta.variable(numeric)
                 raise SpecificationError(
                     f"'{var.name}' is not a numeric variable (<NUMERIC>): a response, shadow or "
                     "cost variable must be",
@@ -416,7 +418,7 @@ class Session:
         """Recode one explanatory variable of a table with a `.grc` file or a hierarchy level
         (recodes start from the original codes; manual status changes are lost)."""
         if isinstance(file_or_level, int) or str(file_or_level).strip().isdigit():
-            action = Recode(table_no, var, level=int(file_or_level))
+            action = Recode(table_no, var, level=int(str(file_or_level)))
         else:
             from argusqt.io.text import read_lines
 

@@ -698,7 +698,7 @@ def _restore(table: Table, saved: dict, where: str, what: str) -> Any:
     from argusqt.protection.result import ProtectionResult
 
     n = table.n_cells
-    arrays = {}
+    arrays: dict[str, Any] = {}
     for key, required in (
         ("status", True), ("lpl", True), ("upl", True), ("cost", True), ("published", False),
     ):  # fmt: skip

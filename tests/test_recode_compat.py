@@ -13,7 +13,7 @@ from argusqt.model.codelist import CodeList, byte_order_key
 from argusqt.model.rulespec import DominanceRule, SafetyRules
 from argusqt.model.table import Table, TableSpec
 from argusqt.model.tabulate import build_fine, table_from_fine
-from argusqt.recode.apply import apply_rules_if_available, recode_variable
+from argusqt.recode.apply import reapply_rules, recode_variable
 
 pytestmark = pytest.mark.compat
 
@@ -57,7 +57,7 @@ def _tabulate(cols, names, dims, response="Var2") -> Table:
     fine = build_fine([(inv, list(u)) for u, inv in cats], cols[response], None, None, 2)
     maps = [np.array([d.leaf_index[c] for c in u]) for d, (u, _) in zip(dims, cats, strict=True)]
     spec = TableSpec(list(names), response, rules=_rules())
-    return apply_rules_if_available(table_from_fine(fine, dims, maps, spec, 2))
+    return reapply_rules(table_from_fine(fine, dims, maps, spec, 2))
 
 
 def _rules() -> SafetyRules:
@@ -228,7 +228,7 @@ def test_holding_level_recode_matches_direct(tmp_path):
         holding=hold,
     )
     maps = [np.array([dims[0].index_of(c)[0] for c in ua]), np.arange(1, len(up) + 1)]
-    direct = apply_rules_if_available(table_from_fine(fine, dims, maps, recoded.spec, 2))
+    direct = reapply_rules(table_from_fine(fine, dims, maps, recoded.spec, 2))
     _assert_same_cells(recoded, direct)
     np.testing.assert_array_equal(recoded.hfreq, direct.hfreq)
     np.testing.assert_allclose(recoded.htop, direct.htop)

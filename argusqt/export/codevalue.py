@@ -110,6 +110,7 @@ def shown_values(table: Table) -> np.ndarray:
         out = fmt_numbers(table.value, table.decimals)
         out[HIDDEN[status]] = "x"
     elif kind == "interval":  # a published interval reads "lower..upper"
+        assert table.interval_lower is not None and table.interval_upper is not None  # kind
         lo = fmt_numbers(table.interval_lower, table.decimals)
         hi = fmt_numbers(table.interval_upper, table.decimals)
         out = fmt_numbers(table.value, table.decimals)
@@ -147,6 +148,7 @@ def codevalue_lines(
     if kind == "interval":
         # argusqt extension: published intervals [lower, upper] (a published cell has
         # lower = upper = value); AS+ adds the true value and the status
+        assert table.interval_lower is not None and table.interval_upper is not None  # kind
         lo = fmt_numbers(table.interval_lower, table.decimals)
         hi = fmt_numbers(table.interval_upper, table.decimals)
         lo[empty] = "-"

@@ -598,8 +598,8 @@ def _write_report(
     cells = _Cells(ws)
     bold = Font(bold=True)
     ws.append([_banner(cells)])
-    for k, v in rows:
-        ws.append([cells.text(1, k, ("h",), font=bold), cells.value(2, v)])
+    for label, v in rows:
+        ws.append([cells.text(1, label, ("h",), font=bold), cells.value(2, v)])
     ws.append([])
     head = ["Status", "Description", "Cells", "Records", "Value", "Cost"]
     ws.append([cells.text(j, h, ("h",), font=bold) for j, h in enumerate(head, start=1)])

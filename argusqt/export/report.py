@@ -38,10 +38,10 @@ def rules_in_words(rules: SafetyRules) -> list[str]:
             if r.n > 0 and r.k > 0:
                 out.append(f"Dominance rule ({level} level) with n = {r.n} and k = {_num(r.k)}%")
     for level, ps in (("Individual", rules.p_individual), ("Holding", rules.p_holding)):
-        for r in ps:
-            if r.p > 0:
-                q = f", q = {_num(r.q)}%" if r.q != 100 else ""
-                out.append(f"p% rule ({level} level) with p = {_num(r.p)}%{q} and n = {r.n}")
+        for rp in ps:
+            if rp.p > 0:
+                q = f", q = {_num(rp.q)}%" if rp.q != 100 else ""
+                out.append(f"p% rule ({level} level) with p = {_num(rp.p)}%{q} and n = {rp.n}")
     for level, fr in (("Individual", rules.freq_individual), ("Holding", rules.freq_holding)):
         if fr is not None and fr.minfreq > 0:
             out.append(

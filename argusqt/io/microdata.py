@@ -443,7 +443,9 @@ def _read_fixed(
     blo, bhi = max(lo - 1, 0), hi + 1
     edges = _edge_columns(meta, [v for v in variables if v.is_number])
     edge_hits: dict[tuple[str, str], list[int]] = {}  # (variable, side) → [count, first row]
-    cats = {v.name: np.empty((n, v.width), dtype=np.uint8) for v in variables if v.categorical}
+    cats = {
+        v.name: np.empty((n, v.width or 0), dtype=np.uint8) for v in variables if v.categorical
+    }  # every width was checked above
     nums = {v.name: np.empty(n, dtype=np.float64) for v in variables if v.is_number}
     slow: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {name: [] for name in nums}
     blanks: dict[str, list[int]] = {}  # numeric variable → [blank fields, first row]
@@ -460,12 +462,13 @@ def _read_fixed(
         blk = lines.block(r0, r1, blo, bhi)
         blk_t = np.ascontiguousarray(blk.T) if nums else blk.T  # one transpose per block
         for var in variables:
-            s = var.start - 1 - blo  # type: ignore[operator]
-            sub = blk[:, s : s + var.width]
+            s = (var.start or 0) - 1 - blo  # start and width were checked above
+            w = var.width or 0
+            sub = blk[:, s : s + w]
             if var.name in cats:
                 cats[var.name][r0:r1] = sub
             if var.name in nums:
-                values, ok = _parse_decimal_block(blk_t[s : s + var.width])
+                values, ok = _parse_decimal_block(blk_t[s : s + w])
                 nums[var.name][r0:r1] = values
                 if not ok.all():
                     bad = np.flatnonzero(~ok)
@@ -764,7 +767,8 @@ def _free_categorical(
             codes = np.where(codes < 0, len(uniques), codes)
             uniques.append("")
     else:
-        codes, uniques = pd.factorize(col.to_numpy(dtype=object))
+        codes, found = pd.factorize(col.to_numpy(dtype=object))
+        uniques = list(found)
     width = var.width or 0
     cats: list[str] = []
     too_long: list[str] = []

@@ -359,7 +359,7 @@ def read_tab(
     cost = np.where(cost == 0, 0.0001, cost)
     if top.shape[1]:  # 9
         dec = (np.diff(top, axis=1) > 0).any(axis=1)
-        _refuse(cols, dec, "the top-n contributions must not increase")
+        _refuse(cols, np.asarray(dec), "the top-n contributions must not increase")
         over = top.sum(axis=1) - absr > TOP_TOL * np.maximum(1.0, absr)
         if resp_var is not None:  # a frequency table's "response" is the count
             _refuse(cols, has_resp & over, "the top-n contributions sum to more than the response")

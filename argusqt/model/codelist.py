@@ -148,7 +148,7 @@ class CodeList:
     @cached_property
     def leaf_index(self) -> dict[str, int]:
         """Code → node index for the leaves (microdata codes must be leaves)."""
-        return {self.codes[i]: i for i in np.flatnonzero(self.is_leaf)}
+        return {self.codes[i]: int(i) for i in np.flatnonzero(self.is_leaf)}
 
     @cached_property
     def ancestors(self) -> list[list[int]]:

@@ -86,6 +86,6 @@ class SafetyRules:
         need = 2
         for r in self.nk_individual + self.nk_holding:
             need = max(need, r.n)
-        for r in self.p_individual + self.p_holding:
-            need = max(need, r.n + 1)
+        for rp in self.p_individual + self.p_holding:
+            need = max(need, rp.n + 1)
         return need

@@ -90,10 +90,10 @@ class Table:
     request_top: np.ndarray | None = None  # (n_cells, 2): largest |shadow| of requesters c1, c2
     request_freq: np.ndarray | None = None  # number of requesting records
     decimals: int = 0  # of the response (0 for frequency tables)
-    status: np.ndarray = field(default=None)  # type: ignore[assignment]
-    lpl: np.ndarray = field(default=None)  # type: ignore[assignment]
-    upl: np.ndarray = field(default=None)  # type: ignore[assignment]
-    cost: np.ndarray = field(default=None)  # type: ignore[assignment]  # effective cost
+    status: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    lpl: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    upl: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    cost: np.ndarray = field(default=None)  # type: ignore[arg-type]  # effective cost
     published: np.ndarray | None = None  # rounded / adjusted values after RND or CTA
     interval_lower: np.ndarray | None = None  # published intervals after interval protection
     interval_upper: np.ndarray | None = None

@@ -187,7 +187,8 @@ def table_from_fine(
             np.repeat(cells, k), fine.top[items].ravel(), n_cells, k, overwrite=True
         )
         top = part_top if start == 0 else _merge_top(top, part_top)
-        if request_top is not None:
+        if request_top is not None and request_freq is not None:
+            assert fine.request_top is not None and fine.request_freq is not None
             for c in range(2):
                 np.maximum.at(request_top[:, c], cells, fine.request_top[items, c])
             request_freq += np.bincount(cells, weights=fine.request_freq[items], minlength=n_cells)

@@ -200,7 +200,7 @@ def audit(
                 if last >= 0 and last != j:
                     h.changeColCost(int(last), 0.0)
                 h.changeColCost(int(j), sense)
-                last = j
+                last = int(j)
                 status, x, obj = solve(h)
                 if fresh:
                     h.setOptionValue("solver", "simplex")

@@ -10,6 +10,7 @@ direction; heuristic and cleanup keep such moves as witnesses (argusqt/docs/meth
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import highspy
 import numpy as np
@@ -42,7 +43,11 @@ def variable_components(relations: sp.csr_matrix, var: np.ndarray) -> list[Compo
     inc = sub[active]
     nr = active.size
     inc = sp.csr_matrix((np.ones(inc.nnz), inc.indices, inc.indptr), shape=inc.shape)
-    graph = sp.bmat([[None, inc.T], [inc, None]], format="csr") if nr else sp.csr_matrix((nv, nv))
+    graph: Any = (
+        sp.bmat([[None, inc.T], [inc, None]], format="csr")  # type: ignore[call-overload]
+        if nr
+        else sp.csr_matrix((nv, nv))
+    )
     _, labels = connected_components(graph, directed=False)
     cell_lab = labels[:nv]
     row_lab = labels[nv:]
@@ -239,7 +244,7 @@ class MoveContext:
             zeros,
         )
         status, x, _ = solve(self._lp)
-        if status != "optimal":
+        if status != "optimal" or x is None:
             return None
         d = x[:n] - x[n:]
         d[np.abs(d) <= 1e-9 * max(1.0, pl)] = 0.0
@@ -282,7 +287,7 @@ class Grid:
     """Table geometry for neighbourhoods: the cells near a cell along every dimension."""
 
     def __init__(self, problem: CSPProblem):
-        self.dims = problem.dims
+        self.dims = problem.dims or []  # has_grid(problem) was checked
         self.shape = tuple(len(d) for d in self.dims)
         self.strides = [int(np.prod(self.shape[i + 1 :])) for i in range(len(self.shape))]
         self.parent = [np.asarray(d.parent) for d in self.dims]
@@ -368,7 +373,7 @@ class Grid:
                 return np.concatenate([sup_nodes, fn])
 
             chosen = {i}
-            stack = []
+            stack: list[int] = []
             a = i
             step = 0
             while par[a] >= 0 and step < climb:

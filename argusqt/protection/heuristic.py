@@ -29,7 +29,7 @@ from argusqt.protection.registry import MethodDescriptor, register
 from argusqt.protection.result import ProtectionResult
 from argusqt.protection.singleton import singleton_param, singleton_solver_options
 
-DEFAULTS = {
+DEFAULTS: dict[str, Any] = {
     "cleanup": True,  # run the cleanup of redundant secondaries (argusqt/docs/methods.md §4)
     "cleanup_time": None,  # seconds for the cleanup (None = what the time limit leaves)
     "cleanup_lps": "auto",  # LPs for the cleanup: "auto" (a share of the path LPs), None = all

@@ -39,7 +39,7 @@ def _highs(quiet: bool = True) -> highspy.Highs:
     return h
 
 
-def _pass_lp(h, a: sp.spmatrix, cost, col_lo, col_hi, row_lo, row_hi) -> None:
+def _pass_lp(h, a: Any, cost, col_lo, col_hi, row_lo, row_hi) -> None:
     """Load min costᵀx, row_lo ≤ A x ≤ row_hi, col_lo ≤ x ≤ col_hi into a HiGHS model."""
     a = sp.csc_matrix(a)
     lp = highspy.HighsLp()
@@ -272,7 +272,7 @@ def _solve_cuts(data: _Data, params: dict, progress, cancel, watch, log, figures
         init_needs += [need_of[(int(cell), int(s))]] * int(nrel)
     add_cuts(init, init_needs)
     figures["initial_cuts"] = len(init)
-    witness: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+    witness: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
     t_master = t_sep = 0.0
     rounds = 0
     n_lps = 0
@@ -298,7 +298,7 @@ def _solve_cuts(data: _Data, params: dict, progress, cancel, watch, log, figures
         cuts, needs = [], []
         interrupted = False
         for cell, s, need in zip(data.t_cell, data.t_dir, data.t_need, strict=True):
-            key = (int(cell), int(s))
+            key: tuple[int, ...] = (int(cell), int(s))
             if _fits(witness.get(key), lower, upper, tol):
                 continue  # last attacker move still fits in the new intervals
             if (cancel is not None and cancel.cancelled) or watch.elapsed > max_time:
@@ -329,7 +329,8 @@ def _solve_cuts(data: _Data, params: dict, progress, cancel, watch, log, figures
                     key = (cell, s, r)
                     outsider_move = witness.get((cell, s))
                     if _fits(witness.get(key), lower, upper, tol) or (
-                        _fits(outsider_move, lower, upper, tol)
+                        outsider_move is not None
+                        and _fits(outsider_move, lower, upper, tol)
                         and not np.isin(outsider_move[0], known).any()
                     ):
                         continue
@@ -348,7 +349,7 @@ def _solve_cuts(data: _Data, params: dict, progress, cancel, watch, log, figures
                     witness.pop(key, None)
                     cuts.append(_cut_from_multipliers(data, cell, s, sep.rows, y, known))
                     needs.append(need)
-                if fixed:
+                if fixed and sep is not None:  # fixed only after sep was made
                     sep.release(lower, upper)
         if sep is not None:
             n_lps += sep.n_lps
@@ -458,7 +459,7 @@ def _solve_compact(data: _Data, params: dict, log, figures):
         (data.t_dir.astype(float), (np.arange(k), np.arange(k) * n + data.t_cell)), shape=(k, n * k)
     )
     target = sp.hstack([sp.csr_matrix((k, 2 * n)), sel])
-    a = sp.vstack([blocks_rel, lower_link, upper_link, target]).tocsr()
+    a: Any = sp.vstack([blocks_rel, lower_link, upper_link, target]).tocsr()  # type: ignore[misc]
     row_lo = np.concatenate([np.zeros(m * k), np.zeros(n * k), np.full(n * k, -INF), data.t_need])
     row_hi = np.concatenate(
         [np.zeros(m * k), np.full(n * k, INF), np.zeros(n * k), np.full(k, INF)]

@@ -48,7 +48,7 @@ def cover_dims(tables: list[CSPProblem]) -> tuple[list[CodeList], list[list[np.n
     maps: list[list[np.ndarray]] = []
     for k, t in enumerate(tables):
         tm = []
-        for cl in t.dims:
+        for cl in t.dims or []:
             tm.append(_node_map(cl, best[cl.name], k))
         maps.append(tm)
     return cover, maps
@@ -81,9 +81,9 @@ def _node_map(cl: CodeList, cover: CodeList, table_no: int) -> np.ndarray:
 
 def _cover_cells(t: CSPProblem, tmap: list[np.ndarray], cover: list[CodeList]) -> np.ndarray:
     """Cover cell index of every cell of table t (unspanned variables at their total)."""
-    shape = tuple(len(d) for d in t.dims)
+    shape = tuple(len(d) for d in t.dims or [])
     idx = np.unravel_index(np.arange(t.n_cells), shape)
-    names = [d.name for d in t.dims]
+    names = [d.name for d in t.dims or []]
     coords = []
     for c in cover:
         if c.name in names:
@@ -205,7 +205,7 @@ def _subtable_filter(tables: list[CSPProblem], cover: list[CodeList], narrow: bo
     families = []
     for k, t in enumerate(tables):
         fam: list[dict[int, set[int]] | None] = [None] * len(cover)
-        for cl in t.dims:
+        for cl in t.dims or []:
             d = cover_names.index(cl.name)
             m = _node_map(cl, cover[d], k)
             fam[d] = {int(m[p]): {int(m[c]) for c in cl.children[p]} for p in cl.parents}

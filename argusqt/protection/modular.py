@@ -9,6 +9,7 @@ subtable-wise protection can leak over the full relation set.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -335,7 +336,9 @@ def _heuristic_step(
     m = sp.csr_matrix(problem.relations)
     a_eq = sp.hstack([m, -m]).tocsr()
     bounds = np.c_[np.r_[lo_up, lo_dn], np.r_[bounds_up[0], bounds_up[1]]]
-    res = linprog(np.r_[w, w], A_eq=a_eq, b_eq=np.zeros(m.shape[0]), bounds=bounds, method="highs")
+    res = linprog(  # type: ignore[call-overload]  # scipy-stubs: no overload takes csr A_eq
+        np.r_[w, w], A_eq=a_eq, b_eq=np.zeros(m.shape[0]), bounds=bounds, method="highs"
+    )
     if res.status != 0:
         raise MethodError(
             f"cell {p} cannot be protected: no combination of suppressible cells lets it move "
@@ -347,7 +350,7 @@ def _heuristic_step(
 
 def _table_part(problem: CSPProblem) -> CSPProblem:
     """The table cells only: callers may append virtual singleton cells after them."""
-    n = int(np.prod([len(d) for d in problem.dims]))
+    n = math.prod(len(d) for d in problem.dims or [])
     if n == problem.n_cells:
         return problem
     if n > problem.n_cells:
@@ -396,7 +399,7 @@ def solve_modular(
     problem = _table_part(full)
     true_prim = problem.primary.copy()
     sup = true_prim | problem.secondary
-    subs = subtables(problem.dims)
+    subs = subtables(problem.dims or [])
     only = params.get("subtable_filter")
     log: list[str] = []
     n_done = 0

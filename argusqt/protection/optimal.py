@@ -699,7 +699,7 @@ def solve_optimal(
         gap = 0.0 if gap is not None and gap < 1e-9 else gap
     log = list(out.log)
     log.append(_bound_line(sec_cost, bound, gap, optimal, out))
-    figures = {"cuts": out.cuts, "nodes": out.nodes, "attacker_lps": out.lps}
+    figures: dict[str, Any] = {"cuts": out.cuts, "nodes": out.nodes, "attacker_lps": out.lps}
     if audit_res is not None:
         figures |= {"audit_digest": pattern_digest(problem, chosen), "audit_exact": exact}
     result = ProtectionResult(

@@ -10,6 +10,7 @@ which holding is alone in which cell comes from the fine cells the table was bui
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -52,7 +53,7 @@ def _sole(freq: np.ndarray) -> np.ndarray:
     return np.isclose(np.asarray(freq, dtype=float), 1.0)
 
 
-def _binary(m: sp.spmatrix) -> sp.csr_matrix:
+def _binary(m: Any) -> sp.csr_matrix:
     m = sp.csr_matrix(m)
     m.eliminate_zeros()
     m.data[:] = 1.0
@@ -72,7 +73,7 @@ def _closure(start: sp.csr_matrix, up: sp.csr_matrix) -> sp.csr_matrix:
 
 
 def from_frequencies(
-    relations: sp.spmatrix,
+    relations: Any,
     freq: np.ndarray,
     unit: str = "record",
     note: str = "",
@@ -141,6 +142,7 @@ def from_table(table, relations: sp.spmatrix) -> Respondents:
             "holding",
             note="holdings identified per cell chain only (no microdata)",
         )
+    assert source is not None  # fine came from it
     return _from_holdings(table, fine, source[1])
 
 

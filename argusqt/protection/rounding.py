@@ -294,7 +294,7 @@ def _solve_part(
     out.status = model.getStatus()
     out.interrupted = monitor.interrupted
     if model.getNSols() > 0:
-        sol = model.getBestSol()
+        sol: Any = model.getBestSol()
         k = u.copy()
         if idx_x.size:
             k[idx_x] += np.round([sol[v] for v in xs])
@@ -365,7 +365,7 @@ def _partition_axis(problem: CSPProblem) -> int | None:
 
 def _parts(problem: CSPProblem, axis: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """(cells, relation rows) of each code of `axis` except the total: rows lying inside a part."""
-    shape = tuple(len(d) for d in problem.dims)
+    shape = tuple(len(d) for d in problem.dims or [])
     node = np.unravel_index(np.arange(problem.n_cells), shape)[axis]
     rel = problem.relations.tocsr()
     row_of = np.repeat(np.arange(rel.shape[0]), np.diff(rel.indptr))

@@ -13,13 +13,14 @@ the free master variables (fixed cells moved to the right-hand side) and strengt
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import highspy
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from argusqt.progress import CancelToken
+from argusqt.protection.budget import Deadline
 from argusqt.protection.components import new_highs, pass_model
 from argusqt.protection.problem import CSPProblem
 
@@ -28,6 +29,14 @@ X_EPS = 1e-9
 #: coverage LPs only on blocks up to this many cells: on a 3,500-cell block with 1,400
 #: targets one took minutes (dual simplex), far more than the per-primary LPs it spares
 SWEEP_CELLS = 1500
+
+
+class Cancellable(Protocol):
+    """What `separate` polls: a CancelToken, or OPT's stop (the user's cancel or the run's
+    deadline)."""
+
+    @property
+    def cancelled(self) -> bool: ...
 
 
 @dataclass
@@ -127,7 +136,7 @@ class Separator:
         self._lp: highspy.Highs | None = None  # the block LP, reloaded per block
         self._fresh = False  # the block LP has not been solved yet
         #: LPs stop at this budget.Deadline (None: no limit); a stopped check fails
-        self.deadline = None
+        self.deadline: Deadline | None = None
         #: the last separate() stopped early (cancel or deadline): not every primary seen
         self.interrupted = False
         self._lp_sweep: highspy.Highs | None = None
@@ -213,7 +222,7 @@ class Separator:
         primaries: np.ndarray | None = None,
         *,
         stop_at_first: bool = False,
-        cancel: CancelToken | None = None,
+        cancel: Cancellable | None = None,
     ) -> list[AttackerOutcome]:
         """Solve the attacker LPs of the primaries at master point x; outcomes with cuts.
 
@@ -329,7 +338,7 @@ class Separator:
                 np.r_[hi, cap],
                 np.r_[b, sense * a_t],
             )
-            h.changeRowsBounds(
+            h.changeRowsBounds(  # type: ignore[attr-defined]  # missing from highspy's stubs
                 nt,
                 np.arange(b.size, b.size + nt, dtype=np.int32),
                 sense * a_t,
@@ -439,7 +448,7 @@ class Separator:
             float(self.spl[p]),
         )
 
-    def is_protected(self, x: np.ndarray, cancel: CancelToken | None = None) -> bool:
+    def is_protected(self, x: np.ndarray, cancel: Cancellable | None = None) -> bool:
         """True iff every primary passes both attacker LPs at the 0/1 point x (False when a
         cancel or the deadline stopped the check before every primary was seen)."""
         fails = self.separate(x, stop_at_first=True, cancel=cancel)

@@ -250,7 +250,7 @@ def _rebuild(
     new.notes = list(table.notes)
     if recodes:
         new.recode_state = RecodeState(state.original_dims, state.original_leaf_maps, recodes)
-    return apply_rules_if_available(new, distance_per_dim)
+    return reapply_rules(new, distance_per_dim)
 
 
 def undo_recode(
@@ -269,28 +269,13 @@ def undo_recode(
     return _rebuild(table, dims, leaf_maps, state, recodes, distance_per_dim)
 
 
-def apply_rules_if_available(
-    table: Table, distance_per_dim: list[list[int]] | None = None
-) -> Table:
-    """Recompute statuses, protection levels and costs with the rules modules when present."""
-    try:
-        from argusqt.rules.classify import apply_rules
-    except ImportError:
-        apply_rules = None
-    if apply_rules is not None:
-        out = apply_rules(table)
-        table = out if isinstance(out, Table) else table
-    try:
-        from argusqt.rules.cost import compute_cost
-    except ImportError:
-        compute_cost = None
-    if compute_cost is not None:
-        dist = distance_per_dim if table.spec.cost.kind == "distance" else None
-        out = compute_cost(table, dist) if dist is not None else compute_cost(table)
-        if isinstance(out, Table):
-            table = out
-        elif isinstance(out, np.ndarray) and out.shape == table.cost.shape:
-            table.cost = out
+def reapply_rules(table: Table, distance_per_dim: list[list[int]] | None = None) -> Table:
+    """Statuses, protection levels and costs of a recoded table, from its rules (in place)."""
+    from argusqt.rules.classify import apply_rules
+    from argusqt.rules.cost import compute_cost
+
+    apply_rules(table)
+    compute_cost(table, distance_per_dim if table.spec.cost.kind == "distance" else None)
     return table
 
 

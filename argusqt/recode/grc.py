@@ -102,7 +102,7 @@ def _read_lines(path: Path) -> list[str]:
 
 
 # ---------------------------------------------------------------------------- tokens
-def _tokenize(text: str, path: str, line_no: int) -> list[tuple[str, str, int]]:
+def _tokenize(text: str, path: str | None, line_no: int) -> list[tuple[str, str, int]]:
     """(kind, text, column) with kinds CODE, QCODE, '-', ',', ':'; columns are 1-based."""
     out: list[tuple[str, str, int]] = []
     i, n = 0, len(text)
@@ -132,7 +132,7 @@ def _tokenize(text: str, path: str, line_no: int) -> list[tuple[str, str, int]]:
     return out
 
 
-def _pad_source(code: str, width: int, col: int, path: str, line_no: int) -> str:
+def _pad_source(code: str, width: int, col: int, path: str | None, line_no: int) -> str:
     if len(code) > width:
         raise InputError(
             f"column {col}: code {code!r} is longer than the variable width {width}",
@@ -143,7 +143,7 @@ def _pad_source(code: str, width: int, col: int, path: str, line_no: int) -> str
 
 
 def _parse_items(
-    toks: list[tuple[str, str, int]], width: int, path: str, line_no: int, eol: int
+    toks: list[tuple[str, str, int]], width: int, path: str | None, line_no: int, eol: int
 ) -> list[RecodeItem]:
     """item {',' item}, item := code | code '-' code | '-' code | code '-'."""
     items: list[RecodeItem] = []
@@ -196,7 +196,7 @@ def _parse_items(
     return items
 
 
-def _keyword_args(rest: str, path: str, line_no: int) -> list[str]:
+def _keyword_args(rest: str, path: str | None, line_no: int) -> list[str]:
     return [t[1] for t in _tokenize(rest, path, line_no) if t[0] in ("CODE", "QCODE")]
 
 
@@ -304,7 +304,7 @@ def parse_grc(
     return spec
 
 
-def _tree_code(text: str, codes: Sequence[str], where: str, line_no: int) -> str:
+def _tree_code(text: str, codes: Sequence[str], where: str | None, line_no: int) -> str:
     """Match a tree-recode line to a node code: exactly, then with blanks trimmed."""
     if text in codes:
         return text

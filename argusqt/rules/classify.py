@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from argusqt.errors import SpecificationError
-from argusqt.model.rulespec import SafetyRules
+from argusqt.model.rulespec import DominanceRule, PRule, SafetyRules
 from argusqt.model.table import Table
 
 #: Relative tolerance of the strict inequalities (equality is safe despite float sums).
@@ -50,8 +50,8 @@ def check_rules(table: Table) -> None:
     need = 0
     for r in rules.nk_individual:
         need = max(need, r.n)
-    for r in rules.p_individual:
-        need = max(need, r.n + 1)
+    for rp in rules.p_individual:
+        need = max(need, rp.n + 1)
     if need and (table.top is None or table.top.shape[1] < need):
         have = 0 if table.top is None else table.top.shape[1]
         raise SpecificationError(
@@ -60,11 +60,11 @@ def check_rules(table: Table) -> None:
     hneed = 0
     for r in rules.nk_holding:
         hneed = max(hneed, r.n)
-    for r in rules.p_holding:
-        hneed = max(hneed, r.n + 1)
+    for rp in rules.p_holding:
+        hneed = max(hneed, rp.n + 1)
     if (hneed or rules.freq_holding) and (table.hfreq is None or table.htop is None):
         raise SpecificationError("holding-level rules need holding information (<HOLDING>)")
-    if hneed and table.htop.shape[1] < hneed:
+    if hneed and table.htop is not None and table.htop.shape[1] < hneed:
         raise SpecificationError(
             f"the holding rules need the {hneed} largest holdings per cell, "
             f"the table has {table.htop.shape[1]}"
@@ -113,10 +113,11 @@ def classify(
     m = idx.shape[0]
     fail3 = np.zeros(m, dtype=bool)
     d3 = np.zeros(m)
-    groups = []
+    groups: list[tuple[np.ndarray, list[DominanceRule], list[PRule]]] = []
     if rules.nk_individual or rules.p_individual:
         groups.append((table.top[idx], rules.nk_individual, rules.p_individual))
     if rules.nk_holding or rules.p_holding:
+        assert table.htop is not None  # checked with the rules (holding information)
         groups.append((table.htop[idx], rules.nk_holding, rules.p_holding))
     for top, nks, ps in groups:
         top = np.abs(np.asarray(top, dtype=float))
@@ -124,8 +125,8 @@ def classify(
             fl, d = _nk(top, t, r.n, r.k)
             fail3 |= fl
             d3 = np.maximum(d3, d)
-        for r in ps:
-            fl, d = _p(top, t, r.p, r.q, r.n)
+        for rp in ps:
+            fl, d = _p(top, t, rp.p, rp.q, rp.n)
             fail3 |= fl
             d3 = np.maximum(d3, d)
 

@@ -44,7 +44,9 @@ def distance_cost(table: Table, distance_per_dim: list[list[int]] | None = None)
             f"distance costs need one <DISTANCE> list per dimension ({table.ndim}), "
             f"got {len(distance_per_dim)}"
         )
-    given = distance_per_dim or [None] * table.ndim
+    given: list[list[int] | None] = (
+        list(distance_per_dim) if distance_per_dim else [None] * table.ndim
+    )
     dists = [distance_steps(d) for d in given]
     far = max(DISTANCE_FAR, 10.0 * max(max(d) for d in dists))
     cost = np.full(n, far)

@@ -4,7 +4,9 @@ position-counted."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any, NoReturn
 
 from argusqt.errors import SpecificationError
 from argusqt.model.rulespec import DominanceRule, FreqRule, PRule, RequestRule, SafetyRules
@@ -28,7 +30,7 @@ class _Rule:
         raw = m.group(2).strip()
         self.args = [a.strip() for a in raw.split(",")] if raw else []
 
-    def fail(self, what: str) -> None:
+    def fail(self, what: str) -> NoReturn:
         raise SpecificationError(
             f"safety rule {self.text!r} in {self.whole!r}: {what}", file=self.file, line=self.line
         )
@@ -161,10 +163,11 @@ def _num(x: float) -> str:
 def format_safety_rule(rules: SafetyRules) -> str:
     """The `<SAFETYRULE>` text τ-Argus writes, with placeholders where positions need them."""
     parts: list[str] = []
-    for ind, hold, blank, fmt in (
+    kinds: tuple[tuple[Sequence[Any], Sequence[Any], str, Callable[[Any], str]], ...] = (
         (rules.p_individual, rules.p_holding, "P(0,0)", _fmt_p),
         (rules.nk_individual, rules.nk_holding, "NK(0,0)", _fmt_nk),
-    ):
+    )
+    for ind, hold, blank, fmt in kinds:
         parts += [fmt(x) for x in ind]
         if hold:
             parts += [blank] * (2 - len(ind)) + [fmt(x) for x in hold]
