@@ -41,6 +41,7 @@ from argusqt.errors import (
 from argusqt.export.gate import mark_protected
 from argusqt.io.logbook import Logbook, format_entry
 from argusqt.model.rulespec import SafetyRules
+from argusqt.model.status import is_secondary
 from argusqt.model.table import ProtectionInfo, Table, TableSpec
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
 
@@ -514,7 +515,7 @@ class Session:
         if (
             table.published is not None
             or table.interval_lower is not None
-            or ((status == 11) | (status == 12)).any()
+            or is_secondary(status).any()
         ):
             raise SpecificationError(
                 f"table {table_no} has been protected; {what} is only possible before protection "

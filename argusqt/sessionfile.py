@@ -78,6 +78,7 @@ from argusqt.io.confidential import CONFIDENTIAL_BANNER
 from argusqt.io.text import read_lines
 from argusqt.model.codelist import CodeList
 from argusqt.model.rulespec import DominanceRule, FreqRule, PRule, RequestRule, SafetyRules
+from argusqt.model.status import Status
 from argusqt.model.table import CostSpec, ProtectionInfo, Table, TableSpec
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
 
@@ -711,7 +712,7 @@ def _restore(table: Table, saved: dict, where: str, what: str) -> Any:
             )
         arrays[key] = arr
     status = arrays["status"].astype(np.int8)
-    if ((status < 1) | (status > 14)).any():
+    if ((status < Status.SAFE) | (status > Status.EMPTY)).any():
         raise SessionFileError(f"{what}: expected cell statuses 1–14", file=where)
     _check_primaries(table, status, where, what)
     table.status = status
@@ -758,7 +759,11 @@ def _check_primaries(table: Table, saved: np.ndarray, where: str, what: str) -> 
     (argusqt/docs/rules.md §7.2); saved as 1, 11, 13 or 14 it would be published unprotected: the
     file does not fit the data."""
     rule = np.asarray(table.status)
-    bad = np.flatnonzero((rule >= 3) & (rule <= 6) & np.isin(saved, (1, 11, 13, 14)))
+    bad = np.flatnonzero(
+        (rule >= Status.UNSAFE_RULE)
+        & (rule <= Status.UNSAFE_ZERO)
+        & np.isin(saved, (Status.SAFE, Status.SECONDARY, Status.EMPTY_NONSTRUCTURAL, Status.EMPTY))
+    )
     if bad.size:
         c = int(bad[0])
         codes = ", ".join(x.strip() or x for x in table.cell_codes(c))

@@ -3,6 +3,7 @@ module imports only from the layers below it (docs/design.md, Layers)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tomllib
@@ -56,3 +57,25 @@ def test_contract_covers_every_core_module():
         if name in allowed_outside:
             continue
         assert name in sources, f"{name} is not covered by the no-Qt contract"
+
+
+#: a status written as a number: `status == 14`, `st >= 3`, `np.isin(status, (11, 12))`
+HAND_WRITTEN_STATUS = re.compile(
+    r"\b(?:\w*status\w*|st|s)(?:\[[^\]\n]*\])?\s*(?:==|!=|>=|<=|<|>)\s*(?:1[0-4]|[1-9])\b(?!\.)"
+    r"|np\.isin\(\s*\w*status\w*\s*,\s*\(\s*\d"
+    r"|\bstatus\w*(?:\[[^\]\n]*\])?\s*=\s*(?:1[0-4]|[1-9])\b(?!\.)"
+)
+
+
+def test_statuses_are_named_not_numbered():
+    """Cell statuses go through argusqt.model.status (the Status enum and its masks); the
+    numbers 1..14 are written only there."""
+    found = []
+    for path in sorted((ROOT / "argusqt").rglob("*.py")):
+        if path.name == "status.py" and path.parent.name == "model":
+            continue
+        for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            code = line.split("#", 1)[0]
+            if HAND_WRITTEN_STATUS.search(code):
+                found.append(f"{path.relative_to(ROOT)}:{no}: {line.strip()}")
+    assert not found, "statuses written as numbers:\n" + "\n".join(found)

@@ -13,6 +13,7 @@ import numpy as np
 from argusqt.errors import AuditError
 from argusqt.io.atomic import atomic_write_text
 from argusqt.io.textcells import neutralise
+from argusqt.model.status import Status
 from argusqt.model.table import Table
 
 #: Statuses whose value is hidden (`x`) when the status is not added.
@@ -118,7 +119,7 @@ def shown_values(table: Table) -> np.ndarray:
         out[wide] = _objects(f"{a}..{b}" for a, b in zip(lo[wide], hi[wide], strict=True))
     else:
         out = fmt_numbers(published_values(table), table.decimals)
-    out[status == 14] = "-"
+    out[status == Status.EMPTY] = "-"
     return out
 
 
@@ -133,7 +134,7 @@ def codevalue_lines(
 ) -> list[str]:
     """The lines of a code-value / pivot file (without line ends)."""
     status = np.asarray(table.status, dtype=np.int64)
-    empty = status == 14
+    empty = status == Status.EMPTY
     kind = protection_kind(table)
     cols = code_columns(table, quotes, tau_exact=tau_exact)
     true_vals = fmt_numbers(table.value, table.decimals)

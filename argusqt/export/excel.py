@@ -45,7 +45,7 @@ from argusqt.export.writetable import confidential_path  # noqa: F401  (re-expor
 from argusqt.io.atomic import atomic_write_bytes
 from argusqt.io.textcells import formula_like
 from argusqt.model.codelist import CodeList
-from argusqt.model.status import STATUS_LABELS, is_suppressed
+from argusqt.model.status import STATUS_LABELS, Status, is_suppressed
 from argusqt.model.table import Table
 from argusqt.progress import (
     CancelToken,
@@ -243,7 +243,7 @@ def shown_values(table: Table, options: ExcelOptions) -> tuple[np.ndarray, np.nd
         numbers = np.round(numbers, table.decimals)
         if table.published is None:
             text[is_suppressed(status)] = options.suppressed_text
-    text[status == 14] = options.empty_text
+    text[status == Status.EMPTY] = options.empty_text
     return numbers, text
 
 
@@ -535,7 +535,7 @@ def _write_cells(
         row += [st, cells.text(v_col + 2, STATUS_LABELS[st])]
         if iv_lo is not None and iv_hi is not None:
             lo, hi = iv_lo[cell_no], iv_hi[cell_no]
-            if st == 14 or lo != lo or hi != hi:  # empty cell or no bound → blank
+            if st == Status.EMPTY or lo != lo or hi != hi:  # empty cell or no bound → blank
                 row += [None, None]
             else:
                 row += [cells.number(v_col + 3, lo, fmt), cells.number(v_col + 4, hi, fmt)]

@@ -20,7 +20,7 @@ from argusqt.export.gate import CONFIDENTIAL_BANNER
 from argusqt.io.atomic import atomic_write_set
 from argusqt.io.textcells import neutralise
 from argusqt.model.codelist import CodeList
-from argusqt.model.status import INTERMEDIATE_LETTER
+from argusqt.model.status import INTERMEDIATE_LETTER, Status, is_suppressed
 from argusqt.model.table import Table
 
 _LETTERS = np.array([INTERMEDIATE_LETTER.get(s, "S") for s in range(16)])
@@ -38,7 +38,7 @@ def _audit_columns(table: Table) -> list[np.ndarray]:
     d = table.decimals
     value = np.asarray(table.value, dtype=float)
     status = np.asarray(table.status, dtype=np.int64)
-    suppressed = np.isin(status, (3, 4, 5, 6, 7, 8, 9, 11, 12))
+    suppressed = is_suppressed(status)
     audit = table.audit
     if audit is not None:
         lo = np.where(audit.audited, audit.lower, value)
@@ -70,7 +70,7 @@ def intermediate_lines(
     """Cell lines `codes;value;[freq;][shadow;]cost;[tops;]status;lpl;upl[;audit]`."""
     d = table.decimals
     status = np.asarray(table.status, dtype=np.int64)
-    empty = status == 14
+    empty = status == Status.EMPTY
     use_h = holdings and table.hfreq is not None
     cols = code_columns(table, quotes, tau_exact=tau_exact)
     # rounded / adjusted tables: the published value (an argusqt extension,

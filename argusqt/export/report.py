@@ -21,7 +21,7 @@ import argusqt
 from argusqt.export.gate import CONFIDENTIAL_BANNER
 from argusqt.io.atomic import atomic_write_text
 from argusqt.model.rulespec import SafetyRules
-from argusqt.model.status import STATUS_LABELS
+from argusqt.model.status import STATUS_LABELS, is_secondary
 from argusqt.model.table import Table
 
 
@@ -121,7 +121,7 @@ def status_summary(table: Table) -> list[dict[str, Any]]:
 def secondary_figures(table: Table) -> tuple[int, float]:
     """Number of secondary suppressions (11, 12) and their total cost."""
     s = np.asarray(table.status)
-    m = (s == 11) | (s == 12)
+    m = is_secondary(s)
     return int(m.sum()), float(np.asarray(table.cost)[m].sum())
 
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from argusqt.export.codevalue import code_columns, fmt_ints, fmt_numbers, join_columns
 from argusqt.io.atomic import atomic_write_text
+from argusqt.model.status import Status
 from argusqt.model.table import Table
 
 
@@ -19,17 +20,28 @@ def sbs_flags(table: Table) -> np.ndarray:
     kept = 0 if top is None else top.shape[1]
     has_p = table.spec.rules.has_p_rule
     flags = np.full(status.shape, "V", dtype="<U1")
-    flags[status == 5] = "A"
-    flags[np.isin(status, (4, 6, 7, 8, 9))] = "B"
-    rule = status == 3
+    flags[status == Status.UNSAFE_FREQ] = "A"
+    flags[
+        np.isin(
+            status,
+            (
+                Status.UNSAFE_REQUEST,
+                Status.UNSAFE_ZERO,
+                Status.UNSAFE_SINGLETON,
+                Status.UNSAFE_SINGLETON_MANUAL,
+                Status.UNSAFE_MANUAL,
+            ),
+        )
+    ] = "B"
+    rule = status == Status.UNSAFE_RULE
     if has_p:
         flags[rule] = "F"
     elif kept >= 2:
         flags[rule] = "C"
     else:
         flags[rule] = "B"
-    flags[np.isin(status, (11, 12))] = "D"
-    flags[status == 14] = "-"
+    flags[np.isin(status, (Status.SECONDARY, Status.SECONDARY_MANUAL))] = "D"
+    flags[status == Status.EMPTY] = "-"
     return flags
 
 
@@ -72,7 +84,7 @@ def sbs_lines(
     if has_p:
         extra = extra + "," + fmt_numbers(dom2, 1)
     body = np.where(with_dom, body + extra, body)
-    return body[status != 14].tolist()
+    return body[status != Status.EMPTY].tolist()
 
 
 def write_sbs(

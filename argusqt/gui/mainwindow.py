@@ -45,6 +45,7 @@ from argusqt.gui.savedialog import EXCEL, SaveTableDialog
 from argusqt.gui.specify import SpecifyTablesDialog, describe_spec
 from argusqt.gui.summary import SummaryDialog, unsafe_count
 from argusqt.gui.tableview import TableView
+from argusqt.model.status import is_secondary
 from argusqt.model.table import Table, TableSpec
 from argusqt.session import is_warning
 
@@ -355,7 +356,7 @@ class MainWindow(QMainWindow):
         t = view.table
         self.status_label.setText(
             f"Table {self.tabs.currentIndex() + 1}: {t.n_cells:,} cells, "
-            f"{unsafe_count(t):,} unsafe, {int(((t.status == 11) | (t.status == 12)).sum()):,} secondary"
+            f"{unsafe_count(t):,} unsafe, {int(is_secondary(t.status).sum()):,} secondary"
             f" — {view.protection.text().removeprefix('Publication: ')}"
         )
 

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from argusqt.gui import statuscolors
+from argusqt.model.status import is_primary
 from argusqt.model.table import Table
 
 GROUPS: list[tuple[str, tuple[int, ...]]] = [
@@ -52,7 +53,7 @@ def status_summary(table: Table) -> list[tuple[str, int, float, float, float]]:
 
 def unsafe_count(table: Table) -> int:
     s = table.status
-    return int(((s >= 3) & (s <= 9)).sum())
+    return int(is_primary(s).sum())
 
 
 class SummaryDialog(QDialog):

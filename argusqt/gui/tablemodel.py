@@ -12,7 +12,7 @@ from PySide6.QtGui import QFont
 
 from argusqt.gui import statuscolors
 from argusqt.model.codelist import CodeList
-from argusqt.model.status import is_suppressed
+from argusqt.model.status import Status, is_primary, is_suppressed
 from argusqt.model.table import Table
 
 CELL_ROLE = Qt.ItemDataRole.UserRole + 1  # cell index of a model index
@@ -124,7 +124,7 @@ class TableModel(QAbstractTableModel):
             base_c = self.layer[self.col_dim] * self._strides[self.col_dim]
             cells = cells - base_c + cols[None, :] * self._strides[self.col_dim]
         st = self.table.status[cells]
-        return np.argwhere((st >= 3) & (st <= 9))
+        return np.argwhere(is_primary(st))
 
     # ---------------------------------------------------------------- geometry
     def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: B008
@@ -175,9 +175,9 @@ class TableModel(QAbstractTableModel):
     def format_value(self, cell: int) -> str:
         t = self.table
         st = int(t.status[cell])
-        if st == 14:
+        if st == Status.EMPTY:
             return "-"
-        if self.preview_safe and 3 <= st <= 12 and st != 10 and t.published is None:
+        if self.preview_safe and bool(is_suppressed(st)) and t.published is None:
             return "x"  # as the safe table will publish it
         v = t.published[cell] if self.show_published and t.published is not None else t.value[cell]
         return self._fmt.format(float(v))

@@ -14,14 +14,19 @@ import scipy.sparse as sp
 from argusqt.errors import InputError
 from argusqt.io.atomic import atomic_write_text
 from argusqt.model.codelist import CodeList
-from argusqt.model.status import JJ_LETTER
+from argusqt.model.status import JJ_LETTER, Status
 from argusqt.model.table import Table, build_relations
 from argusqt.protection.problem import CSPProblem
 
 #: τ-Argus's "max scaled cost".
 MAX_SCALED_COST = 20000
 _LETTERS = np.array([JJ_LETTER.get(s, "s") for s in range(16)])
-_STATUS_OF_LETTER = {"s": 1, "u": 9, "m": 11, "z": 10}
+_STATUS_OF_LETTER = {
+    "s": Status.SAFE,
+    "u": Status.UNSAFE_MANUAL,
+    "m": Status.SECONDARY,
+    "z": Status.PROTECTED,
+}
 
 
 def scaled_costs(cost: np.ndarray, unity: bool = False) -> np.ndarray:
@@ -288,7 +293,7 @@ def read_jj(path: str | Path, cost: np.ndarray | None = None) -> CSPProblem:
     relations = sp.csr_matrix((data, (rows, cols)), shape=(m, n))
     values = vals[:, 0].copy()
     rhs = _checked_rhs(relations, values, rhs, decimals, path, rel_line)
-    unsafe = status == 9
+    unsafe = status == Status.UNSAFE_MANUAL
     if cost is not None:
         cost = np.asarray(cost, dtype=float)
         if cost.shape != (n,):

@@ -18,6 +18,7 @@ from argusqt.io.codelists import codelist_for
 from argusqt.io.text import check_no_control, is_comment, read_lines
 from argusqt.model.codelist import CodeList
 from argusqt.model.metadata import Metadata, Variable
+from argusqt.model.status import Status, is_primary
 from argusqt.model.table import Table, TableSpec, build_relations
 from argusqt.model.tabulate import top_k_by_group
 from argusqt.rules.classify import apply_rules
@@ -292,7 +293,7 @@ def read_tab(
     decimals = int(resp_var.decimals) if resp_var is not None else 0
     status = _status_column(meta, cols)
     if status is None:
-        status = np.where(np.isnan(resp), 14, 1)
+        status = np.where(np.isnan(resp), Status.EMPTY, Status.SAFE)
     lo_var, up_var = _role_column(meta, "lowerpl"), _role_column(meta, "upperpl")
     lower = cols.number(lo_var) if lo_var is not None else np.full(n, np.nan)
     upper = cols.number(up_var) if up_var is not None else np.full(n, np.nan)
@@ -328,9 +329,11 @@ def read_tab(
     has_resp = ~np.isnan(resp)
     has_freq = ~np.isnan(freq)
     no_both = ~has_resp & ~has_freq  # 1
-    safe_like = (status == 2) | (status == 10) | (status == 14)
+    safe_like = (
+        (status == Status.SAFE_MANUAL) | (status == Status.PROTECTED) | (status == Status.EMPTY)
+    )
     _refuse(cols, no_both & ~safe_like, "a line without response and frequency must be empty")
-    status = np.where(no_both, 14, status)
+    status = np.where(no_both, Status.EMPTY, status)
     if resp_var is not None:  # 2
         _refuse(cols, has_freq & ~has_resp, "a frequency is given but the response is empty")
     _refuse(
@@ -342,17 +345,17 @@ def read_tab(
             f"{path.name}: no frequency given for {int(fill.sum())} cells; frequency set to 1"
         )
     freq = np.where(fill, 1.0, freq)
-    status = np.where(~has_resp, 14, status)  # 5
+    status = np.where(~has_resp, Status.EMPTY, status)  # 5
     if meta.status is not None:  # 6
         _refuse(
             cols,
-            has_resp & (resp != 0) & (freq != 0) & (status == 14),
+            has_resp & (resp != 0) & (freq != 0) & (status == Status.EMPTY),
             "a cell with a non-zero response and frequency cannot have the status empty",
         )
     absr = np.abs(np.where(has_resp, resp, 0.0))  # 7
     man = np.minimum(absr * rules.manual_margin / 100.0, absr)
-    lower = np.where(status == 9, np.where(np.isnan(lower), man, lower), 0.0)
-    upper = np.where(status == 9, np.where(np.isnan(upper), man, upper), 0.0)
+    lower = np.where(status == Status.UNSAFE_MANUAL, np.where(np.isnan(lower), man, lower), 0.0)
+    upper = np.where(status == Status.UNSAFE_MANUAL, np.where(np.isnan(upper), man, upper), 0.0)
     shadow = np.where(np.isnan(shadow), resp, shadow)  # 8
     cost = np.where(np.isnan(cost), absr, cost)
     _refuse(cols, has_resp & (cost < 0), "expected a cost ≥ 0")
@@ -393,7 +396,7 @@ def read_tab(
         "upl": np.zeros(n_cells),
     }
     top_d = np.zeros((n_cells, k))
-    st = np.full(n_cells, 14, dtype=np.int8)
+    st = np.full(n_cells, Status.EMPTY, dtype=np.int8)
     ci = cell[active]
     for key, src in (
         ("value", resp),
@@ -477,10 +480,10 @@ def _refuse(cols: _Columns, bad: np.ndarray, message: str, var: Variable | None 
 def _given_levels(table: Table) -> None:
     """ "Use given status": safe cells get MinPL, empty 0, status-9 levels as read."""
     s = table.status
-    prim = (s >= 3) & (s <= 9)
+    prim = is_primary(s)
     minpl = table.min_protection
-    table.lpl = np.where(prim, table.lpl, np.where(s == 14, 0.0, minpl))
-    table.upl = np.where(prim, table.upl, np.where(s == 14, 0.0, minpl))
+    table.lpl = np.where(prim, table.lpl, np.where(s == Status.EMPTY, 0.0, minpl))
+    table.upl = np.where(prim, table.upl, np.where(s == Status.EMPTY, 0.0, minpl))
 
 
 def _ancestor_pairs(dims: list[CodeList], leaf_cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -525,8 +528,12 @@ def _recompute_totals(dims, a, top_d, st, given_status, keep_status, rules_activ
         t = top_k_by_group(np.repeat(cells, k), top_d[src].ravel(), n_cells, k)
         top_d[~leaf] = t[~leaf]
     tot = ~leaf
-    computed = np.where(a["freq"] > 0, 1, 14).astype(np.int8)
-    keep = tot & given_status & (st != 14) & (a["freq"] > 0) if keep_status else np.zeros_like(tot)
+    computed = np.where(a["freq"] > 0, Status.SAFE, Status.EMPTY).astype(np.int8)
+    keep = (
+        tot & given_status & (st != Status.EMPTY) & (a["freq"] > 0)
+        if keep_status
+        else np.zeros_like(tot)
+    )
     new = np.where(keep, st, computed)
     st[tot] = new[tot]
     a["lpl"][tot & ~keep] = 0.0

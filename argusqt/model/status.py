@@ -5,6 +5,7 @@ from __future__ import annotations
 from enum import IntEnum
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 
 class Status(IntEnum):
@@ -51,29 +52,29 @@ INTERMEDIATE_LETTER = {1: "S", 2: "S", 13: "S", 10: "P", 14: "E", 11: "M", 12: "
 }
 
 
-def is_primary(status: np.ndarray) -> np.ndarray:
+def is_primary(status: ArrayLike) -> np.ndarray:
     """Unsafe cells (3–9): they must be suppressed and protected."""
     s = np.asarray(status)
     return (s >= 3) & (s <= 9)
 
 
-def is_secondary(status: np.ndarray) -> np.ndarray:
+def is_secondary(status: ArrayLike) -> np.ndarray:
     s = np.asarray(status)
     return (s == 11) | (s == 12)
 
 
-def is_suppressed(status: np.ndarray) -> np.ndarray:
+def is_suppressed(status: ArrayLike) -> np.ndarray:
     """Cells not published (primary or secondary)."""
     return is_primary(status) | is_secondary(status)
 
 
-def is_candidate(status: np.ndarray) -> np.ndarray:
+def is_candidate(status: ArrayLike) -> np.ndarray:
     """Cells a secondary method may suppress (1, 2, 13)."""
     s = np.asarray(status)
     return (s == 1) | (s == 2) | (s == 13)
 
 
-def is_empty(status: np.ndarray) -> np.ndarray:
+def is_empty(status: ArrayLike) -> np.ndarray:
     return np.asarray(status) == 14
 
 

@@ -14,6 +14,7 @@ import scipy.sparse as sp
 
 from argusqt.model.codelist import CodeList
 from argusqt.model.rulespec import SafetyRules
+from argusqt.model.status import Status
 
 CostKind = Literal["variable", "frequency", "unity", "distance"]
 
@@ -114,7 +115,7 @@ class Table:
     def __post_init__(self) -> None:
         n = self.n_cells
         if self.status is None:
-            self.status = np.where(self.freq > 0, 1, 14).astype(np.int8)
+            self.status = np.where(self.freq > 0, Status.SAFE, Status.EMPTY).astype(np.int8)
         if self.lpl is None:
             self.lpl = np.zeros(n)
         if self.upl is None:

@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from pyscipopt import Model, quicksum
 
 from argusqt.errors import AuditError, Cancelled, MethodError
-from argusqt.model.status import secondary_status_for
+from argusqt.model.status import Status, is_candidate, secondary_status_for
 from argusqt.progress import CancelToken, ProgressCallback, Stopwatch, no_progress
 from argusqt.protection.params import MethodParams, TableFacts, minutes_param, param
 from argusqt.protection.problem import CSPProblem
@@ -124,7 +124,7 @@ def _instance(problem: CSPProblem) -> _Instance:
     cap = float(np.ceil((np.abs(a).sum() + lpl.sum() + upl.sum() + scale) * scale_d))
     up_cap = np.where(np.isfinite(hi), _floor(hi * scale_d) - base, cap)
     down_cap = np.where(np.isfinite(lo), base - _ceil(lo * scale_d), cap)
-    fixed = (status == 10) | (status == 14) | (hi - lo <= 0)
+    fixed = (status == Status.PROTECTED) | (status == Status.EMPTY) | (hi - lo <= 0)
     fixed[sens] = False
     up_cap = np.where(fixed, 0.0, np.maximum(up_cap, 0.0))
     down_cap = np.where(fixed, 0.0, np.maximum(down_cap, 0.0))
@@ -619,7 +619,7 @@ def _result(problem, inst, sol, x, restricted, log, watch, cancel) -> Protection
     printed_change = sol.dev  # integer units from the printed original
     status = np.asarray(problem.status).copy()
     changed = printed_change != 0
-    safe_changed = changed & np.isin(status, (1, 2, 13))
+    safe_changed = changed & is_candidate(status)
     status[safe_changed] = secondary_status_for(status[safe_changed])
     dirs = {int(c): (1 if dev[c] > 0 else -1) for c in inst.sens}
     cost = float(np.sum(inst.w * np.abs(dev)))

@@ -22,6 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from argusqt.errors import AuditError, MethodError
+from argusqt.model.status import Status
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.insider import respondents_of
 from argusqt.protection.params import MethodParams, TableFacts, minutes_param
@@ -76,7 +77,7 @@ class _Data:
         self.audit_tol = problem.tolerance
         if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
             raise MethodError("interval protection needs finite attacker bounds for every cell")
-        fixed = (status == 10) | (status == 14)
+        fixed = (status == Status.PROTECTED) | (status == Status.EMPTY)
         prim = problem.primary
         fixed &= ~prim
         self.dn = np.where(fixed, 0.0, np.maximum(a - lo, 0.0))  # cap of L = a − lb

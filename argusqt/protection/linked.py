@@ -16,7 +16,13 @@ import scipy.sparse as sp
 
 from argusqt.errors import AuditError, InputError, MethodError
 from argusqt.model.codelist import CodeList
-from argusqt.model.status import is_secondary, is_suppressed, secondary_status_for
+from argusqt.model.status import (
+    Status,
+    is_primary,
+    is_secondary,
+    is_suppressed,
+    secondary_status_for,
+)
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
 from argusqt.protection.audit import audit
 from argusqt.protection.problem import CSPProblem
@@ -144,7 +150,7 @@ def build_linked_problem(
             "linked tables disagree on common cells (expected the same value and status): "
             + "; ".join(problems)
         )
-    prim = (status >= 3) & (status <= 9)
+    prim = is_primary(status)
     lower = np.where(prim, np.minimum(lower, values - lpl), lower)
     upper = np.where(prim, np.maximum(upper, values + upl), upper)
     blocks = []
@@ -301,7 +307,7 @@ def cover_problem_for(
     # cells in no table are never published: unknown to the attacker, so they enter as
     # suppressed at no cost (status 11) with wide bounds; HiTaS's 10 % protection of
     # inherited secondaries is then met among themselves and forces no published cell
-    status[hidden] = 11
+    status[hidden] = Status.SECONDARY
     status[used] = joint.status
     lpl = np.zeros(n)
     upl = np.zeros(n)

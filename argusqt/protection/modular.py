@@ -18,7 +18,7 @@ import scipy.sparse as sp
 
 from argusqt.errors import MethodError
 from argusqt.model.codelist import CodeList
-from argusqt.model.status import secondary_status_for
+from argusqt.model.status import Status, secondary_status_for
 from argusqt.model.table import build_relations
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.budget import Deadline
@@ -103,7 +103,7 @@ def _subproblem(
     share = INHERITED_SHARE * np.abs(values)
     lpl = np.where(inherited, np.minimum(share, values - lower), lpl)
     upl = np.where(inherited, np.minimum(share, upper - values), upl)
-    status = np.where(inherited, 9, status).astype(problem.status.dtype)
+    status = np.where(inherited, Status.UNSAFE_MANUAL, status).astype(problem.status.dtype)
     fixed = np.full(c.size, np.nan)
     cand = problem.candidate[c] & ~was_sup
     fixed[~cand] = 0.0

@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from pyscipopt import SCIP_EVENTTYPE, SCIP_PARAMSETTING, SCIP_RESULT, Conshdlr, Eventhdlr, Model
 
 from argusqt.errors import Cancelled, MethodError
-from argusqt.model.status import is_primary, secondary_status_for
+from argusqt.model.status import Status, is_primary, secondary_status_for
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.budget import Deadline, seconds_param
 from argusqt.protection.params import MethodParams, TableFacts, minutes_param
@@ -503,7 +503,7 @@ def with_singleton_cells(
         lower=np.r_[problem.lower, lo],
         upper=np.r_[problem.upper, hi],
         cost=np.r_[problem.cost, np.ones(k)],
-        status=np.r_[problem.status, np.full(k, 9, dtype=problem.status.dtype)],
+        status=np.r_[problem.status, np.full(k, Status.UNSAFE_MANUAL, dtype=problem.status.dtype)],
         lpl=np.r_[problem.lpl, np.zeros(k)],
         upl=np.r_[problem.upl, upl],
         relations=sp.vstack([base, extra]).tocsr(),

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from argusqt.model.status import is_candidate, is_primary, is_secondary
+from argusqt.model.status import Status, is_candidate, is_primary, is_secondary
 from argusqt.protection.respondents import Respondents
 from argusqt.protection.respondents import from_table as respondents_of
 
@@ -105,7 +105,7 @@ class CSPProblem:
         """
         values = np.asarray(table.value, dtype=float)
         status = np.asarray(table.status).astype(np.int16)
-        nonempty = status != 14
+        nonempty = status != Status.EMPTY
         if nonempty.any():
             vmin = float(values[nonempty].min())
             vmax = float(values[nonempty].max())

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from argusqt.model.status import is_secondary
+
 
 @dataclass
 class AuditResult:
@@ -67,4 +69,4 @@ class ProtectionResult:
     @property
     def n_secondary(self) -> int:
         s = np.asarray(self.status)
-        return int(((s == 11) | (s == 12)).sum())
+        return int(is_secondary(s).sum())

@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from pyscipopt import SCIP_EVENTTYPE, Eventhdlr, Model, quicksum
 
 from argusqt.errors import MethodError, ParameterError
+from argusqt.model.status import Status
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.params import MethodParams, TableFacts, minutes_param, param
 from argusqt.protection.problem import CSPProblem
@@ -184,7 +185,7 @@ def rapid_rounding(problem: CSPProblem, base: float) -> np.ndarray:
     z = np.asarray(problem.values, dtype=float)
     inner = inner_cells(problem.relations, problem.n_cells)
     rounded = base * np.floor(z / base + 0.5)
-    rounded[problem.status == 14] = 0.0
+    rounded[problem.status == Status.EMPTY] = 0.0
     vals, known = fill_by_addition(
         problem.relations, np.zeros(problem.relations.shape[0]), rounded, inner
     )

@@ -14,6 +14,7 @@ from typing import Any, Literal
 import numpy as np
 import scipy.sparse as sp
 
+from argusqt.model.status import Status
 from argusqt.protection.params import TableFacts, param
 from argusqt.protection.problem import CSPProblem
 from argusqt.protection.result import AuditResult, ProtectionResult
@@ -165,7 +166,9 @@ def add_singleton_cells(
     def ext(arr, extra):
         return None if arr is None else np.concatenate([np.asarray(arr), extra])
 
-    status = np.concatenate([problem.status, np.full(nv, 3, dtype=problem.status.dtype)])
+    status = np.concatenate(
+        [problem.status, np.full(nv, Status.UNSAFE_RULE, dtype=problem.status.dtype)]
+    )
     extended = replace(
         problem,
         values=np.concatenate([values, v_val]),

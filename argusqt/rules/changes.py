@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from argusqt.errors import ArgusError
-from argusqt.model.status import STATUS_LABELS
+from argusqt.model.status import STATUS_LABELS, Status, is_primary
 from argusqt.model.table import Table
 from argusqt.rules.classify import classify, manual_levels
 
@@ -54,9 +54,11 @@ def set_safe(table: Table, cells: ArrayLike) -> int:
     """Statuses 1–10 → 1 if the rules say safe, else 2 (safe manual). Returns cells changed."""
     idx = _cells(table, cells)
     s = table.status[idx]
-    _require(table, idx, (s >= 1) & (s <= 10), "set safe", "for statuses 1-10")
+    _require(
+        table, idx, (s >= Status.SAFE) & (s <= Status.PROTECTED), "set safe", "for statuses 1-10"
+    )
     rule = classify(table, idx)
-    new = np.where(rule.status == 1, 1, 2)
+    new = np.where(rule.status == Status.SAFE, Status.SAFE, Status.SAFE_MANUAL)
     minpl = np.full(idx.shape, table.min_protection)
     return _apply(table, idx, new, minpl, minpl)
 
@@ -65,9 +67,15 @@ def set_unsafe(table: Table, cells: ArrayLike) -> int:
     """Statuses 1–9 → the rule status if the rules say unsafe, else 9; levels recomputed."""
     idx = _cells(table, cells)
     s = table.status[idx]
-    _require(table, idx, (s >= 1) & (s <= 9), "set unsafe", "for statuses 1-9")
+    _require(
+        table,
+        idx,
+        (s >= Status.SAFE) & (s <= Status.UNSAFE_MANUAL),
+        "set unsafe",
+        "for statuses 1-9",
+    )
     rule = classify(table, idx)
-    by_rule = (rule.status >= 3) & (rule.status <= 6)
+    by_rule = (rule.status >= Status.UNSAFE_RULE) & (rule.status <= Status.UNSAFE_ZERO)
     mlpl, mupl = manual_levels(table, idx)
     new = np.where(by_rule, rule.status, 9)
     return _apply(
@@ -79,7 +87,13 @@ def set_protected(table: Table, cells: ArrayLike) -> int:
     """Statuses 1–2 → 10 protected (never suppressed)."""
     idx = _cells(table, cells)
     s = table.status[idx]
-    _require(table, idx, (s == 1) | (s == 2), "protect", "for safe statuses 1-2")
+    _require(
+        table,
+        idx,
+        (s == Status.SAFE) | (s == Status.SAFE_MANUAL),
+        "protect",
+        "for safe statuses 1-2",
+    )
     return _apply(table, idx, np.full(idx.shape, 10))
 
 
@@ -87,7 +101,13 @@ def set_secondary(table: Table, cells: ArrayLike, manual: bool) -> int:
     """Statuses 1–2 → 12 (a-priori `M`, manual=True) or 11 (`ML`, manual=False)."""
     idx = _cells(table, cells)
     s = table.status[idx]
-    _require(table, idx, (s == 1) | (s == 2), "make secondary", "for safe statuses 1-2")
+    _require(
+        table,
+        idx,
+        (s == Status.SAFE) | (s == Status.SAFE_MANUAL),
+        "make secondary",
+        "for safe statuses 1-2",
+    )
     return _apply(table, idx, np.full(idx.shape, 12 if manual else 11))
 
 
@@ -97,7 +117,9 @@ def set_cost(table: Table, cells: ArrayLike, cost: float) -> int:
     if not np.isfinite(cost) or cost < 0:
         raise StatusChangeError(f"expected a cost ≥ 0, got {cost}")
     c = 1.0 if cost == 0 else float(cost)
-    _require(table, idx, table.status[idx] != 14, "change the cost of", "for non-empty cells")
+    _require(
+        table, idx, table.status[idx] != Status.EMPTY, "change the cost of", "for non-empty cells"
+    )
     changed = int(np.count_nonzero(table.cost[idx] != c))
     table.cost = np.asarray(table.cost, dtype=float)
     table.cost[idx] = c
@@ -110,7 +132,7 @@ def set_protection_levels(table: Table, cells: ArrayLike, lpl: float, upl: float
     if not (np.isfinite(lpl) and np.isfinite(upl)) or lpl < 0 or upl < 0:
         raise StatusChangeError(f"expected protection levels ≥ 0, got {lpl} and {upl}")
     s = table.status[idx]
-    _require(table, idx, (s >= 3) & (s <= 9), "set protection levels of", "for unsafe cells 3-9")
+    _require(table, idx, is_primary(s), "set protection levels of", "for unsafe cells 3-9")
     changed = int(np.count_nonzero((table.lpl[idx] != lpl) | (table.upl[idx] != upl)))
     table.lpl[idx] = lpl
     table.upl[idx] = upl
@@ -121,7 +143,13 @@ def undo_secondary(table: Table) -> int:
     """Undo suppression: 11 → 1 (13 if the cell has no records), 12 → 2."""
     s = table.status
     f = np.asarray(table.freq)
-    new = np.where(s == 12, 2, np.where(s == 11, np.where(f > 0, 1, 13), s)).astype(s.dtype)
+    new = np.where(
+        s == Status.SECONDARY_MANUAL,
+        Status.SAFE_MANUAL,
+        np.where(
+            s == Status.SECONDARY, np.where(f > 0, Status.SAFE, Status.EMPTY_NONSTRUCTURAL), s
+        ),
+    ).astype(s.dtype)
     changed = int(np.count_nonzero(new != s))
     table.status = new
     return changed

@@ -13,6 +13,7 @@ import numpy as np
 
 from argusqt.errors import SpecificationError
 from argusqt.model.rulespec import DominanceRule, PRule, SafetyRules
+from argusqt.model.status import Status, is_primary
 from argusqt.model.table import Table
 
 #: Relative tolerance of the strict inequalities (equality is safe despite float sums).
@@ -167,14 +168,21 @@ def classify(
             fail5 | fail5_hold,
             fail6,
         ],
-        [13 if empty_nonstructural else 14, 1, 3, 4, 5, 6],
-        default=1,
+        [
+            Status.EMPTY_NONSTRUCTURAL if empty_nonstructural else Status.EMPTY,
+            Status.SAFE,
+            Status.UNSAFE_RULE,
+            Status.UNSAFE_REQUEST,
+            Status.UNSAFE_FREQ,
+            Status.UNSAFE_ZERO,
+        ],
+        default=Status.SAFE,
     ).astype(np.int8)
 
     man = rules.manual_margin / 100.0
     big_d = np.zeros(m)
     # status 3: the largest positive d, else the frequency range, else MAN, else 1
-    s3 = status == 3
+    s3 = status == Status.UNSAFE_RULE
     if s3.any():
         fb = np.full(m, -1.0)
         if rules.freq_individual:
@@ -189,9 +197,9 @@ def classify(
         fb = np.where(fb < 0, t * man, fb)
         fb = np.where(fb == 0, 1.0, fb)
         big_d = np.where(s3, np.where(d3 > 0, d3, fb), big_d)
-    big_d = np.where(status == 4, t * req_margin / 100, big_d)
+    big_d = np.where(status == Status.UNSAFE_REQUEST, t * req_margin / 100, big_d)
     freq_range = _freq_range(table, rules, status, fail5, fail5_hold)
-    big_d = np.where(status == 5, t * freq_range / 100, big_d)
+    big_d = np.where(status == Status.UNSAFE_FREQ, t * freq_range / 100, big_d)
     with np.errstate(divide="ignore", invalid="ignore"):
         perc = np.where(t > 0, big_d / np.where(t > 0, t, 1.0), man)
     return _levels(table, idx, status, perc, value, f, rules)
@@ -204,7 +212,7 @@ def _freq_range(table: Table, rules: SafetyRules, status, fail5, fail5_hold) -> 
         if (
             rules.freq_holding
             and rules.freq_holding.range != r
-            and bool(((status == 5) & fail5_hold & ~fail5).any())
+            and bool(((status == Status.UNSAFE_FREQ) & fail5_hold & ~fail5).any())
         ):
             note = (
                 "cells failing only the holding-level FREQ rule get the individual range "
@@ -219,13 +227,13 @@ def _freq_range(table: Table, rules: SafetyRules, status, fail5, fail5_hold) -> 
 def _levels(table: Table, idx, status, perc, value, f, rules: SafetyRules) -> Classification:
     """Shadow percentage → symmetric response levels; zero cells get (0, z); safe cells MinPL."""
     min_pl = table.min_protection
-    primary = (status >= 3) & (status <= 9)
+    primary = is_primary(status)
     nonzero = np.abs(value) > 1e-9
     up = np.maximum(np.abs(value) * perc, min_pl)
     z = rules.zero_range if rules.zero_range is not None else 0.0
     upl = np.where(primary, np.where(nonzero, up, np.where(f > 0, z, 0.0)), 0.0)
     lpl = np.where(primary & nonzero, upl, 0.0)
-    safe = status == 1
+    safe = status == Status.SAFE
     upl = np.where(safe, min_pl, upl)
     lpl = np.where(safe, min_pl, lpl)
     return Classification(idx, status, lpl, upl)
@@ -238,7 +246,15 @@ def manual_levels(table: Table, cells: np.ndarray) -> tuple[np.ndarray, np.ndarr
     value = np.asarray(table.value, dtype=float)[idx]
     f = np.asarray(table.freq, dtype=float)[idx]
     perc = np.full(n, table.spec.rules.manual_margin / 100.0)
-    c = _levels(table, idx, np.full(n, 9, dtype=np.int8), perc, value, f, table.spec.rules)
+    c = _levels(
+        table,
+        idx,
+        np.full(n, Status.UNSAFE_MANUAL, dtype=np.int8),
+        perc,
+        value,
+        f,
+        table.spec.rules,
+    )
     return c.lpl, c.upl
 
 
