@@ -534,16 +534,14 @@ def start_pattern(
 ) -> np.ndarray | None:
     """A protected pattern to start from (the heuristic of argusqt/docs/methods.md §4), or None.
 
-    None when the heuristic is missing, fails, or is cancelled: suppressing every
+    None when the heuristic fails or is cancelled: suppressing every
     candidate would protect too, but it is never a pattern worth publishing, so the
     branch-and-cut starts without one. After a cancel the heuristic may still finish
     within the cancel's grace time (CANCEL_GRACE); its pattern is then judged by the audit.
     """
     sep = Separator(problem)
-    try:
-        from argusqt.protection.heuristic import solve_heuristic
-    except ImportError:
-        return None
+    from argusqt.protection.heuristic import solve_heuristic
+
     grace = cancel.grace(CANCEL_GRACE) if cancel is not None else None
     # in a helper thread, so that a cancel is honoured within the grace time even if the
     # heuristic does not poll the token often (it gets the grace token and stops too)

@@ -34,9 +34,6 @@ METHOD_MODULES = (
     "argusqt.protection.interval",
 )
 
-#: τ-Argus methods argusqt does not have yet, with what to use instead.
-NOT_IMPLEMENTED: dict[str, str] = {}
-
 Kind = Literal["suppress", "adjust", "interval"]
 #: what a protected table publishes: suppressed cells, rounded values, CTA values or intervals
 Face = Literal["suppress", "round", "cta", "interval"]
@@ -113,12 +110,6 @@ def get(name: str) -> MethodDescriptor:
     desc = _REGISTRY.get(key)
     if desc is not None:
         return desc
-    if key in NOT_IMPLEMENTED:
-        raise ParameterError(
-            f"{NOT_IMPLEMENTED[key]} is not available in argusqt yet; use OPT, MOD or HEUR",
-            method=key,
-            allowed=", ".join(d.name for d in methods()),
-        )
     known = ", ".join(d.name for d in methods())
     raise ParameterError(
         f"unknown protection method {name!r}; expected one of {known}",
@@ -173,7 +164,6 @@ def problem_facts(
 
 __all__ = [
     "METHOD_MODULES",
-    "NOT_IMPLEMENTED",
     "MethodDescriptor",
     "get",
     "linked_names",
