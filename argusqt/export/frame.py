@@ -13,7 +13,7 @@ import numpy as np
 
 from argusqt.export.codevalue import protection_kind, published_values
 from argusqt.export.gate import clear_for_publication
-from argusqt.model.status import STATUS_LABELS, is_suppressed
+from argusqt.model.status import STATUS_LABELS, Status, is_suppressed
 from argusqt.model.table import Table
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
 
@@ -68,7 +68,7 @@ def published_column(table: Table) -> tuple[np.ndarray, np.ndarray | None, np.nd
     else:
         value = np.round(np.asarray(table.value, dtype=float), table.decimals)
         value = np.where(is_suppressed(status), np.nan, value)
-    empty = status == 14
+    empty = status == Status.EMPTY
     value = np.where(empty, np.nan, value)
     if lower is not None and upper is not None:
         lower, upper = np.where(empty, np.nan, lower), np.where(empty, np.nan, upper)
