@@ -116,3 +116,31 @@ def test_bug3_manual_changes_survive_save_and_open_session(qtbot, window, sample
     out = run_batch(sample / "bug3.arb")
     assert out.ok, out.error
     np.testing.assert_array_equal(out.session.table(1).status, statuses)
+
+
+def test_typed_recode_is_written_beside_the_batch_file(qtbot, window, sample, monkeypatch):
+    """A recode typed in the dialog (no file of its own) goes beside the batch file, under a
+    name the batch file gives: the folder can be moved or sent (it was a temporary folder)."""
+    from argusqt.gui.recodedialog import RecodeDialog
+
+    _open(qtbot, window, sample, '"activity""size"')
+    n_size = len(window.tables[0].dims[1])
+
+    def type_recode(d: RecodeDialog) -> None:
+        d.var_list.setCurrentRow(1)  # size: flat → the code-group editor
+        d.text.setPlainText("1: 1-2\n2: 3-4\n3: 5-6\n")
+        assert d.apply()
+        d.reject()
+
+    driven = run_dialog(qtbot, RecodeDialog, type_recode, timeout=60)
+    window.actions["recode"].trigger()
+    driven.check()
+    assert len(window.tables[0].dims[1]) < n_size
+    out = sample / "to_send"
+    out.mkdir()
+    text = _write_batch(qtbot, window, monkeypatch, out / "typed.arb")
+    side = out / "typed_recode1_size.grc"
+    assert side.is_file() and side.read_text().startswith("1: 1-2")
+    assert '<RECODE> 1, size, "typed_recode1_size.grc"' in text
+    assert "argusqt_recode_" not in text  # the temporary folder it used to name
+    _replays(out / "typed.arb", window.tables)
