@@ -8,7 +8,6 @@ names from `__init__.pyi`.
 from __future__ import annotations
 
 import importlib
-from typing import Any
 
 __version__ = "0.1.0"
 
@@ -19,7 +18,7 @@ _API = ("protect", "Protection", "ProtectedTable", "P", "NK", "FREQ", "ZERO")
 __all__ = ["__version__", *_API]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:  # no typing import: `import argusqt` stays light
     if name in _API:
         return getattr(importlib.import_module("argusqt.api"), name)
     raise AttributeError(f"module 'argusqt' has no attribute {name!r}")
