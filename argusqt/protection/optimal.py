@@ -393,7 +393,11 @@ def solve_pattern(
     outcome.nodes = int(model.getNNodes())
     outcome.lps = sep.n_lps
     outcome.cancelled = bool(cancel is not None and cancel.cancelled)
-    stopped_early = run.stop.deadline.expired and status in ("userinterrupt", "timelimit")
+    # an attacker LP stopped by HiGHS's own time limit (set to what the deadline leaves) may
+    # end a few milliseconds before our clock calls the deadline expired: that is the
+    # deadline too, not an unexplained stop
+    out_of_time = run.stop.deadline.expired or sep.interrupted
+    stopped_early = out_of_time and status in ("userinterrupt", "timelimit")
     outcome.timed_out = status == "timelimit" or (stopped_early and not outcome.cancelled)
     outcome.infeasible = status == "infeasible"
     sols = model.getSols() if model.getNSols() else []
