@@ -17,10 +17,18 @@ ROOT = Path(__file__).resolve().parents[1]
 GUI_ERROR_BUDGET = 46
 
 
-def _mypy(*args: str) -> subprocess.CompletedProcess:
-    # a cold run takes ~2 min on a loaded 2-core machine; the cache makes later runs seconds
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory) -> Path:
+    """One mypy cache for this module's runs, never the checkout's: a cache another run
+    left half-written ("database disk image is malformed") made mypy stop with an internal
+    error. CI starts cold anyway; the second run reuses the first one's cache."""
+    return tmp_path_factory.mktemp("mypy_cache")
+
+
+def _mypy(cache: Path, *args: str) -> subprocess.CompletedProcess:
+    # a cold run takes ~2 min on a loaded 2-core machine
     return subprocess.run(
-        [sys.executable, "-m", "mypy", *args],
+        [sys.executable, "-m", "mypy", "--cache-dir", str(cache), *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -29,15 +37,15 @@ def _mypy(*args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.timeout(1500)
-def test_core_has_no_mypy_errors():
-    proc = _mypy("argusqt", "--exclude", "argusqt/gui")
+def test_core_has_no_mypy_errors(cache_dir):
+    proc = _mypy(cache_dir, "argusqt", "--exclude", "argusqt/gui")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Success: no issues found" in proc.stdout
 
 
 @pytest.mark.timeout(1500)
-def test_gui_mypy_errors_do_not_grow():
-    proc = _mypy("argusqt/gui")
+def test_gui_mypy_errors_do_not_grow(cache_dir):
+    proc = _mypy(cache_dir, "argusqt/gui")
     found = re.search(r"Found (\d+) errors?", proc.stdout)
     n = int(found.group(1)) if found else 0
     assert found or "Success" in proc.stdout, proc.stdout + proc.stderr
