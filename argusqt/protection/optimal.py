@@ -167,6 +167,7 @@ class _CapacityHandler(Conshdlr):
         if self.model.getDepth() > self.run.sepa_depth:
             return {"result": SCIP_RESULT.DIDNOTRUN}
         x = self._x()
+        _report(self.model, self.run)
         cuts, _ = self._cuts_for(x, False)
         if not cuts:
             return {"result": SCIP_RESULT.DIDNOTFIND}
@@ -229,7 +230,6 @@ class _Progress(Eventhdlr):
 
     def __init__(self, run: _Run):
         self.run = run
-        self.last = 0.0
 
     def eventinit(self):
         self.model.catchEvent(SCIP_EVENTTYPE.BESTSOLFOUND, self)
@@ -246,30 +246,50 @@ class _Progress(Eventhdlr):
         if run.stop.cancelled:
             self.model.interruptSolve()
             return
-        bound = self.model.getDualbound()
-        if np.isfinite(bound) and abs(bound) < 1e19:
-            run.bound = max(run.bound if run.bound is not None else -np.inf, bound)
-        now = time.perf_counter()
-        if event.getType() != SCIP_EVENTTYPE.BESTSOLFOUND and now - self.last < PROGRESS_EVERY:
-            return
-        self.last = now
-        inc = self.model.getPrimalbound()
-        inc_v = float(inc) + run.offset if abs(inc) < 1e19 else None
-        b = run.bound + run.offset if run.bound is not None else None
-        gap = None
-        if inc_v is not None and b is not None:
-            gap = max(0.0, inc_v - b) / max(abs(inc_v), 1e-9)
-        run.progress(
-            ProgressEvent(
-                message="Optimal suppression: branch-and-cut",
-                bound=b,
-                incumbent=inc_v,
-                gap=gap,
-                cuts=run.n_cuts,
-                elapsed=run.watch.elapsed,
-                extra={"nodes": self.model.getNNodes()},
-            )
+        forced = event.getType() == SCIP_EVENTTYPE.BESTSOLFOUND
+        _report(self.model, run, forced=forced)
+
+
+def _report(model: Model, run: _Run, forced: bool = False) -> None:
+    """One rate-limited progress event with SCIP's incumbent, lower bound and gap.
+
+    Called from the event handler and from the cut separator: on a large table one root
+    separation round can outlast many seconds, and no node or LP event fires meanwhile.
+    While the root node is open SCIP's dual bound is still -inf; the root LP value is then
+    a valid lower bound (the LP holds a subset of the valid constraints: a relaxation).
+    """
+    bound = model.getDualbound()
+    if not (np.isfinite(bound) and abs(bound) < 1e19) and model.getDepth() == 0:
+        try:
+            if model.getLPSolstat() == 1:  # SCIP_LPSOLSTAT_OPTIMAL
+                bound = model.getLPObjVal()
+        except Exception:  # noqa: BLE001 - no LP in this stage: no bound yet
+            bound = np.inf
+    if np.isfinite(bound) and abs(bound) < 1e19:
+        run.bound = max(run.bound if run.bound is not None else -np.inf, bound)
+    now = time.perf_counter()
+    if not forced and now - run.last_report < PROGRESS_EVERY:
+        return
+    run.last_report = now
+    inc = model.getPrimalbound()
+    inc_v = float(inc) + run.offset if abs(inc) < 1e19 else None
+    b = run.bound + run.offset if run.bound is not None else None
+    if inc_v is not None and b is not None:
+        b = min(b, inc_v)
+    gap = None
+    if inc_v is not None and b is not None:
+        gap = max(0.0, inc_v - b) / max(abs(inc_v), 1e-9)
+    run.progress(
+        ProgressEvent(
+            message="Optimal suppression: branch-and-cut",
+            bound=b,
+            incumbent=inc_v,
+            gap=gap,
+            cuts=run.n_cuts,
+            elapsed=run.watch.elapsed,
+            extra={"nodes": model.getNNodes(), "phase": "branch-and-cut"},
         )
+    )
 
 
 class _Stop:
@@ -301,6 +321,7 @@ class _Run:
     n_checks: int = 0
     bound: float | None = None
     best: float = np.inf  # objective of the cheapest candidate proven protected
+    last_report: float = 0.0  # perf_counter of the last progress event
 
 
 # ---------------------------------------------------------------------- core solve
@@ -628,8 +649,12 @@ def solve_optimal(
 
     # the final checks take about what checking the start pattern takes: keep that for them
     t0 = deadline.elapsed
+    start_cost = None
     if start is not None and not cancel.cancelled:
+        start_cost = float(cost[start[:n] & (problem.candidate | problem.secondary)].sum())
+        progress(_phase("checking the start pattern", start_cost, watch))
         protected(start[:n])
+    progress(_phase("branch-and-cut, root node", start_cost, watch))
     reserve = AUDIT_RESERVE * (deadline.elapsed - t0) + 0.1
     solve = solve_pattern if not cancel.cancelled else _skipped
     out = solve(
@@ -730,6 +755,17 @@ def solve_optimal(
         )
     )
     return result
+
+
+def _phase(what: str, incumbent: float | None, watch: Stopwatch) -> ProgressEvent:
+    """A phase change without a fraction: the progress bar turns busy again (the start
+    heuristic's "100 %" must not stand for the whole branch-and-cut)."""
+    return ProgressEvent(
+        message=f"Optimal suppression: {what}",
+        incumbent=incumbent,
+        elapsed=watch.elapsed,
+        extra={"phase": what},
+    )
 
 
 def _bound_line(cost: float, bound: float | None, gap: float | None, optimal: bool, out) -> str:
