@@ -97,7 +97,7 @@ def test_open_specify_protect_flow(qtbot, window, files):
     qtbot.waitUntil(lambda: window.runner.dialog is not None, timeout=60_000)
     qtbot.wait(400)
     assert len(ticks) >= 2  # the GUI event loop keeps running while the job works
-    assert window.runner.dialog.bound.text() == "1.00"
+    assert window.runner.dialog.bound.text() == "1"
     assert not window.views[0].buttons["unsafe"].isEnabled()  # no edits while the job runs
     assert not window.actions["save_table"].isEnabled()
     t0 = time.perf_counter()

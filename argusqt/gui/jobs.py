@@ -1,16 +1,21 @@
-"""Run one core call per user action on a Worker, with a progress dialog and error reporting."""
+"""Run one core call per user action on a Worker, with the live solver panel and error reporting.
+
+The panel is a dock of the main window (a tool window beside any other parent), never modal:
+the tables stay readable while a job runs; the window disables the actions that would
+conflict while `busy` is true.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QTimer, Signal
-from PySide6.QtWidgets import QWidget
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
 
 from argusqt.gui.errors import show_error
 from argusqt.gui.gcpin import collector
-from argusqt.gui.progressdialog import ProgressDialog
+from argusqt.gui.solverpanel import SolverPanel
 from argusqt.gui.worker import Job, Worker
 
 
@@ -24,7 +29,20 @@ class JobRunner(QObject):
         super().__init__(parent_widget)
         self.parent_widget = parent_widget
         self.worker: Worker | None = None
-        self.dialog: ProgressDialog | None = None
+        #: the panel while a job runs (None otherwise); it outlives the job with its figures
+        self.dialog: SolverPanel | None = None
+        self.panel = SolverPanel()
+        self.panel.cancel_clicked.connect(self.cancel)
+        self.dock: QDockWidget | None = None
+        if isinstance(parent_widget, QMainWindow):
+            self.dock = QDockWidget("Solver", parent_widget)
+            self.dock.setObjectName("solverDock")
+            self.dock.setWidget(self.panel)
+            parent_widget.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
+            self.dock.hide()
+        else:
+            self.panel.setParent(parent_widget, Qt.WindowType.Tool)
+            self.panel.hide()
 
     @property
     def busy(self) -> bool:
@@ -44,15 +62,15 @@ class JobRunner(QObject):
         worker = Worker(job, self)
         self.worker = worker
         if show_dialog:
-            self.dialog = ProgressDialog(title, self.parent_widget)
-            self.dialog.cancel_clicked.connect(worker.cancel)
-            worker.progressed.connect(self.dialog.update_event)
-            dialog = self.dialog
-            # quick jobs finish before the dialog appears: no flashing window
-            QTimer.singleShot(300, lambda: dialog is self.dialog and dialog.show())
+            panel = self.panel
+            panel.start(title)
+            self.dialog = panel
+            worker.progressed.connect(panel.update_event)
+            # quick jobs finish before the panel appears: no flashing window
+            QTimer.singleShot(300, lambda: self.dialog is panel and self._show_panel())
 
         def done_ok(result: Any) -> None:
-            self._finish()
+            self._finish("cancelled" if worker.cancel_token.cancelled else "finished")
             if on_success is not None:
                 try:
                     on_success(result)
@@ -60,7 +78,7 @@ class JobRunner(QObject):
                     show_error(self.parent_widget, exc, title)
 
         def done_err(exc: BaseException) -> None:
-            self._finish()
+            self._finish("cancelled" if worker.cancel_token.cancelled else "failed")
             if on_error is not None:
                 on_error(exc)
             else:
@@ -77,16 +95,23 @@ class JobRunner(QObject):
         if self.worker is not None:
             self.worker.cancel()
 
-    def _finish(self) -> None:
+    def _show_panel(self) -> None:
+        if self.dock is not None:
+            self.dock.show()
+            self.dock.raise_()
+        else:
+            self.panel.show()
+
+    def _finish(self, outcome: str = "finished") -> None:
         worker, self.worker = self.worker, None
         if worker is not None:
             worker.wait(5000)
             worker.deleteLater()
             collector().release()
         if self.dialog is not None:
-            self.dialog._clock.stop()
-            self.dialog.hide()
-            self.dialog.deleteLater()
+            self.dialog.finish(outcome)
+            if not self.dialog.solver_seen:  # a read or a write: nothing worth keeping shown
+                (self.dock or self.panel).hide()
             self.dialog = None
         self.busy_changed.emit(False)
         self.job_finished.emit()

@@ -69,6 +69,7 @@ class _CapacityHandler(Conshdlr):
         self.xvars = xvars
         self.run = run
         self.tvars: list | None = None
+        self.obj: np.ndarray | None = None
         self.store = _CutStore(sep.values.shape[0])
 
     # -- helpers
@@ -76,6 +77,12 @@ class _CapacityHandler(Conshdlr):
         x = np.zeros(self.sep.values.shape[0])
         x[self.free_idx] = [self.model.getSolVal(sol, v) for v in self.xvars]
         return x
+
+    def _obj(self) -> np.ndarray:
+        if self.obj is None:
+            self.obj = np.zeros(self.sep.values.shape[0])
+            self.obj[self.free_idx] = [v.getObj() for v in self.xvars]
+        return self.obj
 
     def _trans(self) -> list:
         if self.tvars is None:
@@ -167,7 +174,8 @@ class _CapacityHandler(Conshdlr):
         if self.model.getDepth() > self.run.sepa_depth:
             return {"result": SCIP_RESULT.DIDNOTRUN}
         x = self._x()
-        _report(self.model, self.run)
+        if self.model.getDepth() == 0:  # the root LP value is a valid global lower bound
+            _report(self.model, self.run, lp_value=float(np.dot(self._obj(), x)))
         cuts, _ = self._cuts_for(x, False)
         if not cuts:
             return {"result": SCIP_RESULT.DIDNOTFIND}
@@ -250,7 +258,7 @@ class _Progress(Eventhdlr):
         _report(self.model, run, forced=forced)
 
 
-def _report(model: Model, run: _Run, forced: bool = False) -> None:
+def _report(model: Model, run: _Run, forced: bool = False, lp_value: float | None = None) -> None:
     """One rate-limited progress event with SCIP's incumbent, lower bound and gap.
 
     Called from the event handler and from the cut separator: on a large table one root
@@ -259,12 +267,8 @@ def _report(model: Model, run: _Run, forced: bool = False) -> None:
     a valid lower bound (the LP holds a subset of the valid constraints: a relaxation).
     """
     bound = model.getDualbound()
-    if not (np.isfinite(bound) and abs(bound) < 1e19) and model.getDepth() == 0:
-        try:
-            if model.getLPSolstat() == 1:  # SCIP_LPSOLSTAT_OPTIMAL
-                bound = model.getLPObjVal()
-        except Exception:  # noqa: BLE001 - no LP in this stage: no bound yet
-            bound = np.inf
+    if not (np.isfinite(bound) and abs(bound) < 1e19) and lp_value is not None:
+        bound = lp_value
     if np.isfinite(bound) and abs(bound) < 1e19:
         run.bound = max(run.bound if run.bound is not None else -np.inf, bound)
     now = time.perf_counter()

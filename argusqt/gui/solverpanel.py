@@ -1,0 +1,186 @@
+"""The live solver panel: phase, best safe cost, lower bound, gap, elapsed time and their plot.
+
+It is a dock of the main window, not a dialog: the tables stay usable (tabs, scrolling,
+reading cells) while a method runs; the actions that would change a table are disabled by
+the window while the job is busy. Cancel asks the job for its best audited result.
+"""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (
+    QDialogButtonBox,
+    QGridLayout,
+    QLabel,
+    QPlainTextEdit,
+    QProgressBar,
+    QVBoxLayout,
+    QWidget,
+)
+
+from argusqt.progress import ProgressEvent
+
+
+def format_cost(x: float | None) -> str:
+    """Costs as a statistician reads them: grouped digits, never 5.32128e+06."""
+    if x is None:
+        return "–"
+    if abs(x - round(x)) < 1e-9 or abs(x) >= 1e5:
+        return f"{x:,.0f}"
+    return f"{x:,.2f}"
+
+
+def format_gap(g: float | None) -> str:
+    return "–" if g is None else f"{100 * g:.2f} %"
+
+
+class SolverPanel(QWidget):
+    """Shows the ProgressEvents of the running job; figures appear with the first event."""
+
+    cancel_clicked = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("solverPanel")
+        self.setMinimumWidth(340)
+        self.cancel_requested = False
+        self.running = False
+        self.solver_seen = False  # an event carried a cost or a bound (a method, not a read)
+        self._start = time.perf_counter()
+        self._phase = ""
+
+        self.title = QLabel()
+        f = QFont(self.title.font())
+        f.setBold(True)
+        self.title.setFont(f)
+        self.title.setWordWrap(True)
+        self.message = QLabel("Starting…")
+        self.message.setObjectName("solverPhase")
+        self.message.setWordWrap(True)
+        self.bar = QProgressBar()
+        self.bar.setRange(0, 0)  # busy until a fraction arrives
+        self.incumbent = QLabel("–")
+        self.bound = QLabel("–")
+        self.gap = QLabel("–")
+        self.elapsed = QLabel("0.0 s")
+        grid = QGridLayout()
+        grid.setHorizontalSpacing(12)
+        rows = (
+            ("Best safe pattern (cost):", self.incumbent),
+            ("Lower bound:", self.bound),
+            ("Gap:", self.gap),
+            ("Elapsed:", self.elapsed),
+        )
+        for r, (text, lab) in enumerate(rows):
+            grid.addWidget(QLabel(text), r, 0)
+            lab.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            lab.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            grid.addWidget(lab, r, 1)
+        grid.setColumnStretch(1, 1)
+        self.chart = None  # created with the first cost or bound (pyqtgraph loads lazily)
+        self.log = QPlainTextEdit()
+        self.log.setReadOnly(True)
+        self.log.setMaximumBlockCount(200)
+        self.log.setFixedHeight(80)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        self.buttons.rejected.connect(self.request_cancel)
+
+        self.lay = QVBoxLayout(self)
+        self.lay.addWidget(self.title)
+        self.lay.addWidget(self.message)
+        self.lay.addWidget(self.bar)
+        self.lay.addLayout(grid)
+        self.chart_slot = self.lay.count()
+        self.lay.addWidget(self.log)
+        self.lay.addWidget(self.buttons)
+        self.lay.addStretch(1)
+
+        self._clock = QTimer(self)
+        self._clock.timeout.connect(self._tick)
+
+    # ------------------------------------------------------------------ job life
+    def start(self, title: str) -> None:
+        """A new job: clear the figures, the plot and the log; start the clock."""
+        self.title.setText(title)
+        self.message.setText("Starting…")
+        self._phase = ""
+        self.bar.setRange(0, 0)
+        for lab in (self.incumbent, self.bound, self.gap):
+            lab.setText("–")
+        self.log.clear()
+        if self.chart is not None:
+            self.lay.removeWidget(self.chart)
+            self.chart.deleteLater()
+            self.chart = None
+        self.cancel_requested = False
+        self.solver_seen = False
+        self.running = True
+        self.buttons.setEnabled(True)
+        self._start = time.perf_counter()
+        self._tick()
+        self._clock.start(250)
+
+    def finish(self, outcome: str) -> None:
+        """The job ended ('finished', 'cancelled' or 'failed'): keep the last figures shown."""
+        self.running = False
+        self._clock.stop()
+        self._tick()
+        self.buttons.setEnabled(False)
+        if self.bar.maximum() == 0:
+            self.bar.setRange(0, 1000)
+            self.bar.setValue(1000 if outcome == "finished" else 0)
+        self.message.setText(
+            {
+                "finished": "Finished.",
+                "cancelled": "Cancelled: the best audited pattern found so far was kept.",
+            }.get(outcome, "Stopped with an error (see the message).")
+        )
+
+    def _tick(self) -> None:
+        self.elapsed.setText(f"{time.perf_counter() - self._start:,.1f} s")
+
+    # ------------------------------------------------------------------ events
+    def update_event(self, ev: ProgressEvent) -> None:
+        """Show one progress event (called on the GUI thread through a queued signal)."""
+        if ev.message:
+            if ev.message != self.message.text():
+                self.log.appendPlainText(ev.message)
+            phase = ev.message.split(":")[0] + str(ev.extra.get("phase", ""))
+            if phase != self._phase and ev.fraction is None:
+                self.bar.setRange(0, 0)  # a new phase of unknown length: busy again
+            self._phase = phase
+            self.message.setText(ev.message)
+        if ev.fraction is not None:
+            self.bar.setRange(0, 1000)
+            self.bar.setValue(int(max(0.0, min(1.0, ev.fraction)) * 1000))
+        if ev.incumbent is not None:
+            self.incumbent.setText(format_cost(ev.incumbent))
+        if ev.bound is not None:
+            self.bound.setText(format_cost(ev.bound))
+        if ev.gap is not None:
+            self.gap.setText(format_gap(ev.gap))
+        if ev.incumbent is not None or ev.bound is not None:
+            self.solver_seen = True
+            self._plot(ev)
+
+    def _plot(self, ev: ProgressEvent) -> None:
+        if self.chart is None:
+            from argusqt.gui.charts import SolverTraceChart
+
+            self.chart = SolverTraceChart(self)
+            self.chart.setObjectName("solverChart")
+            self.lay.insertWidget(self.chart_slot, self.chart, 1)
+        t = ev.elapsed if ev.elapsed is not None else time.perf_counter() - self._start
+        self.chart.add(t, ev.incumbent, ev.bound)
+
+    def request_cancel(self) -> None:
+        """First press: ask the job to stop (it returns the best safe result so far)."""
+        if not self.running or self.cancel_requested:
+            return
+        self.cancel_requested = True
+        self.message.setText("Cancelling… waiting for the best safe result so far.")
+        self.buttons.setEnabled(False)
+        self.cancel_clicked.emit()
