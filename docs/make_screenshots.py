@@ -64,7 +64,7 @@ def main(argv: list[str]) -> int:
     from argusqt.gui.mainwindow import MainWindow
     from argusqt.gui.metadataeditor import MetadataEditor
     from argusqt.gui.opendialog import OpenDataDialog
-    from argusqt.gui.progressdialog import ProgressDialog
+    from argusqt.gui.solverpanel import SolverPanel
     from argusqt.gui.protectdialog import ProtectDialog
     from argusqt.gui.recodedialog import RecodeDialog
     from argusqt.gui.savedialog import SaveTableDialog
@@ -128,17 +128,20 @@ def main(argv: list[str]) -> int:
     shoot(app, pd, "protect_rounding")
     pd.close()
 
-    prog = ProgressDialog("Protect table 1 (OPT)", win)
-    prog.update_event(
-        ProgressEvent(
-            "Branch and cut: 1,284 nodes, 312 capacity cuts",
-            bound=81234.5,
-            incumbent=84410.0,
-            gap=0.0376,
+    prog = SolverPanel()
+    prog.start("Protect table 1 (OPT)")
+    for t, inc, bound in ((1.0, 91022.0, 70112.0), (3.0, 86120.0, 79020.5), (6.0, 84410.0, 81234.5)):
+        prog.update_event(
+            ProgressEvent(
+                "Optimal suppression: branch-and-cut",
+                bound=bound,
+                incumbent=inc,
+                gap=(inc - bound) / inc,
+                elapsed=t,
+            )
         )
-    )
-    prog.log.appendPlainText("Heuristic start pattern: 41 secondary cells, cost 91,022.00")
-    shoot(app, prog, "progress")
+    prog.log.appendPlainText("Heuristic start pattern: 41 secondary cells, cost 91,022")
+    shoot(app, prog, "progress", (420, 520))
     prog._clock.stop()
     prog.close()
 
