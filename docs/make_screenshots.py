@@ -64,10 +64,10 @@ def main(argv: list[str]) -> int:
     from argusqt.gui.mainwindow import MainWindow
     from argusqt.gui.metadataeditor import MetadataEditor
     from argusqt.gui.opendialog import OpenDataDialog
-    from argusqt.gui.solverpanel import SolverPanel
     from argusqt.gui.protectdialog import ProtectDialog
     from argusqt.gui.recodedialog import RecodeDialog
     from argusqt.gui.savedialog import SaveTableDialog
+    from argusqt.gui.solverpanel import SolverPanel
     from argusqt.gui.specify import SpecifyTablesDialog
     from argusqt.gui.summary import SummaryDialog
     from argusqt.progress import ProgressEvent
@@ -130,7 +130,11 @@ def main(argv: list[str]) -> int:
 
     prog = SolverPanel()
     prog.start("Protect table 1 (OPT)")
-    for t, inc, bound in ((1.0, 91022.0, 70112.0), (3.0, 86120.0, 79020.5), (6.0, 84410.0, 81234.5)):
+    for t, inc, bound in (
+        (1.0, 91022.0, 70112.0),
+        (3.0, 86120.0, 79020.5),
+        (6.0, 84410.0, 81234.5),
+    ):
         prog.update_event(
             ProgressEvent(
                 "Optimal suppression: branch-and-cut",
