@@ -66,8 +66,13 @@ class JobRunner(QObject):
             panel.start(title)
             self.dialog = panel
             worker.progressed.connect(panel.update_event)
+
             # quick jobs finish before the panel appears: no flashing window
-            QTimer.singleShot(300, lambda: self.dialog is panel and self._show_panel())
+            def show_later() -> None:
+                if self.dialog is panel:
+                    self._show_panel()
+
+            QTimer.singleShot(300, show_later)
 
         def done_ok(result: Any) -> None:
             self._finish("cancelled" if worker.cancel_token.cancelled else "finished")

@@ -8,6 +8,7 @@ the window while the job is busy. Cancel asks the job for its best audited resul
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFont
@@ -22,6 +23,9 @@ from PySide6.QtWidgets import (
 )
 
 from argusqt.progress import ProgressEvent
+
+if TYPE_CHECKING:
+    from argusqt.gui.charts import SolverTraceChart
 
 
 def format_cost(x: float | None) -> str:
@@ -80,7 +84,9 @@ class SolverPanel(QWidget):
             lab.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             grid.addWidget(lab, r, 1)
         grid.setColumnStretch(1, 1)
-        self.chart = None  # created with the first cost or bound (pyqtgraph loads lazily)
+        self.chart: SolverTraceChart | None = (
+            None  # created with the first cost or bound (pyqtgraph loads lazily)
+        )
         self.log = QPlainTextEdit()
         self.log.setReadOnly(True)
         self.log.setMaximumBlockCount(200)
