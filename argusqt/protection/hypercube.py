@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from argusqt.errors import MethodError
-from argusqt.model.status import is_candidate, is_primary, is_secondary, secondary_status_for
+from argusqt.model.status import is_candidate, is_primary, is_secondary
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.audit import EXACT_AUDIT_LIMIT, audit, pattern_digest
 from argusqt.protection.budget import Deadline, seconds_param
@@ -574,10 +574,7 @@ def solve_hypercube(
     final = audit(problem, sup, intervals=exact, cancel=grace)
     if not final.ok:  # repair() returns audited patterns only; never report a failing one
         raise MethodError("hypercube pattern failed the final audit")
-    status = np.asarray(problem.status).copy()
-    newly = sup & problem.candidate
-    status[newly] = secondary_status_for(status[newly])
-    cost = float(np.asarray(problem.cost, dtype=float)[newly | problem.secondary].sum())
+    status, cost = problem.pattern_statuses(sup)
     progress(
         ProgressEvent(
             message="Hypercube finished", fraction=1.0, incumbent=cost, elapsed=watch.elapsed

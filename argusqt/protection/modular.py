@@ -18,7 +18,7 @@ import scipy.sparse as sp
 
 from argusqt.errors import MethodError
 from argusqt.model.codelist import CodeList
-from argusqt.model.status import Status, secondary_status_for
+from argusqt.model.status import Status
 from argusqt.model.table import build_relations
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.budget import Deadline
@@ -460,10 +460,7 @@ def solve_modular(
     final = audit(problem, sup, intervals=exact, cancel=grace)
     if not final.ok:  # repair() only returns audited patterns; never report a failing one
         raise MethodError("modular pattern failed the final audit")
-    status = np.asarray(problem.status).copy()
-    newly = sup & problem.candidate
-    status[newly] = secondary_status_for(status[newly])
-    cost = float(np.asarray(problem.cost, dtype=float)[newly | problem.secondary].sum())
+    status, cost = problem.pattern_statuses(sup)
     return ProtectionResult(
         method="MOD",
         status=status,

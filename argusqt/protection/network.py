@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import dijkstra
 
 from argusqt.errors import Cancelled, MethodError
-from argusqt.model.status import is_secondary, secondary_status_for
+from argusqt.model.status import is_secondary
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.audit import EXACT_AUDIT_LIMIT, audit, pattern_digest
 from argusqt.protection.budget import Deadline, seconds_param
@@ -311,10 +311,7 @@ def solve_network(
         final = audit(problem, sup, intervals=exact, cancel=grace)
         if not final.ok:
             raise MethodError("network pattern failed the final audit")
-    status = np.asarray(problem.status).copy()
-    newly = sup & problem.candidate
-    status[newly] = secondary_status_for(status[newly])
-    cost = float(np.asarray(problem.cost, dtype=float)[newly | problem.secondary].sum())
+    status, cost = problem.pattern_statuses(sup)
     progress(
         ProgressEvent(
             message="Network finished", fraction=1.0, incumbent=cost, elapsed=watch.elapsed

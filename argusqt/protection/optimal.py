@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from pyscipopt import SCIP_EVENTTYPE, SCIP_PARAMSETTING, SCIP_RESULT, Conshdlr, Eventhdlr, Model
 
 from argusqt.errors import Cancelled, MethodError
-from argusqt.model.status import Status, is_primary, secondary_status_for
+from argusqt.model.status import Status, is_primary
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.budget import Deadline, seconds_param
 from argusqt.protection.params import MethodParams, TableFacts, minutes_param
@@ -717,10 +717,7 @@ def solve_optimal(
             "the optimal method found no safe pattern within its time limit "
             f"({float(params.get('max_time', 600.0)):g} s); give it more time or use MOD/HEUR"
         )
-    status = np.asarray(problem.status).copy()
-    newly = chosen & problem.candidate
-    status[newly] = secondary_status_for(status[newly])
-    sec_cost = float(cost[newly | problem.secondary].sum())
+    status, sec_cost = problem.pattern_statuses(chosen)
     bound = out.bound
     if bound is not None:
         bound = min(bound + float(cost[problem.secondary].sum()), sec_cost)

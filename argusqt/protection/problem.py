@@ -13,7 +13,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from argusqt.model.status import Status, is_candidate, is_primary, is_secondary
+from argusqt.model.status import (
+    Status,
+    is_candidate,
+    is_primary,
+    is_secondary,
+    secondary_status_for,
+)
 from argusqt.protection.respondents import Respondents
 from argusqt.protection.respondents import from_table as respondents_of
 
@@ -88,6 +94,14 @@ class CSPProblem:
     @property
     def secondary(self) -> np.ndarray:
         return is_secondary(self.status)
+
+    def pattern_statuses(self, suppressed: np.ndarray) -> tuple[np.ndarray, float]:
+        """Statuses once `suppressed` is the pattern (candidates in it become secondaries, by
+        their own status) and its cost: the new secondaries' plus the ones the table had."""
+        status = np.asarray(self.status).copy()
+        newly = suppressed & self.candidate
+        status[newly] = secondary_status_for(status[newly])
+        return status, float(np.asarray(self.cost, dtype=float)[newly | self.secondary].sum())
 
     @property
     def tolerance(self) -> float:
