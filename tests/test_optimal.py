@@ -424,12 +424,9 @@ def test_cancel_with_no_time_left_leaves_the_table_unprotected(monkeypatch):
         run_method(p, "OPT", {"max_time": 60}, cancel=token)
 
 
-def test_cancel_with_time_left_keeps_the_audited_heuristic_pattern(monkeypatch):
-    from argusqt.protection import heuristic, methods, optimal
+def test_cancel_with_time_left_keeps_the_audited_heuristic_pattern(generous_cancel_grace):
     from argusqt.protection.methods import run_method
 
-    for module in (optimal, heuristic, methods):
-        monkeypatch.setattr(module, "CANCEL_GRACE", 600.0)
     p = sized_problem("1H2D", 1000, seed=4)
     token = CancelToken()
     token.cancel()  # before the start: the heuristic still finishes within the grace time
