@@ -6,7 +6,7 @@ import argparse
 import os
 import signal
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from argusqt import __version__
 
@@ -62,13 +62,59 @@ def run_batch_command(arb: str, logbook: str | None, tempdir: str | None) -> int
     return outcome.exit_code
 
 
-def missing_display(environ: Mapping[str, str], platform: str = sys.platform) -> str | None:
+def x_display_reachable(display: str, timeout: float = 2.0) -> bool:
+    """Whether an X server answers at DISPLAY (":N", "unix:N", "host:N", with ".S").
+
+    Qt's xcb plugin aborts the process when it cannot connect; probing the socket first
+    (stdlib only: loading libxcb through ctypes would be heavier and no more exact) lets us
+    say so in one line instead.
+    """
+    import socket
+
+    host, sep, rest = display.rpartition(":")
+    number = rest.split(".", 1)[0]
+    if not sep or not number.isdigit():
+        return True  # a form we do not know: let Qt judge
+    if host in ("", "unix"):
+        # the socket file, then Linux's abstract socket of the same name
+        for path in (f"/tmp/.X11-unix/X{number}", f"\0/tmp/.X11-unix/X{number}"):
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                sock.settimeout(timeout)
+                try:
+                    sock.connect(path)
+                    return True
+                except OSError:
+                    continue
+        if host == "unix":
+            return False
+        host = "localhost"  # ":N" may also be served over TCP
+    try:
+        with socket.create_connection((host, 6000 + int(number)), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def missing_display(
+    environ: Mapping[str, str],
+    platform: str = sys.platform,
+    reachable: Callable[[str], bool] = x_display_reachable,
+) -> str | None:
     """Why Qt could not open a window here, or None. Without a display Qt's xcb plugin
     aborts the process with a page of plugin diagnostics; we say it in one line first."""
     if not platform.startswith("linux") or environ.get("QT_QPA_PLATFORM"):
         return None  # Windows/macOS always have a display; a chosen platform is Qt's business
-    if environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY"):
+    if environ.get("WAYLAND_DISPLAY"):
         return None
+    display = environ.get("DISPLAY")
+    if display:
+        if reachable(display):
+            return None
+        return (
+            f"argusqt: cannot reach the display DISPLAY={display} (no X server answers there); "
+            "check DISPLAY or the X forwarding, or run batch files headless: "
+            "argusqt batch FILE.arb"
+        )
     return (
         "argusqt: no display to open a window on (DISPLAY and WAYLAND_DISPLAY are not set); "
         "start it from a desktop session, or run batch files headless: argusqt batch FILE.arb"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from argusqt.cli import missing_display
+from argusqt.cli import missing_display, x_display_reachable
 
 ROOT = Path(__file__).resolve().parents[1]
 INSTALLER = ROOT / "installer"
@@ -132,20 +132,47 @@ def test_mime_definitions_are_valid_for_shared_mime_info(tmp_path):
 # ---------------------------------------------------------------- no display
 def test_missing_display_rule():
     assert missing_display({}, "linux") is not None
-    assert missing_display({"DISPLAY": ":0"}, "linux") is None
+    assert missing_display({"DISPLAY": ":0"}, "linux", reachable=lambda d: True) is None
+    gone = missing_display({"DISPLAY": "host:3"}, "linux", reachable=lambda d: False)
+    assert gone is not None and "DISPLAY=host:3" in gone and "argusqt batch FILE.arb" in gone
     assert missing_display({"WAYLAND_DISPLAY": "wayland-0"}, "linux") is None
     assert missing_display({"QT_QPA_PLATFORM": "offscreen"}, "linux") is None
     assert missing_display({}, "win32") is None and missing_display({}, "darwin") is None
 
 
+def test_x_display_probe_over_tcp():
+    """A server listening on 6000+N answers for "127.0.0.1:N"; once closed it does not."""
+    import socket
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    if port < 6000:
+        server.close()
+        pytest.skip(f"ephemeral port {port} is below X11's 6000 base")
+    server.listen()
+    display = f"127.0.0.1:{port - 6000}.0"
+    try:
+        assert x_display_reachable(display)
+    finally:
+        server.close()
+    assert not x_display_reachable(display, timeout=5.0)
+    assert x_display_reachable("weird-form")  # unknown forms are left to Qt
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="DISPLAY is an X11/Wayland idea")
-@pytest.mark.parametrize("args", [(), ("gui",), ("sample_data/enterprise.asc",)])
-def test_gui_without_display_says_so_in_one_line(args):
+@pytest.mark.parametrize(
+    "args, display",
+    [((), None), (("gui",), None), (("sample_data/enterprise.asc",), None), ((), "unix:987")],
+)
+def test_gui_without_display_says_so_in_one_line(args, display):
     env = {
         k: v
         for k, v in os.environ.items()
         if k not in ("DISPLAY", "WAYLAND_DISPLAY") and not k.startswith("QT_")
     }
+    if display is not None:
+        env["DISPLAY"] = display  # set, but no X server answers there
     env["PYTHONPATH"] = str(ROOT)
     proc = subprocess.run(
         [sys.executable, "-m", "argusqt", *args],
@@ -158,6 +185,7 @@ def test_gui_without_display_says_so_in_one_line(args):
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.splitlines()
     assert len(lines) == 1, proc.stderr
-    assert lines[0].startswith("argusqt: no display to open a window on")
+    expected = "no display to open a window on" if display is None else "cannot reach the display"
+    assert lines[0].startswith(f"argusqt: {expected}")
     assert "argusqt batch FILE.arb" in lines[0]
     assert proc.stdout == ""
