@@ -10,11 +10,12 @@ from the log (batch/render.py) replays to the same tables.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -39,6 +40,7 @@ from argusqt.errors import (
     SpecificationError,
 )
 from argusqt.export.gate import mark_protected
+from argusqt.history import History, capture, describe
 from argusqt.io.logbook import Logbook, format_entry
 from argusqt.model.rulespec import SafetyRules
 from argusqt.model.status import is_secondary
@@ -58,6 +60,42 @@ if TYPE_CHECKING:
 def is_warning(message: str) -> bool:
     """Warnings start with 'warning:' (readers write them so) wherever they come from."""
     return str(message).lstrip().lower().startswith("warning")
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def undoable(
+    label: Callable[..., str] | None = None,
+) -> Callable[[Callable[Concatenate[Session, P], R]], Callable[Concatenate[Session, P], R]]:
+    """An action on the tables that Edit | Undo can take back (argusqt/history.py): the state
+    it changes is kept before it runs; on failure it is put back, so no action half-applies.
+    `label(session, *args)` names it; by default the actions it appended to the log do."""
+
+    def wrap(fn: Callable[Concatenate[Session, P], R]) -> Callable[Concatenate[Session, P], R]:
+        @functools.wraps(fn)
+        def run(self: Session, *args: P.args, **kwargs: P.kwargs) -> R:
+            history = self.history
+            if history.depth:  # part of an outer action: one step for both
+                return fn(self, *args, **kwargs)
+            before = capture(self)
+            history.depth += 1
+            try:
+                out = fn(self, *args, **kwargs)
+            except BaseException:
+                history.rollback(before, self)
+                raise
+            finally:
+                history.depth -= 1
+            n = len(before.session.actions)
+            new = self.actions[n:] if tuple(self.actions[:n]) == before.session.actions else []
+            history.record(label(self, *args, **kwargs) if label else describe(new), before, self)
+            return out
+
+        return run
+
+    return wrap
 
 
 @dataclass
@@ -101,6 +139,8 @@ class Session:
     #: tables protected together (table 0): published only after a joint audit
     linked: list[int] = field(default_factory=list)
     linked_cleared: str | None = None  # export.gate.linked_fingerprint when it last passed
+    #: Edit | Undo and Redo over the actions on the tables (argusqt/history.py)
+    history: History = field(default_factory=History, repr=False, compare=False)
 
     # ------------------------------------------------------------------ log
     def add_log(self, message: str) -> None:
@@ -364,6 +404,7 @@ class Session:
         self.tables = tables
         self.results = {}
         self.linked = []
+        self.history.clear()  # its steps name the tables just replaced
         self.actions = [
             a for a in self.actions if isinstance(a, OpenMicrodata | OpenTableData | SpecifyTable)
         ]
@@ -385,6 +426,7 @@ class Session:
         return [list(getattr(meta.find(d.name), "distance", None) or [1]) for d in table.dims]
 
     # ------------------------------------------------------------------ modify
+    @undoable()
     def apply_apriori(
         self,
         table_no: int,
@@ -436,6 +478,7 @@ class Session:
         where = Path(folder) if folder is not None else None
         return self._recode(Recode(table_no, var, grc_text=grc_text, folder=where))
 
+    @undoable()
     def _recode(self, action: Recode) -> Table:
         table = self.table(action.table)
         self._require_unprotected(action.table, "recoding")
@@ -466,6 +509,7 @@ class Session:
             how = parse_recode_text(a.grc_text, original_codelist(table, a.variable), where)
         return recode_variable(table, a.variable, how, self._distances(table))
 
+    @undoable(lambda s, table_no, var: f"removal of the recode of {var} in table {table_no}")
     def undo_recode(self, table_no: int, var: str) -> Table:
         """Back to the original coding of `var` (other recodes stay): its recodes leave the
         log, and the table is rebuilt from what remains, as a batch file would rebuild it."""
@@ -544,6 +588,7 @@ class Session:
         """The lower and upper protection levels of unsafe cells; returns cells changed."""
         return self._record_change(table_no, "levels", cells, float(lower), float(upper))
 
+    @undoable()
     def _record_change(
         self,
         table_no: int,
@@ -596,6 +641,7 @@ class Session:
             out.append(table.cell_index(tuple(int(n) for n in nodes if n is not None)))
         return np.asarray(out, dtype=np.int64)
 
+    @undoable(lambda s, no: f"removal of the secondary suppressions of table {no}")
     def undo_protection(self, table_no: int) -> int:
         """Undo the secondary suppressions (and published values) of a method; its run leaves
         the log. Tables protected together are undone together. Returns cells changed."""
@@ -633,7 +679,36 @@ class Session:
             self.add_log(f"Table {table_no}: secondary suppressions undone ({n} cells)")
         return n
 
+    # ------------------------------------------------------------------ undo / redo
+    def undo_label(self) -> str | None:
+        """What Edit | Undo would take back, e.g. 'recode Size in table 1' (None: nothing)."""
+        return self.history.undo_label(self)
+
+    def redo_label(self) -> str | None:
+        return self.history.redo_label(self)
+
+    def undo(self) -> list[int]:
+        """Take back the last action on the tables: statuses, recodes, protection and the
+        action log exactly as before it. Returns the numbers of the tables it changed."""
+        return self._step_back_or_forth(redo=False)
+
+    def redo(self) -> list[int]:
+        """Do the last undone action again (its stored result: a protection is not re-run)."""
+        return self._step_back_or_forth(redo=True)
+
+    def _step_back_or_forth(self, redo: bool) -> list[int]:
+        states = {no: self.protection_state(no) for no in range(1, len(self.tables) + 1)}
+        step = self.history.redo(self) if redo else self.history.undo(self)
+        if step is None:
+            raise SpecificationError(f"there is nothing to {'redo' if redo else 'undo'}")
+        self.add_log(f"{'Redo' if redo else 'Undo'}: {step.label}")
+        for no in step.tables:
+            if no in states and no <= len(self.tables):
+                self._note_state(no, states[no])
+        return list(step.tables)
+
     # ------------------------------------------------------------------ protect
+    @undoable()
     def protect(
         self,
         table_no: int,
@@ -703,6 +778,7 @@ class Session:
         self.actions.append(Protect(table_no, desc.name, p))
         return result
 
+    @undoable()
     def protect_linked(
         self,
         method: str,

@@ -178,6 +178,9 @@ class MainWindow(QMainWindow):
             "Save the specifications, recodes, status changes and results (.aqs)",
         )
         A("exit", "E&xit", self.close, QKeySequence.StandardKey.Quit)
+        A("undo", "&Undo", self.undo, "Ctrl+Z", None, "Take back the last action on a table")
+        A("redo", "&Redo", self.redo, "Ctrl+Shift+Z", None, "Do the last undone action again")
+        self.actions["redo"].setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
         A(
             "spec_meta",
             "&Metadata…",
@@ -249,6 +252,9 @@ class MainWindow(QMainWindow):
         self.recent_menu = m.addMenu("Recent files")
         m.addSeparator()
         m.addAction(a["exit"])
+        m = mb.addMenu("&Edit")
+        m.addAction(a["undo"])
+        m.addAction(a["redo"])
         m = mb.addMenu("&Specify")
         m.addAction(a["spec_meta"])
         m.addAction(a["spec_tables"])
@@ -344,8 +350,21 @@ class MainWindow(QMainWindow):
         self.recent_menu.setEnabled(not busy)
         for v in self.views:
             v.set_busy(busy)
+        self._update_undo(busy)
+
+    def _update_undo(self, busy: bool | None = None) -> None:
+        """Edit | Undo and Redo name the action they would take back or do again."""
+        if "undo" not in getattr(self, "actions", {}):
+            return
+        busy = self.runner.busy if busy is None else busy
+        for key, word in (("undo", "Undo"), ("redo", "Redo")):
+            label = None if busy else getattr(self.session, f"{key}_label", None)
+            what = label() if callable(label) else None
+            self.actions[key].setText(f"&{word} {what}" if what else f"&{word}")
+            self.actions[key].setEnabled(what is not None)
 
     def _update_status(self) -> None:
+        self._update_undo()
         view = self.current_view()
         self.welcome.setVisible(not self.views)
         self.tabs.setVisible(bool(self.views))
@@ -768,6 +787,31 @@ class MainWindow(QMainWindow):
             f"Table {self.current_table_no()}: {action} on {len(cells)} cell(s), {n} changed"
         )
         view.refresh()
+        self._update_status()
+
+    def undo(self) -> None:
+        self._undo_redo(redo=False)
+
+    def redo(self) -> None:
+        self._undo_redo(redo=True)
+
+    def _undo_redo(self, redo: bool) -> None:
+        """Edit | Undo / Redo: the session puts the tables back; the views follow."""
+        if self.session is None or self.runner.busy:
+            return
+        try:
+            numbers = self.session.redo() if redo else self.session.undo()
+        except ArgusError as exc:
+            show_error(self, exc, "Redo" if redo else "Undo")
+            return
+        self._sync_log()
+        for no in numbers:
+            if no > len(self.views):
+                continue
+            if self.views[no - 1].table is not self.session.table(no):  # a recode's table
+                self.table_replaced(no, self.session.table(no))
+            self.views[no - 1].set_result(self.session.results.get(no))
+            self.views[no - 1].refresh()
         self._update_status()
 
     def protect_table(

@@ -1,0 +1,181 @@
+"""Edit | Undo and Redo in the real main window (issue 13): Ctrl+Z / Ctrl+Shift+Z take back and
+redo a status change, a recode (Modify | Global recode) and a protection, every cell exactly;
+after an undone protection the table is not saved for publication; a session saved after an
+undo reloads to the current tables. The window fixture then replays the action log as a
+batch file and finds the same tables."""
+
+from __future__ import annotations
+
+import conftest_gui  # noqa: F401  (offscreen Qt)
+import numpy as np
+import pytest
+from conftest_gui import run_dialog
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDialog
+from test_gui_acceptance import (  # noqa: F401  (tauw is a fixture)
+    _open_and_specify,
+    _recode_size_with_gk,
+    _spec_p15,
+    tauw,
+)
+
+from argusqt.gui.savedialog import EXCEL
+from argusqt.gui.specify import SpecifyTablesDialog
+from argusqt.sessionfile import load_session
+
+pytestmark = pytest.mark.gui
+
+CTRL = Qt.KeyboardModifier.ControlModifier
+SHIFT = Qt.KeyboardModifier.ShiftModifier
+
+
+def _spec_sample(d: SpecifyTablesDialog) -> None:
+    d.select_variables(["activity", "size"])
+    d.response.setCurrentText("turnover")
+    d.individual.nk[0].check.setChecked(True)
+    d.individual.freq.check.setChecked(True)
+    d.compute.click()
+
+
+def _idle(qtbot, window) -> None:
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=120_000)
+    assert not window.errors, window.errors
+
+
+def _press(qtbot, window, redo: bool = False) -> None:
+    """Ctrl+Z (Ctrl+Shift+Z for redo) typed in the table, as a user would."""
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=10_000)
+    view = window.current_view()
+    target = view.view if view is not None else window
+    target.setFocus()
+    qtbot.keyClick(target, Qt.Key.Key_Z, CTRL | SHIFT if redo else CTRL)
+
+
+def _menu_text(window, key: str) -> str:
+    return window.actions[key].text().replace("&", "")
+
+
+def test_status_change_undone_and_redone_with_the_shortcuts(qtbot, window, sample):
+    run_dialog(qtbot, SpecifyTablesDialog, _spec_sample, timeout=60)
+    window.open_microdata(str(sample / "enterprise.asc"), str(sample / "enterprise.rda"))
+    qtbot.waitUntil(lambda: bool(window.views), timeout=60_000)
+    _idle(qtbot, window)
+    undo, redo = window.actions["undo"], window.actions["redo"]
+    assert not undo.isEnabled() and not redo.isEnabled()
+    assert _menu_text(window, "undo") == "Undo"
+    assert undo.shortcut().toString() == "Ctrl+Z"
+    assert "Ctrl+Shift+Z" in [k.toString() for k in redo.shortcuts()]
+    edit = [m for m in window.menuBar().actions() if m.text().replace("&", "") == "Edit"]
+    assert edit and {undo, redo} <= set(edit[0].menu().actions())
+
+    view = window.current_view()
+    table = view.table
+    before = table.status.copy()
+    cell = int(np.flatnonzero(table.status == 1)[0])
+    assert view.select_cell(cell)
+    view.buttons["unsafe"].click()  # Set unsafe, the table view's button
+    after = table.status.copy()
+    assert not np.array_equal(before, after)
+    assert undo.isEnabled()
+    assert _menu_text(window, "undo") == "Undo set unsafe (1 cell) in table 1"
+
+    _press(qtbot, window)
+    assert np.array_equal(window.session.table(1).status, before)
+    assert not undo.isEnabled() and redo.isEnabled()
+    assert _menu_text(window, "redo") == "Redo set unsafe (1 cell) in table 1"
+    assert "Undo: set unsafe (1 cell) in table 1" in window.log.toPlainText()
+
+    _press(qtbot, window, redo=True)
+    assert np.array_equal(window.session.table(1).status, after)
+    assert undo.isEnabled() and not redo.isEnabled()
+    # the view shows the table as it is (its model reads the session's table)
+    assert window.current_view().table is window.session.table(1)
+
+
+def test_recode_and_protection_undone_redone_saved_and_reloaded(
+    qtbot,
+    window,
+    monkeypatch,
+    tauw,  # noqa: F811 (the fixture imported above)
+    tmp_path,
+):
+    """tau_testW: recode Size (GK.GRC) in table 1, protect it, undo and redo both with the
+    keys; an undone protection is refused for publication; a session saved after the undo
+    reloads to the current statuses."""
+    _open_and_specify(qtbot, window, monkeypatch, tauw, _spec_p15)
+    _idle(qtbot, window)
+    original = window.session.table(1)
+    original_status = original.status.copy()
+
+    _recode_size_with_gk(qtbot, window, monkeypatch, tauw)
+    recoded = window.session.table(1)
+    recoded_status = recoded.status.copy()
+    assert recoded is not original
+    assert _menu_text(window, "undo") == "Undo recode Size in table 1"
+
+    _press(qtbot, window)
+    assert window.session.table(1) is original
+    assert window.views[0].table is original  # the view shows the original coding again
+    assert np.array_equal(window.views[0].table.status, original_status)
+    _press(qtbot, window, redo=True)
+    assert window.views[0].table is recoded
+    assert np.array_equal(window.views[0].table.status, recoded_status)
+
+    window.protect_table("HEUR", {})
+    _idle(qtbot, window)
+    protected_status = window.session.table(1).status.copy()
+    assert not np.array_equal(protected_status, recoded_status)
+    assert _menu_text(window, "undo") == "Undo protection HEUR of table 1"
+
+    _press(qtbot, window)  # the protection is undone
+    assert np.array_equal(window.session.table(1).status, recoded_status)
+    assert "not protected" in window.views[0].protection.text()
+
+    # Output | Save table for publication: refused (the dialog offers to protect: "no")
+    from argusqt.gui import publicationdialog
+
+    refused: list[str] = []
+
+    def answer_no(dlg) -> int:
+        refused.append(dlg.windowTitle())
+        return QDialog.DialogCode.Rejected
+
+    monkeypatch.setattr(publicationdialog.PublicationRefusedDialog, "exec", answer_no)
+    xlsx = tmp_path / "table1.xlsx"
+    window.save_table(EXCEL, "", str(xlsx))
+    _idle(qtbot, window)
+    qtbot.waitUntil(lambda: bool(refused), timeout=60_000)
+    assert not xlsx.exists()
+
+    _press(qtbot, window, redo=True)  # the protection again, from its stored result
+    assert np.array_equal(window.session.table(1).status, protected_status)
+    window.save_table(EXCEL, "", str(xlsx))
+    _idle(qtbot, window)
+    assert xlsx.is_file()
+
+    _press(qtbot, window)  # undone again: the session file holds the unprotected table
+    session_file = tmp_path / "undone.aqs"
+    window.save_session(str(session_file))
+    _idle(qtbot, window)
+    again = load_session(session_file)
+    for no, (a, b) in enumerate(zip(window.session.tables, again.tables, strict=True), 1):
+        assert [list(d.codes) for d in a.dims] == [list(d.codes) for d in b.dims], no
+        assert np.array_equal(a.status, b.status), no
+        assert np.array_equal(a.cost, b.cost), no
+    assert not any(type(a).__name__ == "Protect" for a in again.actions)
+
+
+def test_undo_is_disabled_while_a_job_runs(qtbot, window, sample):
+    run_dialog(qtbot, SpecifyTablesDialog, _spec_sample, timeout=60)
+    window.open_microdata(str(sample / "enterprise.asc"), str(sample / "enterprise.rda"))
+    qtbot.waitUntil(lambda: bool(window.views), timeout=60_000)
+    _idle(qtbot, window)
+    view = window.current_view()
+    assert view.select_cell(int(np.flatnonzero(view.table.status == 1)[0]))
+    view.buttons["unsafe"].click()
+    assert window.actions["undo"].isEnabled()
+    window._update_actions(busy=True)
+    assert not window.actions["undo"].isEnabled()
+    window._update_actions(busy=False)
+    assert window.actions["undo"].isEnabled()
