@@ -178,8 +178,8 @@ def test_modular_through_run_method_with_singleton_option():
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_greedy_subtable_start_is_protected_and_keeps_fixed_cells(seed):
-    from argusqt.protection.modular import _greedy_start, _subproblem
+def test_path_subtable_start_is_protected_and_keeps_fixed_cells(seed):
+    from argusqt.protection.modular import _path_start, _subproblem
     from argusqt.protection.separation import Separator
 
     p = random_1h2d(np.random.default_rng(seed), [3, 3], 4)
@@ -187,7 +187,7 @@ def test_greedy_subtable_start_is_protected_and_keeps_fixed_cells(seed):
     sup = p.primary | p.secondary
     local, fixed, _ = _subproblem(p, sub, sup, p.primary.copy())
     assert local.primary.any()
-    start = _greedy_start(local, fixed)
+    start = _path_start(local, fixed)
     assert start is not None
     assert Separator(local, fixed).is_protected(start.astype(float))
     assert not start[fixed == 0].any() and start[fixed == 1].all()
@@ -205,36 +205,55 @@ class _FastClock:
         return self.now
 
 
-def test_subtable_time_limit_bounds_the_greedy_start(monkeypatch):
+def test_subtable_time_limit_bounds_the_start_pattern(monkeypatch):
     # regression: the greedy start ran unbounded before the branch-and-cut got the whole
-    # per-subtable limit ("subtable (1, 0, 0): 1847.1 s" under a 1-minute limit)
+    # per-subtable limit ("subtable (1, 0, 0): 1847.1 s" under a 1-minute limit); its
+    # successor, the path-LP start, stops at the deadline too
     import argusqt.protection.budget as budget
     import argusqt.protection.modular as modular
-    from argusqt.protection.separation import Separator
+    from argusqt.protection.components import MoveContext
 
     p = random_1h2d(np.random.default_rng(3), [3, 2], 4)
     p.cost = np.abs(p.values)
-    separations = []
+    moves = []
     given = []
-    real_separate = Separator.separate
+    real_move = MoveContext.path_move
     real_solve = modular.solve_pattern
 
-    def counting_separate(self, *a, **kw):
-        separations.append(1)
-        return real_separate(self, *a, **kw)
+    def counting_move(self, *a, **kw):
+        moves.append(1)
+        return real_move(self, *a, **kw)
 
     def spying_solve(*a, **kw):
         given.append(kw["max_time"])
         return real_solve(*a, **kw)
 
-    monkeypatch.setattr(Separator, "separate", counting_separate)
+    monkeypatch.setattr(MoveContext, "path_move", counting_move)
     monkeypatch.setattr(modular, "solve_pattern", spying_solve)
     # every clock reading is 100 s later: each subtable's 60 s are gone at once
     monkeypatch.setattr(budget, "CLOCK", _FastClock(100.0))
-    start = modular._greedy_start(*_first_subproblem(p), budget.Deadline(60.0))
-    assert start is None and not separations  # no attacker LP after the deadline
+    start = modular._path_start(*_first_subproblem(p), budget.Deadline(60.0))
+    assert start is None and not moves  # no path LP after the deadline
     r = solve_modular(p, {"max_time_per_subtable": 60})
-    assert given and max(given) == 0.0  # the branch-and-cut gets what is left: nothing
+    assert not given  # no time left for any branch-and-cut
+    assert r.audit.ok and lp_protected(p, _suppressed(r))
+
+
+def test_branch_and_cut_budget_is_shared_by_the_subtables(monkeypatch):
+    # MOD's branch-and-cut seconds are one budget for all subtables, not a full limit each
+    import argusqt.protection.modular as modular
+
+    p = random_1h2d(np.random.default_rng(3), [3, 2], 4)
+    given = []
+    real_solve = modular.solve_pattern
+
+    def spying_solve(*a, **kw):
+        given.append(kw["max_time"])
+        return real_solve(*a, **kw)
+
+    monkeypatch.setattr(modular, "solve_pattern", spying_solve)
+    r = solve_modular(p, {"max_time_per_subtable": 60, "scip_budget": 3.0})
+    assert given and max(given) <= 3.0 + 1e-9
     assert r.audit.ok and lp_protected(p, _suppressed(r))
 
 

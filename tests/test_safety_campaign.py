@@ -71,3 +71,16 @@ def test_no_export_discloses_a_primary(seed, tmp_path):
     assert not out.unsafe, f"{case.label} {method}: {out.unsafe}"
     # a refusal must be one with a reason a statistician can act on, never a crash
     assert out.result in ("published", "no primaries") or campaign.expected_error(out.note), out
+
+
+def test_mod_on_negative_values_publishes_or_gives_the_reason(tmp_path):
+    """Regression: MOD refused with "modular pattern failed the final audit" on two campaign
+    tables with negative values (seeds 815, 3-D, and 124, 1H2D). 815 is now published safely;
+    on 124 a respondent's own cell makes a primary's level unreachable, which every method
+    reports (OPT in the same words), so MOD refuses for that reason, not its own."""
+    (mod,) = campaign.run_case(campaign.generate(815), ["MOD"], 20.0, tmp_path / "815")
+    assert mod.result == "published" and not mod.unsafe, mod
+    mod, opt = campaign.run_case(campaign.generate(124), ["MOD", "OPT"], 20.0, tmp_path / "124")
+    assert not mod.unsafe and not opt.unsafe
+    assert opt.result == "error" and "cannot be protected against the respondent" in opt.note
+    assert (mod.result, mod.note) == (opt.result, opt.note)

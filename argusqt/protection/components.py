@@ -211,8 +211,12 @@ class MoveContext:
         """
         cells = np.asarray(cells, dtype=np.int64)
         pl = self.required(cell, direction)
-        if (direction == UP and self.ub[cell] < pl) or (direction == DOWN and self.lb[cell] < pl):
+        room = float(self.ub[cell] if direction == UP else self.lb[cell])
+        # within the audit's tolerance a level equal to the room passes: (-140) - (-1091.6)
+        # is 951.5999999999999, not 951.6 (the bounds of a negative primary)
+        if room < pl - self.tol:
             return None
+        pl = min(pl, room)
         rows, indptr, local, data = column_block(self.mcsc, cells)
         n = cells.size
         mov = self.movable[cells]

@@ -16,24 +16,32 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from argusqt.errors import MethodError
+from argusqt.errors import Cancelled, MethodError
 from argusqt.model.codelist import CodeList
 from argusqt.model.status import Status
 from argusqt.model.table import build_relations
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
+from argusqt.protection.audit import EXACT_AUDIT_LIMIT, audit, pattern_digest
 from argusqt.protection.budget import Deadline
+from argusqt.protection.cleanup import Witnesses, cleanup, find_witness
+from argusqt.protection.components import DOWN, UP, MoveContext
+from argusqt.protection.heuristic import Protector, primary_order, protect_all
 from argusqt.protection.optimal import singleton_options, solve_pattern, with_singleton_cells
 from argusqt.protection.params import MethodParams, TableFacts, minutes_param, param
 from argusqt.protection.problem import CSPProblem
 from argusqt.protection.publication import CANCEL_GRACE
 from argusqt.protection.registry import MethodDescriptor, register
-from argusqt.protection.result import ProtectionResult
+from argusqt.protection.result import AuditResult, ProtectionResult
 from argusqt.protection.singleton import singleton_param, singleton_solver_options
 
 #: HiTaS LOWERMARG 0.9 / UPPERMARG 1.1: protection of inherited secondaries
 INHERITED_SHARE = 0.10
 #: repair rounds of the full-table audit before giving up
 MAX_REPAIR_ROUNDS = 50
+#: repair rounds after the final audit of record (each re-protects what it found short)
+MAX_FINAL_REPAIRS = 3
+#: witnesses may use the whole suppressed set when it has at most this many cells
+FULL_WITNESS_LIMIT = 3000
 #: default relative gap at which a subtable's branch-and-cut stops (params["gap"] overrides):
 #: the modular method is a heuristic over near-optimal subtables anyway (τ-Argus's HiTaS
 #: also accepts them); proving the last 1 % took most of the time on 3-D tables
@@ -46,6 +54,9 @@ CLEANUP_MIN_LPS = 400
 #: "default" set the hardest 144-cell subtable of a 1,521-cell 3-D table found its optimum
 #: in 29 s instead of 50 s ("fast"): most of that subtable's time went into finding it
 SUBTABLE_HEURISTICS = "default"
+#: seconds of branch-and-cut for all subtables together (params["scip_budget"] overrides),
+#: shared equally, unused shares passed on; each subtable starts from its path-LP pattern
+SCIP_BUDGET = 30.0
 
 
 @dataclass
@@ -135,10 +146,12 @@ def _solve_subtable(
     params: dict,
     cancel: CancelToken | None,
     allow_margins: bool = False,
+    scip_time: float | None = None,
 ) -> np.ndarray | None:
     """New global suppression mask after protecting one subtable (None if infeasible).
 
-    `max_time_per_subtable` bounds the whole subtable: start pattern and branch-and-cut.
+    `max_time_per_subtable` bounds the whole subtable: start pattern and branch-and-cut;
+    `scip_time` (MOD's share of its branch-and-cut budget) bounds the branch-and-cut more.
     """
     deadline = Deadline(float(params.get("max_time_per_subtable", 60.0)))
     local, fixed, ltrue = _subproblem(problem, sub, sup, true_prim)
@@ -157,110 +170,82 @@ def _solve_subtable(
     )
     if work.n_cells > local.n_cells:
         fixed = np.r_[fixed, np.ones(work.n_cells - local.n_cells)]
-    # a cheap protected start (greedy LP steps, argusqt/docs/methods.md §4) so that SCIP
-    # starts from a good incumbent and a time-out still returns a near-optimal pattern; else
-    # every free cell suppressed
-    start = _greedy_start(work, fixed, deadline)
-    if start is None:
+    # a cheap protected start (path LPs and clean-up, as HEUR) so that SCIP starts from a
+    # good incumbent and a time-out still returns a near-optimal pattern
+    try:
+        start = _path_start(work, fixed, deadline, cancel)
+    except MethodError:
+        return None  # a primary cannot move by its level even with every free cell suppressed
+    limit = deadline.remaining if scip_time is None else min(deadline.remaining, scip_time)
+    checked = start is not None
+    if start is None:  # out of time or cancelled: every free cell suppressed, if that is safe
         start = np.where(np.isnan(fixed), 1.0, fixed) > 0.5
-    out = solve_pattern(
-        work,
-        fixed,
-        max_time=deadline.remaining,
-        gap=float(params.get("gap", SUBTABLE_GAP)),
-        start=start,
-        cancel=cancel,
-        heuristics=str(params.get("scip_heuristics", SUBTABLE_HEURISTICS)),
-    )
-    if out.mask is None:
+        limit = deadline.remaining
+    mask: np.ndarray | None = start if checked else None
+    if limit > 0.05:
+        out = solve_pattern(
+            work,
+            fixed,
+            max_time=limit,
+            gap=float(params.get("gap", SUBTABLE_GAP)),
+            start=start,
+            cancel=cancel,
+            heuristics=str(params.get("scip_heuristics", SUBTABLE_HEURISTICS)),
+        )
+        if out.infeasible:
+            return None
+        if out.mask is not None:
+            mask = out.mask
+    if mask is None:
         from argusqt.protection.separation import Separator
 
-        if Separator(work, fixed).is_protected(start.astype(float)):
-            mask = start
-        else:
+        if not Separator(work, fixed).is_protected(start.astype(float)):
             return None
-    else:
-        mask = out.mask
+        mask = start
     new = sup.copy()
     new[sub.cells] |= mask[: sub.cells.size]
     return new
 
 
-def _greedy_start(
-    work: CSPProblem, fixed: np.ndarray, deadline: Deadline | None = None
+class _DeadlineToken(CancelToken):
+    """Cancelled when a deadline passes or a parent token is cancelled."""
+
+    def __init__(self, deadline: Deadline, parent: CancelToken | None) -> None:
+        super().__init__()
+        self.deadline = deadline
+        self.parent = parent
+
+    @property
+    def cancelled(self) -> bool:
+        return self.deadline.expired or (self.parent is not None and self.parent.cancelled)
+
+
+def _path_start(
+    work: CSPProblem,
+    fixed: np.ndarray,
+    deadline: Deadline | None = None,
+    cancel: CancelToken | None = None,
 ) -> np.ndarray | None:
-    """A protected 0/1 pattern of a subtable from LP steps (argusqt/docs/methods.md §4) on the free
-    cells, or None.
+    """A protected 0/1 pattern of a subtable: path LPs and clean-up (argusqt/docs/methods.md
+    §4) on the free cells; None when the deadline passes or `cancel` fires first.
 
-    Cells fixed 1 are suppressed, free cells (NaN) may join. Each failing primary gets the
-    cheapest joint move that lets it reach its level; suppressing those cells makes that move
-    feasible for the attacker, and more suppression never shrinks a range, so one pass
-    protects every primary (checked again; None if a primary cannot be protected, or when
-    the deadline passes first).
+    Cells fixed 1 are suppressed, cells fixed 0 never move. Every move found is an attacker
+    move through suppressed cells, so the pattern is protected by construction. Raises
+    MethodError when a primary cannot reach its level even with every free cell suppressed.
     """
-    from argusqt.protection.separation import Separator
 
-    deadline = deadline or Deadline(None)
     free = np.isnan(fixed)
     sup = np.where(free, 0.0, fixed) > 0.5
-    sep = Separator(work, fixed)
-    for _ in range(3):
-        if deadline.expired:
-            return None
-        fails = sep.separate(sup.astype(float))
-        if not fails:
-            return sup
-        for o in fails:
-            if deadline.expired:
-                return None
-            p = o.primary
-            v = work.values[p]
-            try:
-                if sep.upl[p] > 0 and o.high < v + sep.upl[p] - sep.eps:
-                    sup |= _heuristic_step(work, sup, p, +1, movable=sup | free)
-                if sep.lpl[p] > 0 and o.low > v - sep.lpl[p] + sep.eps:
-                    sup |= _heuristic_step(work, sup, p, -1, movable=sup | free)
-                if sep.spl[p] > 0 and o.high - o.low < sep.spl[p] - sep.eps:
-                    return None  # sliding levels: leave it to the branch-and-cut
-            except MethodError:
-                return None
-    return None
-
-
-def _publish_unneeded(
-    problem: CSPProblem,
-    sup: np.ndarray,
-    params: dict,
-    log: list[str],
-    progress: ProgressCallback,
-    cancel: CancelToken | None,
-) -> np.ndarray:
-    """The pattern less the secondaries the whole table does not need (heuristic clean-up).
-
-    Subtable by subtable, HiTaS must protect each subtable with its margins fixed, and
-    backtracking suppresses expensive margins; over the full relation set many of those
-    cells turn out redundant (tau_testW Size × Region, p%: 5.57M → 1.10M, below τ-Argus's
-    own MOD). The singleton options are kept as virtual cells, so no singleton protection
-    is lost; the clean-up keeps the pattern protected at every step.
-    """
-    from argusqt.protection.cleanup import cleanup
-
-    ss, sm, mf = singleton_options(params)
-    work = with_singleton_cells(problem, singleton_singleton=ss, singleton_multiple=sm, min_freq=mf)
-    extra = work.n_cells - problem.n_cells
-    sup_w = np.r_[sup, np.ones(extra, dtype=bool)] if extra else sup
-    budget = max(CLEANUP_MIN_LPS, CLEANUP_LPS_PER_PRIMARY * int(problem.primary.sum()))
-    cost = np.asarray(problem.cost, dtype=float)
-    before = float(cost[sup & ~problem.primary].sum())
-    progress(ProgressEvent(message="Modular: publishing secondaries the whole table does not need"))
-    cleaned, info = cleanup(work, sup_w, max_lps=budget, progress=progress, cancel=cancel)
-    cleaned = cleaned[: problem.n_cells]
-    after = float(cost[cleaned & ~problem.primary].sum())
-    log.append(
-        f"clean-up over the whole table: {info['removed']} secondaries published again, cost "
-        f"{before:.6g} → {after:.6g} ({info['lps']} LPs, {info['elapsed']:.1f} s)"
-        + (f", stopped early ({info['stopped']})" if info["stopped"] else "")
-    )
+    ctx = MoveContext(work)
+    ctx.movable = ctx.movable & (free | sup)
+    wit = Witnesses()
+    stop = _DeadlineToken(deadline or Deadline(None), cancel)
+    try:
+        n_lps = protect_all(ctx, sup, wit, primary_order(ctx), cancel=stop)
+    except Cancelled:
+        return None
+    budget = max(CLEANUP_MIN_LPS, CLEANUP_LPS_PER_PRIMARY * n_lps)
+    cleaned, _ = cleanup(work, sup, wit, ctx=ctx, max_lps=budget, cancel=stop)
     return cleaned
 
 
@@ -276,7 +261,6 @@ def repair(
     Returns the repaired mask and the number of repair rounds. Raises MethodError when a
     primary cannot be protected at all, Cancelled when `cancel` fires during an audit.
     """
-    from argusqt.protection.audit import audit
 
     sup = sup.copy()
     rounds = 0
@@ -376,17 +360,145 @@ def _table_part(problem: CSPProblem) -> CSPProblem:
     )
 
 
+def _finish(
+    problem: CSPProblem,
+    sup: np.ndarray,
+    params: dict,
+    log: list[str],
+    progress: ProgressCallback,
+    cancel: CancelToken | None,
+    grace: CancelToken | None,
+) -> tuple[np.ndarray, AuditResult, int, bool]:
+    """The full table after the subtables: certify, repair, clean up, audit of record.
+
+    Every (primary, direction) gets a witness — an attacker move through suppressed cells
+    (argusqt/docs/methods.md §4) — or, where the subtables left it short, a path LP that
+    adds the cheapest cells: one pass repairs what subtable-wise protection leaks over the
+    full relation set. The clean-up then publishes the secondaries the whole table does
+    not need, and the audit (with the witnesses as hints) decides; a primary it still finds
+    short is repaired again rather than the pattern refused. Singleton options are kept as
+    virtual cells throughout. Returns (pattern, audit, repair rounds, exact intervals).
+    """
+
+    n = problem.n_cells
+    ss, sm, mf = singleton_options(params)
+    work = with_singleton_cells(problem, singleton_singleton=ss, singleton_multiple=sm, min_freq=mf)
+    sup_w = np.r_[sup, np.ones(work.n_cells - n, dtype=bool)]
+    ctx = MoveContext(work)
+    wit = Witnesses()
+    cost = np.asarray(problem.cost, dtype=float)
+    before = float(cost[sup_w[:n] & ~problem.primary].sum())
+    progress(ProgressEvent(message="Modular: checking every primary over the whole table"))
+    added = _certify(ctx, sup_w, wit, grace)
+    log.append(
+        f"full table: {added} cells added so that every primary is protected over all "
+        f"relations at once (cost {before:.6g} → {float(cost[sup_w[:n] & ~problem.primary].sum()):.6g})"
+    )
+    if params.get("cleanup", True) and not (cancel is not None and cancel.cancelled):
+        n_prim = int(problem.primary.sum())
+        budget = max(CLEANUP_MIN_LPS, CLEANUP_LPS_PER_PRIMARY * n_prim)
+        first = float(cost[sup_w[:n] & ~problem.primary].sum())
+        progress(
+            ProgressEvent(message="Modular: publishing secondaries the whole table does not need")
+        )
+        sup_w, info = cleanup(
+            work, sup_w, wit, ctx=ctx, max_lps=budget, progress=progress, cancel=cancel
+        )
+        log.append(
+            f"clean-up over the whole table: {info['removed']} secondaries published again, "
+            f"cost {first:.6g} → {float(cost[sup_w[:n] & ~problem.primary].sum()):.6g} "
+            f"({info['lps']} LPs, {info['elapsed']:.1f} s)"
+            + (f", stopped early ({info['stopped']})" if info["stopped"] else "")
+        )
+    # the audit of record, once (run_method reuses it): exact intervals as run_method would;
+    # after a cancel pass/fail only, which the witnesses decide without an LP
+    mode = params.get("audit_intervals", "auto")
+    exact = bool(mode) if mode != "auto" else int(sup_w[:n].sum()) <= EXACT_AUDIT_LIMIT
+    if cancel is not None and cancel.cancelled:
+        exact = False
+    rounds = 0
+    while True:
+        hints = _table_hints(wit, n)
+        final = audit(problem, sup_w[:n], intervals=exact, hints=hints, cancel=grace)
+        if final.ok:
+            return sup_w[:n].copy(), final, rounds, exact
+        if rounds >= MAX_FINAL_REPAIRS:
+            raise MethodError(
+                f"modular pattern still fails the audit after {rounds} repair rounds "
+                f"({final.failures.size} primary cells under-protected)"
+            )
+        rounds += 1
+        fails = final.failures
+        log.append(f"final audit: {fails.size} primaries short, repaired (round {rounds})")
+        wit.forget(fails)
+        _certify(ctx, sup_w, wit, grace, cells=fails, trust=False)
+
+
+def _certify(
+    ctx: MoveContext,
+    sup: np.ndarray,
+    wit: Witnesses,
+    cancel: CancelToken | None,
+    cells: np.ndarray | None = None,
+    trust: bool = True,
+) -> int:
+    """Give every primary (or `cells`) a witness in both directions; returns cells added.
+
+    A witness through suppressed cells only is sought first (nothing added); failing that,
+    or with `trust=False` (the audit found the old one wanting), the cheapest path LP move,
+    whose new cells join `sup` (changed in place). Raises Cancelled when `cancel` fires:
+    a pattern with unchecked primaries is no result.
+    """
+
+    before = int(sup.sum())
+    perm = ctx.primary & sup
+    prot = Protector(ctx, sup, wit, k_free=2)
+    order = primary_order(ctx) if cells is None else np.asarray(cells, dtype=np.int64)
+    for cell in order.tolist():
+        if cancel is not None and cancel.cancelled:
+            raise Cancelled("cancelled before every primary cell was checked")
+        for direction in (UP, DOWN):
+            if wit.covered(cell, direction, ctx):
+                continue
+            found = (
+                find_witness(ctx, (cell, direction), sup, perm, max_full=FULL_WITNESS_LIMIT)
+                if trust
+                else None
+            )
+            if found is not None:
+                wit.add_move(found[0], found[1], ctx)
+                wit.ensure(cell, direction, found[0])
+            elif not prot.protect(cell, direction):
+                raise MethodError(
+                    f"primary cell {cell} cannot be protected: no attacker move within the "
+                    "bounds reaches its protection level"
+                )
+    return int(sup.sum()) - before
+
+
+def _table_hints(wit: Witnesses, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The witness moves on the table cells only (a move less its virtual singleton cells
+    still satisfies every table relation); the audit checks each before using it."""
+    out = []
+    for idx, d in wit.hints():
+        keep = idx < n
+        out.append((idx[keep], d[keep]))
+    return out
+
+
 def solve_modular(
     problem: CSPProblem,
     params: dict | None = None,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
 ) -> ProtectionResult:
-    """HiTaS: subtables top-down with OPT, then full audit + repair; statuses 11/12 set.
+    """HiTaS: subtables top-down (path-LP start, then branch-and-cut within a shared budget),
+    then the whole table certified, repaired, cleaned up and audited; statuses 11/12 set.
 
-    params: max_time_per_subtable (s, default 60), singleton_singleton, singleton_multiple,
-    min_freq, gap. When cancelled, remaining subtables are skipped and the repair loop
-    makes the pattern safe if that fits in CANCEL_GRACE seconds (else Cancelled).
+    params: max_time_per_subtable (s, default 60), scip_budget (s for all subtables'
+    branch-and-cut, default SCIP_BUDGET), singleton_singleton, singleton_multiple, min_freq,
+    gap. When cancelled, remaining subtables and the clean-up are skipped and the pattern
+    is made safe if that fits in CANCEL_GRACE seconds (else Cancelled).
     """
     params = dict(params or {})
     watch = Stopwatch()
@@ -404,6 +516,7 @@ def solve_modular(
     log: list[str] = []
     n_done = 0
     cancelled = False
+    budget = Deadline(float(params.get("scip_budget", SCIP_BUDGET)))
     for k, sub in enumerate(subs):
         if cancel is not None and cancel.cancelled:
             cancelled = True
@@ -411,12 +524,14 @@ def solve_modular(
         if only is not None and not only(sub):
             continue
         t_sub = watch.elapsed
-        new = _solve_subtable(problem, sub, sup, true_prim, params, cancel)
+        # an equal share of what is left of the branch-and-cut budget; unused shares roll on
+        share = budget.remaining / (len(subs) - k)
+        new = _solve_subtable(problem, sub, sup, true_prim, params, cancel, scip_time=share)
         if watch.elapsed - t_sub > 1.0:
             log.append(f"subtable {sub.parents}: {watch.elapsed - t_sub:.1f} s")
         if new is None:
             # backtrack: allow the published margins of this subtable to be suppressed
-            new = _solve_subtable(problem, sub, sup, true_prim, params, cancel, True)
+            new = _solve_subtable(problem, sub, sup, true_prim, params, cancel, True, share)
             if new is None:
                 raise MethodError(
                     f"subtable {sub.parents} cannot be protected even with its margins suppressed"
@@ -428,7 +543,9 @@ def solve_modular(
             # re-protect the earlier subtables in which those margins are interior cells
             for earlier in subs[:k]:
                 if added_margins[earlier.cells[~earlier.margin]].any():
-                    again = _solve_subtable(problem, earlier, sup, true_prim, params, cancel)
+                    again = _solve_subtable(
+                        problem, earlier, sup, true_prim, params, cancel, scip_time=share
+                    )
                     if again is not None:
                         sup = again
         else:
@@ -448,18 +565,9 @@ def solve_modular(
     problem = full
     # after a cancel: CANCEL_GRACE seconds for the repair and the audit, else Cancelled
     grace = cancel.grace(CANCEL_GRACE) if cancel is not None else None
-    sup, rounds = repair(problem, sup, grace, progress)
-    log.append(f"{n_done} subtables solved, {rounds} repair rounds after the full audit")
-    if params.get("cleanup", True) and not (cancel is not None and cancel.cancelled):
-        sup = _publish_unneeded(problem, sup, params, log, progress, cancel)
-    from argusqt.protection.audit import EXACT_AUDIT_LIMIT, audit, pattern_digest
-
-    # the audit of record, once (run_method reuses it): exact intervals as run_method would
-    mode = params.get("audit_intervals", "auto")
-    exact = bool(mode) if mode != "auto" else int(sup.sum()) <= EXACT_AUDIT_LIMIT
-    final = audit(problem, sup, intervals=exact, cancel=grace)
-    if not final.ok:  # repair() only returns audited patterns; never report a failing one
-        raise MethodError("modular pattern failed the final audit")
+    sup, final, rounds, exact = _finish(problem, sup, params, log, progress, cancel, grace)
+    log.insert(0, f"{n_done} subtables solved")
+    cancelled = cancelled or (cancel is not None and cancel.cancelled)
     status, cost = problem.pattern_statuses(sup)
     return ProtectionResult(
         method="MOD",
