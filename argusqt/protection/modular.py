@@ -226,8 +226,8 @@ def _path_start(
     deadline: Deadline | None = None,
     cancel: CancelToken | None = None,
 ) -> np.ndarray | None:
-    """A protected 0/1 pattern of a subtable: path LPs and clean-up (argusqt/docs/methods.md
-    §4) on the free cells; None when the deadline passes or `cancel` fires first.
+    """A protected 0/1 pattern of a subtable: path LPs and clean-up on the free cells
+    (argusqt/docs/methods.md §4); None when the deadline passes or `cancel` fires first.
 
     Cells fixed 1 are suppressed, cells fixed 0 never move. Every move found is an attacker
     move through suppressed cells, so the pattern is protected by construction. Raises
