@@ -84,3 +84,33 @@ def test_mod_on_negative_values_publishes_or_gives_the_reason(tmp_path):
     assert not mod.unsafe and not opt.unsafe
     assert opt.result == "error" and "cannot be protected against the respondent" in opt.note
     assert (mod.result, mod.note) == (opt.result, opt.note)
+
+
+def _one(seed: int, method: str, tmp_path):
+    (out,) = campaign.run_case(campaign.generate(seed), [method], max_time=20.0, workdir=tmp_path)
+    assert not out.unsafe, out
+    return out
+
+
+def test_cta_meets_levels_whose_bounds_are_off_the_grid(tmp_path):
+    """Seed 744 (2-D, negatives): a primary's bound a + UPL = 894.6 needs 895 in print; CTA
+    refused ("can move neither up … nor down"), now it publishes an audited adjusted table."""
+    out = _one(744, "CTA", tmp_path)
+    assert out.result == "published", out
+
+
+@pytest.mark.parametrize("seed", [79, 355])
+def test_cta_names_the_cells_whose_levels_exceed_the_bounds(seed, tmp_path):
+    """Seeds 79 and 355 (1H2D, negatives): the parts' levels add up to more than their total's
+    bounds allow, so no adjusted table exists; the refusal names cells and what to do."""
+    out = _one(seed, "CTA", tmp_path)
+    assert out.result == "error" and campaign.expected_error(out.note), out
+    assert "bound" in out.note and "(" in out.note  # a cell by its codes and its bound
+    assert "Lower the protection levels" in out.note
+
+
+def test_ip_attacker_lp_survives_an_insider_warm_start(tmp_path):
+    """Seed 425 (3-D table file): the warm primal simplex stopped at "Unknown" after an
+    insider's cells were fixed; IP now solves it again cold and publishes audited intervals."""
+    out = _one(425, "IP", tmp_path)
+    assert out.result == "published", out

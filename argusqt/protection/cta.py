@@ -124,6 +124,15 @@ def _instance(problem: CSPProblem) -> _Instance:
     cap = float(np.ceil((np.abs(a).sum() + lpl.sum() + upl.sum() + scale) * scale_d))
     up_cap = np.where(np.isfinite(hi), _floor(hi * scale_d) - base, cap)
     down_cap = np.where(np.isfinite(lo), base - _ceil(lo * scale_d), cap)
+    # a sensitive cell's bounds are widened to exactly a ± level, often off the grid
+    # (312 − 582.6 with a negative contribution): its level then needs the printed value
+    # one unit beyond the bound. The bounds of a sensitive cell are rounded to the nearest
+    # printed value instead (at most half a unit out, which verify_adjustment allows), so
+    # the level can be met (safety campaign seeds 79, 355, 744)
+    near_up = _ceil(hi * scale_d) - base
+    near_down = base - _floor(lo * scale_d)
+    up_cap[sens] = np.where(np.isfinite(hi[sens]), near_up[sens], up_cap[sens])
+    down_cap[sens] = np.where(np.isfinite(lo[sens]), near_down[sens], down_cap[sens])
     fixed = (status == Status.PROTECTED) | (status == Status.EMPTY) | (hi - lo <= 0)
     fixed[sens] = False
     up_cap = np.where(fixed, 0.0, np.maximum(up_cap, 0.0))
@@ -462,6 +471,7 @@ def solve_cta(
                 f"no adjusted table exists {what}within the cell bounds: every sensitive cell "
                 "must move out of its protection interval while the table stays additive "
                 f"as printed with {inst.decimals} decimals"
+                + _bound_conflict(problem, inst, fixed, min(10.0, max(1.0, 0.1 * max_time)))
             )
         raise MethodError(f"CTA found no adjusted table within {max_time:g} s ({sol.status})")
     _verify_units(inst, sol.dev)
@@ -471,6 +481,85 @@ def solve_cta(
     res = _result(problem, inst, sol, x, heuristic or user_fixed, log, watch, cancel)
     res.figures["fixed_directions"] = heuristic
     return res
+
+
+def _bound_conflict(
+    problem: CSPProblem, inst: _Instance, fixed_y: dict[int, int], time_limit: float
+) -> str:
+    """Why no adjusted table fits the bounds, for the statistician: the cells whose bounds
+    the cheapest adjusted table would have to leave, and by how much.
+
+    The same model with every bound elastic (an excess beyond it costs 1 per unit; cells
+    that are protected or empty stay fixed), solved once. Typical cause: a total whose
+    parts' protection levels (p% of |contributions| with negative values) add up to more
+    than its own bounds allow. Empty string when the elastic model gives no answer.
+    """
+    n = inst.a.size
+    status = np.asarray(problem.status)
+    frozen = (status == Status.PROTECTED) | (status == Status.EMPTY)
+    frozen[inst.sens] = False
+    big = float(
+        np.ceil(
+            (np.abs(inst.a).sum() + inst.lpl.sum() + inst.upl.sum() + 1.0) * 10.0**inst.decimals
+        )
+    )
+    model = Model()
+    model.hideOutput()
+    model.setParam("limits/time", max(1.0, float(time_limit)))
+    free = np.where(frozen, 0.0, big)
+    zp = list(model.addMatrixVar((n,), vtype="C", lb=0.0, ub=free))
+    zm = list(model.addMatrixVar((n,), vtype="C", lb=0.0, ub=free))
+    ep = list(model.addMatrixVar((n,), vtype="C", lb=0.0, obj=1.0))
+    em = list(model.addMatrixVar((n,), vtype="C", lb=0.0, obj=1.0))
+    for j in np.flatnonzero(~frozen):
+        j = int(j)
+        model.addCons(zp[j] <= float(inst.up_cap[j]) + ep[j])
+        model.addCons(zm[j] <= float(inst.down_cap[j]) + em[j])
+    for k, cell in enumerate(inst.sens):
+        cell = int(cell)
+        lb = ub = float(fixed_y[k]) if k in fixed_y else None
+        y = model.addVar(vtype="B", lb=0.0 if lb is None else lb, ub=1.0 if ub is None else ub)
+        model.addCons(zp[cell] >= float(inst.need_up[k]) * y)
+        model.addCons(zp[cell] <= big * y)
+        model.addCons(zm[cell] >= float(inst.need_down[k]) * (1 - y))
+        model.addCons(zm[cell] <= big * (1 - y))
+    rel = inst.rel
+    for i in range(rel.shape[0]):
+        s, e = rel.indptr[i], rel.indptr[i + 1]
+        cols, coefs = rel.indices[s:e], rel.data[s:e]
+        expr = quicksum(float(c) * (zp[j] - zm[j]) for j, c in zip(cols, coefs, strict=True))
+        model.addCons(expr == float(inst.rhs[i]))
+    model.optimize()
+    if model.getNSols() == 0:
+        return ""
+    sol = model.getBestSol()
+    over = np.array([sol[v] for v in ep])
+    under = np.array([sol[v] for v in em])
+    dev = np.array([sol[v] for v in zp]) - np.array([sol[v] for v in zm])
+    out = np.flatnonzero((over > 1e-6) | (under > 1e-6))
+    if out.size == 0:
+        return ""
+    from argusqt.protection.publication import cell_label
+
+    lo = np.asarray(problem.lower, dtype=float)
+    hi = np.asarray(problem.upper, dtype=float)
+    order = out[np.argsort(-(over + under)[out])]
+    said = []
+    for c in order[:3]:
+        c = int(c)
+        printed = inst.values(inst.base[c] + np.rint(dev[c]))
+        side, bound = (
+            ("above its upper", hi[c]) if over[c] > under[c] else ("below its lower", lo[c])
+        )
+        said.append(f"{cell_label(problem, c)} at {printed:g}, {side} bound {bound:g}")
+    more = f" and {out.size - 3} more" if out.size > 3 else ""
+    return (
+        ". The protection levels of the sensitive cells cannot all be met inside the "
+        "attacker bounds (typically: parts whose levels add up to more than their total's "
+        "bounds allow, as with negative contributions); the nearest adjusted table would "
+        f"print {'; '.join(said)}{more}. Lower the protection levels of these cells' rule "
+        "or protect this table by suppression (OPT, MOD) instead"
+    )
 
 
 def _to_grid(

@@ -212,6 +212,14 @@ class _Separator:
             self.h.changeColBounds(j, float(-lower[c]), float(upper[c]))
         self.fixed = []
 
+    def _resolve_cold(self) -> None:
+        """Solve the current model again from scratch with dual simplex, then back to primal."""
+        self.h.clearSolver()
+        self.h.setOptionValue("simplex_strategy", 1)
+        self.h.run()
+        self.n_lps += 1
+        self.h.setOptionValue("simplex_strategy", 4)
+
     def max_move(self, cell: int, s: int) -> tuple[float, np.ndarray, np.ndarray]:
         """Largest move s·d_p of the attacker, its optimal d (active cells) and row duals y."""
         j = int(self.pos[cell])
@@ -221,6 +229,11 @@ class _Separator:
         self.last = j
         self.h.run()
         self.n_lps += 1
+        if not _optimal(self.h):
+            # primal simplex warm-started after an insider's fix/release can stall at
+            # "Unknown" (safety campaign seed 425); the LP is always feasible (d = 0) and
+            # bounded, so a cold dual-simplex solve of the same model settles it
+            self._resolve_cold()
         if not _optimal(self.h):
             raise MethodError(
                 f"attacker LP for cell {cell} failed ({self.h.modelStatusToString(self.h.getModelStatus())})"
