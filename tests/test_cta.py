@@ -232,3 +232,21 @@ def test_zero_cell_goes_up_with_prepsens():
     verify_adjustment(p, res.published)
     lazy = solve_cta(p, {"prepsens": False})
     assert lazy.cost == pytest.approx(0.0)  # y = 0 with LPL = 0: nothing has to move
+
+
+def test_a_primary_bound_off_the_grid_is_rounded_outwards():
+    """Level 582.6 on 312 (campaign seed 744): the bound 894.6 is met in print only at 895,
+    so CTA publishes 895 there instead of refusing, and the check accepts it."""
+    p = problem_2d([[312, 50], [40, 60]], {(1, 1): 582.6}, weights="ones")
+    p.lower = np.minimum(p.lower, p.values - p.lpl)  # as from_table: exactly a ± level
+    p.upper = np.where(p.primary, p.values + p.upl, 1.5 * p.values.max())
+    res = solve_cta(p)
+    x = res.published
+    moved = x[p.primary] - p.values[p.primary]
+    assert np.all(np.abs(moved) >= 583)  # a whole unit beyond the level, on the grid
+    verify_adjustment(p, x)
+    # a cell that is not sensitive keeps its bounds (within half a unit)
+    bad = x.copy()
+    bad[0] += 2 * p.upper[0]
+    with pytest.raises(AuditError):
+        verify_adjustment(p, bad)

@@ -293,7 +293,7 @@ def verify_adjustment(problem: CSPProblem, x: np.ndarray, tol: float | None = No
     """Raise AuditError unless x is additive, within bounds and every sensitive cell is moved out.
 
     Bounds may be exceeded by half a unit of the last decimal: an original value off the grid
-    is printed rounded.
+    is printed rounded; a sensitive cell's bounds count rounded outwards to the grid.
     """
     a = np.asarray(problem.values, dtype=float)
     scale = float(max(1.0, np.abs(a).max(initial=0.0)))
@@ -302,8 +302,13 @@ def verify_adjustment(problem: CSPProblem, x: np.ndarray, tol: float | None = No
     if resid.size and np.abs(resid).max() > tol:
         r = int(np.abs(resid).argmax())
         raise AuditError(f"adjusted table is not additive: relation {r} is off by {resid[r]:g}")
-    lo = np.asarray(problem.lower, dtype=float)
-    hi = np.asarray(problem.upper, dtype=float)
+    lo = np.asarray(problem.lower, dtype=float).copy()
+    hi = np.asarray(problem.upper, dtype=float).copy()
+    # a sensitive cell's bounds count rounded outwards to the printed grid (as in _instance)
+    scale_d = 10.0 ** max(0, int(problem.decimals))
+    sens = problem.primary
+    lo[sens] = np.where(np.isfinite(lo[sens]), _floor(lo[sens] * scale_d) / scale_d, lo[sens])
+    hi[sens] = np.where(np.isfinite(hi[sens]), _ceil(hi[sens] * scale_d) / scale_d, hi[sens])
     slack = max(tol, 0.5 * 10.0 ** (-max(0, int(problem.decimals))))
     out = (x < lo - slack) | (x > hi + slack)
     if out.any():
@@ -311,7 +316,6 @@ def verify_adjustment(problem: CSPProblem, x: np.ndarray, tol: float | None = No
         raise AuditError(
             f"adjusted cell {c} = {x[c]:g} lies outside its bounds [{lo[c]:g}, {hi[c]:g}]"
         )
-    sens = problem.primary
     inside = sens & (x > a - problem.lpl + tol) & (x < a + problem.upl - tol)
     if inside.any():
         c = int(np.flatnonzero(inside)[0])
