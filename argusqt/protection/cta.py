@@ -129,10 +129,10 @@ def _instance(problem: CSPProblem) -> _Instance:
     # one unit beyond the bound. The bounds of a sensitive cell are rounded to the nearest
     # printed value instead (at most half a unit out, which verify_adjustment allows), so
     # the level can be met (safety campaign seeds 79, 355, 744)
-    near_up = _ceil(hi * scale_d) - base
-    near_down = base - _floor(lo * scale_d)
-    up_cap[sens] = np.where(np.isfinite(hi[sens]), near_up[sens], up_cap[sens])
-    down_cap[sens] = np.where(np.isfinite(lo[sens]), near_down[sens], down_cap[sens])
+    up_fin = sens[np.isfinite(hi[sens])]
+    down_fin = sens[np.isfinite(lo[sens])]
+    up_cap[up_fin] = _ceil(hi[up_fin] * scale_d) - base[up_fin]
+    down_cap[down_fin] = base[down_fin] - _floor(lo[down_fin] * scale_d)
     fixed = (status == Status.PROTECTED) | (status == Status.EMPTY) | (hi - lo <= 0)
     fixed[sens] = False
     up_cap = np.where(fixed, 0.0, np.maximum(up_cap, 0.0))
@@ -307,8 +307,10 @@ def verify_adjustment(problem: CSPProblem, x: np.ndarray, tol: float | None = No
     # a sensitive cell's bounds count rounded outwards to the printed grid (as in _instance)
     scale_d = 10.0 ** max(0, int(problem.decimals))
     sens = problem.primary
-    lo[sens] = np.where(np.isfinite(lo[sens]), _floor(lo[sens] * scale_d) / scale_d, lo[sens])
-    hi[sens] = np.where(np.isfinite(hi[sens]), _ceil(hi[sens] * scale_d) / scale_d, hi[sens])
+    lo_fin = sens & np.isfinite(lo)
+    hi_fin = sens & np.isfinite(hi)
+    lo[lo_fin] = _floor(lo[lo_fin] * scale_d) / scale_d
+    hi[hi_fin] = _ceil(hi[hi_fin] * scale_d) / scale_d
     slack = max(tol, 0.5 * 10.0 ** (-max(0, int(problem.decimals))))
     out = (x < lo - slack) | (x > hi + slack)
     if out.any():
@@ -515,14 +517,12 @@ def _bound_conflict(
     zm = list(model.addMatrixVar((n,), vtype="C", lb=0.0, ub=free))
     ep = list(model.addMatrixVar((n,), vtype="C", lb=0.0, obj=1.0))
     em = list(model.addMatrixVar((n,), vtype="C", lb=0.0, obj=1.0))
-    for j in np.flatnonzero(~frozen):
-        j = int(j)
+    for j in np.flatnonzero(~frozen).tolist():
         model.addCons(zp[j] <= float(inst.up_cap[j]) + ep[j])
         model.addCons(zm[j] <= float(inst.down_cap[j]) + em[j])
-    for k, cell in enumerate(inst.sens):
-        cell = int(cell)
-        lb = ub = float(fixed_y[k]) if k in fixed_y else None
-        y = model.addVar(vtype="B", lb=0.0 if lb is None else lb, ub=1.0 if ub is None else ub)
+    for k, cell in enumerate(inst.sens.tolist()):
+        lb, ub = (float(fixed_y[k]),) * 2 if k in fixed_y else (0.0, 1.0)
+        y = model.addVar(vtype="B", lb=lb, ub=ub)
         model.addCons(zp[cell] >= float(inst.need_up[k]) * y)
         model.addCons(zp[cell] <= big * y)
         model.addCons(zm[cell] >= float(inst.need_down[k]) * (1 - y))
@@ -534,9 +534,9 @@ def _bound_conflict(
         expr = quicksum(float(c) * (zp[j] - zm[j]) for j, c in zip(cols, coefs, strict=True))
         model.addCons(expr == float(inst.rhs[i]))
     model.optimize()
-    if model.getNSols() == 0:
+    sol = model.getBestSol() if model.getNSols() > 0 else None
+    if sol is None:
         return ""
-    sol = model.getBestSol()
     over = np.array([sol[v] for v in ep])
     under = np.array([sol[v] for v in em])
     dev = np.array([sol[v] for v in zp]) - np.array([sol[v] for v in zm])
@@ -549,8 +549,7 @@ def _bound_conflict(
     hi = np.asarray(problem.upper, dtype=float)
     order = out[np.argsort(-(over + under)[out])]
     said = []
-    for c in order[:3]:
-        c = int(c)
+    for c in order[:3].tolist():
         printed = inst.values(inst.base[c] + np.rint(dev[c]))
         side, bound = (
             ("above its upper", hi[c]) if over[c] > under[c] else ("below its lower", lo[c])
