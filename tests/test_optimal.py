@@ -439,7 +439,7 @@ def test_progress_events_and_time_limit_keep_a_safe_pattern():
     p = sized_problem("1H2D", 1000, seed=4)  # needs ~50 nodes: not solved in 2 s
     p.cost = np.abs(p.values)
     events = []
-    r = solve_optimal(p, {"max_time": 2}, progress=events.append)
+    r = solve_optimal(p, {"max_time": 10}, progress=events.append)
     assert r.timed_out or r.optimal
     assert r.lower_bound is not None and r.lower_bound <= r.cost + 1e-6
     assert r.gap is not None and r.gap >= 0
@@ -509,11 +509,11 @@ def test_time_limit_is_the_runs_and_the_log_gives_bound_and_gap(monkeypatch):
     import argusqt.protection.optimal as optimal
     from argusqt.protection.methods import run_method
 
-    class Ticking:  # every clock reading is one second later
+    class Ticking:  # every clock reading is 10 ms later (the audits poll it often)
         now = 0.0
 
         def __call__(self):
-            Ticking.now += 1.0
+            Ticking.now += 0.01
             return Ticking.now
 
     given = {}
@@ -536,11 +536,58 @@ def test_time_limit_is_the_runs_and_the_log_gives_bound_and_gap(monkeypatch):
     r = run_method(p, "OPT", {"max_time": 100})
     assert given["heuristic"] <= 0.25 * 100
     # the branch-and-cut gets what the start left, less a reserve for the final checks
-    assert given["branch_and_cut"] < 100 - (given["clock_at_solve"] - 1.0) + 1e-9
+    assert given["branch_and_cut"] < 100 - given["clock_at_solve"] + 0.01 + 1e-9
     assert any(line.startswith("OPT: cost ") and "gap" in line for line in r.log)
-    # the final exact audit is OPT's own, inside its limit: run_method does not repeat it
-    assert any("own exact audit" in line for line in r.log)
+    # the publication audit is OPT's own, inside its limit: run_method does not repeat it
+    assert any("publication audit done within the run" in line for line in r.log)
+    assert not any("Auditing the pattern" in line for line in r.log)
     assert r.audit.ok and audit(p, r.status != 1).ok
+
+
+def test_publication_audit_stops_at_the_runs_limit_and_keeps_the_best_audited_pattern(
+    monkeypatch,
+):
+    # regression (issue 15): OPT(1, 2) on sample_data activity × region × size was still in
+    # the insider audit after 6.5 min: the publication audit and its insider repair ran after
+    # OPT, outside its time limit. Here the audit of the branch-and-cut's pattern would never
+    # end (every poll of its deadline costs a second on the run's clock)
+    import time
+
+    import argusqt.protection.budget as budget
+    import argusqt.protection.optimal as optimal
+    from argusqt.errors import Cancelled
+    from argusqt.protection.methods import run_method
+
+    skew = [0.0]
+    monkeypatch.setattr(budget, "CLOCK", lambda: time.perf_counter() + skew[0])
+    real = optimal.make_publishable
+    tokens = []
+
+    def endless_second_audit(problem, sup, **kw):
+        tokens.append(kw["cancel"])
+        if len(tokens) == 1:
+            return real(problem, sup, **kw)  # the start pattern's audit
+        while not kw["cancel"].cancelled:
+            skew[0] += 1.0
+        raise Cancelled("audit stopped")
+
+    monkeypatch.setattr(optimal, "make_publishable", endless_second_audit)
+    p = sized_problem("1H2D", 300, seed=3)  # the heuristic's pattern costs 800, SCIP's 527
+    p.cost = np.abs(p.values)
+    events = []
+    t0 = budget.CLOCK()
+    r = run_method(p, "OPT", {"max_time": 600}, progress=events.append)
+    took = budget.CLOCK() - t0
+    assert len(tokens) == 2 and tokens[1].cancelled  # the second audit was stopped
+    assert took <= 1.1 * 600 + 5  # the run's limit plus the slack for the final audit
+    # the best pattern that passed the publication audit: the start pattern, as published
+    assert r.verdict is not None and r.verdict.ok and audit(p, r.status != 1).ok
+    assert not r.optimal and r.lower_bound is not None and r.lower_bound < r.cost
+    line = next(line for line in r.log if line.startswith("OPT: cost"))
+    assert "lower bound" in line and "gap" in line
+    assert not any("Auditing the pattern" in line for line in r.log)  # not audited twice
+    final = events[-1]
+    assert final.bound == pytest.approx(r.lower_bound) and final.gap == pytest.approx(r.gap)
 
 
 def test_a_table_that_does_not_add_up_is_refused_before_any_solver():
@@ -578,6 +625,7 @@ def test_branch_and_cut_callbacks_stop_at_the_runs_deadline(monkeypatch):
     # regression (issue 15): SCIP checks its limit only between callbacks, and a separation
     # round on a 7,290-cell table ran for minutes past OPT's limit
     import argusqt.protection.budget as budget
+    import argusqt.protection.optimal as optimal
 
     class Ticking:  # every clock reading is one second later
         now = 0.0
@@ -589,6 +637,9 @@ def test_branch_and_cut_callbacks_stop_at_the_runs_deadline(monkeypatch):
     p = sized_problem("1H2D", 1000, seed=4)  # ~50 nodes: not solved before the deadline
     p.cost = np.abs(p.values)
     monkeypatch.setattr(budget, "CLOCK", Ticking())
+    # every poll of a deadline token is a second here: let the heuristic and the audit finish
+    monkeypatch.setattr(optimal, "SLACK", 1000.0)
+    monkeypatch.setattr(optimal, "START_STOP", 1000.0)
     r = solve_optimal(p, {"max_time": 40})  # the start heuristic's pattern is kept
     assert r.timed_out and not r.optimal
     assert r.figures["attacker_lps"] < 400  # stopped in the first rounds, not after SCIP's 40 s

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 import time
 
+from argusqt.progress import CancelToken
+
 #: seconds, monotonic; tests replace it with a fake clock
 CLOCK = time.perf_counter
 
@@ -49,3 +51,28 @@ def seconds_param(params: dict, *names: str) -> float | None:
         if value is not None and value != "":
             return float(value)
     return None
+
+
+class DeadlineToken(CancelToken):
+    """Cancelled when `parent` is (the user's cancel) or when `deadline` plus `extra` seconds
+    has passed: hands a run's time limit to code that polls a cancel token (the audits)."""
+
+    def __init__(self, deadline: Deadline, parent: CancelToken | None = None, extra: float = 0.0):
+        super().__init__()
+        self.deadline = deadline
+        self.parent = parent
+        self.extra = float(extra)
+
+    @property
+    def out_of_time(self) -> bool:
+        d = self.deadline
+        return d.seconds is not None and d.elapsed >= d.seconds + self.extra
+
+    @property
+    def cancelled(self) -> bool:
+        if self._event.is_set():
+            return True
+        if (self.parent is not None and self.parent.cancelled) or self.out_of_time:
+            self.cancel()
+            return True
+        return False

@@ -22,10 +22,11 @@ import numpy as np
 import scipy.sparse as sp
 from pyscipopt import SCIP_EVENTTYPE, SCIP_PARAMSETTING, SCIP_RESULT, Conshdlr, Eventhdlr, Model
 
-from argusqt.errors import Cancelled, MethodError
+from argusqt.errors import AuditError, Cancelled, MethodError
 from argusqt.model.status import Status, is_primary
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
-from argusqt.protection.budget import Deadline, seconds_param
+from argusqt.protection.budget import Deadline, DeadlineToken, seconds_param
+from argusqt.protection.insider_repair import make_publishable
 from argusqt.protection.params import MethodParams, TableFacts, minutes_param
 from argusqt.protection.problem import CSPProblem
 from argusqt.protection.publication import CANCEL_GRACE
@@ -38,8 +39,15 @@ from argusqt.protection.singleton import singleton_param, singleton_solver_optio
 PROGRESS_EVERY = 0.25
 #: share of OPT's time limit the start heuristic may use
 START_SHARE = 0.25
-#: time kept for the final checks, in units of the time the start pattern's check took
-AUDIT_RESERVE = 4.0
+#: share of the time limit after which the start heuristic is stopped (it is asked for START_SHARE)
+START_STOP = 0.5
+#: time kept for the final checks, in units of what checking and publishing the start pattern
+#: took (the same audits on a pattern that is usually smaller)
+AUDIT_RESERVE = 1.5
+#: time kept for the final checks when there is no start pattern to measure them on
+NO_START_RESERVE = 0.15
+#: share of the limit the publication audit of the best pattern may overrun it by
+SLACK = 0.1
 
 
 @dataclass
@@ -422,9 +430,11 @@ def solve_pattern(
     # end a few milliseconds before our clock calls the deadline expired: that is the
     # deadline too, not an unexplained stop
     out_of_time = run.stop.deadline.expired or sep.interrupted
-    stopped_early = out_of_time and status in ("userinterrupt", "timelimit")
+    # a callback stopped by the deadline cuts its node off: SCIP may then call the whole
+    # tree "infeasible", which says nothing about the table
+    stopped_early = out_of_time and status in ("userinterrupt", "timelimit", "infeasible")
     outcome.timed_out = status == "timelimit" or (stopped_early and not outcome.cancelled)
-    outcome.infeasible = status == "infeasible"
+    outcome.infeasible = status == "infeasible" and not stopped_early and not outcome.cancelled
     sols = model.getSols() if model.getNSols() else []
     best = None
     best_obj = np.inf
@@ -560,15 +570,17 @@ def start_pattern(
     params: dict,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
+    check: bool = True,
 ) -> np.ndarray | None:
     """A protected pattern to start from (the heuristic of argusqt/docs/methods.md §4), or None.
 
-    None when the heuristic fails or is cancelled: suppressing every
+    `check=False` leaves the attacker check of the pattern to the caller (solve_optimal
+    checks it once with its own judge). None when the heuristic fails or is cancelled:
+    suppressing every
     candidate would protect too, but it is never a pattern worth publishing, so the
     branch-and-cut starts without one. After a cancel the heuristic may still finish
     within the cancel's grace time (CANCEL_GRACE); its pattern is then judged by the audit.
     """
-    sep = Separator(problem)
     from argusqt.protection.heuristic import solve_heuristic
 
     grace = cancel.grace(CANCEL_GRACE) if cancel is not None else None
@@ -597,7 +609,11 @@ def start_pattern(
         return None
     mask = (res.status != problem.status) | problem.primary | problem.secondary
     mask = mask & (problem.candidate | problem.primary | problem.secondary)
-    if sep.is_protected(mask.astype(float), cancel=grace) and not (grace and grace.cancelled):
+    if not check:
+        return mask
+    if Separator(problem).is_protected(mask.astype(float), cancel=grace) and not (
+        grace and grace.cancelled
+    ):
         return mask
     return None
 
@@ -612,16 +628,23 @@ def solve_optimal(
     """Minimum-cost protected suppression pattern (batch OPT); statuses 11/12 set on secondaries.
 
     params: max_time (seconds, default 600: the whole run — start heuristic, branch-and-cut
-    and final audit share it), gap (relative, default 0), singleton options
+    and the publication audit with its insider repair share it; the audit of the best
+    pattern may overrun it by SLACK), gap (relative, default 0), singleton options
     singleton_singleton / singleton_multiple / min_freq, use_heuristic (default True),
-    audit_intervals (as run_method: the final audit is done once, here).
-    On time-out or cancel the best audited pattern is returned with its lower bound.
+    audit_intervals (as run_method), publish (run_method's OPT: the pattern returned has
+    passed the publication audit — outsider and insider, repaired — and run_method reuses its
+    verdict; without it only the outsider audit, the model's own optimum). On time-out or
+    cancel the best audited pattern is returned with its lower bound.
     """
     from argusqt.protection.audit import EXACT_AUDIT_LIMIT, audit, pattern_digest
 
     params = dict(params or {})
     watch = Stopwatch()
-    deadline = Deadline(seconds_param(params, "max_time") or 600.0)
+    limit = seconds_param(params, "max_time") or 600.0
+    deadline = Deadline(limit)
+    start_stop = DeadlineToken(Deadline(START_STOP * limit), cancel)
+    #: the audits of the best pattern may end this late; nothing else may
+    final = DeadlineToken(deadline, cancel, extra=SLACK * limit)
     require_additive(problem)
     cancel = cancel or CancelToken()
     work = with_singleton_cells(
@@ -632,14 +655,20 @@ def solve_optimal(
     )
     n = problem.n_cells
     cost = np.asarray(problem.cost, dtype=float)
+    mode = params.get("audit_intervals", "auto")
+
+    def exact_for(m: np.ndarray) -> bool:
+        return bool(mode) if mode != "auto" else int(m.sum()) <= EXACT_AUDIT_LIMIT
+
+    def pattern_cost(m: np.ndarray) -> float:
+        return float(cost[m & ~problem.primary].sum())
+
     progress(ProgressEvent(message="Optimal suppression: start pattern", elapsed=watch.elapsed))
     start = None
     if params.get("use_heuristic", True):
-        # the start heuristic gets a share of the run, the branch-and-cut the rest
+        # the start heuristic is asked to use a share of the run and stopped at START_STOP
         start_params = dict(params, max_time=deadline.part(START_SHARE))
-        start = start_pattern(work, start_params, progress, cancel)
-    # SCIP may start from "every candidate suppressed"; it is filtered out of the results
-    scip_start = start if start is not None else work.candidate | work.primary | work.secondary
+        start = start_pattern(work, start_params, progress, start_stop, check=False)
     judge = Separator(work)
     checked: dict[bytes, bool] = {}
 
@@ -648,18 +677,64 @@ def solve_optimal(
         full = np.r_[m, np.ones(work.n_cells - n, dtype=bool)] if work is not problem else m
         key = np.packbits(full).tobytes()
         if key not in checked:
-            checked[key] = judge.is_protected(full.astype(float))
+            ok = judge.is_protected(full.astype(float), cancel=final)
+            if judge.interrupted:  # out of time: not judged, so not usable (and not cached)
+                return False
+            checked[key] = ok
         return checked[key]
 
-    # the final checks take about what checking the start pattern takes: keep that for them
+    published: list[_Published] = []
+
+    def publish(m: np.ndarray, what: str, judged: bool = True) -> _Published | None:
+        """The publication audit (outsider and insider) with the insider repair, within the
+        run's time (+ SLACK): the pattern as published, or None when time ran out (or, for a
+        pattern not `judged` protected by the branch-and-cut's own check, when the outsider
+        fails it). Without `publish` (the model alone, for callers that compare methods) the
+        outsider audit only."""
+        exact = exact_for(m)
+        try:
+            if not params.get("publish", False):
+                progress(_phase(f"auditing {what}", pattern_cost(m), watch))
+                res = audit(problem, m, intervals=exact, cancel=final)
+                if not res.ok:
+                    raise AuditError(res.summary())
+                pub = _Published(m, None, res, 0, pattern_cost(m), exact, what)
+            else:
+                progress(_phase(f"auditing {what} (outsider and insiders)", pattern_cost(m), watch))
+                fixed, verdict, added = make_publishable(
+                    problem, m, intervals=exact, progress=progress, cancel=final
+                )
+                cost_f = pattern_cost(fixed)
+                pub = _Published(fixed, verdict, verdict.outsider, added, cost_f, exact, what)
+        except Cancelled:
+            return None
+        except AuditError as err:
+            if not judged:
+                return None
+            raise MethodError(f"optimal pattern failed the audit: {err}") from None
+        published.append(pub)
+        return pub
+
+    # the final checks take about what checking and publishing the start pattern takes
     t0 = deadline.elapsed
     start_cost = None
+    scip_start = None
     if start is not None and not cancel.cancelled:
-        start_cost = float(cost[start[:n] & (problem.candidate | problem.secondary)].sum())
-        progress(_phase("checking the start pattern", start_cost, watch))
-        protected(start[:n])
+        # published first: the audited fallback; then SCIP's own check of it as its start
+        # (a stricter tolerance than the audit's, see Separator.eps)
+        pub = publish(start[:n], "the start pattern", judged=False)
+        if pub is not None:
+            start_cost = pub.cost
+            progress(_phase("checking the start pattern", start_cost, watch))
+            if protected(pub.mask):
+                scip_start = np.r_[pub.mask, np.ones(work.n_cells - n, dtype=bool)]
+    if scip_start is None:
+        # SCIP may start from "every candidate suppressed"; it is filtered out of the results
+        scip_start = work.candidate | work.primary | work.secondary
+        reserve = NO_START_RESERVE * limit
+    else:
+        reserve = AUDIT_RESERVE * (deadline.elapsed - t0) + 0.1
     progress(_phase("branch-and-cut, root node", start_cost, watch))
-    reserve = AUDIT_RESERVE * (deadline.elapsed - t0) + 0.1
     solve = solve_pattern if not cancel.cancelled else _skipped
     out = solve(
         work,
@@ -672,36 +747,26 @@ def solve_optimal(
         threads_nogil=bool(params.get("nogil", True)),
         heuristics=str(params.get("scip_heuristics", "fast")),
     )
-    candidates: list[np.ndarray] = []
     everything = problem.candidate | problem.primary | problem.secondary
-    if out.mask is not None:
-        candidates.append(out.mask[:n])
-    if start is not None:
-        candidates.append(start[:n])
-    if not out.optimal:
-        # "suppress every candidate" is never published unless it is proven optimal
-        candidates = [m for m in candidates if not np.array_equal(m, everything)]
-    candidates.sort(key=lambda m: float(cost[m & ~problem.primary].sum()))
-    chosen = None
-    audit_res = None
-    exact = False
-    if cancel.cancelled:
-        # no time for judging here: the caller audits within the cancel's grace time and
-        # keeps the pattern only if that audit passes (run_method)
-        chosen = candidates[0] if candidates else None
-    else:
-        for m in candidates:
-            if protected(m):
-                chosen = m
-                break
-        if chosen is not None:
-            # the audit module is the judge of record (run_method reuses this very audit)
-            mode = params.get("audit_intervals", "auto")
-            exact = bool(mode) if mode != "auto" else int(chosen.sum()) <= EXACT_AUDIT_LIMIT
-            audit_res = audit(problem, chosen, intervals=exact)
-            if not audit_res.ok:
-                raise MethodError("optimal pattern failed the audit: " + audit_res.summary())
-    if chosen is None:
+    found = out.mask[:n] if out.mask is not None else None
+    if found is not None and not out.optimal and np.array_equal(found, everything):
+        found = None  # "suppress every candidate" is never published unless proven optimal
+    best = min(published, key=lambda pub: pub.cost, default=None)
+    unaudited = None
+    if cancel.cancelled and best is None and found is None and start is not None:
+        found = start[:n]  # the heuristic finished within the cancel's grace: audited there
+    if found is not None and not any(np.array_equal(found, pub.mask) for pub in published):
+        if cancel.cancelled:
+            # no time for judging here: the caller audits it within the cancel's grace
+            # time and keeps it only if that audit passes (run_method)
+            if best is None or pattern_cost(found) < best.cost:
+                unaudited = found
+        elif best is None or pattern_cost(found) < best.cost:
+            if protected(found):
+                pub = publish(found, "the optimal pattern")
+                if pub is not None and (best is None or pub.cost < best.cost):
+                    best = pub
+    if best is None and unaudited is None:
         if cancel.cancelled:
             raise Cancelled(
                 "the optimal method was cancelled before it found a safe pattern; "
@@ -715,21 +780,41 @@ def solve_optimal(
             )
         raise MethodError(
             "the optimal method found no safe pattern within its time limit "
-            f"({float(params.get('max_time', 600.0)):g} s); give it more time or use MOD/HEUR"
+            f"({limit:g} s); give it more time or use MOD/HEUR"
         )
+    chosen = unaudited if unaudited is not None else best.mask  # type: ignore[union-attr]
     status, sec_cost = problem.pattern_statuses(chosen)
     bound = out.bound
     if bound is not None:
         bound = min(bound + float(cost[problem.secondary].sum()), sec_cost)
     gap = None if bound is None else max(0.0, sec_cost - bound) / max(abs(sec_cost), 1e-9)
-    optimal = bool(out.optimal and out.mask is not None and np.array_equal(out.mask[:n], chosen))
+    optimal = bool(
+        out.optimal
+        and found is not None
+        and np.array_equal(found, chosen)
+        and (unaudited is not None or best is None or best.added == 0)
+    )
     if optimal and float(params.get("gap", 0.0)) == 0.0:
         gap = 0.0 if gap is not None and gap < 1e-9 else gap
     log = list(out.log)
-    log.append(_bound_line(sec_cost, bound, gap, optimal, out))
     figures: dict[str, Any] = {"cuts": out.cuts, "nodes": out.nodes, "attacker_lps": out.lps}
-    if audit_res is not None:
-        figures |= {"audit_digest": pattern_digest(problem, chosen), "audit_exact": exact}
+    verdict = None
+    audit_res = None
+    if unaudited is None and best is not None:
+        verdict, audit_res = best.verdict, best.audit
+        if best.added:
+            log.append(
+                f"{best.added} cells suppressed in addition to {best.what} so that no "
+                "respondent alone in a suppressed cell recomputes another primary"
+            )
+        digest = pattern_digest(problem, chosen)
+        figures |= {"audit_digest": digest, "audit_exact": best.exact}
+        if verdict is not None:
+            log.append(
+                f"publication audit done within the run ({deadline.elapsed:.1f} s of {limit:g} s)"
+            )
+            figures["publication_digest"] = digest
+    log.append(_bound_line(sec_cost, bound, gap, optimal, out))
     result = ProtectionResult(
         method="OPT",
         status=status,
@@ -741,6 +826,7 @@ def solve_optimal(
         timed_out=out.timed_out,
         elapsed=watch.elapsed,
         audit=audit_res,
+        verdict=verdict,
         log=log,
         figures=figures,
     )
@@ -753,9 +839,23 @@ def solve_optimal(
             gap=gap,
             cuts=out.cuts,
             elapsed=watch.elapsed,
+            extra={"phase": "finished", "optimal": optimal},
         )
     )
     return result
+
+
+@dataclass
+class _Published:
+    """A pattern after the publication audit: as published (repaired), its verdict, cost."""
+
+    mask: np.ndarray
+    verdict: Any  # the publication verdict (None: outsider audit only)
+    audit: Any  # the outsider audit
+    added: int
+    cost: float
+    exact: bool
+    what: str
 
 
 def _phase(what: str, incumbent: float | None, watch: Stopwatch) -> ProgressEvent:
@@ -774,6 +874,8 @@ def _bound_line(cost: float, bound: float | None, gap: float | None, optimal: bo
     if optimal and (gap is None or gap == 0.0):
         return f"OPT: cost {cost:g}, proven optimal (lower bound {cost:g}, gap 0.00 %)"
     why = "time limit reached" if out.timed_out else "cancelled" if out.cancelled else "stopped"
+    if out.optimal and not (out.timed_out or out.cancelled):
+        why = "the branch-and-cut's optimum needed more cells for the insiders"
     if bound is None or gap is None:
         return f"OPT: cost {cost:g}, no lower bound ({why})"
     return f"OPT: cost {cost:g}, lower bound {bound:g}, gap {100 * gap:.2f} % ({why})"
@@ -796,6 +898,16 @@ class OptParams(MethodParams):
     min_freq_option: bool = singleton_param("MF", extension=True)
 
 
+def _solve_and_publish(
+    problem: CSPProblem,
+    params: dict | None = None,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+) -> ProtectionResult:
+    """OPT as run_method runs it: the publication audit and insider repair inside its limit."""
+    return solve_optimal(problem, dict(params or {}, publish=True), progress, cancel)
+
+
 def _opt_options(p: OptParams, facts: TableFacts) -> dict[str, Any]:
     return {"max_time": 60.0 * p.max_minutes, **singleton_solver_options(p, facts)}
 
@@ -807,7 +919,7 @@ DESCRIPTOR = register(
         label="Optimal suppression",
         help="Fewest cost of secondary suppressions (branch-and-cut, SCIP).",
         params=OptParams,
-        solve=solve_optimal,
+        solve=_solve_and_publish,
         solver_options=_opt_options,
         linked="joint",
         singletons="method",
