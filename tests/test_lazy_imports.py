@@ -1,5 +1,6 @@
-"""A batch run imports only what its job needs: no Qt, pandas, openpyxl or scipy.optimize for
-a table file protected by OPT and written as text (issue 15, goal 4: process start)."""
+"""A batch run imports only what its job needs: no Qt, pandas, openpyxl, scipy.optimize or
+scipy.linalg, nor unused method modules, for a table file protected by OPT and written as
+text (issue 15, goal 4: process start)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,20 @@ from pathlib import Path
 from shared_paths import copy_case
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("PySide6", "pandas", "openpyxl", "scipy.optimize", "pyarrow")
+HEAVY = (
+    "PySide6",
+    "pandas",
+    "openpyxl",
+    "scipy.optimize",
+    "pyarrow",
+    # scipy.sparse.csgraph imports scipy.sparse.linalg and scipy.linalg (0.3 s at load 7)
+    "scipy.sparse.csgraph",
+    "scipy.linalg",
+    # methods the batch does not use (the registry imports a method's module on first use)
+    "argusqt.protection.cta",
+    "argusqt.protection.interval",
+    "argusqt.protection.network",
+)
 
 PROBE = """
 import json, sys

@@ -15,9 +15,9 @@ from typing import Any
 import highspy
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
 from argusqt.model.status import is_candidate, is_secondary
+from argusqt.protection.graph import connected_components
 from argusqt.protection.problem import CSPProblem
 
 INF = highspy.kHighsInf
@@ -48,7 +48,7 @@ def variable_components(relations: sp.csr_matrix, var: np.ndarray) -> list[Compo
         if nr
         else sp.csr_matrix((nv, nv))
     )
-    _, labels = connected_components(graph, directed=False)
+    _, labels = connected_components(graph)
     cell_lab = labels[:nv]
     row_lab = labels[nv:]
     order_c = np.argsort(cell_lab, kind="stable")

@@ -18,10 +18,10 @@ from typing import Protocol
 import highspy
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
 from argusqt.protection.budget import Deadline
 from argusqt.protection.components import new_highs, pass_model
+from argusqt.protection.graph import connected_components
 from argusqt.protection.problem import CSPProblem
 
 #: x*ᵢ above this makes a cell a variable of the attacker LP.
@@ -164,7 +164,7 @@ class Separator:
         cols = self._nz_col[keep]
         rows = self._nz_row[keep]
         graph = sp.csr_matrix((np.ones(cols.size), (rows + n, cols)), shape=(n + m, n + m))
-        _, labels = connected_components(graph, directed=False)
+        _, labels = connected_components(graph)
         cell_lab = np.where(var, labels[:n], -1).astype(np.int64)
         row_touch = np.zeros(m, dtype=bool)
         row_touch[rows] = True
