@@ -332,6 +332,89 @@ def test_any_sequence_of_undo_and_redo_walks_the_same_states(sample_session, ste
         assert (s.redo_label() is not None) == bool(undone)
 
 
+def _same(a: tuple, b: tuple) -> bool:
+    faces = a[1].keys()
+    return (
+        a[0] == b[0]
+        and a[2] == b[2]
+        and all(
+            (a[1][k] is None and b[1][k] is None)
+            or (
+                a[1][k] is not None
+                and b[1][k] is not None
+                and a[1][k].shape == b[1][k].shape
+                and np.array_equal(a[1][k], b[1][k])
+            )
+            for k in faces
+        )
+    )
+
+
+def _codes(s: Session) -> list[list[str]]:
+    return [list(d.codes) for d in s.table(1).dims]
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(
+                ["status", "recode", "unrecode", "protect", "unprotect", "undo", "redo"]
+            ),
+            st.integers(0, 10**6),
+        ),
+        max_size=10,
+    )
+)
+def test_mixed_actions_undo_and_redo_exactly(sample_session, sample, steps):
+    """Status changes, recodes and their undo, protection and its undo, in any order (some
+    refused: a recode after protection): undo and redo land on the model's states, codes and
+    every cell; a refused action changes nothing and keeps the redos."""
+    s = sample_session()
+    done = [(_codes(s), face(s.table(1)), list(s.actions))]
+    undone: list = []
+    for what, k in steps:
+        t = s.table(1)
+        try:
+            if what == "status":
+                ok = np.flatnonzero((t.status >= 1) & (t.status <= 9))
+                s.set_status(
+                    1,
+                    [int(ok[k % ok.size])],
+                    "unsafe" if t.status[ok[k % ok.size]] <= 2 else "safe",
+                )
+            elif what == "recode":
+                s.recode(1, "size", sample / "size3.grc")
+            elif what == "unrecode":
+                s.undo_recode(1, "size")
+            elif what == "protect":
+                s.protect(1, "HEUR")
+            elif what == "unprotect":
+                s.undo_protection(1)
+            elif what == "undo":
+                if len(done) > 1:
+                    s.undo()
+                    undone.append(done.pop())
+            elif what == "redo":
+                if undone:
+                    s.redo()
+                    done.append(undone.pop())
+        except SpecificationError:
+            pass  # refused (recoding a protected table): nothing changed
+        else:
+            now = (_codes(s), face(s.table(1)), list(s.actions))
+            if what not in ("undo", "redo") and not _same(now, done[-1]):
+                done.append(now)  # an action that changed nothing is no step
+                undone.clear()
+        codes, expected, actions = done[-1]
+        assert _codes(s) == codes
+        assert_face(s.table(1), expected)
+        assert s.actions == actions
+        assert (s.redo_label() is not None) == bool(undone)
+
+
 @pytest.fixture
 def sample_session(sample):
     cache: dict[str, Session] = {}
