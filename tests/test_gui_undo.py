@@ -166,6 +166,55 @@ def test_recode_and_protection_undone_redone_saved_and_reloaded(
     assert not any(type(a).__name__ == "Protect" for a in again.actions)
 
 
+def test_apriori_and_undo_suppression_undone_from_the_edit_menu(qtbot, window, sample, monkeypatch):
+    """Modify | Apply a-priori file and the table's Undo suppression button are actions like
+    any other: Edit | Undo takes them back, also with the keyboard focus in the log."""
+    from PySide6.QtWidgets import QFileDialog, QInputDialog
+
+    run_dialog(qtbot, SpecifyTablesDialog, _spec_sample, timeout=60)
+    window.open_microdata(str(sample / "enterprise.asc"), str(sample / "enterprise.rda"))
+    qtbot.waitUntil(lambda: bool(window.views), timeout=60_000)
+    _idle(qtbot, window)
+    s = window.session
+    t = s.table(1)
+    leaf = np.logical_and.outer(t.dims[0].is_leaf, t.dims[1].is_leaf).ravel()
+    safe = np.flatnonzero((t.status == 1) & leaf)[:3]  # cells inside, not totals
+    s.set_status(1, safe, "unsafe")  # an a-priori file that makes these 3 cells unsafe
+    hst = sample / "three.hst"
+    s.write_apriori(1, hst)
+    s.undo()
+    window.views[0].refresh()
+    before = t.status.copy()
+
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(hst), ""))
+    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: (",", True))
+    window.actions["apriori"].trigger()
+    _idle(qtbot, window)
+    applied = t.status.copy()
+    assert (applied[safe] != 1).all()
+    assert _menu_text(window, "undo") == "Undo a-priori file three.hst on table 1"
+    window.actions["undo"].trigger()  # Edit | Undo from the menu
+    assert np.array_equal(t.status, before)
+    window.log.setFocus()  # the keys work wherever the focus is in the window
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=10_000)
+    qtbot.keyClick(window.log, Qt.Key.Key_Z, CTRL | SHIFT)
+    assert np.array_equal(t.status, applied)
+    _press(qtbot, window)  # the a-priori file undone again (its manual levels are wide)
+    assert np.array_equal(t.status, before)
+
+    window.protect_table("HEUR", {})
+    _idle(qtbot, window)
+    protected = t.status.copy()
+    window.views[0].buttons["undo"].click()  # Undo suppression
+    assert not np.array_equal(t.status, protected)
+    assert _menu_text(window, "undo") == ("Undo removal of the secondary suppressions of table 1")
+    _press(qtbot, window)
+    assert np.array_equal(t.status, protected)
+    assert window.views[0].audit is not None  # the view has the protection's audit again
+    assert "not protected" not in window.views[0].protection.text()
+
+
 def test_undo_is_disabled_while_a_job_runs(qtbot, window, sample):
     run_dialog(qtbot, SpecifyTablesDialog, _spec_sample, timeout=60)
     window.open_microdata(str(sample / "enterprise.asc"), str(sample / "enterprise.rda"))
