@@ -10,6 +10,7 @@ from the log (batch/render.py) replays to the same tables.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,7 +44,7 @@ from argusqt.export.gate import mark_protected
 from argusqt.history import History, capture, describe
 from argusqt.io.logbook import Logbook, format_entry
 from argusqt.model.rulespec import SafetyRules
-from argusqt.model.status import is_secondary
+from argusqt.model.status import Status, is_primary, is_secondary
 from argusqt.model.table import ProtectionInfo, Table, TableSpec
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
 
@@ -291,8 +292,8 @@ class Session:
         self.actions.append(OpenTableData(tab_path, meta_path))
 
     # ------------------------------------------------------------------ specify
-    def specify_table(self, spec: TableSpec) -> int:
-        """Add a table specification; returns its number. Variables are checked against the metadata."""
+    def _check_spec(self, spec: TableSpec) -> None:
+        """The variables of a specification against the metadata (before anything changes)."""
         if self.kind is None:
             raise SpecificationError("open microdata or a table file before specifying a table")
         meta = self.metadata
@@ -313,6 +314,10 @@ class Session:
                     file=meta.path,
                     line=var.line or None,
                 )
+
+    def specify_table(self, spec: TableSpec) -> int:
+        """Add a table specification; returns its number. Variables are checked against the metadata."""
+        self._check_spec(spec)
         if self.kind == "tabular":
             src = self.sources[-1]
             if src.spec is not None:
@@ -365,25 +370,13 @@ class Session:
         """Build every specified table, apply the safety rules and costs."""
         if not self.specs:
             raise SpecificationError("no table has been specified")
-        from argusqt.rules.classify import apply_rules
-        from argusqt.rules.cost import compute_cost
-
         log: list[str] = []
         if self.kind == "microdata":
-            from argusqt.io.codelists import codelist_for
-            from argusqt.model.tabulate import build_tables
-
-            tables = build_tables(
-                self.metadata, self.microdata, self.specs, log, progress, cancel,
-                codelist_for=codelist_for,
-            )  # fmt: skip
-            if len(tables) < len(self.specs):
-                self._log_lines(log)
+            built = self._build_microdata_tables(self.specs, progress, cancel)
+            if built is None:
                 self.add_log("Computing the tables was cancelled")
                 return self.tables
-            for t in tables:
-                apply_rules(t)
-                compute_cost(t, self._distances(t))
+            tables = built
         else:
             from argusqt.io.tabular import read_tab
 
@@ -425,6 +418,141 @@ class Session:
         meta = self.metadata
         return [list(getattr(meta.find(d.name), "distance", None) or [1]) for d in table.dims]
 
+    # ------------------------------------------------------------------ recompute what changed
+    def tables_kept(self, specs: Sequence[TableSpec]) -> dict[int, int]:
+        """Specify | Tables again: new table number → old number of each computed table whose
+        specification did not change (it keeps its recodes, status changes and protection).
+
+        Only microdata tables are kept (a table file is read again as a whole), and tables
+        protected together are kept only if the table set does not change at all."""
+        old = self._computed_specs()
+        if self.kind != "microdata" or not old:
+            return {}
+        kept: dict[int, int] = {}
+        for new_no, spec in enumerate(specs, start=1):
+            for old_no, before in enumerate(old, start=1):
+                if old_no not in kept.values() and before == spec:
+                    kept[new_no] = old_no
+                    break
+        unchanged = (
+            len(specs) == len(old)
+            and all(kept.get(n) == n for n in kept)
+            and (len(kept) == len(old))
+        )
+        if self._linked_protection() and not unchanged:
+            return {}
+        return kept
+
+    def work_lost_by(self, specs: Sequence[TableSpec]) -> list[int]:
+        """The computed tables (old numbers) whose recodes, status changes, a-priori files or
+        protection Specify | Tables with `specs` would drop: the GUI asks before that."""
+        kept = set(self.tables_kept(specs).values())
+        linked = self._linked_protection()
+        return [
+            no
+            for no in range(1, len(self.tables) + 1)
+            if no not in kept and (linked or any(a.table == no for a in self._table_work()))
+        ]
+
+    def update_tables(
+        self,
+        specs: Sequence[TableSpec],
+        progress: ProgressCallback = no_progress,
+        cancel: CancelToken | None = None,
+    ) -> list[int]:
+        """Specify | Tables → Compute: only new and changed tables are computed; every other
+        table keeps its Table, recodes, status changes and protection (renumbered when tables
+        before it were removed). Returns the numbers of the tables computed now."""
+        specs = list(specs)
+        kept = self.tables_kept(specs)
+        if not kept:
+            self.specify_tables(specs, progress, cancel)
+            return list(range(1, len(self.tables) + 1))
+        fresh = [no for no in range(1, len(specs) + 1) if no not in kept]
+        if not fresh and len(specs) == len(self.tables):
+            self.add_log("Tables unchanged: nothing to compute")
+            return []
+        for spec in specs:
+            self._check_spec(spec)
+        built = self._build_microdata_tables([specs[no - 1] for no in fresh], progress, cancel)
+        if built is None:
+            self.add_log("Computing the tables was cancelled; the tables are as they were")
+            return []
+        by_no = dict(zip(fresh, built, strict=True))
+        tables = [
+            self.tables[kept[no] - 1] if no in kept else by_no[no]
+            for no in range(1, len(specs) + 1)
+        ]
+        renumber = {old: new for new, old in kept.items()}
+        work: list[Action] = [
+            dataclasses.replace(a, table=renumber[a.table])
+            for a in self._table_work(with_writes=True)
+            if a.table in renumber
+        ]
+        opened = [a for a in self.actions if isinstance(a, OpenMicrodata)][-1:]
+        self.actions = [
+            *opened,
+            *(SpecifyTable(copy.deepcopy(spec)) for spec in specs),
+            ComputeTables(0, False),
+            *work,
+        ]
+        self.results = {renumber[o]: r for o, r in self.results.items() if o in renumber}
+        self.specs, self.tables = specs, tables
+        self.history.clear()  # its steps name tables by their old numbers
+        for no in fresh:
+            t = self.tables[no - 1]
+            self.add_log(
+                f"Table {no} computed: {describe_spec(specs[no - 1])}, {t.n_cells} cells, "
+                f"{int(is_primary(t.status).sum())} primary unsafe, "
+                f"{int((np.asarray(t.status) == Status.EMPTY).sum())} empty"
+            )
+        moved = ", ".join(f"{o}" if o == n else f"{o} (now {n})" for n, o in sorted(kept.items()))
+        self.add_log(f"Tables kept as they were (specification unchanged): {moved}")
+        progress(ProgressEvent("Tables ready", fraction=1.0))
+        return fresh
+
+    def _computed_specs(self) -> list[TableSpec]:
+        """The specifications of the computed tables, as they were computed (the log's copies:
+        a spec object the caller changed in place still compares as changed)."""
+        logged = [a.spec for a in self.actions if isinstance(a, SpecifyTable)]
+        computed = any(isinstance(a, ComputeTables) for a in self.actions)
+        if not computed or len(logged) != len(self.tables):
+            return list(self.specs) if len(self.specs) == len(self.tables) else []
+        return logged
+
+    def _linked_protection(self) -> bool:
+        return bool(self.linked) or any(
+            isinstance(a, Protect) and a.table == 0 for a in self.actions
+        )
+
+    def _table_work(self, with_writes: bool = False) -> list[Any]:
+        """The logged actions on one computed table (writes only if asked: they lose nothing)."""
+        kinds: tuple[type, ...] = (Recode, ApplyApriori, ChangeStatus, Protect)
+        if with_writes:
+            kinds += (WriteTable,)
+        return [a for a in self.actions if isinstance(a, kinds) and a.table > 0]
+
+    def _build_microdata_tables(
+        self, specs: list[TableSpec], progress: ProgressCallback, cancel: CancelToken | None
+    ) -> list[Table] | None:
+        """Tables from the open microdata with rules and costs applied; None when cancelled."""
+        from argusqt.io.codelists import codelist_for
+        from argusqt.model.tabulate import build_tables
+        from argusqt.rules.classify import apply_rules
+        from argusqt.rules.cost import compute_cost
+
+        log: list[str] = []
+        tables = build_tables(
+            self.metadata, self.microdata, specs, log, progress, cancel, codelist_for=codelist_for
+        )
+        self._log_lines(log)
+        if len(tables) < len(specs):
+            return None
+        for t in tables:
+            apply_rules(t)
+            compute_cost(t, self._distances(t))
+        return tables
+
     # ------------------------------------------------------------------ modify
     @undoable()
     def apply_apriori(
@@ -460,15 +588,17 @@ class Session:
     def recode(self, table_no: int, var: str, file_or_level: str | Path | int) -> Table:
         """Recode one explanatory variable of a table with a `.grc` file or a hierarchy level
         (recodes start from the original codes; manual status changes are lost)."""
-        if isinstance(file_or_level, int) or str(file_or_level).strip().isdigit():
-            action = Recode(table_no, var, level=int(str(file_or_level)))
-        else:
-            from argusqt.io.text import read_lines
+        return self._recode(self._recode_action(table_no, var, file_or_level))
 
-            path = Path(file_or_level)
-            text = "".join(line + "\n" for line in read_lines(path))
-            action = Recode(table_no, var, grc_text=text, source=path, folder=path.parent)
-        return self._recode(action)
+    @staticmethod
+    def _recode_action(table_no: int, var: str, file_or_level: str | Path | int) -> Recode:
+        if isinstance(file_or_level, int) or str(file_or_level).strip().isdigit():
+            return Recode(table_no, var, level=int(str(file_or_level)))
+        from argusqt.io.text import read_lines
+
+        path = Path(file_or_level)
+        text = "".join(line + "\n" for line in read_lines(path))
+        return Recode(table_no, var, grc_text=text, source=path, folder=path.parent)
 
     def recode_text(
         self, table_no: int, var: str, grc_text: str, folder: str | Path | None = None
@@ -480,16 +610,24 @@ class Session:
 
     @undoable()
     def _recode(self, action: Recode) -> Table:
-        table = self.table(action.table)
-        self._require_unprotected(action.table, "recoding")
-        new, warnings = self._recoded(table, action)
-        source = f"{action.source.name}: " if action.source is not None else ""
-        self._log_lines([f"warning: {source}{w}" for w in warnings])
-        self.tables[action.table - 1] = new
-        self.results.pop(action.table, None)
-        self.add_log(f"Table {action.table}: variable {action.variable} recoded ({_how(action)})")
-        self.actions.append(action)
-        return new
+        return self._recode_all([action])[0]
+
+    def _recode_all(self, actions: list[Recode]) -> list[Table]:
+        """Recode several tables, all or none: every new table is built (and every check
+        passed) before the first one replaces its old table."""
+        for a in actions:
+            self._require_unprotected(a.table, "recoding")
+        done = [(a, *self._recoded(self.table(a.table), a)) for a in actions]
+        for action, new, warnings in done:
+            source = f"{action.source.name}: " if action.source is not None else ""
+            self._log_lines([f"warning: {source}{w}" for w in warnings])
+            self.tables[action.table - 1] = new
+            self.results.pop(action.table, None)
+            self.add_log(
+                f"Table {action.table}: variable {action.variable} recoded ({_how(action)})"
+            )
+            self.actions.append(action)
+        return [new for _, new, _ in done]
 
     def _recoded(self, table: Table, a: Recode) -> tuple[Table, list[str]]:
         from argusqt.recode.apply import original_codelist, parse_recode_text, recode_variable
@@ -552,6 +690,71 @@ class Session:
                 self._apply_apriori(a)
             kept.append(a)
         self.actions = kept
+
+    # ------------------------------------------------------------------ recode across tables
+    def tables_using(self, var: str) -> list[int]:
+        """Numbers of the computed tables that have `var` as an explanatory variable."""
+        key = var.lower()
+        return [
+            no
+            for no, t in enumerate(self.tables, start=1)
+            if any(d.name.lower() == key for d in t.dims)
+        ]
+
+    @undoable()
+    def recode_tables(
+        self, var: str, file_or_level: str | Path | int, only: int | None = None
+    ) -> list[int]:
+        """Recode `var` in every table that uses it (a variable has one coding in a
+        publication), or in table `only`; all or none. Returns the tables recoded."""
+        numbers = self._recode_targets(var, only)
+        self._recode_all([self._recode_action(no, var, file_or_level) for no in numbers])
+        return numbers
+
+    @undoable()
+    def recode_text_tables(
+        self, var: str, grc_text: str, folder: str | Path | None = None, only: int | None = None
+    ) -> list[int]:
+        """`recode_tables` with `.grc` text typed in the GUI (see `recode_text`)."""
+        where = Path(folder) if folder is not None else None
+        numbers = self._recode_targets(var, only)
+        self._recode_all([Recode(no, var, grc_text=grc_text, folder=where) for no in numbers])
+        return numbers
+
+    @undoable(
+        lambda s, var, only=None: (
+            f"removal of the recode of {var}"
+            + (f" in table {only}" if only is not None else " in every table")
+        )
+    )
+    def undo_recode_tables(self, var: str, only: int | None = None) -> list[int]:
+        """Back to the original coding of `var` in every table recoded on it (or in table
+        `only`); checked for all before any changes. Returns the tables changed."""
+        numbers = [
+            no
+            for no in self._recode_targets(var, only)
+            if any(
+                isinstance(a, Recode) and a.table == no and a.variable.lower() == var.lower()
+                for a in self.actions
+            )
+        ]
+        if not numbers:
+            raise SpecificationError(f"{var} has not been recoded: there is no recode to undo")
+        for no in numbers:
+            self._require_unprotected(no, "undoing a recode")
+        for no in numbers:
+            self.undo_recode(no, var)
+        return numbers
+
+    def _recode_targets(self, var: str, only: int | None) -> list[int]:
+        if only is not None:
+            if only not in self.tables_using(var):
+                raise SpecificationError(f"table {only} does not use the variable {var}")
+            return [only]
+        numbers = self.tables_using(var)
+        if not numbers:
+            raise SpecificationError(f"no computed table uses the variable {var}")
+        return numbers
 
     def _require_unprotected(self, table_no: int, what: str) -> None:
         table = self.table(table_no)

@@ -88,12 +88,17 @@ def window(qtbot, tmp_path, monkeypatch, request):
     monkeypatch.setattr(QMessageBox, "critical", lambda parent, title, text: errors.append(text))
     w = MainWindow(settings=QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
     w.errors = errors
-    qtbot.addWidget(w)
+    # the test's work is not to be saved: closing the window at teardown must not ask
+    qtbot.addWidget(w, before_close_func=_forget_unsaved_work)
     w.show()
     yield w
     call = getattr(request.node, "rep_call", None)
     if call is not None and call.passed and not request.node.get_closest_marker("no_replay"):
         assert_window_replays(qtbot, w, tmp_path / "replay")
+
+
+def _forget_unsaved_work(window) -> None:
+    window.dirty = False
 
 
 def assert_window_replays(qtbot, window, folder: Path) -> None:

@@ -43,7 +43,8 @@ def window(qtbot, tmp_path):
 
     w = MainWindow(settings=settings, session_factory=factory)
     w.sessions = sessions
-    qtbot.addWidget(w)
+    # the test's work is not to be saved: closing the window at teardown must not ask
+    qtbot.addWidget(w, before_close_func=lambda win: setattr(win, "dirty", False))
     w.show()
     return w
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QSettings, Qt, QUrl
+from PySide6.QtCore import QEventLoop, QSettings, Qt, QUrl
 from PySide6.QtGui import QAction, QDesktopServices, QKeySequence, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (
     QDialog,
@@ -31,11 +31,13 @@ from PySide6.QtWidgets import (
 )
 
 from argusqt import __version__ as _version
+from argusqt.actions import ApplyApriori, ChangeStatus, Protect, Recode
 from argusqt.batch.render import write_batch_file
 from argusqt.docs import PROJECT_URL, USER_GUIDE
 from argusqt.errors import ArgusError, Cancelled, PublicationError
 from argusqt.gui import core
 from argusqt.gui.errors import show_error
+from argusqt.gui.insight import MethodComparisonPanel, MethodRun, RecodeHistoryPanel, RecodeStep
 from argusqt.gui.jobs import JobRunner
 from argusqt.gui.opendialog import OpenDataDialog
 from argusqt.gui.optionsdialog import option
@@ -45,11 +47,13 @@ from argusqt.gui.savedialog import EXCEL, SaveTableDialog
 from argusqt.gui.specify import SpecifyTablesDialog, describe_spec
 from argusqt.gui.summary import SummaryDialog, unsafe_count
 from argusqt.gui.tableview import TableView
-from argusqt.model.status import is_secondary
+from argusqt.model.status import Status, is_secondary
 from argusqt.model.table import Table, TableSpec
 from argusqt.session import is_warning
 
 MAX_RECENT = 8
+#: actions whose loss the user is asked about (a write or a specification is quick to redo)
+TABLE_WORK = (Recode, ApplyApriori, ChangeStatus, Protect)
 SESSION_FILTER = "argusqt session (*.aqs)"
 GUIDE = USER_GUIDE  # shipped inside the package: Help works offline in an installed app
 
@@ -73,10 +77,17 @@ class MainWindow(QMainWindow):
         self.result_box: QMessageBox | None = None
         self.runner = JobRunner(self)
         self.runner.busy_changed.connect(self._update_actions)
+        #: the session's action log as last saved (None: never): quit, open and recompute
+        #: ask before unsaved work on the tables is lost
+        self._saved_actions: list[Any] | None = None
+        #: per table: the recode steps with the unsafe cells after each (history dock)
+        self.recode_steps: dict[int, list[RecodeStep]] = {}
+        #: per table: the last run of each protection method tried (methods dock)
+        self.method_runs: dict[int, dict[str, MethodRun]] = {}
 
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
-        self.tabs.currentChanged.connect(lambda _: self._update_status())
+        self.tabs.currentChanged.connect(lambda _: (self._update_status(), self._show_insight()))
         self.welcome = QLabel(
             "<h2>argusqt</h2><p>Open microdata (<b>File | Open microdata</b>), a table "
             "(<b>File | Open table</b>) or a batch file, or drop data and metadata files here.</p>"
@@ -101,6 +112,17 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.log_dock)
         self._log_seen = 0
 
+        self.history_panel = RecodeHistoryPanel()
+        self.history_dock = self._side_dock(
+            "Recode history", "recodeHistoryDock", self.history_panel
+        )
+        self.methods_panel = MethodComparisonPanel()
+        self.methods_panel.use_method.connect(self.use_method)
+        self.methods_dock = self._side_dock("Methods compared", "methodsDock", self.methods_panel)
+        if self.runner.dock is not None:
+            self.tabifyDockWidget(self.runner.dock, self.history_dock)
+            self.tabifyDockWidget(self.history_dock, self.methods_dock)
+
         self.status_label = QLabel("No data")
         self.statusBar().addPermanentWidget(self.status_label)
         # reader and recode warnings: a count the user cannot miss, a click shows the log
@@ -121,6 +143,14 @@ class MainWindow(QMainWindow):
         self._update_status()
 
     # ================================================================== construction
+    def _side_dock(self, title: str, name: str, widget: QWidget) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(name)
+        dock.setWidget(widget)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+        dock.hide()
+        return dock
+
     def _act(
         self, key: str, text: str, slot, shortcut=None, icon_name: str | None = None, tip: str = ""
     ):
@@ -308,10 +338,15 @@ class MainWindow(QMainWindow):
             self.resizeDocks([self.log_dock], [130], Qt.Orientation.Vertical)
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        pending = getattr(self, "_close_pending", False)
+        if not pending and not self.confirm_discard("quit"):
+            event.ignore()
+            return
         if self.runner.busy:
             # never destroy a running thread: ask the job for its best safe result, close after
+            # (the user agreed to quit: what the job returns is not asked about again)
             self.runner.cancel()
-            if not getattr(self, "_close_pending", False):
+            if not pending:
                 self._close_pending = True
                 self.runner.job_finished.connect(self.close)
                 self.statusBar().showMessage("Stopping the running job before closing…")
@@ -321,6 +356,81 @@ class MainWindow(QMainWindow):
         self.settings.setValue("windowState", self.saveState())
         self.settings.sync()
         super().closeEvent(event)
+
+    # ================================================================== unsaved work
+    @property
+    def dirty(self) -> bool:
+        """Work on the tables (recodes, status changes, a-priori files, protection) that is
+        not in a session file: the action log differs from the one last saved or opened."""
+        s = self.session
+        if s is None or not s.tables:
+            return False
+        actions = list(getattr(s, "actions", []))
+        if not any(isinstance(a, TABLE_WORK) for a in actions):
+            return False
+        saved = self._saved_actions
+        return (
+            saved is None
+            or len(saved) != len(actions)
+            or any(a is not b for a, b in zip(saved, actions, strict=True))
+        )
+
+    @dirty.setter
+    def dirty(self, value: bool) -> None:
+        """False: what is there now counts as saved (after Save session, or a test's end)."""
+        s = self.session
+        self._saved_actions = None if value or s is None else list(getattr(s, "actions", []))
+        self._update_title()
+
+    def _update_title(self) -> None:
+        name = Path(self.source[1]).name if len(self.source) > 1 else ""
+        title = (
+            f"argusqt — {name}" if name else "argusqt — statistical disclosure control of tables"
+        )
+        self.setWindowTitle(title + (" *" if self.dirty else ""))
+
+    def confirm_discard(self, what: str, tables: list[int] | None = None) -> bool:
+        """Ask before unsaved work is lost; True = go ahead (Save wrote a session file first,
+        or Discard). `what`: "quit", "open" or "recompute" (`tables`: whose work goes)."""
+        if not self.dirty:
+            return True
+        if what == "recompute":
+            names = ", ".join(str(n) for n in tables or [])
+            question = (
+                f"Computing the tables again drops the recodes, status changes and protection "
+                f"of table{'s' if len(tables or []) > 1 else ''} {names}."
+            )
+        else:
+            question = {
+                "quit": "Quitting loses them.",
+                "open": "Opening other data or a session replaces them.",
+            }[what]
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            "Unsaved changes",
+            "The tables have recodes, status changes or protection that are not saved in a "
+            f"session file. {question}\n\nSave the session first?",
+            QMessageBox.StandardButton.Save
+            | QMessageBox.StandardButton.Discard
+            | QMessageBox.StandardButton.Cancel,
+            self,
+        )
+        box.setObjectName("unsavedBox")
+        box.setDefaultButton(QMessageBox.StandardButton.Save)
+        box.setEscapeButton(QMessageBox.StandardButton.Cancel)
+        self.unsaved_box = box
+        answer = box.exec()
+        if answer == QMessageBox.StandardButton.Discard:
+            return True
+        if answer != QMessageBox.StandardButton.Save:
+            return False
+        self.save_session()
+        if self.runner.busy:  # the session file is written on the worker: wait for it
+            loop = QEventLoop()
+            self.runner.job_finished.connect(loop.quit)
+            loop.exec()
+            self.runner.job_finished.disconnect(loop.quit)
+        return not self.dirty
 
     @property
     def tables(self) -> list[Table]:
@@ -365,6 +475,7 @@ class MainWindow(QMainWindow):
 
     def _update_status(self) -> None:
         self._update_undo()
+        self._update_title()
         view = self.current_view()
         self.welcome.setVisible(not self.views)
         self.tabs.setVisible(bool(self.views))
@@ -506,6 +617,8 @@ class MainWindow(QMainWindow):
         self._open_data("table", data, meta)
 
     def _open_data(self, kind: str, data: str | None, meta: str | None) -> None:
+        if not self.confirm_discard("open"):
+            return
         if data is None or meta is None:
             dlg = OpenDataDialog(kind, self._start_dir(), self)
             if data:
@@ -547,9 +660,10 @@ class MainWindow(QMainWindow):
     def _set_session(self, session: Any, source: tuple[str, ...]) -> None:
         self.session = session
         self.source = source
-        name = Path(source[1]).name if len(source) > 1 else ""
-        self.setWindowTitle(f"argusqt — {name}" if name else "argusqt")
         self.specs = []
+        self.recode_steps = {}
+        self.method_runs = {}
+        self.dirty = False  # as opened: a session file or batch file holds it
         self._log_seen = 0
         self.warnings = []
         self._show_warning_count()
@@ -557,6 +671,8 @@ class MainWindow(QMainWindow):
         self._show_tables([])
 
     def open_batch(self, path: str | None = None) -> None:
+        if not self.confirm_discard("open"):
+            return
         if path is None:
             path, _ = QFileDialog.getOpenFileName(
                 self, "Open batch process", self._start_dir(), "Batch files (*.arb);;All files (*)"
@@ -583,6 +699,8 @@ class MainWindow(QMainWindow):
 
     def open_session(self, path: str | None = None) -> None:
         """File | Open session: reopen the data, rebuild and audit the saved tables."""
+        if not self.confirm_discard("open"):
+            return
         if path is None:
             path, _ = QFileDialog.getOpenFileName(
                 self, "Open session", self._start_dir(), SESSION_FILTER + ";;All files (*)"
@@ -635,6 +753,8 @@ class MainWindow(QMainWindow):
         def done(p) -> None:
             self._sync_log()
             self.add_recent("session", str(p))
+            if self.session is session:
+                self.dirty = False
             self.log_message(
                 f"Session saved to {p} (CONFIDENTIAL: cell statuses, not for publication)"
             )
@@ -655,20 +775,37 @@ class MainWindow(QMainWindow):
         return dlg
 
     def compute_tables(self, specs: list[TableSpec]) -> None:
+        """Compute the new and changed tables; every other table keeps its recodes, status
+        changes and protection (Session.update_tables). Asks first when work would be lost."""
         session = self.session
         specs = list(specs)
+        lost = session.work_lost_by(specs)
+        if lost and not self.confirm_discard("recompute", lost):
+            return
+        kept = session.tables_kept(specs)  # new number → old number
 
         def job(progress, cancel):
-            return session.specify_tables(specs, progress, cancel)
+            return session.update_tables(specs, progress, cancel)
 
-        def done(tables) -> None:
+        def done(fresh: list[int]) -> None:
             self.specs = specs
             self._sync_log()
-            for i, (t, s) in enumerate(zip(tables, specs, strict=False), 1):
+            tables = core.tables_of(session)
+            for no in fresh:
+                t = tables[no - 1]
                 self.log_message(
-                    f"Table {i}: {describe_spec(s)} — {t.n_cells:,} cells, {unsafe_count(t):,} unsafe"
+                    f"Table {no}: {describe_spec(specs[no - 1])} — {t.n_cells:,} cells, "
+                    f"{unsafe_count(t):,} unsafe"
                 )
+            old_steps, old_runs = self.recode_steps, self.method_runs
+            self.recode_steps = {n: old_steps[o] for n, o in kept.items() if o in old_steps}
+            self.method_runs = {n: old_runs[o] for n, o in kept.items() if o in old_runs}
+            current = self.tabs.currentIndex()
             self._show_tables(tables)
+            if fresh:
+                self.tabs.setCurrentIndex(fresh[0] - 1)
+            elif 0 <= current < len(tables):
+                self.tabs.setCurrentIndex(current)
 
         self.runner.start("Compute tables", job, done, on_error=self._job_error)
 
@@ -693,10 +830,14 @@ class MainWindow(QMainWindow):
                 f"{i}: " + " × ".join(d.name for d in t.dims) + f" | {t.spec.response or 'freq'}"
             )
             v = self._make_view(t, title)
+            result = (getattr(self.session, "results", None) or {}).get(i)
+            if result is not None:  # a table kept through a recompute keeps its result
+                v.set_result(result)
             self.views.append(v)
             self.tabs.addTab(v, title)
         self._update_actions()
         self._update_status()
+        self._show_insight()
 
     def edit_metadata(self) -> None:
         from argusqt.gui.metadataeditor import MetadataEditor
@@ -799,6 +940,7 @@ class MainWindow(QMainWindow):
         """Edit | Undo / Redo: the session puts the tables back; the views follow."""
         if self.session is None or self.runner.busy:
             return
+        what = self.session.redo_label() if redo else self.session.undo_label()
         try:
             numbers = self.session.redo() if redo else self.session.undo()
         except ArgusError as exc:
@@ -809,7 +951,8 @@ class MainWindow(QMainWindow):
             if no > len(self.views):
                 continue
             if self.views[no - 1].table is not self.session.table(no):  # a recode's table
-                self.table_replaced(no, self.session.table(no))
+                step = f"{'redo' if redo else 'undo'}: {what}"  # for the recode history
+                self.table_replaced(no, self.session.table(no), step)
             self.views[no - 1].set_result(self.session.results.get(no))
             self.views[no - 1].refresh()
         self._update_status()
@@ -859,9 +1002,12 @@ class MainWindow(QMainWindow):
                 self.views[no - 1].set_result(r)
                 self.views[no - 1].refresh()
                 lines += [*self._result_lines(no, r), ""]
+                if not linked:
+                    self._record_run(no, r, params)
             self._show_result_box("\n".join(lines).strip())
             self.last_result = results[-1] if not linked else results
             self._update_status()
+            self._show_insight(raise_methods=len(self.method_runs.get(table_no, {})) > 1)
 
         def failed(exc: BaseException) -> None:
             if not isinstance(exc, Cancelled):
@@ -896,6 +1042,65 @@ class MainWindow(QMainWindow):
             self.log_message(line)
         return lines
 
+    # ================================================================== insight docks
+    def _record_run(self, table_no: int, r: Any, params: Any) -> None:
+        """Remember a protection for the method comparison (the last run per method)."""
+        t = self.views[table_no - 1].table
+        status = np.asarray(t.status)
+        total = float(np.asarray(t.cost, dtype=float)[status != Status.EMPTY].sum())
+        info = getattr(t, "protection", None)
+        face = info.face if info is not None else "suppress"
+        cost = float(r.cost)
+        self.method_runs.setdefault(table_no, {})[r.method] = MethodRun(
+            r.method, params, face, int(r.n_secondary), cost,
+            cost / total if total > 0 else 0.0, r.gap, float(r.elapsed), bool(r.cancelled),
+        )  # fmt: skip
+
+    def _show_insight(self, raise_methods: bool = False, raise_history: bool = False) -> None:
+        """The recode history and the method comparison of the current table."""
+        no = self.current_table_no()
+        if no is None:
+            self.history_dock.hide()
+            self.methods_dock.hide()
+            return
+        view = self.views[no - 1]
+        steps = self.recode_steps.get(no, [])
+        if steps:
+            self.history_panel.show_steps(view.title, steps)
+            if raise_history:
+                self.history_dock.show()
+                self.history_dock.raise_()
+        runs = self.method_runs.get(no, {})
+        if runs:
+            state = core.protection_of(view.table)[0]
+            info = getattr(view.table, "protection", None)
+            current = (
+                info.method if info is not None and state in ("cleared", "protected") else None
+            )
+            self.methods_panel.show_runs(view.title, list(runs.values()), current)
+            if raise_methods:
+                self.methods_dock.show()
+                self.methods_dock.raise_()
+
+    def use_method(self, method: str) -> None:
+        """Methods dock: protect the current table again with a method tried before (its
+        protection now is undone first, through the Session like Undo suppression)."""
+        no = self.current_table_no()
+        run = self.method_runs.get(no or 0, {}).get(method)
+        if no is None or run is None or self.runner.busy:
+            return
+        view = self.views[no - 1]
+        if view.table.protection is not None or is_secondary(view.table.status).any():
+            try:
+                self.session.undo_protection(no)
+            except ArgusError as exc:
+                show_error(self, exc, "Protect")
+                return
+            self._sync_log()
+            view.set_audit(None)
+            view.refresh()
+        self.protect_table(method, run.params)
+
     def _show_result_box(self, text: str, title: str = "Protection finished") -> None:
         box = QMessageBox(
             QMessageBox.Icon.Information,
@@ -918,18 +1123,29 @@ class MainWindow(QMainWindow):
         self.recode_dialog = dlg
         dlg.exec()
 
-    def table_replaced(self, table_no: int, table: Table) -> None:
-        """After a recode the session has a new Table object for `table_no`."""
+    def table_replaced(self, table_no: int, table: Table, step: str | None = None) -> None:
+        """After a recode the session has a new Table object for `table_no`; `step` names the
+        recode for the table's recode history."""
         i = table_no - 1
         old = self.views[i]
+        if step is not None:
+            steps = self.recode_steps.setdefault(
+                table_no, [RecodeStep("as computed", unsafe_count(old.table))]
+            )
+            steps.append(RecodeStep(step, unsafe_count(table)))
         v = self._make_view(table, old.title)
         v.labels_box.setChecked(old.labels_box.isChecked())
         self.views[i] = v
+        current = self.tabs.currentIndex()
+        self.tabs.blockSignals(True)  # the current tab stays: a recode may change other tables
         self.tabs.removeTab(i)
         self.tabs.insertTab(i, v, old.title)
-        self.tabs.setCurrentIndex(i)
+        self.tabs.setCurrentIndex(current)
+        self.tabs.blockSignals(False)
         old.deleteLater()
+        self.method_runs.pop(table_no, None)  # the methods were tried on the old coding
         self._update_status()
+        self._show_insight(raise_history=step is not None)
 
     def apply_apriori(self) -> None:
         table_no = self.current_table_no()

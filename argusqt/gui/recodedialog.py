@@ -1,8 +1,10 @@
 """Modify | Global recode: fold hierarchies in a tree, group flat codes, .grc load/save, undo.
 
-Every recode goes through the Session (`recode` with a `.grc` file or a level digit,
-`recode_text` with the text typed here, `undo_recode`), so the batch file written later
-repeats exactly what the user did and nothing that was undone.
+A recode applies to the variable in every table that uses it (one coding per publication),
+unless the user limits it to the current table. Every recode goes through the Session
+(`recode_tables` with a `.grc` file or a level digit, `recode_text_tables` with the text typed
+here, `undo_recode_tables`), so the batch file written later repeats exactly what the user did
+and nothing that was undone.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QFileDialog,
+    QGridLayout,
     QGroupBox,
     QHBoxLayout,
     QLabel,
@@ -23,6 +26,7 @@ from PySide6.QtWidgets import (
     QListWidget,
     QPlainTextEdit,
     QPushButton,
+    QRadioButton,
     QSpinBox,
     QStackedWidget,
     QTreeWidget,
@@ -89,6 +93,15 @@ class RecodeDialog(QDialog):
         self.text.setPlaceholderText(
             "new code: old codes, ranges a-b, open ranges -b / a-\n1: 1-2\n2: 3, 4"
         )
+        # as τ-Argus's recode window: missing codes, and a codelist with labels for new codes
+        self.missing = QLineEdit()
+        self.missing.setObjectName("missingCodes")
+        self.missing.setPlaceholderText("one or two codes (empty: the metadata's)")
+        self.codelist = QLineEdit()
+        self.codelist.setObjectName("codelistFile")
+        self.codelist.setPlaceholderText(".cdl file with labels for the new codes")
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse_codelist)
         flat_page = QWidget()
         fl = QHBoxLayout(flat_page)
         left = QVBoxLayout()
@@ -99,6 +112,13 @@ class RecodeDialog(QDialog):
         right = QVBoxLayout()
         right.addWidget(QLabel("Recode lines (.grc)"))
         right.addWidget(self.text)
+        form = QGridLayout()
+        form.addWidget(QLabel("Missing codes:"), 0, 0)
+        form.addWidget(self.missing, 0, 1, 1, 2)
+        form.addWidget(QLabel("Codelist (labels):"), 1, 0)
+        form.addWidget(self.codelist, 1, 1)
+        form.addWidget(browse, 1, 2)
+        right.addLayout(form)
         fl.addLayout(left, 1)
         fl.addLayout(right, 2)
 
@@ -125,7 +145,18 @@ class RecodeDialog(QDialog):
         actions.addWidget(self.undo_button)
 
         box = QGroupBox("Variables")
-        QVBoxLayout(box).addWidget(self.var_list)
+        vl = QVBoxLayout(box)
+        vl.addWidget(self.var_list)
+        scope = QGroupBox("Apply the recode to")
+        sl = QVBoxLayout(scope)
+        self.scope_all = QRadioButton("every table that uses the variable")
+        self.scope_all.setObjectName("scopeAll")
+        self.scope_one = QRadioButton(f"table {table_no} only")
+        self.scope_one.setObjectName("scopeOne")
+        self.scope_all.setChecked(True)
+        sl.addWidget(self.scope_all)
+        sl.addWidget(self.scope_one)
+        vl.addWidget(scope)
         top = QHBoxLayout()
         top.addWidget(box, 1)
         top.addWidget(self.pages, 3)
@@ -144,9 +175,23 @@ class RecodeDialog(QDialog):
     def var(self) -> str:
         return self.table.dims[self.var_list.currentRow()].name
 
+    def users(self) -> list[int]:
+        """The tables that use the current variable (all get the recode by default)."""
+        return list(self.main.session.tables_using(self.var))
+
+    def scope(self) -> int | None:
+        """None: every table that uses the variable; a number: that table only."""
+        return self.table_no if self.scope_one.isChecked() else None
+
     def _var_changed(self, row: int) -> None:
         if row < 0:
             return
+        users = self.users()
+        self.scope_all.setText(
+            f"every table that uses {self.var} "
+            f"(table{'s' if len(users) > 1 else ''} {', '.join(str(n) for n in users)})"
+        )
+        self.scope_all.setEnabled(len(users) > 1)
         orig = self.main.session.original_codelist(self.table_no, self.var)
         current = self.table.dims[row]
         if orig.hierarchical:
@@ -215,10 +260,27 @@ class RecodeDialog(QDialog):
         walk(self.tree.invisibleRootItem())
 
     def grc_text(self) -> str:
-        """The recode of the current page as `.grc` text."""
+        """The recode of the current page as `.grc` text (with `<MISSING>` and `<CODELIST>`
+        from their fields unless the lines already have them)."""
         if self.pages.currentIndex() == 0:
             return "\n".join(["<TREERECODE>", *self.folded_codes()]) + "\n"
-        return self.text.toPlainText().rstrip() + "\n"
+        text = self.text.toPlainText().rstrip()
+        keywords = {ln.strip().split(" ")[0].upper() for ln in text.splitlines()}
+        lines = [text]
+        missing = self.missing.text().split()
+        if missing and "<MISSING>" not in keywords:
+            lines.append("<MISSING> " + " ".join(missing))
+        cdl = self.codelist.text().strip()
+        if cdl and "<CODELIST>" not in keywords:
+            lines.append(f'<CODELIST> "{cdl}"')
+        return "\n".join(lines) + "\n"
+
+    def _browse_codelist(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Codelist with labels", "", "Codelists (*.cdl);;All files (*)"
+        )
+        if path:
+            self.codelist.setText(path)
 
     # ------------------------------------------------------------------ files
     def _load(self) -> None:
@@ -250,27 +312,34 @@ class RecodeDialog(QDialog):
         names it), else with the text as it stands (written beside the batch file later)."""
         text = self.grc_text()
         loaded = self.loaded
+        var, only = self.var, self.scope()
         if loaded is not None and loaded[1] == text:
             path = loaded[0]
-            return self._run(lambda s: s.recode(self.table_no, self.var, path))
+            return self._run(lambda s: s.recode_tables(var, path, only), f"{var}: {path.name}")
         folder = loaded[0].parent if loaded is not None else None  # its <CODELIST> names
-        return self._run(lambda s: s.recode_text(self.table_no, self.var, text, folder))
+        return self._run(
+            lambda s: s.recode_text_tables(var, text, folder, only), f"{var}: recode typed"
+        )
 
     def _apply_level(self) -> None:
-        self._run(lambda s: s.recode(self.table_no, self.var, int(self.level.value())))
+        var, only, level = self.var, self.scope(), int(self.level.value())
+        self._run(lambda s: s.recode_tables(var, level, only), f"{var}: level {level}")
 
     def undo(self) -> bool:
         """Back to the original coding of the variable (other recodes stay)."""
-        return self._run(lambda s: s.undo_recode(self.table_no, self.var))
+        var, only = self.var, self.scope()
+        return self._run(lambda s: s.undo_recode_tables(var, only), f"{var}: recode undone")
 
-    def _run(self, fn) -> bool:
+    def _run(self, fn, step: str) -> bool:
+        session = self.main.session
         try:
-            new = fn(self.main.session)
+            numbers = fn(session)
         except ArgusError as exc:
             show_error(self, exc, "Recode")
             return False
-        self.table = new
-        self.main.table_replaced(self.table_no, new)
+        for no in numbers:
+            self.main.table_replaced(no, session.table(no), step)
+        new = self.table = session.table(self.table_no)
         self.main._sync_log()
         self._show_counts()
         if self.pages.currentIndex() == 0:
