@@ -31,6 +31,7 @@ from argusqt.actions import (
     Recode,
     SpecifyTable,
     StatusChange,
+    TableAction,
     WriteTable,
 )
 from argusqt.errors import (
@@ -525,12 +526,15 @@ class Session:
             isinstance(a, Protect) and a.table == 0 for a in self.actions
         )
 
-    def _table_work(self, with_writes: bool = False) -> list[Any]:
+    def has_table_work(self) -> bool:
+        """Recodes, status changes, a-priori files or protection in the log: work a user
+        loses if the session is not saved (writes and specifications are quick to redo)."""
+        return bool(self._table_work())
+
+    def _table_work(self, with_writes: bool = False) -> list[TableAction]:
         """The logged actions on one computed table (writes only if asked: they lose nothing)."""
-        kinds: tuple[type, ...] = (Recode, ApplyApriori, ChangeStatus, Protect)
-        if with_writes:
-            kinds += (WriteTable,)
-        return [a for a in self.actions if isinstance(a, kinds) and a.table > 0]
+        work = [a for a in self.actions if isinstance(a, TableAction) and a.table > 0]
+        return [a for a in work if with_writes or not isinstance(a, WriteTable)]
 
     def _build_microdata_tables(
         self, specs: list[TableSpec], progress: ProgressCallback, cancel: CancelToken | None

@@ -159,6 +159,7 @@ def _recode_size_with_gk(qtbot, window, monkeypatch, tauw: Path, extra=None) -> 
     def recode(d: RecodeDialog) -> None:
         d.var_list.setCurrentRow([x.name for x in d.table.dims].index("Size"))
         assert d.pages.currentIndex() == 1  # Size is flat: the code-group page
+        d.scope_one.setChecked(True)  # table 1 only: table 2 is protected as specified below
         _pick_file(monkeypatch, tauw / "GK.GRC")
         _button(d, "Load .grc…").click()
         assert d.text.toPlainText().strip() == "1:1-5"

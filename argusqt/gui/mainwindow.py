@@ -31,7 +31,6 @@ from PySide6.QtWidgets import (
 )
 
 from argusqt import __version__ as _version
-from argusqt.actions import ApplyApriori, ChangeStatus, Protect, Recode
 from argusqt.batch.render import write_batch_file
 from argusqt.docs import PROJECT_URL, USER_GUIDE
 from argusqt.errors import ArgusError, Cancelled, PublicationError
@@ -52,8 +51,6 @@ from argusqt.model.table import Table, TableSpec
 from argusqt.session import is_warning
 
 MAX_RECENT = 8
-#: actions whose loss the user is asked about (a write or a specification is quick to redo)
-TABLE_WORK = (Recode, ApplyApriori, ChangeStatus, Protect)
 SESSION_FILTER = "argusqt session (*.aqs)"
 GUIDE = USER_GUIDE  # shipped inside the package: Help works offline in an installed app
 
@@ -87,7 +84,7 @@ class MainWindow(QMainWindow):
 
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
-        self.tabs.currentChanged.connect(lambda _: (self._update_status(), self._show_insight()))
+        self.tabs.currentChanged.connect(self._tab_changed)
         self.welcome = QLabel(
             "<h2>argusqt</h2><p>Open microdata (<b>File | Open microdata</b>), a table "
             "(<b>File | Open table</b>) or a batch file, or drop data and metadata files here.</p>"
@@ -365,9 +362,9 @@ class MainWindow(QMainWindow):
         s = self.session
         if s is None or not s.tables:
             return False
-        actions = list(getattr(s, "actions", []))
-        if not any(isinstance(a, TABLE_WORK) for a in actions):
+        if not s.has_table_work():
             return False
+        actions = list(s.actions)
         saved = self._saved_actions
         return (
             saved is None
@@ -472,6 +469,10 @@ class MainWindow(QMainWindow):
             what = label() if callable(label) else None
             self.actions[key].setText(f"&{word} {what}" if what else f"&{word}")
             self.actions[key].setEnabled(what is not None)
+
+    def _tab_changed(self, _index: int) -> None:
+        self._update_status()
+        self._show_insight()
 
     def _update_status(self) -> None:
         self._update_undo()
@@ -965,6 +966,7 @@ class MainWindow(QMainWindow):
         if view is None or self.session is None:
             return
         table_no = self.current_table_no()
+        assert table_no is not None  # a current view has a number
         if method is None:
             s = self.session
             dlg = ProtectDialog(
