@@ -36,7 +36,7 @@ def _grid(headers: list[str]) -> QTableWidget:
     h.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
     for c in range(1, len(headers)):
         h.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
-    t.setMaximumHeight(170)
+    t.setMaximumHeight(230)  # six rows without a scroll bar
     return t
 
 
@@ -61,6 +61,7 @@ class RecodeHistoryPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("recodeHistory")
+        self.setMinimumWidth(420)  # step names and a readable chart
         self.caption = QLabel("No recode yet: Modify | Global recode.")
         self.caption.setWordWrap(True)
         self.steps = _grid(["Step", "Unsafe cells"])
@@ -107,6 +108,7 @@ class MethodComparisonPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("methodComparison")
+        self.setMinimumWidth(560)  # two charts side by side and six columns
         self.caption = QLabel("Protect the table with several methods to compare them here.")
         self.caption.setWordWrap(True)
         self.runs = _grid(["Method", "Secondary cells", "Cost", "Share of cost", "Gap", "Time"])
@@ -152,7 +154,7 @@ class MethodComparisonPanel(QWidget):
                 format_cost(run.cost) if suppress else "–",
                 f"{100 * run.cost_share:.2f} %" if suppress else "–",
                 "–" if run.gap is None else f"{100 * run.gap:.2f} %",
-                f"{run.seconds:,.1f} s",
+                f"{run.seconds:,.1f} s" if run.seconds >= 0.05 else "< 0.1 s",
             ]
             for c, text in enumerate(cells):
                 self.runs.setItem(r, c, _item(text, right=c > 0))

@@ -930,6 +930,7 @@ class MainWindow(QMainWindow):
         )
         view.refresh()
         self._update_status()
+        self._show_insight()  # e.g. after Undo suppression no method's pattern is on the table
 
     def undo(self) -> None:
         self._undo_redo(redo=False)

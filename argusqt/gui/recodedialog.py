@@ -96,10 +96,10 @@ class RecodeDialog(QDialog):
         # as τ-Argus's recode window: missing codes, and a codelist with labels for new codes
         self.missing = QLineEdit()
         self.missing.setObjectName("missingCodes")
-        self.missing.setPlaceholderText("one or two codes (empty: the metadata's)")
+        self.missing.setPlaceholderText("empty: as in the metadata")
         self.codelist = QLineEdit()
         self.codelist.setObjectName("codelistFile")
-        self.codelist.setPlaceholderText(".cdl file with labels for the new codes")
+        self.codelist.setPlaceholderText("optional .cdl file")
         browse = QPushButton("Browse…")
         browse.clicked.connect(self._browse_codelist)
         flat_page = QWidget()
