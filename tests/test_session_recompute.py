@@ -118,3 +118,18 @@ def test_a_recode_across_tables_is_all_or_none(session, sample):
     assert s.recode_tables("size", sample / "size3.grc", only=1) == [1]
     with pytest.raises(SpecificationError, match="does not use"):
         s.recode_tables("activity", 1, only=1)
+
+
+def test_a_recode_across_tables_is_one_undo_step(session, sample):
+    s = session
+    s.update_tables([spec("region", "size"), spec("activity", "size")])
+    before = [len(t.dims[1]) for t in s.tables]
+    s.recode_tables("size", sample / "size3.grc")
+    assert s.undo_label() == "recode size in tables 1, 2"
+    assert sorted(s.undo()) == [1, 2]
+    assert [len(t.dims[1]) for t in s.tables] == before
+    assert not any(isinstance(a, Recode) for a in s.actions)
+    s.redo()
+    assert all(len(t.dims[1]) < n for t, n in zip(s.tables, before, strict=True))
+    s.update_tables([spec("region", "size")])  # table 2 removed: the steps named it
+    assert s.undo_label() is None
