@@ -19,6 +19,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 OUT = ROOT / "docs" / "screenshots"
+GUIDE_SHOTS = ROOT / "argusqt" / "docs" / "screenshots"  # the user guide shows them too
 
 
 def wait(app, cond, seconds: float = 900.0) -> None:
@@ -28,6 +29,12 @@ def wait(app, cond, seconds: float = 900.0) -> None:
             raise TimeoutError("the window did not get there in time")
         app.processEvents()
         time.sleep(0.02)
+
+
+def save(widget, name: str) -> None:
+    widget.grab().save(str(OUT / name))
+    shutil.copy(OUT / name, GUIDE_SHOTS / name)
+    print("wrote", OUT / name, "and", GUIDE_SHOTS / name)
 
 
 def main() -> int:
@@ -83,8 +90,7 @@ def main() -> int:
     win.methods_dock.raise_()
     win.resizeDocks([win.methods_dock], [660], Qt.Orientation.Horizontal)
     app.processEvents()
-    win.methods_dock.grab().save(str(OUT / "method_comparison.png"))
-    print("wrote", OUT / "method_comparison.png")
+    save(win.methods_dock, "method_comparison.png")
     win.session.undo_protection(1)  # table 1 is recoded below
     win.views[0].refresh()
 
@@ -106,8 +112,7 @@ def main() -> int:
     win.history_dock.raise_()
     win.resizeDocks([win.history_dock], [600], Qt.Orientation.Horizontal)
     app.processEvents()
-    win.history_dock.grab().save(str(OUT / "recode_history.png"))
-    print("wrote", OUT / "recode_history.png")
+    save(win.history_dock, "recode_history.png")
 
     win.dirty = False  # nothing to save: do not ask
     win.close()
