@@ -138,6 +138,17 @@ def test_recompute_of_a_changed_table_asks_first(qtbot, window, sample):
     qtbot.wait(200)
     assert not window.runner.busy and window.tables[0] is t1  # Cancel: nothing recomputed
 
+    dropped = run_dialog(
+        qtbot, QMessageBox, lambda b: b.button(QMessageBox.StandardButton.Discard).click()
+    )
+    run_dialog(qtbot, SpecifyTablesDialog, change, timeout=60)
+    window.actions["spec_tables"].trigger()
+    qtbot.waitUntil(lambda: bool(dropped), timeout=30_000)
+    qtbot.waitUntil(lambda: window.tables[0] is not t1 and not window.runner.busy, timeout=JOB_MS)
+    assert len(_size_codes(window.tables[0])) > 4  # Discard: computed again, recode gone
+    assert window.session.specs[0].rules.p_individual[0].p == 20
+    assert 1 not in window.recode_steps and not window.dirty
+
 
 # ============================================================================ quit / open
 @pytest.mark.no_replay("the window is closed by the test (Discard): nothing left to replay")

@@ -11,7 +11,7 @@ import pytest
 from argusqt.actions import ComputeTables, Recode, SpecifyTable
 from argusqt.errors import SpecificationError
 from argusqt.model.rulespec import PRule, SafetyRules
-from argusqt.model.status import Status
+from argusqt.model.status import Status, is_secondary
 from argusqt.model.table import TableSpec
 from argusqt.session import Session
 
@@ -133,3 +133,17 @@ def test_a_recode_across_tables_is_one_undo_step(session, sample):
     assert all(len(t.dims[1]) < n for t, n in zip(s.tables, before, strict=True))
     s.update_tables([spec("region", "size")])  # table 2 removed: the steps named it
     assert s.undo_label() is None
+
+
+def test_tables_protected_together_are_kept_only_as_a_whole_set(session):
+    s = session
+    s.update_tables([spec("region", "size"), spec("activity", "size")])
+    s.protect_linked("GH")
+    both = [spec("region", "size"), spec("activity", "size")]
+    assert s.update_tables(both) == []  # nothing changed: the joint pattern stays
+    assert s.linked == [1, 2]
+    three = [*both, spec("region", "activity")]
+    assert s.tables_kept(three) == {}  # a joint pattern of two tables is not one of three
+    assert s.work_lost_by(three) == [1, 2]
+    assert s.update_tables(three) == [1, 2, 3]
+    assert s.linked == [] and not is_secondary(s.table(1).status).any()
