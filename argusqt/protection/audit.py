@@ -34,6 +34,12 @@ from argusqt.protection.separation import exact_rhs
 #: above this many suppressed cells the final audit decides pass/fail without exact intervals
 EXACT_AUDIT_LIMIT = 2000
 
+#: pass/fail mode tries neighbourhood LPs first only in components of at least this many
+#: cells: below it a warm re-solve of the component's own LP is cheaper than building small
+#: ones (measured on the 7,290-cell business table, components of ≤ 510 cells: outsider
+#: audit 1.77 → 1.06 s, the insider audit's coalition pass 4.85 → 0.78 s)
+LOCAL_MIN_CELLS = 2000
+
 
 def pattern_digest(problem: CSPProblem, suppressed: np.ndarray) -> str:
     """Fingerprint of (problem, pattern): lets a caller reuse a verdict for the same pattern."""
@@ -170,9 +176,14 @@ def audit(
         h = None
         fresh = False
         last = -1
+        near_first = local is not None and comp.cells.size >= LOCAL_MIN_CELLS
         for j in tpos:
             cell = int(comp.cells[j])
-            if local is not None and not (settled(cell, 1.0) and settled(cell, -1.0)):
+            if (
+                near_first
+                and local is not None
+                and not (settled(cell, 1.0) and settled(cell, -1.0))
+            ):
                 n_lps += local.improve(cell, run_lo, run_hi, settled)
             for sense in (1.0, -1.0):
                 if settled(cell, sense):

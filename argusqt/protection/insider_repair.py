@@ -17,7 +17,13 @@ from argusqt.protection.cleanup import Witnesses
 from argusqt.protection.components import DOWN, UP, MoveContext
 from argusqt.protection.heuristic import Protector
 from argusqt.protection.problem import CSPProblem
-from argusqt.protection.publication import PublicationVerdict, cell_label, publication_audit
+from argusqt.protection.publication import (
+    EXACT_INTERVAL_LIMIT,
+    PublicationVerdict,
+    cell_label,
+    publication_audit,
+    recheck_after_growth,
+)
 from argusqt.protection.result import AuditResult
 
 #: rounds of audit + repair before giving up (each round repairs every disclosure found)
@@ -86,10 +92,24 @@ def make_publishable(
             raise AuditError(verdict.summary())
         n = len(verdict.disclosures)
         progress(ProgressEvent(message=f"Protecting {n} cells against respondents (insiders)"))
-        sup = repair_insiders(problem, sup, verdict)
-        verdict = publication_audit(
-            problem, sup, intervals=intervals, progress=progress, cancel=cancel
-        )
+        grown = repair_insiders(problem, sup, verdict)
+        if _exact_intervals(grown, intervals):
+            verdict = publication_audit(
+                problem, grown, intervals=intervals, progress=progress, cancel=cancel
+            )
+        else:
+            # more suppression never helps an attacker that failed: recheck what failed
+            verdict = recheck_after_growth(
+                problem, sup, grown, verdict, progress=progress, cancel=cancel
+            )
+        sup = grown
     if verdict.ok:
         return sup, verdict, int(sup.sum()) - start
     raise AuditError(verdict.summary())
+
+
+def _exact_intervals(suppressed: np.ndarray, intervals: bool | None) -> bool:
+    """Whether the verdict must carry exact outsider intervals (publication_audit's rule)."""
+    if intervals is None:
+        return int(suppressed.sum()) <= EXACT_INTERVAL_LIMIT
+    return bool(intervals)

@@ -158,3 +158,47 @@ def publication_audit(
         elapsed=out.elapsed + inside.elapsed,
         label=lambda c: cell_label(problem, c),
     )
+
+
+def recheck_after_growth(
+    problem: CSPProblem,
+    before: np.ndarray,
+    suppressed: np.ndarray,
+    previous: PublicationVerdict,
+    *,
+    cancel: CancelToken | None = None,
+    progress: ProgressCallback = no_progress,
+) -> PublicationVerdict:
+    """The verdict on `suppressed`, a superset of `before` whose verdict was `previous`.
+
+    Suppressing more cells only frees attacker variables: every cell outside `before` minus a
+    respondent's own cells was fixed at its true value, and it is fixed or free now, so each
+    attacker's feasible set (outsider, every insider, new insiders whose cells were published
+    before) contains its old one and nothing that passed can fail. Only the insider
+    disclosures of `previous` are attacked again; the outsider's pass/fail verdict is kept
+    (its bounds stay reachable points). With exact outsider intervals, call
+    publication_audit instead: those intervals would only be inner bounds here.
+    """
+    sup = np.asarray(suppressed, dtype=bool)
+    old = np.asarray(before, dtype=bool)
+    if np.any(old & ~sup) or not previous.outsider.ok:
+        raise ValueError("recheck_after_growth needs a grown pattern with a passing outsider")
+    ins = previous.insider
+    recheck: dict[int, list[int]] = {}
+    if ins is not None:
+        for d in ins.disclosures:
+            recheck.setdefault(d.respondent, []).append(d.cell)
+    inside = insider_audit(problem, sup, progress=progress, cancel=cancel, recheck=recheck)
+    if ins is not None:
+        inside.n_lps += ins.n_lps
+        inside.elapsed += ins.elapsed
+    disclosures = [
+        Disclosure(d.cell, "insider", d.lower, d.upper, d.known) for d in inside.disclosures
+    ]
+    return PublicationVerdict(
+        outsider=previous.outsider,
+        disclosures=disclosures,
+        insider=inside,
+        elapsed=previous.outsider.elapsed + inside.elapsed,
+        label=lambda c: cell_label(problem, c),
+    )
