@@ -103,6 +103,7 @@ def audit(
     hints: list[tuple[np.ndarray, np.ndarray]] | None = None,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
+    proofs_only_above: int | None = None,
 ) -> AuditResult:
     """Attacker min/max of the audited cells and pass/fail against LPL/UPL/SPL.
 
@@ -111,7 +112,11 @@ def audit(
     solution already reaches the protection bound), so the reported bounds are then
     witnesses, not the exact interval. `hints` are candidate attacker moves (cells, shifts)
     a method found; each is checked here (relations, bounds, only variable cells) and, if
-    valid, used as such a feasible solution — an invalid hint is ignored, never trusted. Raises Cancelled when cancelled (no partial verdict).
+    valid, used as such a feasible solution — an invalid hint is ignored, never trusted.
+    `proofs_only_above` (pass/fail mode): in components of more cells, targets the
+    neighbourhood LPs do not settle are reported failed without the component's LP — for
+    callers that only want the cheap proofs (the insider audit's coalition pass). Raises
+    Cancelled when cancelled (no partial verdict).
     """
     watch = Stopwatch()
     n = problem.n_cells
@@ -151,6 +156,8 @@ def audit(
     run_lo = np.clip(values, lo, hi)
     run_hi = run_lo.copy()
     local = _LocalAttacker(problem, rel, var, lo, hi) if not intervals else None
+    if local is not None and proofs_only_above is not None:
+        local.quick = True  # cheap proofs only: no whole-hierarchy or big-ball LPs
     if hints:
         _apply_hints(hints, rel.tocsc(), values, lo, hi, var, run_lo, run_hi)
 
@@ -177,6 +184,11 @@ def audit(
         fresh = False
         last = -1
         near_first = local is not None and comp.cells.size >= LOCAL_MIN_CELLS
+        proofs_only = (
+            local is not None
+            and proofs_only_above is not None
+            and comp.cells.size > proofs_only_above
+        )
         for j in tpos:
             cell = int(comp.cells[j])
             if (
@@ -186,7 +198,7 @@ def audit(
             ):
                 n_lps += local.improve(cell, run_lo, run_hi, settled)
             for sense in (1.0, -1.0):
-                if settled(cell, sense):
+                if settled(cell, sense) or proofs_only:
                     continue
                 if cancel is not None and cancel.cancelled:
                     raise Cancelled("audit cancelled")
@@ -376,12 +388,17 @@ class _LocalAttacker:
     def _sets(self, cell):
         """Grid neighbourhoods (small to large), then balls of variable cells by relation hops."""
         if self.grid is not None:
-            for k_sup, climb in ((3, 1), (1 << 30, 1), (1 << 30, 1 << 30)):
+            levels = ((3, 1), (1 << 30, 1), (1 << 30, 1 << 30))
+            for k_sup, climb in levels[:2] if self.quick else levels:
                 yield self.grid.neighbourhood(cell, self, k_free=0, k_sup=k_sup, climb=climb)
-        for limit in self.ball_sizes:
+            if self.quick:
+                return
+        for limit in self.ball_sizes[:1] if self.quick else self.ball_sizes:
             yield self._ball(cell, limit)
 
     ball_sizes = (1500, 6000)
+    #: only the small sets (a caller that settles the rest otherwise)
+    quick = False
 
     def _ball(self, cell: int, limit: int) -> np.ndarray:
         """Variable cells reachable from `cell` in few relation hops, stopping near `limit`."""

@@ -170,30 +170,34 @@ def protect_all(
     """
     prot = Protector(ctx, sup, wit, k_free)
     watch = watch or Stopwatch()
-    for n, cell in enumerate(order):
-        if cancel is not None and cancel.cancelled:
-            raise Cancelled("cancelled before every primary cell was protected")
-        cell = int(cell)
-        prot.hurry = deadline is not None and deadline.expired
-        for direction in (UP, DOWN):
-            if wit.covered(cell, direction, ctx):
-                continue
-            if not prot.protect(cell, direction):
-                word = "upper" if direction == UP else "lower"
-                raise MethodError(
-                    f"primary cell {cell} cannot be protected ({word} protection level "
-                    f"{ctx.required(cell, direction):g}): no feasible attacker move within the "
-                    "bounds (too many protected or empty cells around it?)"
+    ctx.cancel = cancel  # big path LPs stop inside HiGHS when it fires
+    try:
+        for n, cell in enumerate(order):
+            if cancel is not None and cancel.cancelled:
+                raise Cancelled("cancelled before every primary cell was protected")
+            cell = int(cell)
+            prot.hurry = deadline is not None and deadline.expired
+            for direction in (UP, DOWN):
+                if wit.covered(cell, direction, ctx):
+                    continue
+                if not prot.protect(cell, direction):
+                    word = "upper" if direction == UP else "lower"
+                    raise MethodError(
+                        f"primary cell {cell} cannot be protected ({word} protection level "
+                        f"{ctx.required(cell, direction):g}): no feasible attacker move within the "
+                        "bounds (too many protected or empty cells around it?)"
+                    )
+            if n % 100 == 0:
+                progress(
+                    ProgressEvent(
+                        message=f"Heuristic: primary {n + 1} of {len(order)}",
+                        fraction=(n + 1) / max(len(order), 1),
+                        incumbent=float(np.sum(ctx.problem.cost[sup & ~ctx.primary])),
+                        elapsed=watch.elapsed,
+                    )
                 )
-        if n % 100 == 0:
-            progress(
-                ProgressEvent(
-                    message=f"Heuristic: primary {n + 1} of {len(order)}",
-                    fraction=(n + 1) / max(len(order), 1),
-                    incumbent=float(np.sum(ctx.problem.cost[sup & ~ctx.primary])),
-                    elapsed=watch.elapsed,
-                )
-            )
+    finally:
+        ctx.cancel = None
     return prot.n_lps
 
 

@@ -69,6 +69,11 @@ def run_method(
             why += "; the table was left unprotected"
         raise Cancelled(f"{name} cancelled: {why}") from None
 
+    # the method's own audit judged the pattern on `work` (with its virtual cells)
+    own_digest = result.figures.get("audit_digest")
+    own_same = own_digest is not None and own_digest == pattern_digest(
+        work, is_suppressed(result.status)
+    )
     if n_virtual:
         result = drop_virtual(result, problem.n_cells)
         result.log.append(f"{n_virtual} virtual singleton cells added ({', '.join(opts)})")
@@ -83,11 +88,13 @@ def run_method(
     outsider = None
     if (
         (own_exact or not exact)
-        and n_virtual == 0
         and own is not None
-        and result.figures.get("audit_digest") == pattern_digest(problem, sup)
+        and own_same
+        and (n_virtual == 0 or (own.ok and not exact))
     ):
-        # the method already ran this audit on exactly this problem and pattern
+        # the method already ran this audit on exactly this pattern: on this problem, or
+        # with virtual cells, whose relations only narrow the attacker (a pass there is a
+        # pass here; its bounds, cut to the real cells, are reachable points here)
         outsider = own
         kind = "exact" if own_exact else "pass/fail"
         result.log.append(f"audit: the method's own {kind} audit of this pattern is used")
