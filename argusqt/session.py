@@ -407,8 +407,8 @@ class Session:
         for no, t in enumerate(tables, start=1):
             counts = np.bincount(np.asarray(t.status, dtype=np.int64), minlength=15)
             self.add_log(
-                f"Table {no} computed: {t.n_cells} cells, "
-                f"{int(counts[3:10].sum())} primary unsafe, {int(counts[14])} empty"
+                f"Table {no} computed: {t.n_cells:,} cells, "
+                f"{int(counts[3:10].sum()):,} primary unsafe, {int(counts[14]):,} empty"
             )
         progress(ProgressEvent("Tables ready", fraction=1.0))
         return tables
@@ -503,9 +503,9 @@ class Session:
         for no in fresh:
             t = self.tables[no - 1]
             self.add_log(
-                f"Table {no} computed: {describe_spec(specs[no - 1])}, {t.n_cells} cells, "
-                f"{int(is_primary(t.status).sum())} primary unsafe, "
-                f"{int((np.asarray(t.status) == Status.EMPTY).sum())} empty"
+                f"Table {no} computed: {describe_spec(specs[no - 1])}, {t.n_cells:,} cells, "
+                f"{int(is_primary(t.status).sum()):,} primary unsafe, "
+                f"{int((np.asarray(t.status) == Status.EMPTY).sum()):,} empty"
             )
         moved = ", ".join(f"{o}" if o == n else f"{o} (now {n})" for n, o in sorted(kept.items()))
         self.add_log(f"Tables kept as they were (specification unchanged): {moved}")
@@ -977,9 +977,9 @@ class Session:
         mark_protected(table, result.verdict)
         self.results[table_no] = result
         done = "cancelled, best safe result kept" if result.cancelled else "finished"
+        figures = "; ".join(result.outcome_lines(desc.face, table.value))
         self.add_log(
-            f"Table {table_no}: {desc.name} {done}: {result.n_secondary} secondary suppressions, "
-            f"cost {result.cost:g}, {result.elapsed:.1f} s"
+            f"Table {table_no}: {desc.name} {done} in {result.elapsed:,.1f} s: {figures}"
             + (f"; {audit.summary()}" if audit is not None else "")
         )
         self.actions.append(Protect(table_no, desc.name, p))
@@ -1032,7 +1032,7 @@ class Session:
             mark_protected(t)
             self.results[no] = res
             self.add_log(
-                f"Table {no} (linked): {res.n_secondary} secondary suppressions, cost {res.cost:g}; "
+                f"Table {no} (linked): {'; '.join(res.outcome_lines(desc.face, t.value))}; "
                 f"{verdict.summary()}"
             )
         self.linked = list(range(1, len(self.tables) + 1))

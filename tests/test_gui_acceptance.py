@@ -309,9 +309,10 @@ def test_p_rule_tables_recode_opt_and_excel(qtbot, window, tauw, monkeypatch, tm
         assert int(np.isin(t.status, (4, 5, 6, 7, 8, 9)).sum()) == 0  # only the p% rule here
         assert _shown_unsafe(window) == n3
         assert _legend_count(window.views[no - 1], "Unsafe (rule)") == n3
+        log = window.log.toPlainText()
+        assert re.search(rf"Table {no} rules: .*P\(15,1\)", log)  # the rules, once
         assert re.search(
-            rf"Table {no}: .*P\(15,1\).* {t.n_cells:,} cells, {n3:,} unsafe",
-            window.log.toPlainText(),
+            rf"Table {no} computed: .*, {t.n_cells:,} cells, {n3:,} primary unsafe", log
         )
         unsafe.append(n3)
     window.tabs.setCurrentIndex(0)

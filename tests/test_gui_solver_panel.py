@@ -153,4 +153,11 @@ def test_panel_shows_bound_and_gap_while_tabs_and_scrolling_work_then_cancel_kee
     assert "Cancelled by you" in window.result_box.text()
     assert panel.message.text().startswith("Cancelled")
     assert NUMBER.match(panel.bound.text())  # the last figures stay readable after the run
+    assert (
+        panel.incumbent.text() == f"{r.cost:,.0f}"
+    )  # the kept pattern's cost, not the last event's
+    # the log pane says everything once, in grouped digits
+    log = window.log.toPlainText()
+    assert log.count("Secondary suppressions") == 1 and log.count("Cost of secondaries") == 1
+    assert log.count("Table 1 computed") == 1 and "e+0" not in log
     window.result_box.close()

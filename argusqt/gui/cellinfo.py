@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel, QWidget
 
 from argusqt.gui import statuscolors
+from argusqt.gui.formatting import format_cost, format_number
 from argusqt.model.table import Table
 
 
@@ -50,7 +53,11 @@ class CellInfoPanel(QGroupBox):
             lab.setText("–")
 
     def show_cell(self, table: Table, cell: int, audit=None, result=None) -> None:
-        fmt = f"{{:,.{max(0, int(table.decimals))}f}}"
+        decimals = max(0, int(table.decimals))
+
+        def fmt(x: float) -> str:  # the table's printed decimals, never -0.00
+            return format_number(x, decimals)
+
         L = self.labels
         parts = []
         for d, node in zip(table.dims, table.cell_nodes(cell), strict=True):
@@ -60,36 +67,35 @@ class CellInfoPanel(QGroupBox):
         L["codes"].setText("\n".join(parts))
         st = int(table.status[cell])
         L["status"].setText(f"{statuscolors.label(st)}  [{st}]")
-        L["value"].setText(fmt.format(float(table.value[cell])))
+        L["value"].setText(fmt(float(table.value[cell])))
         pub = table.published
-        L["published"].setText(fmt.format(float(pub[cell])) if pub is not None else "–")
+        rounded = table.protection is not None and table.protection.face == "round"
+        pub_text = "–" if pub is None else format_number(pub[cell], 0 if rounded else decimals)
+        L["published"].setText(pub_text)  # rounded values are whole multiples of the base
         L["freq"].setText(f"{table.freq[cell]:,.0f}")
         L["holdings"].setText(f"{table.hfreq[cell]:,.0f}" if table.hfreq is not None else "–")
         L["top"].setText(_top(table.top, cell, fmt))
         L["htop"].setText(_top(table.htop, cell, fmt) if table.htop is not None else "–")
-        L["cost"].setText(f"{float(table.cost[cell]):,.2f}")
-        L["pl"].setText(
-            f"{fmt.format(float(table.lpl[cell]))} / {fmt.format(float(table.upl[cell]))}"
-        )
+        L["cost"].setText(format_cost(float(table.cost[cell])))
+        L["pl"].setText(f"{fmt(float(table.lpl[cell]))} / {fmt(float(table.upl[cell]))}")
         if audit is not None and bool(audit.audited[cell]):
             ok = "passed" if bool(audit.passed[cell]) else "NOT PROTECTED"
             L["audit"].setText(
-                f"[{fmt.format(float(audit.lower[cell]))}, "
-                f"{fmt.format(float(audit.upper[cell]))}]\n{ok}"
+                f"[{fmt(float(audit.lower[cell]))}, {fmt(float(audit.upper[cell]))}]\n{ok}"
             )
         else:
             L["audit"].setText("–")
         lo = getattr(result, "interval_lower", None)
         hi = getattr(result, "interval_upper", None)
         if lo is not None and hi is not None and np.isfinite(lo[cell]) and np.isfinite(hi[cell]):
-            L["interval"].setText(f"[{fmt.format(float(lo[cell]))}, {fmt.format(float(hi[cell]))}]")
+            L["interval"].setText(f"[{fmt(float(lo[cell]))}, {fmt(float(hi[cell]))}]")
         else:
             L["interval"].setText("–")
 
 
-def _top(top: np.ndarray | None, cell: int, fmt: str) -> str:
+def _top(top: np.ndarray | None, cell: int, fmt: Callable[[float], str]) -> str:
     if top is None or top.ndim != 2 or top.shape[1] == 0:
         return "–"
     row = top[cell]
     row = row[row != 0]
-    return "\n".join(fmt.format(float(x)) for x in row) if len(row) else "–"
+    return "\n".join(fmt(float(x)) for x in row) if len(row) else "–"

@@ -24,13 +24,30 @@ def _pg() -> Any:
     return pg
 
 
+def _readable_axis(orientation: str) -> Any:
+    """An axis whose ticks read 30,000,000 (not 3e+07 nor 'x1e+07' in the label)."""
+    from argusqt.gui.formatting import axis_number
+
+    pg = _pg()
+
+    class ReadableAxis(pg.AxisItem):
+        def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph override
+            return [axis_number(v * scale, spacing * scale) for v in values]
+
+    axis = ReadableAxis(orientation)
+    axis.enableAutoSIPrefix(False)
+    return axis
+
+
 class _Chart(QWidget):
     """A QWidget holding one pyqtgraph PlotWidget with the project's look."""
 
     def __init__(self, title: str, left: str, bottom: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         pg = _pg()
-        self.plot = pg.PlotWidget()
+        self.plot = pg.PlotWidget(
+            axisItems={"left": _readable_axis("left"), "bottom": _readable_axis("bottom")}
+        )
         self.plot.setTitle(title, size="9pt")
         self.plot.setLabel("left", left)
         self.plot.setLabel("bottom", bottom)
@@ -49,9 +66,13 @@ class SolverTraceChart(_Chart):
     """Incumbent and lower bound over elapsed time: the gap is the space between the lines."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Cost of the best safe pattern and lower bound", "cost", "seconds", parent)
+        # the legend is the title (a legend box inside a narrow dock hides the lines)
+        title = (
+            f'<span style="color:{INCUMBENT_COLOUR}">━ best safe pattern</span>&nbsp;&nbsp;'
+            f'<span style="color:{BOUND_COLOUR}">╍ lower bound</span>'
+        )
+        super().__init__(title, "cost", "seconds", parent)
         pg = _pg()
-        self.plot.addLegend(offset=(-10, 10), labelTextSize="8pt")
         self.incumbent = self.plot.plot(
             [], [], name="best safe pattern", pen=pg.mkPen(INCUMBENT_COLOUR, width=2), stepMode=None
         )
@@ -72,6 +93,11 @@ class SolverTraceChart(_Chart):
             self.t_bound.append(elapsed)
             self.v_bound.append(bound)
             self.bound.setData(self.t_bound, self.v_bound)
+        values = self.v_inc + self.v_bound
+        if values:  # a flat line gets a visible band, not ticks of 28,389,824.2 / .4
+            lo, hi = min(values), max(values)
+            pad = max(0.05 * (hi - lo), 0.02 * max(abs(hi), abs(lo)), 1.0)
+            self.plot.setYRange(lo - pad, hi + pad, padding=0)
 
     def points(self) -> int:
         return len(self.t_inc) + len(self.t_bound)

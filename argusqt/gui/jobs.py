@@ -75,7 +75,10 @@ class JobRunner(QObject):
             QTimer.singleShot(300, show_later)
 
         def done_ok(result: Any) -> None:
+            panel = self.dialog
             self._finish("cancelled" if worker.cancel_token.cancelled else "finished")
+            if panel is not None:
+                panel.show_result(result)  # the kept result's cost, bound and gap
             if on_success is not None:
                 try:
                     on_success(result)

@@ -43,7 +43,7 @@ from argusqt.gui.optionsdialog import option
 from argusqt.gui.protectdialog import ProtectDialog
 from argusqt.gui.resources import icon
 from argusqt.gui.savedialog import EXCEL, SaveTableDialog
-from argusqt.gui.specify import SpecifyTablesDialog, describe_spec
+from argusqt.gui.specify import SpecifyTablesDialog, describe_rules
 from argusqt.gui.summary import SummaryDialog, unsafe_count
 from argusqt.gui.tableview import TableView
 from argusqt.model.status import Status, is_secondary
@@ -483,6 +483,11 @@ class MainWindow(QMainWindow):
         if view is None:
             src = Path(self.source[1]).name if len(self.source) > 1 else ""
             self.status_label.setText(f"Data: {src}" if src else "No data")
+            if self.session is not None:  # data open, no table yet (a cancelled Specify)
+                self.welcome.setText(
+                    f"<h2>{html.escape(src or 'Data')} is open</h2><p>Next: <b>Specify | "
+                    "Tables</b> (Ctrl+K) to choose the variables and safety rules of a table.</p>"
+                )
             return
         t = view.table
         self.status_label.setText(
@@ -507,10 +512,11 @@ class MainWindow(QMainWindow):
             if is_warning(text):
                 new_warnings.append(text)
                 self.log.appendHtml(
+                    f"{e.when.strftime('%H:%M:%S')}&nbsp;&nbsp;"
                     f'<span style="color:#9a5b00"><b>⚠</b> {html.escape(text)}</span>'
                 )
             else:
-                self.log.appendPlainText(text)
+                self.log.appendPlainText(e.when.strftime("%H:%M:%S  ") + text)
         self._log_seen = len(entries)
         if new_warnings:
             self.warnings += new_warnings
@@ -642,8 +648,7 @@ class MainWindow(QMainWindow):
 
         def done(s) -> None:
             self._set_session(s, (kind, data, meta))
-            self.add_recent(kind, data, meta)
-            self.log_message(f"Opened {kind} {data} with metadata {meta}")
+            self.add_recent(kind, data, meta)  # the session logged the opening
             if self.warnings:
                 self.statusBar().showMessage(
                     f"Data opened with {len(self.warnings)} warning(s): see the Log pane. "
@@ -790,14 +795,10 @@ class MainWindow(QMainWindow):
 
         def done(fresh: list[int]) -> None:
             self.specs = specs
-            self._sync_log()
+            self._sync_log()  # the session logged each table once ("Table 1 computed: …")
             tables = core.tables_of(session)
-            for no in fresh:
-                t = tables[no - 1]
-                self.log_message(
-                    f"Table {no}: {describe_spec(specs[no - 1])} — {t.n_cells:,} cells, "
-                    f"{unsafe_count(t):,} unsafe"
-                )
+            for no in fresh:  # what its lines leave out: the rules
+                self.log_message(f"Table {no} rules: {describe_rules(specs[no - 1].rules)}")
             old_steps, old_runs = self.recode_steps, self.method_runs
             self.recode_steps = {n: old_steps[o] for n, o in kept.items() if o in old_steps}
             self.method_runs = {n: old_runs[o] for n, o in kept.items() if o in old_runs}
@@ -1026,23 +1027,18 @@ class MainWindow(QMainWindow):
         self.runner.start(f"Protect {title} ({method})", job, done, on_error=failed)
 
     def _result_lines(self, table_no: int, r: Any) -> list[str]:
-        """What the user should know about a protection result (also written to the log)."""
+        """What the user should know about a protection result (the session logs it once)."""
         lines = [f"Table {table_no}: method {r.method}"]
         if r.cancelled:
             lines.append("Cancelled by you: the best audited pattern found so far was kept.")
         if r.timed_out:
             lines.append("Time limit reached: the best safe pattern found so far was kept.")
-        lines.append(f"Secondary suppressions: {r.n_secondary:,}")
-        lines.append(f"Cost of secondaries: {r.cost:,.2f}")
-        if r.lower_bound is not None:
-            lines.append(f"Lower bound: {r.lower_bound:,.2f}")
-        if r.gap is not None:
-            lines.append("Proven optimal" if r.optimal else f"Gap: {100 * r.gap:.2f} %")
+        t = self.views[table_no - 1].table
+        face = t.protection.face if t.protection is not None else "suppress"
+        lines += r.outcome_lines(face, t.value)  # rounded / adjusted cells, not "secondaries"
         lines.append(f"Time: {r.elapsed:,.1f} s")
         if r.audit is not None:
             lines.append(r.audit.summary())
-        for line in lines:
-            self.log_message(line)
         return lines
 
     # ================================================================== insight docks
@@ -1191,7 +1187,7 @@ class MainWindow(QMainWindow):
         if table_no is None:
             return
         if file_type is None or path is None:
-            dlg = SaveTableDialog(self._start_dir(), f"table{table_no}", self)
+            dlg = SaveTableDialog(self._start_dir(), f"table{table_no}", self, self.settings)
             self.save_dialog = dlg
             if dlg.exec() != QDialog.DialogCode.Accepted:
                 return

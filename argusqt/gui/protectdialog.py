@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QRadioButton,
+    QScrollArea,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -35,6 +37,8 @@ if TYPE_CHECKING:  # types only: the GUI reaches the core through the Session
 
 #: largest number a parameter's spin box offers
 SPIN_MAX = 10**9
+#: narrowest a method's description is laid out (its height is reserved for this width)
+HINT_WIDTH = 320
 
 
 class ProtectDialog(QDialog):
@@ -57,7 +61,9 @@ class ProtectDialog(QDialog):
         self.radios: dict[str, QRadioButton] = {}
         self.widgets: dict[tuple[str, str], QWidget] = {}
         methods_box = QGroupBox("Method")
-        ml = QVBoxLayout(methods_box)
+        methods = QWidget()
+        ml = QVBoxLayout(methods)
+        self.hints: list[QLabel] = []
         for i, desc in enumerate(self.methods):
             r = QRadioButton(desc.label)
             r.setToolTip(desc.help)
@@ -65,11 +71,23 @@ class ProtectDialog(QDialog):
             self.radios[desc.name] = r
             ml.addWidget(r)
             hint = QLabel(desc.help)
-            hint.setStyleSheet("color:#555; margin-left:22px;")
+            hint.setStyleSheet("color:#555;")
+            hint.setContentsMargins(22, 0, 0, 4)
             hint.setWordWrap(True)
+            hint.setMinimumWidth(HINT_WIDTH)
+            self.hints.append(hint)
             ml.addWidget(hint)
             self.pages.addWidget(self._page(desc))
         ml.addStretch(1)
+        # a word-wrapped label gets no height for its width from Qt's layouts: each is given
+        # its height (_fit_hints) and the list scrolls on a small screen instead of clipping
+        scroll = QScrollArea()
+        scroll.setWidget(methods)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        QVBoxLayout(methods_box).addWidget(scroll)
+        self.methods_scroll = scroll
         opts_box = QGroupBox("Options")
         QVBoxLayout(opts_box).addWidget(self.pages)
         self.group.idToggled.connect(lambda i, on: on and self.pages.setCurrentIndex(i))
@@ -103,7 +121,19 @@ class ProtectDialog(QDialog):
         lay.addWidget(self.linked)
         lay.addWidget(self.warning)
         lay.addWidget(self.buttons)
-        self.resize(820, 640)  # eight methods with their hints
+        self._fit_hints()
+        bar = scroll.verticalScrollBar().sizeHint().width()
+        scroll.setMinimumWidth(methods.minimumSizeHint().width() + bar)  # no text under it
+        self.resize(900, 720)  # eight methods with their descriptions, none cut
+
+    def _fit_hints(self) -> None:
+        """Each description as tall as it is at its narrowest width: never cut, however wide."""
+        for hint in self.hints:
+            hint.setMinimumHeight(hint.heightForWidth(HINT_WIDTH))
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        self._fit_hints()  # the style sheet's font is known now
 
     # ------------------------------------------------------------------ building
     def _page(self, desc: MethodDescriptor) -> QWidget:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -49,15 +50,25 @@ OPTION_TEXT = {
     "CF": "Also the CONFIDENTIAL workbook (statuses, cell list, report)",
 }
 EXCEL = 7
+#: QSettings key of the folder the last table was saved in (outputs go there, not beside data)
+OUTPUT_DIR_KEY = "lastOutputDir"
 
 
 class SaveTableDialog(QDialog):
     """Returns `file_type()`, `options()` (batch option string) and `path()`."""
 
-    def __init__(self, start_dir: str = "", base_name: str = "table", parent=None) -> None:
+    def __init__(
+        self,
+        start_dir: str = "",
+        base_name: str = "table",
+        parent=None,
+        settings: QSettings | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Save table")
-        self.start_dir = start_dir
+        self.settings = settings
+        last = str(settings.value(OUTPUT_DIR_KEY, "") or "") if settings is not None else ""
+        self.start_dir = last if last and Path(last).is_dir() else start_dir
         self.base_name = base_name
         self.group = QButtonGroup(self)
         types = QGroupBox("Format")
@@ -108,7 +119,7 @@ class SaveTableDialog(QDialog):
         lay.addWidget(self.warning)
         lay.addWidget(self.buttons)
         self.group.idToggled.connect(self._type_changed)
-        self.group.button(3).setChecked(True)
+        self.group.button(EXCEL).setChecked(True)  # the main output: a published workbook
         self.resize(680, 380)
 
     def _type_changed(self, t: int, on: bool) -> None:
@@ -189,4 +200,6 @@ class SaveTableDialog(QDialog):
         if not Path(p).parent.exists():
             self.warning.setText(f"The folder {Path(p).parent} does not exist.")
             return
+        if self.settings is not None:
+            self.settings.setValue(OUTPUT_DIR_KEY, str(Path(p).resolve().parent))
         self.accept()

@@ -22,23 +22,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from argusqt.gui.formatting import format_cost, format_gap
 from argusqt.progress import ProgressEvent
 
 if TYPE_CHECKING:
     from argusqt.gui.charts import SolverTraceChart
 
 
-def format_cost(x: float | None) -> str:
-    """Costs as a statistician reads them: grouped digits, never 5.32128e+06."""
-    if x is None:
-        return "–"
-    if abs(x - round(x)) < 1e-9 or abs(x) >= 1e5:
-        return f"{x:,.0f}"
-    return f"{x:,.2f}"
-
-
-def format_gap(g: float | None) -> str:
-    return "–" if g is None else f"{100 * g:.2f} %"
+#: the incumbent of a finished pattern, and of one still being built (a heuristic's running
+#: cost while it walks the primaries: not yet a safe pattern, so not called one)
+BEST_CAPTION = "Best safe pattern (cost):"
+BUILDING_CAPTION = "Pattern being built (cost so far):"
 
 
 class SolverPanel(QWidget):
@@ -72,14 +66,15 @@ class SolverPanel(QWidget):
         self.elapsed = QLabel("0.0 s")
         grid = QGridLayout()
         grid.setHorizontalSpacing(12)
+        self.incumbent_caption = QLabel(BEST_CAPTION)
         rows = (
-            ("Best safe pattern (cost):", self.incumbent),
-            ("Lower bound:", self.bound),
-            ("Gap:", self.gap),
-            ("Elapsed:", self.elapsed),
+            (self.incumbent_caption, self.incumbent),
+            (QLabel("Lower bound:"), self.bound),
+            (QLabel("Gap:"), self.gap),
+            (QLabel("Elapsed:"), self.elapsed),
         )
-        for r, (text, lab) in enumerate(rows):
-            grid.addWidget(QLabel(text), r, 0)
+        for r, (caption, lab) in enumerate(rows):
+            grid.addWidget(caption, r, 0)
             lab.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             lab.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             grid.addWidget(lab, r, 1)
@@ -116,6 +111,7 @@ class SolverPanel(QWidget):
         self.bar.setRange(0, 0)
         for lab in (self.incumbent, self.bound, self.gap):
             lab.setText("–")
+        self.incumbent_caption.setText(BEST_CAPTION)
         self.log.clear()
         if self.chart is not None:
             self.lay.removeWidget(self.chart)
@@ -162,17 +158,22 @@ class SolverPanel(QWidget):
         if ev.fraction is not None:
             self.bar.setRange(0, 1000)
             self.bar.setValue(int(max(0.0, min(1.0, ev.fraction)) * 1000))
+        building = ev.fraction is not None and ev.fraction < 1.0
         if ev.incumbent is not None:
             self.incumbent.setText(format_cost(ev.incumbent))
+            self.incumbent_caption.setText(BUILDING_CAPTION if building else BEST_CAPTION)
         if ev.bound is not None:
             self.bound.setText(format_cost(ev.bound))
         if ev.gap is not None:
             self.gap.setText(format_gap(ev.gap))
         if ev.incumbent is not None or ev.bound is not None:
             self.solver_seen = True
-            self._plot(ev)
+            # a pattern still being built is no point of the best-safe-pattern line
+            incumbent = None if building else ev.incumbent
+            if incumbent is not None or ev.bound is not None:
+                self._plot(ev, incumbent)
 
-    def _plot(self, ev: ProgressEvent) -> None:
+    def _plot(self, ev: ProgressEvent, incumbent: float | None) -> None:
         if self.chart is None:
             from argusqt.gui.charts import SolverTraceChart
 
@@ -180,7 +181,22 @@ class SolverPanel(QWidget):
             self.chart.setObjectName("solverChart")
             self.lay.insertWidget(self.chart_slot, self.chart, 1)
         t = ev.elapsed if ev.elapsed is not None else time.perf_counter() - self._start
-        self.chart.add(t, ev.incumbent, ev.bound)
+        self.chart.add(t, incumbent, ev.bound)
+
+    def show_result(self, result: object) -> None:
+        """The kept result's own figures once the job is done: the insider repair after the
+        solver may add cells, so the last event's cost and gap are not the result's."""
+        cost = getattr(result, "cost", None)
+        if not isinstance(cost, int | float) or getattr(result, "status", None) is None:
+            return
+        self.incumbent_caption.setText("Kept pattern (cost):" if self.solver_seen else "Cost:")
+        self.incumbent.setText(format_cost(float(cost)))
+        bound = getattr(result, "lower_bound", None)
+        if bound is not None:
+            self.bound.setText(format_cost(bound))
+        gap = getattr(result, "gap", None)
+        if gap is not None:
+            self.gap.setText(format_gap(gap))
 
     def request_cancel(self) -> None:
         """First press: ask the job to stop (it returns the best safe result so far)."""

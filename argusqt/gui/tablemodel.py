@@ -11,6 +11,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 from PySide6.QtGui import QFont
 
 from argusqt.gui import statuscolors
+from argusqt.gui.formatting import format_number
 from argusqt.model.codelist import CodeList
 from argusqt.model.status import Status, is_primary, is_suppressed
 from argusqt.model.table import Table
@@ -66,7 +67,6 @@ class TableModel(QAbstractTableModel):
         self._strides = np.array(
             [int(np.prod(table.shape[i + 1 :])) for i in range(table.ndim)], dtype=np.int64
         )
-        self._fmt = f"{{:,.{max(0, int(table.decimals))}f}}"
 
     # ---------------------------------------------------------------- axis control
     def set_axes(self, row_dim: int, col_dim: int | None) -> None:
@@ -113,8 +113,10 @@ class TableModel(QAbstractTableModel):
                 self.index(0, 0), self.index(self.rowCount() - 1, self.columnCount() - 1)
             )
 
-    def primary_positions(self) -> np.ndarray:
-        """(row, col) of the unsafe cells visible under the current axes and layer, row-major."""
+    def visible_cells(self) -> np.ndarray:
+        """(rows × columns) cell indices shown under the current axes and layer."""
+        if self.table.ndim == 0:
+            return np.zeros((1, 1), dtype=np.int64)
         rows = self.views[self.row_dim].visible
         cols = self.views[self.col_dim].visible if self.col_dim is not None else np.array([0])
         base = int(np.dot(self.layer, self._strides))
@@ -123,8 +125,34 @@ class TableModel(QAbstractTableModel):
         if self.col_dim is not None:
             base_c = self.layer[self.col_dim] * self._strides[self.col_dim]
             cells = cells - base_c + cols[None, :] * self._strides[self.col_dim]
-        st = self.table.status[cells]
+        return cells
+
+    def primary_positions(self) -> np.ndarray:
+        """(row, col) of the unsafe cells visible under the current axes and layer, row-major."""
+        st = self.table.status[self.visible_cells()]
         return np.argwhere(is_primary(st))
+
+    def widest_texts(self) -> list[str]:
+        """Per column, the texts that print widest (largest and most negative shown value)."""
+        cells = self.visible_cells()
+        if cells.size == 0:
+            return []
+        t = self.table
+        shown = t.published if self.show_published and t.published is not None else t.value
+        v = np.where(t.status[cells] == Status.EMPTY, 0.0, shown[cells])
+        d = self.decimals()
+        out = []  # numbers as printed (an "x" of the preview is never the widest)
+        for hi, lo in zip(v.max(axis=0), v.min(axis=0), strict=True):
+            out.append(max(format_number(hi, d), format_number(lo, d), key=len))
+        return out
+
+    def decimals(self) -> int:
+        """Printed decimals: the table's; none for rounded values (multiples of a whole base)."""
+        t = self.table
+        rounded = t.protection is not None and t.protection.face == "round"
+        if self.show_published and t.published is not None and rounded:
+            return 0
+        return max(0, int(t.decimals))
 
     # ---------------------------------------------------------------- geometry
     def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: B008
@@ -180,7 +208,7 @@ class TableModel(QAbstractTableModel):
         if self.preview_safe and bool(is_suppressed(st)) and t.published is None:
             return "x"  # as the safe table will publish it
         v = t.published[cell] if self.show_published and t.published is not None else t.value[cell]
-        return self._fmt.format(float(v))
+        return format_number(float(v), self.decimals())
 
     def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
         if not index.isValid():
@@ -206,12 +234,18 @@ class TableModel(QAbstractTableModel):
             return cell
         return None
 
-    def _node_text(self, dim: int, node: int) -> str:
+    def node_name(self, dim: int, node: int) -> str:
+        """The code (or label) of a node as a reader copies it: no indent, no fold mark."""
         d = self.table.dims[dim]
         name = d.label(node) if self.show_labels else d.codes[node]
         name = name.strip() or "(blank)"
         if d.is_missing[node]:
             name += " (missing)"
+        return name
+
+    def _node_text(self, dim: int, node: int) -> str:
+        d = self.table.dims[dim]
+        name = self.node_name(dim, node)
         v = self.views[dim]
         if v.has_children(node):
             mark = "▾ " if v.expanded[node] else "▸ "

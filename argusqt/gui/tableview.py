@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QEvent, QModelIndex, Qt, Signal
-from PySide6.QtGui import QKeySequence
+from PySide6.QtGui import QFont, QFontMetrics, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
@@ -84,6 +84,7 @@ class TableView(QWidget):
         self.col_combo.currentIndexChanged.connect(self._axes_changed)
         self.labels_box = QCheckBox("Show labels")
         self.labels_box.toggled.connect(self.model.set_show_labels)
+        self.labels_box.toggled.connect(lambda _: self._fit_columns())
         self.published_box = QCheckBox("Show published values")
         self.published_box.setToolTip("After rounding or CTA: the rounded / adjusted values")
         self.published_box.setChecked(self.model.show_published)
@@ -223,10 +224,14 @@ class TableView(QWidget):
                 text = code.strip() if lab == code else f"{code.strip()} — {lab}"
                 combo.addItem(indent + (text or "(blank)"))
             combo.setCurrentIndex(self.model.layer[d])
-            combo.currentIndexChanged.connect(lambda i, d=d: self.model.set_layer(d, i))
+            combo.currentIndexChanged.connect(lambda i, d=d: self._set_layer(d, i))
             self.layer_bar.addWidget(QLabel(f"{dim.name}:"))
             self.layer_bar.addWidget(combo)
             self.layer_combos[d] = combo
+
+    def _set_layer(self, dim: int, node: int) -> None:
+        self.model.set_layer(dim, node)
+        self._fit_columns()  # another layer, other numbers
 
     def _update_level_spins(self) -> None:
         for spin, dim in (
@@ -250,6 +255,7 @@ class TableView(QWidget):
 
     def _row_header_clicked(self, section: int) -> None:
         self.model.toggle(self.model.row_dim, self.model.row_node(section))
+        self._fit_columns()
 
     def _col_header_clicked(self, section: int) -> None:
         node = self.model.col_node(section)
@@ -260,19 +266,36 @@ class TableView(QWidget):
     def _published_toggled(self, on: bool) -> None:
         self.model.show_published = on and self.table.published is not None
         self.model.refresh()
+        self._fit_columns()
 
     def _fit_columns(self) -> None:
-        """Column widths from the contents on small grids; from the widest number on big ones."""
+        """Every column and the row headers as wide as their widest text in bold (totals and
+        suppressed cells are bold), measured over all rows of the model: Qt's own fit looks
+        at a sample of rows in the regular font and cut '16,847,646…' and 'Groning…'."""
         m = self.model
-        if m.rowCount() * m.columnCount() <= 20_000:
-            self.view.resizeColumnsToContents()
+        pad = 18  # cell margins, focus frame and grid line
+        cell_fm = QFontMetrics(_bold(self.view.font()))
+        head = self.view.horizontalHeader()
+        head_fm = QFontMetrics(_bold(head.font()))
+        widths = [cell_fm.horizontalAdvance(t) + pad for t in m.widest_texts()]
+        for c in range(min(len(widths), m.columnCount())):
+            text = str(m.headerData(c, Qt.Orientation.Horizontal) or "")
+            widths[c] = max(widths[c], head_fm.horizontalAdvance(text) + pad)
+        if len(widths) > 2_000:  # thousands of columns: one width for all
+            head.setDefaultSectionSize(max(widths))
         else:
-            widest = m.format_value(int(np.argmax(np.abs(self.table.value))))
-            fm = self.view.fontMetrics()
-            self.view.horizontalHeader().setDefaultSectionSize(
-                fm.horizontalAdvance(widest + "  ") + 16
-            )
-        self.view.verticalHeader().setMinimumWidth(120)
+            for c, w in enumerate(widths):
+                head.resizeSection(c, w)
+        rows = self.view.verticalHeader()
+        row_fm = QFontMetrics(_bold(rows.font()))
+        widest = max(
+            (
+                row_fm.horizontalAdvance(str(m.headerData(r, Qt.Orientation.Vertical) or ""))
+                for r in range(m.rowCount())
+            ),
+            default=0,
+        )
+        rows.setMinimumWidth(min(max(120, widest + pad), 640))
 
     # ------------------------------------------------------------------ cells
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
@@ -317,15 +340,18 @@ class TableView(QWidget):
         m = self.model
         face = published_face(self.table)
 
-        def header(section: int, orientation) -> str:
-            text = str(m.headerData(section, orientation)).strip()
-            return spreadsheet_safe(text.lstrip("▾▸ "))
+        def col_header(c: int) -> str:  # the code or label, never the fold mark or indent
+            node = m.col_node(c)
+            if m.col_dim is None or node is None:
+                return spreadsheet_safe(str(m.headerData(c, Qt.Orientation.Horizontal)))
+            return spreadsheet_safe(m.node_name(m.col_dim, node))
 
-        head = [""] + [header(c, Qt.Orientation.Horizontal) for c in cols]
+        head = [""] + [col_header(c) for c in cols]
         lines = ["\t".join(head)]
         for r in rows:
             cells = [str(face[m.cell_at(r, c)]) if (r, c) in chosen else "" for c in cols]
-            lines.append("\t".join([header(r, Qt.Orientation.Vertical), *cells]))
+            name = spreadsheet_safe(m.node_name(m.row_dim, m.row_node(r))) if m.table.ndim else ""
+            lines.append("\t".join([name, *cells]))
         text = "\n".join(lines) + "\n"
         QApplication.clipboard().setText(text)
         return text
@@ -339,6 +365,7 @@ class TableView(QWidget):
         v = self.model.views[self.model.row_dim]
         if v.has_children(node) and bool(v.expanded[node]) != expand:
             self.model.toggle(self.model.row_dim, node)
+            self._fit_columns()
             self.view.setCurrentIndex(self.model.index(cur.row(), cur.column()))
 
     def goto_next_unsafe(self) -> bool:
@@ -407,8 +434,15 @@ class TableView(QWidget):
         if self.table.published is not None and not self.published_box.isChecked():
             self.published_box.setChecked(True)
         self.model.refresh()
+        self._fit_columns()  # secondaries are bold now; rounded values print otherwise
         self.legend.update_counts(self.table)
         self.update_protection()
         cur = self.view.currentIndex()
         if cur.isValid():
             self._current_changed(cur, cur)
+
+
+def _bold(font: QFont) -> QFont:
+    f = QFont(font)
+    f.setBold(True)
+    return f

@@ -24,7 +24,7 @@ from argusqt.progress import CancelToken, ProgressCallback, Stopwatch, no_progre
 from argusqt.protection.params import MethodParams, TableFacts, minutes_param, param
 from argusqt.protection.problem import CSPProblem
 from argusqt.protection.registry import MethodDescriptor, register
-from argusqt.protection.result import ProtectionResult
+from argusqt.protection.result import ProtectionResult, grouped
 from argusqt.protection.rounding import ScipMonitor, attach_monitor
 
 LOWER, UPPER = 0, 1
@@ -430,7 +430,9 @@ def solve_cta(
             if first is not None and first.dev is not None:
                 dirs = {k: int(first.dev[c] > 0) for k, c in enumerate(inst.sens)}
                 start = (first.dev, dirs)
-                log.append(f"MILP warm start from the fixed-direction table ({first.objective:g})")
+                log.append(
+                    f"MILP warm start from the fixed-direction table ({grouped(first.objective)})"
+                )
         cont = _solve(
             inst,
             fixed,
@@ -694,7 +696,7 @@ def _fixed_direction_heuristic(
         if cand.dev is not None:
             dirs, sol = trial, cand
     log.append(
-        f"fixed directions from the LP relaxation (bound {relaxed.objective:g}), {flips} flip(s) tried"
+        f"fixed directions from the LP relaxation (bound {grouped(relaxed.objective)}), {flips} flip(s) tried"
     )
     if sol.dev is None:
         return None
@@ -717,7 +719,7 @@ def _result(problem, inst, sol, x, restricted, log, watch, cancel) -> Protection
     cost = float(np.sum(inst.w * np.abs(dev)))
     # optimal only when the directions were free (not heuristic, not given by the user)
     optimal = sol.status == "optimal" and not restricted and sol.gap is not None and sol.gap <= 1e-9
-    log.append(f"weighted deviation {cost:g}; {int(changed.sum())} cells changed in print")
+    log.append(f"weighted deviation {grouped(cost)}; {int(changed.sum())} cells changed in print")
     bound = None if sol.bound is None else sol.bound * inst.unit
     return ProtectionResult(
         method="CTA",

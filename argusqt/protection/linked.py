@@ -26,7 +26,7 @@ from argusqt.model.status import (
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
 from argusqt.protection.audit import audit
 from argusqt.protection.problem import CSPProblem
-from argusqt.protection.result import ProtectionResult
+from argusqt.protection.result import ProtectionResult, grouped
 
 #: at most this many spanning variables in the cover table (optimisation methods)
 MAX_COVER_DIMS = 4
@@ -437,7 +437,7 @@ def protect_linked(
                 log=[
                     *res.log,
                     *extra_log,
-                    f"linked: {joint.n_cells} joint cells, joint cost {joint_cost:g}",
+                    f"linked: {joint.n_cells} joint cells, joint cost {grouped(joint_cost)}",
                 ],
                 figures={**res.figures, "joint_cost": joint_cost, "joint_cells": joint.n_cells},
             )

@@ -31,7 +31,7 @@ from argusqt.protection.params import MethodParams, TableFacts, minutes_param
 from argusqt.protection.problem import CSPProblem
 from argusqt.protection.publication import CANCEL_GRACE
 from argusqt.protection.registry import MethodDescriptor, register
-from argusqt.protection.result import ProtectionResult
+from argusqt.protection.result import ProtectionResult, grouped
 from argusqt.protection.separation import Cut, Separator, default_fixed, require_additive
 from argusqt.protection.singleton import singleton_param, singleton_solver_options
 
@@ -872,13 +872,15 @@ def _phase(what: str, incumbent: float | None, watch: Stopwatch) -> ProgressEven
 def _bound_line(cost: float, bound: float | None, gap: float | None, optimal: bool, out) -> str:
     """The logbook line with OPT's final cost, lower bound and gap."""
     if optimal and (gap is None or gap == 0.0):
-        return f"OPT: cost {cost:g}, proven optimal (lower bound {cost:g}, gap 0.00 %)"
+        return (
+            f"OPT: cost {grouped(cost)}, proven optimal (lower bound {grouped(cost)}, gap 0.00 %)"
+        )
     why = "time limit reached" if out.timed_out else "cancelled" if out.cancelled else "stopped"
     if out.optimal and not (out.timed_out or out.cancelled):
         why = "the branch-and-cut's optimum needed more cells for the insiders"
     if bound is None or gap is None:
-        return f"OPT: cost {cost:g}, no lower bound ({why})"
-    return f"OPT: cost {cost:g}, lower bound {bound:g}, gap {100 * gap:.2f} % ({why})"
+        return f"OPT: cost {grouped(cost)}, no lower bound ({why})"
+    return f"OPT: cost {grouped(cost)}, lower bound {grouped(bound)}, gap {100 * gap:.2f} % ({why})"
 
 
 # ---------------------------------------------------------------------- registry

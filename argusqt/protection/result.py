@@ -70,3 +70,39 @@ class ProtectionResult:
     def n_secondary(self) -> int:
         s = np.asarray(self.status)
         return int(is_secondary(s).sum())
+
+    def outcome_lines(self, face: str, original: np.ndarray | None = None) -> list[str]:
+        """The result's figures in the words of its face (a rounded or adjusted table has no
+        secondary suppressions); `original`: the true values, to count the changed cells."""
+        changed = None
+        if self.published is not None and original is not None:
+            diff = np.abs(np.asarray(self.published, float) - np.asarray(original, float))
+            changed = int(np.count_nonzero(diff > 1e-9))
+        if face == "round":
+            lines = [f"Rounded cells (value changed): {changed:,}"] if changed is not None else []
+            lines.append(f"Distance to the true values (sum of changes): {grouped(self.cost)}")
+        elif face == "cta":
+            if changed is not None:
+                lines = [f"Adjusted cells: {changed:,}"]
+            else:
+                lines = [f"Adjusted safe cells: {self.n_secondary:,}"]
+            lines.append(f"Weighted deviation: {grouped(self.cost)}")
+        elif face == "interval":
+            lines = [f"Objective (interval widths): {grouped(self.cost)}"]
+        else:
+            lines = [
+                f"Secondary suppressions: {self.n_secondary:,}",
+                f"Cost of secondaries: {grouped(self.cost)}",
+            ]
+        if self.lower_bound is not None:
+            lines.append(f"Lower bound: {grouped(self.lower_bound)}")
+        if self.gap is not None:
+            lines.append("Proven optimal" if self.optimal else f"Gap: {100 * self.gap:.2f} %")
+        return lines
+
+
+def grouped(x: float) -> str:
+    """Grouped digits, two decimals only when the figure has them (never 5.32128e+06)."""
+    x = float(x)
+    text = f"{x:,.0f}" if abs(x - round(x)) < 1e-9 else f"{x:,.2f}"
+    return "0" if text in ("-0", "-0.00") else text

@@ -24,7 +24,7 @@ from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopw
 from argusqt.protection.params import MethodParams, TableFacts, minutes_param, param
 from argusqt.protection.problem import CSPProblem
 from argusqt.protection.registry import MethodDescriptor, register
-from argusqt.protection.result import ProtectionResult
+from argusqt.protection.result import ProtectionResult, grouped
 
 STOP_RAPID, STOP_FIRST, STOP_OPTIMAL = 1, 2, 3
 _REL_TOL = 1e-9
@@ -421,7 +421,7 @@ def solve_rounding(
         "zero_restricted": steps == 0,
     }
     if stop == STOP_RAPID:
-        log.append(f"RAPID solution (stop rule 1): distance {rapid_dist:g}")
+        log.append(f"RAPID solution (stop rule 1): distance {grouped(rapid_dist)}")
         return _result(
             problem,
             rapid,
@@ -497,7 +497,7 @@ def solve_rounding(
             figures["rapid_fallback"] = True
             log.append(
                 f"no rounded table found ({status}); returning the RAPID solution "
-                f"(distance {rapid_dist:g}): totals may be several bases off"
+                f"(distance {grouped(rapid_dist)}): totals may be several bases off"
             )
             return _result(
                 problem,
@@ -537,7 +537,7 @@ def solve_rounding(
     optimal = single and all_optimal and stop == STOP_OPTIMAL
     if stop == STOP_FIRST:
         log.append("first feasible rounding (stop rule 2)")
-    log.append(f"distance Σ|rounded − original| = {dist:g} (RAPID {rapid_dist:g})")
+    log.append(f"distance Σ|rounded − original| = {grouped(dist)} (RAPID {grouped(rapid_dist)})")
     return _result(
         problem,
         rounded,
