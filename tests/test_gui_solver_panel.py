@@ -45,6 +45,18 @@ CONFLICTING = (
 )
 
 
+def _painted_share(widget) -> float:
+    """Share of the widget's pixels that differ from its background (text, bar, frames)."""
+    import numpy as np
+    from PySide6.QtGui import QImage
+
+    img = widget.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
+    px = np.frombuffer(img.constBits(), np.uint32, img.width() * img.height())
+    rgb = px & 0xFFFFFF
+    values, counts = np.unique(rgb, return_counts=True)
+    return float(np.mean(rgb != values[counts.argmax()]))
+
+
 def _two_tables(d: SpecifyTablesDialog) -> None:
     """Table 1: activity × region (the slow OPT); table 2: activity × size (many rows)."""
     d.response.setCurrentText("turnover")
@@ -92,6 +104,7 @@ def test_panel_shows_bound_and_gap_while_tabs_and_scrolling_work_then_cancel_kee
     assert panel.title.text() == "Protect table 1 (OPT)"
     assert panel.message.text()
     qtbot.waitUntil(lambda: window.runner.dock.isVisible(), timeout=WAIT_MS)
+    assert _painted_share(panel) > 0.01, "the panel is blank when it comes up"
     # the first events of the method are shown as they come (phase text, then the start cost)
     qtbot.waitUntil(
         lambda: panel.message.text() not in ("", "Starting…") or not window.runner.busy,

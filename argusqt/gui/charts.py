@@ -11,7 +11,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QSizePolicy, QVBoxLayout, QWidget
 
-INCUMBENT_COLOUR = "#c0392b"  # best safe pattern: the cost the user would pay
+INCUMBENT_COLOUR = "#c0392b"  # the best pattern so far: about what the user would pay
 BOUND_COLOUR = "#2471a3"  # lower bound: no pattern can be cheaper
 BAR_COLOUR = "#5d6d7e"
 PICKED_COLOUR = "#d68910"
@@ -68,13 +68,13 @@ class SolverTraceChart(_Chart):
     def __init__(self, parent: QWidget | None = None) -> None:
         # the legend is the title (a legend box inside a narrow dock hides the lines)
         title = (
-            f'<span style="color:{INCUMBENT_COLOUR}">━ best safe pattern</span>&nbsp;&nbsp;'
+            f'<span style="color:{INCUMBENT_COLOUR}">━ best pattern</span>&nbsp;&nbsp;'
             f'<span style="color:{BOUND_COLOUR}">╍ lower bound</span>'
         )
         super().__init__(title, "cost", "seconds", parent)
         pg = _pg()
         self.incumbent = self.plot.plot(
-            [], [], name="best safe pattern", pen=pg.mkPen(INCUMBENT_COLOUR, width=2), stepMode=None
+            [], [], name="best pattern", pen=pg.mkPen(INCUMBENT_COLOUR, width=2), stepMode=None
         )
         self.bound = self.plot.plot(
             [], [], name="lower bound", pen=pg.mkPen(BOUND_COLOUR, width=2, style=_dash())
