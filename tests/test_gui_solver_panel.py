@@ -118,6 +118,7 @@ def test_panel_shows_bound_and_gap_while_tabs_and_scrolling_work_then_cancel_kee
         assert not window.actions[key].isEnabled(), key
     assert all(not b.isEnabled() for v in window.views for b in v.buttons.values())
     assert window.actions["summary"].isEnabled() is False  # Modify menu: off like protect
+    assert not window.actions["undo"].isEnabled() and not window.actions["redo"].isEnabled()
 
     # the root LP's bound and the gap appear while OPT is still running
     qtbot.waitUntil(
@@ -157,6 +158,7 @@ def test_panel_shows_bound_and_gap_while_tabs_and_scrolling_work_then_cancel_kee
     for key in CONFLICTING:
         assert window.actions[key].isEnabled(), key
     assert all(b.isEnabled() for v in window.views for b in v.buttons.values())
+    assert window.actions["undo"].isEnabled()  # the kept protection can be taken back
     r = window.last_result
     assert r is not None and r.cancelled
     assert r.audit is not None and r.audit.ok

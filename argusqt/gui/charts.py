@@ -26,11 +26,13 @@ def _pg() -> Any:
 
 def _readable_axis(orientation: str) -> Any:
     """An axis whose ticks read 30,000,000 (not 3e+07 nor 'x1e+07' in the label)."""
+    from pyqtgraph import AxisItem
+
     from argusqt.gui.formatting import axis_number
 
-    pg = _pg()
+    _pg()
 
-    class ReadableAxis(pg.AxisItem):
+    class ReadableAxis(AxisItem):
         def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph override
             return [axis_number(v * scale, spacing * scale) for v in values]
 

@@ -61,8 +61,8 @@ class ProtectDialog(QDialog):
         self.radios: dict[str, QRadioButton] = {}
         self.widgets: dict[tuple[str, str], QWidget] = {}
         methods_box = QGroupBox("Method")
-        methods = QWidget()
-        ml = QVBoxLayout(methods)
+        method_list = QWidget()
+        ml = QVBoxLayout(method_list)
         self.hints: list[QLabel] = []
         for i, desc in enumerate(self.methods):
             r = QRadioButton(desc.label)
@@ -82,7 +82,7 @@ class ProtectDialog(QDialog):
         # a word-wrapped label gets no height for its width from Qt's layouts: each is given
         # its height (_fit_hints) and the list scrolls on a small screen instead of clipping
         scroll = QScrollArea()
-        scroll.setWidget(methods)
+        scroll.setWidget(method_list)
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -90,7 +90,7 @@ class ProtectDialog(QDialog):
         self.methods_scroll = scroll
         opts_box = QGroupBox("Options")
         QVBoxLayout(opts_box).addWidget(self.pages)
-        self.group.idToggled.connect(lambda i, on: on and self.pages.setCurrentIndex(i))
+        self.group.idToggled.connect(lambda i, on: self.pages.setCurrentIndex(i) if on else None)
 
         self.buttons = QDialogButtonBox()
         self.run_button = self.buttons.addButton("Protect", QDialogButtonBox.ButtonRole.AcceptRole)
@@ -123,7 +123,7 @@ class ProtectDialog(QDialog):
         lay.addWidget(self.buttons)
         self._fit_hints()
         bar = scroll.verticalScrollBar().sizeHint().width()
-        scroll.setMinimumWidth(methods.minimumSizeHint().width() + bar)  # no text under it
+        scroll.setMinimumWidth(method_list.minimumSizeHint().width() + bar)  # no text under it
         self.resize(900, 720)  # eight methods with their descriptions, none cut
 
     def _fit_hints(self) -> None:

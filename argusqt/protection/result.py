@@ -101,8 +101,10 @@ class ProtectionResult:
         return lines
 
 
-def grouped(x: float) -> str:
+def grouped(x: float | None) -> str:
     """Grouped digits, two decimals only when the figure has them (never 5.32128e+06)."""
+    if x is None:
+        return "–"
     x = float(x)
     text = f"{x:,.0f}" if abs(x - round(x)) < 1e-9 else f"{x:,.2f}"
     return "0" if text in ("-0", "-0.00") else text
