@@ -100,6 +100,8 @@ class SolverTraceChart(_Chart):
             lo, hi = min(values), max(values)
             pad = max(0.05 * (hi - lo), 0.02 * max(abs(hi), abs(lo)), 1.0)
             self.plot.setYRange(lo - pad, hi + pad, padding=0)
+            # time from the job's start: the seconds before the first figure count too
+            self.plot.setXRange(0.0, max(self.t_inc + self.t_bound + [1.0]) * 1.03, padding=0)
 
     def points(self) -> int:
         return len(self.t_inc) + len(self.t_bound)
