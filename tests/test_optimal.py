@@ -645,3 +645,24 @@ def test_branch_and_cut_callbacks_stop_at_the_runs_deadline(monkeypatch):
     assert r.figures["attacker_lps"] < 400  # stopped in the first rounds, not after SCIP's 40 s
     assert any("time limit reached" in line for line in r.log)
     assert audit(p, r.status != 1).ok  # the best pattern proven protected
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_opt_proof_covers_the_insiders_so_no_repair_is_needed(seed):
+    # issue 15: the insider repair after OPT added cells to the proven optimum, so OPT's
+    # published pattern was never proven (151 of 190 random tables); the insiders are now
+    # checked inside the branch-and-cut and their disclosures become cuts of their own LPs
+    from argusqt.protection.insider import insider_audit
+    from argusqt.protection.methods import run_method
+
+    p = sized_problem("1H2D", 300, seed=seed)
+    p.cost = np.abs(p.values)
+    model = solve_optimal(p, {"max_time": 60})  # the outsiders' optimum alone
+    assert model.optimal and insider_audit(p, model.status != 1).disclosures  # not publishable
+    r = run_method(p, "OPT", {"max_time": 60})
+    assert r.optimal and r.gap == 0.0
+    assert not any("in addition" in line for line in r.log)  # nothing repaired after the proof
+    assert any("against insiders" in line for line in r.log)
+    assert r.verdict.ok and not insider_audit(p, r.status != 1).disclosures
+    assert audit(p, r.status != 1).ok
+    assert r.cost >= model.cost - 1e-9  # a restriction of the outsiders' problem

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -50,6 +51,11 @@ NO_START_RESERVE = 0.15
 SLACK = 0.1
 
 
+#: a 0/1 pattern and the run's stop → (primary, cells its attacker knows) per insider
+#: disclosure, or None when the stop came first
+InsiderCheck = Callable[[np.ndarray, Any], list[tuple[int, np.ndarray]] | None]
+
+
 @dataclass
 class PatternOutcome:
     """What the branch-and-cut found on one (sub)problem: a 0/1 mask over its cells."""
@@ -71,7 +77,14 @@ class PatternOutcome:
 class _CapacityHandler(Conshdlr):
     """Separates capacity cuts and accepts an integer point only if every primary passes."""
 
-    def __init__(self, sep: Separator, free: np.ndarray, xvars: list, run: _Run):
+    def __init__(
+        self,
+        sep: Separator,
+        free: np.ndarray,
+        xvars: list,
+        run: _Run,
+        insiders: InsiderCheck | None = None,
+    ):
         self.sep = sep
         self.free_idx = free
         self.xvars = xvars
@@ -79,6 +92,11 @@ class _CapacityHandler(Conshdlr):
         self.tvars: list | None = None
         self.obj: np.ndarray | None = None
         self.store = _CutStore(sep.values.shape[0])
+        #: the insider check of a 0/1 pattern (None: outsiders only)
+        self.insiders = insiders
+        #: per respondent (its known cells): its attacker LPs and the primaries it recomputed
+        self.insider_pool: dict[bytes, tuple[Separator, set[int]]] = {}
+        self.pending: list[Cut] = []  # cuts found in conscheck, added at the next separation
 
     # -- helpers
     def _x(self, sol=None) -> np.ndarray:
@@ -97,10 +115,52 @@ class _CapacityHandler(Conshdlr):
             self.tvars = [self.model.getTransformedVar(v) for v in self.xvars]
         return self.tvars
 
+    def _insider_sep(self, known: np.ndarray) -> tuple[Separator, set[int]]:
+        """The attacker LPs of the respondent that alone makes up `known` (those cells are
+        constants to it: fixed published in the model of its LPs)."""
+        key = np.sort(known).tobytes()
+        hit = self.insider_pool.get(key)
+        if hit is None:
+            fixed = self.sep.fixed.copy()
+            fixed[known] = 0.0
+            sep = Separator(self.sep.problem, fixed)
+            sep.deadline = self.sep.deadline
+            hit = self.insider_pool[key] = (sep, set())
+        return hit
+
+    def _insider_cuts(self, x: np.ndarray) -> tuple[list[Cut], bool]:
+        """At a 0/1 point every outsider passes: the insider audit's disclosures, and the
+        capacity cuts of each insider's LP (valid for every pattern an insider cannot break:
+        Σ over cells it does not know ≥ the level)."""
+        if self.insiders is None:
+            return [], False
+        found = self.insiders(self.sep.full_point(x) > 0.5, self.run.stop)
+        if found is None:  # stopped by the deadline or a cancel: not checked
+            self.sep.interrupted = True
+            return [], True
+        cuts: list[Cut] = []
+        for cell, known in found:
+            sep, cells = self._insider_sep(known)
+            cells.add(int(cell))
+            outcomes = sep.separate(x, np.array([cell]), cancel=self.run.stop)
+            cuts += [c for o in outcomes for c in o.cuts if c.lhs(x) < c.rhs - 1e-6]
+        if found and not cuts:
+            cuts.append(self._nogood(x))
+        self.run.n_insider_cuts += len(cuts)
+        return cuts, bool(found)
+
     def _cuts_for(self, x: np.ndarray, x_int: bool) -> tuple[list[Cut], bool]:
-        """Violated cuts at x and whether some primary fails."""
+        """Violated cuts at x and whether some primary fails (at a 0/1 point x: to an
+        outsider, or else to an insider)."""
         outcomes = self.sep.separate(x, cancel=self.run.stop)
+        if x_int and not outcomes and not self.sep.interrupted:
+            return self._insider_cuts(x)
         cuts = [c for o in outcomes for c in o.cuts]
+        if not x_int and self.insider_pool:
+            # the respondents met so far, at the fractional point too: a tighter bound
+            for sep, cells in list(self.insider_pool.values()):
+                more = sep.separate(x, np.array(sorted(cells)), cancel=self.run.stop)
+                cuts += [c for o in more for c in o.cuts]
         if x_int and outcomes:
             # an unprotected integer point must be cut off: a capacity cut violated only by
             # LP round-off (a shortfall of a few eps on a large level) would not, and SCIP
@@ -172,6 +232,12 @@ class _CapacityHandler(Conshdlr):
         if self.store.violated(x):  # a known valid cut rejects it without any LP
             return {"result": SCIP_RESULT.INFEASIBLE}
         if self.sep.is_protected(x, cancel=self.run.stop) and not self.run.stop.cancelled:
+            cuts, fails = self._insider_cuts(x)
+            if fails or self.run.stop.cancelled:
+                # rejected by an insider: its cuts join the model at the next separation
+                self.store.add(cuts)
+                self.pending.extend(c for c in cuts if c.cells.size)
+                return {"result": SCIP_RESULT.INFEASIBLE}
             self.run.best = min(self.run.best, obj)
             return {"result": SCIP_RESULT.FEASIBLE}
         return {"result": SCIP_RESULT.INFEASIBLE}
@@ -185,6 +251,7 @@ class _CapacityHandler(Conshdlr):
         if self.model.getDepth() == 0:  # the root LP value is a valid global lower bound
             _report(self.model, self.run, lp_value=float(np.dot(self._obj(), x)))
         cuts, _ = self._cuts_for(x, False)
+        cuts, self.pending = cuts + self.pending, []
         if not cuts:
             return {"result": SCIP_RESULT.DIDNOTFIND}
         tvars = self._trans()
@@ -331,6 +398,7 @@ class _Run:
     sepa_depth: int = 10**9
     n_cuts: int = 0
     n_checks: int = 0
+    n_insider_cuts: int = 0
     bound: float | None = None
     best: float = np.inf  # objective of the cheapest candidate proven protected
     last_report: float = 0.0  # perf_counter of the last progress event
@@ -349,11 +417,15 @@ def solve_pattern(
     sepa_depth: int | None = None,
     threads_nogil: bool = True,
     heuristics: str = "fast",
+    insiders: InsiderCheck | None = None,
 ) -> PatternOutcome:
     """Branch-and-cut on `problem` with cells fixed as in `fixed` (NaN = free; see Separator).
 
-    `start` is a known protected 0/1 pattern (start solution). Returns the best pattern
-    SCIP proved protected (None if it found none) and the dual bound on the free cost.
+    `start` is a known protected 0/1 pattern (start solution). `insiders` checks a 0/1
+    pattern that every outsider LP passes against the insiders (the respondents alone in
+    a cell): their disclosures become capacity cuts of their own LPs, so the proof covers
+    the insiders too. Returns the best pattern SCIP proved protected (None if it found none)
+    and the dual bound on the free cost.
     """
     watch = Stopwatch()
     fixed = default_fixed(problem) if fixed is None else np.asarray(fixed, dtype=float)
@@ -396,7 +468,7 @@ def solve_pattern(
             sum(float(k) * xvars[int(j)] for k, j in zip(c.coef, pos, strict=True)) >= c.rhs
         )
     run.sepa_depth = 10**9 if sepa_depth is None else sepa_depth
-    hdlr = _CapacityHandler(sep, free, xvars, run)
+    hdlr = _CapacityHandler(sep, free, xvars, run, insiders)
     model.includeConshdlr(
         hdlr,
         "capacity",
@@ -464,10 +536,31 @@ def solve_pattern(
         )
     )
     outcome.log.append(
-        f"SCIP status {status}, nodes {outcome.nodes}, cuts {outcome.cuts}, "
-        f"candidate checks {run.n_checks}, attacker LPs {sep.n_lps}, {watch.elapsed:.2f} s"
+        f"SCIP status {status}, nodes {outcome.nodes}, cuts {outcome.cuts}"
+        + (f" ({run.n_insider_cuts} against insiders)" if insiders is not None else "")
+        + f", candidate checks {run.n_checks}, attacker LPs {sep.n_lps}, {watch.elapsed:.2f} s"
     )
     return outcome
+
+
+def _insider_check(problem: CSPProblem) -> InsiderCheck | None:
+    """The publication audit's insider attacker as the branch-and-cut's check (None when the
+    problem has no respondents: there is nothing to check)."""
+    from argusqt.protection.insider import insider_audit, respondents_of
+
+    respondents = respondents_of(problem)
+    if respondents is None or respondents.count == 0:
+        return None
+    n = problem.n_cells
+
+    def check(mask: np.ndarray, stop: Any) -> list[tuple[int, np.ndarray]] | None:
+        try:
+            out = insider_audit(problem, mask[:n], respondents=respondents, cancel=stop)
+        except Cancelled:
+            return None
+        return [(d.cell, np.asarray(d.known, dtype=np.int64)) for d in out.disclosures]
+
+    return check
 
 
 def _skipped(problem: CSPProblem, **_kw) -> PatternOutcome:
@@ -736,6 +829,7 @@ def solve_optimal(
         reserve = AUDIT_RESERVE * (deadline.elapsed - t0) + 0.1
     progress(_phase("branch-and-cut, root node", start_cost, watch))
     solve = solve_pattern if not cancel.cancelled else _skipped
+    insiders = _insider_check(problem) if params.get("publish", False) else None
     out = solve(
         work,
         max_time=max(0.0, deadline.remaining - reserve),
@@ -746,6 +840,7 @@ def solve_optimal(
         sepa_depth=params.get("sepa_depth"),
         threads_nogil=bool(params.get("nogil", True)),
         heuristics=str(params.get("scip_heuristics", "fast")),
+        insiders=insiders,
     )
     everything = problem.candidate | problem.primary | problem.secondary
     found = out.mask[:n] if out.mask is not None else None
