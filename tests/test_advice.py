@@ -11,7 +11,10 @@ from argusqt.protection.advice import OPT_CELLS, recommend, recommend_for_table
 
 
 def test_small_tables_get_opt_large_ones_the_heuristic():
-    assert recommend(520, 61, hierarchical=True).method == "OPT"
+    opt = recommend(520, 61, hierarchical=True)
+    assert opt.method == "OPT"
+    # no promise of seconds: on the sample data's 738 × 63 table OPT stops at its limit
+    assert "often" in opt.reason and "how far from optimal" in opt.reason
     mod = recommend(738, 159, hierarchical=True)  # the sample table: OPT does not converge
     assert mod.method == "MOD" and "subtable" in mod.reason
     assert recommend(7_290, 1_408, hierarchical=True).method == "MOD"

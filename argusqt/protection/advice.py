@@ -1,9 +1,12 @@
 """Which suppression method, and how much time, suits a table of a given size — and why.
 
 The thresholds come from the measurements in benchmarks/bench_vs_tauargus.py (figures in
-docs/design.md): OPT proves small tables optimal in seconds but its branch-and-cut grows
-fast with the number of primaries; MOD's subtables keep hierarchical tables of a few
-thousand cells in minutes; beyond that only the heuristic finishes in reasonable time.
+docs/design.md, "What the Protect dialog suggests"): OPT proves many small tables optimal in
+seconds (520 cells with 61 unsafe, the enterprise and tau_testW tables) but not all of them
+(the sample data's 738 × 63 and 328 × 63 tables: gap 46–51 % after a minute, MOD 4–12 %
+cheaper), and its branch-and-cut grows fast with the number of primaries (738 × 159: gap
+58 %); MOD's subtables keep hierarchical tables of a few thousand cells in minutes; beyond
+that only the heuristic finishes in reasonable time.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 #: OPT: at most this many cells and primaries (the 520-cell table, 61 primaries: optimal in
-#: seconds; the 738-cell sample table with 159 primaries: not within minutes)
+#: seconds; the 738-cell sample table with 159 primaries: gap 58 % after a minute)
 OPT_CELLS = 1_000
 OPT_PRIMARIES = 100
 #: MOD: hierarchical tables up to this many cells
@@ -41,8 +44,9 @@ def recommend(n_cells: int, n_primary: int, hierarchical: bool) -> Advice:
         return Advice(
             "OPT",
             1,
-            f"{size}: small enough for the optimal method to prove the cheapest pattern, "
-            "usually within seconds",
+            f"{size}: small enough for the optimal method, which often proves the cheapest "
+            "pattern within seconds; when it cannot within the time limit it keeps its best "
+            "safe pattern and says how far from optimal it may be (then try MOD)",
         )
     if hierarchical and n_cells <= MOD_CELLS:
         return Advice(
