@@ -3,9 +3,9 @@
 The thresholds come from the measurements in benchmarks/bench_vs_tauargus.py (figures in
 docs/design.md, "What the Protect dialog suggests"): OPT proves many small tables optimal in
 seconds (520 cells with 61 unsafe, the enterprise and tau_testW tables) but not all of them
-(the sample data's 738 × 63 and 328 × 63 tables: gap 46–51 % after a minute, MOD 4–12 %
+(the sample data's 738 × 63 and 328 × 63 tables: gap 48–51 % after a minute, MOD 7–13 %
 cheaper), and its branch-and-cut grows fast with the number of primaries (738 × 159: gap
-58 %); MOD's subtables keep hierarchical tables of a few thousand cells in minutes; beyond
+57–60 %); MOD's subtables keep hierarchical tables of a few thousand cells in minutes; beyond
 that only the heuristic finishes in reasonable time.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 #: OPT: at most this many cells and primaries (the 520-cell table, 61 primaries: optimal in
-#: seconds; the 738-cell sample table with 159 primaries: gap 58 % after a minute)
+#: seconds; the 738-cell sample table with 159 primaries: gap 57–60 % after a minute)
 OPT_CELLS = 1_000
 OPT_PRIMARIES = 100
 #: MOD: hierarchical tables up to this many cells
