@@ -92,7 +92,15 @@ def undoable(
                 history.depth -= 1
             n = len(before.session.actions)
             new = self.actions[n:] if tuple(self.actions[:n]) == before.session.actions else []
-            history.record(label(self, *args, **kwargs) if label else describe(new), before, self)
+            try:
+                name = label(self, *args, **kwargs) if label else describe(new)
+            except (TypeError, ValueError, LookupError):
+                name = describe(new)
+            try:
+                history.record(name, before, self)
+            except Exception as exc:  # the action stands; only its undo is lost
+                history.clear()
+                self.add_log(f"warning: undo is not possible for {name} ({exc}); history cleared")
             return out
 
         return run
@@ -848,7 +856,7 @@ class Session:
             out.append(table.cell_index(tuple(int(n) for n in nodes if n is not None)))
         return np.asarray(out, dtype=np.int64)
 
-    @undoable(lambda s, no: f"removal of the secondary suppressions of table {no}")
+    @undoable(lambda s, table_no: f"removal of the secondary suppressions of table {table_no}")
     def undo_protection(self, table_no: int) -> int:
         """Undo the secondary suppressions (and published values) of a method; its run leaves
         the log. Tables protected together are undone together. Returns cells changed."""

@@ -432,3 +432,27 @@ def sample_session(sample):
         return s
 
     return make
+
+
+def test_keyword_calls_are_named_too(sample):
+    s = _session(sample)
+    s.protect(table_no=1, method="HEUR")
+    s.undo_protection(table_no=1)
+    assert s.undo_label() == "removal of the secondary suppressions of table 1"
+    s.undo()
+    assert s.undo_label() == "protection HEUR of table 1"
+
+
+def test_a_failure_to_keep_the_step_loses_the_undo_not_the_action(sample, monkeypatch):
+    s = _session(sample)
+    cells = safe_cells(s.table(1), 2)
+    s.set_status(1, cells[:1], "unsafe")
+
+    def broken(*a, **k):
+        raise RuntimeError("no room for the step")
+
+    monkeypatch.setattr(History, "record", broken)
+    assert s.set_status(1, cells[1:], "unsafe") == 1  # the action stands
+    assert (s.table(1).status[cells] == 9).all()
+    assert s.undo_label() is None  # no undo that would skip it
+    assert "undo is not possible" in s.log[-1].message
