@@ -13,7 +13,9 @@ from conftest_gui import run_dialog
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog
 from test_gui_acceptance import (  # noqa: F401  (tauw is a fixture)
+    _button,
     _open_and_specify,
+    _pick_file,
     _recode_size_with_gk,
     _spec_p15,
     tauw,
@@ -164,6 +166,44 @@ def test_recode_and_protection_undone_redone_saved_and_reloaded(
         assert np.array_equal(a.status, b.status), no
         assert np.array_equal(a.cost, b.cost), no
     assert not any(type(a).__name__ == "Protect" for a in again.actions)
+
+
+def test_recode_across_tables_is_one_undo_step(qtbot, window, monkeypatch, tauw):  # noqa: F811
+    """Modify | Global recode of Size in every table that uses it (tables 1 and 2): one
+    Edit | Undo puts both tables back, one Redo recodes both again."""
+    from PySide6.QtWidgets import QDialogButtonBox
+
+    from argusqt.gui.recodedialog import RecodeDialog
+
+    _open_and_specify(qtbot, window, monkeypatch, tauw, _spec_p15)
+    _idle(qtbot, window)
+    originals = list(window.session.tables)
+    statuses = [t.status.copy() for t in originals]
+
+    def recode(d: RecodeDialog) -> None:
+        d.var_list.setCurrentRow([x.name for x in d.table.dims].index("Size"))
+        assert d.scope_all.isChecked()  # the default: every table that uses Size
+        _pick_file(monkeypatch, tauw / "GK.GRC")
+        _button(d, "Load .grc…").click()
+        d.apply_button.click()
+        d.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Close).click()
+
+    driven = run_dialog(qtbot, RecodeDialog, recode, timeout=60)
+    window.actions["recode"].trigger()
+    driven.check()
+    assert not window.errors, window.errors
+    recoded = list(window.session.tables)
+    assert all(a is not b for a, b in zip(recoded, originals, strict=True))
+    assert _menu_text(window, "undo") == "Undo recode Size in tables 1, 2"
+
+    _press(qtbot, window)
+    for no, (t, st) in enumerate(zip(originals, statuses, strict=True), 1):
+        assert window.session.table(no) is t and window.views[no - 1].table is t
+        assert np.array_equal(t.status, st)
+    assert _menu_text(window, "redo") == "Redo recode Size in tables 1, 2"
+    _press(qtbot, window, redo=True)
+    for no, t in enumerate(recoded, 1):
+        assert window.session.table(no) is t and window.views[no - 1].table is t
 
 
 def test_apriori_and_undo_suppression_undone_from_the_edit_menu(qtbot, window, sample, monkeypatch):
