@@ -50,6 +50,44 @@ def best(fn, repeat: int = 3) -> float:
     return min(times)
 
 
+def measure(side: int) -> None:
+    """One row of the table: a (side+1)² table's change, step size, undo and redo."""
+    from argusqt.history import capture
+
+    s = big_session(side)
+    t = s.table(1)
+    safe = np.flatnonzero(t.status == 1)
+
+    def change(cell: int) -> None:
+        s.set_status(1, [cell], "unsafe")
+        s.set_status(1, [cell], "safe")
+
+    s.history.depth = 1  # as inside another action: no capture, the action alone
+    plain = best(lambda: change(int(safe[0]))) / 2
+    s.history = History()
+    kept = best(lambda: change(int(safe[1]))) / 2
+    nbytes = s.history.undo_steps[-1].nbytes
+    undo = best(lambda: (s.undo(), s.redo()))
+    s.undo()
+    redo = best(lambda: (s.redo(), s.undo()))
+    half = safe[: safe.size // 2]  # a protection-sized change: half the statuses at once
+
+    def wide_step() -> None:
+        cap = capture(s)
+        new = t.status.copy()
+        new[half] = 11
+        t.status = new
+        s.history.record("wide", cap, s)
+        s.history.undo(s)
+
+    protect_like = best(wide_step)
+    print(
+        f"{t.n_cells:>10,} {plain * 1e3:>16.1f} ms {kept * 1e3:>15.1f} ms "
+        f"{nbytes:>11,} {undo / 2 * 1e3:>6.1f} ms {redo / 2 * 1e3:>6.1f} ms "
+        f"{protect_like * 1e3:>17.1f} ms"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="only the two smaller tables")
@@ -61,44 +99,7 @@ def main() -> None:
         f"{'step bytes':>11} {'undo':>9} {'redo':>9} {'protect-like (50 %)':>20}"
     )
     for side in sides:
-        s = big_session(side)
-        t = s.table(1)
-        safe = np.flatnonzero(t.status == 1)
-
-        def change(cell: int) -> None:
-            s.set_status(1, [cell], "unsafe")
-            s.set_status(1, [cell], "safe")
-
-        s.history.depth = 1  # as inside another action: no capture, the action alone
-        plain = best(lambda: change(int(safe[0]))) / 2
-        s.history = History()
-        kept = best(lambda: change(int(safe[1]))) / 2
-        nbytes = s.history.undo_steps[-1].nbytes
-        undo = best(lambda: (s.undo(), s.redo()))
-        s.undo()
-        redo = best(lambda: (s.redo(), s.undo()))
-        # a protection-sized change: half the statuses replaced at once
-        half = safe[: safe.size // 2]
-
-        def wide() -> None:
-            new = t.status.copy()
-            new[half] = 11
-            t.status = new
-
-        def wide_step() -> None:
-            from argusqt.history import capture
-
-            cap = capture(s)
-            wide()
-            s.history.record("wide", cap, s)
-            s.history.undo(s)
-
-        protect_like = best(wide_step)
-        print(
-            f"{t.n_cells:>10,} {plain * 1e3:>16.1f} ms {kept * 1e3:>15.1f} ms "
-            f"{nbytes:>11,} {undo / 2 * 1e3:>6.1f} ms {redo / 2 * 1e3:>6.1f} ms "
-            f"{protect_like * 1e3:>17.1f} ms"
-        )
+        measure(side)
 
 
 if __name__ == "__main__":
