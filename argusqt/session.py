@@ -250,7 +250,7 @@ class Session:
         n = getattr(micro, "n_records", None)
         self.add_log(
             f"Microdata {data_path.name} opened with metadata {meta_path.name}"
-            + (f" ({n} records)" if n is not None else "")
+            + (f" ({n:,} records)" if n is not None else "")
         )
         self._log_lines(list(getattr(micro, "log", []) or []))  # the reader's warnings
         self.actions = [OpenMicrodata(data_path, meta_path)]

@@ -92,6 +92,7 @@ def main(argv: list[str]) -> int:
     if win.result_box is not None:
         print(win.result_box.text())
         win.result_box.close()
+    win.confirm_discard = lambda *a, **k: True  # a script: no unsaved-work question on close
     win.close()
     return 0
 

@@ -31,7 +31,7 @@ from argusqt.protection.params import MethodParams, TableFacts, minutes_param, p
 from argusqt.protection.problem import CSPProblem
 from argusqt.protection.publication import CANCEL_GRACE
 from argusqt.protection.registry import MethodDescriptor, register
-from argusqt.protection.result import AuditResult, ProtectionResult
+from argusqt.protection.result import AuditResult, ProtectionResult, grouped
 from argusqt.protection.singleton import singleton_param, singleton_solver_options
 
 #: HiTaS LOWERMARG 0.9 / UPPERMARG 1.1: protection of inherited secondaries
@@ -392,7 +392,8 @@ def _finish(
     added = _certify(ctx, sup_w, wit, grace)
     log.append(
         f"full table: {added} cells added so that every primary is protected over all "
-        f"relations at once (cost {before:.6g} → {float(cost[sup_w[:n] & ~problem.primary].sum()):.6g})"
+        f"relations at once (cost {grouped(before)} → "
+        f"{grouped(float(cost[sup_w[:n] & ~problem.primary].sum()))})"
     )
     if params.get("cleanup", True) and not (cancel is not None and cancel.cancelled):
         n_prim = int(problem.primary.sum())
@@ -406,7 +407,7 @@ def _finish(
         )
         log.append(
             f"clean-up over the whole table: {info['removed']} secondaries published again, "
-            f"cost {first:.6g} → {float(cost[sup_w[:n] & ~problem.primary].sum()):.6g} "
+            f"cost {grouped(first)} → {grouped(float(cost[sup_w[:n] & ~problem.primary].sum()))} "
             f"({info['lps']} LPs, {info['elapsed']:.1f} s)"
             + (f", stopped early ({info['stopped']})" if info["stopped"] else "")
         )
