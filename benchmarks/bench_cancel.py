@@ -4,7 +4,7 @@ Each run starts `run_method` in a thread, waits until the method reports the pha
 progress messages), cancels, and measures the time until `run_method` returns. The outcome
 is either an audited pattern (outsider and insider) or "no safe pattern" (Cancelled: the
 table stays unprotected) — never "every candidate suppressed". Usage:
-    python benchmarks/bench_cancel.py [--quick]
+    python benchmarks/bench_cancel.py [--quick] [--methods HEUR]
 """
 
 from __future__ import annotations
@@ -90,12 +90,14 @@ def run_case(method: str, kind: str, cells: int, phase: str, params: dict) -> tu
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="the small tables only")
+    ap.add_argument("--methods", default="OPT,MOD,HEUR", help="e.g. HEUR")
     args = ap.parse_args()
+    methods = {m.strip().upper() for m in args.methods.split(",")}
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     print(f"machine: {os.cpu_count()} cores; {load}")
     print(f"{'method':<6}{'cells':>8}  {'phase':<38}{'at s':>7}{'answer s':>10}  outcome")
     for method, kind, cells, phase, params in CASES:
-        if args.quick and cells > 20_000:
+        if (args.quick and cells > 20_000) or method not in methods:
             continue
         n, at, took, what = run_case(method, kind, cells, phase, params)
         print(f"{method:<6}{n:>8}  {phase:<38}{at:>7.1f}{took:>10.2f}  {what}", flush=True)

@@ -196,6 +196,8 @@ def audit(
                 and local is not None
                 and not (settled(cell, 1.0) and settled(cell, -1.0))
             ):
+                if cancel is not None and cancel.cancelled:
+                    raise Cancelled("audit cancelled")
                 n_lps += local.improve(cell, run_lo, run_hi, settled)
             for sense in (1.0, -1.0):
                 if settled(cell, sense) or proofs_only:
