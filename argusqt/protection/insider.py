@@ -243,7 +243,8 @@ def insider_audit(
                 # this attacker) and much cheaper than a re-solve of a big component
                 t0 = time.perf_counter()
                 settled_here = False
-                for cells in _neighbourhoods(ctx, cell, free):
+                deep = lp.cells.size >= DEEP_NEIGHBOURHOOD_CELLS
+                for cells in _neighbourhoods(ctx, cell, free, deep):
                     out.n_lps += lp.local(cell, direction, cells)
                     if lp.settled(cell, direction):
                         settled_here = True
@@ -355,12 +356,18 @@ class _FreeScore:
         return np.where(self.free[idx], 0.0, np.inf)
 
 
-def _neighbourhoods(ctx: MoveContext, cell: int, free: np.ndarray):
+#: components of at least this many cells get a third neighbourhood (every ancestor level)
+#: before their own LP, whose warm re-solve costs 0.2–1.3 s there (b31808, load 16)
+DEEP_NEIGHBOURHOOD_CELLS = 2000
+
+
+def _neighbourhoods(ctx: MoveContext, cell: int, free: np.ndarray, deep: bool = False):
     """Growing sets of free cells around `cell` along the table's dimensions (none without)."""
     if ctx.grid is None:
         return
     score = _FreeScore(free)
-    for k_sup, climb in ((3, 1), (1 << 30, 1)):
+    levels = ((3, 1), (1 << 30, 1)) + (((1 << 30, 1 << 30),) if deep else ())
+    for k_sup, climb in levels:
         n = ctx.grid.neighbourhood(cell, score, k_free=0, k_sup=k_sup, climb=climb)
         yield n[free[n]]
 
