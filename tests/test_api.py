@@ -191,7 +191,8 @@ def test_writers_and_progress(records, testw, tmp_path):
     assert all(Path(f).is_file() for f in files)
     report = result.write_report(tmp_path / "t.html")
     assert "CONFIDENTIAL" in report.name and report.is_file()
-    first = Path(files[0]).read_text().splitlines()[0]
+    banner, first = Path(files[0]).read_text(encoding="utf-8").splitlines()[:2]
+    assert banner.startswith("// CONFIDENTIAL — not for publication")  # AS+: internal
     assert first == '"Total","Total",16847646.84,1'  # AS+: the status is added
 
 

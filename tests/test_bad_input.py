@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from confidential_helpers import body_lines
 from shared_paths import copy_case
 
 from argusqt.batch.runner import run_batch
@@ -88,7 +89,7 @@ def _logbook_warnings(folder: Path) -> list[str]:
 
 
 def _total(folder: Path) -> float:
-    first = (folder / "out.txt").read_text().splitlines()[1]
+    first = body_lines(folder / "out.txt")[1]  # after the CONFIDENTIAL line and the header
     return float(first.split(",")[2])
 
 

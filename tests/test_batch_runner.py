@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from confidential_helpers import body_lines
 
 from argusqt.batch.runner import run_batch
 from argusqt.io.logbook import format_entry, timestamp
@@ -182,7 +183,7 @@ def test_outputs_relative_to_batch_file_and_windows_paths(ex2):
         ex2 / "p.csv",
         ex2 / "p.html",
     ]
-    assert (ex2 / "out" / "t.txt").read_text().splitlines()[6] == '"A","female",189.40,3'
+    assert body_lines(ex2 / "out" / "t.txt")[6] == '"A","female",189.40,3'
 
 
 def test_cancel_before_start(ex2):
@@ -218,7 +219,7 @@ def test_tabular_table_set_before_one_readtable(shared_data, tmp_path):
     out = _run(folder, text)
     assert out.ok, out.error
     assert len(out.session.tables) == 2
-    assert (folder / "t2.txt").read_text().splitlines()[5] == '"A","female",137,9'
+    assert body_lines(folder / "t2.txt")[5] == '"A","female",137,9'
     # a second table file after READTABLE needs <CLEAR>
     _fails_at(_run(folder, group + "<READTABLE>\n" + group), 5, "<CLEAR>")
 

@@ -7,6 +7,7 @@ import types
 
 import numpy as np
 import pytest
+from confidential_helpers import body_lines
 from session_helpers import ex2_session
 
 from argusqt.batch.arb import parse_specify_table
@@ -139,7 +140,7 @@ def test_rounding_published_values_and_minimum_base(ex2, monkeypatch):
     t = s.table(1)
     assert t.published is not None and t.published[0] == 10500.0
     s.write_table(1, 3, "AS+FL+", ex2 / "r.txt")
-    lines = (ex2 / "r.txt").read_text().splitlines()
+    lines = body_lines(ex2 / "r.txt")  # after its CONFIDENTIAL line
     assert lines[0] == '"region","gender","num1_Round","num1_Orig"'
     assert lines[1] == '"Total","Total",10500.00,10484.95'
 
@@ -187,7 +188,8 @@ def test_respecify_then_batch_file_is_valid(ex2):
     out = run_batch(ex2 / "again.arb")
     assert out.ok, out.error
     assert (ex2 / "one.txt").read_text() == first
-    assert first.splitlines()[:2] == ['"region","num1","Status"', '"Total",10484.95,1']
+    assert first.splitlines()[1:3] == ['"region","num1","Status"', '"Total",10484.95,1']
+    assert first.startswith("// CONFIDENTIAL — not for publication")
 
 
 def test_write_apriori_from_table(ex2):

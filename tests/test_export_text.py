@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from confidential_helpers import body_bytes, body_lines
 
 from argusqt.errors import SpecificationError
 from argusqt.export.codevalue import codevalue_lines
@@ -124,14 +125,14 @@ def _read(path: Path) -> list[str]:
 def test_codevalue_ex1_matches_expected_file(tmp_path, exact):
     out = tmp_path / "tabout_ex1.txt"
     write_table(ex1_table(), 3, "AS+FL+" + exact, out)
-    assert _read(out) == EX1_EXPECTED
+    assert body_lines(out) == EX1_EXPECTED  # after the CONFIDENTIAL banner
 
 
 @pytest.mark.parametrize("exact", ["", "TA+"])
 def test_codevalue_ex2_matches_expected_file(tmp_path, exact):
     out = tmp_path / "tabout_ex2.txt"
     write_table(ex2_table(), 3, "AS+FL+" + exact, out)
-    assert _read(out) == EX2_EXPECTED
+    assert body_lines(out) == EX2_EXPECTED
 
 
 def test_codevalue_without_status_hides_suppressed_and_empty():
@@ -262,6 +263,31 @@ def test_sbs_ex2_lines_e9(tau_exact):
     assert lines[0] == '"Total","Total",10484.95,100,V'
 
 
+@pytest.mark.parametrize(
+    "out_type, options, what",
+    [
+        (3, "AS+", "status and true value"),
+        (2, "AS+", "status and true value"),
+        (3, "AS+TA+", "status and true value"),
+        (4, "", "true values, flags"),
+        (4, "TA+", "true values, flags"),
+    ],
+)
+def test_internal_text_outputs_start_confidential(tmp_path, out_type, options, what):
+    """AS+ code-value/pivot and SBS hold statuses and true values of suppressed cells: their
+    first line says CONFIDENTIAL (a `//` comment, as in .hst and intermediate files), then
+    τ-Argus's lines follow unchanged; publication outputs have no such line."""
+    out = tmp_path / "internal.txt"
+    write_table(ex2_table(), out_type, options, out)
+    first, *rest = out.read_text(encoding="utf-8").splitlines()
+    assert first.startswith("// CONFIDENTIAL — not for publication: ") and what in first
+    assert not any("CONFIDENTIAL" in line for line in rest)
+    if out_type == 4:
+        assert rest == sbs_lines(ex2_table(), tau_exact="TA+" in options)
+    else:
+        assert '"A","female",189.40,3' in rest  # the true value of a primary
+
+
 def test_sbs_flags_without_p_rule_and_levels():
     t = ex2_table()
     t.spec.rules.p_individual = []
@@ -360,11 +386,11 @@ def test_codevalue_matches_tauargus_file(enterprise_data, tmp_path, name, dims, 
     table.status = np.where(secondary, given, table.status).astype(np.int8)
     out = tmp_path / name
     write_table(table, 3, options, out)
-    ours = out.read_text().splitlines()
+    ours = body_lines(out)  # the CONFIDENTIAL banner, then τ-Argus's lines
     diff = [(i, a, b) for i, (a, b) in enumerate(zip(ours, expected, strict=True)) if a != b]
     assert not diff, f"{len(diff)} lines differ, first: {diff[:3]}"
     # byte for byte but the line ends (τ-Argus wrote these on Windows: CRLF)
-    assert out.read_bytes() == (folder / "expected" / name).read_bytes().replace(b"\r\n", b"\n")
+    assert body_bytes(out) == (folder / "expected" / name).read_bytes().replace(b"\r\n", b"\n")
 
 
 def test_intermediate_of_a_rounded_table_writes_published_values():

@@ -44,8 +44,8 @@ TEST_1 = f"""<OPENMICRODATA> "example_enterprise.asc"
 
 
 def _rows(path) -> list[list[str]]:
-    with open(path, newline="") as f:
-        return [r for r in csv.reader(f) if r]
+    with open(path, newline="", encoding="utf-8") as f:  # an AS+ file's banner is a // line
+        return [r for r in csv.reader(line for line in f if not line.startswith("//")) if r]
 
 
 def _secondary_cost(rows) -> float:

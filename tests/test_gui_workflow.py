@@ -12,6 +12,7 @@ from pathlib import Path
 import conftest_gui  # noqa: F401
 import numpy as np
 import pytest
+from confidential_helpers import body_lines
 from conftest_gui import run_dialog
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
@@ -98,7 +99,7 @@ def test_protect_audit_and_save(qtbot, window, sample):
     window.actions["save_table"].trigger()
     qtbot.waitUntil(lambda: not window.runner.busy, timeout=60_000)
     assert not window.errors, window.errors
-    lines = out.read_text().splitlines()
+    lines = body_lines(out)  # AS+: after its CONFIDENTIAL first line
     assert len(lines) == 1 + t.n_cells  # header (FL+) and one line per cell
     statuses = np.array([int(x.split(",")[-1]) for x in lines[1:]])
     np.testing.assert_array_equal(np.sort(statuses), np.sort(t.status.astype(int)))

@@ -33,7 +33,12 @@ def test_jj_ex1_exact(tmp_path):
     out = tmp_path / "ex1.jj"
     write_jj(_primary_only(), out)
     lines = out.read_text().splitlines()
-    assert lines[:2] == ["0", "15"]
+    # the leading 0, then the CONFIDENTIAL banner as a comment τ-Argus's JJ reader ignores
+    assert (
+        lines[0]
+        == "0 // CONFIDENTIAL — not for publication: values, statuses and protection levels of every cell"
+    )
+    assert lines[1] == "15"
     assert lines[2] == "0 5146 20000 s 0 7719 0.000 0.000 0"
     assert lines[3] == "1 2757 10715 s 0 7719 0.000 0.000 0"
     assert lines[4] == "2 2389 9285 s 0 7719 0.000 0.000 0"

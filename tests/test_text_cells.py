@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from confidential_helpers import body_lines, body_text
 
 from argusqt.batch.render import batch_lines
 from argusqt.export.writetable import write_table
@@ -111,7 +112,7 @@ def test_tau_exact_option_writes_codes_as_given(tmp_path, out_type):
 def test_codevalue_bytes(tmp_path):
     out = tmp_path / "cv.txt"
     write_table(risky_table(), 3, "AS+FL+", out)
-    lines = out.read_text().splitlines()
+    lines = body_lines(out)  # after its CONFIDENTIAL line
     link = "\"'=HYPERLINK('http://example.invalid/x','click')\""
     assert lines[0] == '"\'=Name","col","resp","Status"'
     assert (
@@ -130,7 +131,7 @@ def test_session_keyword_and_history(tmp_path):
     ses.kind = "tabular"
     out = tmp_path / "s.txt"
     ses.write_table(1, 3, "AS+", out, tau_exact=True)
-    assert out.read_text().startswith('"Total","-2+3"')
+    assert body_text(out).startswith('"Total","-2+3"')
     assert "=HYPERLINK(" in out.read_text() and "'=HYPERLINK" not in out.read_text()
     assert batch_lines(ses)[-1].startswith("<WRITETABLE> (1, 3, AS+TA+,")
     ses.write_table(1, 3, "AS+", out)

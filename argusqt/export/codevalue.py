@@ -12,9 +12,13 @@ import numpy as np
 
 from argusqt.errors import AuditError
 from argusqt.io.atomic import atomic_write_text
+from argusqt.io.confidential import comment_banner
 from argusqt.io.textcells import neutralise
 from argusqt.model.status import Status
 from argusqt.model.table import Table
+
+#: what the first line of a code-value or pivot file with `AS+` says it holds
+CODEVALUE_CONFIDENTIAL = "status and true value of every cell, suppressed ones included"
 
 #: Statuses whose value is hidden (`x`) when the status is not added.
 HIDDEN = np.array([s in (3, 4, 5, 6, 7, 8, 9, 11, 12) for s in range(16)])
@@ -212,4 +216,6 @@ def write_codevalue(
         suppress_empty=suppress_empty,
         tau_exact=tau_exact,
     )
-    atomic_write_text(path, "".join(line + "\n" for line in lines))
+    # statuses and true values of suppressed cells: marked before anything else
+    banner = comment_banner(CODEVALUE_CONFIDENTIAL) if add_status else ""
+    atomic_write_text(path, banner + "".join(line + "\n" for line in lines))

@@ -9,6 +9,7 @@ import numpy as np
 
 from argusqt.export.codevalue import code_columns, fmt_ints, fmt_numbers, join_columns
 from argusqt.io.atomic import atomic_write_text
+from argusqt.io.confidential import comment_banner
 from argusqt.model.status import Status
 from argusqt.model.table import Table
 
@@ -95,6 +96,8 @@ def write_sbs(
     levels: bool = False,
     tau_exact: bool = False,
 ) -> None:
-    """Write the SBS file atomically (`levels` = `HL+`)."""
+    """Write the SBS file atomically (`levels` = `HL+`); its first line says it is confidential
+    (true values of unsafe cells, their flags and dominance)."""
     lines = sbs_lines(table, quotes=quotes, levels=levels, tau_exact=tau_exact)
-    atomic_write_text(path, "".join(line + "\n" for line in lines))
+    banner = comment_banner("true values, flags and dominance of unsafe cells")
+    atomic_write_text(path, banner + "".join(line + "\n" for line in lines))

@@ -13,6 +13,7 @@ import scipy.sparse as sp
 
 from argusqt.errors import InputError
 from argusqt.io.atomic import atomic_write_text
+from argusqt.io.confidential import jj_first_line, strip_comment
 from argusqt.model.codelist import CodeList
 from argusqt.model.status import JJ_LETTER, Status
 from argusqt.model.table import Table, build_relations
@@ -183,7 +184,11 @@ def write_jj(
         unity = bool(np.all(np.asarray(problem.cost) == 1))
         if trivial_removed and problem.dims:
             raise InputError("TR+ needs the table, not a bare problem", file=path)
-    atomic_write_text(path, jj_text(problem, unity))
+    # true values, statuses and protection levels: confidential, said on the first line
+    # (jj_text starts with the line "0", which the banner line carries)
+    rest = jj_text(problem, unity).partition("\n")[2]
+    banner = jj_first_line("values, statuses and protection levels of every cell")
+    atomic_write_text(path, banner + rest)
 
 
 def read_jj(path: str | Path, cost: np.ndarray | None = None) -> CSPProblem:
@@ -206,6 +211,7 @@ def read_jj(path: str | Path, cost: np.ndarray | None = None) -> CSPProblem:
     # tokens with their line numbers, for error messages
     tokens: list[tuple[str, int]] = []
     for no, line in enumerate(text.splitlines(), start=1):
+        line = strip_comment(line)  # the CONFIDENTIAL banner after the leading 0
         tokens.extend((tok, no) for tok in line.replace("(", " ( ").replace(")", " ) ").split())
     pos = 0
 
