@@ -212,7 +212,9 @@ def test_copy_selection_and_keyboard_folding(qtbot):
     for r, c in ((0, 0), (0, 1), (1, 0), (1, 1)):
         sel.select(w.model.index(r, c), QItemSelectionModel.SelectionFlag.Select)
     text = w.copy_selection()
-    lines = text.splitlines()
+    warning, *lines = text.splitlines()
+    # an unprotected table: the copy says first that it is not for publication
+    assert warning.startswith("NOT FOR PUBLICATION: the table has not passed the publication")
     assert lines[0].split("\t")[1:] == ["Total", "female"]  # flat codes in byte order
     # the published face: plain numbers (no grouping), codes without fold marks
     assert lines[1].split("\t") == ["Total", f"{t.value[0]:.1f}", f"{t.value[1]:.1f}"]
@@ -246,6 +248,8 @@ def test_copy_gives_the_published_face_never_a_sensitive_value(qtbot):
     assert not w.model.preview_safe  # the view shows true values of sensitive cells
     w.view.selectAll()
     text = w.copy_selection()
+    assert text.startswith("NOT FOR PUBLICATION")  # primaries and no passing audit
+    text = text.split("\n", 1)[1]
     assert text.splitlines()[0].split("\t")[1:] == ["Total", "'=cmd", "male"]
     shown = {f"{v:.1f}" for v in t.value[t.status == 5]} | {
         f"{v:,.1f}" for v in t.value[t.status == 5]
@@ -258,4 +262,11 @@ def test_copy_gives_the_published_face_never_a_sensitive_value(qtbot):
     sel.clearSelection()
     r, c = next((r, c) for r, c in w.model.primary_positions())
     sel.select(w.model.index(r, c), QItemSelectionModel.SelectionFlag.Select)
-    assert w.copy_selection().splitlines()[1].split("\t")[1] == "x"
+    assert w.copy_selection().splitlines()[2].split("\t")[1] == "x"
+    # once the table passed the publication gate (here: its fingerprint recorded as
+    # cleared), the copy is the plain published face
+    from argusqt.export.gate import fingerprint
+
+    t.cleared_print = fingerprint(t)
+    plain = w.copy_selection().splitlines()
+    assert not plain[0].startswith("NOT FOR") and plain[1].split("\t")[1] == "x"

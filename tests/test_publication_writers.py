@@ -61,7 +61,8 @@ WRITERS = {
     ("argusqt/io/tables.py", "write_tabular_input"): "the caller's own input, for reading",
     ("argusqt/io/atomic.py", "atomic_write_text"): "the atomic writer itself",
     ("argusqt/io/atomic.py", "_backup"): "the atomic writer's backup of a replaced file",
-    ("argusqt/gui/tableview.py", "TableView.copy_selection"): "clipboard: the published face",
+    ("argusqt/gui/tableview.py", "TableView.copy_selection"): "clipboard: the published face, "
+    "marked NOT FOR PUBLICATION unless the table passed the gate",
 }
 
 

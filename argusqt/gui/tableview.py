@@ -30,6 +30,9 @@ from argusqt.gui.tablemodel import TableModel
 from argusqt.model.table import Table
 from argusqt.session import published_face, spreadsheet_safe
 
+#: first line of a copy of a table that has not passed the publication audit
+NOT_FOR_PUBLICATION = "NOT FOR PUBLICATION: the table has not passed the publication audit — "
+
 
 class Legend(QWidget):
     """Colour swatches of the status groups, with the number of cells of each."""
@@ -330,7 +333,12 @@ class TableView(QWidget):
         Always the published face (`x` for suppressed cells, `-` for empty ones, the rounded,
         adjusted or interval values), whatever the view shows: a clipboard leaves the
         program like a file, and true values of sensitive cells must not (docs/design.md).
+        A table that has not passed the publication audit on its current statuses (not
+        protected, changed after protection) gets a first line saying it is not for
+        publication: its `x` cells may still be recomputable from the others.
         """
+        from argusqt.gui import core
+
         idx = self.view.selectionModel().selectedIndexes()
         if not idx:
             return ""
@@ -347,7 +355,9 @@ class TableView(QWidget):
             return spreadsheet_safe(m.node_name(m.col_dim, node))
 
         head = [""] + [col_header(c) for c in cols]
-        lines = ["\t".join(head)]
+        state, words = core.protection_of(self.table)
+        lines = [] if state in ("cleared", "nothing to protect") else [NOT_FOR_PUBLICATION + words]
+        lines.append("\t".join(head))
         for r in rows:
             cells = [str(face[m.cell_at(r, c)]) if (r, c) in chosen else "" for c in cols]
             name = spreadsheet_safe(m.node_name(m.row_dim, m.row_node(r))) if m.table.ndim else ""
