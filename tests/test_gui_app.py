@@ -11,6 +11,7 @@ from pathlib import Path
 
 import conftest_gui  # noqa: F401
 import pytest
+from confidential_helpers import body_lines
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QMessageBox
 
@@ -83,7 +84,7 @@ def test_main_runs_a_batch_file_given_as_argument(ex2, tmp_path):
         ("C", "male"),
         ("C", "female"),
     }
-    out = (tmp_path / "tabout_ex2.txt").read_text().splitlines()
+    out = body_lines(tmp_path / "tabout_ex2.txt")  # AS+: after its CONFIDENTIAL line
     assert out[5] == '"A","  male",1938.79,11'
     assert out[6] == '"A","female",189.40,3'
 
