@@ -102,9 +102,12 @@ def test_recompute_keeps_the_other_tables(qtbot, window, sample):
     view = window.views[0]
     safe = int(np.flatnonzero(t1.status == Status.SAFE)[-1])
     assert view.select_cell(safe)
-    view.buttons["protected"].click()
-    assert int(t1.status[safe]) == Status.PROTECTED
+    view.buttons["unsafe"].click()  # after the recode no cell is unsafe: make one so
+    assert int(t1.status[safe]) == Status.UNSAFE_MANUAL
+    _protect(qtbot, window, "HEUR")
+    assert is_secondary(t1.status).any()
     statuses, codes = t1.status.copy(), _size_codes(t1)
+    state = window.views[0].protection.text()
 
     _specify(qtbot, window, [["region", "size"], ["activity", "size"]])  # one table added
 
@@ -112,6 +115,8 @@ def test_recompute_keeps_the_other_tables(qtbot, window, sample):
     assert window.tables[0] is t1  # not computed again: its recode and status change kept
     np.testing.assert_array_equal(window.tables[0].status, statuses)
     assert _size_codes(window.tables[0]) == codes == ["Total", "1", "2", "3"]
+    assert window.views[0].protection.text() == state  # still protected by HEUR
+    assert window.session.results[1].method == "HEUR"
     assert len(_size_codes(window.tables[1])) > 4  # the new table has the original coding
     assert window.tabs.currentIndex() == 1  # the new table is shown
     assert "Tables kept as they were" in window.log.toPlainText()

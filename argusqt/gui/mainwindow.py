@@ -239,7 +239,7 @@ class MainWindow(QMainWindow):
             self.recode,
             "Ctrl+R",
             "recode",
-            "Recode explanatory variables of the current table",
+            "Recode an explanatory variable in every table that uses it (or in this table only)",
         )
         A("apriori", "Apply &a-priori file…", self.apply_apriori, None)
         A(
