@@ -122,7 +122,7 @@ def main(argv: list[str]) -> int:
     shoot(app, od, "open_microdata")
     od.close()
 
-    pd = ProtectDialog(view.title, 12, win)
+    pd = ProtectDialog(view.title, s.protection_methods(), s.table_facts(1), win, n_tables=2)
     shoot(app, pd, "protect")
     pd.select("RND")
     shoot(app, pd, "protect_rounding")
