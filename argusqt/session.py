@@ -720,6 +720,7 @@ class Session:
         """Recode `var` in every table that uses it (a variable has one coding in a
         publication), or in table `only`; all or none. Returns the tables recoded."""
         numbers = self._recode_targets(var, only)
+        self._require_all_unprotected(numbers, var)
         self._recode_all([self._recode_action(no, var, file_or_level) for no in numbers])
         return numbers
 
@@ -730,6 +731,7 @@ class Session:
         """`recode_tables` with `.grc` text typed in the GUI (see `recode_text`)."""
         where = Path(folder) if folder is not None else None
         numbers = self._recode_targets(var, only)
+        self._require_all_unprotected(numbers, var)
         self._recode_all([Recode(no, var, grc_text=grc_text, folder=where) for no in numbers])
         return numbers
 
@@ -757,6 +759,21 @@ class Session:
         for no in numbers:
             self.undo_recode(no, var)
         return numbers
+
+    def _require_all_unprotected(self, numbers: list[int], var: str) -> None:
+        """A recode of every table that uses `var` names the way out when one is protected."""
+        if len(numbers) < 2:
+            return
+        for no in numbers:
+            try:
+                self._require_unprotected(no, "recoding")
+            except SpecificationError as exc:
+                others = ", ".join(str(n) for n in numbers if n != no)
+                raise SpecificationError(
+                    f"{exc}; {var} is recoded in every table that uses it (tables "
+                    f"{', '.join(str(n) for n in numbers)}) and nothing was recoded. Undo the "
+                    f"protection of table {no}, or recode table {others} only"
+                ) from None
 
     def _recode_targets(self, var: str, only: int | None) -> list[int]:
         if only is not None:

@@ -112,8 +112,10 @@ def test_a_recode_across_tables_is_all_or_none(session, sample):
     s.update_tables([spec("region", "size"), spec("activity", "size")])
     s.protect(2, "HEUR")
     t1 = s.table(1)
-    with pytest.raises(SpecificationError, match="table 2 has been protected"):
+    with pytest.raises(SpecificationError, match="table 2 has been protected") as refused:
         s.recode_tables("size", sample / "size3.grc")
+    assert "nothing was recoded" in str(refused.value)
+    assert "recode table 1 only" in str(refused.value)
     assert s.table(1) is t1  # table 1 was not recoded either
     assert s.recode_tables("size", sample / "size3.grc", only=1) == [1]
     with pytest.raises(SpecificationError, match="does not use"):

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from argusqt.gui.solverpanel import format_cost
+from argusqt.gui.formatting import format_cost
 
 if TYPE_CHECKING:
     from argusqt.gui.charts import BarChart, LineChart
