@@ -42,6 +42,11 @@ MAX_REPAIR_ROUNDS = 50
 MAX_FINAL_REPAIRS = 3
 #: witnesses may use the whole suppressed set when it has at most this many cells
 FULL_WITNESS_LIMIT = 3000
+#: up to this many cells the full-table repair is also tried with whole-table LPs priced per
+#: cell (_PerCell) and the cheaper pattern kept; beyond it only the heuristic's LPs (measured,
+#: 2 cores, load 14: sample_data, 738 cells, 6.80·10⁷ → 6.11·10⁷ for 4 s more; the 7,290-cell
+#: table 6.07·10⁸ kept, the second try 6.50·10⁸ and 58 s more)
+WHOLE_TABLE_REPAIR = 2_000
 #: default relative gap at which a subtable's branch-and-cut stops (params["gap"] overrides):
 #: the modular method is a heuristic over near-optimal subtables anyway (τ-Argus's HiTaS
 #: also accepts them); proving the last 1 % took most of the time on 3-D tables
@@ -375,8 +380,10 @@ def _finish(
     (argusqt/docs/methods.md §4) — or, where the subtables left it short, a path LP that
     adds the cheapest cells: one pass repairs what subtable-wise protection leaks over the
     full relation set. The clean-up then publishes the secondaries the whole table does
-    not need, and the audit (with the witnesses as hints) decides; a primary it still finds
-    short is repaired again rather than the pattern refused. Singleton options are kept as
+    not need. Up to WHOLE_TABLE_REPAIR cells the repair and clean-up are done twice, the
+    LPs pricing movement and pricing cells (_PerCell), and the cheaper pattern is kept. The
+    audit (with the witnesses as hints) decides; a primary it still finds short is repaired
+    again rather than the pattern refused. Singleton options are kept as
     virtual cells throughout. Returns (pattern, audit, repair rounds, exact intervals).
     """
 
@@ -385,32 +392,42 @@ def _finish(
     work = with_singleton_cells(problem, singleton_singleton=ss, singleton_multiple=sm, min_freq=mf)
     sup_w = np.r_[sup, np.ones(work.n_cells - n, dtype=bool)]
     ctx = MoveContext(work)
-    wit = Witnesses()
-    cost = np.asarray(problem.cost, dtype=float)
-    before = float(cost[sup_w[:n] & ~problem.primary].sum())
     progress(ProgressEvent(message="Modular: checking every primary over the whole table"))
-    added = _certify(ctx, sup_w, wit, grace)
-    log.append(
-        f"full table: {added} cells added so that every primary is protected over all "
-        f"relations at once (cost {grouped(before)} → "
-        f"{grouped(float(cost[sup_w[:n] & ~problem.primary].sum()))})"
-    )
-    if params.get("cleanup", True) and not (cancel is not None and cancel.cancelled):
-        n_prim = int(problem.primary.sum())
-        budget = max(CLEANUP_MIN_LPS, CLEANUP_LPS_PER_PRIMARY * n_prim)
-        first = float(cost[sup_w[:n] & ~problem.primary].sum())
-        progress(
-            ProgressEvent(message="Modular: publishing secondaries the whole table does not need")
+    whole = work.n_cells <= int(params.get("whole_table_repair", WHOLE_TABLE_REPAIR))
+    # (total cost, pattern, witnesses, log lines) of each way of pricing the repair
+    tries = []
+    for per_cell in (False, True) if whole else (False,):
+        if tries and cancel is not None and cancel.cancelled:
+            break
+        lines: list[str] = []
+        pattern = sup_w.copy()
+        wit = Witnesses()
+        added = _certify(ctx, pattern, wit, grace, per_cell=per_cell)
+        lines.append(
+            f"full table, repair priced {'per cell' if per_cell else 'per unit moved'}: "
+            f"{added} cells added so that every primary is protected over all relations at "
+            f"once (cost {_cost_of(problem, sup_w):.6g} → {_cost_of(problem, pattern):.6g})"
         )
-        sup_w, info = cleanup(
-            work, sup_w, wit, ctx=ctx, max_lps=budget, progress=progress, cancel=cancel
-        )
+        if params.get("cleanup", True) and not (cancel is not None and cancel.cancelled):
+            progress(
+                ProgressEvent(
+                    message="Modular: publishing secondaries the whole table does not need"
+                )
+            )
+            pattern = _clean(problem, work, ctx, pattern, wit, lines, progress, cancel)
+        tries.append((_cost_of(problem, pattern), pattern, wit, lines))
+        if added == 0:
+            break  # nothing was short: the other pricing gives this very pattern
+    best = min(tries, key=lambda t: t[0])
+    _, sup_w, wit, lines = best
+    log.extend(lines)
+    if len(tries) > 1:
         log.append(
-            f"clean-up over the whole table: {info['removed']} secondaries published again, "
-            f"cost {grouped(first)} → {grouped(float(cost[sup_w[:n] & ~problem.primary].sum()))} "
-            f"({info['lps']} LPs, {info['elapsed']:.1f} s)"
-            + (f", stopped early ({info['stopped']})" if info["stopped"] else "")
+            "full table: kept the cheaper of the two repairs ("
+            + " vs ".join(f"{t[0]:.6g}" for t in tries)
+            + ")"
         )
+    whole_cell = whole and best is tries[-1] and len(tries) > 1
     # the audit of record, once (run_method reuses it): exact intervals as run_method would;
     # after a cancel pass/fail only, which the witnesses decide without an LP
     mode = params.get("audit_intervals", "auto")
@@ -432,7 +449,7 @@ def _finish(
         fails = final.failures
         log.append(f"final audit: {fails.size} primaries short, repaired (round {rounds})")
         wit.forget(fails)
-        _certify(ctx, sup_w, wit, grace, cells=fails, trust=False)
+        _certify(ctx, sup_w, wit, grace, cells=fails, trust=False, per_cell=whole_cell)
 
 
 def _certify(
@@ -442,6 +459,7 @@ def _certify(
     cancel: CancelToken | None,
     cells: np.ndarray | None = None,
     trust: bool = True,
+    per_cell: bool = False,
 ) -> int:
     """Give every primary (or `cells`) a witness in both directions; returns cells added.
 
@@ -453,7 +471,7 @@ def _certify(
 
     before = int(sup.sum())
     perm = ctx.primary & sup
-    prot = Protector(ctx, sup, wit, k_free=2)
+    prot = (_PerCell if per_cell else Protector)(ctx, sup, wit, 2)
     order = primary_order(ctx) if cells is None else np.asarray(cells, dtype=np.int64)
     for cell in order.tolist():
         if cancel is not None and cancel.cancelled:
@@ -475,6 +493,68 @@ def _certify(
                     "bounds reaches its protection level"
                 )
     return int(sup.sum()) - before
+
+
+class _PerCell(Protector):
+    """Path LPs on the whole table with each new cell priced per unit of the move it can
+    carry, so that a cell moved by the whole level costs its cost, as in the 0/1 pattern.
+
+    The heuristic's LP prices movement (cost per unit moved, neighbourhoods first): the
+    move of a large primary then spreads over many cheap cells (one short primary of
+    sample_data, level 3.66·10⁶, took 105 new cells). Neither pricing wins everywhere,
+    so _finish tries both (docs/design.md, "MOD").
+    """
+
+    def neighbourhoods(self, cell: int, need: float = 0.0):
+        yield np.arange(self.ctx.problem.n_cells)
+
+    def find(self, cell: int, direction: int) -> tuple[np.ndarray, np.ndarray] | None:
+        ctx = self.ctx
+        need = max(ctx.required(cell, direction), ctx.tol)
+        room = np.maximum(np.minimum(ctx.ub, ctx.lb), ctx.tol)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            per_unit = self.base / np.minimum(room, need)
+        cells = np.arange(ctx.problem.n_cells)
+        cost = np.where(
+            self.sup, self.eps, np.where(np.isfinite(per_unit), per_unit + self.delta, 1.0)
+        )
+        d = ctx.path_move(cell, direction, cells, cost)
+        self.n_lps += 1
+        if d is None:
+            return None
+        moved = d != 0
+        return cells[moved], d[moved]
+
+
+def _cost_of(problem: CSPProblem, pattern: np.ndarray) -> float:
+    """Cost of the secondaries of a pattern (virtual singleton cells after the table's)."""
+    n = problem.n_cells
+    return float(np.asarray(problem.cost, dtype=float)[pattern[:n] & ~problem.primary].sum())
+
+
+def _clean(
+    problem: CSPProblem,
+    work: CSPProblem,
+    ctx: MoveContext,
+    pattern: np.ndarray,
+    wit: Witnesses,
+    log: list[str],
+    progress: ProgressCallback,
+    cancel: CancelToken | None,
+) -> np.ndarray:
+    """The clean-up over the whole table (an LP budget, so a run gives the same pattern)."""
+    budget = max(CLEANUP_MIN_LPS, CLEANUP_LPS_PER_PRIMARY * int(problem.primary.sum()))
+    first = _cost_of(problem, pattern)
+    cleaned, info = cleanup(
+        work, pattern, wit, ctx=ctx, max_lps=budget, progress=progress, cancel=cancel
+    )
+    log.append(
+        f"clean-up over the whole table: {info['removed']} secondaries published again, "
+        f"cost {first:.6g} → {_cost_of(problem, cleaned):.6g} "
+        f"({info['lps']} LPs, {info['elapsed']:.1f} s)"
+        + (f", stopped early ({info['stopped']})" if info["stopped"] else "")
+    )
+    return cleaned
 
 
 def _table_hints(wit: Witnesses, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
