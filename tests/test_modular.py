@@ -264,3 +264,17 @@ def _first_subproblem(p):
     sub = subtables(p.dims)[0]
     local, fixed, _ = _subproblem(p, sub, p.primary.copy(), p.primary.copy())
     return local, fixed
+
+
+def test_small_table_ends_with_the_cheaper_publishable_pattern():
+    # MOD's last step on small tables: the whole-table branch-and-cut from the modular
+    # pattern, both made publishable (insider repair), the cheaper one kept with its verdict,
+    # which run_method then uses instead of auditing again
+    from argusqt.protection.methods import run_method
+
+    p = random_1h2d(np.random.default_rng(5), [3, 3], 4)
+    r = run_method(p, "MOD", {"max_time_per_subtable": 20, "polish": True})
+    line = next(x for x in r.log if x.startswith("whole table:"))
+    assert "kept the" in line
+    assert r.verdict is not None and r.verdict.ok
+    assert lp_protected(p, _suppressed(r))

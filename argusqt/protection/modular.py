@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from argusqt.errors import Cancelled, MethodError
+from argusqt.errors import AuditError, Cancelled, MethodError
 from argusqt.model.codelist import CodeList
 from argusqt.model.status import Status
 from argusqt.model.table import build_relations
@@ -26,12 +26,14 @@ from argusqt.protection.budget import Deadline
 from argusqt.protection.cleanup import Witnesses, cleanup, find_witness
 from argusqt.protection.components import DOWN, UP, MoveContext
 from argusqt.protection.heuristic import Protector, primary_order, protect_all
+from argusqt.protection.insider_repair import make_publishable
 from argusqt.protection.optimal import singleton_options, solve_pattern, with_singleton_cells
 from argusqt.protection.params import MethodParams, TableFacts, minutes_param, param
 from argusqt.protection.problem import CSPProblem
-from argusqt.protection.publication import CANCEL_GRACE
+from argusqt.protection.publication import CANCEL_GRACE, PublicationVerdict
 from argusqt.protection.registry import MethodDescriptor, register
-from argusqt.protection.result import AuditResult, ProtectionResult, grouped
+from argusqt.protection.result import AuditResult, ProtectionResult
+from argusqt.protection.separation import default_fixed
 from argusqt.protection.singleton import singleton_param, singleton_solver_options
 
 #: HiTaS LOWERMARG 0.9 / UPPERMARG 1.1: protection of inherited secondaries
@@ -47,6 +49,11 @@ FULL_WITNESS_LIMIT = 3000
 #: 2 cores, load 14: sample_data, 738 cells, 6.80·10⁷ → 6.11·10⁷ for 4 s more; the 7,290-cell
 #: table 6.07·10⁸ kept, the second try 6.50·10⁸ and 58 s more)
 WHOLE_TABLE_REPAIR = 2_000
+#: up to this many cells MOD (run as a method: params["polish"]) ends with the branch-and-cut
+#: on the whole table from its own pattern and keeps the cheaper publishable one (_polish),
+#: with what is left of the budget when that is more than POLISH_MIN s
+POLISH_CELLS = 2_000
+POLISH_MIN = 1.0
 #: default relative gap at which a subtable's branch-and-cut stops (params["gap"] overrides):
 #: the modular method is a heuristic over near-optimal subtables anyway (τ-Argus's HiTaS
 #: also accepts them); proving the last 1 % took most of the time on 3-D tables
@@ -567,6 +574,66 @@ def _table_hints(wit: Witnesses, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
     return out
 
 
+def _polish(
+    problem: CSPProblem,
+    sup: np.ndarray,
+    audited: AuditResult,
+    exact: bool,
+    params: dict,
+    budget: Deadline,
+    log: list[str],
+    progress: ProgressCallback,
+    cancel: CancelToken | None,
+) -> tuple[np.ndarray, AuditResult, PublicationVerdict] | None:
+    """A small table's cost-aware last step: the branch-and-cut on the whole table from the
+    modular pattern (what is left of the budget), then the publication
+    verdict and insider repair of both patterns; the cheaper publishable one is kept.
+
+    Returns (pattern, outsider audit, verdict), or None when cancelled (run_method then
+    audits the modular pattern). The insider repair adds cells after any solver's proof, so
+    the cheaper pattern before it is not always the cheaper one after (docs/design.md, MOD).
+    """
+    n = problem.n_cells
+    ss, sm, mf = singleton_options(params)
+    work = with_singleton_cells(problem, singleton_singleton=ss, singleton_multiple=sm, min_freq=mf)
+    start = np.r_[sup, np.ones(work.n_cells - n, dtype=bool)]
+    progress(ProgressEvent(message="Modular: the branch-and-cut on the whole table"))
+    out = solve_pattern(
+        work,
+        default_fixed(work),
+        max_time=budget.remaining,
+        gap=0.0,
+        start=start,
+        cancel=cancel,
+        heuristics=str(params.get("scip_heuristics", SUBTABLE_HEURISTICS)),
+    )
+    if cancel is not None and cancel.cancelled:
+        return None
+    patterns = [("modular", sup, audited)]
+    if out.mask is not None and not np.array_equal(out.mask[:n], sup):
+        patterns.append(("whole-table branch-and-cut", out.mask[:n].copy(), None))
+    best = None
+    lines = []
+    for what, pattern, outsider in patterns:
+        try:
+            fixed, verdict, added = make_publishable(
+                problem, pattern, outsider=outsider, intervals=exact, cancel=cancel
+            )
+        except (AuditError, MethodError) as err:
+            lines.append(f"{what}: not publishable ({err})")
+            continue
+        total = _cost_of(problem, fixed)
+        lines.append(
+            f"{what} {_cost_of(problem, pattern):.6g}, {added} cells for insiders: {total:.6g}"
+        )
+        if best is None or total < best[0]:
+            best = (total, what, fixed, verdict)
+    if best is None:
+        return None
+    log.append("whole table: " + "; ".join(lines) + f" — kept the {best[1]} pattern")
+    return best[2], best[3].outsider, best[3]
+
+
 def solve_modular(
     problem: CSPProblem,
     params: dict | None = None,
@@ -577,8 +644,8 @@ def solve_modular(
     then the whole table certified, repaired, cleaned up and audited; statuses 11/12 set.
 
     params: max_time_per_subtable (s, default 60), scip_budget (s for all subtables'
-    branch-and-cut, default SCIP_BUDGET), singleton_singleton, singleton_multiple, min_freq,
-    gap. When cancelled, remaining subtables and the clean-up are skipped and the pattern
+    branch-and-cut, default SCIP_BUDGET), polish (the publishable last step of _polish, on
+    as a method), singleton_singleton, singleton_multiple, min_freq, gap. When cancelled, remaining subtables and the clean-up are skipped and the pattern
     is made safe if that fits in CANCEL_GRACE seconds (else Cancelled).
     """
     params = dict(params or {})
@@ -649,6 +716,27 @@ def solve_modular(
     sup, final, rounds, exact = _finish(problem, sup, params, log, progress, cancel, grace)
     log.insert(0, f"{n_done} subtables solved")
     cancelled = cancelled or (cancel is not None and cancel.cancelled)
+    figures: dict[str, Any] = {
+        "subtables": len(subs),
+        "solved": n_done,
+        "repair_rounds": rounds,
+        "audit_digest": pattern_digest(problem, sup),
+        "audit_exact": exact,
+    }
+    verdict = None
+    limit = int(params.get("polish_cells", POLISH_CELLS))
+    if (
+        params.get("polish", False)
+        and problem.n_cells <= limit
+        and not n_extra
+        and not cancelled
+        and budget.remaining > POLISH_MIN
+    ):
+        polished = _polish(problem, sup, final, exact, params, budget, log, progress, cancel)
+        if polished is not None:
+            sup, final, verdict = polished
+            digest = pattern_digest(problem, sup)
+            figures |= {"audit_digest": digest, "publication_digest": digest}
     status, cost = problem.pattern_statuses(sup)
     return ProtectionResult(
         method="MOD",
@@ -657,14 +745,9 @@ def solve_modular(
         cancelled=cancelled,
         elapsed=watch.elapsed,
         audit=final,
+        verdict=verdict,
         log=log,
-        figures={
-            "subtables": len(subs),
-            "solved": n_done,
-            "repair_rounds": rounds,
-            "audit_digest": pattern_digest(problem, sup),
-            "audit_exact": exact,
-        },
+        figures=figures,
     )
 
 
@@ -719,7 +802,11 @@ class ModParams(MethodParams):
 
 
 def _mod_options(p: ModParams, facts: TableFacts) -> dict[str, Any]:
-    return {"max_time_per_subtable": 60.0 * p.max_minutes, **singleton_solver_options(p, facts)}
+    return {
+        "max_time_per_subtable": 60.0 * p.max_minutes,
+        "polish": True,
+        **singleton_solver_options(p, facts),
+    }
 
 
 DESCRIPTOR = register(
