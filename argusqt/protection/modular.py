@@ -402,7 +402,7 @@ def _finish(
     progress(ProgressEvent(message="Modular: checking every primary over the whole table"))
     whole = work.n_cells <= int(params.get("whole_table_repair", WHOLE_TABLE_REPAIR))
     # (total cost, pattern, witnesses, log lines) of each way of pricing the repair
-    tries = []
+    tries: list[tuple[float, np.ndarray, Witnesses, list[str]]] = []
     for per_cell in (False, True) if whole else (False,):
         if tries and cancel is not None and cancel.cancelled:
             break
@@ -589,8 +589,8 @@ def _polish(
     modular pattern (what is left of the budget), then the publication
     verdict and insider repair of both patterns; the cheaper publishable one is kept.
 
-    Returns (pattern, outsider audit, verdict), or None when cancelled (run_method then
-    audits the modular pattern). The insider repair adds cells after any solver's proof, so
+    Returns (pattern, outsider audit, verdict), or None when cancelled before a pattern was
+    publishable (run_method then audits the modular pattern under the cancel grace). The insider repair adds cells after any solver's proof, so
     the cheaper pattern before it is not always the cheaper one after (docs/design.md, MOD).
     """
     n = problem.n_cells
@@ -609,7 +609,7 @@ def _polish(
     )
     if cancel is not None and cancel.cancelled:
         return None
-    patterns = [("modular", sup, audited)]
+    patterns: list[tuple[str, np.ndarray, AuditResult | None]] = [("modular", sup, audited)]
     if out.mask is not None and not np.array_equal(out.mask[:n], sup):
         patterns.append(("whole-table branch-and-cut", out.mask[:n].copy(), None))
     best = None
@@ -622,6 +622,8 @@ def _polish(
         except (AuditError, MethodError) as err:
             lines.append(f"{what}: not publishable ({err})")
             continue
+        except Cancelled:
+            break  # keep what is published already; else run_method audits under the grace
         total = _cost_of(problem, fixed)
         lines.append(
             f"{what} {_cost_of(problem, pattern):.6g}, {added} cells for insiders: {total:.6g}"
