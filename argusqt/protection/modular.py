@@ -585,51 +585,59 @@ def _polish(
     progress: ProgressCallback,
     cancel: CancelToken | None,
 ) -> tuple[np.ndarray, AuditResult, PublicationVerdict] | None:
-    """A small table's cost-aware last step: the branch-and-cut on the whole table from the
-    modular pattern (what is left of the budget), then the publication
-    verdict and insider repair of both patterns; the cheaper publishable one is kept.
+    """A small table's cost-aware last step: the modular pattern made publishable (insider
+    repair), then the branch-and-cut on the whole table from it, with the insider attacker
+    inside the proof as OPT has it, within what is left of the budget; the cheaper
+    publishable pattern is kept.
 
     Returns (pattern, outsider audit, verdict), or None when cancelled before a pattern was
-    publishable (run_method then audits the modular pattern under the cancel grace). The insider repair adds cells after any solver's proof, so
-    the cheaper pattern before it is not always the cheaper one after (docs/design.md, MOD).
+    publishable (run_method then audits the modular pattern under the cancel grace).
     """
+    from argusqt.protection.optimal import _insider_check
+
     n = problem.n_cells
-    ss, sm, mf = singleton_options(params)
-    work = with_singleton_cells(problem, singleton_singleton=ss, singleton_multiple=sm, min_freq=mf)
-    start = np.r_[sup, np.ones(work.n_cells - n, dtype=bool)]
-    progress(ProgressEvent(message="Modular: the branch-and-cut on the whole table"))
-    out = solve_pattern(
-        work,
-        default_fixed(work),
-        max_time=budget.remaining,
-        gap=0.0,
-        start=start,
-        cancel=cancel,
-        heuristics=str(params.get("scip_heuristics", SUBTABLE_HEURISTICS)),
-    )
-    if cancel is not None and cancel.cancelled:
-        return None
-    patterns: list[tuple[str, np.ndarray, AuditResult | None]] = [("modular", sup, audited)]
-    if out.mask is not None and not np.array_equal(out.mask[:n], sup):
-        patterns.append(("whole-table branch-and-cut", out.mask[:n].copy(), None))
     best = None
     lines = []
-    for what, pattern, outsider in patterns:
+
+    def publish(what: str, pattern: np.ndarray, outsider: AuditResult | None) -> bool:
+        nonlocal best
         try:
             fixed, verdict, added = make_publishable(
                 problem, pattern, outsider=outsider, intervals=exact, cancel=cancel
             )
         except (AuditError, MethodError) as err:
             lines.append(f"{what}: not publishable ({err})")
-            continue
+            return True
         except Cancelled:
-            break  # keep what is published already; else run_method audits under the grace
+            return False  # keep what is published already; else run_method audits it
         total = _cost_of(problem, fixed)
         lines.append(
             f"{what} {_cost_of(problem, pattern):.6g}, {added} cells for insiders: {total:.6g}"
         )
         if best is None or total < best[0]:
             best = (total, what, fixed, verdict)
+        return True
+
+    if publish("modular", sup, audited) and best is not None and budget.remaining > POLISH_MIN:
+        ss, sm, mf = singleton_options(params)
+        work = with_singleton_cells(
+            problem, singleton_singleton=ss, singleton_multiple=sm, min_freq=mf
+        )
+        start = np.r_[best[2], np.ones(work.n_cells - n, dtype=bool)]
+        progress(ProgressEvent(message="Modular: the branch-and-cut on the whole table"))
+        out = solve_pattern(
+            work,
+            default_fixed(work),
+            max_time=budget.remaining,
+            gap=0.0,
+            start=start,
+            cancel=cancel,
+            heuristics=str(params.get("scip_heuristics", SUBTABLE_HEURISTICS)),
+            insiders=_insider_check(problem),
+        )
+        if out.mask is not None and not np.array_equal(out.mask[:n], best[2]):
+            if not (cancel is not None and cancel.cancelled):
+                publish("whole-table branch-and-cut", out.mask[:n].copy(), None)
     if best is None:
         return None
     log.append("whole table: " + "; ".join(lines) + f" — kept the {best[1]} pattern")
