@@ -32,7 +32,7 @@ from argusqt.protection.params import MethodParams, TableFacts, minutes_param, p
 from argusqt.protection.problem import CSPProblem
 from argusqt.protection.publication import CANCEL_GRACE, PublicationVerdict
 from argusqt.protection.registry import MethodDescriptor, register
-from argusqt.protection.result import AuditResult, ProtectionResult
+from argusqt.protection.result import AuditResult, ProtectionResult, grouped
 from argusqt.protection.separation import default_fixed
 from argusqt.protection.singleton import singleton_param, singleton_solver_options
 
@@ -413,7 +413,7 @@ def _finish(
         lines.append(
             f"full table, repair priced {'per cell' if per_cell else 'per unit moved'}: "
             f"{added} cells added so that every primary is protected over all relations at "
-            f"once (cost {_cost_of(problem, sup_w):.6g} → {_cost_of(problem, pattern):.6g})"
+            f"once (cost {grouped(_cost_of(problem, sup_w))} → {grouped(_cost_of(problem, pattern))})"
         )
         if params.get("cleanup", True) and not (cancel is not None and cancel.cancelled):
             progress(
@@ -431,7 +431,7 @@ def _finish(
     if len(tries) > 1:
         log.append(
             "full table: kept the cheaper of the two repairs ("
-            + " vs ".join(f"{t[0]:.6g}" for t in tries)
+            + " vs ".join(grouped(t[0]) for t in tries)
             + ")"
         )
     whole_cell = whole and best is tries[-1] and len(tries) > 1
@@ -557,7 +557,7 @@ def _clean(
     )
     log.append(
         f"clean-up over the whole table: {info['removed']} secondaries published again, "
-        f"cost {first:.6g} → {_cost_of(problem, cleaned):.6g} "
+        f"cost {grouped(first)} → {grouped(_cost_of(problem, cleaned))} "
         f"({info['lps']} LPs, {info['elapsed']:.1f} s)"
         + (f", stopped early ({info['stopped']})" if info["stopped"] else "")
     )
@@ -612,7 +612,8 @@ def _polish(
             return False  # keep what is published already; else run_method audits it
         total = _cost_of(problem, fixed)
         lines.append(
-            f"{what} {_cost_of(problem, pattern):.6g}, {added} cells for insiders: {total:.6g}"
+            f"{what} {grouped(_cost_of(problem, pattern))}, {added} cells for insiders: "
+            f"{grouped(total)}"
         )
         if best is None or total < best[0]:
             best = (total, what, fixed, verdict)
