@@ -319,7 +319,8 @@ class Judge:
         return ("pass" if verdict.ok else "FAIL"), float(self.cost[sec].sum()), int(sec.sum())
 
 
-FINISHED = re.compile(r"Table \d+: \w+ (?:finished|cancelled[^:]*): .*?, ([0-9.]+) s\b")
+# the session's line: "Table 1: OPT finished in 1,234.5 s: …" (or "cancelled, … kept in …")
+FINISHED = re.compile(r"Table \d+: \w+ (?:finished|cancelled[^:]*?) in ([0-9,.]+) s\b")
 GAP = re.compile(r"\bgap ([0-9.]+) ?%")
 
 
@@ -331,7 +332,7 @@ def our_log_figures(log: Path) -> dict:
     for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
         m = FINISHED.search(line)
         if m:
-            out["method_s"] = float(m.group(1))
+            out["method_s"] = float(m.group(1).replace(",", ""))
         g = GAP.search(line)
         if g:
             out["gap"] = f"gap {g.group(1)} %"
