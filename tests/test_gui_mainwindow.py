@@ -6,8 +6,6 @@ session so that the GUI behaviour is tested on its own (test_gui_workflow.py use
 
 from __future__ import annotations
 
-import time
-
 import conftest_gui  # noqa: F401
 import pytest
 from conftest_gui import FakeSession, run_dialog
@@ -102,10 +100,9 @@ def test_open_specify_protect_flow(qtbot, window, files):
     assert window.runner.dialog.bound.text() == "1"
     assert not window.views[0].buttons["unsafe"].isEnabled()  # no edits while the job runs
     assert not window.actions["save_table"].isEnabled()
-    t0 = time.perf_counter()
     window.runner.dialog.request_cancel()
-    qtbot.waitUntil(lambda: not window.runner.busy, timeout=60_000)
-    assert time.perf_counter() - t0 < 20.0  # generous functional deadline (quiet: ~0.2 s)
+    # functional deadline as the wait's timeout (the job alone runs 30 s; quiet answer ~0.2 s)
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=20_000)
     timer.stop()
     assert window.last_result.cancelled
     assert window.views[0].buttons["unsafe"].isEnabled()

@@ -39,17 +39,14 @@ def test_event_loop_keeps_running_and_cancel_returns_fast(qtbot):
     events = []
     w = Worker(core_like_job)
     w.progressed.connect(events.append)
-    with qtbot.waitSignal(w.succeeded, timeout=60_000) as blocker:
+    # the wait's timeout is the functional deadline: the job alone would run 30 s, a cancel
+    # answers in 0.02 s quiet; 20 s is generous for a loaded 2-core machine (no stopwatch)
+    with qtbot.waitSignal(w.succeeded, timeout=20_000) as blocker:
         w.start()
         qtbot.wait(600)
         n_before = len(ticks)
         assert n_before >= 3, "GUI timer must keep ticking while the job runs"
-        t0 = time.perf_counter()
         w.cancel()
-    elapsed = time.perf_counter() - t0
-    assert (
-        elapsed < 20.0
-    )  # functional deadline, generous for a loaded 2-core machine (quiet: 0.02 s)
     assert blocker.args[0]["cancelled"] is True
     assert events and isinstance(events[0], ProgressEvent)
     assert len(events) < 100  # rate-limited
@@ -99,8 +96,7 @@ def test_progress_dialog_cancel_button_cancels_worker(qtbot):
         lambda: runner.dialog is not None and runner.dialog.bound.text() != "–", timeout=5000
     )
     assert runner.dialog.incumbent.text() != "–"
-    t0 = time.perf_counter()
     runner.dialog.buttons.button(runner.dialog.buttons.StandardButton.Cancel).click()
-    qtbot.waitUntil(lambda: not runner.busy, timeout=60_000)
-    assert time.perf_counter() - t0 < 20.0  # generous functional deadline (quiet: ~0.2 s)
+    # functional deadline as the wait's timeout (the job alone runs 30 s; quiet answer ~0.2 s)
+    qtbot.waitUntil(lambda: not runner.busy, timeout=20_000)
     assert results and results[0]["cancelled"]
