@@ -61,6 +61,14 @@ def _open_sample(qtbot, window, sample, tables: list[list[str]]) -> None:
     assert not window.errors, window.errors
 
 
+def _run_recode_dialog(qtbot, window, fill) -> None:
+    """Open Recode from the menu and let `fill` work the real dialog."""
+    driven = run_dialog(qtbot, RecodeDialog, fill, timeout=60)
+    window.actions["recode"].trigger()
+    driven.check()
+    assert not window.errors, window.errors
+
+
 def _recode_size(qtbot, window, sample, only_this_table: bool = False) -> None:
     def recode(d: RecodeDialog) -> None:
         d.var_list.setCurrentRow(1)  # size
@@ -70,10 +78,7 @@ def _recode_size(qtbot, window, sample, only_this_table: bool = False) -> None:
         assert d.apply()
         d.reject()
 
-    driven = run_dialog(qtbot, RecodeDialog, recode, timeout=60)
-    window.actions["recode"].trigger()
-    driven.check()
-    assert not window.errors, window.errors
+    _run_recode_dialog(qtbot, window, recode)
 
 
 def _protect(qtbot, window, method: str) -> None:
@@ -278,10 +283,7 @@ def test_recode_dialog_writes_missing_codes_and_codelist(qtbot, window, sample):
         assert d.apply()
         d.reject()
 
-    driven = run_dialog(qtbot, RecodeDialog, recode, timeout=60)
-    window.actions["recode"].trigger()
-    driven.check()
-    assert not window.errors, window.errors
+    _run_recode_dialog(qtbot, window, recode)
     size = window.tables[0].dims[1]
     assert [size.label(i) for i in range(1, 4)] == ["small (0-9)", "medium (10-49)", "large (50+)"]
 
