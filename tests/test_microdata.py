@@ -302,3 +302,25 @@ def test_empty_file_reads_no_records_with_a_warning(tmp_path: Path) -> None:
     meta, p = free_case(tmp_path, ",", b"\n")
     data = read_microdata(meta, p)
     assert data.n_records == 0 and data.values("V").shape == (0,)
+
+
+def test_sorted_and_hashed_numbering_read_the_same_columns(tau_testw, monkeypatch) -> None:
+    """Files beyond HASH_ROWS records number categories by hashing (pandas), smaller ones by
+    sorting (numpy): both give the same codes and category lists, fields wider than 8 bytes
+    included (tau_testW's 42,723 records read both ways)."""
+    import argusqt.io.microdata as md
+
+    meta, sorted_read, case = tau_testw
+    monkeypatch.setattr(md, "HASH_ROWS", 0)
+    hashed_read = read_microdata(meta, case / "tau_testW.asc")
+    assert sorted_read.categorical.keys() == hashed_read.categorical.keys()
+    for name, (codes, cats) in sorted_read.categorical.items():
+        h_codes, h_cats = hashed_read.categorical[name]
+        assert cats == h_cats, name
+        np.testing.assert_array_equal(codes, h_codes, err_msg=name)
+    wide = np.frombuffer(b"abcdefghij" * 3 + b"abcdefghiX" * 2 + b"zbcdefghij", np.uint8)
+    for limit in (0, 10**9):
+        monkeypatch.setattr(md, "HASH_ROWS", limit)
+        codes, cats = md._categorical_from_bytes(wide.reshape(6, 10))
+        assert cats == ["abcdefghiX", "abcdefghij", "zbcdefghij"]
+        assert codes.tolist() == [1, 1, 1, 0, 0, 2]

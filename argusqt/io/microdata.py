@@ -2,7 +2,7 @@
 docs/design.md).
 
 Columns, never records: categorical fields become int32 category ids + the distinct codes,
-numeric fields float64 arrays, all built with numpy/pandas vector operations.
+numeric fields float64 arrays, all built with numpy vector operations (pandas' C parser for free format).
 
 Code normalisation (decided from argusqt/docs/formats.md §2.1, §4.1 and the data): a
 fixed-format code is the raw substring of its columns with **trailing blanks removed** and
@@ -20,10 +20,12 @@ import csv
 import io
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas is imported where it parses (free format, odd numbers, big files):
+    import pandas as pd  # a fixed-format batch run does not pay its import (docs/design.md)
 
 from argusqt.errors import Cancelled, InputError, SpecificationError
 from argusqt.io.text import control_char_at
@@ -137,27 +139,49 @@ def _decode(raw: bytes) -> str:
 def _factorize_rows(mat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Category id per row of a (n, w) byte matrix, and the first row of each category.
 
-    Hash-based (pandas.factorize) on 8-byte words, combined word by word: O(n·w/8).
+    On 8-byte words, combined word by word. Sort-based (numpy) up to `HASH_ROWS` rows,
+    hash-based (pandas.factorize, O(n)) beyond, where the sort costs more than importing
+    pandas (docs/design.md, "Process start").
     """
     n, w = mat.shape
+    factorize = _factorize_hash if n > HASH_ROWS else _factorize_sort
     codes: np.ndarray | None = None
+    first: np.ndarray | None = None
     for off in range(0, max(w, 1), 8):
         part = mat[:, off : off + 8]
         word = np.zeros((n, 8), dtype=np.uint8)
         word[:, : part.shape[1]] = part
         key = word.view(np.uint64).ravel()
-        c, u = pd.factorize(key)
         if codes is None:
-            codes = c
+            codes, first, n_found = factorize(key)
         else:
-            codes, _ = pd.factorize(codes * len(u) + c)
-    assert codes is not None
-    if n == 0:
-        return codes.astype(np.int32), np.zeros(0, dtype=np.int64)
-    # factorize numbers categories in order of first appearance
+            c, _, n_c = factorize(key)
+            codes, first, n_found = factorize(codes.astype(np.uint64) * np.uint64(n_c) + c)
+    assert codes is not None and first is not None
+    return codes.astype(np.int32, copy=False), first
+
+
+#: Rows above which categorical fields are numbered by hashing (pandas) instead of sorting:
+#: np.unique on 500,000 keys takes ~50 ms a field, pandas' import ~0.25 s once.
+HASH_ROWS = 200_000
+
+
+def _factorize_sort(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Ids (in key order), the first row of each id, and the number of ids."""
+    uniq, first, codes = np.unique(key, return_index=True, return_inverse=True)
+    return codes.ravel().astype(np.int64, copy=False), first.astype(np.int64), len(uniq)
+
+
+def _factorize_hash(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Ids in order of first appearance, the first row of each id, and the number of ids."""
+    import pandas as pd
+
+    codes, uniq = pd.factorize(key)
+    if codes.size == 0:
+        return codes.astype(np.int64), np.zeros(0, dtype=np.int64), 0
     running = np.maximum.accumulate(codes)
     first = np.flatnonzero(np.concatenate(([True], running[1:] > running[:-1])))
-    return codes, first
+    return codes.astype(np.int64, copy=False), first, len(uniq)
 
 
 def _sorted_categories(codes: np.ndarray, categories: list[str]) -> tuple[np.ndarray, list[str]]:
@@ -271,6 +295,8 @@ def _parse_decimal_slow(
             line=line_of(int(rows[r])),
             column=var.start + c,  # type: ignore[operator]
         )
+    import pandas as pd
+
     strings = np.ascontiguousarray(mat).view(f"S{w}").ravel()
     text = pd.Series(strings).str.decode("latin-1").str.strip(" \t")
     text = text.mask(text == "", "0")
@@ -716,6 +742,8 @@ class _CsvReader:
     def read(self, text_cols: set[int], float_cols: set[int]) -> pd.DataFrame:
         """Columns `text_cols` as categories of raw text, `float_cols` as float64 (empty →
         NaN); falls back to text for all columns when a float column has odd text."""
+        import pandas as pd
+
         cols = sorted(text_cols | float_cols)
         if self.n_records == 0 or not cols:
             return pd.DataFrame({i: pd.Series([], dtype=object) for i in cols})
@@ -735,6 +763,8 @@ class _CsvReader:
         return df
 
     def _read_csv(self, cols: list[int], dtype: dict, na_values: dict | None) -> pd.DataFrame:
+        import pandas as pd
+
         try:
             return pd.read_csv(
                 io.BytesIO(self.data),
@@ -760,6 +790,8 @@ def _free_categorical(
 ) -> CategoricalColumn:
     """Trim blanks/tabs, drop `"`, left-pad to the width (argusqt/docs/formats.md §2.2) — on the
     distinct values only."""
+    import pandas as pd
+
     if isinstance(col.dtype, pd.CategoricalDtype):
         codes = col.cat.codes.to_numpy()
         uniques = list(col.cat.categories)
@@ -798,6 +830,8 @@ def _free_numeric(
 ) -> np.ndarray:
     """Decimal numbers; blank → 0 (logged); enclosing quotes dropped; decimal comma accepted
     when sep ≠ ','. Infinities, NaN and numbers beyond the float range are refused."""
+    import pandas as pd
+
     values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64, copy=True)
     bad = ~np.isfinite(values)
     if bad.any():

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:  # imported when the relations are first built: reading and tabulating a
+    import scipy.sparse as sp  # table does not pay scipy.sparse's import (docs/design.md)
 
 from argusqt.model.codelist import CodeList
 from argusqt.model.rulespec import SafetyRules
@@ -172,6 +174,8 @@ def build_relations(dims: list[CodeList]) -> sp.csr_matrix:
     Order as τ-Argus's JJ output (argusqt/docs/formats.md §9.3): d = 0 first; within d,
     nested loops over the other dimensions in table order; parents in code order.
     """
+    import scipy.sparse as sp
+
     shape = tuple(len(d) for d in dims)
     n_cells = int(np.prod(shape))
     strides = np.array([int(np.prod(shape[i + 1 :])) for i in range(len(shape))], dtype=np.int64)
