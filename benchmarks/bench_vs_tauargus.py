@@ -500,14 +500,21 @@ def bench_process_start(inst: Instance, folder: Path, args, exe: str | None) -> 
     batch = folder / inst.batch
     runs = []
     engines = [OURS] + ([TAU] if exe is not None else [])
-    for engine in engines:
-        walls, rss = [], []
-        for _ in range(args.repeat):
+    # interleaved (ours, theirs, ours, …): a load that changes during the runs hits both
+    walls: dict[str, list[float]] = {e: [] for e in engines}
+    rss: dict[str, list[float]] = {e: [] for e in engines}
+    last: dict[str, Run] = {}
+    for _ in range(args.repeat):
+        for engine in engines:
             r = run_engine(engine, batch, "OPT", 120, exe, output="tabout_ex1.txt")
-            walls.append(r.wall)
-            rss.append(r.rss_mb)
-        run = Run(engine, "start", statistics.median(walls), max(rss), ok=r.ok, note=r.note)
-        run.extra["walls"] = walls
+            walls[engine].append(r.wall)
+            rss[engine].append(r.rss_mb)
+            last[engine] = r
+    for engine in engines:
+        r = last[engine]
+        run = Run(engine, "start", statistics.median(walls[engine]), max(rss[engine]))
+        run.ok, run.note = r.ok, r.note
+        run.extra["walls"] = walls[engine]
         runs.append(run)
     for run in runs:
         ratio = run.wall / runs[-1].wall if len(runs) > 1 else float("nan")

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from shared_paths import copy_case
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,6 +24,11 @@ HEAVY = (
     # scipy.sparse.csgraph imports scipy.sparse.linalg and scipy.linalg (0.3 s at load 7)
     "scipy.sparse.csgraph",
     "scipy.linalg",
+    # scipy.sparse's import copies numpy's namespace and so imports these, unused
+    # (model.scipy_sparse lends stand-ins: ~0.1 s CPU of 0.4 at load 8)
+    "numpy.testing",
+    "numpy.f2py",
+    "numpy.polynomial",
     # methods the batch does not use (the registry imports a method's module on first use)
     "argusqt.protection.cta",
     "argusqt.protection.interval",
@@ -81,3 +87,41 @@ def test_tabulating_fixed_format_microdata_imports_no_scipy_pandas_or_solver(tmp
     assert result["code"] == 0
     assert (case / "tab.txt").stat().st_size > 0
     assert result["loaded"] == [], f"imported without need: {result['loaded']}"
+
+
+SPARSE_PROBE = """
+import json, sys
+%s
+from argusqt.model import scipy_sparse
+sp = scipy_sparse.load()
+light = [m for m in ("numpy.testing", "numpy.f2py", "numpy.polynomial") if m in sys.modules]
+product = (sp.csr_matrix([[1.0, 2.0], [0.0, 3.0]]) @ sp.identity(2)).toarray().tolist()
+import numpy, numpy.testing, numpy.f2py
+real = numpy.testing is sys.modules["numpy.testing"] and hasattr(numpy.testing, "assert_equal")
+print(json.dumps({"light": light, "product": product, "real": real,
+                  "f2py": hasattr(numpy.f2py, "run_main"),
+                  "poly": numpy.polynomial.Polynomial([1, 2])(1.0)}))
+"""
+
+
+@pytest.mark.parametrize("first_import_fails", [False, True])
+def test_scipy_sparse_is_loaded_without_numpy_testing_and_f2py(first_import_fails):
+    """scipy.sparse works, numpy.testing, f2py and polynomial stay unloaded until asked
+    for and are then the real ones; when the light import fails, the ordinary one is made."""
+    # None in sys.modules makes the first import fail; the fallback forgets it and retries
+    setup = 'sys.modules["scipy.sparse"] = None' if first_import_fails else ""
+    out = subprocess.run(
+        [sys.executable, "-c", SPARSE_PROBE % setup],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["product"] == [[1.0, 2.0], [0.0, 3.0]]
+    assert result["real"] and result["f2py"]
+    assert result["poly"] == 3.0
+    # the ordinary import (the fallback) loads them, the light one does not
+    unused = ["numpy.testing", "numpy.f2py", "numpy.polynomial"]
+    assert result["light"] == (unused if first_import_fails else [])

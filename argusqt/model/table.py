@@ -14,6 +14,7 @@ import numpy as np
 if TYPE_CHECKING:  # imported when the relations are first built: reading and tabulating a
     import scipy.sparse as sp  # table does not pay scipy.sparse's import (docs/design.md)
 
+from argusqt.model import scipy_sparse
 from argusqt.model.codelist import CodeList
 from argusqt.model.rulespec import SafetyRules
 from argusqt.model.status import Status
@@ -174,8 +175,7 @@ def build_relations(dims: list[CodeList]) -> sp.csr_matrix:
     Order as τ-Argus's JJ output (argusqt/docs/formats.md §9.3): d = 0 first; within d,
     nested loops over the other dimensions in table order; parents in code order.
     """
-    import scipy.sparse as sp
-
+    sparse = scipy_sparse.load()
     shape = tuple(len(d) for d in dims)
     n_cells = int(np.prod(shape))
     strides = np.array([int(np.prod(shape[i + 1 :])) for i in range(len(shape))], dtype=np.int64)
@@ -205,8 +205,8 @@ def build_relations(dims: list[CodeList]) -> sp.csr_matrix:
                 vals.append(np.full(n_other, c))
         row0 += n_other * len(parents)
     if not rows:
-        return sp.csr_matrix((0, n_cells))
-    return sp.csr_matrix(
+        return sparse.csr_matrix((0, n_cells))
+    return sparse.csr_matrix(
         (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
         shape=(row0, n_cells),
     )

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from argusqt.errors import ParameterError
+from argusqt.model import scipy_sparse
 from argusqt.protection.params import MethodParams, TableFacts
 
 if TYPE_CHECKING:
@@ -89,11 +90,17 @@ def register(desc: MethodDescriptor) -> MethodDescriptor:
     return desc
 
 
+def _import_method(module: str) -> None:
+    """Import a method module; scipy.sparse first, the light way (model.scipy_sparse)."""
+    scipy_sparse.load()
+    importlib.import_module(module)
+
+
 def _load() -> None:
     global _loaded
     if not _loaded:
         for module in METHOD_MODULES:
-            importlib.import_module(module)
+            _import_method(module)
         _loaded = True
 
 
@@ -116,7 +123,7 @@ def get(name: str) -> MethodDescriptor:
         return desc
     if not _loaded:
         for module in METHOD_MODULES:
-            importlib.import_module(module)
+            _import_method(module)
             desc = _REGISTRY.get(key)
             if desc is not None:
                 return desc

@@ -1,0 +1,70 @@
+"""scipy.sparse without the numpy submodules its import loads and never uses.
+
+scipy (1.15+) copies numpy's namespace for its array-API layer when it is imported
+(`scipy._lib.array_api_compat.numpy`: `from numpy import *`, then every name of
+`dir(numpy)`), which imports all of numpy's lazy submodules: numpy.testing (with unittest,
+importlib.metadata, email, concurrent.futures), numpy.f2py (58 regular expressions
+compiled) and numpy.polynomial — a quarter of a small batch run's CPU (docs/design.md,
+"Process start"). scipy.sparse reaches none of them while it is imported, and argusqt uses
+them only in its tests (numpy.ma is left alone: `np.unique` imports it anyway). `load()` lends numpy empty stand-ins for them while scipy.sparse is
+imported and takes them back after, so a later `import numpy.testing` is the real one.
+Should a scipy release need them during its import, the import is repeated the ordinary
+way: slower, never wrong.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+
+#: numpy's lazily imported submodules that scipy's namespace copy touches and never uses
+UNUSED = ("testing", "f2py", "polynomial")
+#: scipy's copy of numpy's namespace (the stand-ins are taken out of it too)
+CLONE = "scipy._lib.array_api_compat.numpy"
+
+
+def load() -> types.ModuleType:
+    """scipy.sparse, imported without the UNUSED numpy submodules when this is the first."""
+    loaded = sys.modules.get("scipy.sparse")
+    if loaded is not None:
+        return loaded
+    import numpy
+
+    lent = _lend(numpy)
+    try:
+        return importlib.import_module("scipy.sparse")
+    except Exception:
+        if not lent:
+            raise
+    finally:
+        _take_back(numpy, lent)
+    # this scipy needs them after all: forget its half-done import and do the ordinary one
+    for name in [m for m in sys.modules if m == "scipy" or m.startswith("scipy.")]:
+        del sys.modules[name]
+    return importlib.import_module("scipy.sparse")
+
+
+def _lend(numpy: types.ModuleType) -> dict[str, types.ModuleType]:
+    """Stand-ins for the UNUSED submodules not imported yet, in sys.modules and numpy."""
+    lent = {}
+    for name in UNUSED:
+        full = f"numpy.{name}"
+        if full in sys.modules or name in vars(numpy):
+            continue
+        stand_in = types.ModuleType(full, "stand-in while scipy.sparse is imported")
+        sys.modules[full] = stand_in
+        setattr(numpy, name, stand_in)
+        lent[name] = stand_in
+    return lent
+
+
+def _take_back(numpy: types.ModuleType, lent: dict[str, types.ModuleType]) -> None:
+    """Remove the stand-ins wherever they went: numpy imports the real ones when asked."""
+    clone = sys.modules.get(CLONE)
+    for name, stand_in in lent.items():
+        if sys.modules.get(f"numpy.{name}") is stand_in:
+            del sys.modules[f"numpy.{name}"]
+        for module in (numpy, clone):
+            if module is not None and vars(module).get(name) is stand_in:
+                delattr(module, name)
