@@ -65,7 +65,7 @@ GUIDED_MAX = 10.0
 #: the guided heuristic's first run waits this many times what the start heuristic took (at
 #: least GUIDED_DELAY_MIN s): small tables are proven before it would pay (b520: the root
 #: closes in 0.6 s, where three guided runs added 0.5 s)
-GUIDED_DELAY = 10.0
+GUIDED_DELAY = 3.0
 GUIDED_DELAY_MIN = 1.0
 #: the guided heuristic runs only while the gap exceeds this: near the bound, branching
 #: closes it sooner (1H2D 2,508 cells, 5 seeds: 9 runs found nothing and cost 7.6 s of 35 s)
@@ -124,6 +124,7 @@ class _CapacityHandler(Conshdlr):
         #: per respondent (its known cells): its attacker LPs and the primaries it recomputed
         self.insider_pool: dict[bytes, tuple[Separator, set[int]]] = {}
         self.pending: list[Cut] = []  # cuts found in conscheck, added at the next separation
+        self.bridgeless: _Bridgeless | None = None
 
     # -- helpers
     def _x(self, sol=None) -> np.ndarray:
@@ -279,10 +280,14 @@ class _CapacityHandler(Conshdlr):
             _report(self.model, self.run, lp_value=float(np.dot(self._obj(), x)))
         cuts, _ = self._cuts_for(x, False)
         cuts, self.pending = cuts + self.pending, []
+        # the bridgeless cuts hold for some optimal pattern, not for every protected one: they
+        # never join the store that rejects candidates
+        self.store.add(cuts)
+        if self.bridgeless is not None:
+            cuts += self.bridgeless.cuts(self.sep.full_point(x))
         if not cuts:
             return {"result": SCIP_RESULT.DIDNOTFIND}
         tvars = self._trans()
-        self.store.add(cuts)
         added = False
         for c in cuts:
             pos = self._pos(c.cells)
@@ -306,6 +311,51 @@ class _CapacityHandler(Conshdlr):
         # rounding a suppression down may unprotect a primary; rounding up never does
         for v in self.xvars:
             self.model.addVarLocks(v, nlockspos + nlocksneg, 0)
+
+
+class _Bridgeless:
+    """Bridgeless cuts x_i ≤ Σ_{j ∈ r, j ≠ i} x_j for a free cell i of relation r.
+
+    A secondary alone suppressed in a relation is recomputed from it by every attacker
+    (outsider or insider), so publishing it again leaves every attacker's range as it was:
+    some optimal pattern (every one, with positive costs) has no such cell. These cuts may
+    cut off protected patterns, so they are LP rows only, never a reason to reject a
+    candidate (argusqt/docs/methods.md §3.2).
+    """
+
+    #: most cuts per separation round, the most violated first
+    MAX_CUTS = 500
+
+    def __init__(self, sep: Separator):
+        rel = sep.rel.tocsr()
+        self.pattern = sp.csr_matrix((np.ones(rel.nnz), rel.indices, rel.indptr), shape=rel.shape)
+        row = np.repeat(np.arange(rel.shape[0]), np.diff(rel.indptr))
+        col = rel.indices.astype(np.int64)
+        # relations with a suppressed non-free cell (a primary) already hold the cut
+        fixed_one = (~sep.free) & (np.nan_to_num(sep.fixed) > 0.5)
+        others = self.pattern @ fixed_one.astype(float)
+        keep = sep.free[col] & (others[row] == 0)
+        self.row, self.col = row[keep], col[keep]
+        self.free = sep.free
+        self.rel = rel
+
+    def cuts(self, xf: np.ndarray) -> list[Cut]:
+        if self.row.size == 0:
+            return []
+        total = self.pattern @ xf
+        viol = 2.0 * xf[self.col] - total[self.row]
+        hit = np.flatnonzero(viol > 1e-6)
+        hit = hit[np.argsort(-viol[hit], kind="stable")][: self.MAX_CUTS]
+        out = []
+        ind, ptr = self.rel.indices, self.rel.indptr
+        for k in hit:
+            r, i = int(self.row[k]), int(self.col[k])
+            cells = ind[ptr[r] : ptr[r + 1]]
+            cells = cells[self.free[cells] & (cells != i)]
+            all_cells = np.r_[cells, i]
+            coef = np.r_[np.ones(cells.size), -1.0]
+            out.append(Cut(-1, "bridgeless", all_cells, coef, 0.0, all_cells, coef, 0.0))
+        return out
 
 
 class _StopToken(CancelToken):
@@ -523,6 +573,7 @@ def solve_pattern(
     insiders: InsiderCheck | None = None,
     guide: Guide | None = None,
     guide_delay: float = GUIDED_DELAY_MIN,
+    bridgeless: bool = True,
 ) -> PatternOutcome:
     """Branch-and-cut on `problem` with cells fixed as in `fixed` (NaN = free; see Separator).
 
@@ -574,6 +625,8 @@ def solve_pattern(
         )
     run.sepa_depth = 10**9 if sepa_depth is None else sepa_depth
     hdlr = _CapacityHandler(sep, free, xvars, run, insiders)
+    if bridgeless:
+        hdlr.bridgeless = _Bridgeless(sep)
     model.includeConshdlr(
         hdlr,
         "capacity",
@@ -1011,6 +1064,7 @@ def solve_optimal(
         if params.get("guided", True)
         else None,
         guide_delay=float(params.get("guided_delay", guide_delay)),
+        bridgeless=bool(params.get("bridgeless", True)),
     )
     everything = problem.candidate | problem.primary | problem.secondary
     found = out.mask[:n] if out.mask is not None else None
