@@ -13,7 +13,7 @@ __version__ = "0.1.0"
 
 #: names of the Python API, loaded from argusqt.api when first used (by name, so that the
 #: modules that read `argusqt.__version__` do not depend on the API in the import layers)
-_API = ("protect", "Protection", "ProtectedTable", "P", "NK", "FREQ", "ZERO")
+_API = ("protect", "open_session", "Protection", "ProtectedTable", "P", "NK", "FREQ", "ZERO")
 
 __all__ = ["__version__", *_API]
 

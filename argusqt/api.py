@@ -36,6 +36,7 @@ __all__ = [
     "ZERO",
     "Protection",
     "ProtectedTable",
+    "open_session",
     "protect",
 ]
 
@@ -339,8 +340,41 @@ class Protection:
     def __getitem__(self, k: int) -> ProtectedTable:
         return self.tables[k]
 
+    def save_session(self, path: str | os.PathLike[str]) -> Path:
+        """The session file (`.aqs`, CONFIDENTIAL: every cell's status) that `open_session`
+        reopens audited. Microdata from a data frame or Parquet/CSV file is written beside
+        it as `<stem>_data.asc` + `<stem>_data.rda` (+ `.hrc`, `.cdl`), one atomic set."""
+        from argusqt.sessionfile import save_session
+
+        return save_session(self.session, Path(path))
+
+    def write_batch_file(self, path: str | os.PathLike[str]) -> list[Path]:
+        """A τ-Argus batch file (`.arb`) that `argusqt batch` runs to the same tables (the
+        data frame's microdata written beside it as for `save_session`); the files written."""
+        from argusqt.batch.render import write_batch_file
+
+        return write_batch_file(self.session, Path(path))
+
     def __len__(self) -> int:
         return len(self.tables)
+
+
+def open_session(
+    path: str | os.PathLike[str], progress: ProgressCallback | bool | None = None
+) -> Protection:
+    """Reopen a session file: data read again, tables recomputed, statuses restored and every
+    protected pattern audited again (AuditError when one no longer passes)."""
+    from argusqt.sessionfile import load_session
+
+    callback, close = _progress(progress)
+    try:
+        session = load_session(Path(path), callback)
+    finally:
+        close()
+    out = Protection(session)
+    for no in range(1, len(session.tables) + 1):
+        out.tables.append(ProtectedTable(session, no, session.results.get(no)))
+    return out
 
 
 # ---------------------------------------------------------------------------- progress

@@ -278,7 +278,25 @@ class Session:
             f"{', '.join(v.name for v in meta.variables)})"
         )
         self._log_lines(list(micro.log))
-        self.actions = []  # no file to reopen: a batch file cannot repeat this session
+        self.actions = []  # no file to reopen: saving writes the data (write_microdata_files)
+
+    @property
+    def from_frame(self) -> bool:
+        """Microdata opened from a data frame or Parquet/CSV file: no `.rda` to name."""
+        return self.kind == "microdata" and self.meta_path is None
+
+    def write_microdata_files(self, beside: str | Path) -> list[Path]:
+        """Write the data frame's microdata next to a session or batch file being saved, as
+        fixed-width data + generated `.rda` (+ `.hrc`, `.cdl`), one atomic set; returns
+        [data, metadata, side files…]. The session keeps reading from the frame."""
+        from argusqt.io.framefiles import write_microdata_files
+
+        files = write_microdata_files(self.metadata, self.microdata, Path(beside))
+        self.add_log(
+            f"Microdata of the data frame written to {files[0]} with metadata {files[1].name}"
+            + (f" (and {', '.join(p.name for p in files[2:])})" if files[2:] else "")
+        )
+        return files
 
     def open_table_data(self, tab_path: str | Path, meta_path: str | Path) -> None:
         """Add a table file with its metadata (several may form a linked table set)."""

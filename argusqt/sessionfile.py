@@ -15,6 +15,7 @@ A session file is UTF-8 JSON (written atomically) with this layout (format versi
  "actions": [{"action": "recode" | "apriori" | "change_status" | "protect" | "write_table",
               ...}, ...],   # what was done to the computed tables, in order (argusqt/actions.py)
  "tables": [{"n_cells": N, "codes": [[codes of dim 1], ...], "value_digest": sha256,
+             "value": ARRAY,   # cell values: equal up to rounding when the digest differs
              "recodes": [{"variable": v, "description": d, "grc": text | null,
                           "codelist": {...}, "node_map": [original node -> new node]}],
              "status": ARRAY, "lpl": ARRAY, "upl": ARRAY, "cost": ARRAY,
@@ -451,12 +452,18 @@ def _result_to_dict(result: Any) -> dict | None:
     }
 
 
-def session_to_dict(session, path: str | Path) -> dict:
-    """The JSON-ready content of a session file written at `path`."""
+def session_to_dict(session, path: str | Path, microdata: tuple[Path, Path] | None = None) -> dict:
+    """The JSON-ready content of a session file written at `path`; `microdata` names the
+    data and metadata files of a session opened from a data frame (written beside it)."""
     from argusqt import __version__
 
     if session.kind is None:
         raise ArgusError("there is nothing to save: open data and specify tables first")
+    if session.from_frame and microdata is None:
+        raise ArgusError(
+            "this session's microdata came from a data frame: save it with save_session, "
+            "which writes the data beside the session file"
+        )
     base = Path(os.path.abspath(path)).parent
     doc: dict[str, Any] = {
         # first key, so the file's first lines say it: the file holds every cell's status
@@ -474,8 +481,9 @@ def session_to_dict(session, path: str | Path) -> dict:
         ],
     }
     if session.kind == "microdata":
-        doc["data"] = _path_entry(session.data_path, base)
-        doc["metadata"] = _path_entry(session.meta_path, base)
+        data, meta = microdata or (session.data_path, session.meta_path)
+        doc["data"] = _path_entry(data, base)
+        doc["metadata"] = _path_entry(meta, base)
     else:
         doc["sources"] = [
             {
@@ -500,6 +508,7 @@ def session_to_dict(session, path: str | Path) -> dict:
                 "n_cells": t.n_cells,
                 "codes": [list(d.codes) for d in t.dims],
                 "value_digest": _digest(t.value),
+                "value": encode_array(t.value, "float64"),
                 "recodes": _recodes_of(t, no, grc),
                 "status": encode_array(t.status, "int8"),
                 "lpl": encode_array(t.lpl, "float64"),
@@ -520,7 +529,12 @@ def save_session(session, path: str | Path) -> Path:
     from argusqt.io.atomic import atomic_write_text
 
     path = Path(path)
-    text = json.dumps(session_to_dict(session, path), indent=1, ensure_ascii=False)
+    microdata = None
+    if session.from_frame:  # no files to name: the data go beside the session file
+        session_to_dict(session, path, (path, path))  # nothing written when it cannot be saved
+        data, meta, *_ = session.write_microdata_files(path)
+        microdata = (data, meta)
+    text = json.dumps(session_to_dict(session, path, microdata), indent=1, ensure_ascii=False)
     atomic_write_text(path, text + "\n")
     session.add_log(f"Session saved to {path} (CONFIDENTIAL, not for publication: cell statuses)")
     return path
@@ -687,12 +701,31 @@ def _check_cells(table: Table, no: int, saved: dict, where: str) -> None:
                     file=where,
                 )
     digest = saved.get("value_digest")
-    if digest is not None and digest != _digest(table.value):
+    if (
+        digest is not None
+        and digest != _digest(table.value)
+        and not _same_sums(table, saved, where)
+    ):
         raise SessionFileError(
             f"table {no}: the cell values differ from the saved ones; "
             "the data changed since the session was saved",
             file=where,
         )
+
+
+#: cell values equal "up to the order of summation": the same records summed in another order
+#: (chunks, category order) differ in the last bits; far below any real change of the data
+VALUE_RTOL = 1e-9
+
+
+def _same_sums(table: Table, saved: dict, where: str) -> bool:
+    """The cell values equal the saved ones up to rounding (bit-for-bit is the digest)."""
+    old = decode_array(saved.get("value"), where, "cell values")
+    now = np.asarray(table.value, dtype=float)
+    if old is None or old.shape != now.shape:
+        return False
+    scale = float(np.abs(old).max(initial=0.0))
+    return bool(np.allclose(now, old, rtol=VALUE_RTOL, atol=VALUE_RTOL * max(scale, 1.0)))
 
 
 def _restore(table: Table, saved: dict, where: str, what: str) -> Any:

@@ -160,11 +160,22 @@ def _same_text(path: Path, text: str) -> bool:
         return False
 
 
-def batch_text(session: Session, path: str | Path) -> BatchText:
-    """What `write_batch_file` writes: header, lines and side files."""
+def batch_text(
+    session: Session, path: str | Path, microdata: tuple[Path, Path] | None = None
+) -> BatchText:
+    """What `write_batch_file` writes: header, lines and side files; `microdata` names the
+    data and metadata files of a session opened from a data frame."""
     from argusqt import __version__
 
-    out = render_actions(session.actions, path)
+    actions = list(session.actions)
+    if microdata is not None:
+        actions.insert(0, OpenMicrodata(*microdata))
+    elif session.from_frame:
+        raise SpecificationError(
+            "this session's microdata came from a data frame: write the batch file with "
+            "write_batch_file, which writes the data beside it"
+        )
+    out = render_actions(actions, path)
     head = [f"// Batch file written by argusqt {__version__}", f"// {timestamp(datetime.now())}"]
     out.lines = head + out.lines
     return out
@@ -179,8 +190,13 @@ def write_batch_file(session: Session, path: str | Path) -> list[Path]:
     """Write a `.arb` file that repeats what was done in the session, with its side files
     beside it (written first, each atomically); returns the files written."""
     path = Path(path)
-    text = batch_text(session, path)
-    written = []
+    written: list[Path] = []
+    microdata = None
+    if session.from_frame:  # no files to name: the data go beside the batch file
+        batch_text(session, path, (path, path))  # nothing written when it cannot be written
+        written = session.write_microdata_files(path)
+        microdata = (Path(written[0].name), Path(written[1].name))  # beside the batch file
+    text = batch_text(session, path, microdata)
     for name, body in text.side_files.items():
         side = path.with_name(name)
         atomic_write_text(side, body)
