@@ -1264,6 +1264,24 @@ class Session:
 
         return protection_state(self.table(table_no))
 
+    def clipboard_state(self, table: Table) -> tuple[str, str]:
+        """(state, words) for what leaves the program without a gate (the clipboard): the
+        table's own state (export.gate), except that a table protected together with others
+        is not 'cleared' while the set's joint publication audit is not current (another
+        table of the set changed). Fingerprints only: no audit runs (the GUI thread asks)."""
+        from argusqt.export.gate import linked_fingerprint
+
+        state, words = table_protection(table)
+        no = next((i for i, t in enumerate(self.tables, 1) if t is table), None)
+        if state == "cleared" and no is not None and no in self.linked:
+            tables = [self.table(n) for n in self.linked]
+            if self.linked_cleared != linked_fingerprint(tables):
+                return "protected", (
+                    f"protected together with tables {', '.join(map(str, self.linked))}, whose "
+                    "joint publication audit has not passed on their current statuses"
+                )
+        return state, words
+
     def audit_publication(
         self,
         table_no: int,

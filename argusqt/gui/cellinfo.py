@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel, QWidget
 
 from argusqt.gui import statuscolors
 from argusqt.gui.formatting import format_cost, format_number
+from argusqt.model.status import is_suppressed
 from argusqt.model.table import Table
 
 
@@ -30,6 +31,11 @@ class CellInfoPanel(QGroupBox):
         ("audit", "Audit interval"),
         ("interval", "Published interval (interval protection)"),
     )
+
+    #: copyable whatever the cell (they say which cell it is and what is published)
+    ALWAYS_COPYABLE = ("codes", "status", "published")
+    #: never copyable: the contributions of single respondents
+    NEVER_COPYABLE = ("top", "htop")
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Cell information", parent)
@@ -91,6 +97,18 @@ class CellInfoPanel(QGroupBox):
             L["interval"].setText(f"[{fmt(float(lo[cell]))}, {fmt(float(hi[cell]))}]")
         else:
             L["interval"].setText("–")
+        self._guard_copy(bool(is_suppressed(st)))
+
+    def _guard_copy(self, suppressed: bool) -> None:
+        """Shown, not copied: a suppressed cell's figures and any cell's largest contributions
+        (respondents' own) cannot be selected for the clipboard; its codes and status can."""
+        for key, lab in self.labels.items():
+            ok = key in self.ALWAYS_COPYABLE or not (suppressed or key in self.NEVER_COPYABLE)
+            lab.setTextInteractionFlags(
+                Qt.TextInteractionFlag.TextSelectableByMouse
+                if ok
+                else Qt.TextInteractionFlag.NoTextInteraction
+            )
 
 
 def _top(top: np.ndarray | None, cell: int, fmt: Callable[[float], str]) -> str:

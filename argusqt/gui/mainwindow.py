@@ -819,6 +819,7 @@ class MainWindow(QMainWindow):
     def _make_view(self, table: Table, title: str) -> TableView:
         """One table view wired like every other (labels option, status changes, status bar)."""
         v = TableView(table, title)
+        v.state_of = lambda t: self.session.clipboard_state(t)  # knows tables linked together
         v.labels_box.setChecked(option(self.settings, "options/showLabels"))
         v.change_status.connect(self.change_status)
         v.view.selectionModel().currentChanged.connect(lambda *_: self._update_status())

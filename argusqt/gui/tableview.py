@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from PySide6.QtCore import QEvent, QModelIndex, Qt, Signal
 from PySide6.QtGui import QFont, QFontMetrics, QKeySequence
@@ -73,6 +75,9 @@ class TableView(QWidget):
         self.title = title
         self.audit = None
         self.result = None  # last ProtectionResult (intervals of interval protection)
+        #: (state, words) of the table for a copy; the main window asks the session, which
+        #: also knows tables protected together (Session.clipboard_state)
+        self.state_of: Callable[[Table], tuple[str, str]] | None = None
         self.model = TableModel(table, self)
 
         # --- axis controls
@@ -355,7 +360,8 @@ class TableView(QWidget):
             return spreadsheet_safe(m.node_name(m.col_dim, node))
 
         head = [""] + [col_header(c) for c in cols]
-        state, words = core.protection_of(self.table)
+        # the verdict already stored (fingerprints): no audit on the GUI thread
+        state, words = (self.state_of or core.protection_of)(self.table)
         lines = [] if state in ("cleared", "nothing to protect") else [NOT_FOR_PUBLICATION + words]
         lines.append("\t".join(head))
         for r in rows:
