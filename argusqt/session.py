@@ -149,6 +149,9 @@ class Session:
     #: tables protected together (table 0): published only after a joint audit
     linked: list[int] = field(default_factory=list)
     linked_cleared: str | None = None  # export.gate.linked_fingerprint when it last passed
+    #: what the windows show beside the tables, JSON-able, kept in session files: per table
+    #: number (text), its recode history and the methods compared (gui/insight.py)
+    insight: dict[str, Any] = field(default_factory=dict)
     #: Edit | Undo and Redo over the actions on the tables (argusqt/history.py)
     history: History = field(default_factory=History, repr=False, compare=False)
 
@@ -186,6 +189,7 @@ class Session:
         self.results = {}
         self.linked = []
         self.actions = []
+        self.insight = {}
         self.add_log("Session cleared")
 
     def clear_tables(self) -> None:

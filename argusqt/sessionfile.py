@@ -14,6 +14,7 @@ A session file is UTF-8 JSON (written atomically) with this layout (format versi
             "rules": {...SafetyRules fields...}}, ...],
  "actions": [{"action": "recode" | "apriori" | "change_status" | "protect" | "write_table",
               ...}, ...],   # what was done to the computed tables, in order (argusqt/actions.py)
+ "insight": {"<table>": {"recode_history": [...], "methods": [...]}},  # the GUI's docks
  "tables": [{"n_cells": N, "codes": [[codes of dim 1], ...], "value_digest": sha256,
              "value": ARRAY,   # cell values: equal up to rounding when the digest differs
              "recodes": [{"variable": v, "description": d, "grc": text | null,
@@ -521,7 +522,18 @@ def session_to_dict(session, path: str | Path, microdata: tuple[Path, Path] | No
             }
         )
     doc["tables"] = tables
+    doc["insight"] = _insight_json(session)
     return doc
+
+
+def _insight_json(session) -> dict:
+    """The windows' recode history and methods compared, when JSON can hold them."""
+    insight = getattr(session, "insight", None) or {}
+    try:
+        return json.loads(json.dumps(insight, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        session.add_log(f"warning: the recode history and methods compared were not saved ({exc})")
+        return {}
 
 
 def save_session(session, path: str | Path) -> Path:
@@ -617,6 +629,11 @@ def load_session(
             if no is not None:
                 s.specify_table(specs[int(no) - 1])
     s._log_lines(log)
+    insight = doc.get("insight", {})
+    if isinstance(insight, dict):
+        s.insight = insight
+    else:  # display only: a damaged entry never stops the session from loading
+        s.add_log("warning: the session file's recode history and methods compared are unreadable")
     saved_tables = doc.get("tables", [])
     if not saved_tables:
         s.add_log(f"Session {path.name} loaded (no tables computed)")

@@ -190,3 +190,76 @@ class MethodComparisonPanel(QWidget):
         picked = self._selected()
         if picked is not None:
             self.use_method.emit(picked)
+
+
+# ---------------------------------------------------------------------------- session files
+def insight_to_json(
+    steps: dict[int, list[RecodeStep]], runs: dict[int, dict[str, MethodRun]]
+) -> dict[str, Any]:
+    """The docks' content per table number (text keys), for `Session.insight`."""
+    out: dict[str, Any] = {}
+    for no, table_steps in steps.items():
+        entry = out.setdefault(str(no), {})
+        entry["recode_history"] = [{"label": s.label, "unsafe": int(s.unsafe)} for s in table_steps]
+    for no, table_runs in runs.items():
+        entry = out.setdefault(str(no), {})
+        entry["methods"] = [_run_to_json(r) for r in table_runs.values()]
+    return out
+
+
+def _run_to_json(r: MethodRun) -> dict[str, Any]:
+    params = r.params.to_mapping() if hasattr(r.params, "to_mapping") else dict(r.params or {})
+    return {
+        "method": r.method,
+        "params": params,
+        "face": r.face,
+        "changed": int(r.changed),
+        "cost": float(r.cost),
+        "cost_share": float(r.cost_share),
+        "gap": None if r.gap is None else float(r.gap),
+        "seconds": float(r.seconds),
+        "cancelled": bool(r.cancelled),
+    }
+
+
+def insight_from_json(
+    data: Any, n_tables: int
+) -> tuple[dict[int, list[RecodeStep]], dict[int, dict[str, MethodRun]], list[str]]:
+    """The docks' content back from `Session.insight`, and warnings for what was skipped
+    (display only: a damaged entry is left out, never stops the session)."""
+    steps: dict[int, list[RecodeStep]] = {}
+    runs: dict[int, dict[str, MethodRun]] = {}
+    skipped: list[str] = []
+    for key, entry in (data or {}).items() if isinstance(data, dict) else ():
+        try:
+            no = int(key)
+            if not 1 <= no <= n_tables:
+                raise ValueError(f"there is no table {no}")
+            history = [
+                RecodeStep(str(s["label"]), int(s["unsafe"]))
+                for s in entry.get("recode_history", [])
+            ]
+            methods = {
+                str(r["method"]): MethodRun(
+                    str(r["method"]),
+                    dict(r.get("params") or {}),
+                    str(r["face"]),
+                    int(r["changed"]),
+                    float(r["cost"]),
+                    float(r["cost_share"]),
+                    None if r.get("gap") is None else float(r["gap"]),
+                    float(r["seconds"]),
+                    bool(r.get("cancelled", False)),
+                )  # fmt: skip
+                for r in entry.get("methods", [])
+            }
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            skipped.append(
+                f"warning: the recode history and methods of table {key} were not restored ({exc})"
+            )
+            continue
+        if history:
+            steps[no] = history
+        if methods:
+            runs[no] = methods
+    return steps, runs, skipped

@@ -36,7 +36,14 @@ from argusqt.docs import PROJECT_URL, USER_GUIDE
 from argusqt.errors import ArgusError, Cancelled, PublicationError
 from argusqt.gui import core
 from argusqt.gui.errors import show_error
-from argusqt.gui.insight import MethodComparisonPanel, MethodRun, RecodeHistoryPanel, RecodeStep
+from argusqt.gui.insight import (
+    MethodComparisonPanel,
+    MethodRun,
+    RecodeHistoryPanel,
+    RecodeStep,
+    insight_from_json,
+    insight_to_json,
+)
 from argusqt.gui.jobs import JobRunner
 from argusqt.gui.opendialog import OpenDataDialog
 from argusqt.gui.optionsdialog import option
@@ -725,6 +732,11 @@ class MainWindow(QMainWindow):
             self.specs = list(s.specs)
             self.add_recent("session", path)
             tables = core.tables_of(s)
+            self.recode_steps, self.method_runs, skipped = insight_from_json(
+                s.insight, len(tables)
+            )  # the docks as saved
+            for line in skipped:
+                s.add_log(line)
             self._show_tables(tables)
             results = s.results
             for no, view in enumerate(self.views, 1):
@@ -750,6 +762,7 @@ class MainWindow(QMainWindow):
         if not Path(path).suffix:
             path += ".aqs"
         session = self.session
+        session.insight = insight_to_json(self.recode_steps, self.method_runs)  # the docks
 
         def job(progress, cancel):
             from argusqt.sessionfile import save_session
