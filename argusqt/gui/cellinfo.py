@@ -109,6 +109,12 @@ class CellInfoPanel(QGroupBox):
                 if ok
                 else Qt.TextInteractionFlag.NoTextInteraction
             )
+            lab.setToolTip(
+                ""
+                if ok
+                else "Shown, not copyable: a suppressed cell's figures and respondents' "
+                "contributions do not leave the program by the clipboard"
+            )
 
 
 def _top(top: np.ndarray | None, cell: int, fmt: Callable[[float], str]) -> str:
