@@ -297,7 +297,8 @@ class Session:
 
         files = write_microdata_files(self.metadata, self.microdata, Path(beside))
         self.add_log(
-            f"Microdata of the data frame written to {files[0]} with metadata {files[1].name}"
+            f"Microdata of the data frame written to {files[0]} (CONFIDENTIAL: the records) "
+            f"with metadata {files[1].name}"
             + (f" (and {', '.join(p.name for p in files[2:])})" if files[2:] else "")
         )
         return files

@@ -88,6 +88,8 @@ def test_frame_session_saves_its_data_and_reopens_the_same(tmp_path):
     }  # fmt: skip
     message = next(str(e) for e in reversed(s.log) if "data frame written" in str(e))
     assert str(data) in message and rda.name in message  # the message names the files
+    assert "CONFIDENTIAL" in message
+    assert rda.read_text(encoding="utf-8").startswith("// CONFIDENTIAL — not for publication")
     again = load_session(target)  # a fresh Session
     _same_tables(s, again)
     assert again.table(1).dims[0].labels.get("N") == "North, with a comma"

@@ -18,6 +18,7 @@ import numpy as np
 
 from argusqt.errors import SpecificationError
 from argusqt.io.codelists import hierarchy_entries
+from argusqt.io.confidential import comment_banner
 from argusqt.io.hrc import hrc_text
 from argusqt.io.microdata import MicroData
 from argusqt.io.rda import rda_text
@@ -130,7 +131,8 @@ def microdata_files(
             out[cdl] = "".join(f"{c},{label}\n" for c, label in v.labels.items()).encode("utf-8")
             v.labels, v.codelist = None, cdl.name
     fixed = Metadata(path=rda_path, kind="fixed", variables=variables)
-    out[rda_path] = rda_text(fixed).encode("utf-8")
+    banner = comment_banner(f"{data_path.name} holds the microdata records (from a data frame)")
+    out[rda_path] = (banner + rda_text(fixed)).encode("utf-8")
     return out
 
 
