@@ -246,7 +246,7 @@ def load(path: Path) -> list[tuple[tuple[str, ...], float, int]]:
     rows = []
     with path.open(newline="", encoding="latin-1") as f:
         for rec in csv.reader(f):
-            if not rec:
+            if not rec or rec[0].startswith("//"):  # the confidential file's header line
                 continue
             value = float(rec[-2]) if rec[-2].strip() not in ("", "-", "x") else float("nan")
             rows.append((tuple(c.strip() for c in rec[:-2]), value, int(rec[-1])))

@@ -26,7 +26,7 @@ from argusqt.protection.budget import Deadline
 from argusqt.protection.cleanup import Witnesses, cleanup, find_witness
 from argusqt.protection.components import DOWN, UP, MoveContext
 from argusqt.protection.heuristic import Protector, primary_order, protect_all
-from argusqt.protection.insider_repair import make_publishable
+from argusqt.protection.modular_publish import publish as publish_cheaply
 from argusqt.protection.optimal import singleton_options, solve_pattern, with_singleton_cells
 from argusqt.protection.params import MethodParams, TableFacts, minutes_param, param
 from argusqt.protection.problem import CSPProblem
@@ -602,9 +602,10 @@ def _polish(
     def publish(what: str, pattern: np.ndarray, outsider: AuditResult | None) -> bool:
         nonlocal best
         try:
-            fixed, verdict, added = make_publishable(
+            done = publish_cheaply(
                 problem, pattern, outsider=outsider, intervals=exact, cancel=cancel
             )
+            fixed, verdict, added = done.pattern, done.verdict, done.added
         except (AuditError, MethodError) as err:
             lines.append(f"{what}: not publishable ({err})")
             return True
@@ -643,6 +644,32 @@ def _polish(
         return None
     log.append("whole table: " + "; ".join(lines) + f" — kept the {best[1]} pattern")
     return best[2], best[3].outsider, best[3]
+
+
+def _publishable(
+    problem: CSPProblem,
+    sup: np.ndarray,
+    audited: AuditResult,
+    exact: bool,
+    log: list[str],
+    progress: ProgressCallback,
+    cancel: CancelToken | None,
+) -> tuple[np.ndarray, AuditResult, PublicationVerdict] | None:
+    """A large table's last step: the pattern made publishable (insider repair, then the
+    repaired cells it can do without published again: modular_publish).
+
+    None when cancelled or when no publishable pattern came out (run_method then audits
+    and repairs the modular pattern itself, and says why it fails).
+    """
+    progress(ProgressEvent(message="Modular: auditing the pattern (outsider and insiders)"))
+    try:
+        done = publish_cheaply(
+            problem, sup, outsider=audited, intervals=exact, progress=progress, cancel=cancel
+        )
+    except (AuditError, MethodError, Cancelled):
+        return None
+    log.extend(done.lines)
+    return done.pattern, done.verdict.outsider, done.verdict
 
 
 def solve_modular(
@@ -736,14 +763,11 @@ def solve_modular(
     }
     verdict = None
     limit = int(params.get("polish_cells", POLISH_CELLS))
-    if (
-        params.get("polish", False)
-        and problem.n_cells <= limit
-        and not n_extra
-        and not cancelled
-        and budget.remaining > POLISH_MIN
-    ):
-        polished = _polish(problem, sup, final, exact, params, budget, log, progress, cancel)
+    if params.get("polish", False) and not n_extra and not cancelled:
+        if problem.n_cells <= limit and budget.remaining > POLISH_MIN:
+            polished = _polish(problem, sup, final, exact, params, budget, log, progress, cancel)
+        else:
+            polished = _publishable(problem, sup, final, exact, log, progress, cancel)
         if polished is not None:
             sup, final, verdict = polished
             digest = pattern_digest(problem, sup)

@@ -1,0 +1,138 @@
+"""MOD's pattern made publishable: insider repair, then the added cells it can spare
+published again or replaced by cheaper ones (issue 15, goal 2; protection/modular_publish.py).
+
+Judged by an auditor of its own (scipy's linprog over every relation, each respondent's own
+cells fixed), which shares no code with the method or with the publication audit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from protect_helpers import hier_codelist, random_3d, random_problem, sized_problem
+from scipy.optimize import linprog
+
+from argusqt.model.status import is_suppressed
+from argusqt.protection.heuristic import solve_heuristic
+from argusqt.protection.insider import respondents_of
+from argusqt.protection.insider_repair import make_publishable
+from argusqt.protection.methods import run_method
+from argusqt.protection.modular_publish import publish
+from argusqt.protection.publication import publication_audit
+
+
+def _reach_ok(problem, lo, hi, cells, tol) -> bool:
+    """Every cell in `cells` can move by its levels within [lo, hi] and the relations."""
+    a = problem.values
+    m = sp.csr_matrix(problem.relations)
+    bounds = np.c_[lo, hi]
+    for p in cells:
+        for sense, need in ((1.0, problem.lpl[p]), (-1.0, problem.upl[p])):
+            if need <= 0:
+                continue
+            c = np.zeros(a.size)
+            c[p] = sense
+            r = linprog(c, A_eq=m, b_eq=np.zeros(m.shape[0]), bounds=bounds, method="highs")
+            assert r.status == 0
+            reach = a[p] - r.fun if sense > 0 else -r.fun - a[p]
+            if reach < need - tol:
+                return False
+    return True
+
+
+def independent_publishable(problem, mask: np.ndarray) -> bool:
+    """Outsider: every primary moves by its levels. Each respondent alone in a suppressed
+    cell, its own cells fixed: every primary not exempt for it moves by its levels."""
+    a = problem.values
+    tol = problem.tolerance
+    lo = np.where(mask, problem.lower, a)
+    hi = np.where(mask, problem.upper, a)
+    prim = np.flatnonzero(problem.primary)
+    if not _reach_ok(problem, lo, hi, prim, tol):
+        return False
+    resp = respondents_of(problem)
+    known = resp.known.tocsr()
+    exempt = resp.exempt.tocsr()
+    for r in range(resp.count):
+        own = known.indices[known.indptr[r] : known.indptr[r + 1]]
+        if not mask[own].any():
+            continue  # knows nothing an outsider does not
+        free = np.setdiff1d(prim, exempt.indices[exempt.indptr[r] : exempt.indptr[r + 1]])
+        lo_r, hi_r = lo.copy(), hi.copy()
+        lo_r[own] = hi_r[own] = a[own]
+        if not _reach_ok(problem, lo_r, hi_r, free, tol):
+            return False
+    return True
+
+
+def _problem(seed: int):
+    rng = np.random.default_rng(seed)
+    if seed % 2:
+        dims = [hier_codelist("a", [3, 3]), hier_codelist("b", [3, 2])]
+        p = random_problem(rng, dims, primary_share=0.2, zero_share=0.05)
+    else:
+        p = random_3d(rng, [2, 2], [3], 3, primary_share=0.15)
+    p.cost = np.abs(p.values)
+    return p
+
+
+def _cost(p, mask) -> float:
+    return float(np.asarray(p.cost, dtype=float)[mask & ~p.primary].sum())
+
+
+def test_publish_repairs_insiders_and_is_no_dearer_than_the_repair_of_record():
+    n_repaired = 0
+    ours = theirs = 0.0
+    for seed in (1, 5, 8, 9):  # seeds whose HEUR pattern an insider breaks
+        p = _problem(seed)
+        sup = is_suppressed(solve_heuristic(p).status) | p.primary
+        before = publication_audit(p, sup, intervals=False)
+        assert before.outsider.ok and not before.ok
+        done = publish(p, sup, intervals=False)
+        assert done.verdict.ok
+        assert np.all(done.pattern[sup])  # only cells added, never a suppression undone
+        assert done.added == int((done.pattern & ~sup).sum()) > 0
+        assert independent_publishable(p, done.pattern)
+        assert not independent_publishable(p, sup)
+        fixed, _, _ = make_publishable(p, sup, intervals=False)
+        assert _cost(p, done.pattern) <= _cost(p, fixed) + 1e-9
+        ours += _cost(p, done.pattern)
+        theirs += _cost(p, fixed)
+        n_repaired += 1
+    assert n_repaired == 4
+    assert ours < theirs  # seeds 1, 5 and 8: cheaper, the others the same
+
+
+def test_publish_leaves_a_publishable_pattern_alone():
+    p = _problem(0)
+    sup = is_suppressed(solve_heuristic(p).status) | p.primary
+    assert publication_audit(p, sup, intervals=False).ok
+    done = publish(p, sup, intervals=True)
+    assert done.added == 0 and np.array_equal(done.pattern, sup) and not done.lines
+    assert done.verdict.ok
+
+
+def test_publish_with_exact_intervals_gives_a_full_verdict():
+    p = _problem(1)
+    sup = is_suppressed(solve_heuristic(p).status) | p.primary
+    done = publish(p, sup, intervals=True)
+    assert done.verdict.ok and done.verdict.outsider.lower.size == p.n_cells
+    assert publication_audit(p, done.pattern, intervals=True).ok
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_large_table_mod_publishes_its_own_repaired_pattern(seed):
+    # issue 15: on tables above POLISH_CELLS run_method repaired MOD's pattern for the
+    # insiders after the method (b7290: +278 cells, 1.026 × HEUR's cost); MOD now does it
+    # itself, cheaper, and run_method reuses that verdict instead of repairing again
+    p = sized_problem("1H2D", 300, seed=seed)
+    p.cost = np.abs(p.values)
+    r = run_method(p, "MOD", {"polish": True, "polish_cells": 0})
+    plain = run_method(p, "MOD", {"polish": False})  # the repair of record after MOD
+    assert any(line.startswith("insider repair:") for line in r.log)
+    assert not any("in addition" in line for line in r.log)
+    assert any("in addition" in line for line in plain.log)
+    assert r.verdict is not None and r.verdict.ok
+    assert independent_publishable(p, is_suppressed(r.status))
+    assert r.cost <= plain.cost + 1e-9
