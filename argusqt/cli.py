@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import signal
 import sys
@@ -27,10 +28,23 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def run_batch_command(arb: str, logbook: str | None, tempdir: str | None) -> int:
-    """Run a batch file headless; errors on stderr as `FILE.arb, line N: message`."""
+def run_batch_command(
+    arb: str, logbook: str | None, tempdir: str | None, process_ends: bool = False
+) -> int:
+    """Run a batch file headless; errors on stderr as `FILE.arb, line N: message`.
+
+    `process_ends`: the process exits after the run (the `argusqt` command itself). Then
+    what is alive after the imports (numpy, argusqt's modules, the methods' modules) lives
+    until exit anyway and is frozen out of the garbage collector's passes (`gc.freeze`):
+    the later passes and the exit's own collection skip it (docs/design.md, "Process
+    start"). Unfreezing before exit would cost the whole gain, so a caller that goes on
+    (the tests) gets no freeze at all.
+    """
     from argusqt.batch.runner import run_batch
     from argusqt.progress import CancelToken
+
+    if process_ends:
+        gc.freeze()
 
     token = CancelToken()
 
@@ -45,7 +59,9 @@ def run_batch_command(arb: str, logbook: str | None, tempdir: str | None) -> int
     except ValueError:  # not the main thread
         previous = None
     try:
-        outcome = run_batch(arb, logbook=logbook, tempdir=tempdir, cancel=token)
+        outcome = run_batch(
+            arb, logbook=logbook, tempdir=tempdir, cancel=token, freeze_modules=process_ends
+        )
     except KeyboardInterrupt:
         print(f"{arb}: interrupted", file=sys.stderr)
         return 130
@@ -142,7 +158,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return start_gui(args_in)  # `argusqt data.asc`: open files in the GUI
     args = _parser().parse_args(args_in)
     if args.command == "batch":
-        return run_batch_command(args.arb, args.logbook, args.tempdir)
+        # argv None: our own command line, so the process ends with the run
+        return run_batch_command(args.arb, args.logbook, args.tempdir, argv is None)
     files = getattr(args, "files", []) or []
     return start_gui(files)
 

@@ -66,3 +66,16 @@ def test_batch_syntax_error_in_process(tmp_path, capsys):
     assert main(["batch", str(arb)]) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"{arb}, line 2: unknown command <WHATEVER>")
+
+
+def test_an_in_process_batch_leaves_the_garbage_collector_as_it_was(tmp_path):
+    """The command freezes its modules out of the collector's passes (gc.freeze) only when
+    the process ends with the run (its own command line); a caller passing argv goes on with
+    nothing frozen."""
+    import gc
+
+    arb = tmp_path / "empty.arb"
+    arb.write_text("<SOLVER> FREE\n")
+    before = gc.get_freeze_count()
+    assert main(["batch", str(arb), str(tmp_path / "log.txt")]) == 0
+    assert gc.get_freeze_count() == before

@@ -3,6 +3,7 @@ batch line."""
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path, PureWindowsPath
@@ -293,8 +294,16 @@ def run_batch(
     cancel: CancelToken | None = None,
     interactive: bool = False,
     session: Session | None = None,
+    freeze_modules: bool = False,
 ) -> BatchOutcome:
-    """Run a batch file; the outcome carries ok/error (a BatchError with file and line) and the session."""
+    """Run a batch file; the outcome carries ok/error (a BatchError with file and line) and the session.
+
+    `freeze_modules` (only for the headless command, whose process ends with the run): once
+    parsing has imported the methods' modules, everything alive moves to the garbage
+    collector's permanent generation (`gc.freeze`), so its later passes skip it
+    (docs/design.md, "Process start"). Never in the GUI or a caller that goes on: what is
+    frozen is never collected as a cycle.
+    """
     path = Path(path)
     session = session or Session()
     if tempdir is not None:
@@ -310,6 +319,8 @@ def run_batch(
             session.logbook = Logbook(session.tempdir / "Logbook.txt")
         session.add_log(f"Batch file {path} started")
         commands = parse_arb(path)
+        if freeze_modules:
+            gc.freeze()
         runner.run(commands)
     except BatchError as exc:
         outcome.ok = False

@@ -6,10 +6,12 @@ scipy (1.15+) copies numpy's namespace for its array-API layer when it is import
 importlib.metadata, email, concurrent.futures), numpy.f2py (58 regular expressions
 compiled) and numpy.polynomial — a quarter of a small batch run's CPU (docs/design.md,
 "Process start"). scipy.sparse reaches none of them while it is imported, and argusqt uses
-them only in its tests (numpy.ma is left alone: `np.unique` imports it anyway). `load()` lends numpy empty stand-ins for them while scipy.sparse is
-imported and takes them back after, so a later `import numpy.testing` is the real one.
-Should a scipy release need them during its import, the import is repeated the ordinary
-way: slower, never wrong.
+them only in its tests (numpy.ma is left alone: `np.unique` imports it anyway). `load()`
+lends numpy empty stand-ins for them while scipy.sparse is imported and takes them back
+after, so a later `import numpy.testing` is the real one. Should a scipy release need them
+during its import, the import is repeated the ordinary way: slower, never wrong. (Another
+thread importing numpy.testing in those milliseconds would get the empty stand-in; nothing
+in argusqt imports it.)
 """
 
 from __future__ import annotations
