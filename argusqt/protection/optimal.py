@@ -68,8 +68,9 @@ GUIDED_MAX = 10.0
 GUIDED_DELAY = 3.0
 GUIDED_DELAY_MIN = 1.0
 #: the guided heuristic runs only while the gap exceeds this: near the bound, branching
-#: closes it sooner (1H2D 2,508 cells, 5 seeds: 9 runs found nothing and cost 7.6 s of 35 s)
-GUIDED_GAP = 0.05
+#: closes it sooner (1H2D 2,508 cells, 5 seeds: 9 runs found nothing and cost 7.6 s of 35 s;
+#: b520 at load 8.7: two runs at gaps of 8 and 6 % took 2.0 s of SCIP's 5.7 s)
+GUIDED_GAP = 0.10
 
 
 #: a 0/1 pattern and the run's stop → (primary, cells its attacker knows) per insider
