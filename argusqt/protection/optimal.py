@@ -750,6 +750,10 @@ def _guide(problem: CSPProblem, work: CSPProblem, publish: bool) -> Guide:
     publication audit, so the pattern SCIP gets has a chance to pass its insider check."""
     from argusqt.protection.heuristic import solve_heuristic
 
+    # its own binding: the publication of OPT's patterns (`publish` in solve_optimal) is
+    # a separate step, counted and stopped on its own (tests patch it)
+    from argusqt.protection.insider_repair import make_publishable as repair
+
     n = problem.n_cells
     cost = np.asarray(work.cost, dtype=float)
     reach = work.candidate | work.primary | work.secondary
@@ -769,7 +773,7 @@ def _guide(problem: CSPProblem, work: CSPProblem, publish: bool) -> Guide:
             return None
         if publish and not stop.cancelled:
             try:
-                fixed, _, _ = make_publishable(problem, mask[:n], intervals=False, cancel=stop)
+                fixed, _, _ = repair(problem, mask[:n], intervals=False, cancel=stop)
             except (Cancelled, MethodError, AuditError):
                 return None
             mask = np.r_[fixed, mask[n:]]
