@@ -631,3 +631,4 @@ def _open_table(session, frame, dims, response, freq, top, status, shadow, cost,
         decimals or {},
     )  # fmt: skip
     session.open_table_data(tab, rda)
+    session.sources[-1].temporary = True  # saving writes it beside the session file

@@ -125,6 +125,9 @@ class TabularSource:
     meta_path: Path
     metadata: Any
     spec: TableSpec | None = None
+    #: written by the Python API from a DataFrame into a temporary folder: saving a session
+    #: or batch file writes it beside them (write_temporary_tables)
+    temporary: bool = False
 
 
 @dataclass
@@ -302,6 +305,28 @@ class Session:
             + (f" (and {', '.join(p.name for p in files[2:])})" if files[2:] else "")
         )
         return files
+
+    def write_temporary_tables(self, beside: str | Path) -> dict[Path, tuple[Path, Path]]:
+        """Write the ready tables the Python API put in a temporary folder next to a session or
+        batch file being saved (`.tab` + `.rda` + copies of their `.hrc`/`.cdl`, one atomic
+        set); returns old table path → (table, metadata) written."""
+        from argusqt.io.atomic import atomic_write_set
+        from argusqt.io.framefiles import table_file_paths, table_files
+
+        temp = [src for src in self.sources if src.temporary]
+        files: dict[Path, bytes] = {}
+        renamed: dict[Path, tuple[Path, Path]] = {}
+        for k, src in enumerate(temp, 1):
+            tab, rda = table_file_paths(Path(beside), k, len(temp))
+            files |= table_files(src.tab_path, src.meta_path, tab, rda)
+            renamed[src.tab_path] = (tab, rda)
+        atomic_write_set(files)
+        for tab, rda in renamed.values():
+            self.add_log(
+                f"Table of the data frame written to {tab} (CONFIDENTIAL: true cell values) "
+                f"with metadata {rda.name}"
+            )
+        return renamed
 
     def open_table_data(self, tab_path: str | Path, meta_path: str | Path) -> None:
         """Add a table file with its metadata (several may form a linked table set)."""

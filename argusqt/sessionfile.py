@@ -453,13 +453,25 @@ def _result_to_dict(result: Any) -> dict | None:
     }
 
 
-def session_to_dict(session, path: str | Path, microdata: tuple[Path, Path] | None = None) -> dict:
+def session_to_dict(
+    session,
+    path: str | Path,
+    microdata: tuple[Path, Path] | None = None,
+    ready_tables: dict[Path, tuple[Path, Path]] | None = None,
+) -> dict:
     """The JSON-ready content of a session file written at `path`; `microdata` names the
-    data and metadata files of a session opened from a data frame (written beside it)."""
+    data and metadata files of a session opened from a data frame, `ready_tables` those of
+    ready tables from data frames (old table path → new files), written beside it."""
     from argusqt import __version__
 
     if session.kind is None:
         raise ArgusError("there is nothing to save: open data and specify tables first")
+    renamed = ready_tables or {}
+    if any(src.temporary and src.tab_path not in renamed for src in session.sources):
+        raise ArgusError(
+            "this session's table came from a data frame: save it with save_session, which "
+            "writes the table beside the session file"
+        )
     if session.from_frame and microdata is None:
         raise ArgusError(
             "this session's microdata came from a data frame: save it with save_session, "
@@ -488,8 +500,10 @@ def session_to_dict(session, path: str | Path, microdata: tuple[Path, Path] | No
     else:
         doc["sources"] = [
             {
-                "data": _path_entry(src.tab_path, base),
-                "metadata": _path_entry(src.meta_path, base),
+                "data": _path_entry(renamed.get(src.tab_path, (src.tab_path,))[0], base),
+                "metadata": _path_entry(
+                    renamed.get(src.tab_path, (src.tab_path, src.meta_path))[1], base
+                ),
                 "table": next((i for i, s in enumerate(session.specs, 1) if s is src.spec), None),
             }
             for src in session.sources
@@ -546,7 +560,13 @@ def save_session(session, path: str | Path) -> Path:
         session_to_dict(session, path, (path, path))  # nothing written when it cannot be saved
         data, meta, *_ = session.write_microdata_files(path)
         microdata = (data, meta)
-    text = json.dumps(session_to_dict(session, path, microdata), indent=1, ensure_ascii=False)
+    tables = None
+    if any(src.temporary for src in session.sources):  # ready tables from data frames
+        dry = {src.tab_path: (path, path) for src in session.sources}
+        session_to_dict(session, path, None, dry)  # nothing written when it cannot be saved
+        tables = session.write_temporary_tables(path)
+    doc = session_to_dict(session, path, microdata, tables)
+    text = json.dumps(doc, indent=1, ensure_ascii=False)
     atomic_write_text(path, text + "\n")
     session.add_log(f"Session saved to {path} (CONFIDENTIAL, not for publication: cell statuses)")
     return path

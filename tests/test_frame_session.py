@@ -176,3 +176,40 @@ def test_api_protection_saves_and_reopens(tmp_path):
     assert again.publish()["value"].isna().sum() == done.publish()["value"].isna().sum()
     files = done.write_batch_file(tmp_path / "api.arb")
     assert files[-1].name == "api.arb" and files[0].name == "api_data.asc"
+
+
+def test_ready_table_from_a_frame_saves_and_reopens(tmp_path):
+    """`protect(table=frame)` reads the table through files in a temporary folder: saving
+    writes them beside the session (and batch) file, so the temporary folder may go."""
+    import shutil
+
+    from argusqt.batch.runner import run_batch
+
+    records = _records()
+    leaves = (
+        records.groupby(["region", "size"])
+        .agg(value=("turnover", "sum"), freq=("turnover", "size"))
+        .reset_index()
+    )
+    done = argusqt.protect(
+        table=leaves, explanatory=["region", "size"], response="value", freq="freq",
+        hierarchies={"region": REGIONS}, labels={"region": {"N": "North", "S": "South"}},
+        decimals={"value": 6}, rules="FREQ(40,20)", method="HEUR", progress=False,
+    )  # fmt: skip
+    assert done.n_primary > 0 and done.n_secondary > 0
+    done.save_session(tmp_path / "t.aqs")
+    assert {p.name for p in tmp_path.iterdir()} >= {"t.aqs", "t_table.tab", "t_table.rda"}
+    head = (tmp_path / "t_table.rda").read_text(encoding="utf-8").splitlines()[0]
+    assert head.startswith("// CONFIDENTIAL — not for publication")
+    (tmp_path / "run").mkdir()
+    files = done.write_batch_file(tmp_path / "run" / "t.arb")
+    shutil.rmtree(done.session.sources[0].tab_path.parent)  # the API's temporary folder
+    again = argusqt.open_session(tmp_path / "t.aqs", progress=False)
+    assert np.array_equal(again.table.status, done.table.status)
+    assert [d.codes for d in again.table.dims] == [d.codes for d in done.table.dims]
+    assert again.table.dims[0].labels.get("N") == "North"
+    assert {"t_table.tab", "t_table.rda", "t.arb"} <= {p.name for p in files}
+    assert '<OPENTABLEDATA> "t_table.tab"' in (tmp_path / "run" / "t.arb").read_text()
+    outcome = run_batch(tmp_path / "run" / "t.arb")
+    assert outcome.ok, outcome.error
+    assert np.array_equal(outcome.session.table(1).status, done.table.status)

@@ -161,13 +161,26 @@ def _same_text(path: Path, text: str) -> bool:
 
 
 def batch_text(
-    session: Session, path: str | Path, microdata: tuple[Path, Path] | None = None
+    session: Session,
+    path: str | Path,
+    microdata: tuple[Path, Path] | None = None,
+    tables: dict[Path, tuple[Path, Path]] | None = None,
 ) -> BatchText:
     """What `write_batch_file` writes: header, lines and side files; `microdata` names the
-    data and metadata files of a session opened from a data frame."""
+    data and metadata files of a session opened from a data frame, `tables` those of ready
+    tables from data frames (old table path → new files)."""
     from argusqt import __version__
 
-    actions = list(session.actions)
+    tables = tables or {}
+    if any(src.temporary and src.tab_path not in tables for src in session.sources):
+        raise SpecificationError(
+            "this session's table came from a data frame: write the batch file with "
+            "write_batch_file, which writes the table beside it"
+        )
+    actions = [
+        OpenTableData(*tables[a.data]) if isinstance(a, OpenTableData) and a.data in tables else a
+        for a in session.actions
+    ]
     if microdata is not None:
         actions.insert(0, OpenMicrodata(*microdata))
     elif session.from_frame:
@@ -196,7 +209,15 @@ def write_batch_file(session: Session, path: str | Path) -> list[Path]:
         batch_text(session, path, (path, path))  # nothing written when it cannot be written
         written = session.write_microdata_files(path)
         microdata = (Path(written[0].name), Path(written[1].name))  # beside the batch file
-    text = batch_text(session, path, microdata)
+    tables = None
+    if any(src.temporary for src in session.sources):  # ready tables from data frames
+        batch_text(session, path, None, {src.tab_path: (path, path) for src in session.sources})
+        tables = {
+            old: (Path(tab.name), Path(rda.name))  # beside the batch file
+            for old, (tab, rda) in session.write_temporary_tables(path).items()
+        }
+        written += [path.with_name(p.name) for pair in tables.values() for p in pair]
+    text = batch_text(session, path, microdata, tables)
     for name, body in text.side_files.items():
         side = path.with_name(name)
         atomic_write_text(side, body)

@@ -136,6 +136,35 @@ def microdata_files(
     return out
 
 
+def table_file_paths(beside: Path, k: int, n: int) -> tuple[Path, Path]:
+    """The table and metadata paths of the `k`-th of `n` ready tables saved next to `beside`."""
+    stem = beside.with_name(beside.stem + "_table" + (str(k) if n > 1 else ""))
+    return stem.with_suffix(".tab"), stem.with_suffix(".rda")
+
+
+def table_files(tab: Path, rda: Path, tab_out: Path, rda_out: Path) -> dict[Path, bytes]:
+    """A ready table's `.tab` and `.rda` (written by the Python API into a temporary folder)
+    as files next to a session or batch file, with copies of the `.hrc`/`.cdl` they name."""
+    from argusqt.io.rda import read_rda
+    from argusqt.io.text import resolve_path
+
+    meta = read_rda(rda, kind_hint="tabular")
+    log: list[str] = []
+    out: dict[Path, bytes] = {tab_out: tab.read_bytes()}
+    for v in meta.variables:
+        side = rda_out.with_name(f"{rda_out.stem}_{_file_part(v.name)}")
+        for attr, suffix in (("hier_file", ".hrc"), ("codelist", ".cdl")):
+            name = getattr(v, attr)
+            if name is None:
+                continue
+            copy_to = side.with_suffix(suffix)
+            out[copy_to] = resolve_path(name, rda, log, line=v.line).read_bytes()
+            setattr(v, attr, copy_to.name)
+    banner = comment_banner(f"{tab_out.name} holds the cells of a table (from a data frame)")
+    out[rda_out] = (banner + rda_text(meta)).encode("utf-8")
+    return out
+
+
 def _file_part(name: str) -> str:
     import re
 
@@ -153,4 +182,10 @@ def write_microdata_files(meta: Metadata, micro: Any, beside: Path) -> list[Path
     return [data_path, rda_path, *(p for p in files if p not in (data_path, rda_path))]
 
 
-__all__ = ["frame_file_paths", "microdata_files", "write_microdata_files"]
+__all__ = [
+    "frame_file_paths",
+    "microdata_files",
+    "table_file_paths",
+    "table_files",
+    "write_microdata_files",
+]
