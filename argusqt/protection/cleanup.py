@@ -105,6 +105,20 @@ def _exposes_primary(s, rel, mcsc, count, sup, needs) -> bool:
     return False
 
 
+def _likely_failures_first(s: int, pairs, rel, mcsc) -> list[Key]:
+    """The pairs to re-check after publishing s, those of primaries sharing a relation with s
+    first: they are the ones that usually find no other witness, and a removal stops at its
+    first failure (measured on b7290: docs/design.md, "HEUR")."""
+    pairs = sorted(pairs)
+    rows = mcsc.indices[mcsc.indptr[s] : mcsc.indptr[s + 1]]
+    if not pairs or rows.size == 0:
+        return pairs
+    near = set(
+        np.concatenate([rel.indices[rel.indptr[r] : rel.indptr[r + 1]] for r in rows]).tolist()
+    )
+    return [k for k in pairs if k[0] in near] + [k for k in pairs if k[0] not in near]
+
+
 class _SupScore:
     """0 for suppressed cells, inf otherwise (neighbourhoods of suppressed cells only)."""
 
@@ -175,7 +189,7 @@ def cleanup(
         if _exposes_primary(s, rel, ctx.mcsc, count, sup, needs):
             perm[s] = True
             continue
-        affected = list(users.get(s, ()))
+        affected = _likely_failures_first(s, users.get(s, ()), rel, ctx.mcsc)
         sup[s] = False
         new: dict[Key, int] = {}
         ok = True

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from argusqt.errors import AuditError, Cancelled, MethodError
-from argusqt.model.status import is_secondary, secondary_status_for
+from argusqt.model.status import is_secondary, is_suppressed, secondary_status_for
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.audit import audit, pattern_digest
 from argusqt.protection.budget import Deadline, seconds_param
@@ -27,7 +27,14 @@ from argusqt.protection.problem import CSPProblem
 from argusqt.protection.publication import CANCEL_GRACE
 from argusqt.protection.registry import MethodDescriptor, register
 from argusqt.protection.result import ProtectionResult
-from argusqt.protection.singleton import singleton_param, singleton_solver_options
+from argusqt.protection.singleton import (
+    SINGLETON_KEYS,
+    add_singleton_cells,
+    drop_virtual,
+    singleton_param,
+    singleton_request,
+    singleton_solver_options,
+)
 
 DEFAULTS: dict[str, Any] = {
     "cleanup": True,  # run the cleanup of redundant secondaries (argusqt/docs/methods.md §4)
@@ -38,6 +45,9 @@ DEFAULTS: dict[str, Any] = {
     "max_time": None,
     "k_free": 2,  # cheapest unsuppressed siblings per node in the first neighbourhood
     "repair_rounds": 3,
+    # seconds for the small-table polish of heur_polish (HEUR as a method only; OPT's start
+    # pattern calls solve_heuristic without it): 0 = off, None = POLISH_SECONDS
+    "polish": None,
 }
 #: share of the time limit the path-LP phase may use before it hurries
 PATH_SHARE = 0.5
@@ -320,6 +330,54 @@ def solve_heuristic(
     )
 
 
+def solve_heur_method(
+    problem: CSPProblem,
+    params: dict | None = None,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+) -> ProtectionResult:
+    """HEUR as a method: the singleton options' virtual cells, solve_heuristic, then on tables
+    of at most POLISH_CELLS cells the polish (publishable pattern + a short branch-and-cut
+    with the insiders) within the time left.
+
+    The method adds the virtual cells itself (descriptor `singletons="method"`) so that the
+    polish can judge insiders on the real table, as the publication audit does.
+    """
+    from argusqt.protection.heur_polish import POLISH_CELLS, POLISH_MIN, POLISH_SECONDS, polish
+
+    opts = DEFAULTS | dict(params or {})
+    on, minfreq = singleton_request(opts)
+    work, n_virtual = problem, 0
+    if on and problem.freq is not None:
+        work, n_virtual = add_singleton_cells(problem, None, on, minfreq)
+    inner = {k: v for k, v in opts.items() if k not in SINGLETON_KEYS}
+    result = solve_heuristic(work, inner, progress, cancel)
+    if n_virtual:
+        result = drop_virtual(result, problem.n_cells)
+        result.log.append(f"{n_virtual} virtual singleton cells added ({', '.join(on)})")
+        if result.audit is not None and result.audit.ok:
+            # a pass/fail pass with the virtual cells' relations is a pass without them
+            # (they only narrow the attacker; run_method's rule for reused audits)
+            sup = is_suppressed(result.status)
+            result.figures["audit_digest"] = pattern_digest(problem, sup)
+    seconds = seconds_param(opts, "polish")
+    seconds = POLISH_SECONDS if seconds is None else seconds
+    limit = seconds_param(opts, "max_time", "time_limit")
+    if limit is not None:
+        # keep a third of what is left for run_method's own publication audit
+        seconds = min(seconds, (limit - result.elapsed) * 2.0 / 3.0)
+    if (
+        problem.n_cells > POLISH_CELLS
+        or seconds < POLISH_MIN
+        or result.cancelled
+        or (cancel is not None and cancel.cancelled)
+    ):
+        return result
+    result = polish(problem, work, result, seconds, progress, cancel)
+    result.elapsed = result.elapsed + float(result.figures.get("polish_seconds", 0.0))
+    return result
+
+
 # ---------------------------------------------------------------------- registry
 @dataclass(frozen=True, kw_only=True)
 class HeurParams(MethodParams):
@@ -345,10 +403,10 @@ DESCRIPTOR = register(
         label="Fast heuristic",
         help="A safe pattern quickly (LP paths + clean-up); not minimal.",
         params=HeurParams,
-        solve=solve_heuristic,
+        solve=solve_heur_method,
         solver_options=_heur_options,
         tau_argus=False,
-        singletons="added",
+        singletons="method",
         order=30,
     )
 )
