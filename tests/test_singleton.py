@@ -87,10 +87,15 @@ def test_e14_pattern_has_third_suppression_in_row_a():
     known[c12] = False  # the respondent knows c12
     assert not audit(p, known, cells=[c14]).exact[c14]
     assert any("virtual singleton" in line for line in with_sm.log)
-    # without the option the insider audit finds c14 and the repair adds the third cell
-    off = run_method(p, "HEUR", {"singleton_singleton": False, "singleton_multiple": False})
+    # without the option the insider audit finds c14 and the repair adds the third cell:
+    # run_method's repair (HEUR without its polish) or the polish's own publishable step
+    no_ss = {"singleton_singleton": False, "singleton_multiple": False}
+    off = run_method(p, "HEUR", no_ss | {"polish": 0})
     assert is_suppressed(off.status)[row_a].sum() >= 3
     assert any("in addition" in line for line in off.log) and off.verdict.ok
+    polished = run_method(p, "HEUR", no_ss)
+    assert is_suppressed(polished.status)[row_a].sum() >= 3 and polished.verdict.ok
+    assert any("polish: heuristic pattern" in line for line in polished.log)
 
 
 def test_drop_virtual_trims_arrays():

@@ -29,18 +29,41 @@ class Witnesses:
         self.moves: list[np.ndarray] = []
         self.shifts: list[np.ndarray] = []
         self.of: dict[Key, int] = {}
+        #: every move that proves a pair (not only its witness): another proof when the
+        #: witness loses a cell, without an LP
+        self.proven_by: dict[Key, list[int]] = defaultdict(list)
+        self._proves: list[list[Key]] = []
 
     def add_move(self, idx: np.ndarray, d: np.ndarray, ctx: MoveContext) -> int:
         """Record a move (cells idx, shifts d) and assign it to every pair it proves."""
+        mid = self.record(idx, d, ctx)
+        for key in self.proves_of(mid):
+            self.of.setdefault(key, mid)
+        return mid
+
+    def record(self, idx: np.ndarray, d: np.ndarray, ctx: MoveContext) -> int:
+        """Keep a move and the pairs it proves (without making it anyone's witness)."""
         mid = len(self.moves)
-        self.moves.append(np.asarray(idx, dtype=np.int64))
+        idx = np.asarray(idx, dtype=np.int64)
+        self.moves.append(idx)
         self.shifts.append(np.asarray(d, dtype=float))
         up, dn = ctx.proves(idx, d)
-        for q in idx[up]:
-            self.of.setdefault((int(q), UP), mid)
-        for q in idx[dn]:
-            self.of.setdefault((int(q), DOWN), mid)
+        self._proves.append(
+            [(q, UP) for q in idx[up].tolist()] + [(q, DOWN) for q in idx[dn].tolist()]
+        )
+        for key in self._proves[mid]:
+            self.proven_by[key].append(mid)
         return mid
+
+    def proves_of(self, mid: int) -> list[Key]:
+        return self._proves[mid]
+
+    def other_proof(self, key: Key, sup: np.ndarray) -> int | None:
+        """A kept move proving `key` whose cells are all suppressed in `sup`, or None."""
+        for mid in reversed(self.proven_by.get(key, ())):
+            if sup[self.moves[mid]].all():
+                return mid
+        return None
 
     def ensure(self, cell: int, direction: int, idx: np.ndarray) -> None:
         """The LP was built to move `cell`: its witness is the last move even if rounding hid it."""
@@ -176,6 +199,7 @@ def cleanup(
     cand = np.flatnonzero(sup & ~ctx.primary)
     cand = cand[np.argsort(-cost[cand], kind="stable")]
     removed = 0
+    n_reused = 0  # pairs proved again by a kept move instead of an LP
     stopped: str | bool = False
     for n, s in enumerate(cand.tolist()):
         if cancel is not None and cancel.cancelled:
@@ -197,26 +221,22 @@ def cleanup(
         for key in affected:
             if key not in pending:
                 continue
-            found = find_witness(ctx, key, sup, perm, max_full)
-            n_lps += 1
-            if found is None:
-                ok = False
-                break
-            idx, d = found
-            mid = len(witnesses.moves)
-            witnesses.moves.append(idx)
-            witnesses.shifts.append(d)
+            mid = witnesses.other_proof(key, sup)
+            if mid is None:
+                found = find_witness(ctx, key, sup, perm, max_full)
+                n_lps += 1
+                if found is None:
+                    ok = False
+                    break
+                mid = witnesses.record(found[0], found[1], ctx)
+                n_reused -= 1
+            n_reused += 1
             new[key] = mid
             pending.discard(key)
-            up, dn = ctx.proves(idx, d)
-            for q in idx[up].tolist():
-                if (q, UP) in pending:
-                    new[(q, UP)] = mid
-                    pending.discard((q, UP))
-            for q in idx[dn].tolist():
-                if (q, DOWN) in pending:
-                    new[(q, DOWN)] = mid
-                    pending.discard((q, DOWN))
+            for q in witnesses.proves_of(mid):
+                if q in pending:
+                    new[q] = mid
+                    pending.discard(q)
         if not ok:
             sup[s] = True
             perm[s] = True
@@ -239,4 +259,5 @@ def cleanup(
                     elapsed=watch.elapsed,
                 )
             )
-    return sup, {"removed": removed, "lps": n_lps, "elapsed": watch.elapsed, "stopped": stopped}
+    info = {"removed": removed, "lps": n_lps, "reused": n_reused, "elapsed": watch.elapsed}
+    return sup, info | {"stopped": stopped}

@@ -18,6 +18,7 @@ from argusqt.protection.audit import pattern_digest
 from argusqt.protection.budget import Deadline, DeadlineToken
 from argusqt.protection.insider_repair import make_publishable
 from argusqt.protection.problem import CSPProblem
+from argusqt.protection.publication import PublicationVerdict
 from argusqt.protection.result import ProtectionResult, grouped
 
 #: tables up to this many cells get the polish (the branch-and-cut's attacker LPs stay cheap)
@@ -52,7 +53,7 @@ def polish(
     token = DeadlineToken(deadline, cancel)
     sup0 = is_suppressed(result.status)
     lines: list[str] = []
-    best: tuple[float, np.ndarray, object, str] | None = None
+    best: tuple[float, np.ndarray, PublicationVerdict, str] | None = None
     try:
         fixed, verdict, added = make_publishable(
             problem, sup0, outsider=result.audit, intervals=False, cancel=token
@@ -103,7 +104,7 @@ def polish(
     status[new] = secondary_status_for(status[new])
     result.status = status
     result.cost = cost
-    result.audit = verdict.outsider  # type: ignore[attr-defined]
+    result.audit = verdict.outsider
     result.verdict = verdict
     result.figures["audit_digest"] = pattern_digest(problem, pattern)
     result.figures["publication_digest"] = result.figures["audit_digest"]

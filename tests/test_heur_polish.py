@@ -1,0 +1,120 @@
+"""HEUR's small-table polish (heur_polish) and the clean-up's kept moves (cleanup.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+from protect_helpers import flat_codelist, hier_codelist, random_problem, sized_problem
+
+from argusqt.model.status import is_suppressed
+from argusqt.progress import CancelToken
+from argusqt.protection import registry
+from argusqt.protection.audit import audit
+from argusqt.protection.cleanup import Witnesses, _likely_failures_first, cleanup
+from argusqt.protection.components import DOWN, UP, MoveContext
+from argusqt.protection.heuristic import solve_heuristic
+from argusqt.protection.insider import insider_audit
+from argusqt.protection.methods import run_method
+
+
+def _random_set_table_3():
+    """Table 3 of benchmarks/bench_random_set.py: the repaired heuristic pattern costs 627,
+    the cheapest publishable one 450."""
+    rng = np.random.default_rng(3)
+    dims = [hier_codelist("h", [4, 4]), flat_codelist("c", 8)]
+    share = float(rng.uniform(0.08, 0.25))
+    p = random_problem(rng, dims, primary_share=share, zero_share=float(rng.uniform(0, 0.1)))
+    p.cost = np.abs(p.values)
+    return p
+
+
+def _publishable(p, status) -> bool:
+    sup = is_suppressed(status)
+    return audit(p, sup).ok and not insider_audit(p, sup).disclosures
+
+
+def test_polish_finds_a_cheaper_publishable_pattern():
+    p = _random_set_table_3()
+    plain = run_method(p, "HEUR", {"polish": 0})
+    # a generous polish budget: the branch-and-cut stops when it proves optimality
+    polished = run_method(p, "HEUR", {"polish": 300})
+    assert not any("polish" in line for line in plain.log)
+    assert polished.cost < plain.cost - 1e-6
+    assert any("kept the branch-and-cut pattern" in line for line in polished.log)
+    assert polished.verdict is not None and polished.verdict.ok
+    assert _publishable(p, polished.status) and _publishable(p, plain.status)
+    cost = np.asarray(p.cost)[is_suppressed(polished.status) & ~p.primary].sum()
+    assert polished.cost == np.float64(cost)
+
+
+def test_opt_start_pattern_path_has_no_polish():
+    """OPT's start pattern calls solve_heuristic: it must stay the plain heuristic."""
+    p = _random_set_table_3()
+    res = solve_heuristic(p, {})
+    assert not any("polish" in line for line in res.log)
+    assert registry.get("HEUR").singletons == "method"
+
+
+def test_cancel_in_the_polish_returns_a_publishable_pattern():
+    p = _random_set_table_3()
+    token = CancelToken()
+
+    def progress(ev):
+        if "branch-and-cut from its pattern" in (ev.message or ""):
+            token.cancel()
+
+    res = run_method(p, "HEUR", {"polish": 300}, progress=progress, cancel=token)
+    assert token.cancelled
+    assert _publishable(p, res.status)
+
+
+def test_large_tables_are_not_polished():
+    p = sized_problem("2D", 2500, seed=3)
+    res = run_method(p, "HEUR", {"polish": 300})
+    assert p.n_cells > 2000
+    assert not any("polish" in line for line in res.log)
+    assert audit(p, is_suppressed(res.status)).ok
+
+
+def test_cleanup_reuses_kept_moves_and_stays_protected():
+    p = sized_problem("3D", 1500, seed=2)
+    plain = solve_heuristic(p, {"cleanup": False})
+    sup = is_suppressed(plain.status)
+    out, info = cleanup(p, sup)
+    assert info["reused"] > 0  # pairs proved again by a kept move, without an LP
+    assert info["removed"] > 0
+    assert audit(p, out).ok
+    assert not (out & ~sup).any()
+
+
+def test_other_proof_skips_moves_through_published_cells():
+    p = sized_problem("2D", 30, seed=1)
+    ctx = MoveContext(p)
+    prim = int(np.flatnonzero(p.primary)[0])
+    wit = Witnesses()
+    sup = p.primary.copy()
+    found = ctx.path_move(prim, UP, np.arange(p.n_cells), np.ones(p.n_cells))
+    assert found is not None
+    cells = np.flatnonzero(found)
+    mid = wit.record(cells, found[cells], ctx)
+    assert (prim, UP) in wit.proves_of(mid)
+    sup[cells] = True
+    assert wit.other_proof((prim, UP), sup) == mid
+    other = int(cells[cells != prim][0])
+    sup[other] = False  # the move needs a cell that is published now
+    assert wit.other_proof((prim, UP), sup) is None
+    assert wit.other_proof((prim, DOWN), sup) is None or (prim, DOWN) in wit.proves_of(mid)
+
+
+def test_pairs_next_to_the_published_cell_are_checked_first():
+    p = sized_problem("2D", 30, seed=1)
+    ctx = MoveContext(p)
+    rel = p.relations.tocsr()
+    s = 0  # the grand total: every marginal shares a relation with it
+    rows = ctx.mcsc.indices[ctx.mcsc.indptr[s] : ctx.mcsc.indptr[s + 1]]
+    near = set(np.concatenate([rel.indices[rel.indptr[r] : rel.indptr[r + 1]] for r in rows]))
+    far = [c for c in range(p.n_cells) if c not in near][:3]
+    close = [c for c in near if c != s][:3]
+    pairs = {(c, UP) for c in far} | {(c, DOWN) for c in close}
+    ordered = _likely_failures_first(s, pairs, rel, ctx.mcsc)
+    assert sorted(ordered) == sorted(pairs)
+    assert {k[0] for k in ordered[: len(close)]} == set(close)
