@@ -20,7 +20,7 @@ from argusqt.model.status import is_secondary, is_suppressed, secondary_status_f
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.audit import audit, pattern_digest
 from argusqt.protection.budget import Deadline, seconds_param
-from argusqt.protection.cleanup import Witnesses, cleanup
+from argusqt.protection.cleanup import Witnesses, cleanup, find_witness
 from argusqt.protection.components import DOWN, UP, MoveContext
 from argusqt.protection.params import MethodParams, TableFacts, minutes_param
 from argusqt.protection.problem import CSPProblem
@@ -60,6 +60,9 @@ LARGE = 20_000
 #: path LPs publishes more than 2× did before (617.1 against 625.0 ·10⁶) in half the time
 CLEANUP_SHARE = 1.0
 CLEANUP_MIN_LPS = 400
+#: tables from this many cells look for a move through suppressed cells before a whole-table
+#: path LP (docs/design.md, "HEUR")
+SUPPRESSED_FIRST = 2000
 
 
 def _unit_costs(ctx: MoveContext) -> tuple[np.ndarray, float, float]:
@@ -83,6 +86,7 @@ class Protector:
         self.k_free = k_free
         self.base, self.delta, self.eps = _unit_costs(ctx)
         self.n_lps = 0
+        self.n_free = 0  # moves through suppressed cells found before a whole-table LP
         #: out of time: only the smallest neighbourhood before the whole table
         self.hurry = False
 
@@ -118,7 +122,16 @@ class Protector:
     def find(self, cell: int, direction: int) -> tuple[np.ndarray, np.ndarray] | None:
         """The cheapest move found for (cell, direction) given `sup`: (cells, shifts) or None."""
         ctx = self.ctx
+        n = ctx.problem.n_cells
         for cells in self.neighbourhoods(cell, ctx.required(cell, direction)):
+            if cells.size == n and ctx.grid is not None and n >= SUPPRESSED_FIRST:
+                # before the whole-table LP: a move through suppressed cells only (it adds
+                # no cell, as the whole-table LP's cheapest move would; small LPs)
+                found = find_witness(ctx, (cell, direction), self.sup, ctx.primary, 0)
+                self.n_lps += 1
+                if found is not None:
+                    self.n_free += 1
+                    return found
             d = ctx.path_move(cell, direction, cells, self._cost(cells))
             self.n_lps += 1
             if d is None:
