@@ -136,3 +136,16 @@ def test_large_table_mod_publishes_its_own_repaired_pattern(seed):
     assert r.verdict is not None and r.verdict.ok
     assert independent_publishable(p, is_suppressed(r.status))
     assert r.cost <= plain.cost + 1e-9
+
+
+def test_publish_stops_when_cancelled():
+    # a cancelled run publishes nothing of its own: run_method audits under its grace
+    from argusqt.errors import Cancelled
+    from argusqt.progress import CancelToken
+
+    p = _problem(1)
+    sup = is_suppressed(solve_heuristic(p).status) | p.primary
+    token = CancelToken()
+    token.cancel()
+    with pytest.raises(Cancelled):
+        publish(p, sup, intervals=False, cancel=token)
