@@ -149,3 +149,17 @@ def test_publish_stops_when_cancelled():
     token.cancel()
     with pytest.raises(Cancelled):
         publish(p, sup, intervals=False, cancel=token)
+
+
+def test_swap_stops_at_its_lp_budget_and_stays_publishable(monkeypatch):
+    import argusqt.protection.modular_publish as mp
+
+    p = _problem(1)
+    sup = is_suppressed(solve_heuristic(p).status) | p.primary
+    full = publish(p, sup, intervals=False)
+    monkeypatch.setattr(mp, "SWAP_MIN_LPS", 0)
+    monkeypatch.setattr(mp, "SWAP_LPS_PER_PAIR", 0)
+    bare = publish(p, sup, intervals=False)  # the repair alone: no cell swapped
+    assert "0 published again" in bare.lines[0]
+    assert bare.verdict.ok and independent_publishable(p, bare.pattern)
+    assert _cost(p, full.pattern) <= _cost(p, bare.pattern)

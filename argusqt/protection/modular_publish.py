@@ -34,6 +34,10 @@ from argusqt.protection.result import AuditResult
 
 #: witness LPs may use every suppressed cell when there are at most this many
 FULL_WITNESS_LIMIT = 4000
+#: LP budget of the swap, per disclosed pair (at least SWAP_MIN_LPS): an LP count, not
+#: seconds, so that a run gives the same pattern every time (b7290: ~5 LPs per pair)
+SWAP_LPS_PER_PAIR = 10
+SWAP_MIN_LPS = 1000
 
 
 @dataclass(frozen=True)
@@ -154,6 +158,7 @@ def _swap(
     when the new cells cost less than it (measured on the 7,290-cell table: 58.4 → 54.6·10⁶
     for 2,000 LPs; pruning after every swap found 51.5·10⁶ but took 600 s)."""
     sup = sup.copy()
+    limit = att.n_lps + max(SWAP_MIN_LPS, SWAP_LPS_PER_PAIR * len(pairs))
     uses = _witnesses(att, pairs, sup, p0)
     if uses is None:
         return sup, 0
@@ -161,6 +166,8 @@ def _swap(
     swapped = 0
     for c in added[np.argsort(-cost[added], kind="stable")].tolist():
         _stop(cancel)
+        if att.n_lps > limit:
+            break
         if not sup[c]:
             continue
         users = [i for i, used in enumerate(uses) if c in used]
