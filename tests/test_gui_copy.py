@@ -131,3 +131,22 @@ def test_cell_panel_lets_no_suppressed_figure_be_selected(qtbot):
     panel.show_cell(t, safe, None, None)
     assert panel.labels["value"].textInteractionFlags() & selectable
     assert not panel.labels["top"].textInteractionFlags() & selectable  # respondents' own
+
+
+def test_a_face_that_cannot_be_printed_copies_nothing_with_a_message(qtbot, monkeypatch):
+    """Rounded values off the grid of their decimals (the table would not add up as
+    printed): Ctrl+C copies nothing and says why, no traceback."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from argusqt.model.table import ProtectionInfo
+
+    shown: list[str] = []
+    monkeypatch.setattr(QMessageBox, "critical", lambda _p, _t, text: shown.append(text))
+    t = small_table()
+    t.published = t.value + 0.0123  # decimals=1: off the grid
+    t.protection = ProtectionInfo("RND", "round")
+    v = TableView(t, "T")
+    qtbot.addWidget(v)
+    v.show()
+    assert _copy_all(qtbot, v) == ""  # _copy_all empties the clipboard first
+    assert shown and "decimals" in shown[0]

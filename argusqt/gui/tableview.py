@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from argusqt.errors import ArgusError
 from argusqt.gui import statuscolors
 from argusqt.gui.cellinfo import CellInfoPanel
 from argusqt.gui.tablemodel import TableModel
@@ -351,7 +352,13 @@ class TableView(QWidget):
         cols = sorted({i.column() for i in idx})
         chosen = {(i.row(), i.column()) for i in idx}
         m = self.model
-        face = published_face(self.table)
+        try:
+            face = published_face(self.table)
+        except ArgusError as exc:  # e.g. rounded values off their grid: nothing is copied
+            from argusqt.gui.errors import show_error
+
+            show_error(self, exc, "Copy")
+            return ""
 
         def col_header(c: int) -> str:  # the code or label, never the fold mark or indent
             node = m.col_node(c)
