@@ -46,6 +46,27 @@ def test_polish_finds_a_cheaper_publishable_pattern():
     assert polished.cost == np.float64(cost)
 
 
+def test_polished_verdict_is_not_taken_again(monkeypatch):
+    """The polish's verdict (exact intervals on small tables, as run_method's "auto") is the
+    publication verdict: run_method does not audit the same pattern a second time."""
+    import argusqt.protection.methods as methods
+
+    calls = []
+    real = methods.make_publishable
+    monkeypatch.setattr(
+        methods, "make_publishable", lambda *a, **k: calls.append(1) or real(*a, **k)
+    )
+    p = _random_set_table_3()
+    res = run_method(p, "HEUR", {"polish": 300})
+    assert calls == []
+    assert res.verdict.ok and res.audit.ok
+    sup = is_suppressed(res.status)
+    assert res.figures["audit_exact"] and _publishable(p, res.status)
+    fresh = audit(p, sup)  # exact intervals, the same as the kept verdict's
+    assert np.allclose(fresh.lower[sup], res.audit.lower[sup], equal_nan=True)
+    assert np.allclose(fresh.upper[sup], res.audit.upper[sup], equal_nan=True)
+
+
 def test_opt_start_pattern_path_has_no_polish():
     """OPT's start pattern calls solve_heuristic: it must stay the plain heuristic."""
     p = _random_set_table_3()

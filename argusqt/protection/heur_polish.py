@@ -14,7 +14,7 @@ import numpy as np
 from argusqt.errors import AuditError, Cancelled, MethodError
 from argusqt.model.status import is_secondary, is_suppressed, secondary_status_for
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
-from argusqt.protection.audit import pattern_digest
+from argusqt.protection.audit import EXACT_AUDIT_LIMIT, pattern_digest
 from argusqt.protection.budget import Deadline, DeadlineToken
 from argusqt.protection.insider_repair import make_publishable
 from argusqt.protection.problem import CSPProblem
@@ -40,12 +40,18 @@ def polish(
     seconds: float,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
+    intervals: bool | str = "auto",
 ) -> ProtectionResult:
     """`result` (HEUR's audited pattern on `problem`) replaced by the cheapest publishable
     pattern found within `seconds`: the repaired heuristic pattern or the branch-and-cut's on
     `work` (the problem with the singleton options' virtual cells after its own). On cancel,
     time out or any failure of the step the best publishable pattern so far (or `result`)
-    stays."""
+    stays. `intervals` as run_method's "audit_intervals": the verdict kept is the one
+    run_method would take, so it does not audit the pattern again."""
+
+    def exact(m: np.ndarray) -> bool:
+        return bool(intervals) if intervals != "auto" else int(m.sum()) <= EXACT_AUDIT_LIMIT
+
     from argusqt.protection.optimal import _insider_check, solve_pattern
     from argusqt.protection.separation import default_fixed
 
@@ -54,9 +60,11 @@ def polish(
     sup0 = is_suppressed(result.status)
     lines: list[str] = []
     best: tuple[float, np.ndarray, PublicationVerdict, str] | None = None
+    exact_of = {"heuristic": exact(sup0), "branch-and-cut": False}
     try:
+        own = result.audit if not exact(sup0) else None  # HEUR's own audit is pass/fail
         fixed, verdict, added = make_publishable(
-            problem, sup0, outsider=result.audit, intervals=False, cancel=token
+            problem, sup0, outsider=own, intervals=exact(sup0), cancel=token
         )
         best = (_cost_of(problem, fixed), fixed, verdict, "heuristic")
         lines.append(
@@ -79,8 +87,9 @@ def polish(
             lines.append("polish: " + "; ".join(out.log))
             m = None if out.mask is None else np.asarray(out.mask[:n], dtype=bool)
             if m is not None and _cost_of(problem, m) < best[0] - 1e-9:
+                exact_of["branch-and-cut"] = exact(m)
                 fixed2, verdict2, added2 = make_publishable(
-                    problem, m, intervals=False, cancel=token
+                    problem, m, intervals=exact(m), cancel=token
                 )
                 cost2 = _cost_of(problem, fixed2)
                 lines.append(
@@ -108,5 +117,7 @@ def polish(
     result.verdict = verdict
     result.figures["audit_digest"] = pattern_digest(problem, pattern)
     result.figures["publication_digest"] = result.figures["audit_digest"]
+    # the flag make_publishable had: run_method audits again only when it needs more
+    result.figures["audit_exact"] = exact_of[what]
     result.figures["polish_seconds"] = deadline.elapsed
     return result

@@ -388,7 +388,8 @@ def solve_heur_method(
         or (cancel is not None and cancel.cancelled)
     ):
         return result
-    result = polish(problem, work, result, seconds, progress, cancel)
+    intervals = opts.get("audit_intervals", "auto")
+    result = polish(problem, work, result, seconds, progress, cancel, intervals)
     result.elapsed = result.elapsed + float(result.figures.get("polish_seconds", 0.0))
     return result
 
