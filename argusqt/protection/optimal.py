@@ -69,8 +69,9 @@ GUIDED_DELAY = 3.0
 GUIDED_DELAY_MIN = 1.0
 #: the guided heuristic runs only while the gap exceeds this: near the bound, branching
 #: closes it sooner (1H2D 2,508 cells, 5 seeds: 9 runs found nothing and cost 7.6 s of 35 s;
-#: b520 at load 8.7: two runs at gaps of 8 and 6 % took 2.0 s of SCIP's 5.7 s)
-GUIDED_GAP = 0.10
+#: b520 at load 8.7: runs at gaps of 6–15 % took 2.0 s of SCIP's 5.7 s; the sample data's
+#: gap is 40–60 % while it runs)
+GUIDED_GAP = 0.20
 
 
 #: a 0/1 pattern and the run's stop → (primary, cells its attacker knows) per insider
@@ -154,6 +155,7 @@ class _CapacityHandler(Conshdlr):
             fixed[known] = 0.0
             sep = Separator(self.sep.problem, fixed)
             sep.deadline = self.sep.deadline
+            sep.sweep = self.sep.sweep
             hit = self.insider_pool[key] = (sep, set())
         return hit
 
@@ -587,6 +589,10 @@ def solve_pattern(
     watch = Stopwatch()
     fixed = default_fixed(problem) if fixed is None else np.asarray(fixed, dtype=float)
     sep = Separator(problem, fixed)
+    # no coverage LPs: on OPT's candidates (small blocks, most primaries checked again and
+    # again) they cost more than the per-primary LPs they spare — b520 at load 7.7: SCIP
+    # 3.4 → 2.1–2.6 s; 1H2D 2,508 cells seeds 0/1/3: 23.6/19.2/45.5 → 21.4/17.6/35.9 s
+    sep.sweep = False
     free = np.flatnonzero(sep.free)
     cost = np.asarray(problem.cost, dtype=float)
     pos_of = np.full(problem.n_cells, -1, dtype=np.int64)
