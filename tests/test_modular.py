@@ -278,3 +278,28 @@ def test_small_table_ends_with_the_cheaper_publishable_pattern():
     assert "kept the" in line
     assert r.verdict is not None and r.verdict.ok
     assert lp_protected(p, _suppressed(r))
+
+
+def test_large_table_clean_up_may_use_the_whole_suppressed_set(monkeypatch):
+    # issue 15: on b7290 (~3,100 suppressed cells with its virtual singleton cells) the
+    # clean-up's default of whole-set witness LPs up to 3,000 cells left most secondaries
+    # without a witness elsewhere: 7–15 published instead of 17 (63 vs 95·10⁶)
+    import argusqt.protection.modular as modular
+
+    calls = []
+    real = modular.cleanup
+
+    def spy(*args, **kw):
+        calls.append(kw)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(modular, "cleanup", spy)
+    p = random_1h2d(np.random.default_rng(5), [3, 3], 4)
+    monkeypatch.setattr(modular, "WHOLE_TABLE_REPAIR", p.n_cells - 1)  # p counts as large
+    r = solve_modular(p, {"scip_budget": 0.0})
+    whole = calls[-1]  # the subtables' clean-ups come first
+    assert whole["max_full"] == modular.LARGE_CLEANUP_FULL
+    assert whole["max_lps"] == max(
+        modular.CLEANUP_MIN_LPS, int(modular.LARGE_CLEANUP_LPS_PER_PRIMARY * p.primary.sum())
+    )
+    assert lp_protected(p, _suppressed(r))

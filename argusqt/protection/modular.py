@@ -62,6 +62,13 @@ SUBTABLE_GAP = 0.01
 #: LP count, not seconds, so that a run gives the same pattern every time
 CLEANUP_LPS_PER_PRIMARY = 2
 CLEANUP_MIN_LPS = 400
+#: above WHOLE_TABLE_REPAIR cells the whole-table clean-up tries the whole suppressed set
+#: when a neighbourhood has no witness, up to this many suppressed cells (cleanup's default
+#: 3,000 was just below b7290's ~3,100 with its virtual cells: 7–15 secondaries published,
+#: 63·10⁶; with it 17, 95·10⁶), within a smaller LP budget per primary, since those LPs are
+#: big (b7290, load 8: 423 LPs, 8 s; MOD 659 → 627·10⁶ after the insider repair)
+LARGE_CLEANUP_FULL = 5_000
+LARGE_CLEANUP_LPS_PER_PRIMARY = 0.3
 #: SCIP heuristics setting on subtables (params["scip_heuristics"] overrides): with the
 #: "default" set the hardest 144-cell subtable of a 1,521-cell 3-D table found its optimum
 #: in 29 s instead of 50 s ("fast"): most of that subtable's time went into finding it
@@ -550,10 +557,19 @@ def _clean(
     cancel: CancelToken | None,
 ) -> np.ndarray:
     """The clean-up over the whole table (an LP budget, so a run gives the same pattern)."""
-    budget = max(CLEANUP_MIN_LPS, CLEANUP_LPS_PER_PRIMARY * int(problem.primary.sum()))
+    large = problem.n_cells > WHOLE_TABLE_REPAIR
+    per = LARGE_CLEANUP_LPS_PER_PRIMARY if large else CLEANUP_LPS_PER_PRIMARY
+    budget = max(CLEANUP_MIN_LPS, int(per * int(problem.primary.sum())))
     first = _cost_of(problem, pattern)
     cleaned, info = cleanup(
-        work, pattern, wit, ctx=ctx, max_lps=budget, progress=progress, cancel=cancel
+        work,
+        pattern,
+        wit,
+        ctx=ctx,
+        max_lps=budget,
+        max_full=LARGE_CLEANUP_FULL if large else FULL_WITNESS_LIMIT,
+        progress=progress,
+        cancel=cancel,
     )
     log.append(
         f"clean-up over the whole table: {info['removed']} secondaries published again, "
