@@ -129,3 +129,70 @@ def test_scipy_sparse_is_loaded_without_numpy_testing_and_f2py(first_import_fail
     # the ordinary import (the fallback) loads them, the light one does not
     unused = ["numpy.testing", "numpy.f2py", "numpy.polynomial"]
     assert result["light"] == (unused if first_import_fails else [])
+
+
+REGISTRY_PROBE = """
+import importlib, json, sys
+from argusqt.protection import registry
+if %r:
+    importlib.import_module(registry.MODULE_OF[%r])  # the module alone, for comparison
+desc = registry.get(%r)
+loaded = [m for m in registry.METHOD_MODULES if m in sys.modules]
+print(json.dumps({"name": desc.name, "module": desc.solve.__module__, "loaded": loaded}))
+"""
+
+
+def _registry_probe(name: str, module_alone: bool) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-c", REGISTRY_PROBE % (module_alone, name, name.lower())],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_a_method_name_imports_only_its_own_module():
+    """`registry.get(name)` imports the module MODULE_OF names, which registers that name,
+    and no method module that this one does not import itself (HEUR: none of OPT's and
+    MOD's, whose SCIP models it does not use)."""
+    from argusqt.protection import registry
+
+    for name, module in registry.MODULE_OF.items():
+        through_registry = _registry_probe(name, module_alone=False)
+        assert through_registry["name"] == name and through_registry["module"] == module
+        assert through_registry["loaded"] == _registry_probe(name, True)["loaded"], name
+    assert _registry_probe("HEUR", False)["loaded"] == [registry.MODULE_OF["HEUR"]]
+
+
+FACTS_PROBE = """
+import json, sys
+import numpy as np, scipy.sparse as sp
+from argusqt.protection import registry
+from argusqt.protection.problem import CSPProblem
+desc = registry.get("HEUR")
+z = np.zeros(3)
+problem = CSPProblem(values=np.array([1.0, 2.0, 3.0]), lower=z, upper=z + 10, cost=z + 1,
+                     status=np.zeros(3, dtype=np.int8), lpl=z, upl=z,
+                     relations=sp.csr_matrix(np.array([[1.0, 1.0, -1.0]])), rhs=np.zeros(1))
+facts = registry.problem_facts(problem)
+print(json.dumps({"base": facts.min_rounding_base, "scip": "pyscipopt" in sys.modules}))
+"""
+
+
+def test_the_registry_reaches_heur_and_the_table_facts_without_scip():
+    """Naming HEUR and computing the table facts (every `<SUPPRESS>` does) load no SCIP:
+    the minimum rounding base comes from rounding_base, not from the RND solver's module.
+    (HEUR's polish on small tables imports SCIP itself, when it runs.)"""
+    out = subprocess.run(
+        [sys.executable, "-c", FACTS_PROBE],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result == {"base": 1, "scip": False}

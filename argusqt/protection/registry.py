@@ -22,18 +22,21 @@ if TYPE_CHECKING:
     from argusqt.protection.problem import CSPProblem
     from argusqt.protection.result import ProtectionResult
 
-#: The modules that register a method (importing one registers its descriptor). A new
-#: method adds its module here; nothing else in the package lists methods.
-METHOD_MODULES = (
-    "argusqt.protection.optimal",
-    "argusqt.protection.modular",
-    "argusqt.protection.heuristic",
-    "argusqt.protection.hypercube",
-    "argusqt.protection.network",
-    "argusqt.protection.rounding",
-    "argusqt.protection.cta",
-    "argusqt.protection.interval",
-)
+#: The module of each method's batch name (importing it registers its descriptor). A new
+#: method adds its line here; nothing else in the package lists methods. `get` imports
+#: only the module of the name asked for (a test checks each module registers its name).
+MODULE_OF = {
+    "OPT": "argusqt.protection.optimal",
+    "MOD": "argusqt.protection.modular",
+    "HEUR": "argusqt.protection.heuristic",
+    "GH": "argusqt.protection.hypercube",
+    "NET": "argusqt.protection.network",
+    "RND": "argusqt.protection.rounding",
+    "CTA": "argusqt.protection.cta",
+    "IP": "argusqt.protection.interval",
+}
+#: The modules that register a method.
+METHOD_MODULES = tuple(MODULE_OF.values())
 
 Kind = Literal["suppress", "adjust", "interval"]
 #: what a protected table publishes: suppressed cells, rounded values, CTA values or intervals
@@ -113,20 +116,21 @@ def methods() -> list[MethodDescriptor]:
 def get(name: str) -> MethodDescriptor:
     """The descriptor of a method name (any case); ParameterError naming the known methods.
 
-    Method modules are imported in METHOD_MODULES' order only until the name is registered:
-    a batch file's `OPT` does not import the rounding, CTA, interval and network modules
-    (measured 50–80 ms of a batch process's start at load 7, issue 15 goal 4).
+    Only the name's module is imported (MODULE_OF): a batch file's `HEUR` does not import
+    OPT's and MOD's modules with SCIP, nor `OPT` the rounding, CTA, interval and network
+    ones (docs/design.md, "Process start"). An unknown name imports them all, for the
+    message and for methods registered under another name than MODULE_OF says.
     """
     key = str(name).strip().upper()
     desc = _REGISTRY.get(key)
     if desc is not None:
         return desc
+    if key in MODULE_OF:
+        _import_method(MODULE_OF[key])
+        desc = _REGISTRY.get(key)
+        if desc is not None:
+            return desc
     if not _loaded:
-        for module in METHOD_MODULES:
-            _import_method(module)
-            desc = _REGISTRY.get(key)
-            if desc is not None:
-                return desc
         _load()
         desc = _REGISTRY.get(key)
         if desc is not None:
@@ -171,7 +175,7 @@ def problem_facts(
     problem: CSPProblem, table_no: int = 1, min_frequency: int | None = None
 ) -> TableFacts:
     """The facts of a protection problem (its table's minimum frequency given apart)."""
-    from argusqt.protection.rounding import minimum_base
+    from argusqt.protection.rounding_base import minimum_base
 
     return TableFacts(
         table_no=table_no,

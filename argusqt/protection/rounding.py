@@ -25,9 +25,10 @@ from argusqt.protection.params import MethodParams, TableFacts, minutes_param, p
 from argusqt.protection.problem import CSPProblem
 from argusqt.protection.registry import MethodDescriptor, register
 from argusqt.protection.result import ProtectionResult, grouped
+from argusqt.protection.rounding_base import REL_TOL as _REL_TOL
+from argusqt.protection.rounding_base import minimum_base
 
 STOP_RAPID, STOP_FIRST, STOP_OPTIMAL = 1, 2, 3
-_REL_TOL = 1e-9
 
 
 # ---------------------------------------------------------------------- SCIP monitoring
@@ -91,34 +92,6 @@ def attach_monitor(model: Model, monitor: ScipMonitor, name: str) -> None:
 
 
 # ---------------------------------------------------------------------- small public helpers
-def minimum_base(
-    problem: CSPProblem,
-    *,
-    min_frequency: float | None = None,
-    frequency_table: bool | None = None,
-) -> int:
-    """argusqt/docs/rules.md §4.4: frequency tables → minimum frequency, else max(LPL + UPL) of
-    primaries, ≥ 1.
-
-    `frequency_table` None: a table is a frequency table when its values equal its
-    frequencies (or, without frequencies, when a minimum frequency is given).
-    """
-    if frequency_table is None:
-        frequency_table = problem.is_frequency
-    if frequency_table is None:
-        freq = problem.freq
-        frequency_table = freq is None or np.array_equal(
-            np.asarray(freq, dtype=float), np.asarray(problem.values, dtype=float)
-        )
-    if frequency_table and min_frequency is not None:
-        return max(1, math.ceil(float(min_frequency) - _REL_TOL))
-    prim = problem.primary
-    if not prim.any():
-        return 1
-    need = float(np.max(np.asarray(problem.lpl)[prim] + np.asarray(problem.upl)[prim]))
-    return max(1, math.ceil(need - _REL_TOL))
-
-
 def existence_interval(
     published: np.ndarray,
     base: float,
