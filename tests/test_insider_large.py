@@ -63,11 +63,18 @@ def test_a_warm_resolve_called_infeasible_is_solved_again_from_scratch(monkeypat
     # feasible by construction; the LP is then solved again from scratch, not given up
     from argusqt.protection import insider
 
+    from argusqt.protection.insider import respondents_of
+
     p = _seed21()
     sup = np.zeros(p.n_cells, dtype=bool)
     sup[SEED21_PATTERN] = True
     sup |= p.primary
-    honest = insider_audit(p, sup)
+    # every respondent against every primary: the component LPs run (moves settle none)
+    known = respondents_of(p).known.tocsr()
+    attackers = np.flatnonzero(known[:, np.flatnonzero(sup)].getnnz(axis=1))
+    everything = {int(r): np.flatnonzero(p.primary).tolist() for r in attackers}
+    honest = insider_audit(p, sup, recheck=everything)
+    assert honest.n_lps > 0
     real, calls = insider.solve, {"n": 0, "lied": 0}
 
     def flaky(h):
@@ -78,7 +85,7 @@ def test_a_warm_resolve_called_infeasible_is_solved_again_from_scratch(monkeypat
         return real(h)
 
     monkeypatch.setattr(insider, "solve", flaky)
-    out = insider_audit(p, sup)
+    out = insider_audit(p, sup, recheck=everything)
     assert calls["lied"] > 0 and out.available
     assert {d.cell for d in out.disclosures} == {d.cell for d in honest.disclosures}
 

@@ -2,15 +2,17 @@
 
 Such a respondent knows those cells exactly; with them fixed (besides every published
 value) no primary it does not alone make up may be recomputed inside its protection
-interval. Per respondent only the components of suppressed cells it touches change, and
-most primaries keep an attacker move (a witness) that avoids its cells: those are settled
-without an LP. The remaining ones get a path LP on their neighbourhood, then the exact
-interval LP of their component (the judge, same tolerance as the outsider audit).
+interval. Only the components of suppressed cells a respondent touches change for it.
+Three steps, cheapest first: one outsider audit with every respondent's cells published
+settles the primaries nobody knows (the coalition); per (primary, direction) attacker moves
+that avoid the respondents' cells settle it against them (insider_cover.py); the couples
+left are attacked one respondent at a time, in big components on the relations around the
+primary first (insider_bounds.py), then with the component's exact LP (the judge, same
+tolerance as the outsider audit).
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -19,7 +21,6 @@ import scipy.sparse as sp
 
 from argusqt.errors import AuditError, Cancelled
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
-from argusqt.protection.cleanup import find_witness
 from argusqt.protection.components import (
     DOWN,
     UP,
@@ -30,6 +31,8 @@ from argusqt.protection.components import (
     use_primal,
     variable_components,
 )
+from argusqt.protection.insider_bounds import LocalBounds
+from argusqt.protection.insider_cover import Cover, Hops
 from argusqt.protection.problem import CSPProblem
 from argusqt.protection.respondents import Respondents, from_frequencies
 from argusqt.protection.separation import exact_rhs
@@ -73,29 +76,6 @@ def respondents_of(problem: CSPProblem) -> Respondents | None:
     return from_frequencies(problem.relations, problem.freq)
 
 
-class _Pool:
-    """Attacker moves found so far; per pair the moves that prove it, per cell the moves using it."""
-
-    def __init__(self, ctx: MoveContext):
-        self.ctx = ctx
-        self.pairs: list[list[Key]] = []  # per move: the pairs it proves
-        self.of_pair: dict[Key, list[int]] = {}
-        self.of_cell: dict[int, list[int]] = {}
-
-    def add(self, idx: np.ndarray, d: np.ndarray) -> None:
-        mid = len(self.pairs)
-        up, dn = self.ctx.proves(idx, d)
-        proved = [(q, UP) for q in idx[up].tolist()] + [(q, DOWN) for q in idx[dn].tolist()]
-        self.pairs.append(proved)
-        for key in proved:
-            self.of_pair.setdefault(key, []).append(mid)
-        for c in idx.tolist():
-            self.of_cell.setdefault(c, []).append(mid)
-
-    def has(self, key: Key) -> bool:
-        return key in self.of_pair
-
-
 def insider_audit(
     problem: CSPProblem,
     suppressed: np.ndarray,
@@ -103,7 +83,6 @@ def insider_audit(
     respondents: Respondents | None = None,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
-    local: bool = True,
     lower: np.ndarray | None = None,
     upper: np.ndarray | None = None,
     recheck: Mapping[int, Iterable[int]] | None = None,
@@ -112,8 +91,6 @@ def insider_audit(
 
     Assumes the outsider audit of the same pattern (it is the cheaper test and the
     caller runs it first); a primary the outsider already recomputes is reported there.
-    `local`: try a neighbourhood move before the respondent's LP (measured slower on a
-    4,851-cell 3-D table: 18.9 s vs 8.6 s, the warm LP settles several cells at once).
     `lower`/`upper`: published intervals (interval protection) as the attacker's bounds of
     every cell; a cell is then "suppressed" where they differ. `recheck`: respondent row →
     primaries; only those are attacked (see `recheck_after_growth`). Raises Cancelled when
@@ -153,223 +130,151 @@ def insider_audit(
     prim = ctx.primary & sup
     # the pattern's cells become ctx's movable set: only suppressed cells may move
     ctx.movable = sup.copy()
-    sliding = problem.spl is not None and bool(np.any(np.asarray(problem.spl)[prim] > 0))
     judge = _IntervalJudge(problem, rel, sup, lower, upper)
-    pool = _Pool(ctx)
-    perm = prim.copy()
+    sliding = bool(np.any(judge.spl[prim] > 0))
+    hops = Hops(rel, sup)
+    attack = _Attacks(judge, comps, label, ksup, known, exempt, ctx, hops, sliding, cancel)
     if recheck is not None:
-        return _recheck(out, watch, recheck, ksup, known, exempt, label, comps, judge, ctx, cancel)
+        todo = {
+            int(r): {(int(c), d) for c in cells for d in (UP, DOWN)} for r, cells in recheck.items()
+        }
+        attack.run(out, todo, progress, watch)
+        out.figures["rechecked_respondents"] = len(recheck)
+        out.elapsed = watch.elapsed
+        return out
     settled = _coalition(problem, sup, ksup, prim, lower, upper, cancel)
     out.figures["settled_by_coalition"] = int(settled.sum())
+    out.figures["coalition_seconds"] = watch.elapsed
 
-    def need(cell: int, direction: int) -> bool:
-        if settled[cell]:
-            return False
-        return ctx.required(cell, direction) > 0 or sliding
-
-    # a witness for every pair in the components the attackers touch
     touched = np.unique(label[ksup.indices])
     touched = touched[touched >= 0]
-    pairs_of: dict[int, list[Key]] = {}
-    for k in touched.tolist():
-        pairs_of[k] = [
-            (cell, direction)
-            for cell in comps[k].cells[prim[comps[k].cells]].tolist()
-            for direction in (UP, DOWN)
-            if need(cell, direction)
-        ]
-        for key in pairs_of[k]:
-            if pool.has(key):
-                continue
-            _check_cancel(cancel)
-            found = find_witness(ctx, key, sup, perm, 0)
-            out.n_lps += 1
-            if found is None:
-                # the cheapest move over the whole component (primaries preferred)
-                cells = comps[k].cells
-                d = ctx.path_move(key[0], key[1], cells, np.where(perm[cells], 1e-3, 1.0))
-                out.n_lps += 1
-                if d is not None:
-                    found = cells[d != 0], d[d != 0]
-            if found is not None:
-                pool.add(*found)
-    orphans = {k: [key for key in pairs_of[k] if not pool.has(key)] for k in pairs_of}
-    out.figures["witness_seconds"] = watch.elapsed
-    out.figures["witness_lps"] = out.n_lps
-    out.figures["orphans"] = sum(len(v) for v in orphans.values())
-    out.figures["pairs"] = sum(len(v) for v in pairs_of.values())
-
-    tries = _LocalFirst()
-    kmask = np.zeros(problem.n_cells, dtype=bool)
-    models: dict[int, _ComponentLP] = {}  # one warm LP per component, shared by respondents
-    for n_done, r in enumerate(attackers.tolist()):
-        _check_cancel(cancel)
-        kcells = ksup.indices[ksup.indptr[r] : ksup.indptr[r + 1]]
-        kall = known.indices[known.indptr[r] : known.indptr[r + 1]]
-        kmask[kcells] = True
-        mine = set(exempt.indices[exempt.indptr[r] : exempt.indptr[r + 1]].tolist())
-        # pairs whose every known witness moves a cell the respondent knows, and pairs
-        # of its components without any witness
-        hit_moves: set[int] = set()
-        for c in kcells.tolist():
-            hit_moves.update(pool.of_cell.get(c, ()))
-        near = {key for m in hit_moves for key in pool.pairs[m]}
-        comp_ids = set(np.unique(label[kcells]).tolist())
-        if sliding:
-            near |= {key for k in comp_ids for key in pairs_of[k]}
-        else:
-            near |= {key for k in comp_ids for key in orphans[k]}
-        pairs = {
-            key
-            for key in near
-            if key[0] not in mine
-            and label[key[0]] in comp_ids
-            and (sliding or all(w in hit_moves for w in pool.of_pair.get(key, ())))
-        }
-        free = sup & ~kmask
-        used: dict[int, _ComponentLP] = {}
-        failed: set[int] = set()
-        for cell, direction in sorted(pairs):
-            _check_cancel(cancel)
-            comp_id = int(label[cell])
-            if comp_id not in used:
-                if comp_id not in models:
-                    models[comp_id] = _ComponentLP(judge, comps[comp_id])
-                used[comp_id] = models[comp_id]
-                used[comp_id].attack(kcells)
-            lp = used[comp_id]
-            if local and tries.worth_it() and not lp.settled(cell, direction):
-                # small LPs on the cell's neighbourhood first: sound (a restriction of
-                # this attacker) and much cheaper than a re-solve of a big component
-                t0 = time.perf_counter()
-                settled_here = False
-                deep = lp.cells.size >= DEEP_NEIGHBOURHOOD_CELLS
-                for cells in _neighbourhoods(ctx, cell, free, deep):
-                    out.n_lps += lp.local(cell, direction, cells)
-                    if lp.settled(cell, direction):
-                        settled_here = True
-                        break
-                tries.local(time.perf_counter() - t0, settled_here)
-            t0, n0 = time.perf_counter(), lp.n_lps
-            if lp.fails(cell, direction):
-                failed.add(cell)
-            if lp.n_lps > n0:
-                tries.full(time.perf_counter() - t0)
-        for cell in sorted(failed):
-            lo, hi = used[int(label[cell])].interval(cell)
-            out.disclosures.append(InsiderDisclosure(cell, r, lo, hi, tuple(int(c) for c in kall)))
-        for lp in used.values():
-            lp.release()
-        kmask[kcells] = False
-        if n_done % 50 == 0:
-            progress(
-                ProgressEvent(
-                    message=f"Insider audit: respondent {n_done + 1} of {attackers.size}",
-                    fraction=(n_done + 1) / attackers.size,
-                    elapsed=watch.elapsed,
-                )
-            )
-    out.n_lps += sum(lp.n_lps for lp in models.values())
-    out.figures["local_tries"] = tries.n_local
-    out.figures["local_settled"] = tries.n_settled
+    pairs = [
+        (cell, direction)
+        for k in touched.tolist()
+        for cell in comps[k].cells[prim[comps[k].cells]].tolist()
+        if not settled[cell]
+        for direction in (UP, DOWN)
+        if ctx.required(cell, direction) > 0 or sliding
+    ]
+    out.figures["pairs"] = len(pairs)
+    cover = Cover(ctx, sup, ksup, exempt, comps, label, hops)
+    if sliding:
+        # a sliding level needs both sides of one attacker at once: no move proves it
+        left = {key: set(cover.attackers_in(int(label[key[0]]))) for key in pairs}
+    else:
+        progress(ProgressEvent(message="Insider audit: moves that avoid the respondents"))
+        left = cover.run(pairs, cancel)
+    out.n_lps += cover.n_lps
+    out.figures.update(cover.figures)
+    out.figures["cover_seconds"] = watch.elapsed - out.figures["coalition_seconds"]
+    todo: dict[int, set[Key]] = {}
+    for key, rs in left.items():
+        for r in rs:
+            todo.setdefault(r, set()).add(key)
+    out.figures["left_couples"] = sum(len(v) for v in todo.values())
+    attack.run(out, todo, progress, watch)
     out.elapsed = watch.elapsed
     return out
 
 
-def _recheck(out, watch, recheck, ksup, known, exempt, label, comps, judge, ctx, cancel):
-    """Attack only the given (respondent, primary) pairs with each component's exact LP."""
-    sliding = bool(np.any(judge.spl > 0))
-    models: dict[int, _ComponentLP] = {}
-    for r in sorted(int(r) for r in recheck):
-        kcells = ksup.indices[ksup.indptr[r] : ksup.indptr[r + 1]]
-        if kcells.size == 0:
-            continue  # not alone in any suppressed cell: its attack is the outsider's
-        kall = known.indices[known.indptr[r] : known.indptr[r + 1]]
-        mine = set(exempt.indices[exempt.indptr[r] : exempt.indptr[r + 1]].tolist())
-        comp_ids = set(np.unique(label[kcells]).tolist())
-        used: dict[int, _ComponentLP] = {}
-        failed: set[int] = set()
-        for cell in sorted({int(c) for c in recheck[r]}):
-            comp_id = int(label[cell])
-            if cell in mine or comp_id not in comp_ids or not ctx.primary[cell]:
-                continue  # its component holds none of the respondent's cells: outsider's
-            if comp_id not in used:
-                if comp_id not in models:
-                    models[comp_id] = _ComponentLP(judge, comps[comp_id])
-                used[comp_id] = models[comp_id]
-                used[comp_id].attack(kcells)
-            for direction in (UP, DOWN):
-                _check_cancel(cancel)
-                if (ctx.required(cell, direction) > 0 or sliding) and used[comp_id].fails(
-                    cell, direction
-                ):
-                    failed.add(cell)
-        for cell in sorted(failed):
-            lo, hi = used[int(label[cell])].interval(cell)
-            out.disclosures.append(InsiderDisclosure(cell, r, lo, hi, tuple(int(c) for c in kall)))
-        for lp in used.values():
-            lp.release()
-    out.n_lps += sum(lp.n_lps for lp in models.values())
-    out.figures["rechecked_respondents"] = len(recheck)
-    out.elapsed = watch.elapsed
-    return out
+class _Attacks:
+    """The respondents' own attacks on the (primary, direction) pairs no move settled.
 
-
-class _LocalFirst:
-    """Whether neighbourhood LPs before the component's LP still pay, from this run's times.
-
-    They pay when a try costs less than the component re-solves it saves: measured on 3-D
-    HEUR patterns, 10,143 cells: 13.7 → 7.5 s with them; 7,290 cells (load 12): 14.9 →
-    32.6 s, although they settled 79 % of the pairs (a fresh small model per try costs as
-    much as a warm re-solve of the component there).
+    In components of BIG_COMPONENT cells or more a side is first decided on the relations
+    around the primary (insider_bounds.py); the rest, and every pair of a smaller component,
+    goes to the component's LP with the respondent's cells fixed (exact, warm re-solves).
+    A disclosure carries the attacker's exact interval, or in big components the bound
+    that decided each side (a reachable shift on a safe side, an unreachable one on a
+    disclosed side).
     """
 
-    PROBE_LOCAL, PROBE_FULL = 30, 10
+    def __init__(self, judge, comps, label, ksup, known, exempt, ctx, hops, sliding, cancel):
+        self.judge = judge
+        self.comps = comps
+        self.label = label
+        self.ksup = ksup
+        self.known = known
+        self.exempt = exempt
+        self.ctx = ctx
+        self.sliding = sliding
+        self.cancel = cancel
+        self.models: dict[int, _ComponentLP] = {}
+        self.local = LocalBounds(hops, judge.values, judge.lo, judge.hi, judge.miss, judge.tol)
 
-    def __init__(self) -> None:
-        self.n_local = self.n_settled = self.n_full = 0
-        self.s_local = self.s_full = 0.0
+    def run(self, out: InsiderOutcome, todo: Mapping[int, set[Key]], progress, watch) -> None:
+        ksup, known, exempt = self.ksup, self.known, self.exempt
+        values = self.judge.values
+        for n_done, r in enumerate(sorted(todo)):
+            kcells = ksup.indices[ksup.indptr[r] : ksup.indptr[r + 1]]
+            if kcells.size == 0:
+                continue  # not alone in any suppressed cell: its attack is the outsider's
+            kall = known.indices[known.indptr[r] : known.indptr[r + 1]]
+            mine = set(exempt.indices[exempt.indptr[r] : exempt.indptr[r + 1]].tolist())
+            comp_ids = set(np.unique(self.label[kcells]).tolist())
+            used: dict[int, _ComponentLP] = {}
+            # per primary: the side's shift bound where it was decided outside the exact LP
+            bounds: dict[int, dict[int, float]] = {}
+            failed: set[int] = set()
+            for cell, direction in sorted(todo[r]):
+                comp_id = int(self.label[cell])
+                if cell in mine or comp_id not in comp_ids or not self.ctx.primary[cell]:
+                    continue  # exempt, or its component holds none of the respondent's cells
+                level = self.ctx.required(cell, direction)
+                if level <= 0 and not self.sliding:
+                    continue
+                _check_cancel(self.cancel)
+                if self.comps[comp_id].cells.size >= BIG_COMPONENT and not self.sliding:
+                    side = self.local.decide(cell, direction, level, kcells)
+                    if side is not None:
+                        bounds.setdefault(cell, {})[direction] = side.shift
+                        if not side.safe:
+                            failed.add(cell)
+                        continue
+                if comp_id not in used:
+                    if comp_id not in self.models:
+                        self.models[comp_id] = _ComponentLP(self.judge, self.comps[comp_id])
+                    used[comp_id] = self.models[comp_id]
+                    used[comp_id].attack(kcells)
+                if used[comp_id].fails(cell, direction):
+                    failed.add(cell)
+            for cell in sorted(failed):
+                comp_id = int(self.label[cell])
+                if cell in bounds or self.comps[comp_id].cells.size >= BIG_COMPONENT:
+                    got = bounds.get(cell, {})
+                    lp = used.get(comp_id)
+                    sides = []
+                    for direction in (DOWN, UP):
+                        if direction in got:
+                            sides.append(got[direction])
+                        elif lp is not None and (lp.pos[cell], direction) in lp.exact:
+                            exact = lp.exact[(lp.pos[cell], direction)]
+                            sides.append((exact - values[cell]) * direction)
+                        else:  # not attacked on this side: a move reaches its level
+                            sides.append(self.ctx.required(cell, direction))
+                    lo, hi = values[cell] - sides[0], values[cell] + sides[1]
+                else:
+                    lo, hi = used[comp_id].interval(cell)
+                out.disclosures.append(
+                    InsiderDisclosure(cell, r, lo, hi, tuple(int(c) for c in kall))
+                )
+            for lp in used.values():
+                lp.release()
+            if n_done % 50 == 0:
+                progress(
+                    ProgressEvent(
+                        message=f"Insider audit: respondent {n_done + 1} of {len(todo)}",
+                        fraction=(n_done + 1) / max(len(todo), 1),
+                        elapsed=watch.elapsed,
+                    )
+                )
+        out.n_lps += sum(lp.n_lps for lp in self.models.values()) + self.local.n_lps
+        out.figures.update({f"couples {k}": v for k, v in sorted(self.local.decided.items())})
 
-    def local(self, seconds: float, settled: bool) -> None:
-        self.n_local += 1
-        self.n_settled += int(settled)
-        self.s_local += seconds
 
-    def full(self, seconds: float) -> None:
-        self.n_full += 1
-        self.s_full += seconds
-
-    def worth_it(self) -> bool:
-        if self.n_local < self.PROBE_LOCAL or self.n_full < self.PROBE_FULL:
-            return True
-        saved = (self.n_settled / self.n_local) * (self.s_full / self.n_full)
-        return self.s_local / self.n_local < saved
-
-
-class _FreeScore:
-    """Neighbourhood score: 0 for cells the attacker does not know (free), inf otherwise."""
-
-    def __init__(self, free: np.ndarray):
-        self.free = free
-
-    def __getitem__(self, idx):
-        return np.where(self.free[idx], 0.0, np.inf)
-
-
-#: components of at least this many cells get a third neighbourhood (every ancestor level)
-#: before their own LP, whose warm re-solve costs 0.2–1.3 s there (b31808, load 16)
-DEEP_NEIGHBOURHOOD_CELLS = 2000
-
-
-def _neighbourhoods(ctx: MoveContext, cell: int, free: np.ndarray, deep: bool = False):
-    """Growing sets of free cells around `cell` along the table's dimensions (none without)."""
-    if ctx.grid is None:
-        return
-    score = _FreeScore(free)
-    levels = ((3, 1), (1 << 30, 1)) + (((1 << 30, 1 << 30),) if deep else ())
-    for k_sup, climb in levels:
-        n = ctx.grid.neighbourhood(cell, score, k_free=0, k_sup=k_sup, climb=climb)
-        yield n[free[n]]
+#: components of at least this many cells decide a respondent's side on the relations
+#: around the primary before their own LP, whose warm re-solve costs 0.2–1.3 s there
+#: (b31808, load 16)
+BIG_COMPONENT = 2000
 
 
 def _coalition(problem, sup, ksup, prim, lower, upper, cancel) -> np.ndarray:
@@ -549,33 +454,6 @@ class _ComponentLP:
         """The attacker points seen so far already reach the cell's level on that side."""
         j = self.pos[cell]
         return self.judge.passes(cell, self.run_lo[j], self.run_hi[j])[1 if direction == UP else 0]
-
-    def local(self, cell: int, direction: int, cells: np.ndarray) -> int:
-        """Move the cell with only `cells` free (others at their values); returns LPs run."""
-        judge = self.judge
-        # only cells of this component are variables here (a neighbourhood may reach others)
-        cells = np.asarray([c for c in cells.tolist() if int(c) in self.pos], dtype=np.int64)
-        if cell not in self.pos or cells.size == 0:
-            return 0
-        mcsc = judge.mcsc[:, cells]
-        rows, inv = np.unique(mcsc.indices, return_inverse=True)
-        if rows.size == 0:
-            return 0
-        a = sp.csc_matrix((mcsc.data, inv, mcsc.indptr), shape=(rows.size, cells.size))
-        v = judge.values[cells]
-        lo = judge.lo[cells] - v
-        hi = judge.hi[cells] - v
-        pos = np.array([self.pos[int(c)] for c in cells.tolist()], dtype=np.int64)
-        known = np.isin(pos, self.fixed)  # the respondent's own cells do not move
-        lo[known] = hi[known] = 0.0
-        zero = np.zeros(rows.size)  # moves; the other cells stay at their values
-        h = make_highs(a, np.zeros(cells.size), lo, hi, zero, zero, False)
-        h.changeColCost(int(np.flatnonzero(cells == cell)[0]), -1.0 if direction == UP else 1.0)
-        status, x, _ = solve(h)
-        if status == "optimal" and x is not None:
-            np.minimum.at(self.run_lo, pos, v + x)
-            np.maximum.at(self.run_hi, pos, v + x)
-        return 1
 
     def fails(self, cell: int, direction: int) -> bool:
         """True when this attacker keeps the cell inside its interval on that side."""
