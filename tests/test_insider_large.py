@@ -62,17 +62,17 @@ def test_a_warm_resolve_called_infeasible_is_solved_again_from_scratch(monkeypat
     # on the 7,290-cell table HiGHS called a warm re-solve infeasible although δ = 0 is
     # feasible by construction; the LP is then solved again from scratch, not given up
     from argusqt.protection import insider
-
     from argusqt.protection.insider import respondents_of
 
     p = _seed21()
     sup = np.zeros(p.n_cells, dtype=bool)
     sup[SEED21_PATTERN] = True
     sup |= p.primary
-    # every respondent against every primary: the component LPs run (moves settle none)
+    # every respondent against every primary, and no move settles any: the component LPs run
     known = respondents_of(p).known.tocsr()
     attackers = np.flatnonzero(known[:, np.flatnonzero(sup)].getnnz(axis=1))
     everything = {int(r): np.flatnonzero(p.primary).tolist() for r in attackers}
+    monkeypatch.setattr(insider.Cover, "run", lambda self, pairs, cancel, among=None: among)
     honest = insider_audit(p, sup, recheck=everything)
     assert honest.n_lps > 0
     real, calls = insider.solve, {"n": 0, "lied": 0}

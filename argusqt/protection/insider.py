@@ -134,11 +134,19 @@ def insider_audit(
     sliding = bool(np.any(judge.spl[prim] > 0))
     hops = Hops(rel, sup)
     attack = _Attacks(judge, comps, label, ksup, known, exempt, ctx, hops, sliding, cancel)
+    cover = Cover(ctx, sup, ksup, exempt, comps, label, hops)
     if recheck is not None:
-        todo = {
-            int(r): {(int(c), d) for c in cells for d in (UP, DOWN)} for r, cells in recheck.items()
-        }
-        attack.run(out, todo, progress, watch)
+        # the pairs disclosed before: a move avoiding the respondent's cells in the grown
+        # pattern settles most of them (the repair looked for exactly such moves)
+        among: dict[Key, set[int]] = {}
+        for r, cells in recheck.items():
+            for c in cells:
+                for d in (UP, DOWN):
+                    if ctx.required(int(c), d) > 0 or sliding:
+                        among.setdefault((int(c), d), set()).add(int(r))
+        left = among if sliding else cover.run(sorted(among), cancel, among)
+        out.n_lps += cover.n_lps
+        attack.run(out, _by_respondent(left), progress, watch)
         out.figures["rechecked_respondents"] = len(recheck)
         out.elapsed = watch.elapsed
         return out
@@ -157,7 +165,6 @@ def insider_audit(
         if ctx.required(cell, direction) > 0 or sliding
     ]
     out.figures["pairs"] = len(pairs)
-    cover = Cover(ctx, sup, ksup, exempt, comps, label, hops)
     if sliding:
         # a sliding level needs both sides of one attacker at once: no move proves it
         left = {key: set(cover.attackers_in(int(label[key[0]]))) for key in pairs}
@@ -167,14 +174,19 @@ def insider_audit(
     out.n_lps += cover.n_lps
     out.figures.update(cover.figures)
     out.figures["cover_seconds"] = watch.elapsed - out.figures["coalition_seconds"]
-    todo: dict[int, set[Key]] = {}
-    for key, rs in left.items():
-        for r in rs:
-            todo.setdefault(r, set()).add(key)
+    todo = _by_respondent(left)
     out.figures["left_couples"] = sum(len(v) for v in todo.values())
     attack.run(out, todo, progress, watch)
     out.elapsed = watch.elapsed
     return out
+
+
+def _by_respondent(left: Mapping[Key, set[int]]) -> dict[int, set[Key]]:
+    todo: dict[int, set[Key]] = {}
+    for key, rs in left.items():
+        for r in rs:
+            todo.setdefault(r, set()).add(key)
+    return todo
 
 
 class _Attacks:

@@ -217,9 +217,12 @@ class Cover:
         self.add(cells[moved], d[moved])
         return True
 
-    def settle(self, key: Key) -> set[int]:
-        """Search moves for the pair; returns the attackers it is still not proved against."""
+    def settle(self, key: Key, among: set[int] | None = None) -> set[int]:
+        """Search moves for the pair; returns the attackers (of `among`, default all) it is
+        still not proved against."""
         left = self.uncovered(key)
+        if among is not None:
+            left &= among
         if not left:
             return left
         self.figures["pairs_open"] += 1
@@ -248,13 +251,19 @@ class Cover:
                     left &= self.uncovered(key)
         return left
 
-    def run(self, pairs: list[Key], cancel: CancelToken | None) -> dict[Key, set[int]]:
-        """Every pair settled as far as moves go: pair → attackers left (only non-empty)."""
+    def run(
+        self,
+        pairs: list[Key],
+        cancel: CancelToken | None,
+        among: dict[Key, set[int]] | None = None,
+    ) -> dict[Key, set[int]]:
+        """Every pair settled as far as moves go: pair → attackers left (only non-empty).
+        `among`: per pair the only attackers to prove it against (default all)."""
         left: dict[Key, set[int]] = {}
         for key in pairs:
             if cancel is not None and cancel.cancelled:
                 raise Cancelled("insider audit cancelled")
-            rest = self.settle(key)
+            rest = self.settle(key, None if among is None else among[key])
             if rest:
                 left[key] = rest
         return left
