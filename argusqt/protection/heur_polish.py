@@ -9,6 +9,8 @@ a second or two. Every pattern kept has passed the publication audit (outsider +
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from argusqt.errors import AuditError, Cancelled, MethodError
@@ -21,12 +23,36 @@ from argusqt.protection.problem import CSPProblem
 from argusqt.protection.publication import PublicationVerdict
 from argusqt.protection.result import ProtectionResult, grouped
 
+if TYPE_CHECKING:  # optimal imports HEUR: the polish imports it when it runs
+    from argusqt.protection.optimal import PatternOutcome
+
 #: tables up to this many cells get the polish (the branch-and-cut's attacker LPs stay cheap)
 POLISH_CELLS = 2000
-#: default seconds for the polish (the branch-and-cut stops earlier when it proves optimality)
-POLISH_SECONDS = 10.0
-#: a polish with less than this many seconds left is not started
+#: the branch-and-cut's work limit (SCIP nodes): a heuristic must give the same pattern for
+#: the same table on any machine and load, so the polish is bounded by work, not seconds
+#: (docs/design.md, "HEUR"); it stops earlier when it proves optimality
+POLISH_NODES = 100
+#: a polish with less than this many seconds left (of an explicit time limit) is not started
 POLISH_MIN = 0.5
+
+
+#: seconds passed to SCIP when no time limit was given (its limit must be finite)
+NO_CAP = 1e9
+
+
+def _stop_reason(out: PatternOutcome, nodes: int) -> str:
+    """Why the branch-and-cut ended, for the log: only a time stop depends on the machine."""
+    if out.optimal:
+        return "branch-and-cut proved optimality"
+    if out.cancelled:
+        return "branch-and-cut cancelled"
+    if out.timed_out:
+        return "branch-and-cut stopped by the time limit (the pattern may depend on the machine)"
+    if out.nodes >= nodes:
+        return (
+            f"branch-and-cut stopped at its work limit of {nodes} SCIP nodes (same on any machine)"
+        )
+    return "branch-and-cut ended without a proof"
 
 
 def _cost_of(problem: CSPProblem, pattern: np.ndarray) -> float:
@@ -37,16 +63,18 @@ def polish(
     problem: CSPProblem,
     work: CSPProblem,
     result: ProtectionResult,
-    seconds: float,
+    seconds: float | None,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
     intervals: bool | str = "auto",
+    nodes: int = POLISH_NODES,
 ) -> ProtectionResult:
     """`result` (HEUR's audited pattern on `problem`) replaced by the cheapest publishable
-    pattern found within `seconds`: the repaired heuristic pattern or the branch-and-cut's on
-    `work` (the problem with the singleton options' virtual cells after its own). On cancel,
-    time out or any failure of the step the best publishable pattern so far (or `result`)
-    stays. `intervals` as run_method's "audit_intervals": the verdict kept is the one
+    pattern found: the repaired heuristic pattern or the branch-and-cut's on `work` (the
+    problem with the singleton options' virtual cells after its own) within `nodes` SCIP
+    nodes. `seconds` (None = none) is only the outer cap of an explicit time limit: a stop
+    there is logged as machine-dependent. On cancel, time out or any failure of the step the
+    best publishable pattern so far (or `result`) stays. `intervals` as run_method's "audit_intervals": the verdict kept is the one
     run_method would take, so it does not audit the pattern again."""
 
     def exact(m: np.ndarray) -> bool:
@@ -77,7 +105,8 @@ def polish(
             out = solve_pattern(
                 work,
                 default_fixed(work),
-                max_time=deadline.remaining,
+                max_time=min(deadline.remaining, NO_CAP),
+                max_nodes=nodes,
                 gap=0.0,
                 start=np.r_[fixed, np.ones(work.n_cells - n, dtype=bool)],
                 progress=progress,
@@ -85,6 +114,7 @@ def polish(
                 insiders=_insider_check(problem),
             )
             lines.append("polish: " + "; ".join(out.log))
+            lines.append("polish: " + _stop_reason(out, nodes))
             m = None if out.mask is None else np.asarray(out.mask[:n], dtype=bool)
             if m is not None and _cost_of(problem, m) < best[0] - 1e-9:
                 exact_of["branch-and-cut"] = exact(m)

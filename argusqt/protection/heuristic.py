@@ -45,9 +45,11 @@ DEFAULTS: dict[str, Any] = {
     "max_time": None,
     "k_free": 2,  # cheapest unsuppressed siblings per node in the first neighbourhood
     "repair_rounds": 3,
-    # seconds for the small-table polish of heur_polish (HEUR as a method only; OPT's start
-    # pattern calls solve_heuristic without it): 0 = off, None = POLISH_SECONDS
+    # the small-table polish of heur_polish (HEUR as a method only; OPT's start pattern calls
+    # solve_heuristic without it): "polish" 0 = off, else an outer cap in seconds (None = only
+    # max_time's); "polish_nodes" its work limit (None = POLISH_NODES), what makes it repeatable
     "polish": None,
+    "polish_nodes": None,
 }
 #: share of the time limit the path-LP phase may use before it hurries
 PATH_SHARE = 0.5
@@ -358,7 +360,7 @@ def solve_heur_method(
     The method adds the virtual cells itself (descriptor `singletons="method"`) so that the
     polish can judge insiders on the real table, as the publication audit does.
     """
-    from argusqt.protection.heur_polish import POLISH_CELLS, POLISH_MIN, POLISH_SECONDS, polish
+    from argusqt.protection.heur_polish import POLISH_CELLS, POLISH_MIN, POLISH_NODES, polish
 
     opts = DEFAULTS | dict(params or {})
     on, minfreq = singleton_request(opts)
@@ -375,21 +377,26 @@ def solve_heur_method(
             # (they only narrow the attacker; run_method's rule for reused audits)
             sup = is_suppressed(result.status)
             result.figures["audit_digest"] = pattern_digest(problem, sup)
+    # the polish is bounded by work (polish_nodes): same table, same pattern on any machine;
+    # seconds (its own "polish" cap, the run's max_time) are only an outer safety cap
     seconds = seconds_param(opts, "polish")
-    seconds = POLISH_SECONDS if seconds is None else seconds
+    if seconds == 0:
+        return result
     limit = seconds_param(opts, "max_time", "time_limit")
     if limit is not None:
         # keep a third of what is left for run_method's own publication audit
-        seconds = min(seconds, (limit - result.elapsed) * 2.0 / 3.0)
+        left = (limit - result.elapsed) * 2.0 / 3.0
+        seconds = left if seconds is None else min(seconds, left)
+    nodes = int(opts.get("polish_nodes") or POLISH_NODES)
     if (
         problem.n_cells > POLISH_CELLS
-        or seconds < POLISH_MIN
+        or (seconds is not None and seconds < POLISH_MIN)
         or result.cancelled
         or (cancel is not None and cancel.cancelled)
     ):
         return result
     intervals = opts.get("audit_intervals", "auto")
-    result = polish(problem, work, result, seconds, progress, cancel, intervals)
+    result = polish(problem, work, result, seconds, progress, cancel, intervals, nodes)
     result.elapsed = result.elapsed + float(result.figures.get("polish_seconds", 0.0))
     return result
 

@@ -577,6 +577,7 @@ def solve_pattern(
     guide: Guide | None = None,
     guide_delay: float = GUIDED_DELAY_MIN,
     bridgeless: bool = True,
+    max_nodes: int | None = None,
 ) -> PatternOutcome:
     """Branch-and-cut on `problem` with cells fixed as in `fixed` (NaN = free; see Separator).
 
@@ -584,7 +585,8 @@ def solve_pattern(
     pattern that every outsider LP passes against the insiders (the respondents alone in
     a cell): their disclosures become capacity cuts of their own LPs, so the proof covers
     the insiders too. Returns the best pattern SCIP proved protected (None if it found none)
-    and the dual bound on the free cost.
+    and the dual bound on the free cost. `max_nodes` bounds the search by work (SCIP's
+    node count) instead of seconds, so a stop at it gives the same pattern on any machine.
     """
     watch = Stopwatch()
     fixed = default_fixed(problem) if fixed is None else np.asarray(fixed, dtype=float)
@@ -619,6 +621,8 @@ def solve_pattern(
     model.setParam("misc/allowstrongdualreds", False)
     model.setParam("misc/allowweakdualreds", False)
     model.setParam("randomization/randomseedshift", 0)
+    if max_nodes is not None:
+        model.setParam("limits/totalnodes", max(1, int(max_nodes)))
     model.setHeuristics(
         {"off": SCIP_PARAMSETTING.OFF, "default": SCIP_PARAMSETTING.DEFAULT}.get(
             heuristics.lower(), SCIP_PARAMSETTING.FAST
