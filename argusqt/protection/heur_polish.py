@@ -32,6 +32,10 @@ POLISH_CELLS = 2000
 #: the same table on any machine and load, so the polish is bounded by work, not seconds
 #: (docs/design.md, "HEUR"); it stops earlier when it proves optimality
 POLISH_NODES = 100
+#: the polish's default seconds cap as well: the node limit does not bound the root node's
+#: separation (sample activity × region: 10 nodes = 17.5 s, 12,750 attacker LPs at load 2.5),
+#: so without it a GUI run waited minutes. A stop there is logged as machine-dependent.
+POLISH_SECONDS = 10.0
 #: a polish with less than this many seconds left (of an explicit time limit) is not started
 POLISH_MIN = 0.5
 

@@ -46,8 +46,8 @@ DEFAULTS: dict[str, Any] = {
     "k_free": 2,  # cheapest unsuppressed siblings per node in the first neighbourhood
     "repair_rounds": 3,
     # the small-table polish of heur_polish (HEUR as a method only; OPT's start pattern calls
-    # solve_heuristic without it): "polish" 0 = off, else an outer cap in seconds (None = only
-    # max_time's); "polish_nodes" its work limit (None = POLISH_NODES), what makes it repeatable
+    # solve_heuristic without it): "polish" 0 = off, else an outer cap in seconds (None =
+    # POLISH_SECONDS); "polish_nodes" its work limit (None = POLISH_NODES)
     "polish": None,
     "polish_nodes": None,
 }
@@ -360,7 +360,13 @@ def solve_heur_method(
     The method adds the virtual cells itself (descriptor `singletons="method"`) so that the
     polish can judge insiders on the real table, as the publication audit does.
     """
-    from argusqt.protection.heur_polish import POLISH_CELLS, POLISH_MIN, POLISH_NODES, polish
+    from argusqt.protection.heur_polish import (
+        POLISH_CELLS,
+        POLISH_MIN,
+        POLISH_NODES,
+        POLISH_SECONDS,
+        polish,
+    )
 
     opts = DEFAULTS | dict(params or {})
     on, minfreq = singleton_request(opts)
@@ -377,20 +383,22 @@ def solve_heur_method(
             # (they only narrow the attacker; run_method's rule for reused audits)
             sup = is_suppressed(result.status)
             result.figures["audit_digest"] = pattern_digest(problem, sup)
-    # the polish is bounded by work (polish_nodes): same table, same pattern on any machine;
-    # seconds (its own "polish" cap, the run's max_time) are only an outer safety cap
+    # the polish is bounded by work (polish_nodes): same table, same pattern on any machine
+    # when that limit or a proof ends it; seconds ("polish", default POLISH_SECONDS, and the
+    # run's max_time) stay an outer cap, logged as machine-dependent when they end it
     seconds = seconds_param(opts, "polish")
     if seconds == 0:
         return result
+    seconds = POLISH_SECONDS if seconds is None else seconds
     limit = seconds_param(opts, "max_time", "time_limit")
     if limit is not None:
         # keep a third of what is left for run_method's own publication audit
         left = (limit - result.elapsed) * 2.0 / 3.0
-        seconds = left if seconds is None else min(seconds, left)
+        seconds = min(seconds, left)
     nodes = int(opts.get("polish_nodes") or POLISH_NODES)
     if (
         problem.n_cells > POLISH_CELLS
-        or (seconds is not None and seconds < POLISH_MIN)
+        or seconds < POLISH_MIN
         or result.cancelled
         or (cancel is not None and cancel.cancelled)
     ):
