@@ -162,3 +162,36 @@ def test_polish_stopped_at_its_work_limit_gives_the_same_pattern(monkeypatch):
     assert np.array_equal(quick.status, slow.status)
     assert quick.cost == slow.cost
     assert _publishable(p, slow.status)
+
+
+def test_a_polish_the_clock_stops_keeps_the_heuristic_pattern(monkeypatch):
+    """Without a time limit from the user, a branch-and-cut pattern the clock chose (which
+    differs with the machine's load) is not used: HEUR keeps its repaired pattern, so a session
+    or batch replay gives the same statuses. With the user's limit the clock may decide."""
+    import argusqt.protection.optimal as optimal
+
+    real = optimal.solve_pattern
+
+    def clock_stopped(*args, **kwargs):
+        out = real(*args, **kwargs)
+        out.timed_out, out.optimal = True, False
+        return out
+
+    def no_pattern(*args, **kwargs):
+        out = real(*args, **kwargs)
+        out.mask = None
+        return out
+
+    p = _random_set_table_3()
+    monkeypatch.setattr(optimal, "solve_pattern", no_pattern)
+    heuristic_only = run_method(p, "HEUR", {})
+    monkeypatch.setattr(optimal, "solve_pattern", clock_stopped)
+    stopped = run_method(p, "HEUR", {})
+    assert any("clock's pattern is not used" in line for line in stopped.log)
+    assert np.array_equal(stopped.status, heuristic_only.status)
+    assert _publishable(p, stopped.status)
+    # the user's own time limit: the (cheaper) branch-and-cut pattern is taken
+    limited = run_method(p, "HEUR", {"max_time": 3600})
+    assert not any("clock's pattern is not used" in line for line in limited.log)
+    assert limited.cost < stopped.cost
+    assert _publishable(p, limited.status)

@@ -72,12 +72,14 @@ def polish(
     cancel: CancelToken | None = None,
     intervals: bool | str = "auto",
     nodes: int = POLISH_NODES,
+    clock_may_decide: bool = False,
 ) -> ProtectionResult:
     """`result` (HEUR's audited pattern on `problem`) replaced by the cheapest publishable
     pattern found: the repaired heuristic pattern or the branch-and-cut's on `work` (the
     problem with the singleton options' virtual cells after its own) within `nodes` SCIP
     nodes. `seconds` (None = none) is only the outer cap of an explicit time limit: a stop
-    there is logged as machine-dependent. On cancel, time out or any failure of the step the
+    there is logged as machine-dependent; unless `clock_may_decide` (the user gave a time limit)
+    a pattern the clock stopped is not used, so HEUR stays reproducible. On cancel, time out or any failure of the step the
     best publishable pattern so far (or `result`) stays. `intervals` as run_method's "audit_intervals": the verdict kept is the one
     run_method would take, so it does not audit the pattern again."""
 
@@ -120,6 +122,11 @@ def polish(
             lines.append("polish: " + "; ".join(out.log))
             lines.append("polish: " + _stop_reason(out, nodes))
             m = None if out.mask is None else np.asarray(out.mask[:n], dtype=bool)
+            if m is not None and out.timed_out and not clock_may_decide:
+                # a pattern the clock chose would differ with the machine's load, and a
+                # session or batch replay must give the same statuses: keep the heuristic's
+                lines.append("polish: the clock's pattern is not used (HEUR stays reproducible)")
+                m = None
             if m is not None and _cost_of(problem, m) < best[0] - 1e-9:
                 exact_of["branch-and-cut"] = exact(m)
                 fixed2, verdict2, added2 = make_publishable(

@@ -404,7 +404,11 @@ def solve_heur_method(
     ):
         return result
     intervals = opts.get("audit_intervals", "auto")
-    result = polish(problem, work, result, seconds, progress, cancel, intervals, nodes)
+    # only a time limit the user gave may let the clock choose the pattern
+    clock_may_decide = limit is not None or seconds_param(opts, "polish") is not None
+    result = polish(
+        problem, work, result, seconds, progress, cancel, intervals, nodes, clock_may_decide
+    )
     result.elapsed = result.elapsed + float(result.figures.get("polish_seconds", 0.0))
     return result
 
