@@ -181,3 +181,46 @@ def sized_problem(kind: str, target_cells: int, seed: int = 0) -> CSPProblem:
         n2 = max(2, int(round(target_cells / side**2)) - 1)
         return random_3d(rng, [b, b], [b, b], n2)
     raise ValueError(kind)
+
+
+def lp_reach_ok(problem: CSPProblem, lo, hi, cells, tol: float = 1e-6) -> bool:
+    """Independent attacker (scipy's linprog, every relation): each cell in `cells` can move by
+    its levels with every cell inside [lo, hi]. Shares no code with argusqt's audits."""
+    import scipy.sparse as sp
+    from scipy.optimize import linprog
+
+    a = problem.values
+    m = sp.csr_matrix(problem.relations)
+    bounds = np.c_[lo, hi]
+    for p in cells:
+        for sense, need in ((1.0, problem.lpl[p]), (-1.0, problem.upl[p])):
+            if need <= 0:
+                continue
+            c = np.zeros(a.size)
+            c[p] = sense
+            r = linprog(c, A_eq=m, b_eq=np.zeros(m.shape[0]), bounds=bounds, method="highs")
+            assert r.status == 0
+            reach = a[p] - r.fun if sense > 0 else -r.fun - a[p]
+            if reach < need - tol:
+                return False
+    return True
+
+
+def lp_protected(problem: CSPProblem, mask: np.ndarray, tol: float = 1e-6) -> bool:
+    """Independent outsider audit: every primary moves by its levels when `mask` is suppressed."""
+    a = problem.values
+    lo = np.where(mask, problem.lower, a)
+    hi = np.where(mask, problem.upper, a)
+    return lp_reach_ok(problem, lo, hi, np.flatnonzero(problem.primary), tol)
+
+
+def mixed_problem(seed: int) -> CSPProblem:
+    """A 2-level × 2-level table (odd seeds) or a small 3-D one (even), cost = |value|."""
+    rng = np.random.default_rng(seed)
+    if seed % 2:
+        dims = [hier_codelist("a", [3, 3]), hier_codelist("b", [3, 2])]
+        p = random_problem(rng, dims, primary_share=0.2, zero_share=0.05)
+    else:
+        p = random_3d(rng, [2, 2], [3], 3, primary_share=0.15)
+    p.cost = np.abs(p.values)
+    return p

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from protect_helpers import hier_codelist, random_3d, random_problem
+from protect_helpers import mixed_problem
 
 from argusqt.model.status import is_suppressed
 from argusqt.protection.heuristic import solve_heuristic
@@ -21,20 +21,9 @@ def _pairs(verdict):
     return set() if ins is None else {(d.respondent, d.cell) for d in ins.disclosures}
 
 
-def _problem(seed: int):
-    rng = np.random.default_rng(seed)
-    if seed % 2:
-        dims = [hier_codelist("a", [3, 3]), hier_codelist("b", [3, 2])]
-        p = random_problem(rng, dims, primary_share=0.2, zero_share=0.05)
-    else:
-        p = random_3d(rng, [2, 2], [3], 3, primary_share=0.15)
-    p.cost = np.abs(p.values)
-    return p
-
-
 @pytest.mark.parametrize("seed", range(12))
 def test_recheck_after_growth_agrees_with_a_full_audit(seed):
-    p = _problem(seed)
+    p = mixed_problem(seed)
     # HEUR without singleton cells: patterns respondents alone in a cell often break
     sup = is_suppressed(solve_heuristic(p).status)
     sup = sup | p.primary
@@ -55,7 +44,7 @@ def test_recheck_after_growth_agrees_with_a_full_audit(seed):
 
 
 def test_recheck_refuses_a_pattern_that_is_not_grown():
-    p = _problem(3)
+    p = mixed_problem(3)
     sup = p.primary.copy()
     sup[np.flatnonzero(~sup)[:5]] = True
     verdict = publication_audit(p, sup, intervals=False)
@@ -68,7 +57,7 @@ def test_recheck_refuses_a_pattern_that_is_not_grown():
 @pytest.mark.parametrize("seed", range(6))
 def test_make_publishable_passes_a_full_audit(seed):
     # the repaired pattern, verified incrementally, passes an audit run from scratch
-    p = _problem(seed)
+    p = mixed_problem(seed)
     sup = (is_suppressed(solve_heuristic(p).status)) | p.primary
     fixed, verdict, _ = make_publishable(p, sup, intervals=False)
     assert verdict.ok

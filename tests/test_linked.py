@@ -5,33 +5,18 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
-from protect_helpers import flat_codelist, hier_codelist, problem_from_table, table_from_leaves
-from scipy.optimize import linprog
+from protect_helpers import (
+    flat_codelist,
+    hier_codelist,
+    lp_protected,
+    problem_from_table,
+    table_from_leaves,
+)
 
 from argusqt.errors import InputError, MethodError
 from argusqt.model.codelist import CodeList
 from argusqt.protection.audit import audit
 from argusqt.protection.linked import build_linked_problem, cover_problem_for, protect_linked
-
-
-def lp_protected(problem, mask: np.ndarray, tol: float = 1e-6) -> bool:
-    """Independent attacker check with scipy's linprog on every relation of the problem."""
-    a = problem.values
-    m = sp.csr_matrix(problem.relations)
-    bounds = np.c_[np.where(mask, problem.lower, a), np.where(mask, problem.upper, a)]
-    for p in np.flatnonzero(problem.primary):
-        for sense, need in ((1.0, problem.lpl[p]), (-1.0, problem.upl[p])):
-            if need <= 0:
-                continue
-            c = np.zeros(a.size)
-            c[p] = sense
-            r = linprog(c, A_eq=m, b_eq=np.zeros(m.shape[0]), bounds=bounds, method="highs")
-            assert r.status == 0
-            reach = a[p] - r.fun if sense > 0 else -r.fun - a[p]
-            if reach < need - tol:
-                return False
-    return True
 
 
 def _sup(status) -> np.ndarray:

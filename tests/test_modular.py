@@ -5,43 +5,21 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 from protect_helpers import (
     flat_codelist,
     hier_codelist,
+    lp_protected,
     problem_from_table,
     random_1h2d,
     random_2d,
     random_problem,
     table_from_leaves,
 )
-from scipy.optimize import linprog
 
 from argusqt.errors import MethodError
 from argusqt.progress import CancelToken
 from argusqt.protection.modular import repair, solve_modular, subtables
 from argusqt.protection.optimal import solve_optimal
-
-
-def lp_protected(problem, mask: np.ndarray, tol: float = 1e-6) -> bool:
-    """Independent full-table audit with scipy's linprog (every relation, every level)."""
-    a = problem.values
-    m = sp.csr_matrix(problem.relations)
-    lo = np.where(mask, problem.lower, a)
-    hi = np.where(mask, problem.upper, a)
-    bounds = np.c_[lo, hi]
-    for p in np.flatnonzero(problem.primary):
-        for sense, need in ((1.0, problem.lpl[p]), (-1.0, problem.upl[p])):
-            if need <= 0:
-                continue
-            c = np.zeros(a.size)
-            c[p] = sense
-            r = linprog(c, A_eq=m, b_eq=np.zeros(m.shape[0]), bounds=bounds, method="highs")
-            assert r.status == 0
-            reach = a[p] - r.fun if sense > 0 else -r.fun - a[p]
-            if reach < need - tol:
-                return False
-    return True
 
 
 def _suppressed(result) -> np.ndarray:
