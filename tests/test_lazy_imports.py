@@ -56,10 +56,11 @@ print(json.dumps({"code": code, "loaded": [m for m in %r if m in sys.modules],
 """
 
 
-def _run_probe(folder: Path, arb: str, modules: tuple[str, ...]) -> dict:
+def _run_python(code: str, cwd: Path | None = None) -> dict:
+    """`code` run in a fresh interpreter (nothing imported yet); its last line, as JSON."""
     out = subprocess.run(
-        [sys.executable, "-c", PROBE % (arb, modules)],
-        cwd=folder,
+        [sys.executable, "-c", code],
+        cwd=cwd,
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
@@ -67,6 +68,10 @@ def _run_probe(folder: Path, arb: str, modules: tuple[str, ...]) -> dict:
     )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _run_probe(folder: Path, arb: str, modules: tuple[str, ...]) -> dict:
+    return _run_python(PROBE % (arb, modules), cwd=folder)
 
 
 def test_batch_of_a_table_file_imports_no_gui_pandas_or_excel(tmp_path):
@@ -114,15 +119,7 @@ def test_scipy_sparse_is_loaded_without_numpy_testing_and_f2py(first_import_fail
     for and are then the real ones; when the light import fails, the ordinary one is made."""
     # None in sys.modules makes the first import fail; the fallback forgets it and retries
     setup = 'sys.modules["scipy.sparse"] = None' if first_import_fails else ""
-    out = subprocess.run(
-        [sys.executable, "-c", SPARSE_PROBE % setup],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=600,
-    )
-    assert out.returncode == 0, out.stderr
-    result = json.loads(out.stdout.strip().splitlines()[-1])
+    result = _run_python(SPARSE_PROBE % setup)
     assert result["product"] == [[1.0, 2.0], [0.0, 3.0]]
     assert result["real"] and result["f2py"]
     assert result["poly"] == 3.0
@@ -143,15 +140,7 @@ print(json.dumps({"name": desc.name, "module": desc.solve.__module__, "loaded": 
 
 
 def _registry_probe(name: str, module_alone: bool) -> dict:
-    out = subprocess.run(
-        [sys.executable, "-c", REGISTRY_PROBE % (module_alone, name, name.lower())],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=600,
-    )
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return _run_python(REGISTRY_PROBE % (module_alone, name, name.lower()))
 
 
 def test_a_method_name_imports_only_its_own_module():
@@ -186,13 +175,5 @@ def test_the_registry_reaches_heur_and_the_table_facts_without_scip():
     """Naming HEUR and computing the table facts (every `<SUPPRESS>` does) load no SCIP:
     the minimum rounding base comes from rounding_base, not from the RND solver's module.
     (HEUR's polish on small tables imports SCIP itself, when it runs.)"""
-    out = subprocess.run(
-        [sys.executable, "-c", FACTS_PROBE],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=600,
-    )
-    assert out.returncode == 0, out.stderr
-    result = json.loads(out.stdout.strip().splitlines()[-1])
+    result = _run_python(FACTS_PROBE)
     assert result == {"base": 1, "scip": False}
