@@ -386,10 +386,10 @@ def solve_heur_method(
     # the polish is bounded by work (polish_nodes): same table, same pattern on any machine
     # when that limit or a proof ends it; seconds ("polish", default POLISH_SECONDS, and the
     # run's max_time) stay an outer cap, logged as machine-dependent when they end it
-    seconds = seconds_param(opts, "polish")
-    if seconds == 0:
+    asked = seconds_param(opts, "polish")
+    if asked == 0:
         return result
-    seconds = POLISH_SECONDS if seconds is None else seconds
+    seconds = POLISH_SECONDS if asked is None else asked
     limit = seconds_param(opts, "max_time", "time_limit")
     if limit is not None:
         # keep a third of what is left for run_method's own publication audit
@@ -405,7 +405,7 @@ def solve_heur_method(
         return result
     intervals = opts.get("audit_intervals", "auto")
     # only a time limit the user gave may let the clock choose the pattern
-    clock_may_decide = limit is not None or seconds_param(opts, "polish") is not None
+    clock_may_decide = limit is not None or asked is not None
     result = polish(
         problem, work, result, seconds, progress, cancel, intervals, nodes, clock_may_decide
     )
