@@ -23,15 +23,39 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("arb", help="the batch file")
     b.add_argument("logbook", nargs="?", help="append the log to this file")
     b.add_argument("tempdir", nargs="?", help="folder for temporary files")
+    b.add_argument(
+        "--report",
+        action="store_true",
+        help="write each saved table's CONFIDENTIAL HTML report beside it (<name>.html)",
+    )
     g = sub.add_parser("gui", help="start the graphical interface (the default)")
     g.add_argument("files", nargs="*", help="files to open")
     return p
 
 
+class ConsoleLog:
+    """Stands in for the logbook while a batch run has none: each entry, the one-line
+    summary of a step, goes to stdout (a `<LOGBOOK>` command replaces it)."""
+
+    path = None
+
+    def write(self, message: str, when=None) -> None:
+        from datetime import datetime
+
+        from argusqt.io.logbook import format_entry
+
+        print(format_entry(when or datetime.now(), message), end="", flush=True)
+
+
 def run_batch_command(
-    arb: str, logbook: str | None, tempdir: str | None, process_ends: bool = False
+    arb: str,
+    logbook: str | None,
+    tempdir: str | None,
+    process_ends: bool = False,
+    report: bool = False,
 ) -> int:
-    """Run a batch file headless; errors on stderr as `FILE.arb, line N: message`.
+    """Run a batch file headless; errors on stderr as `FILE.arb, line N: message`. Without a
+    logbook its lines (one per step) are printed instead.
 
     `process_ends`: the process exits after the run (the `argusqt` command itself). Then
     what is alive after the imports (numpy, argusqt's modules, the methods' modules) lives
@@ -42,6 +66,7 @@ def run_batch_command(
     """
     from argusqt.batch.runner import run_batch
     from argusqt.progress import CancelToken
+    from argusqt.session import Session
 
     if process_ends:
         gc.freeze()
@@ -59,8 +84,17 @@ def run_batch_command(
     except ValueError:  # not the main thread
         previous = None
     try:
+        session = Session()
+        if logbook is None and tempdir is None:
+            session.logbook = ConsoleLog()  # type: ignore[assignment]
         outcome = run_batch(
-            arb, logbook=logbook, tempdir=tempdir, cancel=token, freeze_modules=process_ends
+            arb,
+            logbook=logbook,
+            tempdir=tempdir,
+            cancel=token,
+            freeze_modules=process_ends,
+            report=report,
+            session=session,
         )
     except KeyboardInterrupt:
         print(f"{arb}: interrupted", file=sys.stderr)
@@ -72,8 +106,8 @@ def run_batch_command(
         print(str(outcome.error), file=sys.stderr)
         return outcome.exit_code
     for f in outcome.files_written:
-        # the report beside each table (τ-Argus's `<name>.html`) is internal: say so here too
-        note = " (CONFIDENTIAL report, not for publication)" if f.suffix == ".html" else ""
+        # internal outputs and reports (τ-Argus's `<name>.html`): say so here too
+        note = " (CONFIDENTIAL, not for publication)" if f in outcome.confidential else ""
         print(f"written: {f}{note}")
     return outcome.exit_code
 
@@ -159,7 +193,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(args_in)
     if args.command == "batch":
         # argv None: our own command line, so the process ends with the run
-        return run_batch_command(args.arb, args.logbook, args.tempdir, argv is None)
+        return run_batch_command(
+            args.arb, args.logbook, args.tempdir, argv is None, report=args.report
+        )
     files = getattr(args, "files", []) or []
     return start_gui(files)
 

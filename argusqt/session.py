@@ -157,6 +157,9 @@ class Session:
     insight: dict[str, Any] = field(default_factory=dict)
     #: Edit | Undo and Redo over the actions on the tables (argusqt/history.py)
     history: History = field(default_factory=History, repr=False, compare=False)
+    #: inputs besides the data's own files: the batch file or session file being run
+    #: (role, path); no output may be written over them (input_files)
+    other_inputs: list[tuple[str, Path]] = field(default_factory=list)
 
     # ------------------------------------------------------------------ log
     def add_log(self, message: str) -> None:
@@ -167,8 +170,46 @@ class Session:
             self.logbook.write(message, entry.when)
 
     def set_logbook(self, path: str | Path) -> None:
+        """Append the log to `path` from now on (never to one of the inputs)."""
+        self.check_outputs(path, action="logbook")
         self.logbook = Logbook(path)
         self.add_log(f"Logbook: {Path(path)}")
+
+    def input_files(self) -> list[tuple[str, Path]]:
+        """(role, path) of every file this session read: data, metadata, the hierarchies and
+        codelists they name, recode and a-priori files, the batch or session file."""
+        from argusqt.io.text import resolve_path
+
+        found: list[tuple[str, Path]] = list(self.other_inputs)
+        metas: list[tuple[Any, Path | None]] = []
+        if self.kind == "microdata" and self.data_path is not None:
+            found.append(("microdata", self.data_path))
+        for src in self.sources:
+            found += [("table file", src.tab_path), ("metadata", src.meta_path)]
+            metas.append((src.metadata, src.meta_path))
+        if self.meta_path is not None:
+            found.append(("metadata", self.meta_path))
+            metas.append((self.metadata, self.meta_path))
+        for meta, where in metas:
+            for var in getattr(meta, "variables", []) or []:
+                for role, name in (("hierarchy", var.hier_file), ("codelist", var.codelist)):
+                    if name and where is not None:
+                        try:
+                            found.append((role, resolve_path(name, where)))
+                        except ArgusError:
+                            pass  # never read: nothing to protect
+        for a in self.actions:
+            if isinstance(a, Recode) and a.source is not None:
+                found.append(("recode file", a.source))
+            elif isinstance(a, ApplyApriori):
+                found.append(("a-priori file", a.path))
+        return found
+
+    def check_outputs(self, *paths: str | Path, action: str = "write") -> None:
+        """SpecificationError, before anything is written, when an output is an input."""
+        from argusqt.io.outputs import check_outputs
+
+        check_outputs(paths, self.input_files(), action)
 
     def _log_lines(self, lines: list[str]) -> None:
         for line in lines:
@@ -1168,10 +1209,18 @@ class Session:
             is_confidential,
             write_table,
         )
+        from argusqt.io.confidential import sidecar_path
 
         if Path(path).is_dir():  # else the error would name the hidden temporary file
             raise SpecificationError(f"{path} is a folder; name a file to write table {table_no}")
         table = self.table(table_no)
+        html = confidential_path(Path(path).with_suffix(".html"))
+        side = {1: [confidential_path(path)], 5: [Path(path).with_suffix(".rda")]}.get(
+            out_type, [sidecar_path(path)]
+        )
+        self.check_outputs(
+            path, *side, *([html] if report else []), action=f"saving table {table_no}"
+        )
         try:
             if table_no in self.linked and not is_confidential(out_type, options, path):
                 self._clear_linked(progress, cancel)
@@ -1182,7 +1231,6 @@ class Session:
             self.add_log(f"Table {table_no} NOT written to {path}: {exc}")
             raise PublicationError(f"table {table_no}: {exc}", cells=exc.cells) from None
         if report:
-            html = confidential_path(Path(path).with_suffix(".html"))
             files.append(self.write_report(table_no, html))
         what = (
             "CONFIDENTIAL, not for publication: "
@@ -1223,8 +1271,10 @@ class Session:
         true values, protection levels, audit intervals) and the report. Not for publication:
         its name contains CONFIDENTIAL (added when missing). Returns the path written."""
         from argusqt.export.excel import ExcelOptions, write_excel
+        from argusqt.export.writetable import confidential_path
 
         table = self.table(table_no)
+        self.check_outputs(confidential_path(path), action="saving the CONFIDENTIAL workbook")
         info = self._report_info(table_no)
         written = write_excel(
             table,
@@ -1272,11 +1322,11 @@ class Session:
         spec = parse_recode_text(grc_text, self.original_codelist(table_no, var), "recode")
         return list(spec.warnings)
 
-    @staticmethod
-    def save_text(path: str | Path, text: str) -> Path:
-        """Write a text file the user asked for (a `.grc`), atomically."""
+    def save_text(self, path: str | Path, text: str) -> Path:
+        """Write a text file the user asked for (a `.grc`), atomically (never over an input)."""
         from argusqt.io.atomic import atomic_write_text
 
+        self.check_outputs(path, action="saving")
         atomic_write_text(Path(path), text)
         return Path(path)
 
@@ -1390,6 +1440,7 @@ class Session:
         table = self.table(table_no)
         info = self._report_info(table_no)
         atomic_path = Path(path) if tau_name else confidential_path(path)
+        self.check_outputs(atomic_path, action=f"saving the report of table {table_no}")
         write_report(table, atomic_path, info)
         self.add_log(f"Table {table_no}: CONFIDENTIAL report (not for publication) {atomic_path}")
         return atomic_path
@@ -1405,6 +1456,7 @@ class Session:
         """Output | Generate apriori from the table's current statuses; returns lines written."""
         from argusqt.io.apriori import write_apriori
 
+        self.check_outputs(path, action="writing the a-priori file")
         n = write_apriori(self.table(table_no), path, actions, keep, sep)
         self.add_log(
             f"A-priori file {path} written from table {table_no} ({n} lines; CONFIDENTIAL, "

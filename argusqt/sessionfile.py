@@ -555,6 +555,7 @@ def save_session(session, path: str | Path) -> Path:
     from argusqt.io.atomic import atomic_write_text
 
     path = Path(path)
+    session.check_outputs(path, action="saving the session")
     microdata = None
     if session.from_frame:  # no files to name: the data go beside the session file
         session_to_dict(session, path, (path, path))  # nothing written when it cannot be saved
@@ -626,6 +627,7 @@ def load_session(
     path = Path(path)
     doc = read_session_file(path)
     s = session if session is not None else Session()
+    s.other_inputs = [("session file", path)]  # never written over while open
     where = str(path)
     log: list[str] = []
     try:

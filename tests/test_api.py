@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from confidential_helpers import assert_marked
 from shared_paths import tauargus_dir
 
 import argusqt
@@ -191,8 +192,8 @@ def test_writers_and_progress(records, testw, tmp_path):
     assert all(Path(f).is_file() for f in files)
     report = result.write_report(tmp_path / "t.html")
     assert "CONFIDENTIAL" in report.name and report.is_file()
-    banner, first = Path(files[0]).read_text(encoding="utf-8").splitlines()[:2]
-    assert banner.startswith("// CONFIDENTIAL — not for publication")  # AS+: internal
+    assert_marked(files[0])  # AS+: internal, marked by its sidecar
+    first = Path(files[0]).read_text(encoding="utf-8").splitlines()[0]
     assert first == '"Total","Total",16847646.84,1'  # AS+: the status is added
 
 

@@ -55,7 +55,8 @@ def test_example_without_suppress(shared_data, tmp_path, case, arb, out, expecte
     _without_suppress(folder / arb)
     outcome = run_batch(folder / arb)
     assert outcome.ok, outcome.error
-    assert outcome.files_written == [folder / out, (folder / out).with_suffix(".html")]
+    side = folder / (out + ".CONFIDENTIAL.txt")  # AS+: marked by its sidecar, no report
+    assert outcome.files_written == [folder / out, side]
     assert body_lines(folder / out) == _unsuppressed(expected)
     # the logbook named in the batch file, next to it
     log = (folder / arb.replace("batch", "arguslog").replace(".arb", ".log")).read_text()

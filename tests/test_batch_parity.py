@@ -1,5 +1,5 @@
-"""Batch parity with τ-Argus 4.2: the `<name>.html` report after each `<WRITETABLE>`
-(confidential, marked in its first line and title), and the 4.2 spellings `<APRIORY>`,
+"""Batch parity with τ-Argus 4.2: the `<name>.html` report after each `<WRITETABLE>` when
+asked (`argusqt batch --report`; confidential, marked in its first line and title), and the 4.2 spellings `<APRIORY>`,
 `<ANCO>`, `\\\\` comment lines and `<READTABLE> 1F` (argusqt/docs/formats.md §8.3, §11.2)."""
 
 from __future__ import annotations
@@ -55,8 +55,23 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     )
 
 
-def test_argusqt_batch_writes_the_html_report_beside_each_table_file(sample):
+def test_no_report_unless_asked(sample):
+    """Reports are written only when asked: a plain run writes the tables (and the sidecar
+    of the internal one) and prints its steps, as a logbook would."""
     proc = _cli("batch", "job.arb", cwd=sample)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in (sample / "out").iterdir()) == [
+        "table1.csv",
+        "table1_status.txt",
+        "table1_status.txt.CONFIDENTIAL.txt",
+    ]
+    assert "written: out/table1.csv\n" in proc.stdout
+    assert "written: out/table1_status.txt (CONFIDENTIAL, not for publication)" in proc.stdout
+    assert "Batch line 7: <SUPPRESS> MOD(1, 1)" in proc.stdout  # no logbook: steps printed
+
+
+def test_argusqt_batch_writes_the_html_report_beside_each_table_file(sample):
+    proc = _cli("batch", "--report", "job.arb", cwd=sample)
     assert proc.returncode == 0, proc.stderr
     out = sample / "out"
     for table_file, report in (
@@ -74,13 +89,14 @@ def test_argusqt_batch_writes_the_html_report_beside_each_table_file(sample):
         assert "enterprise.asc" in html
         assert "p% rule (Individual level) with p = 15% and n = 1" in html
         assert "Method: MOD" in html and "Summary by status" in html
-        assert f"written: out/{report} (CONFIDENTIAL report, not for publication)" in proc.stdout
+        assert f"written: out/{report} (CONFIDENTIAL, not for publication)" in proc.stdout
     # nothing else appears: the report is beside the table, not in the batch folder
     assert sorted(p.name for p in out.iterdir()) == [
         "table1.csv",
         "table1.html",
         "table1_status.html",
         "table1_status.txt",
+        "table1_status.txt.CONFIDENTIAL.txt",
     ]
 
 

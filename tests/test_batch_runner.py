@@ -177,12 +177,13 @@ def test_outputs_relative_to_batch_file_and_windows_paths(ex2):
     (ex2 / "out").mkdir()
     out = _run(ex2, text)
     assert out.ok, out.error
-    assert out.files_written == [  # each table with its report (τ-Argus's `<name>.html`)
+    assert out.files_written == [  # each AS+ table with its CONFIDENTIAL sidecar, no report
         ex2 / "out" / "t.txt",
-        ex2 / "out" / "t.html",
+        ex2 / "out" / "t.txt.CONFIDENTIAL.txt",
         ex2 / "p.csv",
-        ex2 / "p.html",
+        ex2 / "p.csv.CONFIDENTIAL.txt",
     ]
+    assert out.confidential == set(out.files_written)
     assert body_lines(ex2 / "out" / "t.txt")[6] == '"A","female",189.40,3'
 
 

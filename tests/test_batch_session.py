@@ -7,7 +7,7 @@ import types
 
 import numpy as np
 import pytest
-from confidential_helpers import body_lines
+from confidential_helpers import assert_marked, body_lines
 from session_helpers import ex2_session
 
 from argusqt.batch.arb import parse_specify_table
@@ -188,8 +188,8 @@ def test_respecify_then_batch_file_is_valid(ex2):
     out = run_batch(ex2 / "again.arb")
     assert out.ok, out.error
     assert (ex2 / "one.txt").read_text() == first
-    assert first.splitlines()[1:3] == ['"region","num1","Status"', '"Total",10484.95,1']
-    assert first.startswith("// CONFIDENTIAL — not for publication")
+    assert first.splitlines()[0:2] == ['"region","num1","Status"', '"Total",10484.95,1']
+    assert_marked(ex2 / "one.txt")
 
 
 def test_write_apriori_from_table(ex2):
@@ -206,7 +206,7 @@ def test_write_table_with_report(ex2):
     s = ex2_session(ex2)
     files = s.write_table(1, 3, "AS+", ex2 / "t.txt", report=True)
     # the report counts and sums suppressed cells per status: confidential by name and first line
-    assert files == [ex2 / "t.txt", ex2 / "t_CONFIDENTIAL.html"]
+    assert files == [ex2 / "t.txt", ex2 / "t.txt.CONFIDENTIAL.txt", ex2 / "t_CONFIDENTIAL.html"]
     html = (ex2 / "t_CONFIDENTIAL.html").read_text()
     assert "microdata_ex2.asc" in html and "<html" in html
     body = html.split("<body>", 1)[1].lstrip()

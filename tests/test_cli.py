@@ -79,3 +79,28 @@ def test_an_in_process_batch_leaves_the_garbage_collector_as_it_was(tmp_path):
     before = gc.get_freeze_count()
     assert main(["batch", str(arb), str(tmp_path / "log.txt")]) == 0
     assert gc.get_freeze_count() == before
+
+
+def test_batch_without_logbook_prints_one_line_per_step(shared_data, tmp_path, capsys):
+    """No <LOGBOOK>, no logbook argument: the log lines (one summary per step) go to stdout,
+    on success and before a failure's message on stderr."""
+    folder = tmp_path / "ex2"
+    shutil.copytree(shared_data / "batch_ex2", folder)
+    arb = folder / "plain.arb"
+    arb.write_text(
+        '<OPENMICRODATA> "microdata_ex2.asc"\n<OPENMETADATA> "metadata_ex2.rda"\n'
+        '<SPECIFYTABLE> "region""gender"|"num1"|""|""\n<SAFETYRULE> FREQ(5,20)|P(20,5)\n'
+        '<READMICRODATA>\n<SUPPRESS> MOD(1)\n<WRITETABLE> (1, 3, AS+, "t.txt")\n'
+    )
+    assert main(["batch", str(arb)]) == 0
+    out = capsys.readouterr().out
+    for k in range(1, 8):
+        assert f" : Batch line {k}: <" in out
+    assert "Batch file plain.arb finished" in out
+    assert f"written: {folder / 't.txt'} (CONFIDENTIAL, not for publication)" in out
+    arb.write_text(arb.read_text().replace("MOD(1)", "MOD(1)\n<RECODE> 1, nosuch, 1"))
+    assert main(["batch", str(arb)]) == 1
+    captured = capsys.readouterr()
+    assert " : Batch line 6: <SUPPRESS> MOD(1)" in captured.out
+    assert "stopped with an error" in captured.out
+    assert f"{arb}, line 7: <RECODE>" in captured.err

@@ -273,14 +273,17 @@ def test_sbs_ex2_lines_e9(tau_exact):
         (4, "TA+", "true values, flags"),
     ],
 )
-def test_internal_text_outputs_start_confidential(tmp_path, out_type, options, what):
+def test_internal_text_outputs_are_marked_by_a_sidecar(tmp_path, out_type, options, what):
     """AS+ code-value/pivot and SBS hold statuses and true values of suppressed cells: their
-    first line says CONFIDENTIAL (a `//` comment, as in .hst and intermediate files), then
-    τ-Argus's lines follow unchanged; publication outputs have no such line."""
+    sidecar `NAME.CONFIDENTIAL.txt` says CONFIDENTIAL and what they hold; the file is
+    τ-Argus's lines unchanged (CSV readers would take a comment line for data)."""
     out = tmp_path / "internal.txt"
-    write_table(ex2_table(), out_type, options, out)
-    first, *rest = out.read_text(encoding="utf-8").splitlines()
-    assert first.startswith("// CONFIDENTIAL — not for publication: ") and what in first
+    files = write_table(ex2_table(), out_type, options, out)
+    side = tmp_path / "internal.txt.CONFIDENTIAL.txt"
+    assert files == [out, side]
+    assert side.read_text(encoding="utf-8").startswith("CONFIDENTIAL — not for publication")
+    assert what in side.read_text(encoding="utf-8")
+    rest = out.read_text(encoding="utf-8").splitlines()
     assert not any("CONFIDENTIAL" in line for line in rest)
     if out_type == 4:
         assert rest == sbs_lines(ex2_table(), tau_exact="TA+" in options)

@@ -203,6 +203,7 @@ def write_batch_file(session: Session, path: str | Path) -> list[Path]:
     """Write a `.arb` file that repeats what was done in the session, with its side files
     beside it (written first, each atomically); returns the files written."""
     path = Path(path)
+    session.check_outputs(path, action="writing the batch file")
     written: list[Path] = []
     microdata = None
     if session.from_frame:  # no files to name: the data go beside the batch file
@@ -218,6 +219,8 @@ def write_batch_file(session: Session, path: str | Path) -> list[Path]:
         }
         written += [path.with_name(p.name) for pair in tables.values() for p in pair]
     text = batch_text(session, path, microdata, tables)
+    sides = [path.with_name(name) for name in text.side_files]
+    session.check_outputs(*sides, action="writing the batch file")
     for name, body in text.side_files.items():
         side = path.with_name(name)
         atomic_write_text(side, body)

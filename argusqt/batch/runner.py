@@ -3,6 +3,7 @@ batch line."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 from dataclasses import dataclass, field
 from enum import Enum
@@ -10,6 +11,7 @@ from pathlib import Path, PureWindowsPath
 
 from argusqt.batch.arb import Command, parse_arb
 from argusqt.errors import ArgusError, BatchError
+from argusqt.export.writetable import is_confidential
 from argusqt.io.atomic import atomic_write_text
 from argusqt.io.logbook import Logbook
 from argusqt.io.text import resolve_path
@@ -54,6 +56,8 @@ class BatchOutcome:
     cancelled: bool = False
     commands_run: int = 0
     files_written: list[Path] = field(default_factory=list)
+    #: the files written that are not for publication (internal outputs, reports)
+    confidential: set[Path] = field(default_factory=set)
 
     @property
     def exit_code(self) -> int:
@@ -66,6 +70,7 @@ class BatchOutcome:
 
 class _Runner:
     def __init__(self, path: Path, session: Session, interactive: bool, progress, cancel):
+        self.report = False  # write each table's HTML report beside it (`--report`)
         self.path = path
         self.folder = path.parent
         self.session = session
@@ -95,16 +100,86 @@ class _Runner:
             self.session.add_log(line)
         return found
 
-    def output_file(self, name: str) -> Path:
+    def output_file(self, name: str, quiet: bool = False) -> Path:
         p = Path(name)
         if p.is_absolute():
             return p
         win = PureWindowsPath(name)
         if win.is_absolute() or win.drive:
             out = self.folder / win.name
-            self.session.add_log(f"'{name}' is a Windows path; writing {out} instead")
+            if not quiet:
+                self.session.add_log(f"'{name}' is a Windows path; writing {out} instead")
             return out
         return self.folder / Path(*win.parts)
+
+    def named_inputs(self, commands: list[Command]) -> list[tuple[str, Path]]:
+        """(role, path) of every file the batch will read that exists: the batch file, the
+        data and metadata with the hierarchies and codelists they name, a-priori and recode
+        files (resolved as the commands will resolve them)."""
+        from argusqt.io.rda import read_rda
+
+        roles = {
+            "OPENMICRODATA": "microdata",
+            "OPENTABLEDATA": "table file",
+            "OPENMETADATA": "metadata",
+            "APRIORI": "a-priori file",
+            "RECODE": "recode file",
+        }
+        found: list[tuple[str, Path]] = [("batch file", self.path)]
+        for cmd in commands:
+            role = roles.get(cmd.name)
+            name = cmd.args if isinstance(cmd.args, str) else getattr(cmd.args, "path", None)
+            if cmd.name == "RECODE":
+                name = cmd.args.file
+            if role is None or not name:
+                continue
+            try:
+                path = resolve_path(name, self.path)
+            except ArgusError:
+                continue  # not there: the command itself will say so
+            found.append((role, path))
+            if role == "metadata":
+                try:
+                    meta = read_rda(path)
+                except ArgusError:
+                    continue
+                for var in meta.variables:
+                    for kind, ref in (("hierarchy", var.hier_file), ("codelist", var.codelist)):
+                        if ref:
+                            with contextlib.suppress(ArgusError):
+                                found.append((kind, resolve_path(ref, path)))
+        return found
+
+    def output_paths(self, cmd: Command) -> list[Path]:
+        """The files a command would write (with a table's side files)."""
+        from argusqt.export.writetable import confidential_path
+        from argusqt.io.confidential import sidecar_path
+
+        if cmd.name == "LOGBOOK" and not self.fixed_logbook:
+            return [self.output_file(cmd.args, quiet=True)]
+        if cmd.name == "VERSIONINFO":
+            return [self.output_file(cmd.args, quiet=True)]
+        if cmd.name == "WRITETABLE":
+            out = self.output_file(cmd.args.path, quiet=True)
+            side = {1: confidential_path(out), 5: out.with_suffix(".rda")}
+            paths = [out, side.get(cmd.args.out_type, sidecar_path(out))]
+            return paths + ([report_path(out)] if self.report else [])
+        return []
+
+    def check_outputs(self, commands: list[Command]) -> None:
+        """Refuse, before anything runs, an output that is one of the batch's inputs."""
+        from argusqt.io.outputs import check_outputs
+
+        inputs = self.named_inputs(commands)
+        self.session.other_inputs = [inputs[0]]
+        logbook = getattr(self.session.logbook, "path", None)  # None: the console
+        if logbook is not None:
+            check_outputs([logbook], inputs, "the logbook")
+        for cmd in commands:
+            try:
+                check_outputs(self.output_paths(cmd), inputs, f"<{cmd.name}>")
+            except ArgusError as exc:
+                raise self.fail(cmd, exc.message) from None
 
     def order_error(self, cmd: Command, expected: str) -> BatchError:
         return self.fail(
@@ -166,7 +241,9 @@ class _Runner:
                     f"<LOGBOOK> '{a}' ignored: the logbook given on the command line is kept"
                 )
             else:
-                ses.logbook = Logbook(self.output_file(a))
+                out = self.output_file(a)
+                ses.check_outputs(out, action="<LOGBOOK>")
+                ses.logbook = Logbook(out)
                 for entry in ses.log[self.log_start :]:  # this run's start goes there too
                     ses.logbook.write(entry.message, entry.when)
                 ses.add_log(f"Logbook: {ses.logbook.path}")
@@ -184,6 +261,7 @@ class _Runner:
             from argusqt import __version__
 
             out = self.output_file(a)
+            ses.check_outputs(out, action="<VERSIONINFO>")
             atomic_write_text(out, f"argusqt {__version__}\n")
             self.outcome.files_written.append(out)
         elif n == "CLEAR":
@@ -243,9 +321,12 @@ class _Runner:
         elif n == "WRITETABLE":
             out = self.output_file(a.path)
             files = ses.write_table(a.table, a.out_type, a.options, out)
-            # like τ-Argus, the report of the table beside it as `<name>.html`; confidential,
-            # so marked in its first line and title (argusqt/docs/formats.md §11.2)
-            files.append(ses.write_report(a.table, report_path(out), tau_name=True))
+            if self.report:  # asked for (`argusqt batch --report`): τ-Argus's `<name>.html`,
+                # confidential, marked in its first line and title (formats.md §11.2)
+                files.append(ses.write_report(a.table, report_path(out), tau_name=True))
+            # all files of an internal output; of a publication only the report
+            confidential = is_confidential(a.out_type, a.options, out)
+            self.outcome.confidential.update(files if confidential else files[1:])
             self.outcome.files_written.extend(files)
         else:  # pragma: no cover - the parser knows every command
             raise self.fail(cmd, "command not implemented")
@@ -253,6 +334,7 @@ class _Runner:
 
     def run(self, commands: list[Command]) -> BatchOutcome:
         total = max(len(commands), 1)
+        self.check_outputs(commands)
         for k, cmd in enumerate(commands):
             if self.cancel is not None and self.cancel.cancelled:
                 self.outcome.cancelled = True
@@ -295,6 +377,7 @@ def run_batch(
     interactive: bool = False,
     session: Session | None = None,
     freeze_modules: bool = False,
+    report: bool = False,
 ) -> BatchOutcome:
     """Run a batch file; the outcome carries ok/error (a BatchError with file and line) and the session.
 
@@ -310,9 +393,17 @@ def run_batch(
         session.tempdir = Path(tempdir)
         session.tempdir.mkdir(parents=True, exist_ok=True)
     runner = _Runner(path, session, interactive, progress, cancel)
+    runner.report = report
     outcome = runner.outcome
     try:
         if logbook is not None:
+            # never appended to an input (nothing is logged before this check)
+            from argusqt.io.outputs import check_outputs
+
+            with contextlib.suppress(BatchError):  # a syntax error is reported below
+                named = runner.named_inputs(parse_arb(path))
+                check_outputs([Path(logbook)], named, "the logbook")
+            check_outputs([Path(logbook)], [("batch file", path)], "the logbook")
             session.logbook = Logbook(logbook)
             runner.fixed_logbook = True
         elif session.tempdir is not None:

@@ -12,7 +12,7 @@ import numpy as np
 
 from argusqt.errors import AuditError
 from argusqt.io.atomic import atomic_write_text
-from argusqt.io.confidential import comment_banner
+from argusqt.io.confidential import sidecar_path, write_marked
 from argusqt.io.textcells import neutralise
 from argusqt.model.status import Status
 from argusqt.model.table import Table
@@ -198,11 +198,13 @@ def write_codevalue(
     quotes: bool = True,
     suppress_empty: bool = False,
     tau_exact: bool = False,
-) -> None:
-    """Write type 3 (code-value); type 2 is the same with `names_first=True`.
+) -> list[Path]:
+    """Write type 3 (code-value); type 2 is the same with `names_first=True`. Returns the
+    files written.
 
     Without `add_status` the file is for publication and passes the publication gate
-    first; with it (true values and status numbers) it is an internal, confidential file.
+    first; with it (true values and status numbers) it is an internal, confidential file,
+    marked by its sidecar (the CSV itself stays as τ-Argus writes it).
     """
     if not add_status:
         from argusqt.export.gate import clear_for_publication
@@ -216,6 +218,10 @@ def write_codevalue(
         suppress_empty=suppress_empty,
         tau_exact=tau_exact,
     )
-    # statuses and true values of suppressed cells: marked before anything else
-    banner = comment_banner(CODEVALUE_CONFIDENTIAL) if add_status else ""
-    atomic_write_text(path, banner + "".join(line + "\n" for line in lines))
+    text = "".join(line + "\n" for line in lines)
+    if add_status:  # statuses and true values of suppressed cells: the sidecar says so
+        return write_marked(path, text, CODEVALUE_CONFIDENTIAL)
+    atomic_write_text(path, text)
+    # a sidecar left by an earlier confidential file of this name would mislabel this one
+    sidecar_path(path).unlink(missing_ok=True)
+    return [Path(path)]

@@ -8,8 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from argusqt.export.codevalue import code_columns, fmt_ints, fmt_numbers, join_columns
-from argusqt.io.atomic import atomic_write_text
-from argusqt.io.confidential import comment_banner
+from argusqt.io.confidential import write_marked
 from argusqt.model.status import Status
 from argusqt.model.table import Table
 
@@ -95,9 +94,9 @@ def write_sbs(
     quotes: bool = True,
     levels: bool = False,
     tau_exact: bool = False,
-) -> None:
-    """Write the SBS file atomically (`levels` = `HL+`); its first line says it is confidential
-    (true values of unsafe cells, their flags and dominance)."""
+) -> list[Path]:
+    """Write the SBS file and its CONFIDENTIAL sidecar atomically (`levels` = `HL+`): it
+    holds true values of unsafe cells, their flags and dominance. Returns both files."""
     lines = sbs_lines(table, quotes=quotes, levels=levels, tau_exact=tau_exact)
-    banner = comment_banner("true values, flags and dominance of unsafe cells")
-    atomic_write_text(path, banner + "".join(line + "\n" for line in lines))
+    what = "true values, flags and dominance of unsafe cells"
+    return write_marked(path, "".join(line + "\n" for line in lines), what)

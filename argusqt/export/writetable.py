@@ -156,7 +156,7 @@ def write_table(
     if out_type in (2, 3):
         from argusqt.export.codevalue import write_codevalue
 
-        write_codevalue(
+        return write_codevalue(
             table,
             path,
             add_status=opts["AS"],
@@ -172,7 +172,7 @@ def write_table(
     elif out_type == 4:
         from argusqt.export.sbs import write_sbs
 
-        write_sbs(table, path, quotes=opts["QU"], levels=opts["HL"], tau_exact=exact)
+        return write_sbs(table, path, quotes=opts["QU"], levels=opts["HL"], tau_exact=exact)
     elif out_type == 5:
         from argusqt.export.intermediate import write_intermediate
 

@@ -1,11 +1,15 @@
 """The words that mark an internal output: what it holds must not be published.
 
 Every file that tells primary from secondary cells, holds true values of suppressed cells,
-audit intervals or sums over suppressed cells carries them in its name or first line (a
-`//` comment line in the τ-Argus text formats, which every reader skips).
+audit intervals or sums over suppressed cells carries them in its name, in its first line
+where its format has comments its readers skip (`.tab`, `.rda`, `.hst`, JJ after the
+leading 0), or — for the CSV formats τ-Argus's and other readers take line by line
+(code-value, pivot, SBS) — in a sidecar file written with it (argusqt/docs/formats.md §10.9).
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 #: First line (or cell) of every confidential output.
 CONFIDENTIAL_BANNER = "CONFIDENTIAL — not for publication"
@@ -31,3 +35,33 @@ def strip_comment(line: str) -> str:
     """A line without its `//` comment (the whole line when it starts with one)."""
     cut = line.find("//")
     return line if cut < 0 else line[:cut]
+
+
+#: End of the name of the sidecar that marks a confidential CSV-format file.
+SIDECAR_SUFFIX = ".CONFIDENTIAL.txt"
+
+
+def sidecar_path(path: str | Path) -> Path:
+    """The marker beside a confidential CSV-format file: `cv.txt` → `cv.txt.CONFIDENTIAL.txt`."""
+    path = Path(path)
+    return path.with_name(path.name + SIDECAR_SUFFIX)
+
+
+def sidecar_text(path: str | Path, what: str) -> str:
+    """What the sidecar says: the file beside it is confidential, and what it holds."""
+    return (
+        f"{CONFIDENTIAL_BANNER}: {Path(path).name}\n"
+        f"{Path(path).name} holds the {what}.\n"
+        "It is a working file in a τ-Argus format (kept readable by τ-Argus-format readers, so "
+        "the marking is here and in the logbook); do not publish it.\n"
+    )
+
+
+def write_marked(path: str | Path, text: str, what: str) -> list[Path]:
+    """Write a confidential CSV-format file and its sidecar as one atomic set; returns both."""
+    from argusqt.io.atomic import atomic_write_set
+
+    path = Path(path)
+    side = sidecar_path(path)
+    atomic_write_set({path: text.encode("utf-8"), side: sidecar_text(path, what).encode("utf-8")})
+    return [path, side]
