@@ -104,7 +104,7 @@ def test_blank_lines_skipped(tmp_path: Path) -> None:
     [
         ("A\n@@x\n", {}, 2, ["depth 3", "depth 1"]),
         ("@x\n", {}, 1, ["depth 2", "depth 0"]),
-        ("A\n@x\nB\n@x\n", {}, 4, ["leaf code 'x' appears twice", "line 2"]),
+        ("A\n@x\nB\n@x\n", {}, 4, ["code 'x' appears twice", "a leaf on line 2"]),
         ("A\n@\n", {}, 2, ["code is empty"]),
         ("A\n@99\n", {"missing": ["99"]}, 2, ["missing code"]),
         ("Total\n@1\n", {"total_code": "Total"}, 1, ["total code"]),
@@ -173,3 +173,33 @@ def test_codelist_from_digits_and_flat(tmp_path: Path) -> None:
     size = codelist_for(meta.variable("Size"), meta, [" 9", "10", " 2", "99"], [])
     assert size.codes == ["Total", " 2", " 9", "10", "99"]
     assert size.is_missing.tolist() == [False, False, False, False, True]
+
+
+@pytest.mark.parametrize(
+    "text, line, words",
+    [
+        # A a leaf under X and a parent of C, D: two different "A" rows
+        ("X\n@A\n@B\nA\n@C\n@D\n", 4, ["'A' appears twice", "a leaf on line 2", "a parent here"]),
+        # A its own child: rows written twice
+        ("AB\n@A\n@@A\n@B\nC\nD\n", 3, ["'A' is under itself", "ancestor on line 2"]),
+        # a leaf repeated (the old check, now naming both lines)
+        ("X\n@A\nY\n@A\n", 4, ["'A' appears twice", "a leaf on line 2", "a leaf here"]),
+        # a parent that is a leaf elsewhere, leaf first
+        ("A\nX\n@A\n@@C\n", 3, ["'A' appears twice", "a leaf on line 1", "a parent here"]),
+    ],
+)
+def test_contradictory_hierarchies_are_refused_naming_both_lines(tmp_path, text, line, words):
+    p = tmp_path / "bad.hrc"
+    p.write_text(text)
+    with pytest.raises(InputError) as info:
+        read_hrc(p, "@")
+    assert info.value.line == line and info.value.file == str(p)
+    for w in words:
+        assert w in str(info.value)
+
+
+def test_parents_may_repeat_under_different_parents(tmp_path):
+    """τ-Argus's own NUTS.hrc pattern: `11` under `1` and under `2`, each with its leaves."""
+    p = tmp_path / "ok.hrc"
+    p.write_text("1\n@11\n@@a\n2\n@11\n@@b\n")
+    assert [c for _, c, _ in read_hrc(p, "@")] == ["1", "11", "a", "2", "11", "b"]

@@ -22,9 +22,10 @@ def read_hrc(
 ) -> list[tuple[int, str, int]]:
     """(depth, code, line number) per node in pre-order; InputError with the line on mistakes.
 
-    Checks: depth starts at 1 and grows by at most 1 per line, no empty code, leaf codes
-    unique (non-leaf codes may repeat: NUTS.hrc), no code equal to a missing code or the
-    total code (when given; compared ignoring surrounding blanks for the total).
+    Checks: depth starts at 1 and grows by at most 1 per line, no empty code, no code
+    repeated where it would publish two rows under one code (`repeated_code`), no code
+    equal to a missing code or the total code (compared ignoring surrounding blanks for the
+    total).
     """
     path = Path(path)
     if not lead:
@@ -79,20 +80,43 @@ def read_hrc(
         prev_depth = depth
     if not entries:
         raise InputError("the hierarchy file has no codes", file=path)
-    seen: dict[str, int] = {}
-    for i, (depth, code, lineno) in enumerate(entries):
-        is_leaf = i + 1 == len(entries) or entries[i + 1][0] <= depth
-        if not is_leaf:
-            continue
-        if code in seen:
-            raise InputError(
-                f"leaf code '{code}' appears twice (first on line {seen[code]}); leaf codes "
-                "must be unique",
-                file=path,
-                line=lineno,
-            )
-        seen[code] = lineno
+    clash = repeated_code(entries)
+    if clash is not None:
+        raise InputError(clash[1], file=path, line=clash[0])
     return entries
+
+
+def repeated_code(entries: Sequence[tuple[int, str, int]]) -> tuple[int, str] | None:
+    """(line, message) of the first code a hierarchy may not repeat, naming both lines.
+
+    A leaf code is unique among all codes (else two different cells are published under
+    one code), and no code is its own ancestor. A non-leaf code may repeat under different
+    parents: τ-Argus's NUTS.hrc lists `11` under `1` and under `2` (two nodes, as in
+    τ-Argus's output).
+    """
+    first: dict[str, tuple[int, bool]] = {}  # code → (line, leaf) of its first appearance
+    path: list[tuple[str, int]] = []  # ancestors of the current line: (code, line)
+    for i, (depth, code, lineno) in enumerate(entries):
+        leaf = i + 1 == len(entries) or entries[i + 1][0] <= depth
+        del path[depth - 1 :]
+        above = next((ln for c, ln in path if c == code), None)
+        if above is not None:
+            return lineno, (
+                f"code '{code}' is under itself: it is also its ancestor on line {above}; "
+                "a code appears once on each branch of a hierarchy"
+            )
+        seen = first.get(code)
+        if seen is not None and (leaf or seen[1]):
+            kinds = f"{'a leaf' if seen[1] else 'a parent'} on line {seen[0]} and " + (
+                "a leaf here" if leaf else "a parent here"
+            )
+            return lineno, (
+                f"code '{code}' appears twice: {kinds}; the published table would have two "
+                "different rows with this code. Give each node its own code"
+            )
+        first.setdefault(code, (lineno, leaf))
+        path.append((code, lineno))
+    return None
 
 
 def hrc_text(entries: Iterable[tuple[int, str] | tuple[int, str, int]], lead: str = "@") -> str:
