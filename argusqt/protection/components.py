@@ -20,6 +20,7 @@ from argusqt.errors import Cancelled
 from argusqt.model.status import is_candidate, is_secondary
 from argusqt.protection.graph import connected_components
 from argusqt.protection.problem import CSPProblem
+from argusqt.protection.quiet_highs import quiet_highs
 
 if TYPE_CHECKING:
     from argusqt.progress import CancelToken
@@ -95,8 +96,7 @@ def make_highs(
 
 def new_highs(primal: bool = False, presolve: bool | None = None) -> highspy.Highs:
     """A silent single-threaded HiGHS simplex instance (see make_highs for the options)."""
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h = quiet_highs()
     h.setOptionValue("solver", "simplex")
     h.setOptionValue("threads", 1)
     if primal:

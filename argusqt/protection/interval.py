@@ -27,6 +27,7 @@ from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopw
 from argusqt.protection.insider import respondents_of
 from argusqt.protection.params import MethodParams, TableFacts, minutes_param
 from argusqt.protection.problem import CSPProblem
+from argusqt.protection.quiet_highs import quiet_highs
 from argusqt.protection.registry import MethodDescriptor, register
 from argusqt.protection.result import ProtectionResult
 
@@ -34,7 +35,7 @@ INF = highspy.kHighsInf
 
 
 def _highs(quiet: bool = True) -> highspy.Highs:
-    h = highspy.Highs()
+    h = quiet_highs()
     h.setOptionValue("output_flag", not quiet)
     h.setOptionValue("threads", 1)
     return h
