@@ -13,7 +13,7 @@ import numpy as np
 
 from argusqt.errors import InputError
 from argusqt.io.confidential import comment_banner
-from argusqt.io.text import control_char_at
+from argusqt.io.text import control_char_at, decode_bytes, read_text_bytes
 from argusqt.io.textcells import TEXT_PREFIX, formula_like, neutralise
 from argusqt.model.table import Table
 from argusqt.rules import changes
@@ -62,11 +62,7 @@ class AprioriReport:
 
 
 def _read_text(path: Path) -> str:
-    raw = path.read_bytes()
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return raw.decode("latin-1")
+    return decode_bytes(read_text_bytes(path, "a-priori file"))
 
 
 def split_fields(text: str, sep: str) -> list[str]:

@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from argusqt.errors import InputError
 from argusqt.io.atomic import atomic_write_text
 from argusqt.io.confidential import jj_first_line, strip_comment
+from argusqt.io.text import read_text_bytes
 from argusqt.model.codelist import CodeList
 from argusqt.model.status import JJ_LETTER, Status
 from argusqt.model.table import Table, build_relations
@@ -203,7 +204,7 @@ def read_jj(path: str | Path, cost: np.ndarray | None = None) -> CSPProblem:
     small costs' differences: pass the real `cost` per cell when known.
     """
     path = Path(path)
-    raw = path.read_bytes()
+    raw = read_text_bytes(path, "JJ file")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

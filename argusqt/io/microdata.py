@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # pandas is imported where it parses (free format, odd number
     import pandas as pd  # a fixed-format batch run does not pay its import (docs/design.md)
 
 from argusqt.errors import Cancelled, InputError, SpecificationError
-from argusqt.io.text import control_char_at
+from argusqt.io.text import control_char_at, open_text
 from argusqt.model.codelist import byte_order_key
 from argusqt.model.metadata import Metadata, Variable
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
@@ -982,12 +982,14 @@ def read_microdata(
         )
     chosen = meta.variables if variables is None else [meta.variable(n) for n in variables]
     chosen = list({id(v): v for v in chosen}.values())
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError("microdata file not found", file=path) from None
-    except OSError as exc:
-        raise InputError(f"cannot read the microdata file ({exc.strerror})", file=path) from None
+    # a folder, a device, UTF-16 or binary content is refused at the first block
+    with open_text(path, "microdata file") as fh:
+        try:
+            raw = fh.read()
+        except OSError as exc:
+            raise InputError(
+                f"cannot read the microdata file ({exc.strerror})", file=path
+            ) from None
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
     result = MicroData(path=path, n_records=0)

@@ -33,18 +33,121 @@ def split_lines(text: str) -> list[str]:
     return [ln.rstrip("\r") for ln in lines]
 
 
-def read_lines(path: str | Path) -> list[str]:
-    """All lines of a text file (line number = index + 1); InputError when unreadable."""
-    path = Path(path)
+#: Bytes read at a time: the first block is sniffed for binary content before the rest.
+BLOCK = 1 << 20
+
+
+def not_a_file(path: Path) -> str | None:
+    """What `path` is when it exists but is not a regular file ("a folder", "a device …")."""
+    import stat
+
     try:
-        data = path.read_bytes()
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder, not a file"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device, not a file (an endless or raw stream of bytes)"
+    if stat.S_ISFIFO(mode):
+        return "a pipe, not a file"
+    return "not a regular file"
+
+
+def _mostly_nul(b: bytes) -> bool:
+    return b.count(b"\0") * 4 >= len(b) * 3
+
+
+def _mostly_text(b: bytes) -> bool:
+    return b.count(b"\0") * 4 <= len(b)
+
+
+def binary_reason(block: bytes) -> str | None:
+    """Why the first block of a file is not 8-bit text (τ-Argus's text formats), or None:
+    UTF-16 (by its byte-order mark or its NUL every other byte) or other binary content."""
+    if block.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return (
+            "the file is UTF-16 text (it starts with a UTF-16 byte-order mark); save it as "
+            "UTF-8 or Latin-1 (8-bit text, as τ-Argus reads)"
+        )
+    head = block[:512]
+    odd, even = head[1::2], head[0::2]
+    if len(head) >= 4 and (
+        (_mostly_nul(odd) and _mostly_text(even)) or (_mostly_nul(even) and _mostly_text(odd))
+    ):
+        return (
+            "the file is UTF-16 text (a NUL byte every other byte); save it as UTF-8 or "
+            "Latin-1 (8-bit text, as τ-Argus reads)"
+        )
+    nuls = block.count(b"\0")
+    if nuls * 4 > len(block):
+        return (
+            f"the file is binary, not text ({nuls} of its first {len(block)} bytes are NUL "
+            "bytes); name the text file of this kind"
+        )
+    return None
+
+
+def open_text(path: Path, what: str = "file"):
+    """The file opened for reading in binary mode, after the checks every text reader needs:
+    it exists, is a regular file, and its first block is not binary or UTF-16."""
+    kind = not_a_file(path)
+    if kind is not None:
+        raise InputError(f"the {what} named here is {kind}", file=path)
+    try:
+        fh = path.open("rb")
     except FileNotFoundError:
-        raise InputError("file not found", file=path) from None
+        raise InputError(f"{what} not found", file=path) from None
     except OSError as exc:
-        raise InputError(f"cannot read the file ({exc.strerror})", file=path) from None
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    return split_lines(decode_bytes(data))
+        raise InputError(f"cannot read the {what} ({exc.strerror})", file=path) from None
+    try:
+        reason = binary_reason(fh.read(BLOCK))
+        if reason is not None:
+            raise InputError(reason, file=path, line=1)
+        fh.seek(0)
+    except BaseException:
+        fh.close()
+        raise
+    return fh
+
+
+def read_text_bytes(path: str | Path, what: str = "file", stop_at_nul: bool = True) -> bytes:
+    """The bytes of a text file, read block by block: binary content is refused at its first
+    block and (`stop_at_nul`) at the line of its first NUL byte, so a huge binary file is
+    never read whole. A UTF-8 byte-order mark is dropped."""
+    path = Path(path)
+    chunks: list[bytes] = []
+    lines = 0
+    with open_text(path, what) as fh:
+        try:
+            while block := fh.read(BLOCK):
+                nul = block.find(b"\0") if stop_at_nul else -1
+                if nul >= 0:
+                    line = lines + block.count(b"\n", 0, nul) + 1
+                    start = block.rfind(b"\n", 0, nul) + 1
+                    column = nul - start + 1 if start > 0 or not chunks else None
+                    raise InputError(
+                        "unexpected control character 0x00 (is this a text file of the "
+                        "right kind?)",
+                        file=path,
+                        line=line,
+                        column=column,
+                    )
+                lines += block.count(b"\n")
+                chunks.append(block)
+        except OSError as exc:
+            raise InputError(f"cannot read the {what} ({exc.strerror})", file=path) from None
+    data = b"".join(chunks)
+    return data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+
+
+def read_lines(path: str | Path) -> list[str]:
+    """All lines of a text file (line number = index + 1); InputError when unreadable, not a
+    file, binary or UTF-16 (found at the first block or the first NUL, never after reading a
+    huge file whole)."""
+    return split_lines(decode_bytes(read_text_bytes(path)))
 
 
 #: Control characters other than tab: never part of a τ-Argus text file.
@@ -165,6 +268,9 @@ def resolve_path(
     for cand, how in candidates:
         found = _find_case_insensitive(cand)
         if found is None:
+            kind = not_a_file(cand) if cand.name else None
+            if kind is not None:  # there, but a folder or a device: say so, not "not found"
+                raise InputError(f"'{name}' named here is {kind} ({cand})", file=ref, line=line)
             continue
         if found.name != cand.name:
             how += ", file name matched ignoring case"
