@@ -28,6 +28,11 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="write each saved table's CONFIDENTIAL HTML report beside it (<name>.html)",
     )
+    t = sub.add_parser(
+        "tidy",
+        help="list and remove the hidden temporary files (.NAME.aqt-*.tmp) a killed run left",
+    )
+    t.add_argument("folders", nargs="*", default=["."], help="folders to tidy (default: .)")
     g = sub.add_parser("gui", help="start the graphical interface (the default)")
     g.add_argument("files", nargs="*", help="files to open")
     return p
@@ -65,11 +70,13 @@ def run_batch_command(
     (the tests) gets no freeze at all.
     """
     from argusqt.batch.runner import run_batch
+    from argusqt.io.atomic import install_cleanup
     from argusqt.progress import CancelToken
     from argusqt.session import Session
 
     if process_ends:
         gc.freeze()
+        install_cleanup()  # SIGTERM/SIGHUP: our temp files go first (only this process's)
 
     token = CancelToken()
 
@@ -188,7 +195,7 @@ def start_gui(argv: Sequence[str]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_in = list(sys.argv[1:] if argv is None else argv)
-    if args_in and not args_in[0].startswith("-") and args_in[0] not in ("batch", "gui"):
+    if args_in and not args_in[0].startswith("-") and args_in[0] not in ("batch", "gui", "tidy"):
         return start_gui(args_in)  # `argusqt data.asc`: open files in the GUI
     args = _parser().parse_args(args_in)
     if args.command == "batch":
@@ -196,8 +203,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_batch_command(
             args.arb, args.logbook, args.tempdir, argv is None, report=args.report
         )
+    if args.command == "tidy":
+        return tidy_command(args.folders)
     files = getattr(args, "files", []) or []
     return start_gui(files)
+
+
+def tidy_command(folders: Sequence[str]) -> int:
+    """`argusqt tidy FOLDER…`: remove argusqt's stale temp files there, one line per file."""
+    from argusqt.io.atomic import tidy_folder
+
+    for folder in folders:
+        if not os.path.isdir(folder):
+            print(f"argusqt tidy: {folder} is not a folder", file=sys.stderr)
+            return 2
+        removed = tidy_folder(folder)
+        for path in removed:
+            print(f"removed: {path}")
+        print(f"{folder}: {len(removed)} stale temporary file(s) of argusqt removed")
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -2,7 +2,28 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+#: An echoed piece of input longer than this (a code, a field) is cut in messages and logs.
+ECHO_LIMIT = 200
+#: A whole message longer than this is cut too (an input echoed many times).
+MESSAGE_LIMIT = 20_000
+_LONG = re.compile(rf"\S{{{ECHO_LIMIT + 1},}}")
+
+
+def clip_echo(text: str) -> str:
+    """`text` with every run of more than ECHO_LIMIT non-blank characters (a 5 MB code read
+    from a file) cut to its start and end, saying how much was left out; so is the whole."""
+
+    def cut(m: re.Match[str]) -> str:
+        t = m.group(0)
+        return f"{t[:80]}…[{len(t) - 100:,} characters cut]…{t[-20:]}"
+
+    text = _LONG.sub(cut, text)
+    if len(text) > MESSAGE_LIMIT:
+        text = f"{text[: MESSAGE_LIMIT - 200]}…[{len(text) - MESSAGE_LIMIT + 200:,} characters cut]"
+    return text
 
 
 class ArgusError(Exception):
@@ -15,7 +36,7 @@ class ArgusError(Exception):
         line: int | None = None,
         column: int | None = None,
     ):
-        self.message = message
+        self.message = clip_echo(str(message))
         self.file = str(file) if file is not None else None
         self.line = line
         self.column = column

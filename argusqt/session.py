@@ -40,6 +40,7 @@ from argusqt.errors import (
     MethodError,
     PublicationError,
     SpecificationError,
+    clip_echo,
 )
 from argusqt.export.gate import mark_protected
 from argusqt.history import History, capture, describe
@@ -163,11 +164,12 @@ class Session:
 
     # ------------------------------------------------------------------ log
     def add_log(self, message: str) -> None:
-        """Keep a log entry and append it to the logbook file if there is one."""
-        entry = LogEntry(datetime.now(), message)
+        """Keep a log entry and append it to the logbook file if there is one (echoed input
+        longer than a few hundred characters cut: errors.clip_echo)."""
+        entry = LogEntry(datetime.now(), clip_echo(str(message)))
         self.log.append(entry)
         if self.logbook is not None:
-            self.logbook.write(message, entry.when)
+            self.logbook.write(entry.message, entry.when)
 
     def set_logbook(self, path: str | Path) -> None:
         """Append the log to `path` from now on (never to one of the inputs)."""
@@ -1470,6 +1472,9 @@ class Session:
 #: put down to precision (measured on batch_ex2, smallest cell ≈ 1e3: one record of 3e10 still
 #: works, 1e11 makes the attacker LP fail). Only used to explain a failure, never to refuse.
 SOLVER_RANGE = 1e7
+#: Largest cell value (or protection level) a protection method is given: beyond 2^53 ≈ 9e15
+#: sums of whole numbers are no longer exact, and the LP solvers fail with errors of their own.
+MAX_SOLVER_VALUE = 1e15
 
 
 def check_solver_numbers(table: Table, table_no: int) -> None:
@@ -1489,6 +1494,18 @@ def check_solver_numbers(table: Table, table_no: int) -> None:
                 f"table {table_no}: {bad.size} cell(s) have {what} that are not finite numbers "
                 f"(first: cell ({codes})); the input values are too large. Rescale the data "
                 "(e.g. thousands) and read it again"
+            )
+        if what == "costs":  # derived (scaled by the methods); the values bound them
+            continue
+        huge = np.flatnonzero(np.abs(arr) > MAX_SOLVER_VALUE)
+        if huge.size:
+            k = int(huge[np.argmax(np.abs(arr[huge]))])
+            codes = ", ".join(table.cell_codes(k))
+            raise MethodError(
+                f"table {table_no}: {huge.size} cell(s) have {what} beyond "
+                f"{MAX_SOLVER_VALUE:.0e} (largest: {arr[k]:.6g}, cell ({codes})); sums of "
+                "such numbers are not exact and no solver can protect them. Check the largest "
+                "values in the data or rescale the response (e.g. thousands) and read it again"
             )
 
 

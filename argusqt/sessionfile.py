@@ -574,14 +574,22 @@ def save_session(session, path: str | Path) -> Path:
 
 
 # ---------------------------------------------------------------------------- load
+def _digits(value: Any) -> bool:
+    return isinstance(value, str) and value.strip().isdigit()
+
+
 def read_session_file(path: str | Path) -> dict:
     """The parsed JSON of a session file, format and version checked."""
+    from argusqt.io.text import read_text_bytes
+
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SessionFileError("the session file does not exist", file=path) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    if not path.exists():
+        raise SessionFileError("the session file does not exist", file=path)
+    try:  # a folder, a device, binary or UTF-16 content: said at once, never read whole
+        text = read_text_bytes(path, "session file").decode("utf-8")
+    except InputError as exc:
+        raise SessionFileError(exc.message, file=path, line=exc.line) from None
+    except UnicodeDecodeError as exc:
         raise SessionFileError(f"cannot read the session file ({exc})", file=path) from None
     try:
         doc = json.loads(text)
@@ -594,6 +602,13 @@ def read_session_file(path: str | Path) -> dict:
             f'not an argusqt session file: expected "format": "{FORMAT}"', file=path
         )
     version = doc.get("version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise SessionFileError(
+            f'"version" must be a whole number such as {VERSION}, got '
+            + (f"the text {version!r}" if isinstance(version, str) else f"{version!r}")
+            + (f" (write {version} without quotes)" if _digits(version) else ""),
+            file=path,
+        )
     if version not in READABLE:
         newer = isinstance(version, int) and version > VERSION
         raise SessionFileError(

@@ -229,11 +229,11 @@ def test_empty_batch_file_is_refused(tmp_path, text):
     [
         (
             "OPT(1,-1)",
-            "OPT parameter 1 (maxComputingTime, maximum time): expected a number > 0 (min), got -1",
+            "OPT parameter 1 (maxComputingTime, maximum time): expected a number > 0 and ≤ 525600 (min), got -1",
         ),
-        ("OPT(1,0)", "expected a number > 0 (min), got 0"),
-        ("OPT(1,inf)", "expected a number > 0 (min), got inf"),
-        ("OPT(1,1e400)", "expected a number > 0 (min), got 1e400"),
+        ("OPT(1,0)", "expected a number > 0 and ≤ 525600 (min), got 0"),
+        ("OPT(1,inf)", "expected a number > 0 and ≤ 525600 (min), got inf"),
+        ("OPT(1,1e400)", "expected a number > 0 and ≤ 525600 (min), got 1e400"),
         (
             "MOD(1,-5,1,1,1)",
             "MOD parameter 1 (maxMinPerSubtable, maximum time per subtable): expected a number > 0",

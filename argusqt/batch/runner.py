@@ -172,6 +172,7 @@ class _Runner:
 
         inputs = self.named_inputs(commands)
         self.session.other_inputs = [inputs[0]]
+        self.tidy({self.folder} | {p.parent for c in commands for p in self.output_paths(c)})
         logbook = getattr(self.session.logbook, "path", None)  # None: the console
         if logbook is not None:
             check_outputs([logbook], inputs, "the logbook")
@@ -180,6 +181,21 @@ class _Runner:
                 check_outputs(self.output_paths(cmd), inputs, f"<{cmd.name}>")
             except ArgusError as exc:
                 raise self.fail(cmd, exc.message) from None
+
+    def tidy(self, folders: set[Path]) -> None:
+        """Remove the temp files a killed earlier run left where this run writes (they may
+        hold confidential data), and say so."""
+        from argusqt.io.atomic import tidy_folder
+
+        for folder in sorted(folders):
+            if folder.is_dir():
+                removed = tidy_folder(folder)
+                if removed:
+                    names = ", ".join(p.name for p in removed)
+                    self.session.add_log(
+                        f"Removed {len(removed)} temporary file(s) an interrupted earlier run "
+                        f"left in {folder}: {names}"
+                    )
 
     def order_error(self, cmd: Command, expected: str) -> BatchError:
         return self.fail(
@@ -348,8 +364,10 @@ class _Runner:
                 raise
             except ArgusError as exc:
                 raise self.fail(cmd, str(exc)) from None
-            except OSError as exc:
-                raise self.fail(cmd, f"{exc.strerror or exc} ({exc.filename or ''})") from None
+            except OSError as exc:  # atomic writes name the target, never their temp file
+                words = exc.strerror or str(exc) or type(exc).__name__
+                where = f"{exc.filename}: " if exc.filename else ""
+                raise self.fail(cmd, f"{where}{words}") from None
             except Exception as exc:  # internal error: still name the batch line, no traceback
                 raise self.fail(
                     cmd, f"internal error, please report: {type(exc).__name__}: {exc}"

@@ -29,8 +29,11 @@ def create_app(argv: Sequence[str] | None = None) -> QApplication:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Start the GUI; file arguments: a .arb runs, a data file (+ its .rda) opens."""
+    from argusqt.io.atomic import install_cleanup
+
     args = list(sys.argv[1:] if argv is None else argv)
     files = [a for a in args if not a.startswith("-")]
+    install_cleanup()  # a terminated GUI leaves no half-written temp files behind
     app = create_app(["argusqt", *[a for a in args if a.startswith("-")]])
     win = MainWindow()
     win.show()

@@ -11,10 +11,12 @@ are settled, our temp files that no live process holds are removed.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
 import re
+import signal
 import tempfile
 import time
 from collections.abc import Iterator, Mapping
@@ -112,17 +114,67 @@ def settle_sets(folder: str | Path) -> None:
                 _settle(folder / name)
 
 
-def tidy_folder(folder: str | Path) -> None:
-    """Settle the journals of dead writers, then remove our temp files nobody holds."""
+def stale_files(folder: str | Path) -> list[Path]:
+    """Our temp files in `folder` that no live writer holds (left by a killed run; some hold
+    confidential data), oldest first."""
+    folder = Path(folder)
+    now = time.time()
+    found = [folder / n for n in _hidden_names(folder) if _OURS.match(n)]
+    return sorted((p for p in found if _stale(p, now)), key=_mtime)
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def tidy_folder(folder: str | Path) -> list[Path]:
+    """Settle the journals of dead writers, then remove our temp files nobody holds; returns
+    the files removed."""
     folder = Path(folder)
     settle_sets(folder)
-    names = _hidden_names(folder)
-    now = time.time()
-    for name in names:
-        path = folder / name
-        if _OURS.match(name) and _stale(path, now):
-            with contextlib.suppress(OSError):
-                path.unlink()
+    removed = []
+    for path in stale_files(folder):
+        with contextlib.suppress(OSError):
+            path.unlink()
+            removed.append(path)
+    return removed
+
+
+#: Temp files this process has created and not yet renamed or removed: removed on exit and
+#: on SIGTERM/SIGHUP (install_cleanup), so only SIGKILL or a crash can leave one behind.
+_LIVE: set[str] = set()
+
+
+def remove_own_temps() -> None:
+    """Remove this process's unfinished temp files (at exit, on a terminating signal)."""
+    for tmp in list(_LIVE):
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        _LIVE.discard(tmp)
+
+
+atexit.register(remove_own_temps)
+
+
+def install_cleanup(signals: tuple[str, ...] = ("SIGTERM", "SIGHUP")) -> None:
+    """On these signals remove our temp files, then die of the signal as before (main thread
+    only; where a signal does not exist it is skipped)."""
+
+    def handler(signum: int, frame: object) -> None:
+        remove_own_temps()
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    for name in signals:
+        sig = getattr(signal, name, None)
+        if sig is None:
+            continue
+        with contextlib.suppress(ValueError, OSError):  # not the main thread
+            if signal.getsignal(sig) in (signal.SIG_DFL, None):
+                signal.signal(sig, handler)
 
 
 def _settle(journal: Path) -> None:
@@ -183,6 +235,7 @@ def _write_temp(path: Path, data: bytes) -> tuple[int, str]:
     """A locked, fsynced temp file beside `path` holding `data`; returns (open fd, its path)."""
     mode = _new_mode(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.aqt-", suffix=".tmp", dir=path.parent)
+    _LIVE.add(tmp)
     try:
         _lock(fd)
         view = memoryview(data)
@@ -201,19 +254,35 @@ def _drop(fd: int, tmp: str) -> None:
         os.unlink(tmp)
     with contextlib.suppress(OSError):
         os.close(fd)
+    _LIVE.discard(tmp)
+
+
+@contextlib.contextmanager
+def _naming(target: Path) -> Iterator[None]:
+    """An OSError while writing names the file the user asked for, not our hidden temp file
+    (or nothing, as a full disk's error does)."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is not None and Path(exc.filename) == target:
+            raise
+        words = exc.strerror or str(exc) or type(exc).__name__
+        raise type(exc)(exc.errno, f"cannot write the file: {words}", str(target)) from None
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Write `data` to a temp file in the same folder, then os.replace it onto `path`."""
     path = Path(path)
     tidy_folder(path.parent)
-    fd, tmp = _write_temp(path, data)
-    try:
-        os.replace(tmp, path)
-    except BaseException:
-        _drop(fd, tmp)
-        raise
-    os.close(fd)
+    with _naming(path):
+        fd, tmp = _write_temp(path, data)
+        try:
+            os.replace(tmp, path)
+        except BaseException:
+            _drop(fd, tmp)
+            raise
+        _LIVE.discard(tmp)
+        os.close(fd)
 
 
 def atomic_write_text(path: str | Path, data: str, encoding: str = "utf-8") -> None:
@@ -238,8 +307,9 @@ def atomic_write_set(files: Mapping[Path, bytes]) -> None:
     temps: list[tuple[int, str]] = []
     try:
         for target, data in zip(targets, files.values(), strict=True):
-            temps.append(_write_temp(target, data))
-        with _folder_lock(folder):
+            with _naming(target):
+                temps.append(_write_temp(target, data))
+        with _naming(targets[0]), _folder_lock(folder):
             _commit(folder, targets, [tmp for _, tmp in temps])
     finally:
         for fd, tmp in temps:

@@ -49,6 +49,11 @@ def param(default: Any = dataclasses.MISSING, **info: Any) -> Any:
     return field(default=default, metadata=meta)
 
 
+#: Largest time limit (a year): beyond it the solvers refuse the number (SCIP's limit is
+#: 1e20 s) and no run needs more; `OPT(1, 1e300)` is a clear parameter error.
+MAX_MINUTES = 525_600.0
+
+
 def minutes_param(
     default: float,
     *,
@@ -58,7 +63,7 @@ def minutes_param(
     help: str = "",
     extension: bool = False,
 ) -> Any:
-    """A time limit in minutes (> 0), as τ-Argus batch files give it."""
+    """A time limit in minutes (> 0, at most MAX_MINUTES), as τ-Argus batch files give it."""
     return param(
         float(default),
         position=position,
@@ -67,6 +72,7 @@ def minutes_param(
         help=help,
         unit="min",
         minimum=0,
+        maximum=MAX_MINUTES,
         exclusive_minimum=True,
         extension=extension,
     )
