@@ -231,3 +231,36 @@ def test_mod_min_frequency_option_uses_the_freq_rule(ex2, monkeypatch):
     assert calls[-1][1]["min_freq"] == 0
     with pytest.raises(ParameterError, match="did you mean 'min_freq_option'"):
         s.protect(1, "MOD", {"min_freq": 1})  # the old GUI alias is refused
+
+
+def test_batch_file_from_a_session_lists_the_writes_it_contains(ex2):
+    """A write_table action added by hand to a session file is copied into the batch file:
+    writing it says so, naming the batch line and the file it will write (issue 23 item 15)."""
+    import json
+
+    from argusqt.sessionfile import load_session, save_session
+
+    s = ex2_session(ex2)
+    s.protect(1, "MOD", {})
+    saved = save_session(s, ex2 / "s.aqs")
+    doc = json.loads(saved.read_text(encoding="utf-8"))
+    doc["actions"].append(
+        {
+            "action": "write_table",
+            "table": 1,
+            "out_type": 3,
+            "options": "AS+",
+            "path": {"path": "leak.txt", "absolute": str(ex2 / "leak.txt")},
+        }
+    )
+    saved.write_text(json.dumps(doc), encoding="utf-8")
+    again = load_session(saved)
+    write_batch_file(again, ex2 / "job.arb")
+    lines = (ex2 / "job.arb").read_text().splitlines()
+    no = next(k for k, line in enumerate(lines, 1) if line.startswith("<WRITETABLE>"))
+    notice = again.log[-1].message
+    assert "job.arb writes 1 output file(s) when run" in notice
+    assert f"line {no}: <WRITETABLE>" in notice and "leak.txt" in notice
+    plain = ex2_session(ex2)  # a session that wrote nothing
+    write_batch_file(plain, ex2 / "plain.arb")
+    assert "plain.arb writes no output files when run" in plain.log[-1].message

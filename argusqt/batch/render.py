@@ -231,7 +231,24 @@ def write_batch_file(session: Session, path: str | Path) -> list[Path]:
         f"Batch file written: {path}"
         + (f" (with {', '.join(p.name for p in written[:-1])})" if written[:-1] else "")
     )
+    session.add_log(writes_notice(path, text.lines))
     return written
+
+
+def writes_notice(path: Path, lines: list[str]) -> str:
+    """The files a batch file will write when run, by line: the session's writes (a session
+    file edited by hand included) are copied into it, so the user is told which."""
+    writes = [
+        f"line {no}: {line}"
+        for no, line in enumerate(lines, 1)
+        if line.startswith(("<WRITETABLE>", "<LOGBOOK>", "<VERSIONINFO>"))
+    ]
+    if not writes:
+        return f"Batch file {path.name} writes no output files when run"
+    return (
+        f"Batch file {path.name} writes {len(writes)} output file(s) when run (copied from the "
+        "session's writes; check them before running it):\n" + "\n".join(writes)
+    )
 
 
 __all__ = [
@@ -241,4 +258,5 @@ __all__ = [
     "render_actions",
     "spec_to_arb",
     "write_batch_file",
+    "writes_notice",
 ]
