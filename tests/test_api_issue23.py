@@ -157,3 +157,24 @@ def test_publish_flags_withheld_and_empty_cells():
     # status-free: the flag never tells a primary from a secondary cell
     assert set(safe["flag"].cat.categories) == {"", "x", "-"}
     assert "status" not in safe
+
+
+def test_mapping_hierarchy_survives_the_batch_file_and_the_session(tmp_path: Path):
+    """The codes as given and the in-memory hierarchy are written beside the batch file and
+    session (fixed-width data + `.hrc`), and read back to the same table and statuses."""
+    from argusqt.batch.runner import run_batch
+
+    result = _protect(_records(), hierarchies={"region": MAPPING})
+    result.write_batch_file(tmp_path / "job.arb")
+    out = run_batch(tmp_path / "job.arb")
+    assert out.ok, out.error
+    again = out.session.tables[0]
+    assert list(again.dims[0].codes) == list(result.table.dims[0].codes)
+    assert np.array_equal(again.status, result.table.status)
+    assert np.allclose(again.value, result.table.value)
+    assert (tmp_path / "job_data_region.hrc").read_text().split() == [
+        "NE", "@North", "@East", "SW", "@South", "@West", "Mid",
+    ]  # fmt: skip
+    result.save_session(tmp_path / "work.aqs")
+    reopened = argusqt.open_session(tmp_path / "work.aqs")
+    assert np.array_equal(reopened.table.status, result.table.status)
