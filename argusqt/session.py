@@ -60,6 +60,14 @@ if TYPE_CHECKING:
     from argusqt.protection.result import ProtectionResult
 
 
+#: `<READTABLE>`'s totals modes in words (argusqt/docs/formats.md §3.3)
+TOTALS_MODES = {
+    0: "checked (every total must equal the sum of its parts)",
+    1: "recomputed from the most detailed cells",
+    2: "taken as given, additive or not",
+}
+
+
 def is_warning(message: str) -> bool:
     """Warnings start with 'warning:' (readers write them so) wherever they come from."""
     return str(message).lstrip().lower().startswith("warning")
@@ -263,7 +271,8 @@ class Session:
         self.clear_tables()
         for spec in specs:
             self.specify_table(spec)
-        return self.compute_tables(progress, cancel)
+        mode = self.read_mode if self.kind == "tabular" else (0, False)  # as opened
+        return self.compute_tables(progress, cancel, *mode)
 
     def table(self, table_no: int) -> Table:
         """Table `table_no` (1-based); SpecificationError naming the valid range."""
@@ -390,6 +399,21 @@ class Session:
         self._log_lines(list(getattr(meta, "warnings", []) or []))
         self.add_log(f"Table file {tab_path.name} opened with metadata {meta_path.name}")
         self.actions.append(OpenTableData(tab_path, meta_path))
+
+    def set_read_mode(self, totals_mode: int, keep_status: bool = False) -> None:
+        """How table files are read (File | Open table's Totals, `<READTABLE> n[T]`): totals
+        checked (0), recomputed (1) or taken as given (2); `keep_status` keeps the statuses
+        given on total lines. Used by every later compute of this data."""
+        if self.kind != "tabular":
+            raise SpecificationError("a totals mode applies to a table file (open one first)")
+        if totals_mode not in (0, 1, 2) or not isinstance(keep_status, bool):
+            raise SpecificationError(
+                f"expected totals mode 0, 1 or 2 and keep-status True/False, got "
+                f"{totals_mode!r}, {keep_status!r}"
+            )
+        self.read_mode = (totals_mode, keep_status)
+        self.add_log(f"Table file totals: {TOTALS_MODES[totals_mode]}"
+                     + (", statuses given on total lines kept" if keep_status else ""))  # fmt: skip
 
     # ------------------------------------------------------------------ specify
     def _check_spec(self, spec: TableSpec) -> None:

@@ -2,7 +2,8 @@
 
 `cell_frame` is the internal view (true values, frequencies, statuses: confidential);
 `published_frame` is what may be published, and only after the publication gate passed:
-codes, labels and the published value, missing (NA) where a cell is suppressed or empty.
+codes, labels, the published value (missing, NA, where a cell is suppressed or empty) and a
+`flag` telling the two apart with the workbook's symbols ("x" withheld, "-" empty).
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ STATUS_NAMES: dict[int, str] = {
     14: "empty",
 }
 assert set(STATUS_NAMES) == set(STATUS_LABELS)
+
+#: the `flag` column of `published_frame`: the workbook's symbols (export.excel defaults);
+#: status-free, a primary and a secondary cell both read "x"
+FLAG_WITHHELD, FLAG_EMPTY, FLAG_PUBLISHED = "x", "-", ""
 
 
 def _codes_and_labels(table: Table) -> dict[str, Any]:
@@ -103,8 +108,9 @@ def published_frame(
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
 ) -> Any:
-    """The safe DataFrame: codes, labels and published values (NA where suppressed or empty),
-    written only for a table that passes the publication gate (PublicationError otherwise)."""
+    """The safe DataFrame: codes, labels, published values (NA where suppressed or empty) and
+    `flag` ("x" withheld, "-" empty, "" published), only for a table that passes the
+    publication gate (PublicationError otherwise)."""
     import pandas as pd
 
     clear_for_publication(table, progress=progress, cancel=cancel)
@@ -113,6 +119,9 @@ def published_frame(
     cols["value"] = value
     if lower is not None and upper is not None:
         cols["lower"], cols["upper"] = lower, upper
+    empty = np.asarray(table.status) == Status.EMPTY
+    flag = np.where(empty, FLAG_EMPTY, np.where(np.isnan(value), FLAG_WITHHELD, FLAG_PUBLISHED))
+    cols["flag"] = pd.Categorical(flag, categories=[FLAG_PUBLISHED, FLAG_WITHHELD, FLAG_EMPTY])
     frame = pd.DataFrame(cols)
     for c in ("value", "lower", "upper"):
         if c in frame:

@@ -528,7 +528,10 @@ class MainWindow(QMainWindow):
         if new_warnings:
             self.warnings += new_warnings
             self._show_warning_count()
-            self.statusBar().showMessage(f"Warning: {new_warnings[0]}", 15000)
+            first = new_warnings[0].lstrip()
+            if first.lower().startswith("warning"):  # the readers' own "warning:" prefix
+                first = first[len("warning") :].lstrip(" :")
+            self.statusBar().showMessage(f"Warning: {first}", 15000)
 
     def _show_warning_count(self) -> None:
         n = len(self.warnings)
@@ -627,14 +630,24 @@ class MainWindow(QMainWindow):
     def open_microdata(self, data: str | None = None, meta: str | None = None) -> None:
         self._open_data("microdata", data, meta)
 
-    def open_table(self, data: str | None = None, meta: str | None = None) -> None:
-        self._open_data("table", data, meta)
+    def open_table(
+        self,
+        data: str | None = None,
+        meta: str | None = None,
+        totals: tuple[int, bool] = (0, False),
+    ) -> None:
+        """File | Open table; `totals`: the totals mode and keep-status flag when both files
+        are given (the dialog asks otherwise)."""
+        self._open_data("table", data, meta, totals)
 
-    def _open_data(self, kind: str, data: str | None, meta: str | None) -> None:
+    def _open_data(
+        self, kind: str, data: str | None, meta: str | None, totals: tuple[int, bool] = (0, False)
+    ) -> None:
         if not self.confirm_discard("open"):
             return
         if data is None or meta is None:
             dlg = OpenDataDialog(kind, self._start_dir(), self)
+            self.open_dialog = dlg
             if data:
                 dlg.set_data(data)
             if meta:
@@ -642,6 +655,7 @@ class MainWindow(QMainWindow):
             if dlg.exec() != QDialog.DialogCode.Accepted:
                 return
             data, meta = dlg.paths()
+            totals = dlg.read_mode()
         self.settings.setValue("lastDir", str(Path(data).parent))
         factory = self.session_factory
 
@@ -651,6 +665,8 @@ class MainWindow(QMainWindow):
                 s.open_microdata(data, meta)
             else:
                 s.open_table_data(data, meta)
+                if totals != (0, False):
+                    s.set_read_mode(*totals)
             return s
 
         def done(s) -> None:
@@ -1122,7 +1138,8 @@ class MainWindow(QMainWindow):
             QMessageBox.StandardButton.Ok,
             self,
         )
-        box.setWindowModality(Qt.WindowModality.NonModal)
+        # modal: no second protection (or any change) starts while the result is being read
+        box.setWindowModality(Qt.WindowModality.WindowModal)
         self.result_box = box
         box.show()
 

@@ -1,10 +1,13 @@
-"""File | Open microdata / Open table: the data file and its metadata (.rda proposed)."""
+"""File | Open microdata / Open table: the data file and its metadata (.rda proposed); for a
+table, how its totals are read (τ-Argus's dialog and `<READTABLE> n[T]`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
@@ -16,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from argusqt.gui.core import proposed_metadata
+from argusqt.session import TOTALS_MODES
 
 FILTERS = {
     "microdata": "Microdata (*.asc *.dat *.csv *.txt);;All files (*)",
@@ -48,6 +52,27 @@ class OpenDataDialog(QDialog):
         g.addWidget(self.meta_edit, 1, 1)
         g.addWidget(b2, 1, 2)
         g.setColumnStretch(1, 1)
+        # a table file's totals: checked, recomputed or taken as given (argusqt/docs/formats.md §3.3)
+        self.totals = QComboBox()
+        for mode, words in TOTALS_MODES.items():
+            self.totals.addItem(f"{words[0].upper()}{words[1:]}", mode)
+        self.totals.setToolTip(
+            "A table whose totals do not add up (τ-Argus's pp.tab): recompute them, or take "
+            "them as given (the suppression methods then refuse it). Batch: <READTABLE> 0, 1, 2"
+        )
+        self.keep_status = QCheckBox("Keep the statuses given on total lines (T)")
+        self.keep_status.setToolTip("<READTABLE> 1T: a recomputed total keeps its line's status")
+        self.totals.currentIndexChanged.connect(
+            lambda _: self.keep_status.setEnabled(self.totals.currentData() == 1)
+        )
+        self.keep_status.setEnabled(False)  # totals checked (mode 0): nothing recomputed
+        if kind == "table":
+            g.addWidget(QLabel("Totals:"), 2, 0)
+            g.addWidget(self.totals, 2, 1)
+            g.addWidget(self.keep_status, 3, 1)
+        else:
+            self.totals.hide()
+            self.keep_status.hide()
         self.note = QLabel("")
         self.note.setStyleSheet("color:#555;")
         self.buttons = QDialogButtonBox(
@@ -59,7 +84,7 @@ class OpenDataDialog(QDialog):
         lay.addLayout(g)
         lay.addWidget(self.note)
         lay.addWidget(self.buttons)
-        self.resize(620, 150)
+        self.resize(620, 150 if kind == "microdata" else 200)
 
     def set_data(self, path: str) -> None:
         self.data_edit.setText(path)
@@ -91,6 +116,15 @@ class OpenDataDialog(QDialog):
 
     def paths(self) -> tuple[str, str]:
         return self.data_edit.text().strip(), self.meta_edit.text().strip()
+
+    def read_mode(self) -> tuple[int, bool]:
+        """The table's totals mode and keep-status flag, as `<READTABLE> n[T]`."""
+        mode = int(self.totals.currentData())
+        return mode, mode == 1 and self.keep_status.isChecked()
+
+    def set_read_mode(self, totals_mode: int, keep_status: bool = False) -> None:
+        self.totals.setCurrentIndex(self.totals.findData(totals_mode))
+        self.keep_status.setChecked(keep_status)
 
     def _accept(self) -> None:
         data, meta = self.paths()

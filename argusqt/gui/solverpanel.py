@@ -188,6 +188,8 @@ class SolverPanel(QWidget):
     def show_result(self, result: object) -> None:
         """The kept result's own figures once the job is done: the insider repair after the
         solver may add cells, so the last event's cost and gap are not the result's."""
+        if isinstance(result, list | tuple) and result:  # tables protected together
+            result = _joint(result)
         cost = getattr(result, "cost", None)
         if not isinstance(cost, int | float) or getattr(result, "status", None) is None:
             return
@@ -199,6 +201,11 @@ class SolverPanel(QWidget):
         gap = getattr(result, "gap", None)
         if gap is not None:
             self.gap.setText(format_gap(gap))
+        # a method that proves no bound (MOD, HEUR, GH, …) says so: a dash reads as "missing"
+        if self.bound.text() == "–" and not getattr(result, "joint", False):
+            method = getattr(result, "method", None) or "this method"
+            self.bound.setText(f"none ({method} gives no bound)")
+            self.gap.setText("none")
 
     def request_cancel(self) -> None:
         """First press: ask the job to stop (it returns the best safe result so far)."""
@@ -208,3 +215,14 @@ class SolverPanel(QWidget):
         self.message.setText("Cancelling… waiting for the best safe result so far.")
         self.buttons.setEnabled(False)
         self.cancel_clicked.emit()
+
+
+def _joint(results: list | tuple) -> object:
+    """The figures of tables protected together: their costs summed. No bound: whether the
+    tables' bounds add up depends on the method, so the solver's own events show it."""
+    from types import SimpleNamespace
+
+    costs = [getattr(r, "cost", None) for r in results]
+    if not all(isinstance(c, int | float) for c in costs):
+        return None
+    return SimpleNamespace(cost=float(sum(costs)), status=True, joint=True)  # type: ignore[arg-type]

@@ -30,11 +30,14 @@ from PySide6.QtWidgets import (
 from argusqt.gui.core import VariableChoices
 from argusqt.gui.widgets import number_spin
 from argusqt.model.rulespec import DominanceRule, FreqRule, PRule, RequestRule, SafetyRules
-from argusqt.model.table import CostSpec, TableSpec
+from argusqt.model.table import MAX_DIMENSIONS, CostSpec, TableSpec
 
 FREQ_ITEM = "<frequency>"
 SAME_AS_RESPONSE = "(same as response)"
-MAX_EXPLANATORY = 3
+#: explanatory variables per table: τ-Argus's and the batch file's 6 (a table file: 4, what
+#: the tabular reader takes)
+MAX_EXPLANATORY = MAX_DIMENSIONS
+MAX_EXPLANATORY_TABULAR = 4
 
 
 class RuleRow:
@@ -193,6 +196,7 @@ class SpecifyTablesDialog(QDialog):
         self.setWindowTitle("Specify tables")
         self.choices = choices
         self.specs: list[TableSpec] = list(specs or [])
+        self.max_vars = MAX_EXPLANATORY_TABULAR if choices.tabular else MAX_EXPLANATORY
 
         # ---------------- variables → table
         self.available = QListWidget()
@@ -215,7 +219,7 @@ class SpecifyTablesDialog(QDialog):
         mid.addSpacing(12)
         mid.addWidget(self.up_var)
         mid.addStretch(1)
-        vars_box = QGroupBox(f"Explanatory variables (up to {MAX_EXPLANATORY})")
+        vars_box = QGroupBox(f"Explanatory variables (up to {self.max_vars})")
         vl = QHBoxLayout(vars_box)
         left = QVBoxLayout()
         left.addWidget(QLabel("Available"))
@@ -338,12 +342,14 @@ class SpecifyTablesDialog(QDialog):
         lay.addWidget(list_box)
         lay.addWidget(self.buttons)
         self._refresh_list()
+        if self.specs:  # reopened: the form shows the last table, its response and rules
+            self.table_list.setCurrentRow(len(self.specs) - 1)
         self.resize(900, 760)
 
     # ------------------------------------------------------------------ variables
     def _add_vars(self) -> None:
         for item in self.available.selectedItems():
-            if self.chosen.count() >= MAX_EXPLANATORY:
+            if self.chosen.count() >= self.max_vars:
                 break
             if not self.chosen.findItems(item.text(), Qt.MatchFlag.MatchExactly):
                 self.chosen.addItem(item.text())
@@ -362,7 +368,7 @@ class SpecifyTablesDialog(QDialog):
     def select_variables(self, names: list[str]) -> None:
         """Put these explanatory variables in the table (used by tests and reload)."""
         self.chosen.clear()
-        for n in names[:MAX_EXPLANATORY]:
+        for n in names[: self.max_vars]:
             self.chosen.addItem(n)
 
     def _response_changed(self, text: str) -> None:

@@ -30,6 +30,7 @@ from argusqt.errors import ArgusError
 from argusqt.gui import statuscolors
 from argusqt.gui.cellinfo import CellInfoPanel
 from argusqt.gui.tablemodel import TableModel
+from argusqt.gui.widgets import FlowLayout
 from argusqt.model.table import Table
 from argusqt.session import published_face, spreadsheet_safe
 
@@ -37,15 +38,27 @@ from argusqt.session import published_face, spreadsheet_safe
 NOT_FOR_PUBLICATION = "NOT FOR PUBLICATION: the table has not passed the publication audit — "
 
 
+def _labelled(text: str, widget: QWidget) -> QWidget:
+    """A label and its control kept on one line when a row of controls wraps."""
+    box = QWidget()
+    lay = QHBoxLayout(box)
+    lay.setContentsMargins(0, 0, 0, 0)
+    lay.addWidget(QLabel(text))
+    lay.addWidget(widget)
+    return box
+
+
 class Legend(QWidget):
     """Colour swatches of the status groups, with the number of cells of each."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        lay = QHBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
+        lay = FlowLayout(self, spacing=12)  # wraps: the legend never widens the window
         self.counts: dict[str, QLabel] = {}
         for name, codes in statuscolors.LEGEND:
+            entry = QWidget()
+            pair = QHBoxLayout(entry)
+            pair.setContentsMargins(0, 0, 0, 0)
             sw = QLabel()
             sw.setFixedSize(14, 14)
             bg = statuscolors.background(codes[0])
@@ -53,11 +66,10 @@ class Legend(QWidget):
                 f"background:{bg.name() if bg else '#ffffff'}; border:1px solid #9a9a9a;"
             )
             lab = QLabel(name)
-            lay.addWidget(sw)
-            lay.addWidget(lab)
-            lay.addSpacing(10)
+            pair.addWidget(sw)
+            pair.addWidget(lab)
+            lay.addWidget(entry)
             self.counts[name] = lab
-        lay.addStretch(1)
 
     def update_counts(self, table: Table) -> None:
         n = np.bincount(table.status.astype(np.int64), minlength=15)
@@ -115,21 +127,15 @@ class TableView(QWidget):
             lambda v: self.model.col_dim is not None and self._set_level(self.model.col_dim, v)
         )
 
-        axes = QHBoxLayout()
-        axes.addWidget(QLabel("Rows:"))
-        axes.addWidget(self.row_combo)
-        axes.addWidget(QLabel("Columns:"))
-        axes.addWidget(self.col_combo)
-        axes.addWidget(self.row_level)
-        axes.addWidget(self.col_level)
-        axes.addWidget(self.next_unsafe)
-        axes.addStretch(1)
+        # rows of controls wrap (FlowLayout): the window never grows wider than the screen
+        axes = FlowLayout()
+        for w in (_labelled("Rows:", self.row_combo), _labelled("Columns:", self.col_combo),
+                  self.row_level, self.col_level, self.next_unsafe):  # fmt: skip
+            axes.addWidget(w)
 
         # --- layer selectors (one per dimension not on an axis) and display switches
-        self.layer_bar = QHBoxLayout()
-        switches = QHBoxLayout()
-        switches.addLayout(self.layer_bar)
-        switches.addStretch(1)
+        self.layer_bar = FlowLayout()
+        switches = FlowLayout()
         for box in (self.labels_box, self.preview_box, self.published_box):
             switches.addWidget(box)
         self.layer_combos: dict[int, QComboBox] = {}
@@ -152,6 +158,7 @@ class TableView(QWidget):
         # where the table stands on its way to publication; red when it must not be saved
         self.protection = QLabel()
         self.protection.setObjectName("protectionState")
+        self.protection.setWordWrap(True)
         self.protection_state = ""
 
         # --- status actions
@@ -187,6 +194,7 @@ class TableView(QWidget):
         cl = QVBoxLayout(center)
         cl.setContentsMargins(0, 0, 0, 0)
         cl.addLayout(axes)
+        cl.addLayout(self.layer_bar)
         cl.addLayout(switches)
         cl.addWidget(self.protection)
         cl.addWidget(self.view, 1)
@@ -234,8 +242,7 @@ class TableView(QWidget):
                 combo.addItem(indent + (text or "(blank)"))
             combo.setCurrentIndex(self.model.layer[d])
             combo.currentIndexChanged.connect(lambda i, d=d: self._set_layer(d, i))
-            self.layer_bar.addWidget(QLabel(f"{dim.name}:"))
-            self.layer_bar.addWidget(combo)
+            self.layer_bar.addWidget(_labelled(f"{dim.name}:", combo))
             self.layer_combos[d] = combo
 
     def _set_layer(self, dim: int, node: int) -> None:

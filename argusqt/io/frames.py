@@ -5,9 +5,11 @@ become category ids into one code list per variable that grows across chunks, nu
 columns float64 arrays. Small inputs (one chunk) give an ordinary `MicroData`; larger ones a
 `ChunkedMicroData` that tabulation reads chunk by chunk (docs/design.md, "Large microdata").
 
-Codes follow free-format microdata (argusqt/docs/formats.md §2.2): text trimmed, integers
-without decimals, then left-padded to the variable's width (the longest code of the data or of
-its hierarchy), so the data's `1` is the hierarchy's ` 1`.
+Codes are strings as given, trimmed (`"East"` stays `"East"`, in tables, files and Excel);
+hierarchy codes are trimmed too, so an `.hrc` written for fixed-width data (` 1`) still
+matches. Columns of numbers (integers without decimals) and digit-level variables are
+left-padded to the longest code of the data or hierarchy, as free-format microdata is
+(argusqt/docs/formats.md §2.2), so `1` sorts before `10` and level prefixes are positional.
 """
 
 from __future__ import annotations
@@ -126,7 +128,7 @@ class _Batches:
                 )
             return
         table = _as_arrow(data, columns)
-        self._check(table.column_names)
+        self._check(_all_columns(data, table))
         self._table = table.select(columns)
         self.n_records = table.num_rows
         self.kind = "frame"
@@ -138,12 +140,26 @@ class _Batches:
             return list(r.schema.names)
 
     def _check(self, names: Sequence[str]) -> None:
+        """Every needed column is there; else name the missing ones, every column the data
+        has and the nearest name of each misspelt one."""
+        import difflib
+
         missing = [c for c in self.columns if c not in names]
         if missing:
             where = f"{self.path}" if self.path else "the data frame"
+            known = [str(n) for n in names]
+            hints = []
+            for c in missing:
+                near = difflib.get_close_matches(str(c), known, n=1, cutoff=0.6)
+                if not near:  # 'Region' for 'region': case differs only
+                    near = [k for k in known if k.lower() == str(c).lower()][:1]
+                if near:
+                    hints.append(f"{near[0]!r}" + (f" for {c!r}" if len(missing) > 1 else ""))
             raise SpecificationError(
-                f"column(s) {', '.join(map(repr, missing))} not found in {where}; it has: "
-                + ", ".join(map(str, names))
+                f"column(s) {', '.join(map(repr, missing))} not found in {where}"
+                + (f" (did you mean {', '.join(hints)}?)" if hints else "")
+                + "; it has: "
+                + ", ".join(known)
             )
 
     def __iter__(self) -> Iterator[Any]:
@@ -173,6 +189,14 @@ class _Batches:
                 yield from pa.Table.from_batches(pending).to_batches()
         else:
             yield from self._table.to_batches(max_chunksize=self.chunk)
+
+
+def _all_columns(data: Any, table: Any) -> list[str]:
+    """Every column name of the user's frame (not only those read), for messages."""
+    names = getattr(data, "columns", None)
+    if names is None or isinstance(data, _pyarrow().Table):
+        return list(table.column_names)
+    return [str(n) for n in names]
 
 
 def _as_arrow(data: Any, columns: list[str]) -> Any:
@@ -214,6 +238,7 @@ class _Codes:
         self.name = name
         self.codes: list[str] = []
         self.index: dict[str, int] = {}
+        self.numeric = False  # a column of numbers (not text): its codes are right-aligned
 
     def encode(self, column: Any, offset: int, where: str) -> np.ndarray:
         """Global category id per record of one chunk's column."""
@@ -231,6 +256,9 @@ class _Codes:
             column = column.combine_chunks()
         if not pa.types.is_dictionary(column.type):
             column = pc.dictionary_encode(column)
+        value_type = column.type.value_type
+        if not (pa.types.is_string(value_type) or pa.types.is_large_string(value_type)):
+            self.numeric = True
         local = _code_texts(column.dictionary.to_pylist())
         lut = np.empty(len(local), dtype=np.int32)
         for j, code in enumerate(local):
@@ -282,13 +310,17 @@ def _decimals(values: np.ndarray, most: int = 6) -> int:
 
 
 def tree_from_pairs(pairs: list[tuple[str, str | None]], var: str) -> list[tuple[int, str]]:
-    """Pre-order (depth, code) from (child, parent) pairs; a parent that is no child (or
-    None/empty) hangs under the total."""
+    """Pre-order (depth, code) from (child, parent) pairs. A child whose parent is None/empty,
+    and a parent that is nobody's child ({"North": "NE"} without "NE"), hang under the total,
+    in the order first named."""
     children: dict[str | None, list[str]] = {}
     child_set = {c for c, _ in pairs}
+    implied: dict[str, None] = {}  # parents never given as a child, in order of appearance
     for child, parent in pairs:
-        key = parent if parent in child_set else None
-        children.setdefault(key, []).append(child)
+        if parent is not None and parent not in child_set and parent not in implied:
+            implied[parent] = None
+            children.setdefault(None, []).append(parent)
+        children.setdefault(parent, []).append(child)
     tree: list[tuple[int, str]] = []
     seen: set[str] = set()
 
@@ -301,7 +333,7 @@ def tree_from_pairs(pairs: list[tuple[str, str | None]], var: str) -> list[tuple
             walk(c, depth + 1)
 
     walk(None, 1)
-    if len(seen) != len(child_set):
+    if len(seen) != len(child_set) + len(implied):
         cyc = sorted(child_set - seen)[:5]
         raise SpecificationError(f"hierarchy of {var}: codes {cyc} are in a cycle of parents")
     return tree
@@ -352,18 +384,43 @@ def frame_metadata(roles: Roles, path: Path | None) -> Metadata:
     return Metadata(path=path, kind="free", variables=list(variables.values()))
 
 
-def _width(var: Variable, codes: list[str], meta: Metadata, log: list[str]) -> int:
-    """The variable's code width: its longest data code, or hierarchy or level code."""
-    width = max((len(c) for c in codes), default=1)
+def _width(var: Variable, codes: _Codes, meta: Metadata, log: list[str]) -> int:
+    """The width codes are left-padded to: none for text (a data frame's codes are strings as
+    given); for numbers and digit levels the longest data or hierarchy code, so `1` sorts
+    before `10` and a digit-level prefix is positional."""
+    if not (codes.numeric or var.uses_levels):
+        return 0
+    width = max((len(c) for c in codes.codes), default=1)
     if var.tree is not None:
-        width = max([width, *(len(c) for _, c in var.tree)])
-    elif var.hier_file is not None:
-        from argusqt.io.codelists import hierarchy_entries
-
-        width = max([width, *(len(c) for _, c, _ in hierarchy_entries(var, meta, log))])
+        width = max([width, *(len(c.strip()) for _, c in var.tree)])
     elif var.hierlevels:
         width = max(width, sum(var.hierlevels))
     return width
+
+
+def _in_memory_trees(meta: Metadata, roles: Roles, log: list[str]) -> None:
+    """Read each `.hrc` given for a frame column into `Variable.tree`, codes trimmed: a data
+    frame's codes are matched as given, whatever blanks the file's lines carry. The file name
+    stays in `hier_file` for messages."""
+    from argusqt.io.codelists import hierarchy_entries
+
+    for name in roles.hier_files:
+        v = meta.variable(name)
+        entries = hierarchy_entries(v, meta, log)
+        first: dict[str, int] = {}
+        for i, (_, code, line) in enumerate(entries):
+            leaf = i + 1 == len(entries) or entries[i + 1][0] <= entries[i][0]
+            key = code.strip()
+            if leaf and key in first:
+                raise InputError(
+                    f"leaf code {key!r} appears twice (first on line {first[key]}) once blanks "
+                    "around codes are ignored, as they are for a data frame",
+                    file=roles.hier_files[name],
+                    line=line,
+                )
+            if leaf:
+                first[key] = line
+        v.tree = [(d, c.strip()) for d, c, _ in entries]
 
 
 # ---------------------------------------------------------------------------- reading
@@ -483,13 +540,14 @@ def read_frame(
             kept.append(batch)
         if batches.n_records:
             progress(ProgressEvent(f"Reading {name.name}", fraction=n / batches.n_records))
-    widths = {v: _width(meta.variable(v), codes[v].codes, meta, log) for v in roles.categorical}
+    _in_memory_trees(meta, roles, log)
+    widths = {v: _width(meta.variable(v), codes[v], meta, log) for v in roles.categorical}
     for col in roles.numeric:
         if col not in roles.decimals and kept:
             meta.variable(col).decimals = _decimals(_numbers(col, kept[0].column(col), 0, where))
     for v in meta.variables:
-        if v.tree is not None:  # parent/child codes padded like the data's
-            v.tree = [(d, c.rjust(widths[v.name])) for d, c in v.tree]
+        if v.tree is not None:  # hierarchy codes padded like the data's (numbers only)
+            v.tree = [(d, c.strip().rjust(widths[v.name])) for d, c in v.tree]
     big = ChunkedMicroData(name, meta, roles, batches, n, codes, widths, log)
     if len(kept) > 1:
         return meta, big

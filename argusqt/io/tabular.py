@@ -579,7 +579,8 @@ def _check_additivity(
         f"the table is not additive: {len(bad)} relation(s) fail: "
         + "; ".join(msgs)
         + more
-        + " — read it with totals mode 1 (recompute) or 2 (accept)",
+        + " — read it with totals mode 1 (recompute) or 2 (accept): <READTABLE> 1 in a batch "
+        "file, Totals in File | Open table",
         file=path,
         line=first,
     )

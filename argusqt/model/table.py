@@ -21,8 +21,9 @@ from argusqt.model.status import Status
 
 CostKind = Literal["variable", "frequency", "unity", "distance"]
 
-#: Largest number of explanatory variables a table may have.
-MAX_DIMENSIONS = 4
+#: Largest number of explanatory variables a table may have: τ-Argus's 6 (and the batch
+#: file's); a table file (tabular input) takes 4 (io.tabular).
+MAX_DIMENSIONS = 6
 
 
 @dataclass

@@ -504,6 +504,8 @@ def _hierarchy_source(var, meta) -> str:
         rda = getattr(getattr(meta, "path", None), "name", None)
         named = f" (named in {rda})" if rda else ""
         return f"hierarchy file {name}{named}"
+    if getattr(var, "hierarchical", False) and getattr(var, "tree", None) is not None:
+        return "hierarchy (given as parent/child pairs)"
     if getattr(var, "hierarchical", False):
         return "digit-level hierarchy (<HIERLEVELS>)"
     return "code list"

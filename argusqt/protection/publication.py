@@ -73,10 +73,12 @@ class PublicationVerdict:
         label = names or self.label
         n_out = int(self.outsider.audited.sum())
         if self.ok:
-            text = f"Audit passed: {n_out} suppressed cells checked against the outside attacker"
+            cells = f"{n_out} suppressed cell{'s' if n_out != 1 else ''}"
+            text = f"Audit passed: {cells} checked against the outside attacker"
             ins = self.insider
             if ins is not None and ins.attackers:
-                unit = "holdings" if ins.unit == "holding" else "respondents"
+                unit = "holding" if ins.unit == "holding" else "respondent"
+                unit += "s" if ins.attackers != 1 else ""
                 text += f" and {ins.attackers} {unit} alone in a suppressed cell"
             text += "; every protection interval covered."
             if ins is not None and not ins.available:
@@ -89,8 +91,9 @@ class PublicationVerdict:
             parts.append(f"{label(int(cell))} ({why})")
         more = "…" if cells.size > 10 else ""
         return (
-            f"AUDIT FAILED: {cells.size} primary cells can be recomputed inside their "
-            f"protection interval: {', '.join(parts)}{more}."
+            f"AUDIT FAILED: {cells.size} primary cell{'s' if cells.size != 1 else ''} can be "
+            f"recomputed inside {'their' if cells.size != 1 else 'its'} protection interval: "
+            f"{', '.join(parts)}{more}."
         )
 
 

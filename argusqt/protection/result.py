@@ -37,9 +37,11 @@ class AuditResult:
     def summary(self) -> str:
         n = int(self.audited.sum())
         if self.ok:
-            return f"Audit passed: {n} suppressed cells checked, every protection interval covered."
+            cells = f"{n} suppressed cell{'s' if n != 1 else ''}"
+            return f"Audit passed: {cells} checked, every protection interval covered."
         return (
-            f"AUDIT FAILED: {len(self.failures)} of {n} checked cells are not protected "
+            f"AUDIT FAILED: {len(self.failures)} of {n} checked cell{'s' if n != 1 else ''} "
+            f"{'is' if len(self.failures) == 1 else 'are'} not protected "
             f"(cells {', '.join(map(str, self.failures[:10]))}{'…' if len(self.failures) > 10 else ''})."
         )
 

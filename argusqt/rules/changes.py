@@ -34,10 +34,25 @@ def _require(table: Table, idx: np.ndarray, allowed: np.ndarray, action: str, ru
     if bad.size:
         c = int(bad[0])
         s = int(table.status[c])
-        more = f" (and {bad.size - 1} more cells)" if bad.size > 1 else ""
+        more = (
+            f" (and {bad.size - 1} more cell{'s' if bad.size > 2 else ''})" if bad.size > 1 else ""
+        )
+        where = f"cell ({', '.join(x.strip() or x for x in table.cell_codes(c))})"
+        if s in (Status.SECONDARY, Status.SECONDARY_MANUAL):  # what the user can do instead
+            raise StatusChangeError(
+                f"cannot {action} {where}{more}: it is a secondary suppression (status {s}), "
+                "chosen by the protection method to protect the unsafe cells. Undo the "
+                "table's suppression first (the Undo suppression button beside the table), "
+                "then change the cell and protect the table again"
+            )
+        if s in (Status.EMPTY, Status.EMPTY_NONSTRUCTURAL):
+            raise StatusChangeError(
+                f"cannot {action} {where}: it is empty (status {s}, no contributions), so "
+                f"there is nothing to protect or publish in it; allowed only {rule}{more}"
+            )
         raise StatusChangeError(
-            f"cannot {action} cell ({', '.join(x.strip() or x for x in table.cell_codes(c))}) "
-            f"with status {s} {STATUS_LABELS.get(s, '')}: allowed only {rule}{more}"
+            f"cannot {action} {where} with status {s} {STATUS_LABELS.get(s, '')}: allowed "
+            f"only {rule}{more}"
         )
 
 
