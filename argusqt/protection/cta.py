@@ -11,6 +11,8 @@ can leak a deviation in the wrong direction, argusqt/docs/methods.md §10).
 
 from __future__ import annotations
 
+import dataclasses
+import secrets
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -28,6 +30,8 @@ from argusqt.protection.result import ProtectionResult, grouped
 from argusqt.protection.rounding import ScipMonitor, attach_monitor
 
 LOWER, UPPER = 0, 1
+#: a primary moves by its level plus level × U(0.2, 0.5) (at least one printed unit)
+EXTRA_SPREAD = (0.2, 0.5)
 #: Largest magnitude (in units of the last decimal) a double holds as an exact integer.
 _EXACT = 2.0**52
 
@@ -54,6 +58,8 @@ class _Instance:
     need_down: np.ndarray  # units down from `base` to reach a − LPL
     rel: sp.csr_matrix  # integer coefficients
     rhs: np.ndarray  # integer units: rhs − M·base
+    #: per sensitive cell: its bounds were widened by its extra (no direction fitted else)
+    widened: np.ndarray | None = None
 
     @property
     def unit(self) -> float:
@@ -94,8 +100,39 @@ def _floor(x: np.ndarray) -> np.ndarray:
     return np.floor(x + 1e-9 * np.maximum(1.0, np.abs(x)))
 
 
-def _instance(problem: CSPProblem) -> _Instance:
-    """The problem in units of the last decimal; protected/empty and l = u cells cannot move."""
+def level_extras(
+    problem: CSPProblem, seed: int, spread: tuple[float, float] = EXTRA_SPREAD
+) -> tuple[np.ndarray, np.ndarray]:
+    """The random extra move beyond UPL (up) and LPL (down) of each primary, in cell order
+    (argusqt/docs/methods.md §10): level × U(spread), at least one printed unit, drawn from
+    `seed`, so that `adjusted ∓ level` is never the true value.
+
+    Confidential, like the seed: with the extras an attacker would get the true value back.
+    """
+    sens = np.flatnonzero(problem.primary)
+    unit = 10.0 ** (-max(0, int(problem.decimals)))
+    lo, hi = spread
+    if hi <= 0.0:  # no extras (the exact levels, for comparisons only)
+        return np.zeros(sens.size), np.zeros(sens.size)
+    rng = np.random.default_rng(int(seed))
+    frac = rng.uniform(lo, hi, size=(sens.size, 2)) if hi > lo else np.full((sens.size, 2), lo)
+    upl = np.asarray(problem.upl, dtype=float)[sens]
+    lpl = np.asarray(problem.lpl, dtype=float)[sens]
+    return np.maximum(frac[:, 0] * upl, unit), np.maximum(frac[:, 1] * lpl, unit)
+
+
+def new_seed() -> int:
+    """A fresh secret seed (the operating system's randomness), for a run not given one."""
+    return secrets.randbits(62) + 1
+
+
+def _instance(
+    problem: CSPProblem, extras: tuple[np.ndarray, np.ndarray] | None = None
+) -> _Instance:
+    """The problem in units of the last decimal; protected/empty and l = u cells cannot move.
+
+    `extras` (per primary, value units): each primary must move by its level plus its extra.
+    """
     d = max(0, int(problem.decimals))
     scale_d = 10.0**d
     a = np.asarray(problem.values, dtype=float)
@@ -138,8 +175,20 @@ def _instance(problem: CSPProblem) -> _Instance:
     up_cap = np.where(fixed, 0.0, np.maximum(up_cap, 0.0))
     down_cap = np.where(fixed, 0.0, np.maximum(down_cap, 0.0))
     a_s, b_s = a_units[sens], base[sens]
-    need_up = np.maximum(_ceil(a_s + upl * scale_d - b_s), 0.0)
-    need_down = np.maximum(_ceil(b_s - (a_s - lpl * scale_d)), 0.0)
+    extra_up, extra_down = extras if extras is not None else (np.zeros(sens.size),) * 2
+    need_up = np.maximum(_ceil(a_s + (upl + extra_up) * scale_d - b_s), 0.0)
+    need_down = np.maximum(_ceil(b_s - (a_s - (lpl + extra_down) * scale_d)), 0.0)
+    # a primary whose bounds are exactly a ± level (from_table widens them so) fits its
+    # level but not its extra: its bounds are widened by the extra, as from_table does for
+    # the level, rather than refusing a table CTA could protect before
+    exact_up = np.maximum(_ceil(a_s + upl * scale_d - b_s), 0.0)
+    exact_down = np.maximum(_ceil(b_s - (a_s - lpl * scale_d)), 0.0)
+    tight = (need_up > up_cap[sens]) & (need_down > down_cap[sens])
+    wide_up = tight & (exact_up <= up_cap[sens])
+    wide_down = tight & (exact_down <= down_cap[sens])
+    up_cap[sens[wide_up]] = need_up[wide_up]
+    down_cap[sens[wide_down]] = need_down[wide_down]
+    tight = wide_up | wide_down
     rel = problem.relations.tocsr().astype(float)
     rel.data = _whole(rel.data, "relation coefficient")
     rhs_units = _whole(np.asarray(problem.rhs, dtype=float) * scale_d, "right-hand side")
@@ -158,7 +207,22 @@ def _instance(problem: CSPProblem) -> _Instance:
         need_down,
         rel,
         rhs,
+        tight,
     )
+
+
+def _widened_bounds(problem: CSPProblem, inst: _Instance) -> CSPProblem:
+    """The problem with the bounds CTA used: a primary widened by its extra (see _instance)."""
+    if inst.widened is None or not inst.widened.any():
+        return problem
+    cells = inst.sens[inst.widened]
+    unit = inst.unit
+    lower = np.asarray(problem.lower, dtype=float).copy()
+    upper = np.asarray(problem.upper, dtype=float).copy()
+    base = inst.base[cells] * unit
+    lower[cells] = np.minimum(lower[cells], base - inst.down_cap[cells] * unit)
+    upper[cells] = np.maximum(upper[cells], base + inst.up_cap[cells] * unit)
+    return dataclasses.replace(problem, lower=lower, upper=upper)
 
 
 def _possible(inst: _Instance) -> tuple[np.ndarray, np.ndarray]:
@@ -327,6 +391,20 @@ def verify_adjustment(problem: CSPProblem, x: np.ndarray, tol: float | None = No
         )
 
 
+def level_estimate_cells(
+    problem: CSPProblem, x: np.ndarray, tol: float | None = None
+) -> np.ndarray:
+    """Primaries whose natural estimate `adjusted − UPL` or `adjusted + LPL` lies within
+    `tol` (default half a printed unit) of the true value (argusqt/docs/methods.md §10)."""
+    a = np.asarray(problem.values, dtype=float)
+    tol = problem.tolerance if tol is None else tol
+    prim = np.asarray(problem.primary, dtype=bool)
+    x = np.asarray(x, dtype=float)
+    near_up = np.abs(x - np.asarray(problem.upl, dtype=float) - a) <= tol
+    near_down = np.abs(x + np.asarray(problem.lpl, dtype=float) - a) <= tol
+    return np.flatnonzero(prim & (near_up | near_down))
+
+
 def _units_problem(inst: _Instance, dev: np.ndarray) -> str | None:
     """What is wrong with deviations `dev` on the printed grid (None: integers within the
     caps, every relation balanced to the unit, every sensitive cell at least its level away)."""
@@ -378,7 +456,11 @@ def solve_cta(
     """
     params = dict(params or {})
     watch = Stopwatch()
-    inst = _instance(problem)
+    exact = bool(params.get("exact_levels", False))
+    seed = params.get("seed")
+    seed = new_seed() if seed is None or int(seed) == 0 else int(seed)
+    spread = (0.0, 0.0) if exact else EXTRA_SPREAD
+    inst = _instance(problem, level_extras(problem, seed, spread))
     max_time = float(params.get("max_time") or 60.0 * float(params.get("max_minutes", 10)))
     gap_limit = float(params.get("gap", 0.0))
     log = [
@@ -392,7 +474,8 @@ def solve_cta(
         if not can_up[k] and not can_down[k]:
             raise MethodError(
                 f"sensitive cell {int(inst.sens[k])} can move neither up by its UPL nor down by "
-                "its LPL within its bounds; widen the bounds or lower the protection levels"
+                "its LPL (each plus its random extra) within its bounds; widen the bounds or "
+                "lower the protection levels"
             )
         if k in fixed:
             if (fixed[k] == UPPER and not can_up[k]) or (fixed[k] == LOWER and not can_down[k]):
@@ -484,10 +567,21 @@ def solve_cta(
         raise MethodError(f"CTA found no adjusted table within {max_time:g} s ({sol.status})")
     _verify_units(inst, sol.dev)
     x = inst.values(inst.base + sol.dev)
-    verify_adjustment(problem, x)
+    verify_adjustment(_widened_bounds(problem, inst), x)
+    if not exact:
+        near = level_estimate_cells(problem, x)
+        if near.size:  # cannot happen: every primary moved by at least a unit beyond its level
+            raise AuditError(
+                f"sensitive cell {int(near[0])}: adjusted ∓ its level is its true value"
+            )
     user_fixed = params.get("directions") is not None
     res = _result(problem, inst, sol, x, heuristic or user_fixed, log, watch, cancel)
     res.figures["fixed_directions"] = heuristic
+    # confidential: with the seed the extras, and so the true values, follow
+    res.figures["seed"] = None if exact else seed
+    res.figures["exact_levels"] = exact
+    if exact:
+        log.append("exact levels (expert option): adjusted ∓ level gives the true values")
     return res
 
 
