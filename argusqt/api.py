@@ -271,14 +271,12 @@ class ProtectedTable:
         return self.session.published_frame(self.number)
 
     def audit(self) -> PublicationVerdict:
-        """Audit the current statuses again (outside attacker and insiders): the verdict
-        with `ok`, `summary()` and the failing cells. Raises nothing: check `.ok`."""
-        from argusqt.model.status import is_suppressed
-        from argusqt.protection.problem import CSPProblem
-        from argusqt.protection.publication import publication_audit
+        """The publication gate's verdict on the table as it will be printed (pattern,
+        intervals, rounded or adjusted values; outsider, insiders and point estimates):
+        `ok`, `summary()` and the failing cells. Raises nothing: check `.ok`."""
+        from argusqt.export.gate import table_verdict
 
-        table = self.table
-        return publication_audit(CSPProblem.from_table(table), is_suppressed(table.status))
+        return table_verdict(self.table)
 
     def to_excel(self, path: str | os.PathLike[str]) -> Path:
         """The published Excel workbook (through the publication gate)."""

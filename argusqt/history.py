@@ -38,7 +38,15 @@ if TYPE_CHECKING:
 #: per-cell arrays an action on a table may change (replaced or changed in place)
 CELL_ARRAYS = ("status", "lpl", "upl", "cost", "published", "interval_lower", "interval_upper")
 #: what else of a Table an action may change (compared by identity; notes by value)
-TABLE_FIELDS = ("protected_print", "cleared_print", "protection", "audit", "recode_state", "name")
+TABLE_FIELDS = (
+    "protected_print",
+    "cleared_print",
+    "refused_print",
+    "protection",
+    "audit",
+    "recode_state",
+    "name",
+)
 #: the last steps kept (τ-Argus has no undo; 50 is what office programs keep by default)
 MAX_STEPS = 50
 #: memory the kept steps may hold; the oldest steps go first beyond it

@@ -157,6 +157,9 @@ class Session:
     insight: dict[str, Any] = field(default_factory=dict)
     #: Edit | Undo and Redo over the actions on the tables (argusqt/history.py)
     history: History = field(default_factory=History, repr=False, compare=False)
+    #: CONFIDENTIAL seed of the methods' random choices (IP's level split, methods.md §11):
+    #: kept in session files, never in a publishable output; None until first needed
+    protection_seed: int | None = None
 
     # ------------------------------------------------------------------ log
     def add_log(self, message: str) -> None:
@@ -1015,6 +1018,8 @@ class Session:
         problem = CSPProblem.from_table(table)
         self.add_log(f"Table {table_no}: {desc.name} started with {p.describe()}")
         self._log_lines(p.without_effect())
+        if desc.kind != "suppress":
+            options.setdefault("seed", self._seed(problem))
         try:
             result = run_method(problem, desc.name, options, progress, cancel)
         except ArgusError:
@@ -1045,9 +1050,16 @@ class Session:
             table.interval_upper = np.asarray(result.interval_upper, dtype=float)
         else:
             table.interval_lower = table.interval_upper = None
-        table.protection = ProtectionInfo(desc.name, desc.face, p.describe())
+        public = tuple(
+            (k, float(result.figures[k]))
+            for k in ("base", "steps")
+            if desc.face == "round" and k in result.figures
+        )
+        table.protection = ProtectionInfo(desc.name, desc.face, p.describe(), public)
         table.audit = audit
         mark_protected(table, result.verdict)
+        if result.verdict is not None and not result.verdict.ok:
+            self.add_log(f"Table {table_no}: NOT PUBLISHABLE: {result.verdict.summary()}")
         self.results[table_no] = result
         done = "cancelled, best safe result kept" if result.cancelled else "finished"
         figures = "; ".join(result.outcome_lines(desc.face, table.value))
@@ -1057,6 +1069,15 @@ class Session:
         )
         self.actions.append(Protect(table_no, desc.name, p))
         return result
+
+    def _seed(self, problem: Any) -> int:
+        """The session's confidential seed; the first time derived from the data, so a batch
+        run twice gives the same output (rule 2) while nobody without the data can know it."""
+        if self.protection_seed is None:
+            from argusqt.protection.disclosure import confidential_seed
+
+            self.protection_seed = confidential_seed(problem)
+        return self.protection_seed
 
     @undoable()
     def protect_linked(

@@ -537,6 +537,8 @@ def session_to_dict(
         )
     doc["tables"] = tables
     doc["insight"] = _insight_json(session)
+    if session.protection_seed is not None:  # confidential, like the whole file
+        doc["protection_seed"] = int(session.protection_seed)
     return doc
 
 
@@ -649,6 +651,9 @@ def load_session(
             if no is not None:
                 s.specify_table(specs[int(no) - 1])
     s._log_lines(log)
+    seed = doc.get("protection_seed")
+    if isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0:
+        s.protection_seed = seed
     insight = doc.get("insight", {})
     if isinstance(insight, dict):
         s.insight = insight
@@ -799,7 +804,13 @@ def _restore(table: Table, saved: dict, where: str, what: str) -> Any:
             desc = registry.get(str(method))
         except ArgusError as exc:
             raise SessionFileError(f"{what}: {exc.message}", file=where) from None
-        table.protection = ProtectionInfo(desc.name, desc.face)
+        figures = (saved.get("result") or {}).get("figures", {}) or {}
+        public = tuple(
+            (k, float(figures[k]))
+            for k in ("base", "steps")
+            if desc.face == "round" and k in figures
+        )
+        table.protection = ProtectionInfo(desc.name, desc.face, public=public)
     table.audit = None
     r = saved.get("result")
     if not r:

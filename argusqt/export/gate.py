@@ -1,5 +1,6 @@
 """The publication gate: a file meant for publication is written only for a table whose
-current published face passed the publication audit (outside attacker and insider).
+current published face (pattern, intervals, rounded or adjusted values) passed the one
+publication verdict (protection.disclosure: outsider, insiders, point estimates).
 
 Every writer of a publishable file (Excel workbook, CSV table, pivot and code-value files
 without status) calls `clear_for_publication` first. The verdict is remembered as a
@@ -23,14 +24,20 @@ from argusqt.model.status import is_primary, is_secondary, is_suppressed
 from argusqt.model.table import Table
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
 
-__all__ = ["CONFIDENTIAL_BANNER", "clear_for_publication", "clear_linked_for_publication"]
+__all__ = [
+    "CONFIDENTIAL_BANNER",
+    "clear_for_publication",
+    "clear_linked_for_publication",
+    "table_verdict",
+]
 
 #: How far a table is from publication (shown in the GUI status bar and the log).
-State = Literal["cleared", "protected", "changed", "unprotected", "nothing to protect"]
+State = Literal["cleared", "protected", "refused", "changed", "unprotected", "nothing to protect"]
 
 STATE_TEXT: dict[str, str] = {
     "cleared": "protected (publication audit passed)",
     "protected": "protected",
+    "refused": "NOT PUBLISHABLE: the result fails the publication audit (see the log)",
     "changed": "NOT PROTECTED: statuses changed after protection",
     "unprotected": "not protected",
     "nothing to protect": "no unsafe cells",
@@ -52,12 +59,15 @@ def fingerprint(table: Table) -> str:
 def mark_protected(table: Table, verdict: Any = None) -> None:
     """Called when a protection method's audited result was copied back to the table.
 
-    `verdict`: the method's publication verdict (protect.publication) on exactly these
-    statuses; when it passed, the table is cleared for publication without a new audit.
+    `verdict`: the method's publication verdict (protection.disclosure) on exactly this
+    face; when it passed, the table is cleared for publication without a new audit; when it
+    failed, the table holds the result but reads NOT PUBLISHABLE.
     """
     table.protected_print = fingerprint(table)
     ok = verdict is not None and bool(getattr(verdict, "ok", False))
     table.cleared_print = table.protected_print if ok else None
+    failed = verdict is not None and not ok
+    table.refused_print = table.protected_print if failed else None
 
 
 def protection_state(table: Table) -> State:
@@ -65,6 +75,8 @@ def protection_state(table: Table) -> State:
     fp = fingerprint(table)
     if table.cleared_print == fp:
         return "cleared"
+    if table.refused_print == fp:
+        return "refused"
     if table.protected_print == fp:
         return "protected"
     if table.protected_print is not None:
@@ -83,6 +95,51 @@ def cell_name(table: Table, cell: int) -> str:
     return " × ".join(parts) if parts else f"cell {cell}"
 
 
+def table_face(table: Table) -> Any:
+    """What the table prints now (protection.disclosure.Face): pattern, intervals, rounded or
+    adjusted values with the public parameters of the method that made them."""
+    from argusqt.export.codevalue import published_values
+    from argusqt.protection.disclosure import Face
+
+    kind = protection_kind(table)
+    if kind == "interval":
+        return Face("interval", lower=table.interval_lower, upper=table.interval_upper)
+    if kind == "cta":
+        return Face("cta", published=published_values(table))
+    if kind == "round":
+        public = dict(table.protection.public) if table.protection is not None else {}
+        if "base" not in public:
+            raise PublicationError(
+                "the table cannot be published: the rounding base its values were rounded "
+                "with is not known, so the rounded values cannot be judged. Run rounding "
+                "again; nothing was written."
+            )
+        return Face(
+            "round",
+            published=published_values(table),
+            base=float(public["base"]),
+            steps=int(public.get("steps", 0)),
+        )
+    return Face("suppress", suppressed=is_suppressed(np.asarray(table.status)))
+
+
+def table_verdict(
+    table: Table,
+    *,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+) -> Any:
+    """The publication verdict (protection.disclosure.face_verdict) on the table as printed."""
+    from argusqt.protection.disclosure import face_verdict
+    from argusqt.protection.problem import CSPProblem
+
+    face = table_face(table)
+    progress(ProgressEvent("Publication audit: outside attacker, insiders and estimates"))
+    verdict = face_verdict(CSPProblem.from_table(table), face, cancel=cancel)
+    verdict.label = lambda c: cell_name(table, c)
+    return verdict
+
+
 def clear_for_publication(
     table: Table,
     *,
@@ -92,40 +149,46 @@ def clear_for_publication(
 ) -> str:
     """Pass the gate or raise PublicationError naming the cells; returns the verdict's words.
 
-    Unchanged since the last passing audit: no work. Suppression patterns are audited
-    again (outsider and insider). Rounded, CTA and interval tables publish values their
-    method produced and checked; they pass only unchanged since that method ran.
+    Unchanged since the last passing audit: no work. Otherwise the table as it will be
+    printed (pattern, intervals, rounded or adjusted values) gets the one publication
+    verdict: outsider, insiders and the point estimates (methods.md §2.1, §14).
     """
     fp = fingerprint(table)
     if table.cleared_print == fp:
         return "unchanged since its last passing publication audit"
-    kind = protection_kind(table)
-    if kind != "suppress":
-        return _clear_adjusted(table, kind, fp)
-    from argusqt.protection.problem import CSPProblem
-    from argusqt.protection.publication import publication_audit
-
     label = names or (lambda c: cell_name(table, c))
-    status = np.asarray(table.status)
-    sup = is_suppressed(status)
-    if not is_primary(status).any():
+    kind = protection_kind(table)
+    if kind == "suppress" and not is_primary(np.asarray(table.status)).any():
         table.cleared_print = fp
         return "no unsafe cells: nothing to protect"
-    progress(ProgressEvent("Publication audit: outside attacker and insiders"))
-    verdict = publication_audit(CSPProblem.from_table(table), sup, cancel=cancel)
+    verdict = table_verdict(table, progress=progress, cancel=cancel)
     if verdict.ok:
         table.cleared_print = fp
         return verdict.summary(label)
     cells = [int(c) for c in verdict.failing_cells]
     raise PublicationError(
-        _refusal(table, verdict.summary(label)), cells=[table.cell_codes(c) for c in cells]
+        _refusal(table, kind, verdict.summary(label)), cells=[table.cell_codes(c) for c in cells]
     )
 
 
-def _refusal(table: Table, summary: str) -> str:
+_FORM = {
+    "round": ("rounded values", "rounding"),
+    "cta": ("adjusted values", "controlled tabular adjustment"),
+    "interval": ("published intervals", "interval protection"),
+}
+
+
+def _refusal(table: Table, kind: str, summary: str) -> str:
     """Why the table is refused and what to do, in the words of the table's state."""
     state = protection_state(table)
     again = "again "
+    if kind in _FORM:
+        what, method = _FORM[kind]
+        return (
+            f"the table cannot be published: its {what} let an attacker recompute or estimate "
+            f"primary cells (methods.md §2.1). {summary} Protect the table again (with "
+            f"{method} or another method); nothing was written."
+        )
     if state == "changed":
         why = "its statuses were changed after protection and the new pattern fails the audit"
     elif state == "unprotected" and not is_secondary(table.status).any():
@@ -136,23 +199,6 @@ def _refusal(table: Table, summary: str) -> str:
     return (
         f"the table cannot be published: {why}. {summary} "
         f"Protect the table {again}before saving it for publication; nothing was written."
-    )
-
-
-def _clear_adjusted(table: Table, kind: str, fp: str) -> str:
-    """Rounded / CTA / interval tables: only the very face their method produced and checked."""
-    what = {
-        "round": "rounding",
-        "cta": "controlled tabular adjustment",
-        "interval": "interval protection",
-    }[kind]
-    if table.protected_print == fp:
-        table.cleared_print = fp
-        return f"published values produced and checked by {what}"
-    raise PublicationError(
-        f"the table cannot be published: its statuses or values were changed after {what}, "
-        f"so the published values are no longer the ones {what} produced and checked. "
-        f"Run {what} again; nothing was written."
     )
 
 

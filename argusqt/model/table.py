@@ -69,6 +69,8 @@ class ProtectionInfo:
     method: str  # batch name, e.g. "OPT"
     face: Face
     params: str = ""  # the parameters in words, for reports
+    #: public parameters an attacker knows and the publication verdict needs (RND: base, steps)
+    public: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(eq=False)
@@ -106,6 +108,8 @@ class Table:
     #: after either makes the fingerprint differ, so the table is "not protected" again
     protected_print: str | None = None
     cleared_print: str | None = None
+    #: fingerprint of a method's result that failed the publication verdict (kept, not publishable)
+    refused_print: str | None = None
     #: the method whose result the table holds (None: not protected by a method) and the
     #: audit of that result (protect.result.AuditResult)
     protection: ProtectionInfo | None = None

@@ -14,6 +14,7 @@ LP is kept (`algorithm="compact"`) for comparison and small tables.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -25,7 +26,7 @@ from argusqt.errors import AuditError, MethodError
 from argusqt.model.status import Status
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.insider import respondents_of
-from argusqt.protection.params import MethodParams, TableFacts, minutes_param
+from argusqt.protection.params import MethodParams, TableFacts, minutes_param, param
 from argusqt.protection.problem import CSPProblem
 from argusqt.protection.registry import MethodDescriptor, register
 from argusqt.protection.result import ProtectionResult
@@ -497,6 +498,73 @@ def _solve_compact(data: _Data, params: dict, log, figures):
     return (np.clip(x[:n], 0, data.dn), np.clip(x[n : 2 * n], 0, data.up)), obj, True
 
 
+#: IP's default levels (methods.md §11): the user's levels plus ASYM_EXTRA × the mean level,
+#: split at random between the two sides with a share in [0, ASYM_SHARE] on one side, so the
+#: printed midpoint lies 0.15–0.3 mean levels off the true value (tolerance: 0.1, §2.1)
+ASYM_EXTRA = 0.6
+ASYM_SHARE = 0.25
+
+
+def asymmetric_levels(problem: CSPProblem, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each primary's levels widened by a random, seeded, clearly asymmetric split of
+    ASYM_EXTRA × its mean level; never below the user's levels, never beyond the bounds."""
+    from argusqt.protection.disclosure import point_tolerance
+
+    a = np.asarray(problem.values, dtype=float)
+    lpl = np.asarray(problem.lpl, dtype=float).copy()
+    upl = np.asarray(problem.upl, dtype=float).copy()
+    prim = np.flatnonzero(problem.primary)
+    rng = np.random.default_rng(seed)
+    share = rng.uniform(0.0, ASYM_SHARE, size=prim.size)
+    low_side = rng.integers(0, 2, size=prim.size).astype(bool)
+    tol = point_tolerance(problem)[prim]
+    mean = 0.5 * (lpl[prim] + upl[prim])
+    extra = ASYM_EXTRA * np.maximum(mean, 2.0 * tol)
+
+    def widened(lo_share: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        new_l = np.maximum(lpl[prim] + lo_share * extra, 2.0 * tol)
+        return new_l, np.maximum(upl[prim] + (1.0 - lo_share) * extra, 2.0 * tol)
+
+    lo_share = np.where(low_side, 1.0 - share, share)
+    new_l, new_u = widened(lo_share)
+    # the user's own asymmetry may cancel the split: the other side gets the larger part then
+    weak = np.abs(new_u - new_l) / 2.0 < 1.5 * tol
+    new_l, new_u = widened(np.where(weak, 1.0 - lo_share, lo_share))
+    lpl[prim] = np.minimum(new_l, a[prim] - problem.lower[prim])
+    upl[prim] = np.minimum(new_u, problem.upper[prim] - a[prim])
+    return np.maximum(lpl, problem.lpl), np.maximum(upl, problem.upl)
+
+
+def _off_centre(problem: CSPProblem, lb: np.ndarray, ub: np.ndarray):
+    """Widen a primary's printed interval whose midpoint or endpoint still lies within the
+    point tolerance of its value (widening never helps an attacker's LP): the midpoint is
+    moved two tolerances off, on the side with room. Returns (lb, ub, cells widened)."""
+    from argusqt.protection.disclosure import point_tolerance
+
+    a = np.asarray(problem.values, dtype=float)
+    tol = point_tolerance(problem)
+    lb, ub = lb.copy(), ub.copy()
+    widened = 0
+    for c in np.flatnonzero(problem.primary).tolist():
+        mid = 0.5 * (lb[c] + ub[c])
+        near = min(abs(mid - a[c]), a[c] - lb[c], ub[c] - a[c]) <= tol[c]
+        if not near:
+            continue
+        t = 2.0 * tol[c]
+        up_ub = 2.0 * (a[c] + t) - lb[c]  # midpoint at a + 2t
+        down_lb = 2.0 * (a[c] - t) - ub[c]  # midpoint at a − 2t
+        ok_up = up_ub <= problem.upper[c] and a[c] - lb[c] > tol[c]
+        ok_down = down_lb >= problem.lower[c] and ub[c] - a[c] > tol[c]
+        if ok_up and (mid >= a[c] or not ok_down):
+            ub[c] = max(ub[c], up_ub)
+        elif ok_down:
+            lb[c] = min(lb[c], down_lb)
+        else:
+            continue  # no room: the verdict names the cell
+        widened += 1
+    return lb, ub, widened
+
+
 def solve_interval(
     problem: CSPProblem,
     params: dict | None = None,
@@ -511,10 +579,25 @@ def solve_interval(
     opens leaf-to-total paths for the others (or, for general relations, every movable cell's full
     attacker bounds (flagged). Raises AuditError if the audit finds an unprotected primary.
     """
+    from argusqt.protection.disclosure import confidential_seed
+
     params = dict(params or {})
     watch = Stopwatch()
-    data = _Data(problem)
+    symmetric = bool(params.get("levels_as_given", False))
+    work = problem
+    if not symmetric:
+        seed = params.get("seed")
+        seed = confidential_seed(problem) if seed is None else int(seed)
+        lpl, upl = asymmetric_levels(problem, seed)
+        work = dataclasses.replace(problem, lpl=lpl, upl=upl)
+    data = _Data(work)
     log = [f"Interval protection: {data.prim.size} primary cells, {data.n} cells"]
+    log.append(
+        "symmetric protection levels (expert option): the publication verdict judges the midpoints"
+        if symmetric
+        else "asymmetric protection levels: each primary's levels widened by a random, "
+        "seeded split (methods.md §11)"
+    )
     algorithm = str(params.get("algorithm", "cuts"))
     figures: dict = {"algorithm": algorithm}
     if algorithm == "compact":
@@ -533,17 +616,23 @@ def solve_interval(
     figures["lp_objective"] = float(np.sum(data.w * (low + up)))
     figures["insiders"] = len(data.insiders)
     lb, ub = _on_printed_grid(a - low, a + up, a, problem.decimals)
+    if not symmetric:
+        lb, ub, widened = _off_centre(problem, lb, ub)
+        if widened:
+            lb, ub = _on_printed_grid(lb, ub, a, problem.decimals)
+            log.append(f"{widened} primary intervals widened to move their midpoint off the value")
+        figures["off_centre_widened"] = widened
     objective = float(np.sum(data.w * (ub - lb)))
     verdict = _audit(problem, lb, ub)
     res_audit = verdict.outsider
-    if not verdict.ok and not done:
+    if _lp_disclosures(verdict) and not done:
         # the fallback intervals are wide enough for the outsider, not for every insider
         raise MethodError(
             "interval protection did not converge within its time limit and its fallback "
             f"intervals let respondents recompute cells ({verdict.summary()}); nothing was "
             "changed — give it more time"
         )
-    if not verdict.ok:
+    if _lp_disclosures(verdict):
         raise AuditError("interval protection failed its audit: " + verdict.summary())
     log.append(verdict.summary())
     width = ub - lb
@@ -588,10 +677,16 @@ def _on_printed_grid(lb: np.ndarray, ub: np.ndarray, a: np.ndarray, decimals: in
 
 
 def _audit(problem: CSPProblem, lb: np.ndarray, ub: np.ndarray):
-    """The publication verdict (outsider and insider) with the published intervals as bounds."""
-    from argusqt.protection.publication import publication_audit
+    """The publication verdict on the printed intervals: outsider and insider LP attackers with
+    the intervals as bounds, and midpoints and endpoints as estimates (methods.md §2.1)."""
+    from argusqt.protection.disclosure import interval_verdict
 
-    return publication_audit(problem, ub > lb, lower=lb, upper=ub)
+    return interval_verdict(problem, lb, ub)
+
+
+def _lp_disclosures(verdict) -> list:
+    """Disclosures by the LP attackers (a method error), not by a point estimate."""
+    return [d for d in verdict.disclosures if d.reason in ("outsider", "insider")]
 
 
 # ---------------------------------------------------------------------- registry
@@ -601,10 +696,20 @@ class IpParams(MethodParams):
 
     METHOD: ClassVar[str] = "IP"
     max_minutes: float = minutes_param(10, position=1, batch="maxMinutes")
+    levels_as_given: bool = param(
+        False,
+        position=2,
+        batch="levelsAsGiven",
+        label="Protection levels as given, e.g. symmetric (expert)",
+        help="Use the rules' levels as they are instead of a random asymmetric split. With "
+        "symmetric levels the optimal intervals often have the true value as their "
+        "midpoint, and the publication audit refuses them.",
+        extension=True,
+    )
 
 
 def _ip_options(p: IpParams, facts: TableFacts) -> dict[str, Any]:
-    return {"max_time": 60.0 * p.max_minutes}
+    return {"max_time": 60.0 * p.max_minutes, "levels_as_given": p.levels_as_given}
 
 
 DESCRIPTOR = register(

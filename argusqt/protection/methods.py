@@ -3,7 +3,9 @@
 Methods come from the registry (protection/registry.py); `options` are the solver's own keys
 (a descriptor's `solver_options` makes them from typed parameters). Suppression methods
 always end with a full audit: a pattern that fails it raises AuditError and is never
-returned as protected.
+returned as protected. Intervals, rounded and adjusted values end with the form-aware
+publication verdict (protection.disclosure) in `result.verdict`; the session keeps such a
+result only as NOT PUBLISHABLE when it fails.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from argusqt.model.status import is_candidate, is_primary, is_suppressed, second
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
 from argusqt.protection import registry
 from argusqt.protection.audit import EXACT_AUDIT_LIMIT, pattern_digest
+from argusqt.protection.disclosure import face_verdict, result_face
 from argusqt.protection.insider_repair import make_publishable
 from argusqt.protection.problem import CSPProblem
 from argusqt.protection.publication import CANCEL_GRACE
@@ -49,7 +52,12 @@ def run_method(
     desc = method if isinstance(method, MethodDescriptor) else registry.get(method)
     name = desc.name
     if desc.kind != "suppress":
-        return desc.solve(problem, params, progress, cancel)
+        result = desc.solve(problem, params, progress, cancel)
+        if result.verdict is None:
+            # the face as it will be printed gets the one publication verdict (§2.1, §14)
+            result.verdict = face_verdict(problem, result_face(desc.face, result), cancel=cancel)
+            result.log.append(result.verdict.summary())
+        return result
     opts, minfreq = singleton_request(params)
     options = {k: v for k, v in params.items() if k not in SINGLETON_KEYS}
     work, n_virtual = problem, 0

@@ -20,7 +20,16 @@ from argusqt.protection.insider import InsiderOutcome, insider_audit
 from argusqt.protection.problem import CSPProblem
 from argusqt.protection.result import AuditResult
 
-Reason = Literal["outsider", "insider"]
+#: how a primary is disclosed: the LP attackers of §12/§13, or a point estimate of §2.1
+Reason = Literal[
+    "outsider",
+    "insider",
+    "midpoint",
+    "endpoint",
+    "level estimate",
+    "adjusted value",
+    "rounding interval",
+]
 
 #: seconds a method may still use after a cancel to finish or audit its best pattern; a
 #: pattern not audited by then is dropped and the table stays unprotected
