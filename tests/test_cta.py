@@ -61,9 +61,9 @@ def problem_2d(inner, sensitive: dict[tuple[int, int], float], *, weights="value
     )
 
 
-#: τ-Argus's CTA (each primary moved by exactly its level): the costs of methods.md §10's
+#: τ-Argus's CTA (each primary moved by exactly its level): the costs of argusqt/docs/methods.md §10's
 #: examples and of the independent MILP below; argusqt's default adds a random extra
-EXACT = {"exact_levels": True}
+EXACT = {"levels_as_given": True}
 
 E10 = [[20, 24, 28], [38, 38, 40], [40, 39, 42]]
 E11 = [[10, 15, 11, 9], [8, 10, 12, 15], [10, 12, 11, 13]]

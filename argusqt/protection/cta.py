@@ -12,7 +12,6 @@ can leak a deviation in the wrong direction, argusqt/docs/methods.md §10).
 from __future__ import annotations
 
 import dataclasses
-import secrets
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -23,6 +22,7 @@ from pyscipopt import Model, quicksum
 from argusqt.errors import AuditError, Cancelled, MethodError
 from argusqt.model.status import Status, is_candidate, secondary_status_for
 from argusqt.progress import CancelToken, ProgressCallback, Stopwatch, no_progress
+from argusqt.protection.disclosure import adjusted_verdict, confidential_seed, point_tolerance
 from argusqt.protection.params import MethodParams, TableFacts, minutes_param, param
 from argusqt.protection.problem import CSPProblem
 from argusqt.protection.registry import MethodDescriptor, register
@@ -30,7 +30,8 @@ from argusqt.protection.result import ProtectionResult, grouped
 from argusqt.protection.rounding import ScipMonitor, attach_monitor
 
 LOWER, UPPER = 0, 1
-#: a primary moves by its level plus level × U(0.2, 0.5) (at least one printed unit)
+#: a primary moves by its level plus level × U(0.2, 0.5), at least the point tolerance plus
+#: one printed unit (argusqt/docs/methods.md §10)
 EXTRA_SPREAD = (0.2, 0.5)
 #: Largest magnitude (in units of the last decimal) a double holds as an exact integer.
 _EXACT = 2.0**52
@@ -104,26 +105,22 @@ def level_extras(
     problem: CSPProblem, seed: int, spread: tuple[float, float] = EXTRA_SPREAD
 ) -> tuple[np.ndarray, np.ndarray]:
     """The random extra move beyond UPL (up) and LPL (down) of each primary, in cell order
-    (argusqt/docs/methods.md §10): level × U(spread), at least one printed unit, drawn from
-    `seed`, so that `adjusted ∓ level` is never the true value.
+    (argusqt/docs/methods.md §10): level × U(spread) drawn from `seed`, and at least a
+    printed unit more than the point tolerance, so that `adjusted ∓ level` never discloses.
 
     Confidential, like the seed: with the extras an attacker would get the true value back.
     """
     sens = np.flatnonzero(problem.primary)
-    unit = 10.0 ** (-max(0, int(problem.decimals)))
     lo, hi = spread
     if hi <= 0.0:  # no extras (the exact levels, for comparisons only)
         return np.zeros(sens.size), np.zeros(sens.size)
+    unit = 10.0 ** (-max(0, int(problem.decimals)))
+    least = point_tolerance(problem)[sens] + unit
     rng = np.random.default_rng(int(seed))
     frac = rng.uniform(lo, hi, size=(sens.size, 2)) if hi > lo else np.full((sens.size, 2), lo)
     upl = np.asarray(problem.upl, dtype=float)[sens]
     lpl = np.asarray(problem.lpl, dtype=float)[sens]
-    return np.maximum(frac[:, 0] * upl, unit), np.maximum(frac[:, 1] * lpl, unit)
-
-
-def new_seed() -> int:
-    """A fresh secret seed (the operating system's randomness), for a run not given one."""
-    return secrets.randbits(62) + 1
+    return np.maximum(frac[:, 0] * upl, least), np.maximum(frac[:, 1] * lpl, least)
 
 
 def _instance(
@@ -391,20 +388,6 @@ def verify_adjustment(problem: CSPProblem, x: np.ndarray, tol: float | None = No
         )
 
 
-def level_estimate_cells(
-    problem: CSPProblem, x: np.ndarray, tol: float | None = None
-) -> np.ndarray:
-    """Primaries whose natural estimate `adjusted − UPL` or `adjusted + LPL` lies within
-    `tol` (default half a printed unit) of the true value (argusqt/docs/methods.md §10)."""
-    a = np.asarray(problem.values, dtype=float)
-    tol = problem.tolerance if tol is None else tol
-    prim = np.asarray(problem.primary, dtype=bool)
-    x = np.asarray(x, dtype=float)
-    near_up = np.abs(x - np.asarray(problem.upl, dtype=float) - a) <= tol
-    near_down = np.abs(x + np.asarray(problem.lpl, dtype=float) - a) <= tol
-    return np.flatnonzero(prim & (near_up | near_down))
-
-
 def _units_problem(inst: _Instance, dev: np.ndarray) -> str | None:
     """What is wrong with deviations `dev` on the printed grid (None: integers within the
     caps, every relation balanced to the unit, every sensitive cell at least its level away)."""
@@ -450,15 +433,18 @@ def solve_cta(
     the sensitive cells in cell order), fixed_directions (True: integer deviations with
     heuristic directions from the LP relaxation, flips repaired one cell at a time), max_time
     seconds (600), gap (relative, 0 = optimal), prepsens (default True: a cell with LPL = 0 <
-    UPL must go up, UPL = 0 < LPL down, else it could keep its value). Returns published =
-    adjusted values, status 1→11, 2→12 for safe cells whose printed value changed, cost =
-    Σ w |x − a|, figures['directions'] = {cell: ±1}, figures['decimals'].
+    UPL must go up, UPL = 0 < LPL down, else it could keep its value), seed (CONFIDENTIAL:
+    the random extra beyond each level, default from the confidential values),
+    levels_as_given (True: exactly the levels, τ-Argus's model; the verdict refuses it).
+    Returns published = adjusted values, verdict (protection.disclosure), status 1→11,
+    2→12 for safe cells whose printed value changed, cost = Σ w |x − a|,
+    figures['directions'] = {cell: ±1}, figures['decimals'], figures['seed'].
     """
     params = dict(params or {})
     watch = Stopwatch()
-    exact = bool(params.get("exact_levels", False))
+    exact = bool(params.get("levels_as_given", False))
     seed = params.get("seed")
-    seed = new_seed() if seed is None or int(seed) == 0 else int(seed)
+    seed = confidential_seed(problem) if seed is None else int(seed)
     spread = (0.0, 0.0) if exact else EXTRA_SPREAD
     inst = _instance(problem, level_extras(problem, seed, spread))
     max_time = float(params.get("max_time") or 60.0 * float(params.get("max_minutes", 10)))
@@ -568,20 +554,19 @@ def solve_cta(
     _verify_units(inst, sol.dev)
     x = inst.values(inst.base + sol.dev)
     verify_adjustment(_widened_bounds(problem, inst), x)
-    if not exact:
-        near = level_estimate_cells(problem, x)
-        if near.size:  # cannot happen: every primary moved by at least a unit beyond its level
-            raise AuditError(
-                f"sensitive cell {int(near[0])}: adjusted ∓ its level is its true value"
-            )
+    verdict = adjusted_verdict(problem, x)
+    if not exact and not verdict.ok:  # cannot happen: every primary moved beyond its extra
+        raise AuditError(f"CTA's adjusted table fails the publication verdict: {verdict.summary()}")
     user_fixed = params.get("directions") is not None
     res = _result(problem, inst, sol, x, heuristic or user_fixed, log, watch, cancel)
     res.figures["fixed_directions"] = heuristic
+    res.verdict = verdict
     # confidential: with the seed the extras, and so the true values, follow
     res.figures["seed"] = None if exact else seed
-    res.figures["exact_levels"] = exact
+    res.figures["levels_as_given"] = exact
     if exact:
         log.append("exact levels (expert option): adjusted ∓ level gives the true values")
+    log.append(verdict.summary())
     return res
 
 
@@ -840,7 +825,7 @@ def _result(problem, inst, sol, x, restricted, log, watch, cancel) -> Protection
 # ---------------------------------------------------------------------- registry
 @dataclass(frozen=True, kw_only=True)
 class CtaParams(MethodParams):
-    """`CTA(t)`; both parameters are argusqt extensions."""
+    """`CTA(t)`; all parameters are argusqt extensions."""
 
     METHOD: ClassVar[str] = "CTA"
     fixed_directions: bool = param(
@@ -851,10 +836,24 @@ class CtaParams(MethodParams):
         extension=True,
     )
     max_minutes: float = minutes_param(10, position=2, batch="maxMinutes", extension=True)
+    levels_as_given: bool = param(
+        False,
+        position=3,
+        batch="levelsAsGiven",
+        label="Move each sensitive cell by exactly its level (τ-Argus, expert)",
+        help="Without the random extra beyond the level: an attacker who knows the levels "
+        "gets the true values back from the adjusted ones (adjusted ∓ level), and the "
+        "publication audit refuses the table.",
+        extension=True,
+    )
 
 
 def _cta_options(p: CtaParams, facts: TableFacts) -> dict[str, Any]:
-    return {"fixed_directions": p.fixed_directions, "max_time": 60.0 * p.max_minutes}
+    return {
+        "fixed_directions": p.fixed_directions,
+        "max_time": 60.0 * p.max_minutes,
+        "levels_as_given": p.levels_as_given,
+    }
 
 
 DESCRIPTOR = register(

@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 from pyscipopt import SCIP_EVENTTYPE, Eventhdlr, Model, quicksum
 
-from argusqt.errors import MethodError, ParameterError
+from argusqt.errors import Cancelled, MethodError, ParameterError
 from argusqt.model.status import Status
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.params import MethodParams, TableFacts, minutes_param, param
@@ -576,18 +576,28 @@ def _uncovered_message(problem: CSPProblem, cells: np.ndarray, base: int, steps:
     )
 
 
-def _publication_check(problem: CSPProblem, lo: np.ndarray, hi: np.ndarray, base: int):
-    """The publication verdict on the rounded table: the rounding intervals as the
-    attacker's bounds, with the relations (outsider) and each respondent's own contributions
-    (insider); MethodError naming the cells when one is narrowed inside its protection
-    interval (argusqt/docs/methods.md §9)."""
+def _publication_check(
+    problem: CSPProblem,
+    rounded: np.ndarray,
+    base: int,
+    steps: int,
+    rapid_bounds: tuple[np.ndarray, np.ndarray] | None,
+):
+    """The publication verdict on the rounded table (protection.disclosure): each rounding
+    interval covers its primary's protection interval and, with those intervals as bounds,
+    neither the outsider (relations) nor an insider (its own cells) narrows a primary.
+    RAPID's inner cells are known to be nearest multiples (±b/2, `rapid_bounds`): judged with
+    those tighter bounds. MethodError naming the cells when it fails (argusqt/docs/methods.md §9)."""
+    from argusqt.protection.disclosure import rounded_verdict
     from argusqt.protection.publication import publication_audit
 
-    lo = np.where(np.isnan(lo), np.asarray(problem.lower, dtype=float), lo)
-    hi = np.where(np.isnan(hi), np.asarray(problem.upper, dtype=float), hi)
-    lo = np.minimum(lo, problem.values)  # the true value lies in its interval by construction
-    hi = np.maximum(hi, problem.values)
-    verdict = publication_audit(problem, hi > lo, lower=lo, upper=hi, intervals=False)
+    verdict = rounded_verdict(problem, rounded, base, steps)
+    if verdict.ok and rapid_bounds is not None:
+        lo, hi = rapid_bounds
+        z = np.asarray(problem.values, dtype=float)
+        lo = np.minimum(np.where(np.isnan(lo), problem.lower, lo), z)
+        hi = np.maximum(np.where(np.isnan(hi), problem.upper, hi), z)
+        verdict = publication_audit(problem, hi > lo, lower=lo, upper=hi, intervals=False)
     if not verdict.ok:
         raise MethodError(
             f"the table rounded to base {base} cannot be published: "
@@ -629,7 +639,13 @@ def _result(
     empty = np.asarray(problem.status) == 14
     lo[empty] = 0.0
     hi[empty] = 0.0
-    verdict = _publication_check(problem, lo, hi, base)
+    rapid = bool(figures.get("rapid_only") or figures.get("rapid_fallback"))
+    try:
+        verdict = _publication_check(problem, rounded, base, steps, (lo, hi) if rapid else None)
+    except MethodError as err:
+        if cancelled:  # the table the cancel left cannot be published: nothing is kept
+            raise Cancelled(f"rounding cancelled; the table was left unprotected ({err})") from None
+        raise
     dist = float(np.abs(rounded - z).sum())
     figures = dict(figures)
     figures.update(
