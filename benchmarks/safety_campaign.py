@@ -499,7 +499,7 @@ def run_case(case: Case, methods, max_time: float, workdir: Path) -> list[Outcom
             continue
         base = None
         params: dict = {"max_minutes": max_time / 60.0}  # MOD: per subtable
-        if method == "RND":  # the base the program proposes (covers every primary, §9)
+        if method == "RND":  # the proposed base: covers every primary (argusqt/docs/methods.md §9)
             base = s.table_facts(1).covering_rounding_base
             params["base"] = base
         path = folder / f"{method}.txt"
@@ -570,7 +570,8 @@ EXPECTED_ERRORS = (
     # total's bounds, typical with negative contributions); the message names the cells
     "cannot all be met inside the attacker bounds",
     # RND: no additive rounding whose rounding intervals cover every primary, or one an
-    # insider (its own cells) or the relations narrow (methods.md §9); the message names them
+    # insider (its own cells) or the relations narrow (argusqt/docs/methods.md §9); the
+    # message names them
     "rounding interval covers its protection interval",
     "the table rounded to base",
 )

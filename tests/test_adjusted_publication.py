@@ -121,7 +121,7 @@ def test_rnd_with_the_proposed_base_covers_every_protection_interval(testw, tmp_
     a, prim = problem.values, problem.primary
     assert np.allclose(x / base, np.round(x / base))
     unit = 10.0**-table.decimals
-    lo = x - base + unit  # the rounding interval, written here (methods.md §9)
+    lo = x - base + unit  # the rounding interval, written here (argusqt/docs/methods.md §9)
     hi = x + base - unit
     if np.all(a >= 0):
         lo = np.maximum(lo, 0.0)
