@@ -529,8 +529,8 @@ def run_case(case: Case, methods, max_time: float, workdir: Path) -> list[Outcom
             continue
         base = None
         params: dict = {"max_minutes": max_time / 60.0}  # MOD: per subtable
-        if method == "RND":
-            base = max(1, int(np.ceil(np.max((ours.lpl + ours.upl)[ours.primary]) - 1e-9)))
+        if method == "RND":  # the proposed base: covers every primary (argusqt/docs/methods.md §9)
+            base = s.table_facts(1).covering_rounding_base
             params["base"] = base
         path = folder / f"{method}.txt"
         try:
@@ -602,6 +602,11 @@ EXPECTED_ERRORS = (
     # intervals, rounded or adjusted values the publication verdict refuses (methods.md
     # §2.1): the message names the cells and the estimate; nothing is written
     "let an attacker recompute or estimate primary cells",
+    # RND: no additive rounding whose rounding intervals cover every primary, or one an
+    # insider (its own cells) or the relations narrow (argusqt/docs/methods.md §9); the
+    # message names them
+    "rounding interval covers its protection interval",
+    "the table rounded to base",
 )
 
 

@@ -135,7 +135,7 @@ def test_suppress_defaults():
     assert parse_suppress("MOD(0, 1)").table == 0  # linked
     assert parse_suppress("OPT(0, 1)").table == 0  # linked, as the GUI writes it (bug 2)
     assert parse_suppress("CTA(1)").params.to_mapping() == {
-        "fixed_directions": False, "max_minutes": 10,
+        "fixed_directions": False, "max_minutes": 10, "levels_as_given": False,
     }  # fmt: skip
     assert parse_suppress("OPT(1,,0)").params.max_minutes == 10  # an empty token: default
 

@@ -61,6 +61,10 @@ def problem_2d(inner, sensitive: dict[tuple[int, int], float], *, weights="value
     )
 
 
+#: τ-Argus's CTA (each primary moved by exactly its level): the costs of argusqt/docs/methods.md §10's
+#: examples and of the independent MILP below; argusqt's default adds a random extra
+EXACT = {"levels_as_given": True}
+
 E10 = [[20, 24, 28], [38, 38, 40], [40, 39, 42]]
 E11 = [[10, 15, 11, 9], [8, 10, 12, 15], [10, 12, 11, 13]]
 E11_SENS = {(2, 2): 3.0, (2, 3): 4.0, (3, 3): 2.0, (3, 4): 5.0}
@@ -68,11 +72,11 @@ E11_SENS = {(2, 2): 3.0, (2, 3): 4.0, (3, 3): 2.0, (3, 4): 5.0}
 
 def test_e10_forced_lower_and_upper():
     p = problem_2d(E10, {(2, 3): 5.0})
-    low = solve_cta(p, {"directions": {11: "lower"}})
+    low = solve_cta(p, {"directions": {11: "lower"}, **EXACT})
     assert low.cost == pytest.approx(630.0)
     exp_low = full_table([[15, 24, 33], [43, 38, 35], [40, 39, 42]])
     np.testing.assert_allclose(low.published.reshape(4, 4), exp_low, atol=1e-6)
-    up = solve_cta(p, {"directions": {11: "upper"}})
+    up = solve_cta(p, {"directions": {11: "upper"}, **EXACT})
     assert up.cost == pytest.approx(630.0)
     exp_up = full_table([[25, 24, 23], [33, 38, 45], [40, 39, 42]])
     np.testing.assert_allclose(up.published.reshape(4, 4), exp_up, atol=1e-6)
@@ -86,7 +90,7 @@ def test_e10_forced_lower_and_upper():
 
 def test_e10_free_direction_and_unit_weights():
     p = problem_2d(E10, {(2, 3): 5.0})
-    res = solve_cta(p)
+    res = solve_cta(p, EXACT)
     assert res.cost == pytest.approx(630.0) and res.optimal and res.gap == pytest.approx(0.0)
     options = [
         full_table([[15, 24, 33], [43, 38, 35], [40, 39, 42]]),
@@ -95,14 +99,14 @@ def test_e10_free_direction_and_unit_weights():
     got = res.published.reshape(4, 4)
     assert any(np.allclose(got, o, atol=1e-6) for o in options)
     unit = problem_2d(E10, {(2, 3): 5.0}, weights="unit")
-    assert solve_cta(unit).cost == pytest.approx(20.0)
+    assert solve_cta(unit, EXACT).cost == pytest.approx(20.0)
 
 
 def test_e11_optimum_and_seed_table():
     p = problem_2d(E11, E11_SENS)
-    res = solve_cta(p)
+    res = solve_cta(p, EXACT)
     assert res.cost == pytest.approx(303.0)
-    seed = solve_cta(p, {"directions": [0, 1, 0, 1]})
+    seed = solve_cta(p, {"directions": [0, 1, 0, 1], **EXACT})
     assert seed.cost == pytest.approx(303.0)
     expected = full_table([[11, 18, 11, 5], [8, 7, 16, 14], [9, 12, 7, 18]])
     np.testing.assert_allclose(seed.published.reshape(4, 5), expected, atol=1e-6)
@@ -113,7 +117,7 @@ def test_e11_all_sixteen_direction_costs():
     expected = [458, 438, 334, 403, 346, 303, 330, 467, 467, 330, 303, 346, 403, 334, 438, 458]
     for code, cost in enumerate(expected):
         bits = [(code >> (3 - k)) & 1 for k in range(4)]  # R2C2 is the most significant
-        res = solve_cta(p, {"directions": bits})
+        res = solve_cta(p, {"directions": bits, **EXACT})
         assert res.cost == pytest.approx(cost), bits
 
 
@@ -205,7 +209,7 @@ def test_random_tables_match_independent_milp(seed):
     cells = {(int(rng.integers(1, r + 1)), int(rng.integers(1, c + 1))) for _ in range(3)}
     sens = {rc: float(np.ceil(0.2 * inner[rc[0] - 1, rc[1] - 1])) for rc in cells}
     p = problem_2d(inner, sens, upper=1.5 * full_table(inner).max())
-    res = solve_cta(p)
+    res = solve_cta(p, EXACT)
     verify_adjustment(p, res.published)
     assert res.optimal
     assert res.cost == pytest.approx(independent_cta(p), rel=1e-7, abs=1e-6)
@@ -213,7 +217,7 @@ def test_random_tables_match_independent_milp(seed):
 
 def test_warm_start_keeps_the_optimum():
     p = problem_2d(E11, E11_SENS)
-    res = solve_cta(p, {"warm_start": True})
+    res = solve_cta(p, {"warm_start": True, **EXACT})
     assert any("warm start" in line for line in res.log)
     assert res.cost == pytest.approx(303.0) and res.optimal
     verify_adjustment(p, res.published)
@@ -225,12 +229,12 @@ def test_zero_cell_goes_up_with_prepsens():
     p.status[cell] = 6
     p.upl[cell] = 3.0
     p.cost = np.ones(p.n_cells)
-    res = solve_cta(p)
+    res = solve_cta(p, EXACT)
     assert res.published[cell] >= 3.0 - 1e-9
     assert res.figures["directions"] == {cell: 1}
     assert res.cost == pytest.approx(4 * 3.0)  # cell, row total, column total, grand total
     verify_adjustment(p, res.published)
-    lazy = solve_cta(p, {"prepsens": False})
+    lazy = solve_cta(p, {"prepsens": False, **EXACT})
     assert lazy.cost == pytest.approx(0.0)  # y = 0 with LPL = 0: nothing has to move
 
 
@@ -240,7 +244,7 @@ def test_a_primary_bound_off_the_grid_is_rounded_outwards():
     p = problem_2d([[312, 50], [40, 60]], {(1, 1): 582.6}, weights="ones")
     p.lower = np.minimum(p.lower, p.values - p.lpl)  # as from_table: exactly a ± level
     p.upper = np.where(p.primary, p.values + p.upl, 1.5 * p.values.max())
-    res = solve_cta(p)
+    res = solve_cta(p, EXACT)
     x = res.published
     moved = x[p.primary] - p.values[p.primary]
     assert np.all(np.abs(moved) >= 583)  # a whole unit beyond the level, on the grid

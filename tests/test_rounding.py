@@ -16,6 +16,7 @@ from argusqt.model.table import build_relations
 from argusqt.progress import CancelToken
 from argusqt.protection.problem import CSPProblem
 from argusqt.protection.rounding import existence_interval, minimum_base, solve_rounding
+from argusqt.protection.rounding_base import k_domain
 
 
 def aggregation(dim: CodeList) -> np.ndarray:
@@ -137,7 +138,11 @@ def test_existence_intervals():
     np.testing.assert_array_equal(hi, [4, 19])
     lo, hi = existence_interval(np.array([15.0, 5.0]), 5, 1)
     np.testing.assert_array_equal(lo, [6, 0])
-    np.testing.assert_array_equal(hi, [24, 9])
+    # 5 with one step can come from 12 (floor 10, one step down): [0, 14], not [0, 9]
+    np.testing.assert_array_equal(hi, [24, 14])
+    kmin, kmax = k_domain(np.array([12.0, 14.0, 15.0]), 5, 1)
+    np.testing.assert_array_equal(kmin, [1, 1, 2])
+    np.testing.assert_array_equal(kmax, [4, 4, 4])
     res = solve_rounding(table_problem(E12), {"base": 5})
     lo, hi = res.figures["existence_lower"], res.figures["existence_upper"]
     z = table_problem(E12).values

@@ -11,6 +11,7 @@ can leak a deviation in the wrong direction, argusqt/docs/methods.md §10).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -21,6 +22,7 @@ from pyscipopt import Model, quicksum
 from argusqt.errors import AuditError, Cancelled, MethodError
 from argusqt.model.status import Status, is_candidate, secondary_status_for
 from argusqt.progress import CancelToken, ProgressCallback, Stopwatch, no_progress
+from argusqt.protection.disclosure import adjusted_verdict, confidential_seed, point_tolerance
 from argusqt.protection.params import MethodParams, TableFacts, minutes_param, param
 from argusqt.protection.problem import CSPProblem
 from argusqt.protection.registry import MethodDescriptor, register
@@ -28,6 +30,9 @@ from argusqt.protection.result import ProtectionResult, grouped
 from argusqt.protection.rounding import ScipMonitor, attach_monitor
 
 LOWER, UPPER = 0, 1
+#: a primary moves by its level plus level × U(0.2, 0.5), at least the point tolerance plus
+#: one printed unit (argusqt/docs/methods.md §10)
+EXTRA_SPREAD = (0.2, 0.5)
 #: Largest magnitude (in units of the last decimal) a double holds as an exact integer.
 _EXACT = 2.0**52
 
@@ -54,6 +59,8 @@ class _Instance:
     need_down: np.ndarray  # units down from `base` to reach a − LPL
     rel: sp.csr_matrix  # integer coefficients
     rhs: np.ndarray  # integer units: rhs − M·base
+    #: per sensitive cell: its bounds were widened by its extra (no direction fitted else)
+    widened: np.ndarray | None = None
 
     @property
     def unit(self) -> float:
@@ -94,8 +101,35 @@ def _floor(x: np.ndarray) -> np.ndarray:
     return np.floor(x + 1e-9 * np.maximum(1.0, np.abs(x)))
 
 
-def _instance(problem: CSPProblem) -> _Instance:
-    """The problem in units of the last decimal; protected/empty and l = u cells cannot move."""
+def level_extras(
+    problem: CSPProblem, seed: int, spread: tuple[float, float] = EXTRA_SPREAD
+) -> tuple[np.ndarray, np.ndarray]:
+    """The random extra move beyond UPL (up) and LPL (down) of each primary, in cell order
+    (argusqt/docs/methods.md §10): level × U(spread) drawn from `seed`, and at least a
+    printed unit more than the point tolerance, so that `adjusted ∓ level` never discloses.
+
+    Confidential, like the seed: with the extras an attacker would get the true value back.
+    """
+    sens = np.flatnonzero(problem.primary)
+    lo, hi = spread
+    if hi <= 0.0:  # no extras (the exact levels, for comparisons only)
+        return np.zeros(sens.size), np.zeros(sens.size)
+    unit = 10.0 ** (-max(0, int(problem.decimals)))
+    least = point_tolerance(problem)[sens] + unit
+    rng = np.random.default_rng(int(seed))
+    frac = rng.uniform(lo, hi, size=(sens.size, 2)) if hi > lo else np.full((sens.size, 2), lo)
+    upl = np.asarray(problem.upl, dtype=float)[sens]
+    lpl = np.asarray(problem.lpl, dtype=float)[sens]
+    return np.maximum(frac[:, 0] * upl, least), np.maximum(frac[:, 1] * lpl, least)
+
+
+def _instance(
+    problem: CSPProblem, extras: tuple[np.ndarray, np.ndarray] | None = None
+) -> _Instance:
+    """The problem in units of the last decimal; protected/empty and l = u cells cannot move.
+
+    `extras` (per primary, value units): each primary must move by its level plus its extra.
+    """
     d = max(0, int(problem.decimals))
     scale_d = 10.0**d
     a = np.asarray(problem.values, dtype=float)
@@ -138,8 +172,20 @@ def _instance(problem: CSPProblem) -> _Instance:
     up_cap = np.where(fixed, 0.0, np.maximum(up_cap, 0.0))
     down_cap = np.where(fixed, 0.0, np.maximum(down_cap, 0.0))
     a_s, b_s = a_units[sens], base[sens]
-    need_up = np.maximum(_ceil(a_s + upl * scale_d - b_s), 0.0)
-    need_down = np.maximum(_ceil(b_s - (a_s - lpl * scale_d)), 0.0)
+    extra_up, extra_down = extras if extras is not None else (np.zeros(sens.size),) * 2
+    need_up = np.maximum(_ceil(a_s + (upl + extra_up) * scale_d - b_s), 0.0)
+    need_down = np.maximum(_ceil(b_s - (a_s - (lpl + extra_down) * scale_d)), 0.0)
+    # a primary whose bounds are exactly a ± level (from_table widens them so) fits its
+    # level but not its extra: its bounds are widened by the extra, as from_table does for
+    # the level, rather than refusing a table CTA could protect before
+    exact_up = np.maximum(_ceil(a_s + upl * scale_d - b_s), 0.0)
+    exact_down = np.maximum(_ceil(b_s - (a_s - lpl * scale_d)), 0.0)
+    tight = (need_up > up_cap[sens]) & (need_down > down_cap[sens])
+    wide_up = tight & (exact_up <= up_cap[sens])
+    wide_down = tight & (exact_down <= down_cap[sens])
+    up_cap[sens[wide_up]] = need_up[wide_up]
+    down_cap[sens[wide_down]] = need_down[wide_down]
+    tight = wide_up | wide_down
     rel = problem.relations.tocsr().astype(float)
     rel.data = _whole(rel.data, "relation coefficient")
     rhs_units = _whole(np.asarray(problem.rhs, dtype=float) * scale_d, "right-hand side")
@@ -158,7 +204,22 @@ def _instance(problem: CSPProblem) -> _Instance:
         need_down,
         rel,
         rhs,
+        tight,
     )
+
+
+def _widened_bounds(problem: CSPProblem, inst: _Instance) -> CSPProblem:
+    """The problem with the bounds CTA used: a primary widened by its extra (see _instance)."""
+    if inst.widened is None or not inst.widened.any():
+        return problem
+    cells = inst.sens[inst.widened]
+    unit = inst.unit
+    lower = np.asarray(problem.lower, dtype=float).copy()
+    upper = np.asarray(problem.upper, dtype=float).copy()
+    base = inst.base[cells] * unit
+    lower[cells] = np.minimum(lower[cells], base - inst.down_cap[cells] * unit)
+    upper[cells] = np.maximum(upper[cells], base + inst.up_cap[cells] * unit)
+    return dataclasses.replace(problem, lower=lower, upper=upper)
 
 
 def _possible(inst: _Instance) -> tuple[np.ndarray, np.ndarray]:
@@ -372,13 +433,20 @@ def solve_cta(
     the sensitive cells in cell order), fixed_directions (True: integer deviations with
     heuristic directions from the LP relaxation, flips repaired one cell at a time), max_time
     seconds (600), gap (relative, 0 = optimal), prepsens (default True: a cell with LPL = 0 <
-    UPL must go up, UPL = 0 < LPL down, else it could keep its value). Returns published =
-    adjusted values, status 1→11, 2→12 for safe cells whose printed value changed, cost =
-    Σ w |x − a|, figures['directions'] = {cell: ±1}, figures['decimals'].
+    UPL must go up, UPL = 0 < LPL down, else it could keep its value), seed (CONFIDENTIAL:
+    the random extra beyond each level, default from the confidential values),
+    levels_as_given (True: exactly the levels, τ-Argus's model; the verdict refuses it).
+    Returns published = adjusted values, verdict (protection.disclosure), status 1→11,
+    2→12 for safe cells whose printed value changed, cost = Σ w |x − a|,
+    figures['directions'] = {cell: ±1}, figures['decimals'], figures['seed'].
     """
     params = dict(params or {})
     watch = Stopwatch()
-    inst = _instance(problem)
+    exact = bool(params.get("levels_as_given", False))
+    seed = params.get("seed")
+    seed = confidential_seed(problem) if seed is None else int(seed)
+    spread = (0.0, 0.0) if exact else EXTRA_SPREAD
+    inst = _instance(problem, level_extras(problem, seed, spread))
     max_time = float(params.get("max_time") or 60.0 * float(params.get("max_minutes", 10)))
     gap_limit = float(params.get("gap", 0.0))
     log = [
@@ -392,7 +460,8 @@ def solve_cta(
         if not can_up[k] and not can_down[k]:
             raise MethodError(
                 f"sensitive cell {int(inst.sens[k])} can move neither up by its UPL nor down by "
-                "its LPL within its bounds; widen the bounds or lower the protection levels"
+                "its LPL (each plus its random extra) within its bounds; widen the bounds or "
+                "lower the protection levels"
             )
         if k in fixed:
             if (fixed[k] == UPPER and not can_up[k]) or (fixed[k] == LOWER and not can_down[k]):
@@ -484,10 +553,20 @@ def solve_cta(
         raise MethodError(f"CTA found no adjusted table within {max_time:g} s ({sol.status})")
     _verify_units(inst, sol.dev)
     x = inst.values(inst.base + sol.dev)
-    verify_adjustment(problem, x)
+    verify_adjustment(_widened_bounds(problem, inst), x)
+    verdict = adjusted_verdict(problem, x)
+    if not exact and not verdict.ok:  # cannot happen: every primary moved beyond its extra
+        raise AuditError(f"CTA's adjusted table fails the publication verdict: {verdict.summary()}")
     user_fixed = params.get("directions") is not None
     res = _result(problem, inst, sol, x, heuristic or user_fixed, log, watch, cancel)
     res.figures["fixed_directions"] = heuristic
+    res.verdict = verdict
+    # confidential: with the seed the extras, and so the true values, follow
+    res.figures["seed"] = None if exact else seed
+    res.figures["levels_as_given"] = exact
+    if exact:
+        log.append("exact levels (expert option): adjusted ∓ level gives the true values")
+    log.append(verdict.summary())
     return res
 
 
@@ -746,7 +825,7 @@ def _result(problem, inst, sol, x, restricted, log, watch, cancel) -> Protection
 # ---------------------------------------------------------------------- registry
 @dataclass(frozen=True, kw_only=True)
 class CtaParams(MethodParams):
-    """`CTA(t)`; both parameters are argusqt extensions."""
+    """`CTA(t)`; all parameters are argusqt extensions."""
 
     METHOD: ClassVar[str] = "CTA"
     fixed_directions: bool = param(
@@ -757,10 +836,24 @@ class CtaParams(MethodParams):
         extension=True,
     )
     max_minutes: float = minutes_param(10, position=2, batch="maxMinutes", extension=True)
+    levels_as_given: bool = param(
+        False,
+        position=3,
+        batch="levelsAsGiven",
+        label="Move each sensitive cell by exactly its level (τ-Argus, expert)",
+        help="Without the random extra beyond the level: an attacker who knows the levels "
+        "gets the true values back from the adjusted ones (adjusted ∓ level), and the "
+        "publication audit refuses the table.",
+        extension=True,
+    )
 
 
 def _cta_options(p: CtaParams, facts: TableFacts) -> dict[str, Any]:
-    return {"fixed_directions": p.fixed_directions, "max_time": 60.0 * p.max_minutes}
+    return {
+        "fixed_directions": p.fixed_directions,
+        "max_time": 60.0 * p.max_minutes,
+        "levels_as_given": p.levels_as_given,
+    }
 
 
 DESCRIPTOR = register(

@@ -263,6 +263,9 @@ class TableFacts:
     min_frequency: int | None
     #: smallest rounding base that protects the unsafe cells (argusqt/docs/rules.md §4.4)
     min_rounding_base: int
+    #: the base RND proposes: the smallest ≥ min_rounding_base whose rounding intervals can
+    #: cover every unsafe cell's protection interval (argusqt/docs/methods.md §9); 0 = unknown
+    covering_rounding_base: int = 0
 
 
 # ---------------------------------------------------------------------- helpers

@@ -175,15 +175,17 @@ def problem_facts(
     problem: CSPProblem, table_no: int = 1, min_frequency: int | None = None
 ) -> TableFacts:
     """The facts of a protection problem (its table's minimum frequency given apart)."""
-    from argusqt.protection.rounding_base import minimum_base
+    from argusqt.protection.rounding_base import covering_base, minimum_base
 
+    min_base = int(minimum_base(problem, min_frequency=min_frequency))
     return TableFacts(
         table_no=table_no,
         n_cells=problem.n_cells,
         n_dims=len(problem.dims or []),
         has_frequency=problem.freq is not None,
         min_frequency=min_frequency,
-        min_rounding_base=int(minimum_base(problem, min_frequency=min_frequency)),
+        min_rounding_base=min_base,
+        covering_rounding_base=covering_base(problem, 0, min_base),
     )
 
 

@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 from pyscipopt import SCIP_EVENTTYPE, Eventhdlr, Model, quicksum
 
-from argusqt.errors import MethodError, ParameterError
+from argusqt.errors import Cancelled, MethodError, ParameterError
 from argusqt.model.status import Status
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.params import MethodParams, TableFacts, minutes_param, param
@@ -26,7 +26,14 @@ from argusqt.protection.problem import CSPProblem
 from argusqt.protection.registry import MethodDescriptor, register
 from argusqt.protection.result import ProtectionResult, grouped
 from argusqt.protection.rounding_base import REL_TOL as _REL_TOL
-from argusqt.protection.rounding_base import minimum_base
+from argusqt.protection.rounding_base import (
+    covering_base,
+    covering_multiples,
+    existence_interval,
+    minimum_base,
+    protection_targets,
+    uncovered_cells,
+)
 
 STOP_RAPID, STOP_FIRST, STOP_OPTIMAL = 1, 2, 3
 
@@ -92,30 +99,6 @@ def attach_monitor(model: Model, monitor: ScipMonitor, name: str) -> None:
 
 
 # ---------------------------------------------------------------------- small public helpers
-def existence_interval(
-    published: np.ndarray,
-    base: float,
-    steps: int = 0,
-    unit: float = 1.0,
-    nonnegative: bool = True,
-) -> tuple[np.ndarray, np.ndarray]:
-    """What an intruder learns from a rounded value a (argusqt/docs/methods.md §9), values in `unit`
-    steps.
-
-    a < (K+1)b → z ∈ [0, (K+1)b − unit]; else z ∈ [a − (K+1)b + unit, a + (K+1)b − unit].
-    Tables with negative values: the symmetric interval, without the clamp at 0.
-    """
-    a = np.asarray(published, dtype=float)
-    span = (steps + 1) * base
-    lo = a - span + unit
-    hi = a + span - unit
-    if nonnegative:
-        small = a < span - _REL_TOL * span
-        lo = np.where(small, 0.0, lo)
-        hi = np.where(small, span - unit, hi)
-    return lo, hi
-
-
 def fill_by_addition(
     relations: sp.csr_matrix, rhs: np.ndarray, values: np.ndarray, known: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -201,8 +184,13 @@ def _solve_part(
     stop_rule: int,
     time_limit: float,
     monitor_args: tuple,
+    k_bounds: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> _PartOutcome:
-    """Zero-restricted / K-step rounding of one (sub)table: k = u + x + up − dn, Σ cost minimal."""
+    """Zero-restricted / K-step rounding of one (sub)table: k = u + x + up − dn, Σ cost minimal.
+
+    `k_bounds`: per cell the multiples allowed (±inf: any), so that a primary's rounding
+    interval covers its protection interval (argusqt/docs/methods.md §9).
+    """
     out = _PartOutcome()
     n = z.size
     u, r, mult, nonmult, down_cap = _domains(z, fixed, base, steps)
@@ -264,6 +252,8 @@ def _solve_part(
                 return out
             continue
         model.addCons(quicksum(terms) == float(rhs_units[i]))
+    if k_bounds is not None:
+        _restrict_multiples(model, k_bounds, u, pos_x, xs, pos_s, ups, dns)
     model.optimize()
     out.status = model.getStatus()
     out.interrupted = monitor.interrupted
@@ -281,6 +271,24 @@ def _solve_part(
         out.k = u.copy()
         out.gap = 0.0
     return out
+
+
+def _restrict_multiples(model, k_bounds, u, pos_x, xs, pos_s, ups, dns) -> None:
+    """kmin ≤ u + x + up − dn ≤ kmax for the cells with finite bounds (the primaries)."""
+    kmin, kmax = k_bounds
+    for c in np.flatnonzero(np.isfinite(kmin) | np.isfinite(kmax)).tolist():
+        terms = []
+        if pos_x[c] >= 0:
+            terms.append(xs[pos_x[c]])
+        if pos_s[c] >= 0:
+            terms += [ups[pos_s[c]], -dns[pos_s[c]]]
+        if not terms:
+            continue  # a fixed cell: its bounds were checked before the model was built
+        expr = quicksum(terms)
+        if np.isfinite(kmin[c]):
+            model.addCons(expr >= float(kmin[c] - u[c]))
+        if np.isfinite(kmax[c]):
+            model.addCons(expr <= float(kmax[c] - u[c]))
 
 
 # ---------------------------------------------------------------------- parameters
@@ -380,6 +388,10 @@ def solve_rounding(
     n = problem.n_cells
     empty = np.asarray(problem.status) == 14
     unit = 10.0 ** (-problem.decimals)
+    uncovered = uncovered_cells(problem, base, steps)
+    if uncovered.size:
+        raise MethodError(_uncovered_message(problem, uncovered, base, steps))
+    k_bounds = _cover_bounds(problem, base, steps)
     rapid = rapid_rounding(problem, base)
     rapid_dist = float(np.abs(rapid - z).sum())
     log: list[str] = [f"Controlled rounding: base {base}, steps {steps}, stop rule {stop}"]
@@ -442,7 +454,16 @@ def solve_rounding(
             if left <= 0 or (cancel is not None and cancel.cancelled):
                 break
             outcome = _solve_part(
-                z[cells], empty[cells], sub_rel, rhs[rows], base, k_steps, stop, left, margs
+                z[cells],
+                empty[cells],
+                sub_rel,
+                rhs[rows],
+                base,
+                k_steps,
+                stop,
+                left,
+                margs,
+                (k_bounds[0][cells], k_bounds[1][cells]),
             )
             if outcome.k is not None:
                 if k_steps == 0 and steps > 0:
@@ -461,9 +482,9 @@ def solve_rounding(
                     else "; try more steps or a larger base"
                 )
                 raise MethodError(
-                    f"no additive rounding to base {base} with {steps} step(s) exists"
-                    + (f" for part {pno + 1}" if len(parts) > 1 else "")
-                    + hint
+                    f"no additive rounding to base {base} with {steps} step(s) exists "
+                    "in which every unsafe cell's rounding interval covers its protection "
+                    "interval" + (f" for part {pno + 1}" if len(parts) > 1 else "") + hint
                 )
             cancelled = cancel is not None and cancel.cancelled
             timed_out = not cancelled
@@ -529,6 +550,65 @@ def solve_rounding(
     )
 
 
+def _cover_bounds(problem: CSPProblem, base: int, steps: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per cell the multiples whose rounding interval covers a primary's protection
+    interval (±inf for the other cells), argusqt/docs/methods.md §9."""
+    z = np.asarray(problem.values, dtype=float)
+    unit = 10.0 ** (-max(0, int(problem.decimals)))
+    prim, lo_req, hi_req = protection_targets(problem, bool(np.all(z >= 0)))
+    kmin, kmax = covering_multiples(lo_req, hi_req, base, steps, unit)
+    return np.where(prim, kmin, -np.inf), np.where(prim, kmax, np.inf)
+
+
+def _uncovered_message(problem: CSPProblem, cells: np.ndarray, base: int, steps: int) -> str:
+    """Why rounding to `base` is refused: the unsafe cells no multiple protects, and the
+    base that would give each of them one."""
+    from argusqt.protection.publication import cell_label
+
+    names = ", ".join(cell_label(problem, int(c)) for c in cells[:5])
+    more = f" and {cells.size - 5} more" if cells.size > 5 else ""
+    need = covering_base(problem, steps, base + 1)
+    return (
+        f"rounding to base {base} with {steps} step(s) cannot protect {cells.size} unsafe "
+        f"cell(s): whichever multiple they are rounded to, an attacker who knows the base "
+        f"narrows them inside their protection interval: {names}{more}. Use a base of at "
+        f"least {need} (the smallest that leaves every unsafe cell a protecting multiple)"
+    )
+
+
+def _publication_check(
+    problem: CSPProblem,
+    rounded: np.ndarray,
+    base: int,
+    steps: int,
+    rapid_bounds: tuple[np.ndarray, np.ndarray] | None,
+):
+    """The publication verdict on the rounded table (protection.disclosure): each rounding
+    interval covers its primary's protection interval and, with those intervals as bounds,
+    neither the outsider (relations) nor an insider (its own cells) narrows a primary.
+    RAPID's inner cells are known to be nearest multiples (±b/2, `rapid_bounds`): judged with
+    those tighter bounds. MethodError naming the cells when it fails (argusqt/docs/methods.md §9)."""
+    from argusqt.protection.disclosure import rounded_verdict
+    from argusqt.protection.publication import publication_audit
+
+    verdict = rounded_verdict(problem, rounded, base, steps)
+    if verdict.ok and rapid_bounds is not None:
+        lo, hi = rapid_bounds
+        z = np.asarray(problem.values, dtype=float)
+        lo = np.minimum(np.where(np.isnan(lo), problem.lower, lo), z)
+        hi = np.maximum(np.where(np.isnan(hi), problem.upper, hi), z)
+        verdict = publication_audit(problem, hi > lo, lower=lo, upper=hi, intervals=False)
+    if not verdict.ok:
+        raise MethodError(
+            f"the table rounded to base {base} cannot be published: "
+            + verdict.summary().removeprefix("AUDIT FAILED: ")
+            + f" Round with {steps + 1} step(s) (wider rounding intervals: on random tables "
+            "this mostly passes at the same base) or a larger base than "
+            f"{base}; the table was left unchanged."
+        )
+    return verdict
+
+
 def _result(
     problem,
     rounded,
@@ -561,6 +641,13 @@ def _result(
     empty = np.asarray(problem.status) == 14
     lo[empty] = 0.0
     hi[empty] = 0.0
+    rapid = bool(figures.get("rapid_only") or figures.get("rapid_fallback"))
+    try:
+        verdict = _publication_check(problem, rounded, base, steps, (lo, hi) if rapid else None)
+    except MethodError as err:
+        if cancelled:  # the table the cancel left cannot be published: nothing is kept
+            raise Cancelled(f"rounding cancelled; the table was left unprotected ({err})") from None
+        raise
     dist = float(np.abs(rounded - z).sum())
     figures = dict(figures)
     figures.update(
@@ -580,6 +667,7 @@ def _result(
         timed_out=timed_out,
         elapsed=watch.elapsed,
         published=rounded,
+        verdict=verdict,
         log=log,
         figures=figures,
     )
@@ -596,8 +684,12 @@ class RndParams(MethodParams):
         batch="base",
         label="Rounding base",
         minimum=1,
-        help="Every published value is a multiple of it; at least the table's minimum base.",
-        suggest=lambda facts: facts.min_rounding_base,
+        help=(
+            "Every published value is a multiple of it; at least the table's minimum base. "
+            "The proposed base lets every unsafe cell's rounding interval cover its "
+            "protection interval."
+        ),
+        suggest=lambda facts: max(facts.min_rounding_base, facts.covering_rounding_base),
     )
     steps: int = param(
         0,
