@@ -168,3 +168,76 @@ def test_expiring_clock_in_every_phase_of_a_hierarchical_table(monkeypatch, k):
     assert r.audit.ok
     assert r.lower_bound is None or r.lower_bound <= exact.cost + EPS * exact.cost
     assert not r.optimal or r.cost == pytest.approx(exact.cost, rel=EPS)
+
+
+# ------------------------------------------------------------- the case opt_bound_805
+#: OPT's audited pattern on a quiet machine (README of the case): no valid bound exceeds it
+CASE_805_QUIET = 111_097_431
+
+
+@pytest.fixture(scope="module")
+def case_805(tmp_path_factory) -> tuple[CSPProblem, dict]:
+    """The 805-cell table of `cases/opt_bound_805` (copied, never written) as OPT sees it in
+    batch: the problem and OPT(1,1)'s solver options (singleton options SS, SM, MF)."""
+    import os
+    import shutil
+
+    from shared_paths import TAUARGUS
+
+    from argusqt.batch.runner import run_batch
+    from argusqt.protection import registry
+
+    src = TAUARGUS.parent / "cases" / "opt_bound_805"
+    if not src.is_dir():
+        msg = f"case opt_bound_805 not found at {src}"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(msg + " (required when CI=true)")
+        pytest.skip(msg)
+    case = tmp_path_factory.mktemp("opt805") / "case"
+    shutil.copytree(src, case)
+    lines = (case / "opt.arb").read_text().splitlines()
+    prep = case / "prep.arb"
+    prep.write_text(
+        "\n".join(line for line in lines if "<SUPPRESS>" not in line and "<WRITETABLE>" not in line)
+        + "\n"
+    )
+    out = run_batch(prep, case / "log.txt")
+    assert out.ok, out.error
+    table = out.session.table(1)
+    desc = registry.get("OPT")
+    opts = desc.options_for(desc.params.coerce({"max_minutes": 1}), registry.table_facts(table, 1))
+    return CSPProblem.from_table(table), opts
+
+
+def check_805(problem: CSPProblem, opts: dict) -> None:
+    import copy
+
+    r = run_method(copy.deepcopy(problem), "OPT", opts)
+    assert r.verdict is not None and r.verdict.ok
+    assert r.lower_bound is not None and r.lower_bound <= CASE_805_QUIET, r.log
+    assert r.cost > r.lower_bound  # 805's true gap is far from closed in these runs
+    assert not r.optimal
+    assert not any("proven optimal" in line and "not proven" not in line for line in r.log)
+    assert any("not proven optimal" in line for line in r.log)
+
+
+@pytest.mark.parametrize("k", [1, 10, 150])
+def test_opt_bound_805_clock_expiring_inside_the_branch_and_cut(monkeypatch, case_805, k):
+    # regression (issue 22): under load OPT(1,1) logged "SCIP status optimal, nodes 1" and
+    # "proven optimal (lower bound 123,783,815)" where OPT publishes 111,097,431 given time
+    import argusqt.protection.optimal as optimal
+
+    real = optimal.solve_pattern
+
+    def expiring(*a, **kw):  # the clock expires at its k-th reading in the branch-and-cut
+        monkeypatch.setattr(budget, "CLOCK", ExpiringClock(k))
+        return real(*a, **kw)
+
+    monkeypatch.setattr(optimal, "solve_pattern", expiring)
+    check_805(*case_805)
+
+
+@pytest.mark.parametrize("j", [1, 300])
+def test_opt_bound_805_attacker_lp_stopped_by_highs_time_limit(monkeypatch, case_805, j):
+    stop_lp_at(monkeypatch, j)
+    check_805(*case_805)

@@ -178,7 +178,7 @@ class _CapacityHandler(Conshdlr):
         for cell, known in found:
             sep, cells = self._insider_sep(known)
             cells.add(int(cell))
-            outcomes = sep.separate(x, np.array([cell]), cancel=self.run.stop)
+            outcomes = self._separate(sep, x, np.array([cell]))
             cuts += [c for o in outcomes for c in o.cuts if c.lhs(x) < c.rhs - 1e-6]
         if found and not cuts:
             cuts.append(self._nogood(x))
@@ -188,14 +188,14 @@ class _CapacityHandler(Conshdlr):
     def _cuts_for(self, x: np.ndarray, x_int: bool) -> tuple[list[Cut], bool]:
         """Violated cuts at x and whether some primary fails (at a 0/1 point x: to an
         outsider, or else to an insider)."""
-        outcomes = self.sep.separate(x, cancel=self.run.stop)
+        outcomes = self._separate(self.sep, x)
         if x_int and not outcomes and not self.sep.interrupted:
             return self._insider_cuts(x)
         cuts = [c for o in outcomes for c in o.cuts]
         if not x_int and self.insider_pool:
             # the respondents met so far, at the fractional point too: a tighter bound
             for sep, cells in list(self.insider_pool.values()):
-                more = sep.separate(x, np.array(sorted(cells)), cancel=self.run.stop)
+                more = self._separate(sep, x, np.array(sorted(cells)))
                 cuts += [c for o in more for c in o.cuts]
         if x_int and outcomes:
             # an unprotected integer point must be cut off: a capacity cut violated only by
@@ -205,6 +205,14 @@ class _CapacityHandler(Conshdlr):
             if not cuts:
                 cuts.append(self._nogood(x))
         return cuts, bool(outcomes)
+
+    def _separate(self, sep: Separator, x: np.ndarray, primaries=None, **kw) -> list:
+        """sep.separate under the run's stop; an attacker LP stopped by HiGHS's time limit
+        (set to what the deadline leaves) ends the run as the deadline does."""
+        out = sep.separate(x, primaries, cancel=self.run.stop, **kw)
+        if sep.interrupted:
+            self.run.stop.halted = True
+        return out
 
     def _nogood(self, x: np.ndarray) -> Cut:
         """An unprotected 0/1 pattern and all its subsets fail: some published cell must go."""
@@ -223,7 +231,9 @@ class _CapacityHandler(Conshdlr):
             self.run.n_cuts += 1
 
     def _cancelled(self) -> bool:
-        if self.run.stop.cancelled:
+        """The run must stop: a cancel, its deadline, or a node already left unproven (SCIP
+        clears its interrupt flag once seen, so every callback asks again)."""
+        if self.run.stop.cancelled or self.run.uncertified is not None:
             self.model.interruptSolve()
             return True
         return False
@@ -237,7 +247,7 @@ class _CapacityHandler(Conshdlr):
 
     def _enforce(self, sol=None) -> dict:
         if self._cancelled():
-            return self._give_up(_stop_reason(self.run))
+            return self._give_up(self.run.uncertified or _stop_reason(self.run))
         x = self._x(sol)
         cuts, fails = self._cuts_for(np.round(x), True)
         if fails:
@@ -285,7 +295,8 @@ class _CapacityHandler(Conshdlr):
         self.run.n_checks += 1
         if self.store.violated(x):  # a known valid cut rejects it without any LP
             return {"result": SCIP_RESULT.INFEASIBLE}
-        if self.sep.is_protected(x, cancel=self.run.stop) and not self.run.stop.cancelled:
+        protected = not self._separate(self.sep, x, stop_at_first=True)
+        if protected and not self.sep.interrupted and not self.run.stop.cancelled:
             cuts, fails = self._insider_cuts(x)
             if fails or self.run.stop.cancelled:
                 # rejected by an insider: its cuts join the model at the next separation
@@ -506,7 +517,7 @@ class _Progress(Eventhdlr):
 
     def eventexec(self, event):
         run = self.run
-        if run.stop.cancelled:
+        if run.stop.cancelled or run.uncertified is not None:
             self.model.interruptSolve()
             return
         forced = event.getType() == SCIP_EVENTTYPE.BESTSOLFOUND
@@ -557,10 +568,17 @@ class _Stop:
     def __init__(self, cancel: CancelToken | None, deadline: Deadline):
         self.cancel = cancel
         self.deadline = deadline
+        #: a check stopped early (an attacker LP at HiGHS's time limit, a cancel): the run
+        #: ends there, as at the deadline
+        self.halted = False
 
     @property
     def cancelled(self) -> bool:
-        return (self.cancel is not None and self.cancel.cancelled) or self.deadline.expired
+        return (
+            self.halted
+            or (self.cancel is not None and self.cancel.cancelled)
+            or self.deadline.expired
+        )
 
 
 @dataclass
@@ -690,7 +708,8 @@ def solve_pattern(
         )
     run.sepa_depth = 10**9 if sepa_depth is None else sepa_depth
     hdlr = _CapacityHandler(sep, free, xvars, run, insiders)
-    if bridgeless:
+    if bridgeless and not np.any(cost[free] < 0):
+        # valid only for costs ≥ 0: publishing a bridge then never costs more (§3.2)
         hdlr.bridgeless = _Bridgeless(sep)
     model.includeConshdlr(
         hdlr,
@@ -740,7 +759,12 @@ def solve_pattern(
     # an attacker LP stopped by HiGHS's own time limit (set to what the deadline leaves) may
     # end a few milliseconds before our clock calls the deadline expired: that is the
     # deadline too, not an unexplained stop
-    out_of_time = run.stop.deadline.expired or sep.interrupted or run.uncertified is not None
+    out_of_time = (
+        run.stop.deadline.expired
+        or run.stop.halted
+        or sep.interrupted
+        or run.uncertified is not None
+    )
     # a callback stopped by the deadline cuts its node off (run.uncertified): SCIP may then
     # call the whole tree "infeasible" or its incumbent "optimal", which proves nothing
     exact = run.uncertified is None
