@@ -99,6 +99,9 @@ class PatternOutcome:
     #: runs of the LP-guided heuristic and the patterns it gave SCIP that SCIP accepted
     guided_runs: int = 0
     guided_found: int = 0
+    #: why a node was left without a finished check (None: every step was exact, so the
+    #: bound and `optimal` are proofs for the model; see _Run.uncertified)
+    uncertified: str | None = None
     log: list[str] = field(default_factory=list)
 
 
@@ -126,6 +129,8 @@ class _CapacityHandler(Conshdlr):
         #: per respondent (its known cells): its attacker LPs and the primaries it recomputed
         self.insider_pool: dict[bytes, tuple[Separator, set[int]]] = {}
         self.pending: list[Cut] = []  # cuts found in conscheck, added at the next separation
+        #: 0/1 points the enforcement judged protected in full (see _key)
+        self.proven: set[bytes] = set()
         self.bridgeless: _Bridgeless | None = None
 
     # -- helpers
@@ -173,7 +178,7 @@ class _CapacityHandler(Conshdlr):
         for cell, known in found:
             sep, cells = self._insider_sep(known)
             cells.add(int(cell))
-            outcomes = sep.separate(x, np.array([cell]), cancel=self.run.stop)
+            outcomes = self._separate(sep, x, np.array([cell]))
             cuts += [c for o in outcomes for c in o.cuts if c.lhs(x) < c.rhs - 1e-6]
         if found and not cuts:
             cuts.append(self._nogood(x))
@@ -183,14 +188,14 @@ class _CapacityHandler(Conshdlr):
     def _cuts_for(self, x: np.ndarray, x_int: bool) -> tuple[list[Cut], bool]:
         """Violated cuts at x and whether some primary fails (at a 0/1 point x: to an
         outsider, or else to an insider)."""
-        outcomes = self.sep.separate(x, cancel=self.run.stop)
+        outcomes = self._separate(self.sep, x)
         if x_int and not outcomes and not self.sep.interrupted:
             return self._insider_cuts(x)
         cuts = [c for o in outcomes for c in o.cuts]
         if not x_int and self.insider_pool:
             # the respondents met so far, at the fractional point too: a tighter bound
             for sep, cells in list(self.insider_pool.values()):
-                more = sep.separate(x, np.array(sorted(cells)), cancel=self.run.stop)
+                more = self._separate(sep, x, np.array(sorted(cells)))
                 cuts += [c for o in more for c in o.cuts]
         if x_int and outcomes:
             # an unprotected integer point must be cut off: a capacity cut violated only by
@@ -200,6 +205,14 @@ class _CapacityHandler(Conshdlr):
             if not cuts:
                 cuts.append(self._nogood(x))
         return cuts, bool(outcomes)
+
+    def _separate(self, sep: Separator, x: np.ndarray, primaries=None, **kw) -> list:
+        """sep.separate under the run's stop; an attacker LP stopped by HiGHS's time limit
+        (set to what the deadline leaves) ends the run as the deadline does."""
+        out = sep.separate(x, primaries, cancel=self.run.stop, **kw)
+        if sep.interrupted:
+            self.run.stop.halted = True
+        return out
 
     def _nogood(self, x: np.ndarray) -> Cut:
         """An unprotected 0/1 pattern and all its subsets fail: some published cell must go."""
@@ -218,27 +231,44 @@ class _CapacityHandler(Conshdlr):
             self.run.n_cuts += 1
 
     def _cancelled(self) -> bool:
-        if self.run.stop.cancelled:
+        """The run must stop: a cancel, its deadline, or a node already left unproven (SCIP
+        clears its interrupt flag once seen, so every callback asks again)."""
+        if self.run.stop.cancelled or self.run.uncertified is not None:
             self.model.interruptSolve()
             return True
         return False
 
+    def _give_up(self, why: str) -> dict:
+        """Leave a node whose check did not finish: SCIP needs an answer, and a cut-off node
+        makes every later bound and "optimal" of SCIP unproven (run.uncertified)."""
+        self.run.uncertify(self.model, why)
+        self.model.interruptSolve()
+        return {"result": SCIP_RESULT.CUTOFF}
+
     def _enforce(self, sol=None) -> dict:
         if self._cancelled():
-            return {"result": SCIP_RESULT.CUTOFF}
+            return self._give_up(self.run.uncertified or _stop_reason(self.run))
         x = self._x(sol)
         cuts, fails = self._cuts_for(np.round(x), True)
+        if fails:
+            # a primary that fails was judged in full: its cuts (or the no-good) hold for
+            # every protected pattern, however the rest of the check ended
+            if any(c.cells.size == 0 and c.rhs > 0 for c in cuts):
+                # no free cell can help (e.g. a subtable whose margins are fixed): this node
+                # is infeasible; "0 ≥ rhs" is not a constraint SCIP accepts
+                return {"result": SCIP_RESULT.CUTOFF}
+            if cuts:
+                self._add_conss(cuts)
+                return {"result": SCIP_RESULT.CONSADDED}
         if self._cancelled() or self.sep.interrupted:  # not every primary was checked
-            self.model.interruptSolve()
-            return {"result": SCIP_RESULT.CUTOFF}
+            return self._give_up(_stop_reason(self.run))
         if not fails:
+            # SCIP prunes the node and then offers this point to conscheck: it must be
+            # accepted there even if the clock has run out by then (a proven pattern lost
+            # with its node would leave a bound above a protected pattern's cost)
+            self.proven.add(_key(x))
             return {"result": SCIP_RESULT.FEASIBLE}
-        if any(c.cells.size == 0 and c.rhs > 0 for c in cuts):
-            # no free cell can help (e.g. a subtable whose margins are fixed): this node is
-            # infeasible; "0 ≥ rhs" is not a constraint SCIP accepts
-            return {"result": SCIP_RESULT.CUTOFF}
-        self._add_conss(cuts)
-        return {"result": SCIP_RESULT.CONSADDED}
+        return self._give_up("a failing pattern without a cut")
 
     # -- callbacks
     def consenfolp(self, constraints, nusefulconss, solinfeasible):
@@ -250,9 +280,12 @@ class _CapacityHandler(Conshdlr):
     def conscheck(
         self, constraints, solution, checkintegrality, checklprows, printreason, completely
     ):
+        obj = float(self.model.getSolObjVal(solution))
+        if _key(self._x(solution)) in self.proven:  # judged in full by the enforcement
+            self.run.best = min(self.run.best, obj)
+            return {"result": SCIP_RESULT.FEASIBLE}
         if self.run.stop.cancelled:  # out of time: reject (never accept an unchecked pattern)
             return {"result": SCIP_RESULT.INFEASIBLE}
-        obj = float(self.model.getSolObjVal(solution))
         if obj >= self.run.best - 1e-9 * max(1.0, abs(self.run.best)):
             # no cheaper than a pattern already proven protected: not worth an attacker LP
             # (SCIP keeps that one; on big tables such candidates — "suppress all" from the
@@ -262,7 +295,8 @@ class _CapacityHandler(Conshdlr):
         self.run.n_checks += 1
         if self.store.violated(x):  # a known valid cut rejects it without any LP
             return {"result": SCIP_RESULT.INFEASIBLE}
-        if self.sep.is_protected(x, cancel=self.run.stop) and not self.run.stop.cancelled:
+        protected = not self._separate(self.sep, x, stop_at_first=True)
+        if protected and not self.sep.interrupted and not self.run.stop.cancelled:
             cuts, fails = self._insider_cuts(x)
             if fails or self.run.stop.cancelled:
                 # rejected by an insider: its cuts join the model at the next separation
@@ -279,7 +313,8 @@ class _CapacityHandler(Conshdlr):
         if self.model.getDepth() > self.run.sepa_depth:
             return {"result": SCIP_RESULT.DIDNOTRUN}
         x = self._x()
-        if self.model.getDepth() == 0:  # the root LP value is a valid global lower bound
+        if self.model.getDepth() == 0 and self.model.getLPSolstat() == 1:
+            # an optimal root LP (valid rows only) is a valid global lower bound
             _report(self.model, self.run, lp_value=float(np.dot(self._obj(), x)))
         cuts, _ = self._cuts_for(x, False)
         cuts, self.pending = cuts + self.pending, []
@@ -482,7 +517,7 @@ class _Progress(Eventhdlr):
 
     def eventexec(self, event):
         run = self.run
-        if run.stop.cancelled:
+        if run.stop.cancelled or run.uncertified is not None:
             self.model.interruptSolve()
             return
         forced = event.getType() == SCIP_EVENTTYPE.BESTSOLFOUND
@@ -497,11 +532,7 @@ def _report(model: Model, run: _Run, forced: bool = False, lp_value: float | Non
     While the root node is open SCIP's dual bound is still -inf; the root LP value is then
     a valid lower bound (the LP holds a subset of the valid constraints: a relaxation).
     """
-    bound = model.getDualbound()
-    if not (np.isfinite(bound) and abs(bound) < 1e19) and lp_value is not None:
-        bound = lp_value
-    if np.isfinite(bound) and abs(bound) < 1e19:
-        run.bound = max(run.bound if run.bound is not None else -np.inf, bound)
+    run.note_bound(model, lp_value)
     now = time.perf_counter()
     if not forced and now - run.last_report < PROGRESS_EVERY:
         return
@@ -537,10 +568,17 @@ class _Stop:
     def __init__(self, cancel: CancelToken | None, deadline: Deadline):
         self.cancel = cancel
         self.deadline = deadline
+        #: a check stopped early (an attacker LP at HiGHS's time limit, a cancel): the run
+        #: ends there, as at the deadline
+        self.halted = False
 
     @property
     def cancelled(self) -> bool:
-        return (self.cancel is not None and self.cancel.cancelled) or self.deadline.expired
+        return (
+            self.halted
+            or (self.cancel is not None and self.cancel.cancelled)
+            or self.deadline.expired
+        )
 
 
 @dataclass
@@ -555,9 +593,43 @@ class _Run:
     n_cuts: int = 0
     n_checks: int = 0
     n_insider_cuts: int = 0
+    #: the best certified lower bound on the free cost (SCIP's dual bound or the root LP
+    #: value, read only while every step so far was exact)
     bound: float | None = None
     best: float = np.inf  # objective of the cheapest candidate proven protected
     last_report: float = 0.0  # perf_counter of the last progress event
+    #: why a node was left without a finished check (None: none was): from then on SCIP's
+    #: dual bound, "optimal" and "infeasible" are not proofs (argusqt/docs/methods.md §3.4)
+    uncertified: str | None = None
+
+    def note_bound(self, model: Model, lp_value: float | None = None) -> None:
+        """Raise the certified bound to SCIP's dual bound (while every step was exact) or
+        to an optimal root LP value (a relaxation of valid rows: always a bound)."""
+        cands = [lp_value] if lp_value is not None else []
+        if self.uncertified is None:
+            cands.append(float(model.getDualbound()))
+        for b in cands:
+            if np.isfinite(b) and abs(b) < 1e19:
+                self.bound = max(self.bound if self.bound is not None else -np.inf, b)
+
+    def uncertify(self, model: Model, why: str) -> None:
+        """A node is about to be cut off without a finished check: keep the bound proven up
+        to now, and trust nothing SCIP concludes after it."""
+        if self.uncertified is None:
+            self.note_bound(model)
+            self.uncertified = why
+
+
+def _key(x: np.ndarray) -> bytes:
+    """A 0/1 master point (free cells) as a set key."""
+    return np.packbits(np.asarray(x) > 0.5).tobytes()
+
+
+def _stop_reason(run: _Run) -> str:
+    """Why a check stopped: the user's cancel or the run's time."""
+    if run.stop.cancel is not None and run.stop.cancel.cancelled:
+        return "cancelled"
+    return "a check stopped by the time limit"
 
 
 # ---------------------------------------------------------------------- core solve
@@ -636,7 +708,8 @@ def solve_pattern(
         )
     run.sepa_depth = 10**9 if sepa_depth is None else sepa_depth
     hdlr = _CapacityHandler(sep, free, xvars, run, insiders)
-    if bridgeless:
+    if bridgeless and not np.any(cost[free] < 0):
+        # valid only for costs ≥ 0: publishing a bridge then never costs more (§3.2)
         hdlr.bridgeless = _Bridgeless(sep)
     model.includeConshdlr(
         hdlr,
@@ -686,12 +759,22 @@ def solve_pattern(
     # an attacker LP stopped by HiGHS's own time limit (set to what the deadline leaves) may
     # end a few milliseconds before our clock calls the deadline expired: that is the
     # deadline too, not an unexplained stop
-    out_of_time = run.stop.deadline.expired or sep.interrupted
-    # a callback stopped by the deadline cuts its node off: SCIP may then call the whole
-    # tree "infeasible", which says nothing about the table
-    stopped_early = out_of_time and status in ("userinterrupt", "timelimit", "infeasible")
+    out_of_time = (
+        run.stop.deadline.expired
+        or run.stop.halted
+        or sep.interrupted
+        or run.uncertified is not None
+    )
+    # a callback stopped by the deadline cuts its node off (run.uncertified): SCIP may then
+    # call the whole tree "infeasible" or its incumbent "optimal", which proves nothing
+    exact = run.uncertified is None
+    stopped_early = out_of_time and (
+        status in ("userinterrupt", "timelimit", "infeasible") or not exact
+    )
     outcome.timed_out = status == "timelimit" or (stopped_early and not outcome.cancelled)
-    outcome.infeasible = status == "infeasible" and not stopped_early and not outcome.cancelled
+    outcome.infeasible = (
+        status == "infeasible" and exact and not stopped_early and not outcome.cancelled
+    )
     sols = model.getSols() if model.getNSols() else []
     best = None
     best_obj = np.inf
@@ -700,9 +783,9 @@ def solve_pattern(
         if obj < best_obj:
             vals = np.array([model.getSolVal(s, v) for v in xvars])
             best, best_obj = vals, obj
-    bound = model.getDualbound()
-    if run.bound is not None and (outcome.cancelled or stopped_early):
-        bound = run.bound  # after an interrupt SCIP's last bound may include cut-off nodes
+    if exact:
+        run.note_bound(model)  # SCIP's final dual bound: every node was closed by a proof
+    bound = run.bound if run.bound is not None else -np.inf
     if best is not None:
         mask = np.where(sep.free, 0.0, sep.fixed) > 0.5
         mask[free] = best > 0.5
@@ -712,16 +795,24 @@ def solve_pattern(
         outcome.bound = float(bound)
         if outcome.mask is not None:
             outcome.bound = min(outcome.bound, outcome.cost)
-    outcome.optimal = not outcome.cancelled and (
-        status == "optimal"
-        or (
-            status == "gaplimit"
-            and outcome.bound is not None
-            and outcome.cost - outcome.bound <= 1e-9 * max(1.0, abs(outcome.cost))
+    outcome.optimal = (
+        not outcome.cancelled
+        and exact
+        and outcome.mask is not None
+        and (
+            status == "optimal"
+            or (
+                status == "gaplimit"
+                and outcome.bound is not None
+                and outcome.cost - outcome.bound <= 1e-9 * max(1.0, abs(outcome.cost))
+            )
         )
     )
+    outcome.uncertified = run.uncertified
     outcome.log.append(
-        f"SCIP status {status}, nodes {outcome.nodes}, cuts {outcome.cuts}"
+        f"SCIP status {status}"
+        + ("" if exact else f" (not a proof: {run.uncertified} left a node unchecked)")
+        + f", nodes {outcome.nodes}, cuts {outcome.cuts}"
         + (f" ({run.n_insider_cuts} against insiders)" if insiders is not None else "")
         + f", candidate checks {run.n_checks}, attacker LPs {sep.n_lps}, {watch.elapsed:.2f} s"
         + (
@@ -1122,11 +1213,17 @@ def solve_optimal(
     if bound is not None:
         bound = min(bound + float(cost[problem.secondary].sum()), sec_cost)
     gap = None if bound is None else max(0.0, sec_cost - bound) / max(abs(sec_cost), 1e-9)
-    optimal = bool(
-        out.optimal
-        and found is not None
-        and np.array_equal(found, chosen)
-        and (unaudited is not None or best is None or best.added == 0)
+    # the bound is certified (solve_pattern): a kept pattern of the model that costs no more
+    # than it is optimal, whichever step found it (e.g. the insider-repaired start pattern)
+    reached = bound is not None and sec_cost - bound <= 1e-9 * max(1.0, abs(sec_cost))
+    optimal = unaudited is None and (
+        bool(
+            out.optimal
+            and found is not None
+            and np.array_equal(found, chosen)
+            and (best is None or best.added == 0)
+        )
+        or (reached and protected(chosen))
     )
     if optimal and float(params.get("gap", 0.0)) == 0.0:
         gap = 0.0 if gap is not None and gap < 1e-9 else gap
@@ -1155,6 +1252,8 @@ def solve_optimal(
             )
             figures["publication_digest"] = digest
     log.append(_bound_line(sec_cost, bound, gap, optimal, out))
+    if bound is not None and not optimal:
+        log.append(_bound_scope(problem, work, insiders is not None))
     result = ProtectionResult(
         method="OPT",
         status=status,
@@ -1210,7 +1309,8 @@ def _phase(what: str, incumbent: float | None, watch: Stopwatch) -> ProgressEven
 
 
 def _bound_line(cost: float, bound: float | None, gap: float | None, optimal: bool, out) -> str:
-    """The logbook line with OPT's final cost, lower bound and gap."""
+    """The logbook line with OPT's final cost, lower bound and gap: "proven optimal" only
+    when the branch-and-cut closed every node by a proof (argusqt/docs/methods.md §3.4)."""
     if optimal and (gap is None or gap == 0.0):
         return (
             f"OPT: cost {grouped(cost)}, proven optimal (lower bound {grouped(cost)}, gap 0.00 %)"
@@ -1218,9 +1318,33 @@ def _bound_line(cost: float, bound: float | None, gap: float | None, optimal: bo
     why = "time limit reached" if out.timed_out else "cancelled" if out.cancelled else "stopped"
     if out.optimal and not (out.timed_out or out.cancelled):
         why = "the branch-and-cut's optimum needed more cells for the insiders"
+    if optimal:  # proven within the gap the user allowed
+        why = "proven within the gap asked for"
+    head = f"OPT: cost {grouped(cost)}, best pattern found, not proven optimal"
+    if optimal:
+        head = f"OPT: cost {grouped(cost)}, optimal within the gap asked for"
     if bound is None or gap is None:
-        return f"OPT: cost {grouped(cost)}, no lower bound ({why})"
-    return f"OPT: cost {grouped(cost)}, lower bound {grouped(bound)}, gap {100 * gap:.2f} % ({why})"
+        return f"{head}; no certified lower bound ({why})"
+    return f"{head}; certified lower bound {grouped(bound)}, gap {100 * gap:.2f} % ({why})"
+
+
+def _bound_scope(problem: CSPProblem, work: CSPProblem, insiders: bool) -> str:
+    """What OPT's lower bound bounds: the cost of every pattern of the model it solved —
+    the problem as posed, with levels met in full (argusqt/docs/methods.md §3.4)."""
+    parts = ["every primary's full protection levels against the outside attacker"]
+    if insiders:
+        parts.append("against each respondent alone in a suppressed cell")
+    if work is not problem:
+        parts.append(f"the singleton options' {work.n_cells - problem.n_cells} groups")
+    kept = int(np.count_nonzero(problem.secondary))
+    keep = f", keeping the table's {kept} secondaries" if kept else ""
+    return (
+        "lower bound: no pattern costs less that meets "
+        + ", ".join(parts)
+        + keep
+        + " (a pattern that uses the audit's tolerance of half a unit of the last decimal "
+        "is not covered)"
+    )
 
 
 # ---------------------------------------------------------------------- registry

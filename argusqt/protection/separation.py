@@ -380,6 +380,8 @@ class Separator:
             h.clearSolver()
             h.run()
             status = h.getModelStatus()
+            if status == highspy.HighsModelStatus.kTimeLimit:  # the deadline, not a failure
+                raise OutOfTime("attacker LP stopped at the deadline")
             if status != highspy.HighsModelStatus.kOptimal:
                 raise RuntimeError(f"attacker LP not solved: {h.modelStatusToString(status)}")
         obj = float(h.getInfo().objective_function_value)
