@@ -1081,7 +1081,7 @@ class Session:
         p = desc.params.coerce(params)
         table = self.table(table_no)
         options = desc.options_for(p, registry.table_facts(table, table_no))
-        check_solver_numbers(table, table_no)
+        self._check_numbers(table, table_no)
         problem = CSPProblem.from_table(table)
         self.add_log(f"Table {table_no}: {desc.name} started with {p.describe()}")
         self._log_lines(p.without_effect())
@@ -1169,7 +1169,7 @@ class Session:
             raise SpecificationError("there are no tables to protect together: compute them first")
         options = desc.options_for(p, registry.table_facts(self.tables[0], 1))
         for no, t in enumerate(self.tables, start=1):
-            check_solver_numbers(t, no)
+            self._check_numbers(t, no)
         problems = [CSPProblem.from_table(t) for t in self.tables]
         self.add_log(f"Linked tables 1–{len(problems)}: {desc.name} started with {p.describe()}")
         self._log_lines(p.without_effect())
@@ -1200,6 +1200,32 @@ class Session:
         self.linked_cleared = None
         self.actions.append(Protect(0, desc.name, p))
         return results
+
+    def _check_numbers(self, table: Table, table_no: int) -> None:
+        """check_solver_numbers, its message pointing at the data record with the largest
+        response (file and line) when the table comes from microdata."""
+        try:
+            check_solver_numbers(table, table_no)
+        except MethodError as exc:
+            raise MethodError(exc.message + self._largest_record(table_no)) from None
+
+    def _largest_record(self, table_no: int) -> str:
+        """`; the largest num1 in data.asc is 1e+300 (line 6)`, or "" when not known."""
+        spec = self.specs[table_no - 1] if table_no <= len(self.specs) else None
+        micro, data = self.microdata, self.data_path
+        if spec is None or spec.response is None or micro is None or data is None:
+            return ""
+        try:
+            values = np.asarray(micro.values(spec.response), dtype=float)
+        except (KeyError, ValueError, AttributeError):
+            return ""
+        if values.size == 0:
+            return ""
+        k = int(np.nanargmax(np.abs(np.nan_to_num(values, nan=0.0))))
+        return (
+            f". The largest {spec.response} in {data.name} is {values[k]:.6g} "
+            f"(line {micro.line_of(k)})"
+        )
 
     def _linked_cover(self, problems: list) -> Any:
         """MOD on linked tables from microdata: the cover table over all their variables.
@@ -1570,6 +1596,14 @@ def _explain_solver_failure(
         f"{SOLVER_RANGE:.0e} : 1, where solvers lose precision; check the largest values in "
         "the data or rescale the response (e.g. thousands)"
     )
+
+
+def install_cleanup() -> None:
+    """On SIGTERM/SIGHUP remove this process's unfinished temp files first (the GUI's door to
+    io.atomic.install_cleanup)."""
+    from argusqt.io.atomic import install_cleanup as install
+
+    install()
 
 
 def preload() -> None:

@@ -23,6 +23,7 @@ import argparse
 import os
 import random
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -31,7 +32,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve()
@@ -829,9 +830,239 @@ def hand_picked() -> list[Case]:
     return c
 
 
+def sparse(name: str, size: int = 2 * 1024**3, head: bytes = b"") -> Callable[[Path], None]:
+    """Make `name` a sparse file of `size` bytes (NUL bytes after `head`): costs no disk."""
+
+    def setup(folder: Path) -> None:
+        with (folder / name).open("wb") as fh:
+            fh.write(head)
+            fh.truncate(size)
+
+    return setup
+
+
+def responses(value: bytes, rows: tuple[int, ...] = (5, 50, 90)) -> Mutation:
+    """Set num1 (field 5) of batch_ex2's microdata on these lines (0-based) to `value`."""
+
+    def m(data: bytes, rng: random.Random) -> bytes:
+        lines = data.split(b"\n")
+        for i in rows:
+            fields = lines[i].split(b",")
+            fields[4] = value
+            lines[i] = b",".join(fields)
+        return b"\n".join(lines)
+
+    return m
+
+
+def utf16(bom: bool) -> Mutation:
+    return lambda d, r: d.decode("latin-1").encode("utf-16" if bom else "utf-16-le")
+
+
+def issue23_cases() -> list[Case]:
+    """Issue 23's hostile files (items 7, 8, 9, 13) and our variants of them."""
+    c: list[Case] = []
+    add = c.append
+    wt = b'<WRITETABLE> (1, 3, AS+FL+, "out.txt")'
+
+    def write_over(name: bytes, out_type: int = 3, base: str = "ex2") -> Mutation:
+        if base == "ent":  # two tables, written to out1.txt and out2.txt
+            return replace(b'"out1.txt"', b'"' + name + b'"')
+        return replace(wt, b'<WRITETABLE> (1, %d, AS+FL+, "%s")' % (out_type, name))
+
+    # --- item 7: outputs over inputs (refused before anything is written)
+    for base, name in (
+        ("ex2", b"microdata_ex2.asc"),
+        ("ex2", b"metadata_ex2.rda"),
+        ("ex2", b"hier_region_ex2.hrc"),
+        ("ex2", b"job.arb"),
+        ("testw", b"GK.GRC"),
+        ("testw", b"region.cdl"),
+        ("ex1", b"tabdata_ex1.tab"),
+        ("ent", b"test_3a.hst"),
+    ):
+        over = write_over(name, base=base)
+        add(Case(f"23/7 arb: WRITETABLE over {name.decode()}", base, "job.arb", over))
+    add(
+        Case(
+            "23/7 arb: WRITETABLE type 5 whose .rda is the metadata",
+            "ex2",
+            "job.arb",
+            write_over(b"metadata_ex2.tab", 5),
+        )
+    )
+    for name in (b"microdata_ex2.asc", b"job.arb", b"hier_gender_ex2.hrc"):
+        add(
+            Case(
+                f"23/7 arb: LOGBOOK {name.decode()}",
+                "ex2",
+                "job.arb",
+                lambda d, r, n=name: b'<LOGBOOK> "' + n + b'"\n' + d,
+            )
+        )
+    add(
+        Case(
+            "23/7 arb: VERSIONINFO over the metadata",
+            "ex2",
+            "job.arb",
+            lambda d, r: d + b'<VERSIONINFO> "metadata_ex2.rda"\n',
+        )
+    )
+    # --- item 8: contradictory hierarchies
+    for label, text in (
+        ("leaf A also a parent", b"X\r\n@A\r\n@B\r\nA\r\n@C\r\n@D\r\n"),
+        ("A its own child", b"AB\r\n@A\r\n@@A\r\n@B\r\nC\r\nD\r\n"),
+        ("leaf twice", b"A\r\nB\r\nC\r\nD\r\nB\r\n"),
+        ("leaf twice at two depths", b"X\r\n@A\r\n@B\r\nC\r\nD\r\nY\r\n@A\r\n"),
+    ):
+        add(Case(f"23/8 hrc: {label}", "ex2", "hier_region_ex2.hrc", const(text)))
+    # --- item 9: NUL and binary files, huge ones sparse
+    add(
+        Case(
+            "23/9 hrc: 2 GB of NUL bytes",
+            "ex2",
+            "hier_region_ex2.hrc",
+            const(b""),
+            whole_file=True,
+            setup=sparse("hier_region_ex2.hrc"),
+        )
+    )
+    add(
+        Case(
+            "23/9 asc: 2 GB of NUL bytes",
+            "ex2",
+            "microdata_ex2.asc",
+            const(b""),
+            whole_file=True,
+            setup=sparse("microdata_ex2.asc"),
+        )
+    )
+    add(
+        Case(
+            "23/9 asc: fixed-format 2 GB of NUL bytes",
+            "testw",
+            "tau_testW.asc",
+            const(b""),
+            whole_file=True,
+            setup=sparse("tau_testW.asc"),
+        )
+    )
+    add(
+        Case(
+            "23/9 hrc: text, then 2 GB of NUL bytes",
+            "ex2",
+            "hier_region_ex2.hrc",
+            const(b""),
+            setup=sparse("hier_region_ex2.hrc", head=b"A\nB\nC\nD\n"),
+        )
+    )
+    add(
+        Case(
+            "23/9 rda: 2 GB of NUL bytes",
+            "ex2",
+            "metadata_ex2.rda",
+            const(b""),
+            whole_file=True,
+            setup=sparse("metadata_ex2.rda"),
+        )
+    )
+    add(Case("23/9 asc: 100 NUL bytes", "ex2", "microdata_ex2.asc", const(b"\0" * 100), True))
+    add(Case("23/9 hrc: 100 NUL bytes", "ex2", "hier_region_ex2.hrc", const(b"\0" * 100), True))
+    add(Case("23/9 tab: 100 NUL bytes", "ex1", "tabdata_ex1.tab", const(b"\0" * 100), True))
+    # --- item 13: extreme values, echoed input, UTF-16, devices and folders
+    add(
+        Case(
+            "23/13 asc: three responses 1e300, OPT", "ex2", "microdata_ex2.asc", responses(b"1e300")
+        )
+    )
+    add(
+        Case(
+            "23/13 asc: one response 3e16, OPT",
+            "ex2",
+            "microdata_ex2.asc",
+            responses(b"3e16", (7,)),
+        )
+    )
+    add(
+        Case(
+            "23/13 arb: OPT(1,1e300)",
+            "ex2",
+            "job.arb",
+            replace(b"OPT(1,1)", b"OPT(1,1e300)"),
+            meaningful=True,
+        )
+    )
+    add(
+        Case(
+            "23/13 asc: a 5 MB code",
+            "ex2",
+            "microdata_ex2.asc",
+            on_line(6, lambda s: b"Q" * 5_000_000 + s[1:]),
+        )
+    )
+    add(
+        Case(
+            "23/13 hrc: a 5 MB code",
+            "ex2",
+            "hier_region_ex2.hrc",
+            on_line(2, lambda s: b"Q" * 5_000_000),
+        )
+    )
+    add(
+        Case(
+            "23/13 arb: a 5 MB variable name",
+            "ex2",
+            "job.arb",
+            replace(b'"region""gender"', b'"' + b"r" * 5_000_000 + b'""gender"'),
+        )
+    )
+    for file in ("microdata_ex2.asc", "metadata_ex2.rda", "hier_region_ex2.hrc", "job.arb"):
+        for bom in (True, False):
+            label = "with BOM" if bom else "no BOM"
+            add(Case(f"23/13 UTF-16 {label}: {file}", "ex2", file, utf16(bom), whole_file=True))
+    for target in (b"/dev/zero", b"adir"):
+        add(
+            Case(
+                f"23/13 rda: hierarchy is {target.decode()}",
+                "ex2",
+                "metadata_ex2.rda",
+                replace(b"hier_region_ex2.hrc", target),
+                setup=make_dir("adir"),
+            )
+        )
+        add(
+            Case(
+                f"23/13 arb: microdata is {target.decode()}",
+                "ex2",
+                "job.arb",
+                replace(b'"microdata_ex2.asc"', b'"' + target + b'"'),
+                setup=make_dir("adir"),
+            )
+        )
+    add(
+        Case(
+            "23/13 arb: metadata is /dev/zero",
+            "ex2",
+            "job.arb",
+            replace(b'"metadata_ex2.rda"', b'"/dev/zero"'),
+        )
+    )
+    add(
+        Case(
+            "23/13 arb: WRITETABLE onto a folder",
+            "ex2",
+            "job.arb",
+            replace(b'"out.txt"', b'"adir"'),
+            meaningful=True,
+            setup=make_dir("adir"),
+        )
+    )
+    return c
+
+
 def all_cases(seed: int) -> list[Case]:
     rng = random.Random(seed)
-    cases = hand_picked()
+    cases = hand_picked() + issue23_cases()
     for base, file, n, kind in (
         ("testw", "tau_testW.asc", 14, "fixed"),
         ("testw", "tau_testW.rda", 8, "rda"),
@@ -875,10 +1106,28 @@ class Outcome:
     log: str
     outputs: dict[str, bytes | None]
     seconds: float
+    inputs_changed: list[str] = field(default_factory=list)
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    """Content digests of the regular files of a folder (sparse 2 GB files by size only)."""
+    out = {}
+    for p in folder.iterdir():
+        if p.is_file() and not p.is_symlink():
+            size = p.stat().st_size
+            out[p.name] = f"size {size}" if size > 50_000_000 else _sha(p)
+    return out
+
+
+def _sha(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def run(folder: Path, repo: Path, timeout: float = 600) -> Outcome:
     env = dict(os.environ, PYTHONPATH=str(repo), QT_QPA_PLATFORM="offscreen")
+    before = _digests(folder)
     t0 = time.perf_counter()
     try:
         proc = subprocess.run(
@@ -898,7 +1147,10 @@ def run(folder: Path, repo: Path, timeout: float = 600) -> Outcome:
     for name in ("out.txt", "out1.txt", "out2.txt"):
         p = folder / name
         outs[name] = p.read_bytes() if p.is_file() else None
-    return Outcome(rc, err, log, outs, time.perf_counter() - t0)
+    seconds = time.perf_counter() - t0
+    after = _digests(folder)
+    changed = sorted(n for n, d in before.items() if after.get(n, d) != d)
+    return Outcome(rc, err, log, outs, seconds, changed)
 
 
 def warnings_of(log: str) -> set[str]:
@@ -911,11 +1163,21 @@ def warnings_of(log: str) -> set[str]:
     return out
 
 
+#: More than this on stderr or in the logbook is input echoed whole (a 5 MB code).
+ECHO_BYTES = 100_000
+
+
 def classify(case: Case, got: Outcome, ref: Outcome) -> str:
     if got.rc == -999:
         return "traceback"  # a hang
     if "Traceback" in got.stderr or got.rc not in (0, 1):
         return "traceback"
+    if got.inputs_changed:
+        return "silent"  # an output replaced or appended to an input
+    if len(got.stderr) > ECHO_BYTES or len(got.log) > ECHO_BYTES + len(ref.log):
+        return "unclear"  # the message drowns in echoed input
+    if re.search(r"^\[[\w.]+:\d+\] ERROR", got.stderr, re.M):
+        return "unclear"  # a solver's own error lines before (or instead of) ours
     if got.rc != 0:
         msg = got.stderr
         if "internal error" in msg.lower():
@@ -988,7 +1250,18 @@ def main() -> int:
                 first = sorted(warnings_of(got.log) - warnings_of(refs[case.base].log))[0][:300]
             print(f"[{cls:9}] {case.base:5} {case.name}\n            {first}")
     print()
+    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(f"{len(cases)} malformed inputs, {time.perf_counter() - t0:.0f} s, repo {args.repo}")
+    slow = max(results, key=lambda r: r[1].seconds)
+    print(
+        f"largest run's memory (max RSS of a child): {rss:.0f} MB; slowest case: "
+        f"{slow[0].name} ({slow[1].seconds:.1f} s); load {os.getloadavg()[0]:.1f}"
+    )
+    for label in ("23/",):
+        part = [r for r in results if r[0].name.startswith(label)]
+        if part:
+            sub = Counter(cls for _, _, cls in part)
+            print(f"issue 23 cases: {len(part)}: " + ", ".join(f"{k} {v}" for k, v in sub.items()))
     print("| class | count |\n|---|---|")
     for cls in ("clear", "warning", "unchanged", "silent", "unclear", "traceback"):
         print(f"| {cls} | {counts[cls]} |")

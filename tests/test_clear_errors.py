@@ -42,6 +42,7 @@ def test_huge_responses_are_refused_before_any_solver(ex2, capfd, method):
     assert not out.ok and out.error is not None and out.error.line == 6
     message = str(out.error)
     assert "beyond 1e+15" in message and "internal error" not in message
+    assert "The largest num1 in microdata_ex2.asc is 1e+300 (line 6)" in message
     printed = capfd.readouterr()
     assert "Traceback" not in printed.err + printed.out
     assert "ERROR" not in printed.err + printed.out  # no SCIP error lines

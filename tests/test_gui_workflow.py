@@ -468,3 +468,26 @@ def test_user_guide_first_table_steps(qtbot, window, sample):
         r'"(\d+ cells, \d+ unsafe: small enough for the optimal method[^"]*)"', guide
     )
     assert quoted and quoted[1] in text, text
+
+
+def test_save_dialog_refuses_an_input_as_the_output(qtbot, window, sample):
+    """Save table pointed at the open microdata: refused with a message, the data unchanged
+    (issue 23 item 7, through the real window)."""
+    import hashlib
+
+    _open_and_specify(qtbot, window, sample)
+    data = sample / "enterprise.asc"
+    before = hashlib.sha256(data.read_bytes()).hexdigest()
+
+    def fill_save(d: SaveTableDialog) -> None:
+        d.select_type(3)
+        d.checks["AS"].setChecked(True)
+        d.path_edit.setText(str(data))
+        d.buttons.accepted.emit()
+
+    run_dialog(qtbot, SaveTableDialog, fill_save)
+    window.actions["save_table"].trigger()
+    qtbot.waitUntil(lambda: bool(window.errors), timeout=60_000)
+    assert "is the microdata this session read" in window.errors[0]
+    assert hashlib.sha256(data.read_bytes()).hexdigest() == before
+    assert not (sample / "enterprise.asc.CONFIDENTIAL.txt").exists()

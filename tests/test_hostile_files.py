@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from session_helpers import ex2_session
 
+from argusqt.batch.runner import run_batch
 from argusqt.errors import ArgusError, InputError
 from argusqt.io.hrc import read_hrc
 from argusqt.io.microdata import read_microdata
@@ -113,3 +114,17 @@ def test_plain_text_files_still_read(tmp_path):
     p.write_bytes(b"\xef\xbb\xbfA\r\n@1\r\n")
     assert [c for _, c, _ in read_hrc(p, "@")] == ["A", "1"]
     assert os.path.getsize(p) > 0
+
+
+@pytest.mark.parametrize("command", ["OPENMICRODATA", "OPENMETADATA"])
+def test_device_or_folder_named_in_a_batch_file_says_what_it_is(ex2, command):
+    (ex2 / "adir").mkdir()
+    arb = ex2 / "x.arb"
+    base = '<OPENMICRODATA> "microdata_ex2.asc"\n<OPENMETADATA> "metadata_ex2.rda"\n'
+    for target, words in (("adir", "a folder, not a file"), ("/dev/zero", "a device")):
+        if not Path(target).exists() and target.startswith("/"):
+            continue
+        old = "microdata_ex2.asc" if command == "OPENMICRODATA" else "metadata_ex2.rda"
+        arb.write_text(base.replace(old, target))
+        out = run_batch(arb)
+        assert not out.ok and words in str(out.error) and "not found" not in str(out.error)

@@ -14,7 +14,7 @@ from argusqt.errors import ArgusError, BatchError
 from argusqt.export.writetable import is_confidential
 from argusqt.io.atomic import atomic_write_text
 from argusqt.io.logbook import Logbook
-from argusqt.io.text import resolve_path
+from argusqt.io.text import NOT_FOUND, resolve_path
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
 from argusqt.session import Session
 
@@ -92,7 +92,9 @@ class _Runner:
         log: list[str] = []
         try:
             found = resolve_path(name, self.path, log, cmd.line)
-        except ArgusError:
+        except ArgusError as exc:
+            if NOT_FOUND not in exc.message:  # there, but a folder or a device: say so
+                raise self.fail(cmd, exc.message) from None
             raise self.fail(
                 cmd, f"file '{name}' not found (looked relative to {self.folder})"
             ) from None
@@ -338,7 +340,7 @@ class _Runner:
             out = self.output_file(a.path)
             files = ses.write_table(a.table, a.out_type, a.options, out)
             if self.report:  # asked for (`argusqt batch --report`): τ-Argus's `<name>.html`,
-                # confidential, marked in its first line and title (formats.md §11.2)
+                # confidential, marked inside (argusqt/docs/formats.md §11.2)
                 files.append(ses.write_report(a.table, report_path(out), tau_name=True))
             # all files of an internal output; of a publication only the report
             confidential = is_confidential(a.out_type, a.options, out)

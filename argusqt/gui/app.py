@@ -29,7 +29,7 @@ def create_app(argv: Sequence[str] | None = None) -> QApplication:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Start the GUI; file arguments: a .arb runs, a data file (+ its .rda) opens."""
-    from argusqt.io.atomic import install_cleanup
+    from argusqt.session import install_cleanup
 
     args = list(sys.argv[1:] if argv is None else argv)
     files = [a for a in args if not a.startswith("-")]

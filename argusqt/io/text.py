@@ -236,6 +236,10 @@ def _find_case_insensitive(candidate: Path) -> Path | None:
     return matches[0] if matches else None
 
 
+#: Words of resolve_path's not-found message (callers with their own wording look for them).
+NOT_FOUND = "was not found"
+
+
 def resolve_path(
     name: str,
     relative_to: str | Path,
@@ -278,7 +282,7 @@ def resolve_path(
             log.append(f"{ref.name}: '{name}' → using {found} ({how})")
         return found
     raise InputError(
-        f"the file '{name}' named here was not found (looked for it as given, next to this "
+        f"the file '{name}' named here {NOT_FOUND} (looked for it as given, next to this "
         f"file and by its base name '{win.name}' in {folder})",
         file=ref,
         line=line,
