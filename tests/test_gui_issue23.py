@@ -102,6 +102,37 @@ def test_pp_tab_opens_with_its_totals_mode_like_the_batch_route(
     assert window.session.read_mode == (1, True)
 
 
+def test_recent_files_reopen_pp_tab_with_the_mode_chosen(qtbot, window, shared_data, tmp_path):
+    folder = _tableinput(shared_data, tmp_path)
+    window.settings.setValue("options/specifyAfterOpen", False)
+
+    def fill_open(d: OpenDataDialog) -> None:
+        d.set_data(str(folder / "pp.tab"))
+        d.set_read_mode(1, True)
+        d.buttons.accepted.emit()
+
+    run_dialog(qtbot, OpenDataDialog, fill_open).check()
+    window.actions["open_table"].trigger()
+    qtbot.waitUntil(lambda: window.session is not None and not window.runner.busy, timeout=60_000)
+    first = window.session
+    assert first.read_mode == (1, True)
+    window.recent_menu.actions()[0].trigger()  # File | Recent files | 1  table: pp.tab + pp.rda
+    qtbot.waitUntil(lambda: window.session is not first and not window.runner.busy, timeout=60_000)
+    assert window.session.read_mode == (1, True)
+    seen = []  # File | Open table proposes the mode again for the same file
+    run_dialog(qtbot, OpenDataDialog, lambda d: (d.set_data(str(folder / "pp.tab")),
+                                                 seen.append(d.read_mode()), d.reject()))  # fmt: skip
+    window.actions["open_table"].trigger()
+    qtbot.waitUntil(lambda: bool(seen), timeout=30_000)
+    assert seen == [(1, True)]
+    spec = parse_specify_table('"Size""Region"|"Var2"|"Var2_Shadow"|"Var2"')
+    window.compute_tables([spec])
+    qtbot.waitUntil(lambda: bool(window.views) or bool(window.errors), timeout=60_000)
+    assert not window.errors, window.errors
+    batch = run_batch(folder / "TestTable.arb")
+    np.testing.assert_array_equal(window.tables[0].status, batch.session.tables[0].status)
+
+
 @pytest.mark.no_replay("the open fails: there is no table to replay")
 def test_pp_tab_with_totals_checked_says_where_to_choose_the_mode(
     qtbot, window, shared_data, tmp_path

@@ -547,11 +547,28 @@ class MainWindow(QMainWindow):
         self.log.setFocus()
 
     # ================================================================== recent files
-    def _recent(self) -> list[str]:
-        v = self.settings.value("recent", [])
+    def _recent(self, key: str = "recent") -> list[str]:
+        v = self.settings.value(key, [])
         if isinstance(v, str):
             v = [v]
         return [str(x) for x in (v or [])]
+
+    def _table_totals(self, data: str) -> tuple[int, bool]:
+        """The totals mode last chosen for this table file, so Recent files and a dropped
+        file read it as File | Open table did (entries "path|1T")."""
+        key = str(Path(data).resolve())
+        for entry in self._recent("tableTotals"):
+            path, _, mode = entry.rpartition("|")
+            if path == key and mode[:1] in ("0", "1", "2"):
+                return int(mode[0]), mode.endswith("T")
+        return 0, False
+
+    def _remember_totals(self, data: str, totals: tuple[int, bool]) -> None:
+        key = str(Path(data).resolve())
+        entries = [e for e in self._recent("tableTotals") if e.rpartition("|")[0] != key]
+        if totals != (0, False):
+            entries.insert(0, f"{key}|{totals[0]}{'T' if totals[1] else ''}")
+        self.settings.setValue("tableTotals", entries[: 4 * MAX_RECENT])
 
     def add_recent(self, kind: str, *paths: str) -> None:
         entry = "|".join([kind, *[str(Path(p).resolve()) for p in paths]])
@@ -634,19 +651,19 @@ class MainWindow(QMainWindow):
         self,
         data: str | None = None,
         meta: str | None = None,
-        totals: tuple[int, bool] = (0, False),
+        totals: tuple[int, bool] | None = None,
     ) -> None:
         """File | Open table; `totals`: the totals mode and keep-status flag when both files
-        are given (the dialog asks otherwise)."""
+        are given (None: as last chosen for this file; the dialog asks otherwise)."""
         self._open_data("table", data, meta, totals)
 
     def _open_data(
-        self, kind: str, data: str | None, meta: str | None, totals: tuple[int, bool] = (0, False)
+        self, kind: str, data: str | None, meta: str | None, totals: tuple[int, bool] | None = None
     ) -> None:
         if not self.confirm_discard("open"):
             return
         if data is None or meta is None:
-            dlg = OpenDataDialog(kind, self._start_dir(), self)
+            dlg = OpenDataDialog(kind, self._start_dir(), self, self._table_totals)
             self.open_dialog = dlg
             if data:
                 dlg.set_data(data)
@@ -656,6 +673,9 @@ class MainWindow(QMainWindow):
                 return
             data, meta = dlg.paths()
             totals = dlg.read_mode()
+        if kind == "table":
+            totals = self._table_totals(data) if totals is None else totals
+            self._remember_totals(data, totals)
         self.settings.setValue("lastDir", str(Path(data).parent))
         factory = self.session_factory
 
@@ -665,7 +685,7 @@ class MainWindow(QMainWindow):
                 s.open_microdata(data, meta)
             else:
                 s.open_table_data(data, meta)
-                if totals != (0, False):
+                if totals is not None and totals != (0, False):
                     s.set_read_mode(*totals)
             return s
 

@@ -3,6 +3,7 @@ table, how its totals are read (τ-Argus's dialog and `<READTABLE> n[T]`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtWidgets import (
@@ -30,9 +31,18 @@ FILTERS = {
 class OpenDataDialog(QDialog):
     """Two file fields; choosing the data file fills in the .rda with the same base name."""
 
-    def __init__(self, kind: str = "microdata", start_dir: str = "", parent=None) -> None:
+    def __init__(
+        self,
+        kind: str = "microdata",
+        start_dir: str = "",
+        parent=None,
+        totals_for: Callable[[str], tuple[int, bool]] | None = None,
+    ) -> None:
         super().__init__(parent)
         self.kind = kind
+        #: the totals mode last chosen for a table file (the main window remembers them)
+        self.totals_for = totals_for
+        self._totals_of = ""  # the file whose remembered mode the form shows
         self.start_dir = start_dir
         self.setWindowTitle("Open microdata" if kind == "microdata" else "Open table")
         self.data_edit = QLineEdit()
@@ -92,6 +102,10 @@ class OpenDataDialog(QDialog):
 
     def _propose(self) -> None:
         data = self.data_edit.text().strip()
+        if data and self.kind == "table" and self.totals_for is not None:
+            if data != self._totals_of:  # a new file, not the same one losing focus
+                self._totals_of = data
+                self.set_read_mode(*self.totals_for(data))
         if data and not self.meta_edit.text().strip():
             rda = proposed_metadata(data)
             if rda is not None:

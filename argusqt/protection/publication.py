@@ -82,8 +82,8 @@ class PublicationVerdict:
         label = names or self.label
         n_out = int(self.outsider.audited.sum())
         if self.ok:
-            cells = f"{n_out} suppressed cell{'s' if n_out != 1 else ''}"
-            text = f"Audit passed: {cells} checked against the outside attacker"
+            checked = f"{n_out} suppressed cell{'s' if n_out != 1 else ''}"
+            text = f"Audit passed: {checked} checked against the outside attacker"
             ins = self.insider
             if ins is not None and ins.attackers:
                 unit = "holding" if ins.unit == "holding" else "respondent"
