@@ -426,9 +426,11 @@ def audit_export(
         if np.any(pub.lower > v + tol) or np.any(pub.upper < v - tol):
             return ["a published interval does not contain the true value"]
         lo, hi = pub.lower.copy(), pub.upper.copy()
-        est = [("midpoint", (lo + hi) / 2), ("lower end", lo), ("upper end", hi)]
-        out = near_estimates(truth, rules, est)
         a_lo, a_hi = apriori(truth, rules)
+        # an end at the a-priori bound was known before anything was printed
+        ends = [np.where(lo > a_lo, lo, np.nan), np.where(hi < a_hi, hi, np.nan)]
+        est = [("midpoint", (lo + hi) / 2), ("lower end", ends[0]), ("upper end", ends[1])]
+        out = near_estimates(truth, rules, est)
         lo, hi = np.maximum(lo, a_lo), np.minimum(hi, a_hi)
         return out + unsafe_cells(truth, rules, lo, hi, hi > lo)
     if method == "RND":

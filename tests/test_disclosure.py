@@ -156,3 +156,19 @@ def test_gate_refuses_a_centred_interval_table_naming_the_cell():
 def test_gate_passes_an_asymmetric_interval_table():
     table, _c = _ip_table(50.0, 80.0)
     assert "Audit passed" in clear_for_publication(table)
+
+
+def test_endpoint_at_the_a_priori_bound_is_not_an_estimate():
+    """A zero primary of a non-negative table sits at its bound 0 whatever is printed."""
+    dims = [flat_codelist("r", 2), flat_codelist("c", 2)]
+    table = table_from_leaves(dims, np.array([[0.0, 7.0], [5.0, 9.0]]))
+    c = table.cell_index((1, 1))
+    p = problem_from_table(table, np.array([c]), 0.0)  # levels 0: one unit up (§12)
+    assert p.lower[c] == 0.0 and p.upl[c] == 1.0
+    lb, ub = p.values.copy(), p.values.copy()
+    for cell in [c, table.cell_index((1, 2)), table.cell_index((2, 1)), table.cell_index((2, 2))]:
+        lb[cell], ub[cell] = max(p.values[cell] - 4.0, 0.0), p.values[cell] + 4.0
+    verdict = interval_verdict(p, lb, ub)
+    assert verdict.ok, verdict.summary()  # lower end 0 = value = bound; midpoint 2 is off
+    ub[c] = 0.5  # narrow: its midpoint 0.25 lies within half a unit of the value
+    assert interval_verdict(p, lb, ub).reasons(c) == ["midpoint"]

@@ -115,9 +115,14 @@ def interval_verdict(
                                 progress=progress)  # fmt: skip
     prim = np.flatnonzero(problem.primary)
     lb, ub = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+    # an endpoint at the a-priori bound tells nothing the attacker did not know (a zero cell
+    # of a non-negative table is at its bound 0 whatever is printed): not an estimate
+    low_end = np.where(lb > problem.lower, lb, np.nan)
+    high_end = np.where(ub < problem.upper, ub, np.nan)
     extra = estimate_disclosures(
-        problem, [("midpoint", 0.5 * (lb + ub)), ("endpoint", lb), ("endpoint", ub)], prim
-    )
+        problem, [("midpoint", 0.5 * (lb + ub)), ("endpoint", low_end), ("endpoint", high_end)],
+        prim,
+    )  # fmt: skip
     return _with_estimates(verdict, extra)
 
 

@@ -52,12 +52,13 @@ def run_method(
     desc = method if isinstance(method, MethodDescriptor) else registry.get(method)
     name = desc.name
     if desc.kind != "suppress":
-        result = desc.solve(problem, params, progress, cancel)
-        if result.verdict is None:
+        face_result: ProtectionResult = desc.solve(problem, params, progress, cancel)
+        if face_result.verdict is None:
             # the face as it will be printed gets the one publication verdict (§2.1, §14)
-            result.verdict = face_verdict(problem, result_face(desc.face, result), cancel=cancel)
-            result.log.append(result.verdict.summary())
-        return result
+            verdict = face_verdict(problem, result_face(desc.face, face_result), cancel=cancel)
+            face_result.verdict = verdict
+            face_result.log.append(verdict.summary())
+        return face_result
     opts, minfreq = singleton_request(params)
     options = {k: v for k, v in params.items() if k not in SINGLETON_KEYS}
     work, n_virtual = problem, 0
