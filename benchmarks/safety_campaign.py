@@ -15,10 +15,15 @@ back and attacked by the auditor of this script:
   suppressed cell knows the cells it alone makes up and attacks every primary except those
   and the cells where its contribution is the largest (docs/design.md, "The insider
   attacker") — respondents and contributions computed here from the generated records;
-* rounding: published values are multiples of the base, within one base of the truth, and
-  the base covers every primary's LPL + UPL; CTA: the published table is additive and every
-  primary moved by at least a protection level; interval protection: the published intervals
-  contain the truth and the attacker (outsider and insider) keeps every primary's interval.
+* rounding: published values are multiples of the base, within one base of the truth, each
+  primary's rounding interval (the truth lies strictly within one base of what is printed)
+  covers its protection interval, and the attacker (outsider and insider) over all rounding
+  intervals keeps every primary's interval; CTA: the published table is additive, every
+  primary moved by at least a protection level and no level estimate (adjusted ∓ level)
+  comes near the truth; interval protection: the published intervals contain the truth, no
+  midpoint or endpoint comes near it, and the attacker (outsider and insider) keeps every
+  primary's interval. "Near": within max(half a printed unit, a tenth of the mean
+  protection level) — argusqt/docs/methods.md §2.1, coded here from that text.
 
 Primaries and protection levels are argusqt's rule engine's (argusqt.rules), the only thing
 this auditor takes from the program; it imports nothing from argusqt.protection.
@@ -421,7 +426,11 @@ def audit_export(
         if np.any(pub.lower > v + tol) or np.any(pub.upper < v - tol):
             return ["a published interval does not contain the true value"]
         lo, hi = pub.lower.copy(), pub.upper.copy()
-        return unsafe_cells(truth, rules, lo, hi, hi > lo)
+        est = [("midpoint", (lo + hi) / 2), ("lower end", lo), ("upper end", hi)]
+        out = near_estimates(truth, rules, est)
+        a_lo, a_hi = apriori(truth, rules)
+        lo, hi = np.maximum(lo, a_lo), np.minimum(hi, a_hi)
+        return out + unsafe_cells(truth, rules, lo, hi, hi > lo)
     if method == "RND":
         out = []
         b = float(base or 1)
@@ -430,10 +439,18 @@ def audit_export(
             out.append("a published value is not a multiple of the base")
         if np.any(np.abs(pv - v) >= b + tol):
             out.append("a published value is a base or more away from the truth")
-        need = float(np.max((rules.lpl + rules.upl)[rules.primary], initial=0.0))
-        if b + tol < need:
-            out.append(f"base {b:g} below the largest LPL + UPL {need:g}")
-        return out
+        # what a rounded value tells (steps K = 0): the truth lies strictly within one base
+        unit = 10.0 ** (-rules.decimals)
+        a_lo, a_hi = apriori(truth, rules)
+        lo = np.where(empty, v, np.maximum(pv - b + unit, a_lo))
+        hi = np.where(empty, v, np.minimum(pv + b - unit, a_hi))
+        p = rules.primary
+        short = p & ((lo > v - rules.lpl + tol) | (hi < v + rules.upl - tol))
+        out += [f"rounding interval: {truth.cells[t]}" for t in np.flatnonzero(short)]
+        if out:
+            return out
+        lo, hi = np.minimum(lo, v), np.maximum(hi, v)
+        return unsafe_cells(truth, rules, lo, hi, hi > lo)
     if method == "CTA":
         out = []
         pv = np.where(empty, 0.0, pub.value)
@@ -443,8 +460,21 @@ def audit_export(
         moved = (pv >= v + rules.upl - tol) | (pv <= v - rules.lpl + tol)
         if (p & ~moved).any():
             out.append(f"{int((p & ~moved).sum())} primaries moved less than their level")
-        return out
+        est = [("adjusted − UPL", pv - rules.upl), ("adjusted + LPL", pv + rules.lpl)]
+        return out + near_estimates(truth, rules, est)
     raise ValueError(method)
+
+
+def near_estimates(truth: Truth, rules: Rules, estimates) -> list[str]:
+    """Primaries a natural point estimate comes within max(half a printed unit, a tenth of
+    the mean protection level) of (methods.md §2.1; written here from that definition)."""
+    v = truth.value
+    tol = np.maximum(0.5 * 10.0 ** (-rules.decimals), 0.05 * (rules.lpl + rules.upl))
+    out = []
+    for name, est in estimates:
+        near = rules.primary & (np.abs(est - v) <= tol)
+        out += [f"{name}: {truth.cells[t]} ({est[t]:g} vs {v[t]:g})" for t in np.flatnonzero(near)]
+    return out
 
 
 # ============================================================================ one run
@@ -574,6 +604,9 @@ EXPECTED_ERRORS = (
     # message names them
     "rounding interval covers its protection interval",
     "the table rounded to base",
+    # intervals, rounded or adjusted values the publication verdict refuses (methods.md
+    # §2.1): the message names the cells and the estimate; nothing is written
+    "let an attacker recompute or estimate primary cells",
 )
 
 

@@ -15,6 +15,7 @@ from test_ip_publication import printed_intervals_safe
 
 from argusqt.gui.opendialog import OpenDataDialog
 from argusqt.gui.protectdialog import ProtectDialog
+from argusqt.gui.publicationdialog import PublicationRefusedDialog
 from argusqt.gui.savedialog import SaveTableDialog
 from argusqt.gui.specify import SpecifyTablesDialog
 from argusqt.protection.problem import CSPProblem
@@ -83,3 +84,30 @@ def test_ip_from_the_protect_dialog_publishes_safe_intervals(qtbot, window, tmp_
     others = ~problem.primary
     lower[others], upper[others] = t.interval_lower[others], t.interval_upper[others]
     printed_intervals_safe(problem, lower, upper, t.decimals)
+
+    # the expert option: levels as given (symmetric) → NOT PUBLISHABLE, Save is refused
+    def protect_symmetric(d: ProtectDialog) -> None:
+        d.select("IP")
+        d.set_value("IP", "levels_as_given", True)
+        d.run_button.click()
+
+    run_dialog(qtbot, ProtectDialog, protect_symmetric)
+    window.actions["protect"].trigger()
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=300_000)
+    assert not window.errors, window.errors
+    assert "NOT PUBLISHABLE" in view.protection.text()
+    seen: list[str] = []
+
+    def refused(d: PublicationRefusedDialog) -> None:
+        seen.append(d.details.toPlainText())
+        d.reject()
+
+    sym = folder / "sym.xlsx"
+    run_dialog(qtbot, SaveTableDialog, _save_excel_dialog(sym))
+    driven = run_dialog(qtbot, PublicationRefusedDialog, refused, timeout=120)
+    window.actions["save_table"].trigger()
+    qtbot.waitUntil(lambda: bool(seen), timeout=120_000)
+    driven.check()
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=120_000)
+    assert "midpoint" in seen[0]
+    assert not sym.exists()

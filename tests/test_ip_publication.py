@@ -160,3 +160,57 @@ def test_batch_ip_passes_the_gate_and_writes_safe_intervals(testw):
     assert not out.ok
     assert "midpoint" in str(out.error) and "sym.arb, line 7" in str(out.error)
     assert not (testw / "sym.csv").exists()
+
+
+def _refused_everywhere(res, tmp_path, reason: str) -> None:
+    """`audit().ok is False` ⇒ every publishing call raises PublicationError naming exactly
+    the failing cells, and nothing is written."""
+    verdict = res.audit()
+    assert verdict.ok is False
+    named = {res.table.cell_codes(int(c)) for c in verdict.failing_cells}
+    assert reason in {r for c in verdict.failing_cells for r in verdict.reasons(int(c))}
+    calls = {
+        "publish": lambda: res.publish(),
+        "to_excel": lambda: res.to_excel(tmp_path / "bad.xlsx"),
+        "to_parquet": lambda: res.to_parquet(tmp_path / "bad.parquet"),
+        "write pivot": lambda: res.write(tmp_path / "bad.csv", "pivot"),
+        "write codevalue": lambda: res.write(tmp_path / "bad.txt", "codevalue"),
+    }
+    for name, call in calls.items():
+        with pytest.raises(PublicationError) as err:
+            call()
+        assert set(err.value.cells) == named, name
+    assert not any(tmp_path.glob("bad*"))
+
+
+def _freq_table(testw: Path, method: str, params=None):
+    return argusqt.protect(
+        testw / "tau_testW.asc",
+        metadata=testw / "tau_testW.rda",
+        explanatory=["Size", "Region"],
+        rules="FREQ(3,30)",
+        method=method,
+        params=params,
+        progress=False,
+    )
+
+
+def test_hand_made_cta_face_is_refused_by_every_publishing_call(testw, tmp_path):
+    res = _freq_table(testw, "CTA")
+    t = res.table
+    p = int(np.flatnonzero((t.status >= 3) & (t.status <= 9))[0])
+    published = np.asarray(t.published, dtype=float).copy()
+    published[p] = t.value[p] + t.upl[p]  # moved by exactly its level: `x − UPL` is the value
+    t.published = published
+    _refused_everywhere(res, tmp_path, "level estimate")
+    assert t.cell_codes(p) in {t.cell_codes(int(c)) for c in res.audit().failing_cells}
+
+
+def test_hand_made_rounding_face_is_refused_by_every_publishing_call(testw, tmp_path):
+    import dataclasses
+
+    res = _freq_table(testw, "RND", {"base": 10})
+    t = res.table
+    # the same values claimed rounded to base 1: each rounding interval is the printed value
+    t.protection = dataclasses.replace(t.protection, public=(("base", 1.0), ("steps", 0.0)))
+    _refused_everywhere(res, tmp_path, "rounding interval")

@@ -53,6 +53,8 @@ def fingerprint(table: Table) -> str:
         h.update(name.encode())
         if arr is not None:
             h.update(np.ascontiguousarray(arr, dtype=float).tobytes())
+    if table.protection is not None and table.protection.public:  # RND's base and steps
+        h.update(repr(table.protection.public).encode())
     return h.hexdigest()
 
 
@@ -186,8 +188,8 @@ def _refusal(table: Table, kind: str, summary: str) -> str:
         what, method = _FORM[kind]
         return (
             f"the table cannot be published: its {what} let an attacker recompute or estimate "
-            f"primary cells (methods.md §2.1). {summary} Protect the table again (with "
-            f"{method} or another method); nothing was written."
+            f"primary cells (methods.md §2.1). {summary} Run {method} again (or protect "
+            "the table with another method); nothing was written."
         )
     if state == "changed":
         why = "its statuses were changed after protection and the new pattern fails the audit"

@@ -431,7 +431,7 @@ class TableView(QWidget):
         from argusqt.gui import core
 
         self.protection_state, words = core.protection_of(self.table)
-        bad = self.protection_state in ("changed", "unprotected")
+        bad = self.protection_state in ("changed", "unprotected", "refused")
         self.protection.setText(f"Publication: {words}")
         self.protection.setStyleSheet(
             "color:#b00020;font-weight:bold;" if bad else "color:#1b5e20;"
