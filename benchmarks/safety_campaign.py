@@ -601,14 +601,14 @@ EXPECTED_ERRORS = (
     # CTA: levels that cannot all be met inside the bounds (parts whose levels exceed their
     # total's bounds, typical with negative contributions); the message names the cells
     "cannot all be met inside the attacker bounds",
-    # intervals, rounded or adjusted values the publication verdict refuses (methods.md
-    # §2.1): the message names the cells and the estimate; nothing is written
-    "let an attacker recompute or estimate primary cells",
     # RND: no additive rounding whose rounding intervals cover every primary, or one an
     # insider (its own cells) or the relations narrow (argusqt/docs/methods.md §9); the
     # message names them
     "rounding interval covers its protection interval",
     "the table rounded to base",
+    # intervals, rounded or adjusted values the publication verdict refuses (methods.md
+    # §2.1): the message names the cells and the estimate; nothing is written
+    "let an attacker recompute or estimate primary cells",
 )
 
 

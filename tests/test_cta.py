@@ -254,3 +254,21 @@ def test_a_primary_bound_off_the_grid_is_rounded_outwards():
     bad[0] += 2 * p.upper[0]
     with pytest.raises(AuditError):
         verify_adjustment(p, bad)
+
+
+def test_a_primary_whose_bounds_fit_only_its_level_gets_room_for_its_extra():
+    """Bounds exactly a ± level (as from_table widens a primary's): the random extra would
+    leave no direction; CTA widens that primary's bounds by its extra instead of refusing,
+    and the published table passes the publication verdict (no level estimate hits)."""
+    from argusqt.protection.cta import level_extras
+    from argusqt.protection.disclosure import adjusted_verdict
+
+    p = problem_2d([[312, 50], [40, 60]], {(1, 1): 582.6}, weights="ones")
+    p.lower = np.minimum(p.lower, p.values - p.lpl)
+    p.upper = np.where(p.primary, p.values + p.upl, 1.5 * p.values.max())
+    res = solve_cta(p, {"seed": 5})
+    cell = int(np.flatnonzero(p.primary)[0])
+    up, down = level_extras(p, 5)
+    moved = res.published[cell] - p.values[cell]
+    assert moved >= p.upl[cell] + up[0] or moved <= -(p.lpl[cell] + down[0])
+    assert adjusted_verdict(p, res.published).ok and res.verdict.ok
