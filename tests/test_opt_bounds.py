@@ -150,6 +150,45 @@ def test_an_attacker_lp_stopped_by_the_time_limit_never_makes_a_false_bound(monk
         check_claims(p, best, {"max_time": 60})
 
 
+@pytest.mark.slow
+@settings(
+    max_examples=5,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(seed=st.integers(0, 10_000), k=st.integers(1, 300), j=st.integers(1, 80))
+def test_tables_with_singletons_and_insiders_keep_the_bound_below_every_audited_pattern(
+    monkeypatch, seed, k, j
+):
+    # 2-level × 2-level and small 3-D tables with respondents alone in cells (the insider
+    # audit and the singleton options SS/SM take part): OPT's bound, with time to spare, with
+    # a clock expiring at its k-th reading or with the j-th attacker LP stopped, is never
+    # above HEUR's, MOD's or OPT's own audited patterns, and "optimal" is only the optimum
+    from protect_helpers import mixed_problem
+
+    p = mixed_problem(seed)
+    exact = run_method(p, "OPT", {"max_time": 600})
+    assert exact.verdict.ok
+    audited = [exact.cost] + [run_method(p, m, {"max_time": 600}).cost for m in ("HEUR", "MOD")]
+    cheapest = min(audited)
+    assert exact.lower_bound is not None and exact.lower_bound <= cheapest + EPS * cheapest
+    for stop in ("clock", "lp"):
+        with monkeypatch.context() as m:
+            if stop == "clock":
+                m.setattr(budget, "CLOCK", ExpiringClock(k))
+            else:
+                stop_lp_at(m, j)
+            try:
+                r = run_method(p, "OPT", {"max_time": 60})
+            except MethodError:
+                continue
+        assert r.verdict.ok
+        assert r.lower_bound is None or r.lower_bound <= cheapest + EPS * cheapest, r.log
+        if r.optimal:
+            assert exact.optimal and r.cost == pytest.approx(exact.cost, rel=EPS)
+
+
 @pytest.mark.parametrize("k", [1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144])
 def test_expiring_clock_in_every_phase_of_a_hierarchical_table(monkeypatch, k):
     # a 1H2D table with a hierarchy: the start heuristic, the branch-and-cut and the audits

@@ -281,7 +281,8 @@ class _CapacityHandler(Conshdlr):
         self, constraints, solution, checkintegrality, checklprows, printreason, completely
     ):
         obj = float(self.model.getSolObjVal(solution))
-        if _key(self._x(solution)) in self.proven:  # judged in full by the enforcement
+        x = np.round(self._x(solution))
+        if _key(x) in self.proven:  # judged in full by the enforcement
             self.run.best = min(self.run.best, obj)
             return {"result": SCIP_RESULT.FEASIBLE}
         if self.run.stop.cancelled:  # out of time: reject (never accept an unchecked pattern)
@@ -291,7 +292,6 @@ class _CapacityHandler(Conshdlr):
             # (SCIP keeps that one; on big tables such candidates — "suppress all" from the
             # trivial heuristic — meant blocks of the whole table and minutes per check)
             return {"result": SCIP_RESULT.INFEASIBLE}
-        x = np.round(self._x(solution))
         self.run.n_checks += 1
         if self.store.violated(x):  # a known valid cut rejects it without any LP
             return {"result": SCIP_RESULT.INFEASIBLE}
@@ -1318,11 +1318,9 @@ def _bound_line(cost: float, bound: float | None, gap: float | None, optimal: bo
     why = "time limit reached" if out.timed_out else "cancelled" if out.cancelled else "stopped"
     if out.optimal and not (out.timed_out or out.cancelled):
         why = "the branch-and-cut's optimum needed more cells for the insiders"
-    if optimal:  # proven within the gap the user allowed
-        why = "proven within the gap asked for"
     head = f"OPT: cost {grouped(cost)}, best pattern found, not proven optimal"
-    if optimal:
-        head = f"OPT: cost {grouped(cost)}, optimal within the gap asked for"
+    if optimal:  # proven within the relative gap the user allowed
+        head, why = f"OPT: cost {grouped(cost)}, proven within the gap asked for", "gap limit"
     if bound is None or gap is None:
         return f"{head}; no certified lower bound ({why})"
     return f"{head}; certified lower bound {grouped(bound)}, gap {100 * gap:.2f} % ({why})"
@@ -1335,7 +1333,7 @@ def _bound_scope(problem: CSPProblem, work: CSPProblem, insiders: bool) -> str:
     if insiders:
         parts.append("against each respondent alone in a suppressed cell")
     if work is not problem:
-        parts.append(f"the singleton options' {work.n_cells - problem.n_cells} groups")
+        parts.append(f"the {work.n_cells - problem.n_cells} groups of the singleton options")
     kept = int(np.count_nonzero(problem.secondary))
     keep = f", keeping the table's {kept} secondaries" if kept else ""
     return (
