@@ -9,6 +9,7 @@ the GUI and batch), so every check, log line and safety rule is the same there.
 from __future__ import annotations
 
 import os
+import signal
 import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -400,10 +401,15 @@ def _tqdm_progress() -> tuple[ProgressCallback, Callable[[], None]]:
 
 def _run_cancellable(fn: Callable[[], Any], cancel: CancelToken) -> Any:
     """Run `fn` in a worker thread; Ctrl-C in the caller cancels it (the method then returns
-    its best audited result) instead of killing the solve."""
+    its best audited result) instead of killing the solve; a second Ctrl-C stops waiting.
+
+    In the main thread Ctrl-C is caught by a SIGINT handler for the run's duration, so it
+    cancels wherever the caller's thread is (even starting the worker, on a loaded machine);
+    elsewhere (no handler possible) a KeyboardInterrupt while waiting does the same."""
     box: dict[str, Any] = {}
     done = threading.Event()  # not Thread.join: a join interrupted by Ctrl-C can report
     # the thread finished while it still runs (CPython gh-90882)
+    interrupted = False
 
     def work() -> None:
         try:
@@ -413,20 +419,41 @@ def _run_cancellable(fn: Callable[[], Any], cancel: CancelToken) -> Any:
         finally:
             done.set()
 
-    worker = threading.Thread(target=work, name="argusqt-protect", daemon=True)
-    worker.start()
-    interrupted = False
-    while not done.is_set():
-        try:
-            done.wait(0.2)
-        except KeyboardInterrupt:
-            if interrupted:  # a second Ctrl-C: give up waiting
-                raise
-            interrupted = True
-            cancel.cancel()
+    def first_cancels() -> None:
+        nonlocal interrupted
+        if interrupted:  # a second Ctrl-C: give up waiting
+            raise KeyboardInterrupt
+        interrupted = True
+        cancel.cancel()
+
+    restore = _catch_sigint(lambda signum, frame: first_cancels())
+    try:
+        worker = threading.Thread(target=work, name="argusqt-protect", daemon=True)
+        worker.start()
+        while not done.is_set():
+            try:
+                done.wait(0.2)
+            except KeyboardInterrupt:
+                first_cancels()
+    finally:
+        restore()
     if "error" in box:
         raise box["error"]
     return box.get("value")
+
+
+def _catch_sigint(handler: Callable[[int, Any], None]) -> Callable[[], None]:
+    """Install `handler` for SIGINT; returns what puts the previous one back (nothing to do
+    where no handler can be set: a thread other than the main one)."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    try:
+        previous = signal.signal(signal.SIGINT, handler)
+    except ValueError:  # not the main interpreter
+        return lambda: None
+    if previous is None:  # set outside Python: the default is the best we can put back
+        previous = signal.default_int_handler
+    return lambda: signal.signal(signal.SIGINT, previous)
 
 
 # ---------------------------------------------------------------------------- protect

@@ -36,7 +36,10 @@ if TYPE_CHECKING:
     from argusqt.model.table import Table
 
 #: per-cell arrays an action on a table may change (replaced or changed in place)
-CELL_ARRAYS = ("status", "lpl", "upl", "cost", "published", "interval_lower", "interval_upper")
+CELL_ARRAYS = (
+    "status", "lpl", "upl", "cost", "published", "interval_lower", "interval_upper",
+    "suppressed_from",
+)  # fmt: skip
 #: what else of a Table an action may change (compared by identity; notes by value)
 TABLE_FIELDS = (
     "protected_print",

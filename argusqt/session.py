@@ -37,6 +37,7 @@ from argusqt.actions import (
 from argusqt.errors import (
     ArgusError,
     AuditError,
+    Cancelled,
     MethodError,
     PublicationError,
     SpecificationError,
@@ -1070,25 +1071,40 @@ class Session:
         """Run a protection method on one table; statuses (and published values) are copied
         back only when the audit passed. `params`: the method's parameter dataclass or a
         mapping of its field names (argusqt/docs/formats.md §8.5); an unknown or out-of-range
-        one is a ParameterError naming the parameter and the values allowed."""
+        one is a ParameterError naming the parameter and the values allowed.
+
+        The method solves the problem the user posed: the primaries and the manual and
+        a-priori statuses, never the secondaries of the method run before (docs/design.md)."""
         from argusqt.model.status import is_suppressed
         from argusqt.protection import registry
         from argusqt.protection.audit import audit as run_audit
         from argusqt.protection.methods import run_method
         from argusqt.protection.problem import CSPProblem
+        from argusqt.rules.changes import keep_pattern, posed_status
 
         desc = registry.get(method)
         p = desc.params.coerce(params)
         table = self.table(table_no)
         options = desc.options_for(p, registry.table_facts(table, table_no))
         self._check_numbers(table, table_no)
-        problem = CSPProblem.from_table(table)
+        start = posed_status(table)
+        problem = CSPProblem.from_table(table, status=start)
         self.add_log(f"Table {table_no}: {desc.name} started with {p.describe()}")
         self._log_lines(p.without_effect())
         if desc.kind != "suppress":
             options.setdefault("seed", self._seed(problem))
         try:
             result = run_method(problem, desc.name, options, progress, cancel)
+            for line in result.log or []:
+                self.add_log(f"  {line}")
+            audit = result.audit
+            if audit is None and desc.kind == "suppress":
+                audit = run_audit(
+                    problem, is_suppressed(result.status), progress=progress, cancel=cancel
+                )
+                result.audit = audit
+        except Cancelled as exc:
+            raise self._cancelled([table_no], exc) from None
         except ArgusError:
             raise
         except Exception as exc:
@@ -1096,22 +1112,15 @@ class Session:
             if explained is None:
                 raise
             raise explained from exc
-        for line in result.log or []:
-            self.add_log(f"  {line}")
-        audit = result.audit
-        if audit is None and desc.kind == "suppress":
-            audit = run_audit(
-                problem, is_suppressed(result.status), progress=progress, cancel=cancel
-            )
-            result.audit = audit
         if audit is not None and not audit.ok:
             self.add_log(audit.summary())
             raise AuditError(
                 f"{desc.name} on table {table_no}: {audit.summary()} The table was left unchanged."
             )
-        table.status = np.asarray(result.status).astype(np.int8)
-        if desc.kind == "adjust" and result.published is not None:
-            table.published = np.asarray(result.published, dtype=float)
+        keep_pattern(table, start, result.status)
+        # a new method's face replaces the last one's: no rounded values under a suppression
+        adjusted = desc.kind == "adjust" and result.published is not None
+        table.published = np.asarray(result.published, dtype=float) if adjusted else None
         if result.interval_lower is not None and result.interval_upper is not None:
             table.interval_lower = np.asarray(result.interval_lower, dtype=float)
             table.interval_upper = np.asarray(result.interval_upper, dtype=float)
@@ -1128,12 +1137,15 @@ class Session:
         if result.verdict is not None and not result.verdict.ok:
             self.add_log(f"Table {table_no}: NOT PUBLISHABLE: {result.verdict.summary()}")
         self.results[table_no] = result
-        done = "cancelled, best safe result kept" if result.cancelled else "finished"
+        done = "cancelled" if result.cancelled else "finished"
         figures = "; ".join(result.outcome_lines(desc.face, table.value))
         self.add_log(
             f"Table {table_no}: {desc.name} {done} in {result.elapsed:,.1f} s: {figures}"
             + (f"; {audit.summary()}" if audit is not None else "")
         )
+        if result.cancelled:
+            result.cancel_note = kept_after_cancel(table_no, result, desc.kind)
+            self.add_log(result.cancel_note)
         self.actions.append(Protect(table_no, desc.name, p))
         return result
 
@@ -1145,6 +1157,32 @@ class Session:
 
             self.protection_seed = confidential_seed(problem)
         return self.protection_seed
+
+    def _cancelled(self, numbers: list[int], exc: Cancelled) -> Cancelled:
+        """A cancel that kept no new pattern: the one message the log, the dialogs, the
+        Solver panel and the API give, saying what the tables hold now."""
+        states = "; ".join(self._unchanged(no) for no in numbers)
+        which = f"Table {numbers[0]}" if len(numbers) == 1 else f"Tables {numbers}"
+        note = f"{which}: {exc.message.rstrip('.')}. Nothing changed: {states}."
+        self.add_log(note)
+        return Cancelled(note)
+
+    def _unchanged(self, table_no: int) -> str:
+        """What a table holds after a Protect that changed nothing, in words."""
+        t = self.table(table_no)
+        state = self.protection_state(table_no)
+        if t.protection is not None and state in ("cleared", "protected"):
+            return (
+                f"table {table_no} keeps its {t.protection.method} pattern, which passed the audit"
+            )
+        if t.protection is not None:
+            return (
+                f"table {table_no} keeps its statuses ({t.protection.method}'s pattern changed "
+                "by hand since: not protected)"
+            )
+        if state == "nothing to protect":
+            return f"table {table_no} has no unsafe cells"
+        return f"table {table_no} stays unprotected"
 
     @undoable()
     def protect_linked(
@@ -1161,6 +1199,7 @@ class Session:
         from argusqt.protection.audit import audit as run_audit
         from argusqt.protection.linked import protect_linked
         from argusqt.protection.problem import CSPProblem
+        from argusqt.rules.changes import keep_pattern, posed_status
 
         desc = registry.get(method)
         registry.require_linked(desc)
@@ -1170,11 +1209,18 @@ class Session:
         options = desc.options_for(p, registry.table_facts(self.tables[0], 1))
         for no, t in enumerate(self.tables, start=1):
             self._check_numbers(t, no)
-        problems = [CSPProblem.from_table(t) for t in self.tables]
+        starts = [posed_status(t) for t in self.tables]
+        problems = [
+            CSPProblem.from_table(t, status=s) for t, s in zip(self.tables, starts, strict=True)
+        ]
         self.add_log(f"Linked tables 1–{len(problems)}: {desc.name} started with {p.describe()}")
         self._log_lines(p.without_effect())
-        cover = self._linked_cover(problems) if desc.linked == "cover" else None
-        results = protect_linked(problems, desc.name, options, progress, cancel, cover=cover)
+        numbers = list(range(1, len(self.tables) + 1))
+        try:
+            cover = self._linked_cover(problems) if desc.linked == "cover" else None
+            results = protect_linked(problems, desc.name, options, progress, cancel, cover=cover)
+        except Cancelled as exc:
+            raise self._cancelled(numbers, exc) from None
         audits = []
         for no, (prob, res) in enumerate(zip(problems, results, strict=True), start=1):
             verdict = res.audit or run_audit(prob, is_suppressed(res.status), cancel=None)
@@ -1187,7 +1233,8 @@ class Session:
             audits.append(verdict)
         for no, (t, res, verdict) in enumerate(zip(self.tables, results, audits, strict=True), 1):
             res.audit = verdict
-            t.status = np.asarray(res.status).astype(np.int8)
+            keep_pattern(t, starts[no - 1], res.status)
+            t.published = t.interval_lower = t.interval_upper = None  # a suppression's face
             t.protection = ProtectionInfo(desc.name, desc.face, p.describe() + " (linked)")
             t.audit = verdict
             mark_protected(t)
@@ -1196,6 +1243,9 @@ class Session:
                 f"Table {no} (linked): {'; '.join(res.outcome_lines(desc.face, t.value))}; "
                 f"{verdict.summary()}"
             )
+            if res.cancelled:
+                res.cancel_note = kept_after_cancel(no, res, desc.kind)
+                self.add_log(res.cancel_note)
         self.linked = list(range(1, len(self.tables) + 1))
         self.linked_cleared = None
         self.actions.append(Protect(0, desc.name, p))
@@ -1546,6 +1596,17 @@ SOLVER_RANGE = 1e7
 #: Largest cell value (or protection level) a protection method is given: beyond 2^53 ≈ 9e15
 #: sums of whole numbers are no longer exact, and the LP solvers fail with errors of their own.
 MAX_SOLVER_VALUE = 1e15
+
+
+def kept_after_cancel(table_no: int, result: ProtectionResult, kind: str) -> str:
+    """The one message after a cancel that kept a result: which result and its audit."""
+    what = "pattern" if kind == "suppress" else "result"
+    verdict = result.verdict if result.verdict is not None else result.audit
+    audit = verdict.summary() if verdict is not None else "no audit"
+    return (
+        f"Table {table_no}: {result.method} cancelled: the best {what} found before the cancel "
+        f"was kept. {audit}"
+    )
 
 
 def check_solver_numbers(table: Table, table_no: int) -> None:

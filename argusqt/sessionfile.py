@@ -21,6 +21,7 @@ A session file is UTF-8 JSON (written atomically) with this layout (format versi
                           "codelist": {...}, "node_map": [original node -> new node]}],
              "status": ARRAY, "lpl": ARRAY, "upl": ARRAY, "cost": ARRAY,
              "published": ARRAY | null, "method": "HEUR" | null,
+             "suppressed_from": ARRAY | null,  # the method's secondaries' former statuses
              "result": {...ProtectionResult figures, interval bounds as ARRAY...} | null}]}
 ```
 
@@ -530,6 +531,7 @@ def session_to_dict(
                 "upl": encode_array(t.upl, "float64"),
                 "cost": encode_array(t.cost, "float64"),
                 "published": encode_array(t.published, "float64"),
+                "suppressed_from": encode_array(t.suppressed_from, "int8"),
                 "method": method,
                 "changed_after_protection": changed,
                 "result": _result_to_dict(result),
@@ -812,6 +814,7 @@ def _restore(table: Table, saved: dict, where: str, what: str) -> Any:
     table.upl = arrays["upl"].astype(float)
     table.cost = arrays["cost"].astype(float)
     table.published = arrays["published"]
+    table.suppressed_from = _suppressed_from(saved, n, where, what)
     method = saved.get("method")
     table.protection = None
     if method:
@@ -849,6 +852,20 @@ def _restore(table: Table, saved: dict, where: str, what: str) -> Any:
         figures=dict(r.get("figures", {})),
     )
     return result
+
+
+def _suppressed_from(saved: dict, n: int, where: str, what: str) -> np.ndarray | None:
+    """Which secondaries the last method added and each one's status before (None: an older
+    file; the next Protect then puts back every secondary of a method's pattern)."""
+    arr = decode_array(saved.get("suppressed_from"), where, f"{what} suppressed_from")
+    if arr is None:
+        return None
+    allowed = (0, Status.SAFE, Status.SAFE_MANUAL, Status.EMPTY_NONSTRUCTURAL)
+    if arr.size != n or not np.isin(arr, allowed).all():
+        raise SessionFileError(
+            f"{what}: expected suppressed_from with {n} values 0, 1, 2 or 13", file=where
+        )
+    return arr.astype(np.int8)
 
 
 def _check_primaries(table: Table, saved: np.ndarray, where: str, what: str) -> None:

@@ -145,4 +145,8 @@ class FakeSession(Session):
         status = t.status.copy()
         status[(status == 1) & (t.value < 200)] = 11
         t.status[:] = status
-        return ProtectionResult(method, status, cost=1.0, cancelled=cancelled, elapsed=sw.elapsed)
+        result = ProtectionResult(method, status, cost=1.0, cancelled=cancelled, elapsed=sw.elapsed)
+        if cancelled:  # as Session.protect says it (the fake's pattern is not audited)
+            result.cancel_note = f"Table {table_no}: {method} cancelled: the fake pattern was kept."
+            self.add_log(result.cancel_note)
+        return result

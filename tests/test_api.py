@@ -233,18 +233,49 @@ def test_cancel_keeps_a_safe_result(records, testw, generous_cancel_grace):
 
 def test_ctrl_c_cancels_the_worker_and_returns_its_result():
     import _thread
+    import signal
+    import threading
+
+    from argusqt.api import _run_cancellable
+    from argusqt.progress import CancelToken
+
+    before = signal.getsignal(signal.SIGINT)
+    token = CancelToken()
+
+    def work():
+        # Ctrl-C in the caller's thread while the method runs (sent from the running method:
+        # on a loaded machine a timer started before the call could fire before it)
+        threading.Timer(0.3, _thread.interrupt_main).start()
+        token.wait(600)  # a method polling its cancel token (a generous functional deadline)
+        return "best audited result"
+
+    assert _run_cancellable(work, token) == "best audited result"
+    assert token.cancelled
+    assert signal.getsignal(signal.SIGINT) is before  # the caller's Ctrl-C handling is back
+
+
+def test_ctrl_c_while_the_worker_starts_still_cancels(monkeypatch):
+    """Ctrl-C that lands while the worker thread is being started (a loaded machine) cancels
+    the run like any other instead of escaping as KeyboardInterrupt."""
+    import _thread
     import threading
 
     from argusqt.api import _run_cancellable
     from argusqt.progress import CancelToken
 
     token = CancelToken()
+    start = threading.Thread.start
+
+    def slow_start(self):
+        _thread.interrupt_main()  # Ctrl-C arrives as the thread starts
+        start(self)
+
+    monkeypatch.setattr(threading.Thread, "start", slow_start)
 
     def work():
-        token.wait(60)  # a method polling its cancel token
+        token.wait(600)
         return "best audited result"
 
-    threading.Timer(0.3, _thread.interrupt_main).start()  # Ctrl-C in the caller's thread
     assert _run_cancellable(work, token) == "best audited result"
     assert token.cancelled
 

@@ -106,7 +106,7 @@ def test_open_specify_protect_flow(qtbot, window, files):
     timer.stop()
     assert window.last_result.cancelled
     assert window.views[0].buttons["unsafe"].isEnabled()
-    assert "Cancelled" in window.result_box.text()
+    assert "OPT cancelled: the fake pattern was kept." in window.result_box.text()
     assert "secondary" in window.status_label.text()
     assert session.calls[-1][:3] == ("protect", 1, "OPT")
     # no time in the options: the time suggested for this small table (protect.advice)

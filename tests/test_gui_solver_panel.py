@@ -165,8 +165,14 @@ def test_panel_shows_bound_and_gap_while_tabs_and_scrolling_work_then_cancel_kee
     assert is_secondary(table.status).any()
     verdict = publication_audit(CSPProblem.from_table(table), is_suppressed(table.status))
     assert verdict.ok, verdict.summary()
-    assert "Cancelled by you" in window.result_box.text()
-    assert panel.message.text().startswith("Cancelled")
+    # one sentence after Cancel: the panel, the log, the result window and the status bar
+    note = panel.message.text()
+    assert note == r.cancel_note and note.startswith("Table 1: OPT cancelled: the best pattern")
+    assert "was kept" in note and "Audit passed" in note
+    assert note in window.result_box.text()
+    assert window.statusBar().currentMessage() == note
+    lines = [line for line in window.log.toPlainText().splitlines() if line.strip()]
+    assert lines[-1].endswith(note)
     assert NUMBER.match(panel.bound.text())  # the last figures stay readable after the run
     assert (
         panel.incumbent.text() == f"{r.cost:,.0f}"

@@ -115,8 +115,9 @@ class MethodComparisonPanel(QWidget):
         self.use = QPushButton("Protect again with the selected method")
         self.use.setObjectName("useMethod")
         self.use.setToolTip(
-            "Undo the current protection of this table and run the selected method again "
-            "with the parameters it had"
+            "Run the selected method again with the parameters it had, from the primaries and "
+            "manual statuses (each row is an independent run; the current pattern is replaced "
+            "once the new one passes the audit)"
         )
         self.use.clicked.connect(self._use)
         self.use.setEnabled(False)
@@ -138,7 +139,8 @@ class MethodComparisonPanel(QWidget):
 
     def show_runs(self, title: str, runs: list[MethodRun], current: str | None) -> None:
         self.caption.setText(
-            f"<b>Table {title}</b>: information loss per method tried "
+            f"<b>Table {title}</b>: information loss per method tried, each run on its own "
+            "from the primaries and manual statuses "
             + ("(the pattern on the table now is marked ✔)" if current else "")
         )
         self.methods = [r.method for r in runs]

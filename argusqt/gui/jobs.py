@@ -13,10 +13,18 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
 
+from argusqt.errors import Cancelled
 from argusqt.gui.errors import show_error
 from argusqt.gui.gcpin import collector
 from argusqt.gui.solverpanel import SolverPanel
 from argusqt.gui.worker import Job, Worker
+
+
+def cancel_note(result: Any) -> str:
+    """The session's sentence on what a cancelled protection kept ('' for other results);
+    linked tables give one per table."""
+    results = result if isinstance(result, list | tuple) else [result]
+    return " ".join(n for r in results if (n := getattr(r, "cancel_note", "")))
 
 
 class JobRunner(QObject):
@@ -79,6 +87,7 @@ class JobRunner(QObject):
             self._finish("cancelled" if worker.cancel_token.cancelled else "finished")
             if panel is not None:
                 panel.show_result(result)  # the kept result's cost, bound and gap
+                panel.show_outcome(cancel_note(result))
             if on_success is not None:
                 try:
                     on_success(result)
@@ -86,7 +95,10 @@ class JobRunner(QObject):
                     show_error(self.parent_widget, exc, title)
 
         def done_err(exc: BaseException) -> None:
+            panel = self.dialog
             self._finish("cancelled" if worker.cancel_token.cancelled else "failed")
+            if panel is not None and isinstance(exc, Cancelled):
+                panel.show_outcome(str(exc))  # what the cancel left, as the log says it
             if on_error is not None:
                 on_error(exc)
             else:

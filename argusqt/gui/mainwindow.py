@@ -1058,20 +1058,33 @@ class MainWindow(QMainWindow):
                 lines += [*self._result_lines(no, r), ""]
                 if not linked:
                     self._record_run(no, r, params)
-            self._show_result_box("\n".join(lines).strip())
+            cancelled = any(r.cancelled for r in results)
+            self._show_result_box(
+                "\n".join(lines).strip(),
+                "Protection cancelled" if cancelled else "Protection finished",
+            )
             self.last_result = results[-1] if not linked else results
             self._update_status()
+            if cancelled:  # the session's sentence, as the log and the Solver panel give it
+                self.statusBar().showMessage(" ".join(r.cancel_note for r in results))
             self._show_insight(raise_methods=len(self.method_runs.get(table_no, {})) > 1)
 
         def failed(exc: BaseException) -> None:
             if not isinstance(exc, Cancelled):
                 self._job_error(exc)
                 return
-            # a cancel without an audited pattern: nothing changed, which is no error
+            # a cancel without an audited pattern: nothing changed, which is no error; the
+            # session logged the sentence that says so (the panel and the box repeat it)
             self._sync_log()
-            self.log_message(str(exc))
-            self._show_result_box(f"Protection cancelled.\n\n{exc}", "Protection cancelled")
+            if (
+                self.session is None
+                or not self.session.log
+                or self.session.log[-1].message != str(exc)
+            ):
+                self.log_message(str(exc))
+            self._show_result_box(str(exc), "Protection cancelled")
             self._update_status()
+            self.statusBar().showMessage(str(exc))
 
         title = "all tables (linked)" if linked else f"table {table_no}"
         self.runner.start(f"Protect {title} ({method})", job, done, on_error=failed)
@@ -1080,7 +1093,7 @@ class MainWindow(QMainWindow):
         """What the user should know about a protection result (the session logs it once)."""
         lines = [f"Table {table_no}: method {r.method}"]
         if r.cancelled:
-            lines.append("Cancelled by you: the best audited pattern found so far was kept.")
+            lines.append(r.cancel_note or "Cancelled.")  # the session's sentence
         if r.timed_out:
             lines.append("Time limit reached: the best safe pattern found so far was kept.")
         t = self.views[table_no - 1].table
@@ -1132,22 +1145,13 @@ class MainWindow(QMainWindow):
                 self.methods_dock.raise_()
 
     def use_method(self, method: str) -> None:
-        """Methods dock: protect the current table again with a method tried before (its
-        protection now is undone first, through the Session like Undo suppression)."""
+        """Methods dock: protect the current table again with a method tried before (like
+        every Protect it solves from the primaries and manual statuses, not from the pattern
+        now on the table, which stays until the new one is audited)."""
         no = self.current_table_no()
         run = self.method_runs.get(no or 0, {}).get(method)
         if no is None or run is None or self.runner.busy:
             return
-        view = self.views[no - 1]
-        if view.table.protection is not None or is_secondary(view.table.status).any():
-            try:
-                self.session.undo_protection(no)
-            except ArgusError as exc:
-                show_error(self, exc, "Protect")
-                return
-            self._sync_log()
-            view.set_audit(None)
-            view.refresh()
         self.protect_table(method, run.params)
 
     def _show_result_box(self, text: str, title: str = "Protection finished") -> None:

@@ -39,6 +39,12 @@ if TYPE_CHECKING:  # types only: the GUI reaches the core through the Session
 SPIN_MAX = 10**9
 #: narrowest a method's description is laid out (its height is reserved for this width)
 HINT_WIDTH = 320
+#: the problem every Protect solves, said in the dialog
+BASIS = (
+    "Protect solves from the primaries and your manual statuses (safe, unsafe, protected, "
+    "a-priori); the secondaries of a pattern now on the table are not used, and that pattern "
+    "is replaced only by one that passes the audit."
+)
 
 
 class ProtectDialog(QDialog):
@@ -100,6 +106,10 @@ class ProtectDialog(QDialog):
         self.warning = QLabel("")
         self.warning.setStyleSheet("color:#b00020;")
         self.warning.setWordWrap(True)
+        #: what every Protect solves (Session.protect): never the pattern on the table now
+        self.basis = QLabel(BASIS)
+        self.basis.setObjectName("protectBasis")
+        self.basis.setWordWrap(True)
         self.advice = QLabel("")  # the suggested method and why (see suggest)
         self.advice.setWordWrap(True)
         self.advice.setVisible(False)
@@ -117,6 +127,7 @@ class ProtectDialog(QDialog):
         top.addWidget(opts_box, 2)
         lay = QVBoxLayout(self)
         lay.addLayout(top)
+        lay.addWidget(self.basis)
         lay.addWidget(self.advice)
         lay.addWidget(self.linked)
         lay.addWidget(self.warning)

@@ -7,6 +7,7 @@ the window while the job is busy. Cancel asks the job for its best audited resul
 
 from __future__ import annotations
 
+import re
 import time
 from typing import TYPE_CHECKING
 
@@ -34,6 +35,10 @@ if TYPE_CHECKING:
 #: best pattern is not yet the kept one: the insider audit after it may add cells.
 BEST_CAPTION = "Best pattern so far (cost):"
 BUILDING_CAPTION = "Pattern being built (cost so far):"
+#: the figures of a progress message (counts, percentages)
+STEP_FIGURES = re.compile(r"\d[\d,.]*")
+#: "3 of 13" in a progress message: what its fraction counts
+COUNTED = re.compile(r"\d[\d,]* of \d[\d,]*")
 
 
 class SolverPanel(QWidget):
@@ -110,6 +115,7 @@ class SolverPanel(QWidget):
         self.message.setText("Starting…")
         self._phase = ""
         self.bar.setRange(0, 0)
+        self.bar.setFormat("%p%")
         for lab in (self.incumbent, self.bound, self.gap):
             lab.setText("–")
         self.incumbent_caption.setText(BEST_CAPTION)
@@ -135,12 +141,20 @@ class SolverPanel(QWidget):
         if self.bar.maximum() == 0:
             self.bar.setRange(0, 1000)
             self.bar.setValue(1000 if outcome == "finished" else 0)
+        self.bar.setFormat("%p%")
+        # what a cancel kept is the job's to say (show_outcome): nothing is claimed here
         self.message.setText(
-            {
-                "finished": "Finished.",
-                "cancelled": "Cancelled: the best audited pattern found so far was kept.",
-            }.get(outcome, "Stopped with an error (see the message).")
+            {"finished": "Finished.", "cancelled": "Cancelled."}.get(
+                outcome, "Stopped with an error (see the message)."
+            )
         )
+
+    def show_outcome(self, text: str) -> None:
+        """The job's own last word (after a cancel: which pattern was kept and its audit, or
+        that nothing changed), the very sentence the log and the dialog give."""
+        if text:
+            self.message.setText(text)
+            self.log.appendPlainText(text)
 
     def _tick(self) -> None:
         self.elapsed.setText(f"{time.perf_counter() - self._start:,.1f} s")
@@ -151,14 +165,20 @@ class SolverPanel(QWidget):
         if ev.message:
             if ev.message != self.message.text():
                 self.log.appendPlainText(ev.message)
-            phase = ev.message.split(":")[0] + str(ev.extra.get("phase", ""))
+            # a step is its words without its figures: "subtable 3 of 13" and "subtable 4
+            # of 13" are one step, "checking every primary" is the next
+            phase = STEP_FIGURES.sub("#", ev.message) + str(ev.extra.get("phase", ""))
             if phase != self._phase and ev.fraction is None:
-                self.bar.setRange(0, 0)  # a new phase of unknown length: busy again
+                self.bar.setRange(0, 0)  # a new step of unknown length: busy, no stale %
+                self.bar.setFormat("%p%")
             self._phase = phase
             self.message.setText(ev.message)
         if ev.fraction is not None:
             self.bar.setRange(0, 1000)
             self.bar.setValue(int(max(0.0, min(1.0, ev.fraction)) * 1000))
+            # the fraction counts what the message counts (subtables, primaries), not time
+            counted = COUNTED.search(ev.message or "")
+            self.bar.setFormat(counted.group(0) if counted else "%p%")
         building = ev.fraction is not None and ev.fraction < 1.0
         if ev.incumbent is not None:
             self.incumbent.setText(format_cost(ev.incumbent))
@@ -212,7 +232,9 @@ class SolverPanel(QWidget):
         if not self.running or self.cancel_requested:
             return
         self.cancel_requested = True
-        self.message.setText("Cancelling… waiting for the best safe result so far.")
+        self.message.setText(
+            "Cancelling… a pattern found so far is kept only if it passes the audit."
+        )
         self.buttons.setEnabled(False)
         self.cancel_clicked.emit()
 

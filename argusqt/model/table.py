@@ -115,6 +115,10 @@ class Table:
     #: audit of that result (protect.result.AuditResult)
     protection: ProtectionInfo | None = None
     audit: Any = None
+    #: per cell, the status (1, 2 or 13) a cell had before the protection method now on the
+    #: table made it a secondary, 0 elsewhere (None: no method's pattern): the next Protect
+    #: solves the problem the user posed, not the one with this method's secondaries fixed
+    suppressed_from: np.ndarray | None = None
     source: Any = None  # fine-level contributions kept for recoding (model.tabulate)
     name: str = ""
     notes: list[str] = field(default_factory=list)

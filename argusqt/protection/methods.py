@@ -72,10 +72,8 @@ def run_method(
         work, n_virtual = add_singleton_cells(problem, None, opts, minfreq)
     try:
         result: ProtectionResult = desc.solve(work, options, progress, cancel)
-    except Cancelled as err:
-        why = str(err)
-        if "unprotected" not in why:
-            why += "; the table was left unprotected"
+    except Cancelled as err:  # the caller says what the table holds now
+        why = err.message.removeprefix("cancelled ")
         raise Cancelled(f"{name} cancelled: {why}") from None
 
     # the method's own audit judged the pattern on `work` (with its virtual cells)
@@ -131,8 +129,7 @@ def run_method(
         raise AuditError(f"{name}: {err}") from None
     except Cancelled:
         raise Cancelled(
-            f"{name} cancelled: its best pattern could not be audited in time, so it is "
-            "not used; the table was left unprotected"
+            f"{name} cancelled: its best pattern could not be audited in time, so it is not used"
         ) from None
     if added:
         status = np.asarray(result.status).copy()

@@ -1193,10 +1193,7 @@ def solve_optimal(
                     best = pub
     if best is None and unaudited is None:
         if cancel.cancelled:
-            raise Cancelled(
-                "the optimal method was cancelled before it found a safe pattern; "
-                "the table was left unprotected"
-            )
+            raise Cancelled("the optimal method was cancelled before it found a safe pattern")
         if out.infeasible:
             raise MethodError(
                 "no suppression pattern can protect the unsafe cells: even suppressing every "

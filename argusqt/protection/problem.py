@@ -110,15 +110,18 @@ class CSPProblem:
         return 0.5 * 10.0 ** (-self.decimals)
 
     @classmethod
-    def from_table(cls, table, *, apriori_percent: float | None = None) -> CSPProblem:
+    def from_table(
+        cls, table, *, apriori_percent: float | None = None, status: np.ndarray | None = None
+    ) -> CSPProblem:
         """Instance of a Table with τ-Argus's default bounds (argusqt/docs/methods.md §1.3).
 
         Bounds: l = min(0, 1.5·min value), u = 1.5·max value over non-empty cells, widened for
         primaries so that l ≤ a − LPL and a + UPL ≤ u. `apriori_percent` instead bounds each
-        cell within ±P % of its value (hypercube-style attacker).
+        cell within ±P % of its value (hypercube-style attacker). `status`: the statuses to
+        solve from instead of the table's (Protect: without the last method's secondaries).
         """
         values = np.asarray(table.value, dtype=float)
-        status = np.asarray(table.status).astype(np.int16)
+        status = np.asarray(table.status if status is None else status).astype(np.int16)
         nonempty = status != Status.EMPTY
         if nonempty.any():
             vmin = float(values[nonempty].min())

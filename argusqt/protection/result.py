@@ -67,6 +67,9 @@ class ProtectionResult:
     verdict: Any = None
     log: list[str] = field(default_factory=list)
     figures: dict = field(default_factory=dict)
+    #: after a cancel: which result the table kept and its audit, the one sentence the log,
+    #: the dialogs, the Solver panel and the API all give (set by the Session)
+    cancel_note: str = ""
 
     @property
     def n_secondary(self) -> int:

@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from argusqt.errors import ArgusError
-from argusqt.model.status import STATUS_LABELS, Status, is_primary
+from argusqt.model.status import STATUS_LABELS, Status, is_primary, is_secondary
 from argusqt.model.table import Table
 from argusqt.rules.classify import classify, manual_levels
 
@@ -157,17 +157,46 @@ def set_protection_levels(table: Table, cells: ArrayLike, lpl: float, upl: float
 def undo_secondary(table: Table) -> int:
     """Undo suppression: 11 → 1 (13 if the cell has no records), 12 → 2."""
     s = table.status
-    f = np.asarray(table.freq)
-    new = np.where(
+    new = _without_secondaries(s, np.asarray(table.freq))
+    changed = int(np.count_nonzero(new != s))
+    table.status = new
+    table.suppressed_from = None
+    return changed
+
+
+def posed_status(table: Table) -> np.ndarray:
+    """The statuses of the problem the user posed: the table's, with the secondaries of the
+    protection method on it put back as they were; primaries, manual and a-priori statuses stay.
+
+    A table holding a method's pattern whose origin is unknown (an older session file) gets
+    all its secondaries put back, as Undo suppression does."""
+    s = np.asarray(table.status)
+    prior = table.suppressed_from
+    if prior is not None and prior.shape == s.shape:
+        return np.where((prior > 0) & is_secondary(s), prior, s).astype(s.dtype)
+    if table.protection is not None and is_secondary(s).any():
+        return _without_secondaries(s, np.asarray(table.freq))
+    return s.copy()
+
+
+def keep_pattern(table: Table, start: np.ndarray, status: np.ndarray) -> None:
+    """Copy a method's statuses onto the table, remembering the secondaries it added to `start`
+    (the posed statuses it solved from) so that the next Protect starts from `start` again."""
+    new = np.asarray(status).astype(np.int8)
+    added = is_secondary(new) & ~is_secondary(start)
+    table.suppressed_from = np.where(added, np.asarray(start), 0).astype(np.int8)
+    table.status = new
+
+
+def _without_secondaries(s: np.ndarray, freq: np.ndarray) -> np.ndarray:
+    """11 → 1 (13 if the cell has no records), 12 → 2."""
+    return np.where(
         s == Status.SECONDARY_MANUAL,
         Status.SAFE_MANUAL,
         np.where(
-            s == Status.SECONDARY, np.where(f > 0, Status.SAFE, Status.EMPTY_NONSTRUCTURAL), s
+            s == Status.SECONDARY, np.where(freq > 0, Status.SAFE, Status.EMPTY_NONSTRUCTURAL), s
         ),
     ).astype(s.dtype)
-    changed = int(np.count_nonzero(new != s))
-    table.status = new
-    return changed
 
 
 def _trivial_chain(dim, node: int) -> list[int]:
