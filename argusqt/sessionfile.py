@@ -553,7 +553,6 @@ def _insight_json(session) -> dict:
 def save_session(session, path: str | Path) -> Path:
     """Write the session to `path` (JSON, atomic); returns the path written."""
     from argusqt.io.atomic import atomic_write_text
-
     from argusqt.io.outputs import check_outputs
 
     path = Path(path)
