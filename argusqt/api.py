@@ -288,8 +288,9 @@ class ProtectedTable:
 
     def to_parquet(self, path: str | os.PathLike[str]) -> Path:
         """The safe DataFrame (`publish()`) as a Parquet file, written atomically."""
-        frame = self.publish()
         path = Path(path)
+        self.session.check_outputs(path, action=f"writing table {self.number} as Parquet")
+        frame = self.publish()
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
         os.close(fd)
         try:

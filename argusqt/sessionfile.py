@@ -557,9 +557,12 @@ def _insight_json(session) -> dict:
 def save_session(session, path: str | Path) -> Path:
     """Write the session to `path` (JSON, atomic); returns the path written."""
     from argusqt.io.atomic import atomic_write_text
+    from argusqt.io.outputs import check_outputs
 
     path = Path(path)
-    session.check_outputs(path, action="saving the session")
+    # saving over the session file it was loaded from is File | Save; over any other input not
+    inputs = [(role, p) for role, p in session.input_files() if role != "session file"]
+    check_outputs([path], inputs, "saving the session")
     microdata = None
     if session.from_frame:  # no files to name: the data go beside the session file
         session_to_dict(session, path, (path, path))  # nothing written when it cannot be saved

@@ -9,9 +9,16 @@ one file (`.rda`, `.hrc`, `.cdl`, `.grc`, fixed/free microdata, `.tab`, `.arb`, 
 - warning   the run finished and the logbook holds a warning the unmutated run has not
 - unchanged the run finished with the unmutated run's outputs, no warning (harmless damage)
 - silent    the run finished without a warning but its outputs differ, are missing, or the
-            damage asked for something (an option, a time limit) that was not done
-- unclear   the run stopped without naming the damaged file and a line, or said "internal error"
+            damage asked for something (an option, a time limit) that was not done; or any
+            run changed one of its input files (an output written over an input)
+- unclear   the run stopped without naming the damaged file and a line, or said "internal
+            error", or drowned its message (over 100 kB of stderr or logbook: input echoed
+            whole) or printed a solver's own ERROR lines
 - traceback a Python traceback, a crash or a hang
+
+Issue 23's hostile files (names starting `23/`: outputs over inputs, contradictory
+hierarchies, 2 GB sparse NUL files, UTF-16, devices and folders, 1e300 values, absurd time
+limits, 5 MB codes) run with the rest; `--only 23/` runs them alone.
 
 Usage: python benchmarks/bad_input_campaign.py [--repo PATH] [--jobs N] [--seed N] [--show]
 (`--repo` selects the argusqt checkout to test; default: this one). Not part of the suite.

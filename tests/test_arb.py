@@ -160,7 +160,7 @@ def test_suppress_defaults():
         (
             "MOD(1,0)",
             "parameter 1 \\(maxMinPerSubtable, maximum time per subtable\\): "
-            "expected a number > 0 \\(min\\), got 0",
+            "expected a number > 0 and ≤ 525600 \\(min\\), got 0",
         ),
         ("OPT 1", "method\\(table"),
         (

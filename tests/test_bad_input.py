@@ -89,7 +89,7 @@ def _logbook_warnings(folder: Path) -> list[str]:
 
 
 def _total(folder: Path) -> float:
-    first = body_lines(folder / "out.txt")[1]  # after the CONFIDENTIAL line and the header
+    first = body_lines(folder / "out.txt")[1]  # after the header (AS+: marked by its sidecar)
     return float(first.split(",")[2])
 
 

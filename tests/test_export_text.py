@@ -403,3 +403,20 @@ def test_intermediate_of_a_rounded_table_writes_published_values():
     lines = intermediate_lines(t, status_only=True)
     assert lines[0].startswith('"Total";"Total";5145;5146;')
     assert lines[5].startswith('"A";"female";135;137;')
+
+
+def test_internal_csv_outputs_read_unchanged_by_csv_readers(tmp_path):
+    """A CSV reader (pandas, as rtauargus and τ-Argus's readers do) gets the header and one
+    row per cell from an AS+ pivot file and an SBS file: no comment row to trip over."""
+    import pandas as pd
+
+    table = ex2_table()
+    pivot = tmp_path / "pivot.csv"
+    write_table(table, 2, "AS+", pivot)
+    frame = pd.read_csv(pivot)
+    assert list(frame.columns) == ["region", "gender", "num1", "Status"]
+    assert len(frame) == table.n_cells and frame["Status"].dtype.kind == "i"
+    sbs = tmp_path / "t.sbs"
+    write_table(table, 4, "", sbs)
+    rows = pd.read_csv(sbs, header=None, names=range(7))
+    assert len(rows) == len(sbs_lines(table)) and not rows[0].astype(str).str.startswith("//").any()

@@ -99,7 +99,7 @@ def test_protect_audit_and_save(qtbot, window, sample):
     window.actions["save_table"].trigger()
     qtbot.waitUntil(lambda: not window.runner.busy, timeout=60_000)
     assert not window.errors, window.errors
-    lines = body_lines(out)  # AS+: after its CONFIDENTIAL first line
+    lines = body_lines(out)  # AS+: marked by its CONFIDENTIAL sidecar
     assert len(lines) == 1 + t.n_cells  # header (FL+) and one line per cell
     statuses = np.array([int(x.split(",")[-1]) for x in lines[1:]])
     np.testing.assert_array_equal(np.sort(statuses), np.sort(t.status.astype(int)))

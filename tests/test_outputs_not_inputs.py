@@ -116,3 +116,23 @@ def test_loaded_session_file_is_an_input(ex2):
     s2 = load_session(saved)
     with pytest.raises(SpecificationError, match="session file"):
         s2.write_table(1, 3, "AS+", saved)
+    assert save_session(s2, saved) == saved  # File | Save over the session it came from
+    with pytest.raises(SpecificationError, match="microdata"):
+        save_session(s2, ex2 / "microdata_ex2.asc")
+
+
+def test_api_parquet_over_the_input_parquet_is_refused(tmp_path):
+    """Microdata read from a Parquet file: the table's Parquet output may not replace it."""
+    import pandas as pd
+
+    import argusqt
+
+    src = tmp_path / "records.parquet"
+    pd.DataFrame(
+        {"region": list("AABBCC") * 5, "turnover": [float(k) for k in range(30)]}
+    ).to_parquet(src, index=False)
+    before = src.read_bytes()
+    result = argusqt.protect(src, explanatory=["region"], response="turnover", progress=False)
+    with pytest.raises(SpecificationError, match="microdata"):
+        result.to_parquet(src)
+    assert src.read_bytes() == before

@@ -453,8 +453,13 @@ def parse_arb(path: str | Path) -> list[Command]:
     path = Path(path)
     try:
         lines = read_lines(path)
-    except ArgusError as exc:
-        raise BatchError(f"cannot read the batch file: {exc.message}", file=path) from None
+    except ArgusError as exc:  # a binary or UTF-16 file: said at the line of its first NUL
+        raise BatchError(
+            f"cannot read the batch file: {exc.message}",
+            file=path,
+            line=exc.line,
+            column=exc.column,
+        ) from None
     commands = parse_arb_lines(lines, path)
     if not commands:
         raise BatchError(
