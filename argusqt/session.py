@@ -1024,10 +1024,12 @@ class Session:
             self.linked_cleared = None
             self.add_log(
                 f"Tables {numbers} were protected together: their secondary suppressions are "
-                f"undone together ({n} cells)"
+                f"undone together ({n} cell{'s' if n != 1 else ''})"
             )
         else:
-            self.add_log(f"Table {table_no}: secondary suppressions undone ({n} cells)")
+            self.add_log(
+                f"Table {table_no}: secondary suppressions undone ({n} cell{'s' if n != 1 else ''})"
+            )
         return n
 
     # ------------------------------------------------------------------ undo / redo

@@ -256,8 +256,8 @@ class _Codes:
             column = column.combine_chunks()
         if not pa.types.is_dictionary(column.type):
             column = pc.dictionary_encode(column)
-        value_type = column.type.value_type
-        if not (pa.types.is_string(value_type) or pa.types.is_large_string(value_type)):
+        t = column.type.value_type
+        if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
             self.numeric = True
         local = _code_texts(column.dictionary.to_pylist())
         lut = np.empty(len(local), dtype=np.int32)
