@@ -157,7 +157,8 @@ class Session:
     insight: dict[str, Any] = field(default_factory=dict)
     #: Edit | Undo and Redo over the actions on the tables (argusqt/history.py)
     history: History = field(default_factory=History, repr=False, compare=False)
-    #: CONFIDENTIAL seed of the methods' random choices (IP's level split, methods.md §11):
+    #: CONFIDENTIAL seed of the methods' random choices (IP's level split,
+    #: argusqt/docs/methods.md §11):
     #: kept in session files, never in a publishable output; None until first needed
     protection_seed: int | None = None
 

@@ -498,9 +498,9 @@ def _solve_compact(data: _Data, params: dict, log, figures):
     return (np.clip(x[:n], 0, data.dn), np.clip(x[n : 2 * n], 0, data.up)), obj, True
 
 
-#: IP's default levels (methods.md §11): the user's levels plus ASYM_EXTRA × the mean level,
+#: IP's default levels (argusqt/docs/methods.md §11): the user's levels plus ASYM_EXTRA × the mean level,
 #: split at random between the two sides with a share in [0, ASYM_SHARE] on one side, so the
-#: printed midpoint lies 0.15–0.3 mean levels off the true value (tolerance: 0.1, §2.1)
+#: printed midpoint lies 0.15–0.3 mean levels off the true value (tolerance: 0.1, argusqt/docs/methods.md §2.1)
 ASYM_EXTRA = 0.6
 ASYM_SHARE = 0.25
 
@@ -596,7 +596,7 @@ def solve_interval(
         "symmetric protection levels (expert option): the publication verdict judges the midpoints"
         if symmetric
         else "asymmetric protection levels: each primary's levels widened by a random, "
-        "seeded split (methods.md §11)"
+        "seeded split (argusqt/docs/methods.md §11)"
     )
     algorithm = str(params.get("algorithm", "cuts"))
     figures: dict = {"algorithm": algorithm}
@@ -678,7 +678,7 @@ def _on_printed_grid(lb: np.ndarray, ub: np.ndarray, a: np.ndarray, decimals: in
 
 def _audit(problem: CSPProblem, lb: np.ndarray, ub: np.ndarray):
     """The publication verdict on the printed intervals: outsider and insider LP attackers with
-    the intervals as bounds, and midpoints and endpoints as estimates (methods.md §2.1)."""
+    the intervals as bounds, and midpoints and endpoints as estimates (argusqt/docs/methods.md §2.1)."""
     from argusqt.protection.disclosure import interval_verdict
 
     return interval_verdict(problem, lb, ub)
