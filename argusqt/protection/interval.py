@@ -535,14 +535,16 @@ def asymmetric_levels(problem: CSPProblem, seed: int) -> tuple[np.ndarray, np.nd
     return np.maximum(lpl, problem.lpl), np.maximum(upl, problem.upl)
 
 
-def _off_centre(problem: CSPProblem, lb: np.ndarray, ub: np.ndarray):
+def _off_centre(problem: CSPProblem, lb: np.ndarray, ub: np.ndarray, seed: int):
     """Widen a primary's printed interval whose midpoint or endpoint still lies within the
     point tolerance of its value (widening never helps an attacker's LP): the midpoint is
-    moved two tolerances off, on the side with room. Returns (lb, ub, cells widened)."""
+    moved 2–4 tolerances off (a seeded draw, so the offset is no fixed function of the
+    levels), on the side with room. Returns (lb, ub, cells widened)."""
     from argusqt.protection.disclosure import point_tolerance
 
     a = np.asarray(problem.values, dtype=float)
     tol = point_tolerance(problem)
+    offset = np.random.default_rng([seed, 1]).uniform(2.0, 4.0, size=a.size)
     lb, ub = lb.copy(), ub.copy()
     widened = 0
     for c in np.flatnonzero(problem.primary).tolist():
@@ -550,7 +552,7 @@ def _off_centre(problem: CSPProblem, lb: np.ndarray, ub: np.ndarray):
         near = min(abs(mid - a[c]), a[c] - lb[c], ub[c] - a[c]) <= tol[c]
         if not near:
             continue
-        t = 2.0 * tol[c]
+        t = offset[c] * tol[c]
         up_ub = 2.0 * (a[c] + t) - lb[c]  # midpoint at a + 2t
         down_lb = 2.0 * (a[c] - t) - ub[c]  # midpoint at a − 2t
         ok_up = up_ub <= problem.upper[c] and a[c] - lb[c] > tol[c]
@@ -617,7 +619,7 @@ def solve_interval(
     figures["insiders"] = len(data.insiders)
     lb, ub = _on_printed_grid(a - low, a + up, a, problem.decimals)
     if not symmetric:
-        lb, ub, widened = _off_centre(problem, lb, ub)
+        lb, ub, widened = _off_centre(problem, lb, ub, seed)
         if widened:
             lb, ub = _on_printed_grid(lb, ub, a, problem.decimals)
             log.append(f"{widened} primary intervals widened to move their midpoint off the value")
