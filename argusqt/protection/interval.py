@@ -587,9 +587,9 @@ def solve_interval(
     watch = Stopwatch()
     symmetric = bool(params.get("levels_as_given", False))
     work = problem
+    given = params.get("seed")
+    seed: int = confidential_seed(problem) if given is None else int(given)
     if not symmetric:
-        seed = params.get("seed")
-        seed = confidential_seed(problem) if seed is None else int(seed)
         lpl, upl = asymmetric_levels(problem, seed)
         work = dataclasses.replace(problem, lpl=lpl, upl=upl)
     data = _Data(work)
