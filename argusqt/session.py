@@ -170,7 +170,8 @@ class Session:
     #: inputs besides the data's own files: the batch file or session file being run
     #: (role, path); no output may be written over them (input_files)
     other_inputs: list[tuple[str, Path]] = field(default_factory=list)
-    #: CONFIDENTIAL seed of the methods' random choices (IP's level split, methods.md §11):
+    #: CONFIDENTIAL seed of the methods' random choices (IP's level split,
+    #: argusqt/docs/methods.md §11):
     #: kept in session files, never in a publishable output; None until first needed
     protection_seed: int | None = None
 

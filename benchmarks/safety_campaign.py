@@ -469,7 +469,7 @@ def audit_export(
 
 def near_estimates(truth: Truth, rules: Rules, estimates) -> list[str]:
     """Primaries a natural point estimate comes within max(half a printed unit, a tenth of
-    the mean protection level) of (methods.md §2.1; written here from that definition)."""
+    the mean protection level) of (argusqt/docs/methods.md §2.1; written here from that definition)."""
     v = truth.value
     tol = np.maximum(0.5 * 10.0 ** (-rules.decimals), 0.05 * (rules.lpl + rules.upl))
     out = []
@@ -606,8 +606,8 @@ EXPECTED_ERRORS = (
     # message names them
     "rounding interval covers its protection interval",
     "the table rounded to base",
-    # intervals, rounded or adjusted values the publication verdict refuses (methods.md
-    # §2.1): the message names the cells and the estimate; nothing is written
+    # intervals, rounded or adjusted values the publication verdict refuses
+    # (argusqt/docs/methods.md §2.1): the message names the cells and the estimate; nothing is written
     "let an attacker recompute or estimate primary cells",
 )
 

@@ -1,4 +1,4 @@
-"""The one publication verdict for every face (methods.md §2.1): intervals, rounded values,
+"""The one publication verdict for every face (argusqt/docs/methods.md §2.1): intervals, rounded values,
 adjusted values, with the point estimates an attacker who knows the method tries."""
 
 from __future__ import annotations
@@ -163,7 +163,9 @@ def test_endpoint_at_the_a_priori_bound_is_not_an_estimate():
     dims = [flat_codelist("r", 2), flat_codelist("c", 2)]
     table = table_from_leaves(dims, np.array([[0.0, 7.0], [5.0, 9.0]]))
     c = table.cell_index((1, 1))
-    p = problem_from_table(table, np.array([c]), 0.0)  # levels 0: one unit up (§12)
+    p = problem_from_table(
+        table, np.array([c]), 0.0
+    )  # levels 0: one unit up (argusqt/docs/methods.md §12)
     assert p.lower[c] == 0.0 and p.upl[c] == 1.0
     lb, ub = p.values.copy(), p.values.copy()
     for cell in [c, table.cell_index((1, 2)), table.cell_index((2, 1)), table.cell_index((2, 2))]:

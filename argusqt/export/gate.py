@@ -153,7 +153,7 @@ def clear_for_publication(
 
     Unchanged since the last passing audit: no work. Otherwise the table as it will be
     printed (pattern, intervals, rounded or adjusted values) gets the one publication
-    verdict: outsider, insiders and the point estimates (methods.md §2.1, §14).
+    verdict: outsider, insiders and the point estimates (argusqt/docs/methods.md §2.1, §14).
     """
     fp = fingerprint(table)
     if table.cleared_print == fp:
@@ -188,8 +188,8 @@ def _refusal(table: Table, kind: str, summary: str) -> str:
         what, method = _FORM[kind]
         return (
             f"the table cannot be published: its {what} let an attacker recompute or estimate "
-            f"primary cells (methods.md §2.1). {summary} Run {method} again (or protect "
-            "the table with another method); nothing was written."
+            f"primary cells (argusqt/docs/methods.md §2.1). {summary} Run {method} again "
+            "(or protect the table with another method); nothing was written."
         )
     if state == "changed":
         why = "its statuses were changed after protection and the new pattern fails the audit"

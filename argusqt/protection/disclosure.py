@@ -28,8 +28,8 @@ from argusqt.protection.publication import (
 from argusqt.protection.result import AuditResult, ProtectionResult
 
 #: a point estimate closer to the true value than this fraction of the primary's mean
-#: protection level (LPL + UPL) / 2 discloses it (methods.md §2.1; seed 004 counts only exact
-#: midpoints, this margin also refuses near misses that the printed decimals blur)
+#: protection level (LPL + UPL) / 2 discloses it (argusqt/docs/methods.md §2.1; seed 004
+#: counts only exact midpoints, this margin also refuses near misses the printed decimals blur)
 ESTIMATE_FRACTION = 0.1
 
 
@@ -68,7 +68,8 @@ def point_tolerance(problem: CSPProblem) -> np.ndarray:
 def rounding_interval(
     published: np.ndarray, base: float, steps: int, decimals: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """What a rounded value tells an attacker who knows b and K (methods.md §9): the true value
+    """What a rounded value tells an attacker who knows b and K (argusqt/docs/methods.md §9): the
+    true value
     lies strictly within (K+1)·b of it, i.e. within (K+1)·b − one printed unit."""
     unit = 10.0 ** (-max(int(decimals), 0))
     span = (int(steps) + 1) * float(base) - unit
@@ -172,7 +173,7 @@ def adjusted_verdict(problem: CSPProblem, published: np.ndarray) -> PublicationV
     """Adjusted values (CTA): an attacker who knows the levels tries `adjusted − UPL` (moved up)
     and `adjusted + LPL` (moved down); a primary left inside its protection interval is
     disclosed by its adjusted value itself. The printed table adds up like the true one, so it
-    fixes no true value: no LP attacker (methods.md §10)."""
+    fixes no true value: no LP attacker (argusqt/docs/methods.md §10)."""
     a = np.asarray(problem.values, dtype=float)
     x = np.asarray(published, dtype=float)
     prim = np.flatnonzero(problem.primary)

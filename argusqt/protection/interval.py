@@ -499,9 +499,9 @@ def _solve_compact(data: _Data, params: dict, log, figures):
     return (np.clip(x[:n], 0, data.dn), np.clip(x[n : 2 * n], 0, data.up)), obj, True
 
 
-#: IP's default levels (methods.md §11): the user's levels plus ASYM_EXTRA × the mean level,
+#: IP's default levels (argusqt/docs/methods.md §11): the user's levels plus ASYM_EXTRA × the mean level,
 #: split at random between the two sides with a share in [0, ASYM_SHARE] on one side, so the
-#: printed midpoint lies 0.15–0.3 mean levels off the true value (tolerance: 0.1, §2.1)
+#: printed midpoint lies 0.15–0.3 mean levels off the true value (tolerance: 0.1, argusqt/docs/methods.md §2.1)
 ASYM_EXTRA = 0.6
 ASYM_SHARE = 0.25
 
@@ -536,14 +536,16 @@ def asymmetric_levels(problem: CSPProblem, seed: int) -> tuple[np.ndarray, np.nd
     return np.maximum(lpl, problem.lpl), np.maximum(upl, problem.upl)
 
 
-def _off_centre(problem: CSPProblem, lb: np.ndarray, ub: np.ndarray):
+def _off_centre(problem: CSPProblem, lb: np.ndarray, ub: np.ndarray, seed: int):
     """Widen a primary's printed interval whose midpoint or endpoint still lies within the
     point tolerance of its value (widening never helps an attacker's LP): the midpoint is
-    moved two tolerances off, on the side with room. Returns (lb, ub, cells widened)."""
+    moved 2–4 tolerances off (a seeded draw, so the offset is no fixed function of the
+    levels), on the side with room. Returns (lb, ub, cells widened)."""
     from argusqt.protection.disclosure import point_tolerance
 
     a = np.asarray(problem.values, dtype=float)
     tol = point_tolerance(problem)
+    offset = np.random.default_rng([seed, 1]).uniform(2.0, 4.0, size=a.size)
     lb, ub = lb.copy(), ub.copy()
     widened = 0
     for c in np.flatnonzero(problem.primary).tolist():
@@ -551,7 +553,7 @@ def _off_centre(problem: CSPProblem, lb: np.ndarray, ub: np.ndarray):
         near = min(abs(mid - a[c]), a[c] - lb[c], ub[c] - a[c]) <= tol[c]
         if not near:
             continue
-        t = 2.0 * tol[c]
+        t = offset[c] * tol[c]
         up_ub = 2.0 * (a[c] + t) - lb[c]  # midpoint at a + 2t
         down_lb = 2.0 * (a[c] - t) - ub[c]  # midpoint at a − 2t
         ok_up = up_ub <= problem.upper[c] and a[c] - lb[c] > tol[c]
@@ -586,9 +588,9 @@ def solve_interval(
     watch = Stopwatch()
     symmetric = bool(params.get("levels_as_given", False))
     work = problem
+    given = params.get("seed")
+    seed: int = confidential_seed(problem) if given is None else int(given)
     if not symmetric:
-        seed = params.get("seed")
-        seed = confidential_seed(problem) if seed is None else int(seed)
         lpl, upl = asymmetric_levels(problem, seed)
         work = dataclasses.replace(problem, lpl=lpl, upl=upl)
     data = _Data(work)
@@ -597,7 +599,7 @@ def solve_interval(
         "symmetric protection levels (expert option): the publication verdict judges the midpoints"
         if symmetric
         else "asymmetric protection levels: each primary's levels widened by a random, "
-        "seeded split (methods.md §11)"
+        "seeded split (argusqt/docs/methods.md §11)"
     )
     algorithm = str(params.get("algorithm", "cuts"))
     figures: dict = {"algorithm": algorithm}
@@ -618,7 +620,7 @@ def solve_interval(
     figures["insiders"] = len(data.insiders)
     lb, ub = _on_printed_grid(a - low, a + up, a, problem.decimals)
     if not symmetric:
-        lb, ub, widened = _off_centre(problem, lb, ub)
+        lb, ub, widened = _off_centre(problem, lb, ub, seed)
         if widened:
             lb, ub = _on_printed_grid(lb, ub, a, problem.decimals)
             log.append(f"{widened} primary intervals widened to move their midpoint off the value")
@@ -679,7 +681,7 @@ def _on_printed_grid(lb: np.ndarray, ub: np.ndarray, a: np.ndarray, decimals: in
 
 def _audit(problem: CSPProblem, lb: np.ndarray, ub: np.ndarray):
     """The publication verdict on the printed intervals: outsider and insider LP attackers with
-    the intervals as bounds, and midpoints and endpoints as estimates (methods.md §2.1)."""
+    the intervals as bounds, and midpoints and endpoints as estimates (argusqt/docs/methods.md §2.1)."""
     from argusqt.protection.disclosure import interval_verdict
 
     return interval_verdict(problem, lb, ub)

@@ -54,7 +54,7 @@ def run_method(
     if desc.kind != "suppress":
         face_result: ProtectionResult = desc.solve(problem, params, progress, cancel)
         if face_result.verdict is None:
-            # the face as it will be printed gets the one publication verdict (§2.1, §14)
+            # the face as it will be printed gets the one publication verdict (argusqt/docs/methods.md §2.1, §14)
             verdict = face_verdict(problem, result_face(desc.face, face_result), cancel=cancel)
             face_result.verdict = verdict
             face_result.log.append(verdict.summary())

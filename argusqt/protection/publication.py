@@ -20,7 +20,8 @@ from argusqt.protection.insider import InsiderOutcome, insider_audit
 from argusqt.protection.problem import CSPProblem
 from argusqt.protection.result import AuditResult
 
-#: how a primary is disclosed: the LP attackers of §12/§13, or a point estimate of §2.1
+#: how a primary is disclosed: the LP attackers or a point estimate
+#: (argusqt/docs/methods.md §12, §13, §2.1)
 Reason = Literal[
     "outsider",
     "insider",
