@@ -209,6 +209,23 @@ def test_expiring_clock_in_every_phase_of_a_hierarchical_table(monkeypatch, k):
     assert not r.optimal or r.cost == pytest.approx(exact.cost, rel=EPS)
 
 
+def test_a_proof_with_the_tables_secondaries_says_it_kept_them():
+    # secondaries already in the table stay suppressed (fixed in the model): the proof and
+    # the bound are for that problem, and the log says so (a fresh problem may cost less)
+    from protect_helpers import problem_2d
+
+    p = problem_2d([[20, 50, 10], [8, 19, 22], [17, 32, 12]], [(1, 1)], 5.0)
+    p.cost = np.abs(p.values)
+    fresh = cheapest_protected(p)
+    dear = int(np.flatnonzero(p.candidate)[np.argmax(p.cost[p.candidate])])  # the total
+    p.status = p.status.copy()
+    p.status[dear] = 11
+    r = run_method(p, "OPT", {"max_time": 600})
+    assert r.optimal and r.lower_bound is not None
+    assert r.cost >= fresh and r.lower_bound <= r.cost + EPS * r.cost
+    assert any("proven optimal keeping the table's 1 secondaries" in line for line in r.log)
+
+
 # ------------------------------------------------------------- the case opt_bound_805
 #: OPT's audited pattern on a quiet machine (README of the case): no valid bound exceeds it
 CASE_805_QUIET = 111_097_431

@@ -1251,7 +1251,8 @@ def solve_optimal(
                 f"publication audit done within the run ({deadline.elapsed:.1f} s of {limit:g} s)"
             )
             figures["publication_digest"] = digest
-    log.append(_bound_line(sec_cost, bound, gap, optimal, out))
+    kept = int(np.count_nonzero(problem.secondary))
+    log.append(_bound_line(sec_cost, bound, gap, optimal, out, kept))
     if bound is not None and not optimal:
         log.append(_bound_scope(problem, work, insiders is not None))
     result = ProtectionResult(
@@ -1308,12 +1309,17 @@ def _phase(what: str, incumbent: float | None, watch: Stopwatch) -> ProgressEven
     )
 
 
-def _bound_line(cost: float, bound: float | None, gap: float | None, optimal: bool, out) -> str:
+def _bound_line(
+    cost: float, bound: float | None, gap: float | None, optimal: bool, out, kept: int = 0
+) -> str:
     """The logbook line with OPT's final cost, lower bound and gap: "proven optimal" only
-    when the branch-and-cut closed every node by a proof (argusqt/docs/methods.md §3.4)."""
+    when the branch-and-cut closed every node by a proof (argusqt/docs/methods.md §3.4);
+    `kept` secondaries of the table stayed suppressed, so the proof is for that problem."""
     if optimal and (gap is None or gap == 0.0):
+        given = f" keeping the table's {kept} secondaries" if kept else ""
         return (
-            f"OPT: cost {grouped(cost)}, proven optimal (lower bound {grouped(cost)}, gap 0.00 %)"
+            f"OPT: cost {grouped(cost)}, proven optimal{given} "
+            f"(lower bound {grouped(cost)}, gap 0.00 %)"
         )
     why = "time limit reached" if out.timed_out else "cancelled" if out.cancelled else "stopped"
     if out.optimal and not (out.timed_out or out.cancelled):
