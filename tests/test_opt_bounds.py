@@ -133,12 +133,14 @@ def test_no_audited_pattern_is_cheaper_than_opts_bound(p):
 
 
 @SETTINGS
-@given(p=tiny_tables(), k=st.integers(1, 400))
-def test_a_clock_that_expires_at_any_reading_never_makes_a_false_bound(monkeypatch, p, k):
+@given(p=tiny_tables(), k=st.integers(1, 400), limit=st.sampled_from([0.01, 0.1, 0.5]))
+def test_a_clock_that_expires_at_any_reading_never_makes_a_false_bound(monkeypatch, p, k, limit):
     best = cheapest_protected(p)
     with monkeypatch.context() as m:
         m.setattr(budget, "CLOCK", ExpiringClock(k))
         check_claims(p, best, {"max_time": 60})
+    # a tiny real limit: wherever the machine's speed makes it fall, the claims stay true
+    check_claims(p, best, {"max_time": limit})
 
 
 @SETTINGS
