@@ -709,7 +709,8 @@ def solve_pattern(
     run.sepa_depth = 10**9 if sepa_depth is None else sepa_depth
     hdlr = _CapacityHandler(sep, free, xvars, run, insiders)
     if bridgeless and not np.any(cost[free] < 0):
-        # valid only for costs ≥ 0: publishing a bridge then never costs more (§3.2)
+        # valid only for costs ≥ 0: publishing a bridge then never costs more
+        # (argusqt/docs/methods.md §3.2)
         hdlr.bridgeless = _Bridgeless(sep)
     model.includeConshdlr(
         hdlr,
