@@ -313,8 +313,13 @@ class _CapacityHandler(Conshdlr):
         if self.model.getDepth() > self.run.sepa_depth:
             return {"result": SCIP_RESULT.DIDNOTRUN}
         x = self._x()
-        if self.model.getDepth() == 0 and self.model.getLPSolstat() == 1:
-            # an optimal root LP (valid rows only) is a valid global lower bound
+        if (
+            self.model.getDepth() == 0
+            and self.model.getLPSolstat() == 1
+            and not self.model.inProbing()
+        ):
+            # an optimal root LP (global bounds, valid rows only) is a valid global lower
+            # bound; a heuristic's probing LP has local bounds and is not
             _report(self.model, self.run, lp_value=float(np.dot(self._obj(), x)))
         cuts, _ = self._cuts_for(x, False)
         cuts, self.pending = cuts + self.pending, []
