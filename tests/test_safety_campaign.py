@@ -92,11 +92,16 @@ def _one(seed: int, method: str, tmp_path):
     return out
 
 
-def test_cta_meets_levels_whose_bounds_are_off_the_grid(tmp_path):
-    """Seed 744 (2-D, negatives): a primary's bound a + UPL = 894.6 needs 895 in print; CTA
-    refused ("can move neither up … nor down"), now it publishes an audited adjusted table."""
+def test_cta_refuses_with_its_reason_when_the_random_extras_do_not_fit(tmp_path):
+    """Seed 744 (2-D, negatives): with the levels as given the bound a + UPL = 894.6 is met at
+    895 in print (tests/test_cta.py keeps that case); since issue 21 each primary must move by
+    its level plus a random extra (argusqt/docs/methods.md §10), and this table's negative total
+    leaves no room for the extras: CTA refuses, naming the cell and its bound, and publishes
+    nothing — never an adjusted table whose level estimates give the values away."""
     out = _one(744, "CTA", tmp_path)
-    assert out.result == "published", out
+    assert out.result == "error", out
+    assert "cannot all be met inside the attacker bounds" in out.note
+    assert "(Total, 04)" in out.note and "below its lower bound" in out.note
 
 
 @pytest.mark.parametrize("seed", [79, 355])
