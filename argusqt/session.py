@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -1154,11 +1155,20 @@ class Session:
 
     def _seed(self, problem: Any) -> int:
         """The session's confidential seed; the first time derived from the data, so a batch
-        run twice gives the same output (rule 2) while nobody without the data can know it."""
+        run twice gives the same output (rule 2) while nobody without the data can know it.
+
+        Besides the table's values and levels it digests the whole data file: every record
+        and every column, which no attacker can guess, whereas a small table's few unknown
+        values could be tried one by one against the published intervals."""
         if self.protection_seed is None:
             from argusqt.protection.disclosure import confidential_seed
 
-            self.protection_seed = confidential_seed(problem)
+            seed = confidential_seed(problem)
+            digest = _file_digest(self.data_path)
+            if digest is not None:
+                seed = int.from_bytes(digest[:8], "big") ^ seed
+                seed >>= 1  # a non-negative 63-bit seed, as confidential_seed gives
+            self.protection_seed = seed
         return self.protection_seed
 
     def _cancelled(self, numbers: list[int], exc: Cancelled) -> Cancelled:
@@ -1599,6 +1609,17 @@ SOLVER_RANGE = 1e7
 #: Largest cell value (or protection level) a protection method is given: beyond 2^53 ≈ 9e15
 #: sums of whole numbers are no longer exact, and the LP solvers fail with errors of their own.
 MAX_SOLVER_VALUE = 1e15
+
+
+def _file_digest(path: Path | None) -> bytes | None:
+    """SHA-256 of a regular file's bytes, read in blocks (None when there is no such file)."""
+    if path is None or not Path(path).is_file():
+        return None
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.digest()
 
 
 def kept_after_cancel(table_no: int, result: ProtectionResult, kind: str) -> str:

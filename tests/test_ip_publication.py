@@ -214,3 +214,28 @@ def test_hand_made_rounding_face_is_refused_by_every_publishing_call(testw, tmp_
     # the same values claimed rounded to base 1: each rounding interval is the printed value
     t.protection = dataclasses.replace(t.protection, public=(("base", 1.0), ("steps", 0.0)))
     _refused_everywhere(res, tmp_path, "rounding interval")
+
+
+def test_the_seed_digests_the_whole_data_file(testw, tmp_path):
+    """The seed depends on every record and column of the data file, not only on the table's
+    few unknown values (which an attacker could try one by one against the intervals): a
+    change in a column the table does not use gives another seed, the same table, and still
+    intervals the printed-figure attacker cannot use."""
+    first = _ip(testw)
+    other = tmp_path / "other"
+    other.mkdir()
+    for f in testw.iterdir():
+        (other / f.name).write_bytes(f.read_bytes())
+    data = other / "tau_testW.asc"
+    raw = data.read_bytes()
+    assert raw[:2] == b"84"  # Year, not in the table Size × Region | Var2
+    data.write_bytes(b"85" + raw[2:])
+    second = _ip(other)
+    np.testing.assert_array_equal(first.table.value, second.table.value)
+    np.testing.assert_array_equal(first.table.status, second.table.status)
+    assert first.session.protection_seed != second.session.protection_seed
+    assert second.audit().ok
+    problem = CSPProblem.from_table(second.table)
+    printed_intervals_safe(
+        problem, second.table.interval_lower, second.table.interval_upper, second.table.decimals
+    )
