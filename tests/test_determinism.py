@@ -1,0 +1,133 @@
+"""Same input, same statuses on any machine and load (issue 22): every step of HEUR, MOD and
+OPT is bounded by counts, the user's time limit is only a safety cap.
+
+A loaded machine is simulated by the clocks the methods read (budget.CLOCK for their time
+caps, progress.CLOCK for their stopwatches) running 10× slow or 300× fast, plus a progress
+callback that sleeps: no real load and no wall-clock assertion. Batch-style limits as τ-Argus
+users write them (`HEUR(1,60)`: every batch call carries one): before issue 22 the clock
+decided inside them (HEUR's 10 s polish cap, MOD's 30 s branch-and-cut budget, OPT's guided
+heuristic scheduled in seconds), so a fast clock gave another pattern.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from protect_helpers import flat_codelist, hier_codelist, lp_protected, random_problem
+
+import argusqt.progress as progress_module
+import argusqt.protection.budget as budget
+from argusqt.errors import TimeLimitError
+from argusqt.model.status import is_suppressed
+from argusqt.protection import registry
+from argusqt.protection.insider import insider_audit
+from argusqt.protection.methods import run_method
+from argusqt.protection.problem import CSPProblem
+from argusqt.protection.result import TIME_LIMIT_DECIDED
+
+
+def _peer_table(seed: int, branching: list[int], ncol: int) -> CSPProblem:
+    """A hierarchical business-style table with frequencies (insiders and singletons count)."""
+    rng = np.random.default_rng(seed)
+    dims = [hier_codelist("h", branching), flat_codelist("c", ncol)]
+    p = random_problem(rng, dims, primary_share=0.2, zero_share=0.05)
+    p.cost = np.abs(p.values)
+    return p
+
+
+def _batch_options(problem: CSPProblem, call: str) -> dict:
+    """The solver options of a batch call such as "HEUR(1,9)" (the table number first)."""
+    name, args = call.rstrip(")").split("(")
+    desc = registry.get(name)
+    params = desc.params.from_batch([a.strip() for a in args.split(",")[1:]])
+    return desc.options_for(params, registry.problem_facts(problem))
+
+
+def _scaled_clock(monkeypatch, factor: float) -> None:
+    """Both clocks the methods read run `factor` times real time from now."""
+    real = time.perf_counter
+    start = real()
+
+    def clock() -> float:
+        return start + factor * (real() - start)
+
+    monkeypatch.setattr(budget, "CLOCK", clock)
+    monkeypatch.setattr(progress_module, "CLOCK", clock)
+
+
+def _run(monkeypatch, problem: CSPProblem, call: str, factor: float):
+    _scaled_clock(monkeypatch, factor)
+    sleepy = (lambda ev: time.sleep(0.001)) if factor > 1 else progress_module.no_progress
+    return run_method(problem, call.split("(")[0], _batch_options(problem, call), sleepy)
+
+
+def _publishable(p: CSPProblem, status: np.ndarray) -> bool:
+    sup = is_suppressed(status)
+    return lp_protected(p, sup) and not insider_audit(p, sup).disclosures
+
+
+#: the fast clock: an hour of limit passes in 12 s of real time, far more than these runs take
+FAST = 300.0
+CASES = [
+    # (batch call, table seed, hierarchy branching, columns)
+    ("HEUR(1,60)", 3, [4, 4], 8),
+    ("HEUR(1,60)", 7, [3, 3], 5),
+    ("MOD(1,60)", 3, [4, 4], 8),
+    ("MOD(1,60)", 7, [3, 3], 5),
+    ("OPT(1,60)", 7, [3, 3], 5),
+]
+
+
+@pytest.mark.parametrize(("call", "seed", "branching", "ncol"), CASES)
+def test_slow_and_fast_clocks_give_the_same_statuses(monkeypatch, call, seed, branching, ncol):
+    p = _peer_table(seed, branching, ncol)
+    slow = _run(monkeypatch, p, call, 0.1)
+    fast = _run(monkeypatch, p, call, FAST)
+    # the cap (an hour on either clock) was never reached: the counts alone decided
+    for r in (slow, fast):
+        assert not r.timed_out and TIME_LIMIT_DECIDED not in r.log
+        assert r.verdict is not None and r.verdict.ok
+    assert np.array_equal(slow.status, fast.status), call
+    assert slow.cost == fast.cost
+    assert _publishable(p, fast.status)
+
+
+def test_the_polish_stops_at_its_work_limit_not_at_ten_seconds(monkeypatch):
+    """The measured defect: HEUR(1,9)'s polish had a 10 s cap that the load reached (13
+    secondaries quiet, 39 beside six CPU hogs). Now its bound is attacker LPs: a clock
+    1,000× fast (10 s gone in 10 ms, 540 s not yet) changes nothing."""
+    import argusqt.protection.heur_polish as heur_polish
+
+    p = _peer_table(3, [4, 4], 8)
+    monkeypatch.setattr(heur_polish, "POLISH_LPS", 30)  # the work limit ends it, surely
+    quiet = _run(monkeypatch, p, "HEUR(1,9)", 1.0)
+    assert any("work limit of 30 attacker LPs" in line for line in quiet.log)
+    loaded = _run(monkeypatch, p, "HEUR(1,9)", 200.0)
+    assert not loaded.timed_out
+    assert np.array_equal(quiet.status, loaded.status)
+
+
+def test_a_cap_that_decides_says_so(monkeypatch):
+    """A clock so fast that the user's limit passes inside the run: the result (still
+    audited) says that the time limit decided, in its flag and its log, or the run is a
+    clear refusal when the limit and its grace pass before any pattern is audited."""
+    p = _peer_table(3, [4, 4], 8)
+    _scaled_clock(monkeypatch, 1e4)  # HEUR(1,9)'s 540 s pass in 54 ms
+    try:
+        r = run_method(p, "HEUR", _batch_options(p, "HEUR(1,9)"))
+    except TimeLimitError as err:
+        assert "time limit of 540 s" in str(err) and "left unchanged" in str(err)
+    else:
+        assert r.timed_out and TIME_LIMIT_DECIDED in r.log
+        assert r.verdict is not None and r.verdict.ok
+
+
+def test_mod_subtables_share_a_count_not_seconds(monkeypatch):
+    """MOD's branch-and-cut on the subtables shares SCIP_LPS attacker LPs (it shared 30 s):
+    the figure is the same whatever the clock."""
+    p = _peer_table(3, [4, 4], 8)
+    slow = _run(monkeypatch, p, "MOD(1,60)", 0.1)
+    fast = _run(monkeypatch, p, "MOD(1,60)", FAST)
+    assert slow.figures["scip_lps"] == fast.figures["scip_lps"] > 0
