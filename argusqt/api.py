@@ -256,6 +256,12 @@ class ProtectedTable:
         result found until then is kept."""
         return bool(self.result is not None and self.result.cancelled)
 
+    @property
+    def time_limit_decided(self) -> bool:
+        """True when the method's time limit cut the run short: the result is audited, but
+        another machine or load may give another one (every other run is reproducible)."""
+        return bool(self.result is not None and self.result.timed_out)
+
     def to_frame(self) -> pd.DataFrame:
         """Every cell: codes, labels, true value, freq, status (named categories) and the
         published value (NA where suppressed). CONFIDENTIAL: it holds the true values of the

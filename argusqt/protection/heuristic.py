@@ -10,6 +10,7 @@ shifts far enough, which lets most later primaries skip their LP.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -52,6 +53,9 @@ DEFAULTS: dict[str, Any] = {
     "polish": None,
     "polish_nodes": None,
     "polish_lps": None,
+    # past max_time and its grace the run is refused (TimeLimitError); False: the caller
+    # stops it itself (OPT's start heuristic, stopped by OPT's own token)
+    "hard_limit": True,
 }
 #: share of the time limit the path-LP phase may use before it hurries (a safety cap: a run
 #: that hurries says so, timed_out, since its pattern then depends on the machine)
@@ -276,7 +280,8 @@ def solve_heuristic(
     # after a cancel: CANCEL_GRACE seconds to finish the primaries and the audit, else Cancelled
     grace = cancel.grace(CANCEL_GRACE) if cancel is not None else None
     # the run's end: its limit and grace, after which no audited pattern can be had in time
-    stop = DeadlineToken(deadline, grace, extra=limit_grace(limit))
+    extra = limit_grace(limit) if opts["hard_limit"] else math.inf
+    stop = DeadlineToken(deadline, grace, extra=extra)
     try:
         n_lps = protect_all(
             ctx, sup, wit, order, int(opts["k_free"]), progress, watch, path_deadline, stop

@@ -1057,7 +1057,7 @@ def solve_optimal(
     if params.get("use_heuristic", True):
         # the start heuristic is asked to use a share of the run and stopped at START_STOP:
         # both are caps only (a heuristic that ends within them is the same everywhere)
-        start_params = dict(params, max_time=deadline.part(START_SHARE))
+        start_params = dict(params, max_time=deadline.part(START_SHARE), hard_limit=False)
         report: dict = {}
         start = start_pattern(work, start_params, progress, start_stop, check=False, report=report)
         done = report.get("result")
