@@ -109,19 +109,23 @@ def test_the_polish_stops_at_its_work_limit_not_at_ten_seconds(monkeypatch):
     assert np.array_equal(quiet.status, loaded.status)
 
 
-def test_a_cap_that_decides_says_so(monkeypatch):
+@pytest.mark.parametrize("call", ["HEUR(1,9)", "MOD(1,1,1,1,1)", "OPT(1,1)"])
+@pytest.mark.parametrize("factor", [1e2, 1e5])
+def test_a_cap_that_decides_says_so(monkeypatch, call, factor):
     """A clock so fast that the user's limit passes inside the run: the result (still
     audited) says that the time limit decided, in its flag and its log, or the run is a
     clear refusal when the limit and its grace pass before any pattern is audited."""
     p = _peer_table(3, [4, 4], 8)
-    _scaled_clock(monkeypatch, 1e4)  # HEUR(1,9)'s 540 s pass in 54 ms
+    _scaled_clock(monkeypatch, factor)  # a minute passes in 0.6 s or 0.6 ms
+    name = call.split("(")[0]
     try:
-        r = run_method(p, "HEUR", _batch_options(p, "HEUR(1,9)"))
+        r = run_method(p, name, _batch_options(p, call))
     except TimeLimitError as err:
-        assert "time limit of 540 s" in str(err) and "left unchanged" in str(err)
+        assert "time limit" in str(err) and "left unchanged" in str(err)
     else:
         assert r.timed_out and TIME_LIMIT_DECIDED in r.log
         assert r.verdict is not None and r.verdict.ok
+        assert _publishable(p, r.status)
 
 
 def test_mod_subtables_share_a_count_not_seconds(monkeypatch):
@@ -131,3 +135,47 @@ def test_mod_subtables_share_a_count_not_seconds(monkeypatch):
     slow = _run(monkeypatch, p, "MOD(1,60)", 0.1)
     fast = _run(monkeypatch, p, "MOD(1,60)", FAST)
     assert slow.figures["scip_lps"] == fast.figures["scip_lps"] > 0
+
+
+def _microdata(seed: int):
+    """Business-style records (activity × region, skewed turnover) for the Python API."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    n = 400
+    act = rng.choice([f"A{i}" for i in range(6)], size=n, p=[0.3, 0.25, 0.2, 0.12, 0.08, 0.05])
+    reg = rng.choice([f"R{i}" for i in range(5)], size=n, p=[0.35, 0.3, 0.2, 0.1, 0.05])
+    turnover = np.round(rng.lognormal(4.0, 1.7, size=n) * 10, 2)
+    return pd.DataFrame({"act": act, "reg": reg, "turnover": turnover})
+
+
+def test_every_door_says_when_the_time_limit_decided(monkeypatch):
+    """The API (and the session's log under it, which the GUI and batch show) gives the
+    same statuses under a slow and a fast clock, and says when a limit cut a run short."""
+    import argusqt
+
+    data = _microdata(11)
+    kw = dict(
+        explanatory=["act", "reg"],
+        response="turnover",
+        rules="P(15,1)|FREQ(3,30)",
+        method="HEUR",
+        params={"max_minutes": 9},
+        progress=False,
+    )
+    _scaled_clock(monkeypatch, 0.1)
+    slow = argusqt.protect(data, **kw)
+    _scaled_clock(monkeypatch, FAST)
+    fast = argusqt.protect(data, **kw)
+    assert not slow.time_limit_decided and not fast.time_limit_decided
+    assert np.array_equal(slow.table.status, fast.table.status)
+    assert not any(TIME_LIMIT_DECIDED in line for line in fast.log)
+    _scaled_clock(monkeypatch, 1e5)  # 9 minutes pass in 5.4 ms
+    try:
+        cut = argusqt.protect(data, **kw)
+    except TimeLimitError as err:
+        assert "left unchanged" in str(err)
+    else:
+        assert cut.time_limit_decided and cut.audit().ok
+        finished = [line for line in cut.log if "HEUR finished" in line]
+        assert finished and TIME_LIMIT_DECIDED in finished[0]

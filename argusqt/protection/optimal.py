@@ -32,7 +32,7 @@ from pyscipopt import (
     Model,
 )
 
-from argusqt.errors import AuditError, Cancelled, MethodError
+from argusqt.errors import AuditError, Cancelled, MethodError, TimeLimitError
 from argusqt.model.status import Status, is_primary
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.budget import Deadline, DeadlineToken, seconds_param
@@ -1181,9 +1181,9 @@ def solve_optimal(
                 "safe cell leaves a primary inside its protection interval (bounds too tight "
                 "or protection levels larger than the a-priori range)"
             )
-        raise MethodError(
+        raise TimeLimitError(
             "the optimal method found no safe pattern within its time limit "
-            f"({limit:g} s); give it more time or use MOD/HEUR"
+            f"({limit:g} s); the table was left unchanged: give it more time or use MOD/HEUR"
         )
     chosen = unaudited if unaudited is not None else best.mask  # type: ignore[union-attr]
     status, sec_cost = problem.pattern_statuses(chosen)
