@@ -20,7 +20,13 @@ from argusqt.errors import AuditError, Cancelled, MethodError, TimeLimitError
 from argusqt.model.status import is_secondary, is_suppressed, secondary_status_for
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.audit import audit, pattern_digest
-from argusqt.protection.budget import Deadline, DeadlineToken, limit_grace, seconds_param
+from argusqt.protection.budget import (
+    Deadline,
+    DeadlineToken,
+    limit_grace,
+    seconds_param,
+    stop_after,
+)
 from argusqt.protection.cleanup import Witnesses, cleanup, find_witness
 from argusqt.protection.components import DOWN, UP, MoveContext
 from argusqt.protection.params import MethodParams, TableFacts, minutes_param
@@ -280,7 +286,7 @@ def solve_heuristic(
     # after a cancel: CANCEL_GRACE seconds to finish the primaries and the audit, else Cancelled
     grace = cancel.grace(CANCEL_GRACE) if cancel is not None else None
     # the run's end: its limit and grace, after which no audited pattern can be had in time
-    extra = limit_grace(limit) if opts["hard_limit"] else math.inf
+    extra = stop_after(limit) if opts["hard_limit"] else math.inf
     stop = DeadlineToken(deadline, grace, extra=extra)
     try:
         n_lps = protect_all(

@@ -15,7 +15,13 @@ from argusqt.model.status import is_candidate, is_primary, is_suppressed, second
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
 from argusqt.protection import registry
 from argusqt.protection.audit import EXACT_AUDIT_LIMIT, pattern_digest
-from argusqt.protection.budget import Deadline, DeadlineToken, limit_grace, seconds_param
+from argusqt.protection.budget import (
+    Deadline,
+    DeadlineToken,
+    limit_grace,
+    seconds_param,
+    stop_after,
+)
 from argusqt.protection.insider_repair import make_publishable
 from argusqt.protection.problem import CSPProblem
 from argusqt.protection.publication import CANCEL_GRACE
@@ -139,7 +145,7 @@ def _run(
     # a cancel (before or during the audit) leaves CANCEL_GRACE seconds to finish it; the
     # run's time limit and its grace bound it too
     grace = cancel.grace(CANCEL_GRACE) if cancel is not None else None
-    stop = DeadlineToken(run_deadline, grace, extra=limit_grace(limit))
+    stop = DeadlineToken(run_deadline, grace, extra=stop_after(limit))
     try:
         fixed, verdict, added = make_publishable(
             problem, sup, outsider=outsider, intervals=exact, cancel=stop

@@ -28,6 +28,7 @@ from argusqt.protection.budget import (
     WorkBudget,
     limit_grace,
     seconds_param,
+    stop_after,
 )
 from argusqt.protection.cleanup import Witnesses, cleanup, find_witness
 from argusqt.protection.components import DOWN, UP, MoveContext
@@ -852,7 +853,7 @@ def solve_modular(
     # run's limit stops the clean-ups (soft) and, with its grace, everything (hard)
     grace = cancel.grace(CANCEL_GRACE) if cancel is not None else None
     soft = DeadlineToken(limits.run, cancel)
-    hard = DeadlineToken(limits.run, grace, extra=limit_grace(limit))
+    hard = DeadlineToken(limits.run, grace, extra=stop_after(limit))
     try:
         sup, final, rounds, exact = _finish(problem, sup, params, log, progress, soft, hard)
     except Cancelled:
