@@ -544,25 +544,29 @@ def _certify(
     perm = ctx.primary & sup
     prot = (_PerCell if per_cell else Protector)(ctx, sup, wit, 2)
     order = primary_order(ctx) if cells is None else np.asarray(cells, dtype=np.int64)
-    for cell in order.tolist():
-        if cancel is not None and cancel.cancelled:
-            raise Cancelled("cancelled before every primary cell was checked")
-        for direction in (UP, DOWN):
-            if wit.covered(cell, direction, ctx):
-                continue
-            found = (
-                find_witness(ctx, (cell, direction), sup, perm, max_full=FULL_WITNESS_LIMIT)
-                if trust
-                else None
-            )
-            if found is not None:
-                wit.add_move(found[0], found[1], ctx)
-                wit.ensure(cell, direction, found[0])
-            elif not prot.protect(cell, direction):
-                raise MethodError(
-                    f"primary cell {cell} cannot be protected: no attacker move within the "
-                    "bounds reaches its protection level"
+    ctx.cancel = cancel  # a whole-table path LP stops inside HiGHS too (the run's limit)
+    try:
+        for cell in order.tolist():
+            if cancel is not None and cancel.cancelled:
+                raise Cancelled("cancelled before every primary cell was checked")
+            for direction in (UP, DOWN):
+                if wit.covered(cell, direction, ctx):
+                    continue
+                found = (
+                    find_witness(ctx, (cell, direction), sup, perm, max_full=FULL_WITNESS_LIMIT)
+                    if trust
+                    else None
                 )
+                if found is not None:
+                    wit.add_move(found[0], found[1], ctx)
+                    wit.ensure(cell, direction, found[0])
+                elif not prot.protect(cell, direction):
+                    raise MethodError(
+                        f"primary cell {cell} cannot be protected: no attacker move within the "
+                        "bounds reaches its protection level"
+                    )
+    finally:
+        ctx.cancel = None
     return int(sup.sum()) - before
 
 
