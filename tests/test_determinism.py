@@ -179,3 +179,17 @@ def test_every_door_says_when_the_time_limit_decided(monkeypatch):
         assert cut.time_limit_decided and cut.audit().ok
         finished = [line for line in cut.log if "HEUR finished" in line]
         assert finished and TIME_LIMIT_DECIDED in finished[0]
+
+
+def test_the_seeds_are_fixed_and_saved_with_the_session(tmp_path):
+    """The solvers' seeds are constants, and every result records them in its figures, which
+    the session file keeps."""
+    from argusqt.protection.budget import HIGHS_SEED, SCIP_SEED_SHIFT
+    from argusqt.sessionfile import _result_to_dict
+
+    p = _peer_table(7, [3, 3], 5)
+    r = run_method(p, "HEUR", {"polish": 0})
+    saved = _result_to_dict(r)
+    assert saved is not None
+    assert saved["figures"]["seed_scip"] == SCIP_SEED_SHIFT
+    assert saved["figures"]["seed_highs"] == HIGHS_SEED

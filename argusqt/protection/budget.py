@@ -18,6 +18,18 @@ from argusqt.progress import CancelToken
 #: seconds, monotonic; tests replace it with a fake clock
 CLOCK = time.perf_counter
 
+#: the solvers' seeds: fixed, so that the same input gives the same statuses; recorded in
+#: every result's figures (and so in the saved session) by run_method
+SCIP_SEED_SHIFT = 0
+HIGHS_SEED = 0
+
+
+def seeds() -> dict[str, int]:
+    """The seeds a run used, as recorded with its result's figures (flat: the session file
+    keeps plain values): SCIP's randomization/randomseedshift and HiGHS's random_seed."""
+    return {"seed_scip": SCIP_SEED_SHIFT, "seed_highs": HIGHS_SEED}
+
+
 #: the grace a run may overrun its time limit by to finish the audit of its best pattern or
 #: say why there is none: GRACE_SHARE of the limit, at least GRACE_MIN seconds
 GRACE_SHARE = 0.1

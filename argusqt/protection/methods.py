@@ -20,6 +20,7 @@ from argusqt.protection.budget import (
     DeadlineToken,
     limit_grace,
     seconds_param,
+    seeds,
     stop_after,
 )
 from argusqt.protection.insider_repair import make_publishable
@@ -60,6 +61,7 @@ def run_method(
     limit = seconds_param(params, "max_time", "time_limit")
     run_deadline = Deadline(limit)
     result = _run(problem, desc, params, progress, cancel, run_deadline, limit)
+    result.figures |= seeds()  # saved with the session, as the result's figures
     if result.timed_out and TIME_LIMIT_DECIDED not in result.log:
         result.log.append(TIME_LIMIT_DECIDED)
     return result

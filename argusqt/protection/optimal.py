@@ -35,7 +35,7 @@ from pyscipopt import (
 from argusqt.errors import AuditError, Cancelled, MethodError, TimeLimitError
 from argusqt.model.status import Status, is_primary
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
-from argusqt.protection.budget import Deadline, DeadlineToken, seconds_param
+from argusqt.protection.budget import SCIP_SEED_SHIFT, Deadline, DeadlineToken, seconds_param
 from argusqt.protection.insider_repair import make_publishable
 from argusqt.protection.params import MethodParams, TableFacts, minutes_param
 from argusqt.protection.problem import CSPProblem
@@ -651,7 +651,7 @@ def solve_pattern(
     model.setParam("propagating/dualfix/maxprerounds", 0)
     model.setParam("misc/allowstrongdualreds", False)
     model.setParam("misc/allowweakdualreds", False)
-    model.setParam("randomization/randomseedshift", 0)
+    model.setParam("randomization/randomseedshift", SCIP_SEED_SHIFT)
     if max_nodes is not None:
         model.setParam("limits/totalnodes", max(1, int(max_nodes)))
     model.setHeuristics(
