@@ -491,7 +491,8 @@ def protect(
 
     Progress: a callback taking `ProgressEvent`s, True for a tqdm bar (the default in a
     notebook when tqdm is installed), False for none. Ctrl-C (or `cancel.cancel()`) stops
-    the method and keeps the best audited result (`.cancelled` is then True).
+    the method and keeps the best audited result (`.cancelled` is then True). Runs are
+    reproducible; `.time_limit_decided` says when the method's time limit cut one short.
 
     Raises ArgusError subclasses with clear messages; AuditError when the method's result
     fails the audit (nothing is kept then).
