@@ -7,6 +7,7 @@ process ids); prints whether the statuses are identical.
 Each run is a fresh process (bench_limits.child). Usage:
     python benchmarks/bench_determinism.py [--instances p78,b520,sample] [--methods HEUR,MOD]
         [--repeats 2] [--hogs 6] [--root /tmp/argusqt-determinism]
+(`--methods OPT` adds `OPT(1,5)`.)
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_limits import load, run, write_batch  # noqa: E402
 
-CALLS = {"HEUR": "HEUR(1,9)", "MOD": "MOD(1,1,1,1,1)"}
+CALLS = {"HEUR": "HEUR(1,9)", "MOD": "MOD(1,1,1,1,1)", "OPT": "OPT(1,5)"}
 
 
 def start_hogs(n: int) -> list[subprocess.Popen]:
