@@ -321,8 +321,13 @@ class _CapacityHandler(Conshdlr):
         if self.model.getDepth() > self.run.sepa_depth:
             return {"result": SCIP_RESULT.DIDNOTRUN}
         x = self._x()
-        if self.model.getDepth() == 0 and self.model.getLPSolstat() == 1:
-            # an optimal root LP (valid rows only) is a valid global lower bound
+        if (
+            self.model.getDepth() == 0
+            and self.model.getLPSolstat() == 1
+            and not self.model.inProbing()
+        ):
+            # an optimal root LP (global bounds, valid rows only) is a valid global lower
+            # bound; a heuristic's probing LP has local bounds and is not
             _report(self.model, self.run, lp_value=float(np.dot(self._obj(), x)))
         cuts, _ = self._cuts_for(x, False)
         cuts, self.pending = cuts + self.pending, []
@@ -1314,7 +1319,8 @@ def solve_optimal(
                 f"publication audit done within the run ({deadline.elapsed:.1f} s of {limit:g} s)"
             )
             figures["publication_digest"] = digest
-    log.append(_bound_line(sec_cost, bound, gap, optimal, out))
+    kept = int(np.count_nonzero(problem.secondary))
+    log.append(_bound_line(sec_cost, bound, gap, optimal, out, kept))
     if bound is not None and not optimal:
         log.append(_bound_scope(problem, work, insiders is not None))
     result = ProtectionResult(
@@ -1376,12 +1382,17 @@ def _phase(what: str, incumbent: float | None, watch: Stopwatch) -> ProgressEven
     )
 
 
-def _bound_line(cost: float, bound: float | None, gap: float | None, optimal: bool, out) -> str:
+def _bound_line(
+    cost: float, bound: float | None, gap: float | None, optimal: bool, out, kept: int = 0
+) -> str:
     """The logbook line with OPT's final cost, lower bound and gap: "proven optimal" only
-    when the branch-and-cut closed every node by a proof (argusqt/docs/methods.md §3.4)."""
+    when the branch-and-cut closed every node by a proof (argusqt/docs/methods.md §3.4);
+    `kept` secondaries of the table stayed suppressed, so the proof is for that problem."""
     if optimal and (gap is None or gap == 0.0):
+        given = f" keeping the table's {kept} secondaries" if kept else ""
         return (
-            f"OPT: cost {grouped(cost)}, proven optimal (lower bound {grouped(cost)}, gap 0.00 %)"
+            f"OPT: cost {grouped(cost)}, proven optimal{given} "
+            f"(lower bound {grouped(cost)}, gap 0.00 %)"
         )
     why = (
         "time limit reached"
