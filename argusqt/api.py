@@ -257,6 +257,12 @@ class ProtectedTable:
         result found until then is kept."""
         return bool(self.result is not None and self.result.cancelled)
 
+    @property
+    def time_limit_decided(self) -> bool:
+        """True when the method's time limit cut the run short: the result is audited, but
+        another machine or load may give another one (every other run is reproducible)."""
+        return bool(self.result is not None and self.result.timed_out)
+
     def to_frame(self) -> pd.DataFrame:
         """Every cell: codes, labels, true value, freq, status (named categories) and the
         published value (NA where suppressed). CONFIDENTIAL: it holds the true values of the
@@ -454,7 +460,11 @@ def _catch_sigint(handler: Callable[[int, Any], None]) -> Callable[[], None]:
         return lambda: None
     if previous is None:  # set outside Python: the default is the best we can put back
         previous = signal.default_int_handler
-    return lambda: signal.signal(signal.SIGINT, previous)
+
+    def restore() -> None:
+        signal.signal(signal.SIGINT, previous)
+
+    return restore
 
 
 # ---------------------------------------------------------------------------- protect
@@ -511,7 +521,8 @@ def protect(
 
     Progress: a callback taking `ProgressEvent`s, True for a tqdm bar (the default in a
     notebook when tqdm is installed), False for none. Ctrl-C (or `cancel.cancel()`) stops
-    the method and keeps the best audited result (`.cancelled` is then True).
+    the method and keeps the best audited result (`.cancelled` is then True). Runs are
+    reproducible; `.time_limit_decided` says when the method's time limit cut one short.
 
     Raises ArgusError subclasses with clear messages; AuditError when the method's result
     fails the audit (nothing is kept then).

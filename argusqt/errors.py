@@ -89,6 +89,11 @@ class ParameterError(MethodError):
         super().__init__(message, file=file, line=line)
 
 
+class TimeLimitError(MethodError):
+    """The user's time limit (and its stated grace) ran out before the method had a pattern
+    that passed the audit: a clear refusal, nothing is published or changed."""
+
+
 class AuditError(ArgusError):
     """The audit found a primary cell whose protection interval is not covered."""
 

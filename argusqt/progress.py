@@ -89,12 +89,16 @@ class GraceToken(CancelToken):
         return self.cancelled
 
 
+#: the clock of Stopwatch (seconds, monotonic); tests replace it with a fast or slow one
+CLOCK = time.perf_counter
+
+
 class Stopwatch:
-    """Elapsed seconds since creation, for the `elapsed` field of events."""
+    """Elapsed seconds since creation, for the `elapsed` field of events and results."""
 
     def __init__(self) -> None:
-        self.start = time.perf_counter()
+        self.start = CLOCK()
 
     @property
     def elapsed(self) -> float:
-        return time.perf_counter() - self.start
+        return CLOCK() - self.start

@@ -51,6 +51,7 @@ from argusqt.model.rulespec import SafetyRules
 from argusqt.model.status import Status, is_primary, is_secondary
 from argusqt.model.table import ProtectionInfo, Table, TableSpec
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
+from argusqt.protection.result import TIME_LIMIT_DECIDED
 
 if TYPE_CHECKING:
     from argusqt.io.frames import Roles
@@ -1142,6 +1143,8 @@ class Session:
             self.add_log(f"Table {table_no}: NOT PUBLISHABLE: {result.verdict.summary()}")
         self.results[table_no] = result
         done = "cancelled" if result.cancelled else "finished"
+        if result.timed_out and not result.cancelled:
+            done += f" ({TIME_LIMIT_DECIDED})"
         figures = "; ".join(result.outcome_lines(desc.face, table.value))
         self.add_log(
             f"Table {table_no}: {desc.name} {done} in {result.elapsed:,.1f} s: {figures}"

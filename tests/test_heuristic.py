@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 from protect_helpers import cell_id, problem_2d, random_1h2d, random_2d, random_3d, sized_problem
 
-from argusqt.errors import AuditError, MethodError
+from argusqt.errors import AuditError, MethodError, TimeLimitError
 from argusqt.model.status import is_suppressed
 from argusqt.progress import CancelToken
 from argusqt.protection.audit import audit
 from argusqt.protection.cleanup import cleanup
 from argusqt.protection.heuristic import solve_heuristic
 from argusqt.protection.methods import run_method
-from argusqt.protection.result import ProtectionResult
+from argusqt.protection.result import TIME_LIMIT_DECIDED, ProtectionResult
 
 EX1 = [[895, 137], [753, 973], [569, 486], [540, 793]]
 EX2 = [[1938.79, 189.40], [1476.06, 1998.80], [1192.16, 1057.36], [1118.06, 1514.32]]
@@ -202,8 +202,14 @@ def test_batch_time_limit_reaches_the_heuristic(monkeypatch):
 
     monkeypatch.setattr(budget, "CLOCK", Jumping())
     p = random_3d(np.random.default_rng(2), [2, 3], [2, 3], 6)
+    # past the limit and its grace there is no pattern in time: a clear refusal (issue 22)
+    with pytest.raises(TimeLimitError, match=r"HEUR: the time limit of 0.6 s .*left unchanged"):
+        run_method(p, "HEUR", params)
+    # within the grace (here endless) every primary is still protected, in a hurry, and the
+    # result says that the time limit decided
+    monkeypatch.setattr(budget, "GRACE_MIN", 1e12)
     res = run_method(p, "HEUR", params)
-    assert res.timed_out
+    assert res.timed_out and TIME_LIMIT_DECIDED in res.log
     assert any("time limit reached while protecting" in line for line in res.log)
     assert any("stopped early" in line for line in res.log)  # no clean-up after the limit
     assert audit(p, is_suppressed(res.status), intervals=False).ok  # still every primary safe

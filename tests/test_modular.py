@@ -218,7 +218,8 @@ def test_subtable_time_limit_bounds_the_start_pattern(monkeypatch):
 
 
 def test_branch_and_cut_budget_is_shared_by_the_subtables(monkeypatch):
-    # MOD's branch-and-cut seconds are one budget for all subtables, not a full limit each
+    # MOD's branch-and-cut work (attacker LPs, a count: issue 22) is one budget for all
+    # subtables, not a full budget each; what a subtable leaves rolls on
     import argusqt.protection.modular as modular
 
     p = random_1h2d(np.random.default_rng(3), [3, 2], 4)
@@ -226,12 +227,16 @@ def test_branch_and_cut_budget_is_shared_by_the_subtables(monkeypatch):
     real_solve = modular.solve_pattern
 
     def spying_solve(*a, **kw):
-        given.append(kw["max_time"])
-        return real_solve(*a, **kw)
+        out = real_solve(*a, **kw)
+        given.append((kw["max_lps"], out.lps))
+        return out
 
     monkeypatch.setattr(modular, "solve_pattern", spying_solve)
-    r = solve_modular(p, {"max_time_per_subtable": 60, "scip_budget": 3.0})
-    assert given and max(given) <= 3.0 + 1e-9
+    r = solve_modular(p, {"max_time_per_subtable": 60, "scip_lps": 40})
+    assert given and all(share <= 40 for share, _ in given)
+    # a share is what is left divided among the subtables still to come
+    assert sum(used for _, used in given) <= 40 + max(used for _, used in given)
+    assert r.figures["scip_lps"] == sum(used for _, used in given)
     assert r.audit.ok and lp_protected(p, _suppressed(r))
 
 
@@ -274,7 +279,7 @@ def test_large_table_clean_up_may_use_the_whole_suppressed_set(monkeypatch):
     monkeypatch.setattr(modular, "cleanup", spy)
     p = random_1h2d(np.random.default_rng(5), [3, 3], 4)
     monkeypatch.setattr(modular, "WHOLE_TABLE_REPAIR", p.n_cells - 1)  # p counts as large
-    r = solve_modular(p, {"scip_budget": 0.0})
+    r = solve_modular(p, {"scip_lps": 0})
     whole = calls[-1]  # the subtables' clean-ups come first
     assert whole["max_full"] == modular.LARGE_CLEANUP_FULL
     assert whole["max_lps"] == max(

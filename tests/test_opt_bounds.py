@@ -301,3 +301,68 @@ def test_opt_bound_805_clock_expiring_inside_the_branch_and_cut(monkeypatch, cas
 def test_opt_bound_805_attacker_lp_stopped_by_highs_time_limit(monkeypatch, case_805, j):
     stop_lp_at(monkeypatch, j)
     check_805(*case_805)
+
+
+def check_work_stop(p: CSPProblem, best: float, lps: int, enforce_only: bool) -> list:
+    """Two branch-and-cuts on `p` stopped at `lps` attacker LPs: the claims of each, and the
+    same outcome twice (counts, not the clock). `enforce_only`: no separation and no SCIP
+    heuristics, so the stop falls inside the enforcement of a node."""
+    from argusqt.protection.optimal import solve_pattern
+
+    kw: dict = {"sepa_depth": -1, "heuristics": "off"} if enforce_only else {}
+    runs = [
+        solve_pattern(p, max_time=600, max_lps=lps, threads_nogil=False, **kw) for _ in range(2)
+    ]
+    for out in runs:
+        assert not out.timed_out and not out.cancelled and not out.infeasible, out.log
+        if out.bound is not None:
+            assert out.bound <= best + EPS * max(1.0, best), (out.bound, best, out.log)
+        if out.optimal:
+            assert not out.work_limit and out.uncertified is None
+            assert out.cost == pytest.approx(best, rel=EPS, abs=EPS)
+        if out.uncertified is not None:  # a node was cut off unchecked: said in the log
+            assert not out.optimal and "not a proof" in out.log[-1]
+            assert not out.work_limit or "work limit" in out.uncertified
+        if out.mask is not None:
+            assert lp_protected(p, out.mask, tol=p.tolerance)
+    a, b = runs
+    assert (a.mask is None) == (b.mask is None)
+    assert a.mask is None or np.array_equal(a.mask, b.mask)
+    assert (a.bound, a.optimal, a.work_limit, a.lps, a.nodes, a.uncertified) == (
+        b.bound,
+        b.optimal,
+        b.work_limit,
+        b.lps,
+        b.nodes,
+        b.uncertified,
+    )
+    return runs
+
+
+@SETTINGS
+@given(p=tiny_tables(), lps=st.integers(1, 40), enforce_only=st.booleans())
+def test_a_stop_at_the_work_limit_is_reproducible_and_no_proof(p, lps, enforce_only):
+    # a branch-and-cut stopped by its count of attacker LPs (HEUR's polish, MOD's subtables)
+    # stops at the same place on every run, not by the clock; the nodes it leaves unexplored
+    # make it no proof: no "optimal" (unless it finished first), no "infeasible", and its
+    # bound stays the last certified one, below the cheapest audited pattern
+    check_work_stop(p, cheapest_protected(p), lps, enforce_only)
+
+
+@pytest.mark.parametrize("lps", [17, 18])
+def test_a_work_limit_inside_the_enforcement_is_no_proof(lps):
+    # a 3 × 3 table (found by the property test above) where the work limit stops the check
+    # of a node: SCIP then calls the tree "infeasible"; argusqt says "not a proof: a check
+    # stopped by the work limit …" and keeps the bound certified before it
+    table = table_from_leaves(
+        [flat_codelist("r", 3), flat_codelist("c", 3)],
+        np.array([[18.0, 15.0, 23.0], [15.0, 16.0, 16.0], [29.0, 24.0, 4.0]]),
+        leaf_freq=np.full((3, 3), 3.0),
+    )
+    p = problem_from_table(table, np.array([table.cell_index((3, 2))]), np.array([1.0]))
+    p.cost = np.abs(p.values) + 1.0
+    best = cheapest_protected(p)
+    out = check_work_stop(p, best, lps, enforce_only=True)[0]
+    assert out.work_limit and out.uncertified is not None, out.log
+    assert f"work limit ({lps} attacker LPs)" in out.uncertified
+    assert out.bound is not None and out.bound <= best

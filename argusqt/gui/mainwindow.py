@@ -55,7 +55,7 @@ from argusqt.gui.summary import SummaryDialog, unsafe_count
 from argusqt.gui.tableview import TableView
 from argusqt.model.status import Status, is_secondary
 from argusqt.model.table import Table, TableSpec
-from argusqt.session import is_warning
+from argusqt.session import TIME_LIMIT_DECIDED, is_warning
 
 MAX_RECENT = 8
 SESSION_FILTER = "argusqt session (*.aqs)"
@@ -1095,7 +1095,10 @@ class MainWindow(QMainWindow):
         if r.cancelled:
             lines.append(r.cancel_note or "Cancelled.")  # the session's sentence
         if r.timed_out:
-            lines.append("Time limit reached: the best safe pattern found so far was kept.")
+            lines.append(
+                "Time limit reached: the best safe pattern found so far was kept; "
+                f"{TIME_LIMIT_DECIDED}."
+            )
         t = self.views[table_no - 1].table
         face = t.protection.face if t.protection is not None else "suppress"
         lines += r.outcome_lines(face, t.value)  # rounded / adjusted cells, not "secondaries"

@@ -1,8 +1,11 @@
-"""Time budgets shared by the phases of a method, so that a method's time limit is the run's.
+"""Time caps shared by the phases of a method, so that a method's time limit is the run's.
 
-A method gives each phase (start pattern, branch-and-cut, clean-up, final audit) what is
-left of one Deadline instead of the whole limit again. The clock is a module attribute so
-tests can drive it without waiting.
+Every internal step of a method is bounded by counts (SCIP nodes, attacker LPs, path LPs,
+repair rounds): the same input gives the same statuses on any machine and load. The user's
+time limit is only a safety cap on top (argusqt/docs/methods.md §13): each phase gets what
+is left of one Deadline, and a Deadline remembers whether the clock ever stopped anything
+(`hit`), so that the result can say "the time limit decided" (ProtectionResult.timed_out).
+The clock is a module attribute so tests can drive it without waiting.
 """
 
 from __future__ import annotations
@@ -15,13 +18,49 @@ from argusqt.progress import CancelToken
 #: seconds, monotonic; tests replace it with a fake clock
 CLOCK = time.perf_counter
 
+#: the solvers' seeds: fixed, so that the same input gives the same statuses; recorded in
+#: every result's figures (and so in the saved session) by run_method
+SCIP_SEED_SHIFT = 0
+HIGHS_SEED = 0
+
+
+def seeds() -> dict[str, int]:
+    """The seeds a run used, as recorded with its result's figures (flat: the session file
+    keeps plain values): SCIP's randomization/randomseedshift and HiGHS's random_seed."""
+    return {"seed_scip": SCIP_SEED_SHIFT, "seed_highs": HIGHS_SEED}
+
+
+#: the grace a run may overrun its time limit by to finish the audit of its best pattern or
+#: say why there is none: GRACE_SHARE of the limit, at least GRACE_MIN seconds
+GRACE_SHARE = 0.1
+GRACE_MIN = 5.0
+
+
+def limit_grace(seconds: float | None) -> float:
+    """Seconds a run with a limit of `seconds` may end after it (0 without a limit)."""
+    if seconds is None:
+        return 0.0
+    return max(GRACE_MIN, GRACE_SHARE * float(seconds))
+
+
+def stop_after(seconds: float | None) -> float:
+    """Seconds past the limit at which a run's work stops: half its grace, so that the other
+    half covers stopping (the LP under way, unwinding, the log), measured up to 0.8 s on
+    b7290 beside six CPU hogs."""
+    return 0.5 * limit_grace(seconds)
+
 
 class Deadline:
-    """`seconds` from now (None = no limit): what is left, and whether it has passed."""
+    """`seconds` from now (None = no limit): what is left, and whether it has passed.
+
+    `hit` turns True the first time `expired` is seen True: a phase then changed its course
+    because of the clock, and the run's result is no longer the same on every machine.
+    """
 
     def __init__(self, seconds: float | None):
         self.start = CLOCK()
         self.seconds = None if seconds is None else max(0.0, float(seconds))
+        self.hit = False
 
     @property
     def elapsed(self) -> float:
@@ -35,7 +74,9 @@ class Deadline:
 
     @property
     def expired(self) -> bool:
-        return self.seconds is not None and self.elapsed >= self.seconds
+        if self.seconds is not None and self.elapsed >= self.seconds:
+            self.hit = True
+        return self.hit
 
     def part(self, share: float, reserve: float = 0.0) -> float | None:
         """Seconds for a phase: `share` of what is left after keeping `reserve` (None = no limit)."""
@@ -66,7 +107,10 @@ class DeadlineToken(CancelToken):
     @property
     def out_of_time(self) -> bool:
         d = self.deadline
-        return d.seconds is not None and d.elapsed >= d.seconds + self.extra
+        if d.seconds is not None and d.elapsed >= d.seconds + self.extra:
+            d.hit = True
+            return True
+        return False
 
     @property
     def cancelled(self) -> bool:
@@ -76,3 +120,23 @@ class DeadlineToken(CancelToken):
             self.cancel()
             return True
         return False
+
+
+class WorkBudget:
+    """A count (attacker LPs) shared by the phases of a run: what the clock was before, but
+    the same on every machine, so a phase that stops at it stops at the same place."""
+
+    def __init__(self, total: int):
+        self.total = max(0, int(total))
+        self.used = 0
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.total - self.used)
+
+    def share(self, parts: int) -> int:
+        """An equal share of what is left among `parts` phases (unused shares roll on)."""
+        return self.remaining // max(1, int(parts))
+
+    def spend(self, count: int) -> None:
+        self.used += max(0, int(count))

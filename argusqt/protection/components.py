@@ -18,6 +18,7 @@ import scipy.sparse as sp
 
 from argusqt.errors import Cancelled
 from argusqt.model.status import is_candidate, is_secondary
+from argusqt.protection.budget import HIGHS_SEED
 from argusqt.protection.graph import connected_components
 from argusqt.protection.problem import CSPProblem
 from argusqt.protection.quiet_highs import quiet_highs
@@ -99,6 +100,7 @@ def new_highs(primal: bool = False, presolve: bool | None = None) -> highspy.Hig
     h = quiet_highs()
     h.setOptionValue("solver", "simplex")
     h.setOptionValue("threads", 1)
+    h.setOptionValue("random_seed", HIGHS_SEED)  # fixed: same LPs, same answers (issue 22)
     if primal:
         h.setOptionValue("simplex_strategy", 4)
     if presolve is None:

@@ -32,10 +32,14 @@ POLISH_CELLS = 2000
 #: the same table on any machine and load, so the polish is bounded by work, not seconds
 #: (docs/design.md, "HEUR"); it stops earlier when it proves optimality
 POLISH_NODES = 100
-#: the polish's default seconds cap as well: the node limit does not bound the root node's
-#: separation (sample activity × region: 10 nodes = 17.5 s, 12,750 attacker LPs at load 2.5),
-#: so without it a GUI run waited minutes. A stop there is logged as machine-dependent.
-POLISH_SECONDS = 10.0
+#: its second work limit, in attacker LPs (outsiders and insiders): the node limit does not
+#: bound the root node's separation (sample activity × region: 10 nodes = 17.5 s, 12,750
+#: attacker LPs at load 2.5). It replaces the old 10 s cap, which the machine's load decided
+#: (issue 22: HEUR(1,9) on a 78-cell table, 13 secondaries quiet, 39 beside six CPU hogs).
+#: Measured at load 3: b520 proves optimality in 810 LPs (1.7 s), a 78-cell table in 307;
+#: the sample table's root needs more than 8,000 (42 s) and gains nothing: 2,000 ≈ the old
+#: 10 s there
+POLISH_LPS = 2_000
 #: a polish with less than this many seconds left (of an explicit time limit) is not started
 POLISH_MIN = 0.5
 
@@ -44,7 +48,7 @@ POLISH_MIN = 0.5
 NO_CAP = 1e9
 
 
-def _stop_reason(out: PatternOutcome, nodes: int) -> str:
+def _stop_reason(out: PatternOutcome, nodes: int, lps: int = POLISH_LPS) -> str:
     """Why the branch-and-cut ended, for the log: only a time stop depends on the machine."""
     if out.optimal:
         return "branch-and-cut proved optimality"
@@ -52,6 +56,10 @@ def _stop_reason(out: PatternOutcome, nodes: int) -> str:
         return "branch-and-cut cancelled"
     if out.timed_out:
         return "branch-and-cut stopped by the time limit (the pattern may depend on the machine)"
+    if out.work_limit and out.nodes < nodes:
+        return (
+            f"branch-and-cut stopped at its work limit of {lps} attacker LPs (same on any machine)"
+        )
     if out.nodes >= nodes:
         return (
             f"branch-and-cut stopped at its work limit of {nodes} SCIP nodes (same on any machine)"
@@ -73,12 +81,14 @@ def polish(
     intervals: bool | str = "auto",
     nodes: int = POLISH_NODES,
     clock_may_decide: bool = False,
+    lps: int = POLISH_LPS,
 ) -> ProtectionResult:
     """`result` (HEUR's audited pattern on `problem`) replaced by the cheapest publishable
     pattern found: the repaired heuristic pattern or the branch-and-cut's on `work` (the
     problem with the singleton options' virtual cells after its own) within `nodes` SCIP
-    nodes. `seconds` (None = none) is only the outer cap of an explicit time limit: a stop
-    there is logged as machine-dependent; unless `clock_may_decide` (the user gave a time limit)
+    nodes and `lps` attacker LPs. `seconds` (None = none) is only the outer cap of an
+    explicit time limit: a stop there sets `timed_out` ("the time limit decided"); unless
+    `clock_may_decide` (the user gave a time limit)
     a pattern the clock stopped is not used, so HEUR stays reproducible. On cancel, time out or any failure of the step the
     best publishable pattern so far (or `result`) stays. `intervals` as run_method's "audit_intervals": the verdict kept is the one
     run_method would take, so it does not audit the pattern again."""
@@ -105,7 +115,10 @@ def polish(
             f"polish: heuristic pattern {grouped(_cost_of(problem, sup0))}, {added} cells for "
             f"insiders: {grouped(best[0])}"
         )
-        if deadline.remaining > POLISH_MIN and not token.cancelled:
+        if deadline.remaining <= POLISH_MIN:
+            deadline.hit = True  # the clock, not the work, skipped the branch-and-cut
+            lines.append("polish: no time left for the branch-and-cut (time limit)")
+        elif not token.cancelled:
             progress(ProgressEvent(message="Heuristic: branch-and-cut from its pattern"))
             n = problem.n_cells
             out = solve_pattern(
@@ -113,6 +126,7 @@ def polish(
                 default_fixed(work),
                 max_time=min(deadline.remaining, NO_CAP),
                 max_nodes=nodes,
+                max_lps=lps,
                 gap=0.0,
                 start=np.r_[fixed, np.ones(work.n_cells - n, dtype=bool)],
                 progress=progress,
@@ -120,8 +134,10 @@ def polish(
                 insiders=_insider_check(problem),
             )
             lines.append("polish: " + "; ".join(out.log))
-            lines.append("polish: " + _stop_reason(out, nodes))
+            lines.append("polish: " + _stop_reason(out, nodes, lps))
             m = None if out.mask is None else np.asarray(out.mask[:n], dtype=bool)
+            if out.timed_out:
+                deadline.hit = True
             if m is not None and out.timed_out and not clock_may_decide:
                 # a pattern the clock chose would differ with the machine's load, and a
                 # session or batch replay must give the same statuses: keep the heuristic's
@@ -145,6 +161,8 @@ def polish(
     except (AuditError, MethodError) as err:
         lines.append(f"polish: not used ({err})")
     result.log.extend(lines)
+    if deadline.hit and not (cancel is not None and cancel.cancelled):
+        result.timed_out = True  # a time cap changed what the polish did
     if best is None:
         return result
     cost, pattern, verdict, what = best

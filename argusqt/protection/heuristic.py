@@ -10,16 +10,23 @@ shifts far enough, which lets most later primaries skip their LP.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
-from argusqt.errors import AuditError, Cancelled, MethodError
+from argusqt.errors import AuditError, Cancelled, MethodError, TimeLimitError
 from argusqt.model.status import is_secondary, is_suppressed, secondary_status_for
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.audit import audit, pattern_digest
-from argusqt.protection.budget import Deadline, seconds_param
+from argusqt.protection.budget import (
+    Deadline,
+    DeadlineToken,
+    limit_grace,
+    seconds_param,
+    stop_after,
+)
 from argusqt.protection.cleanup import Witnesses, cleanup, find_witness
 from argusqt.protection.components import DOWN, UP, MoveContext
 from argusqt.protection.params import MethodParams, TableFacts, minutes_param
@@ -47,11 +54,17 @@ DEFAULTS: dict[str, Any] = {
     "repair_rounds": 3,
     # the small-table polish of heur_polish (HEUR as a method only; OPT's start pattern calls
     # solve_heuristic without it): "polish" 0 = off, else an outer cap in seconds (None =
-    # POLISH_SECONDS); "polish_nodes" its work limit (None = POLISH_NODES)
+    # only the run's max_time); "polish_nodes" and "polish_lps" its work limits (None =
+    # POLISH_NODES, POLISH_LPS)
     "polish": None,
     "polish_nodes": None,
+    "polish_lps": None,
+    # past max_time and its grace the run is refused (TimeLimitError); False: the caller
+    # stops it itself (OPT's start heuristic, stopped by OPT's own token)
+    "hard_limit": True,
 }
-#: share of the time limit the path-LP phase may use before it hurries
+#: share of the time limit the path-LP phase may use before it hurries (a safety cap: a run
+#: that hurries says so, timed_out, since its pattern then depends on the machine)
 PATH_SHARE = 0.5
 #: tables above this many cells get an intermediate neighbourhood before the whole table
 LARGE = 20_000
@@ -256,11 +269,15 @@ def solve_heuristic(
 
     On cancel: the cleanup stops; the remaining primaries are still protected and the
     pattern audited if that fits in CANCEL_GRACE seconds after the cancel (the result then
-    has `cancelled=True`, safe but not irredundant), else Cancelled is raised.
+    has `cancelled=True`, safe but not irredundant), else Cancelled is raised. Every step is
+    bounded by counts (LPs, repair rounds); max_time is a safety cap: a run it changed has
+    `timed_out=True`, and one that has no audited pattern within it and its grace
+    (budget.limit_grace) raises TimeLimitError.
     """
     opts = DEFAULTS | dict(params or {})
     watch = Stopwatch()
-    deadline = Deadline(seconds_param(opts, "max_time", "time_limit"))
+    limit = seconds_param(opts, "max_time", "time_limit")
+    deadline = Deadline(limit)
     ctx = MoveContext(problem)
     sup = ctx.primary | is_secondary(problem.status)
     wit = Witnesses()
@@ -268,14 +285,25 @@ def solve_heuristic(
     path_deadline = Deadline(deadline.part(PATH_SHARE))
     # after a cancel: CANCEL_GRACE seconds to finish the primaries and the audit, else Cancelled
     grace = cancel.grace(CANCEL_GRACE) if cancel is not None else None
-    n_lps = protect_all(
-        ctx, sup, wit, order, int(opts["k_free"]), progress, watch, path_deadline, grace
-    )
+    # the run's end: its limit and grace, after which no audited pattern can be had in time
+    extra = stop_after(limit) if opts["hard_limit"] else math.inf
+    stop = DeadlineToken(deadline, grace, extra=extra)
+    try:
+        n_lps = protect_all(
+            ctx, sup, wit, order, int(opts["k_free"]), progress, watch, path_deadline, stop
+        )
+    except Cancelled:
+        if stop.out_of_time:
+            raise TimeLimitError(
+                _out_of_time(limit, "before every primary was protected")
+            ) from None
+        raise
+    hurried = path_deadline.hit
     t_heur = watch.elapsed
     n_before = int((sup & ~ctx.primary).sum())
     cancelled = cancel is not None and cancel.cancelled
     log = [f"heuristic: {n_before} secondary cells after {n_lps} path LPs ({t_heur:.1f} s)"]
-    if path_deadline.expired:
+    if hurried:
         log.append("heuristic: time limit reached while protecting; smallest neighbourhoods used")
     cleanup_time = seconds_param(opts, "cleanup_time")
     cleanup_lps = opts["cleanup_lps"]
@@ -285,7 +313,8 @@ def solve_heuristic(
         # reserve ≈ the path-LP phase again for the final audit and margins (measured: the
         # hinted audit of a 10^5-cell 3-D table takes well under that)
         cleanup_time = deadline.part(1.0, reserve=1.2 * t_heur)
-    timed_out = path_deadline.expired
+    timed_out = hurried
+    cleanup_lps_done = 0
     if opts["cleanup"] and not cancelled:
         sup, info = cleanup(
             problem,
@@ -304,8 +333,9 @@ def solve_heuristic(
         )
         cancelled = cancel is not None and cancel.cancelled
         timed_out |= info["stopped"] == "time limit"
+        cleanup_lps_done = int(info["lps"])
     # the audit decides; repair with full-table path LPs if needed
-    verdict = audit(problem, sup, intervals=False, hints=wit.hints(), cancel=grace)
+    verdict = _audit_in_time(problem, sup, wit, stop, limit)
     rounds = 0
     while not verdict.ok and rounds < int(opts["repair_rounds"]):
         rounds += 1
@@ -316,7 +346,7 @@ def solve_heuristic(
             for direction in (UP, DOWN):
                 prot.protect(int(cell), direction)
         log.append(f"repair round {rounds}: {fails.size} primaries re-protected")
-        verdict = audit(problem, sup, intervals=False, hints=wit.hints(), cancel=grace)
+        verdict = _audit_in_time(problem, sup, wit, stop, limit)
     if not verdict.ok:
         raise AuditError("heuristic pattern fails the audit after repair: " + verdict.summary())
     status = problem.status.copy()
@@ -339,12 +369,34 @@ def solve_heuristic(
         log=log,
         figures={
             "path_lps": n_lps,
+            "cleanup_lps": cleanup_lps_done,
             "secondaries_before_cleanup": n_before,
             "heuristic_seconds": t_heur,
             "audit_lps": verdict.n_lps,
             "audit_digest": pattern_digest(problem, sup),
         },
     )
+
+
+def _out_of_time(limit: float | None, when: str) -> str:
+    """The refusal of a run whose time limit (and grace) ended before it had a pattern."""
+    return (
+        f"the time limit of {limit or 0:g} s (+ {limit_grace(limit):g} s grace) ran out {when}; "
+        "no pattern was published and the table was left unchanged: give the method more "
+        "time, or use a faster one"
+    )
+
+
+def _audit_in_time(
+    problem: CSPProblem, sup: np.ndarray, wit: Witnesses, stop: DeadlineToken, limit: float | None
+):
+    """HEUR's pass/fail audit within the run's limit and grace (TimeLimitError after it)."""
+    try:
+        return audit(problem, sup, intervals=False, hints=wit.hints(), cancel=stop)
+    except Cancelled:
+        if stop.out_of_time:
+            raise TimeLimitError(_out_of_time(limit, "while auditing the pattern")) from None
+        raise
 
 
 def solve_heur_method(
@@ -362,9 +414,9 @@ def solve_heur_method(
     """
     from argusqt.protection.heur_polish import (
         POLISH_CELLS,
+        POLISH_LPS,
         POLISH_MIN,
         POLISH_NODES,
-        POLISH_SECONDS,
         polish,
     )
 
@@ -383,31 +435,36 @@ def solve_heur_method(
             # (they only narrow the attacker; run_method's rule for reused audits)
             sup = is_suppressed(result.status)
             result.figures["audit_digest"] = pattern_digest(problem, sup)
-    # the polish is bounded by work (polish_nodes): same table, same pattern on any machine
-    # when that limit or a proof ends it; seconds ("polish", default POLISH_SECONDS, and the
-    # run's max_time) stay an outer cap, logged as machine-dependent when they end it
+    # the polish is bounded by work (polish_nodes SCIP nodes, polish_lps attacker LPs): same
+    # table, same pattern on any machine and load when that limit or a proof ends it; seconds
+    # ("polish", and the run's max_time) are only an outer cap, and a run they end says so
+    # (timed_out: "the time limit decided")
     asked = seconds_param(opts, "polish")
     if asked == 0:
         return result
-    seconds = POLISH_SECONDS if asked is None else asked
+    seconds = asked
     limit = seconds_param(opts, "max_time", "time_limit")
     if limit is not None:
         # keep a third of what is left for run_method's own publication audit
         left = (limit - result.elapsed) * 2.0 / 3.0
-        seconds = min(seconds, left)
+        seconds = left if seconds is None else min(seconds, left)
     nodes = int(opts.get("polish_nodes") or POLISH_NODES)
+    lps = int(opts.get("polish_lps") or POLISH_LPS)
     if (
         problem.n_cells > POLISH_CELLS
-        or seconds < POLISH_MIN
         or result.cancelled
         or (cancel is not None and cancel.cancelled)
     ):
+        return result
+    if seconds is not None and seconds < POLISH_MIN:
+        result.timed_out = True
+        result.log.append("polish: skipped, the time limit left too little time for it")
         return result
     intervals = opts.get("audit_intervals", "auto")
     # only a time limit the user gave may let the clock choose the pattern
     clock_may_decide = limit is not None or asked is not None
     result = polish(
-        problem, work, result, seconds, progress, cancel, intervals, nodes, clock_may_decide
+        problem, work, result, seconds, progress, cancel, intervals, nodes, clock_may_decide, lps
     )
     result.elapsed = result.elapsed + float(result.figures.get("polish_seconds", 0.0))
     return result

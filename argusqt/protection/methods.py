@@ -12,17 +12,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from argusqt.errors import AuditError, Cancelled
+from argusqt.errors import AuditError, Cancelled, TimeLimitError
 from argusqt.model.status import is_candidate, is_primary, is_suppressed, secondary_status_for
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
 from argusqt.protection import registry
 from argusqt.protection.audit import EXACT_AUDIT_LIMIT, pattern_digest
+from argusqt.protection.budget import (
+    Deadline,
+    DeadlineToken,
+    limit_grace,
+    seconds_param,
+    seeds,
+    stop_after,
+)
 from argusqt.protection.disclosure import face_verdict, result_face
 from argusqt.protection.insider_repair import make_publishable
 from argusqt.protection.problem import CSPProblem
 from argusqt.protection.publication import CANCEL_GRACE
 from argusqt.protection.registry import MethodDescriptor
-from argusqt.protection.result import ProtectionResult
+from argusqt.protection.result import TIME_LIMIT_DECIDED, ProtectionResult
 from argusqt.protection.singleton import (
     SINGLETON_KEYS,
     add_singleton_cells,
@@ -46,10 +54,32 @@ def run_method(
     attacker); cells a respondent could recompute are repaired (more suppressions) rather
     than published. params "audit_intervals": True (exact intervals), False (pass/fail) or
     "auto" (exact up to EXACT_AUDIT_LIMIT suppressed cells). A method's own pass/fail audit
-    of the very same pattern (same digest) is reused instead of repeated.
+    of the very same pattern (same digest) is reused instead of repeated. params "max_time"
+    (seconds) is the whole run's safety cap, the final audit included: past it and its grace
+    (budget.limit_grace) the run ends with TimeLimitError; a result the cap changed says so
+    (`timed_out`, and TIME_LIMIT_DECIDED in its log).
     """
     params = dict(params or {})
     desc = method if isinstance(method, MethodDescriptor) else registry.get(method)
+    limit = seconds_param(params, "max_time", "time_limit")
+    run_deadline = Deadline(limit)
+    result = _run(problem, desc, params, progress, cancel, run_deadline, limit)
+    result.figures |= seeds()  # saved with the session, as the result's figures
+    if result.timed_out and TIME_LIMIT_DECIDED not in result.log:
+        result.log.append(TIME_LIMIT_DECIDED)
+    return result
+
+
+def _run(
+    problem: CSPProblem,
+    desc: MethodDescriptor,
+    params: dict,
+    progress: ProgressCallback,
+    cancel: CancelToken | None,
+    run_deadline: Deadline,
+    limit: float | None,
+) -> ProtectionResult:
+    """run_method's work: the method, then (suppression) the publication audit in time."""
     name = desc.name
     if desc.kind != "suppress":
         face_result: ProtectionResult = desc.solve(problem, params, progress, cancel)
@@ -72,6 +102,8 @@ def run_method(
         work, n_virtual = add_singleton_cells(problem, None, opts, minfreq)
     try:
         result: ProtectionResult = desc.solve(work, options, progress, cancel)
+    except TimeLimitError as err:
+        raise TimeLimitError(f"{name}: {err}") from None
     except Cancelled as err:  # the caller says what the table holds now
         why = err.message.removeprefix("cancelled ")
         raise Cancelled(f"{name} cancelled: {why}") from None
@@ -119,15 +151,24 @@ def run_method(
         result.log.append(verdict_own.summary())
         return result
     progress(ProgressEvent(message="Auditing the pattern (outsider and insiders)"))
-    # a cancel (before or during the audit) leaves CANCEL_GRACE seconds to finish it
+    # a cancel (before or during the audit) leaves CANCEL_GRACE seconds to finish it; the
+    # run's time limit and its grace bound it too
     grace = cancel.grace(CANCEL_GRACE) if cancel is not None else None
+    stop = DeadlineToken(run_deadline, grace, extra=stop_after(limit))
     try:
         fixed, verdict, added = make_publishable(
-            problem, sup, outsider=outsider, intervals=exact, cancel=grace
+            problem, sup, outsider=outsider, intervals=exact, cancel=stop
         )
     except AuditError as err:
         raise AuditError(f"{name}: {err}") from None
     except Cancelled:
+        if stop.out_of_time and not (cancel is not None and cancel.cancelled):
+            raise TimeLimitError(
+                f"{name}: the time limit of {limit or 0:g} s (+ {limit_grace(limit):g} s grace) "
+                "ran out while auditing its pattern (outsider and insiders), so it is not "
+                "used; the table was left unchanged: give the method more time, or use a "
+                "faster one"
+            ) from None
         raise Cancelled(
             f"{name} cancelled: its best pattern could not be audited in time, so it is not used"
         ) from None

@@ -16,13 +16,20 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from argusqt.errors import AuditError, Cancelled, MethodError
+from argusqt.errors import AuditError, Cancelled, MethodError, TimeLimitError
 from argusqt.model.codelist import CodeList
 from argusqt.model.status import Status
 from argusqt.model.table import build_relations
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.audit import EXACT_AUDIT_LIMIT, audit, pattern_digest
-from argusqt.protection.budget import Deadline
+from argusqt.protection.budget import (
+    Deadline,
+    DeadlineToken,
+    WorkBudget,
+    limit_grace,
+    seconds_param,
+    stop_after,
+)
 from argusqt.protection.cleanup import Witnesses, cleanup, find_witness
 from argusqt.protection.components import DOWN, UP, MoveContext
 from argusqt.protection.heuristic import Protector, primary_order, protect_all
@@ -51,9 +58,11 @@ FULL_WITNESS_LIMIT = 3000
 WHOLE_TABLE_REPAIR = 2_000
 #: up to this many cells MOD (run as a method: params["polish"]) ends with the branch-and-cut
 #: on the whole table from its own pattern and keeps the cheaper publishable one (_polish),
-#: with what is left of the budget when that is more than POLISH_MIN s
+#: within POLISH_LPS attacker LPs (a count: the same pattern on any machine), if the run's
+#: time limit leaves more than POLISH_MIN s
 POLISH_CELLS = 2_000
 POLISH_MIN = 1.0
+POLISH_LPS = 2_000
 #: default relative gap at which a subtable's branch-and-cut stops (params["gap"] overrides):
 #: the modular method is a heuristic over near-optimal subtables anyway (τ-Argus's HiTaS
 #: also accepts them); proving the last 1 % took most of the time on 3-D tables
@@ -73,9 +82,26 @@ LARGE_CLEANUP_LPS_PER_PRIMARY = 0.3
 #: "default" set the hardest 144-cell subtable of a 1,521-cell 3-D table found its optimum
 #: in 29 s instead of 50 s ("fast"): most of that subtable's time went into finding it
 SUBTABLE_HEURISTICS = "default"
-#: seconds of branch-and-cut for all subtables together (params["scip_budget"] overrides),
-#: shared equally, unused shares passed on; each subtable starts from its path-LP pattern
-SCIP_BUDGET = 30.0
+#: attacker LPs of branch-and-cut for all subtables together (params["scip_lps"] overrides),
+#: shared equally, unused shares passed on; each subtable starts from its path-LP pattern.
+#: A count, not seconds (it was 30 s, and MOD on a 520-cell table gave 3 patterns in 3 runs
+#: at load 6–13, issue 22): ≈ those 30 s at 300–700 LPs/s
+SCIP_LPS = 10_000
+
+
+@dataclass
+class _Limits:
+    """MOD's bounds: its work (attacker LPs of the subtables' branch-and-cut) and the user's
+    time limit as a safety cap on the whole run; `clock` records whether the cap (or a
+    subtable's) changed anything, so the result can say "the time limit decided"."""
+
+    lps: WorkBudget
+    run: Deadline
+    per_subtable: float
+    clock: bool = False
+
+    def subtable_deadline(self) -> Deadline:
+        return Deadline(min(self.per_subtable, self.run.remaining))
 
 
 @dataclass
@@ -165,14 +191,40 @@ def _solve_subtable(
     params: dict,
     cancel: CancelToken | None,
     allow_margins: bool = False,
-    scip_time: float | None = None,
+    scip_lps: int | None = None,
+    limits: _Limits | None = None,
 ) -> np.ndarray | None:
     """New global suppression mask after protecting one subtable (None if infeasible).
 
-    `max_time_per_subtable` bounds the whole subtable: start pattern and branch-and-cut;
-    `scip_time` (MOD's share of its branch-and-cut budget) bounds the branch-and-cut more.
+    `scip_lps` (MOD's share of its branch-and-cut work, None = no limit) bounds the
+    branch-and-cut; `max_time_per_subtable` (and what is left of the run's limit, `limits`)
+    only caps the subtable, start pattern and branch-and-cut, as a safety net.
     """
-    deadline = Deadline(float(params.get("max_time_per_subtable", 60.0)))
+    if limits is None:
+        per = float(params.get("max_time_per_subtable", 60.0))
+        limits = _Limits(WorkBudget(0), Deadline(None), per)
+    deadline = limits.subtable_deadline()
+    try:
+        return _solve_subtable_in(
+            problem, sub, sup, true_prim, params, cancel, allow_margins, scip_lps, limits, deadline
+        )
+    finally:
+        limits.clock |= deadline.hit
+
+
+def _solve_subtable_in(
+    problem: CSPProblem,
+    sub: Subtable,
+    sup: np.ndarray,
+    true_prim: np.ndarray,
+    params: dict,
+    cancel: CancelToken | None,
+    allow_margins: bool,
+    scip_lps: int | None,
+    limits: _Limits,
+    deadline: Deadline,
+) -> np.ndarray | None:
+    """_solve_subtable's work within `deadline` (the subtable's cap)."""
     local, fixed, ltrue = _subproblem(problem, sub, sup, true_prim)
     if allow_margins:
         free_margin = sub.margin & ~sup[sub.cells] & problem.candidate[sub.cells]
@@ -195,22 +247,27 @@ def _solve_subtable(
         start = _path_start(work, fixed, deadline, cancel)
     except MethodError:
         return None  # a primary cannot move by its level even with every free cell suppressed
-    limit = deadline.remaining if scip_time is None else min(deadline.remaining, scip_time)
     checked = start is not None
+    lps = scip_lps
     if start is None:  # out of time or cancelled: every free cell suppressed, if that is safe
         start = np.where(np.isnan(fixed), 1.0, fixed) > 0.5
-        limit = deadline.remaining
+        lps = None
     mask: np.ndarray | None = start if checked else None
-    if limit > 0.05:
+    if deadline.remaining <= 0.05:
+        deadline.hit = True  # the clock, not the work budget, skips the branch-and-cut
+    elif lps is None or lps > 0:
         out = solve_pattern(
             work,
             fixed,
-            max_time=limit,
+            max_time=deadline.remaining,
+            max_lps=lps,
             gap=float(params.get("gap", SUBTABLE_GAP)),
             start=start,
             cancel=cancel,
             heuristics=str(params.get("scip_heuristics", SUBTABLE_HEURISTICS)),
         )
+        limits.lps.spend(out.lps)
+        limits.clock |= out.timed_out
         if out.infeasible:
             return None
         if out.mask is not None:
@@ -487,25 +544,29 @@ def _certify(
     perm = ctx.primary & sup
     prot = (_PerCell if per_cell else Protector)(ctx, sup, wit, 2)
     order = primary_order(ctx) if cells is None else np.asarray(cells, dtype=np.int64)
-    for cell in order.tolist():
-        if cancel is not None and cancel.cancelled:
-            raise Cancelled("cancelled before every primary cell was checked")
-        for direction in (UP, DOWN):
-            if wit.covered(cell, direction, ctx):
-                continue
-            found = (
-                find_witness(ctx, (cell, direction), sup, perm, max_full=FULL_WITNESS_LIMIT)
-                if trust
-                else None
-            )
-            if found is not None:
-                wit.add_move(found[0], found[1], ctx)
-                wit.ensure(cell, direction, found[0])
-            elif not prot.protect(cell, direction):
-                raise MethodError(
-                    f"primary cell {cell} cannot be protected: no attacker move within the "
-                    "bounds reaches its protection level"
+    ctx.cancel = cancel  # a whole-table path LP stops inside HiGHS too (the run's limit)
+    try:
+        for cell in order.tolist():
+            if cancel is not None and cancel.cancelled:
+                raise Cancelled("cancelled before every primary cell was checked")
+            for direction in (UP, DOWN):
+                if wit.covered(cell, direction, ctx):
+                    continue
+                found = (
+                    find_witness(ctx, (cell, direction), sup, perm, max_full=FULL_WITNESS_LIMIT)
+                    if trust
+                    else None
                 )
+                if found is not None:
+                    wit.add_move(found[0], found[1], ctx)
+                    wit.ensure(cell, direction, found[0])
+                elif not prot.protect(cell, direction):
+                    raise MethodError(
+                        f"primary cell {cell} cannot be protected: no attacker move within the "
+                        "bounds reaches its protection level"
+                    )
+    finally:
+        ctx.cancel = None
     return int(sup.sum()) - before
 
 
@@ -596,15 +657,15 @@ def _polish(
     audited: AuditResult,
     exact: bool,
     params: dict,
-    budget: Deadline,
+    limits: _Limits,
     log: list[str],
     progress: ProgressCallback,
     cancel: CancelToken | None,
 ) -> tuple[np.ndarray, AuditResult, PublicationVerdict] | None:
     """A small table's cost-aware last step: the modular pattern made publishable (insider
     repair), then the branch-and-cut on the whole table from it, with the insider attacker
-    inside the proof as OPT has it, within what is left of the budget; the cheaper
-    publishable pattern is kept.
+    inside the proof as OPT has it, within POLISH_LPS attacker LPs (params "polish_lps")
+    and what is left of the run's time limit; the cheaper publishable pattern is kept.
 
     Returns (pattern, outsider audit, verdict), or None when cancelled before a pattern was
     publishable (run_method then audits the modular pattern under the cancel grace).
@@ -636,7 +697,10 @@ def _polish(
             best = (total, what, fixed, verdict)
         return True
 
-    if publish("modular", sup, audited) and best is not None and budget.remaining > POLISH_MIN:
+    room = limits.run.remaining > POLISH_MIN
+    if not room:
+        limits.clock = True  # the time limit, not the work, skips the branch-and-cut
+    if publish("modular", sup, audited) and best is not None and room:
         ss, sm, mf = singleton_options(params)
         work = with_singleton_cells(
             problem, singleton_singleton=ss, singleton_multiple=sm, min_freq=mf
@@ -646,13 +710,15 @@ def _polish(
         out = solve_pattern(
             work,
             default_fixed(work),
-            max_time=budget.remaining,
+            max_time=min(limits.run.remaining, 1e9),
+            max_lps=int(params.get("polish_lps", POLISH_LPS)),
             gap=0.0,
             start=start,
             cancel=cancel,
             heuristics=str(params.get("scip_heuristics", SUBTABLE_HEURISTICS)),
             insiders=_insider_check(problem),
         )
+        limits.clock |= out.timed_out
         if out.mask is not None and not np.array_equal(out.mask[:n], best[2]):
             if not (cancel is not None and cancel.cancelled):
                 publish("whole-table branch-and-cut", out.mask[:n].copy(), None)
@@ -697,10 +763,14 @@ def solve_modular(
     """HiTaS: subtables top-down (path-LP start, then branch-and-cut within a shared budget),
     then the whole table certified, repaired, cleaned up and audited; statuses 11/12 set.
 
-    params: max_time_per_subtable (s, default 60), scip_budget (s for all subtables'
-    branch-and-cut, default SCIP_BUDGET), polish (the publishable last step of _polish, on
-    as a method), singleton_singleton, singleton_multiple, min_freq, gap. When cancelled, remaining subtables and the clean-up are skipped and the pattern
-    is made safe if that fits in CANCEL_GRACE seconds (else Cancelled).
+    params: max_time_per_subtable (s, default 60), max_time (s, the whole run, None = no
+    limit), scip_lps (attacker LPs for all subtables' branch-and-cut, default SCIP_LPS),
+    polish (the publishable last step of _polish, on as a method), polish_lps,
+    singleton_singleton, singleton_multiple, min_freq, gap. Every step is bounded by counts;
+    the two time limits are safety caps: a run they changed has `timed_out=True`, and one
+    with no audited pattern within max_time and its grace raises TimeLimitError. When
+    cancelled, remaining subtables and the clean-up are skipped and the pattern is made
+    safe if that fits in CANCEL_GRACE seconds (else Cancelled).
     """
     params = dict(params or {})
     watch = Stopwatch()
@@ -718,22 +788,33 @@ def solve_modular(
     log: list[str] = []
     n_done = 0
     cancelled = False
-    budget = Deadline(float(params.get("scip_budget", SCIP_BUDGET)))
+    limit = seconds_param(params, "max_time")
+    limits = _Limits(
+        WorkBudget(int(params.get("scip_lps", SCIP_LPS))),
+        Deadline(limit),
+        float(params.get("max_time_per_subtable", 60.0)),
+    )
     for k, sub in enumerate(subs):
         if cancel is not None and cancel.cancelled:
             cancelled = True
             break
+        if limits.run.expired:
+            # the run's limit: the whole-table repair below protects what is left
+            log.append(f"time limit reached after {n_done} subtables; the rest is repaired")
+            break
         if only is not None and not only(sub):
             continue
         t_sub = watch.elapsed
-        # an equal share of what is left of the branch-and-cut budget; unused shares roll on
-        share = budget.remaining / (len(subs) - k)
-        new = _solve_subtable(problem, sub, sup, true_prim, params, cancel, scip_time=share)
+        # an equal share of what is left of the branch-and-cut work; unused shares roll on
+        share = limits.lps.share(len(subs) - k)
+        new = _solve_subtable(
+            problem, sub, sup, true_prim, params, cancel, scip_lps=share, limits=limits
+        )
         if watch.elapsed - t_sub > 1.0:
             log.append(f"subtable {sub.parents}: {watch.elapsed - t_sub:.1f} s")
         if new is None:
             # backtrack: allow the published margins of this subtable to be suppressed
-            new = _solve_subtable(problem, sub, sup, true_prim, params, cancel, True, share)
+            new = _solve_subtable(problem, sub, sup, true_prim, params, cancel, True, share, limits)
             if new is None:
                 raise MethodError(
                     f"subtable {sub.parents} cannot be protected even with its margins suppressed"
@@ -746,7 +827,14 @@ def solve_modular(
             for earlier in subs[:k]:
                 if added_margins[earlier.cells[~earlier.margin]].any():
                     again = _solve_subtable(
-                        problem, earlier, sup, true_prim, params, cancel, scip_time=share
+                        problem,
+                        earlier,
+                        sup,
+                        true_prim,
+                        params,
+                        cancel,
+                        scip_lps=share,
+                        limits=limits,
                     )
                     if again is not None:
                         sup = again
@@ -765,9 +853,21 @@ def solve_modular(
     n_extra = full.n_cells - problem.n_cells
     sup = np.r_[sup, full.primary[problem.n_cells :]] if n_extra else sup
     problem = full
-    # after a cancel: CANCEL_GRACE seconds for the repair and the audit, else Cancelled
+    # after a cancel: CANCEL_GRACE seconds for the repair and the audit, else Cancelled; the
+    # run's limit stops the clean-ups (soft) and, with its grace, everything (hard)
     grace = cancel.grace(CANCEL_GRACE) if cancel is not None else None
-    sup, final, rounds, exact = _finish(problem, sup, params, log, progress, cancel, grace)
+    soft = DeadlineToken(limits.run, cancel)
+    hard = DeadlineToken(limits.run, grace, extra=stop_after(limit))
+    try:
+        sup, final, rounds, exact = _finish(problem, sup, params, log, progress, soft, hard)
+    except Cancelled:
+        if hard.out_of_time and not (cancel is not None and cancel.cancelled):
+            raise TimeLimitError(
+                f"the time limit of {limit or 0:g} s (+ {limit_grace(limit):g} s grace) ran out "
+                "before the whole table was repaired and audited; no pattern was published and "
+                "the table was left unchanged: give MOD more time"
+            ) from None
+        raise
     log.insert(0, f"{n_done} subtables solved")
     cancelled = cancelled or (cancel is not None and cancel.cancelled)
     figures: dict[str, Any] = {
@@ -778,12 +878,13 @@ def solve_modular(
         "audit_exact": exact,
     }
     verdict = None
-    limit = int(params.get("polish_cells", POLISH_CELLS))
+    polish_cells = int(params.get("polish_cells", POLISH_CELLS))
     if params.get("polish", False) and not n_extra and not cancelled:
-        if problem.n_cells <= limit and budget.remaining > POLISH_MIN:
-            polished = _polish(problem, sup, final, exact, params, budget, log, progress, cancel)
+        if problem.n_cells <= polish_cells:
+            polished = _polish(problem, sup, final, exact, params, limits, log, progress, soft)
         else:
-            polished = _publishable(problem, sup, final, exact, log, progress, cancel)
+            polished = _publishable(problem, sup, final, exact, log, progress, soft)
+        limits.clock |= soft.deadline.hit
         if polished is not None:
             sup, final, verdict = polished
             digest = pattern_digest(problem, sup)
@@ -794,11 +895,12 @@ def solve_modular(
         status=status,
         cost=cost,
         cancelled=cancelled,
+        timed_out=bool(limits.clock or limits.run.hit) and not cancelled,
         elapsed=watch.elapsed,
         audit=final,
         verdict=verdict,
         log=log,
-        figures=figures,
+        figures=figures | {"scip_lps": limits.lps.used},
     )
 
 
@@ -817,7 +919,8 @@ class ModParams(MethodParams):
         position=1,
         batch="maxMinPerSubtable",
         label="Maximum time per subtable",
-        help="Start pattern and branch-and-cut of each subtable share it.",
+        help="Caps each subtable and the whole run (a safety cap: the work is bounded by "
+        "counts; a run the cap cuts short says so).",
     )
     singleton_singleton: bool = singleton_param("SS", extension=False)
     singleton_multiple: bool = singleton_param("SM", extension=False)
@@ -852,9 +955,17 @@ class ModParams(MethodParams):
     )
 
 
+#: the whole run's cap in units of the per-subtable minutes: every method's time limit is the
+#: run's (issue 22), so τ-Argus's per-subtable minutes cap the whole run too. 1.0 makes
+#: `MOD(1,1)` a one-minute run; beside six CPU hogs on 2 cores the sample table's MOD then
+#: needs more and says "the time limit decided" (benchmarks/README.md, issue 22)
+RUN_LIMIT_FACTOR = 1.0
+
+
 def _mod_options(p: ModParams, facts: TableFacts) -> dict[str, Any]:
     return {
         "max_time_per_subtable": 60.0 * p.max_minutes,
+        "max_time": RUN_LIMIT_FACTOR * 60.0 * p.max_minutes,
         "polish": True,
         **singleton_solver_options(p, facts),
     }

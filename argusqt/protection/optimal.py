@@ -32,10 +32,10 @@ from pyscipopt import (
     Model,
 )
 
-from argusqt.errors import AuditError, Cancelled, MethodError
+from argusqt.errors import AuditError, Cancelled, MethodError, TimeLimitError
 from argusqt.model.status import Status, is_primary
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
-from argusqt.protection.budget import Deadline, DeadlineToken, seconds_param
+from argusqt.protection.budget import SCIP_SEED_SHIFT, Deadline, DeadlineToken, seconds_param
 from argusqt.protection.insider_repair import make_publishable
 from argusqt.protection.params import MethodParams, TableFacts, minutes_param
 from argusqt.protection.problem import CSPProblem
@@ -58,15 +58,15 @@ AUDIT_RESERVE = 1.5
 NO_START_RESERVE = 0.15
 #: share of the limit the publication audit of the best pattern may overrun it by
 SLACK = 0.1
-#: share of the branch-and-cut's time the LP-guided heuristic may use (see _GuidedHeur)
+#: share of the branch-and-cut's work (its attacker LPs) the LP-guided heuristic's path and
+#: clean-up LPs may take (see _GuidedHeur); counts, not seconds, so that the runs it makes —
+#: and the pattern SCIP ends with — are the same on every machine and load (issue 22)
 GUIDED_SHARE = 0.3
-#: seconds one run of the LP-guided heuristic may take at most
-GUIDED_MAX = 10.0
-#: the guided heuristic's first run waits this many times what the start heuristic took (at
-#: least GUIDED_DELAY_MIN s): small tables are proven before it would pay (b520: the root
-#: closes in 0.6 s, where three guided runs added 0.5 s)
+#: the guided heuristic's first run waits until the branch-and-cut has solved this many times
+#: the start heuristic's LPs (at least GUIDED_DELAY_MIN attacker LPs): small tables are proven
+#: before it would pay (b520: the root closes in 0.6 s, where three guided runs added 0.5 s)
 GUIDED_DELAY = 3.0
-GUIDED_DELAY_MIN = 1.0
+GUIDED_DELAY_MIN = 200
 #: the guided heuristic runs only while the gap exceeds this: near the bound, branching
 #: closes it sooner (1H2D 2,508 cells, 5 seeds: 9 runs found nothing and cost 7.6 s of 35 s;
 #: b520 at load 8.7: runs at gaps of 6–15 % took 2.0 s of SCIP's 5.7 s; the sample data's
@@ -77,9 +77,9 @@ GUIDED_GAP = 0.20
 #: a 0/1 pattern and the run's stop → (primary, cells its attacker knows) per insider
 #: disclosure, or None when the stop came first
 InsiderCheck = Callable[[np.ndarray, Any], list[tuple[int, np.ndarray]] | None]
-#: the master's LP point over all cells, the incumbent's cost, a stop token and the seconds
-#: it may take → a protected 0/1 pattern cheaper than the incumbent, or None (_GuidedHeur)
-Guide = Callable[[np.ndarray, float, CancelToken, float], np.ndarray | None]
+#: the master's LP point over all cells, the incumbent's cost, a stop token and a seconds cap
+#: (None: none) → a protected 0/1 pattern cheaper than the incumbent, or None (_GuidedHeur)
+Guide = Callable[[np.ndarray, float, CancelToken, "float | None"], np.ndarray | None]
 
 
 @dataclass
@@ -91,7 +91,10 @@ class PatternOutcome:
     bound: float | None
     optimal: bool
     cancelled: bool = False
+    #: the time limit (a safety cap) stopped it: the pattern may differ on another machine
     timed_out: bool = False
+    #: a work limit (nodes, attacker LPs) stopped it: the same pattern on any machine
+    work_limit: bool = False
     infeasible: bool = False
     cuts: int = 0
     nodes: int = 0
@@ -150,6 +153,10 @@ class _CapacityHandler(Conshdlr):
             self.tvars = [self.model.getTransformedVar(v) for v in self.xvars]
         return self.tvars
 
+    def attacker_lps(self) -> int:
+        """Attacker LPs of the separation so far (outsider and insiders): the work count."""
+        return self.sep.n_lps + sum(sep.n_lps for sep, _ in self.insider_pool.values())
+
     def _insider_sep(self, known: np.ndarray) -> tuple[Separator, set[int]]:
         """The attacker LPs of the respondent that alone makes up `known` (those cells are
         constants to it: fixed published in the model of its LPs)."""
@@ -207,11 +214,12 @@ class _CapacityHandler(Conshdlr):
         return cuts, bool(outcomes)
 
     def _separate(self, sep: Separator, x: np.ndarray, primaries=None, **kw) -> list:
-        """sep.separate under the run's stop; an attacker LP stopped by HiGHS's time limit
-        (set to what the deadline leaves) ends the run as the deadline does."""
+        """sep.separate under the run's stop; a check stopped early (the stop's poll, or an
+        attacker LP stopped by HiGHS's time limit, set to what the deadline leaves) ends the
+        run as the stop does (_Stop.halt)."""
         out = sep.separate(x, primaries, cancel=self.run.stop, **kw)
         if sep.interrupted:
-            self.run.stop.halted = True
+            self.run.stop.halt()
         return out
 
     def _nogood(self, x: np.ndarray) -> Cut:
@@ -405,7 +413,7 @@ class _StopToken(CancelToken):
     """The run's stop (cancel or deadline) and a deadline of its own, as a CancelToken whose
     grace is itself: a guided heuristic stopped early is simply dropped."""
 
-    def __init__(self, stop: _Stop, seconds: float):
+    def __init__(self, stop: _Stop, seconds: float | None = None):
         super().__init__()
         self.stop = stop
         self.deadline = Deadline(seconds)
@@ -424,21 +432,23 @@ class _GuidedHeur(Heur):
     """LP-guided primal heuristic (Fischetti–Salazar): the start heuristic again with every
     cell's cost scaled by (1 − x*) at the master's LP point, so it prefers the cells the LP
     suppresses. Its pattern (insider-repaired by `guide`) goes through SCIP's check like any
-    other candidate. Throttled to GUIDED_SHARE of the time and to new LP points."""
+    other candidate. Throttled by work, never by the clock: its LPs stay within GUIDED_SHARE
+    of the branch-and-cut's attacker LPs, and it runs only at new LP points."""
 
     def __init__(self, hdlr: _CapacityHandler, guide: Guide, delay: float):
         self.hdlr = hdlr
         self.guide = guide
-        self.spent = 0.0
+        self.spent = 0  # LPs of the guided runs so far
+        self.seconds = 0.0  # their time, for the log only
         self.calls = 0
         self.found = 0
         self.last_x: np.ndarray | None = None
-        self.next_at = delay
+        self.next_at = float(delay)  # in attacker LPs of the branch-and-cut
         self.misses = 0  # runs in a row that found nothing: the wait grows with them
 
     def heurexec(self, heurtiming, nodeinfeasible):
         run = self.hdlr.run
-        now = run.watch.elapsed
+        now = self.hdlr.attacker_lps()
         if run.stop.cancelled or now < self.next_at or self.spent > GUIDED_SHARE * now:
             return {"result": SCIP_RESULT.DIDNOTRUN}
         if self.model.getLPSolstat() != 1:  # not an optimal LP point
@@ -458,13 +468,13 @@ class _GuidedHeur(Heur):
             return {"result": SCIP_RESULT.DIDNOTRUN}
         self.last_x = x
         t0 = run.watch.elapsed
-        seconds = min(GUIDED_MAX, max(1.0, run.stop.deadline.remaining * 0.25))
-        mask = self.guide(x, incumbent, _StopToken(run.stop, seconds), seconds)
-        took = run.watch.elapsed - t0
+        mask = self.guide(x, incumbent, _StopToken(run.stop), None)
+        self.seconds += run.watch.elapsed - t0
+        took = max(1, int(getattr(self.guide, "last_lps", 1)))
         self.spent += took
         self.calls += 1
-        # the next run no sooner than this one took again, times the misses in a row
-        self.next_at = run.watch.elapsed + took * (1 + self.misses)
+        # the next run no sooner than this one's LPs again, times the misses in a row
+        self.next_at = self.hdlr.attacker_lps() + took * (1 + self.misses)
         if mask is not None and not run.stop.cancelled:
             sol = self.model.createSol(self)
             for v, i in zip(self.hdlr.xvars, self.hdlr.free_idx, strict=True):
@@ -564,26 +574,61 @@ def _report(model: Model, run: _Run, forced: bool = False, lp_value: float | Non
 
 
 class _Stop:
-    """What the callbacks poll: the user's cancel or the end of the run's time.
+    """What the callbacks poll: the user's cancel, the end of the run's time (a safety cap)
+    or the end of its work budget (`max_lps` attacker LPs, counted by `work`).
 
     SCIP checks its time limit only between callbacks, and one separation round on a big
-    fractional point can take minutes: the separator stops at this deadline too.
+    fractional point can take minutes: the separator stops at this deadline too. The LP
+    count grows the same way on every machine, so a stop at it is reproducible.
     """
 
-    def __init__(self, cancel: CancelToken | None, deadline: Deadline):
+    def __init__(
+        self,
+        cancel: CancelToken | None,
+        deadline: Deadline,
+        max_lps: int | None = None,
+        work: Callable[[], int] | None = None,
+    ):
         self.cancel = cancel
         self.deadline = deadline
-        #: a check stopped early (an attacker LP at HiGHS's time limit, a cancel): the run
-        #: ends there, as at the deadline
+        self.max_lps = max_lps
+        self.work = work
+        #: the work budget stopped the run (not the clock, not the user)
+        self.work_hit = False
+        #: a check stopped early (an attacker LP at HiGHS's time limit, a cancel, the work
+        #: budget): the run ends there, as at the deadline (see halt)
         self.halted = False
 
     @property
+    def user_cancelled(self) -> bool:
+        return self.cancel is not None and self.cancel.cancelled
+
+    @property
     def cancelled(self) -> bool:
-        return (
-            self.halted
-            or (self.cancel is not None and self.cancel.cancelled)
-            or self.deadline.expired
-        )
+        if self.user_cancelled:
+            return True
+        if self.work_hit or self.halted:
+            return True
+        if self.max_lps is not None and self.work is not None and self.work() >= self.max_lps:
+            self.work_hit = True
+            return True
+        return self.deadline.expired
+
+    def halt(self) -> None:
+        """A check stopped before every primary was judged: the run ends there. Unless the
+        user or the work budget stopped it, the clock did (HiGHS's time limit inside an
+        attacker LP is what the deadline left), so the result may differ elsewhere."""
+        if not self.work_hit and not self.user_cancelled:
+            self.deadline.hit = True
+        self.halted = True
+
+    def reason(self) -> str:
+        """Why a check stopped: the user's cancel, the work budget or the run's time."""
+        if self.user_cancelled:
+            return "cancelled"
+        if self.work_hit:
+            return f"a check stopped by the work limit ({self.max_lps:,} attacker LPs)"
+        return "a check stopped by the time limit"
 
 
 @dataclass
@@ -631,10 +676,8 @@ def _key(x: np.ndarray) -> bytes:
 
 
 def _stop_reason(run: _Run) -> str:
-    """Why a check stopped: the user's cancel or the run's time."""
-    if run.stop.cancel is not None and run.stop.cancel.cancelled:
-        return "cancelled"
-    return "a check stopped by the time limit"
+    """Why a check stopped: the user's cancel, the work budget or the run's time."""
+    return run.stop.reason()
 
 
 # ---------------------------------------------------------------------- core solve
@@ -655,6 +698,7 @@ def solve_pattern(
     guide_delay: float = GUIDED_DELAY_MIN,
     bridgeless: bool = True,
     max_nodes: int | None = None,
+    max_lps: int | None = None,
 ) -> PatternOutcome:
     """Branch-and-cut on `problem` with cells fixed as in `fixed` (NaN = free; see Separator).
 
@@ -662,8 +706,9 @@ def solve_pattern(
     pattern that every outsider LP passes against the insiders (the respondents alone in
     a cell): their disclosures become capacity cuts of their own LPs, so the proof covers
     the insiders too. Returns the best pattern SCIP proved protected (None if it found none)
-    and the dual bound on the free cost. `max_nodes` bounds the search by work (SCIP's
-    node count) instead of seconds, so a stop at it gives the same pattern on any machine.
+    and the dual bound on the free cost. `max_nodes` and `max_lps` (attacker LPs of the
+    separation) bound the search by work instead of seconds, so a stop at them gives the same
+    pattern on any machine; `max_time` is only a safety cap (a stop there sets `timed_out`).
     """
     watch = Stopwatch()
     fixed = default_fixed(problem) if fixed is None else np.asarray(fixed, dtype=float)
@@ -677,7 +722,8 @@ def solve_pattern(
     pos_of = np.full(problem.n_cells, -1, dtype=np.int64)
     pos_of[free] = np.arange(free.size)
     offset = 0.0
-    run = _Run(cancel, progress, watch, pos_of, _Stop(cancel, Deadline(max_time)), offset)
+    stop = _Stop(cancel, Deadline(max_time), max_lps)
+    run = _Run(cancel, progress, watch, pos_of, stop, offset)
     sep.deadline = run.stop.deadline
     if sep.targets.size == 0:
         mask = np.where(sep.free, 0.0, sep.fixed) > 0.5
@@ -697,7 +743,7 @@ def solve_pattern(
     model.setParam("propagating/dualfix/maxprerounds", 0)
     model.setParam("misc/allowstrongdualreds", False)
     model.setParam("misc/allowweakdualreds", False)
-    model.setParam("randomization/randomseedshift", 0)
+    model.setParam("randomization/randomseedshift", SCIP_SEED_SHIFT)
     if max_nodes is not None:
         model.setParam("limits/totalnodes", max(1, int(max_nodes)))
     model.setHeuristics(
@@ -713,6 +759,7 @@ def solve_pattern(
         )
     run.sepa_depth = 10**9 if sepa_depth is None else sepa_depth
     hdlr = _CapacityHandler(sep, free, xvars, run, insiders)
+    stop.work = hdlr.attacker_lps
     if bridgeless and not np.any(cost[free] < 0):
         # valid only for costs ≥ 0: publishing a bridge then never costs more
         # (argusqt/docs/methods.md §3.2)
@@ -758,29 +805,30 @@ def solve_pattern(
     status = model.getStatus()
     outcome = PatternOutcome(None, np.inf, None, False, cuts=run.n_cuts + len(init))
     outcome.nodes = int(model.getNNodes())
-    outcome.lps = sep.n_lps
+    outcome.lps = hdlr.attacker_lps()
     if guided is not None:
         outcome.guided_runs, outcome.guided_found = guided.calls, guided.found
     outcome.cancelled = bool(cancel is not None and cancel.cancelled)
     # an attacker LP stopped by HiGHS's own time limit (set to what the deadline leaves) may
     # end a few milliseconds before our clock calls the deadline expired: that is the
-    # deadline too, not an unexplained stop
-    out_of_time = (
-        run.stop.deadline.expired
-        or run.stop.halted
-        or sep.interrupted
-        or run.uncertified is not None
+    # deadline too (_Stop.halt marks it as the clock's), not an unexplained stop. Any stop by
+    # the clock (SCIP's, or a callback's poll of the deadline, whatever status SCIP then
+    # reports) means the pattern may differ on another machine.
+    clock = (
+        status == "timelimit"
+        or stop.deadline.expired
+        or ((stop.halted or sep.interrupted) and not stop.work_hit)
     )
-    # a callback stopped by the deadline cuts its node off (run.uncertified): SCIP may then
-    # call the whole tree "infeasible" or its incumbent "optimal", which proves nothing
+    # the work budget, not the clock, ended the run: the same stop on every machine
+    work_stop = stop.work_hit and not stop.deadline.hit and status != "timelimit"
+    outcome.work_limit = work_stop or status in ("nodelimit", "totalnodelimit")
+    outcome.timed_out = not outcome.cancelled and clock
+    # a node left without a finished check (run.uncertified: the clock, the work budget, a
+    # cancel) was cut off unexplored: SCIP may then call the whole tree "infeasible" or its
+    # incumbent "optimal", which proves nothing; any other stop proves nothing either
     exact = run.uncertified is None
-    stopped_early = out_of_time and (
-        status in ("userinterrupt", "timelimit", "infeasible") or not exact
-    )
-    outcome.timed_out = status == "timelimit" or (stopped_early and not outcome.cancelled)
-    outcome.infeasible = (
-        status == "infeasible" and exact and not stopped_early and not outcome.cancelled
-    )
+    stopped = outcome.cancelled or clock or stop.work_hit or stop.halted or sep.interrupted
+    outcome.infeasible = status == "infeasible" and exact and not stopped
     sols = model.getSols() if model.getNSols() else []
     best = None
     best_obj = np.inf
@@ -801,9 +849,11 @@ def solve_pattern(
         outcome.bound = float(bound)
         if outcome.mask is not None:
             outcome.bound = min(outcome.bound, outcome.cost)
+    # only a search that ran to its end with every node closed by a proof: a stop (user,
+    # clock or work budget) may have left nodes unexplored
     outcome.optimal = (
-        not outcome.cancelled
-        and exact
+        exact
+        and not stopped
         and outcome.mask is not None
         and (
             status == "optimal"
@@ -823,7 +873,7 @@ def solve_pattern(
         + f", candidate checks {run.n_checks}, attacker LPs {sep.n_lps}, {watch.elapsed:.2f} s"
         + (
             f"; guided heuristic {guided.found} patterns in {guided.calls} runs "
-            f"({guided.spent:.1f} s)"
+            f"({guided.spent} LPs, {guided.seconds:.1f} s)"
             if guided is not None
             else ""
         )
@@ -866,8 +916,9 @@ def _guide(problem: CSPProblem, work: CSPProblem, publish: bool) -> Guide:
     reach = work.candidate | work.primary | work.secondary
 
     def run(
-        x: np.ndarray, incumbent: float, stop: CancelToken, seconds: float
+        x: np.ndarray, incumbent: float, stop: CancelToken, seconds: float | None
     ) -> np.ndarray | None:
+        run.last_lps = 0  # type: ignore[attr-defined]  # the work _GuidedHeur counts
         if stop.cancelled:
             return None
         scaled = replace(work, cost=cost * np.clip(1.0 - x, 0.0, 1.0))
@@ -875,6 +926,8 @@ def _guide(problem: CSPProblem, work: CSPProblem, publish: bool) -> Guide:
             res = solve_heuristic(scaled, {"max_time": seconds}, cancel=stop)
         except (Cancelled, MethodError, AuditError):
             return None
+        figures = res.figures
+        run.last_lps = figures["path_lps"] + figures.get("cleanup_lps", 0)  # type: ignore[attr-defined]
         mask = ((res.status != work.status) | work.primary | work.secondary) & reach
         if float(cost[mask & ~work.primary].sum()) >= incumbent - 1e-9 * abs(incumbent):
             return None
@@ -992,6 +1045,7 @@ def start_pattern(
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
     check: bool = True,
+    report: dict | None = None,
 ) -> np.ndarray | None:
     """A protected pattern to start from (the heuristic of argusqt/docs/methods.md §4), or None.
 
@@ -1001,6 +1055,8 @@ def start_pattern(
     candidate would protect too, but it is never a pattern worth publishing, so the
     branch-and-cut starts without one. After a cancel the heuristic may still finish
     within the cancel's grace time (CANCEL_GRACE); its pattern is then judged by the audit.
+    `report` (a dict) receives the heuristic's ProtectionResult as "result" (its LP counts
+    and whether a time cap changed its course).
     """
     from argusqt.protection.heuristic import solve_heuristic
 
@@ -1028,6 +1084,8 @@ def start_pattern(
     res = box.get("result")
     if res is None:
         return None
+    if report is not None:
+        report["result"] = res
     mask = (res.status != problem.status) | problem.primary | problem.secondary
     mask = mask & (problem.candidate | problem.primary | problem.secondary)
     if not check:
@@ -1086,13 +1144,20 @@ def solve_optimal(
 
     progress(ProgressEvent(message="Optimal suppression: start pattern", elapsed=watch.elapsed))
     start = None
-    guide_delay = GUIDED_DELAY_MIN
+    guide_delay = float(GUIDED_DELAY_MIN)
+    #: a time cap changed the run's course somewhere (the result may differ elsewhere)
+    start_clock = False
     if params.get("use_heuristic", True):
-        # the start heuristic is asked to use a share of the run and stopped at START_STOP
-        start_params = dict(params, max_time=deadline.part(START_SHARE))
-        t_start = watch.elapsed
-        start = start_pattern(work, start_params, progress, start_stop, check=False)
-        guide_delay = max(GUIDED_DELAY_MIN, GUIDED_DELAY * (watch.elapsed - t_start))
+        # the start heuristic is asked to use a share of the run and stopped at START_STOP:
+        # both are caps only (a heuristic that ends within them is the same everywhere)
+        start_params = dict(params, max_time=deadline.part(START_SHARE), hard_limit=False)
+        report: dict = {}
+        start = start_pattern(work, start_params, progress, start_stop, check=False, report=report)
+        done = report.get("result")
+        if done is not None:
+            start_clock = bool(done.timed_out)
+            lps = int(done.figures.get("path_lps", 0)) + int(done.figures.get("cleanup_lps", 0))
+            guide_delay = max(float(GUIDED_DELAY_MIN), GUIDED_DELAY * lps)
     judge = Separator(work)
     checked: dict[bytes, bool] = {}
 
@@ -1206,9 +1271,9 @@ def solve_optimal(
                 "safe cell leaves a primary inside its protection interval (bounds too tight "
                 "or protection levels larger than the a-priori range)"
             )
-        raise MethodError(
+        raise TimeLimitError(
             "the optimal method found no safe pattern within its time limit "
-            f"({limit:g} s); give it more time or use MOD/HEUR"
+            f"({limit:g} s); the table was left unchanged: give it more time or use MOD/HEUR"
         )
     chosen = unaudited if unaudited is not None else best.mask  # type: ignore[union-attr]
     status, sec_cost = problem.pattern_statuses(chosen)
@@ -1266,7 +1331,12 @@ def solve_optimal(
         gap=gap,
         optimal=optimal,
         cancelled=out.cancelled,
-        timed_out=out.timed_out,
+        timed_out=bool(
+            out.timed_out
+            or start_clock
+            or start_stop.deadline.hit
+            or (deadline.hit and not out.cancelled)
+        ),
         elapsed=watch.elapsed,
         audit=audit_res,
         verdict=verdict,
@@ -1324,7 +1394,15 @@ def _bound_line(
             f"OPT: cost {grouped(cost)}, proven optimal{given} "
             f"(lower bound {grouped(cost)}, gap 0.00 %)"
         )
-    why = "time limit reached" if out.timed_out else "cancelled" if out.cancelled else "stopped"
+    why = (
+        "time limit reached"
+        if out.timed_out
+        else "cancelled"
+        if out.cancelled
+        else "work limit reached"
+        if out.work_limit
+        else "stopped"
+    )
     if out.optimal and not (out.timed_out or out.cancelled):
         why = "the branch-and-cut's optimum needed more cells for the insiders"
     head = f"OPT: cost {grouped(cost)}, best pattern found, not proven optimal"

@@ -9,6 +9,13 @@ import numpy as np
 
 from argusqt.model.status import is_secondary
 
+#: what a result the time limit changed says, in the log and in every door's result
+#: (ProtectionResult.timed_out): its statuses are not reproducible (issue 22)
+TIME_LIMIT_DECIDED = (
+    "the time limit decided: the run was cut short by it, so the result may differ on "
+    "another machine or under another load"
+)
+
 
 @dataclass
 class AuditResult:
@@ -57,6 +64,9 @@ class ProtectionResult:
     gap: float | None = None  # relative, 0.0 = proven optimal
     optimal: bool = False
     cancelled: bool = False
+    #: the user's time limit (a safety cap) changed the course of the run: the result is
+    #: still audited, but may differ on another machine or load (TIME_LIMIT_DECIDED); a run
+    #: without it is bounded by counts only and gives the same statuses everywhere
     timed_out: bool = False
     elapsed: float = 0.0
     published: np.ndarray | None = None  # rounded / adjusted values (RND, CTA)
