@@ -257,6 +257,12 @@ class ProtectedTable:
         result found until then is kept."""
         return bool(self.result is not None and self.result.cancelled)
 
+    @property
+    def cancel_note(self) -> str:
+        """After a cancel that kept a result: which one and its audit, the sentence the log
+        gives ('' otherwise; a cancel that kept nothing raises Cancelled saying so)."""
+        return self.result.cancel_note if self.result is not None else ""
+
     def to_frame(self) -> pd.DataFrame:
         """Every cell: codes, labels, true value, freq, status (named categories) and the
         published value (NA where suppressed). CONFIDENTIAL: it holds the true values of the
@@ -568,6 +574,8 @@ def protect(
             result = None
             if not cancel.cancelled:
                 result = session.protect(no, desc.name, params, callback, cancel)
+            else:
+                session.add_log(f"Table {no}: not protected (cancelled before its turn)")
             out.tables.append(ProtectedTable(session, no, result))
         return out
 
