@@ -461,7 +461,11 @@ def _catch_sigint(handler: Callable[[int, Any], None]) -> Callable[[], None]:
         return lambda: None
     if previous is None:  # set outside Python: the default is the best we can put back
         previous = signal.default_int_handler
-    return lambda: signal.signal(signal.SIGINT, previous)
+
+    def restore() -> None:
+        signal.signal(signal.SIGINT, previous)
+
+    return restore
 
 
 # ---------------------------------------------------------------------------- protect
