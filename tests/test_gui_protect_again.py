@@ -205,3 +205,22 @@ def test_a_dialog_poller_of_an_ended_test_drives_no_dialog(qtbot):
     QTimer.singleShot(1500, lambda: (closed_by_us.append(True), box.reject()))
     box.exec()
     assert closed_by_us and not stale  # the old poller never saw it
+
+
+def test_select_cell_selects_that_cell_alone_whatever_key_is_down(qtbot, window, sample):
+    """A modifier key left down by an earlier test (application-wide state) made
+    `select_cell` keep the old selection: test_bug3's "protected" went to an unsafe cell
+    (random order, seed 2203). The selected cell is now the selection, whatever the keys."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    _open(qtbot, window, sample, '"activity""size"')
+    view = window.views[0]
+    safe = np.flatnonzero(view.table.status == 1)
+    assert view.select_cell(int(safe[-1]))
+    QTest.keyPress(view.view, Qt.Key.Key_Control, Qt.KeyboardModifier.ControlModifier)
+    try:
+        assert view.select_cell(int(safe[0]))
+        assert view.selected_cells().tolist() == [int(safe[0])]
+    finally:
+        QTest.keyRelease(view.view, Qt.Key.Key_Control)
