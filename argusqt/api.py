@@ -263,6 +263,12 @@ class ProtectedTable:
         another machine or load may give another one (every other run is reproducible)."""
         return bool(self.result is not None and self.result.timed_out)
 
+    @property
+    def cancel_note(self) -> str:
+        """After a cancel that kept a result: which one and its audit, the sentence the log
+        gives ('' otherwise; a cancel that kept nothing raises Cancelled saying so)."""
+        return self.result.cancel_note if self.result is not None else ""
+
     def to_frame(self) -> pd.DataFrame:
         """Every cell: codes, labels, true value, freq, status (named categories) and the
         published value (NA where suppressed). CONFIDENTIAL: it holds the true values of the
@@ -578,6 +584,8 @@ def protect(
             result = None
             if not cancel.cancelled:
                 result = session.protect(no, desc.name, params, callback, cancel)
+            else:
+                session.add_log(f"Table {no}: not protected (cancelled before its turn)")
             out.tables.append(ProtectedTable(session, no, result))
         return out
 

@@ -8,6 +8,18 @@ import pytest
 from shared_paths import tauargus_dir
 
 
+@pytest.fixture(autouse=True)
+def _dialog_pollers_end_with_their_test():
+    """A `run_dialog` poller lives as long as its test (and the window's teardown), never into
+    the next test, where it would drive that test's dialogs with the old test's function."""
+    yield
+    import sys
+
+    gui = sys.modules.get("conftest_gui")  # only GUI tests start pollers
+    if gui is not None:
+        gui.stop_dialog_pollers()
+
+
 @pytest.fixture
 def shared_data() -> Path:
     """The read-only τ-Argus data folder (skips when absent, fails when CI=true)."""

@@ -55,10 +55,24 @@ class Driven(list):
     """Dialogs seen by `run_dialog`; `errors` holds exceptions raised by the driving function."""
 
     errors: list
+    #: set when its test ends (conftest.stop_dialog_pollers): the poll stops
+    stopped: bool = False
 
     def check(self) -> None:
         if self.errors:
             raise self.errors[0]
+
+
+#: the pollers `run_dialog` started in the running test; a poller whose dialog never came
+#: used to poll on for its whole timeout, into the next tests, and drive their dialogs
+POLLERS: list[Driven] = []
+
+
+def stop_dialog_pollers() -> None:
+    """Stop every `run_dialog` poller of the test that ends."""
+    for seen in POLLERS:
+        seen.stopped = True
+    POLLERS.clear()
 
 
 def run_dialog(qtbot, cls, fn, timeout: float = 60.0) -> Driven:
@@ -74,8 +88,11 @@ def run_dialog(qtbot, cls, fn, timeout: float = 60.0) -> Driven:
     deadline = time.monotonic() + timeout
     seen = Driven()
     seen.errors = []
+    POLLERS.append(seen)
 
     def poll() -> None:
+        if seen.stopped:  # its test is over: never drive the next test's dialogs
+            return
         w = QApplication.activeModalWidget()
         if isinstance(w, cls) and w.isVisible():
             seen.append(w)

@@ -229,6 +229,9 @@ def test_cancel_keeps_a_safe_result(records, testw, generous_cancel_grace):
     assert token.cancelled and result.n_primary == 9
     assert result.audit().ok  # cancelled or not, what is kept passes the audit
     assert result.publish()["value"].isna().sum() > 0
+    if result.cancelled:  # the API gives the sentence the log gives
+        assert "was kept" in result.cancel_note
+        assert any(line.endswith(result.cancel_note) for line in result.log)
 
 
 def test_ctrl_c_cancels_the_worker_and_returns_its_result():

@@ -129,7 +129,10 @@ def test_gh_cancel_in_the_progress_dialog_keeps_an_audited_pattern(
     assert result.method == "GH" and result.cancelled
     assert any("cancelled; the repair step completes" in line for line in result.log)
     _assert_published_safe(window, before)
-    assert "Cancelled by you" in window.result_box.text()
+    # the session's one sentence: in the result window and the Solver panel alike
+    assert result.cancel_note.startswith("Table 1: GH cancelled: the best pattern found")
+    assert result.cancel_note in window.result_box.text()
+    assert dialog.message.text() == result.cancel_note
 
 
 def test_net_from_the_protect_dialog(qtbot, window, monkeypatch, tauw):  # noqa: F811

@@ -185,3 +185,42 @@ def test_a_cancel_that_kept_nothing_is_said_by_the_panel_as_raised(qtbot):
     assert seen and str(seen[0]) == said
     assert runner.panel.message.text() == said
     assert "kept" not in runner.panel.message.text()
+
+
+# ---------------------------------------------------------------- test isolation
+def test_a_dialog_poller_of_an_ended_test_drives_no_dialog(qtbot):
+    """`run_dialog` pollers whose dialog never came polled on for their whole timeout, into
+    the next tests (shared state between GUI test files): the autouse fixture stops them."""
+    from conftest_gui import stop_dialog_pollers
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QMessageBox
+
+    stale = run_dialog(
+        qtbot, QMessageBox, lambda b: b.button(QMessageBox.StandardButton.Ok).click()
+    )
+    stop_dialog_pollers()  # what the fixture does when a test ends
+    box = QMessageBox(QMessageBox.Icon.Question, "next test", "a dialog of the next test")
+    qtbot.addWidget(box)
+    closed_by_us: list[bool] = []
+    QTimer.singleShot(1500, lambda: (closed_by_us.append(True), box.reject()))
+    box.exec()
+    assert closed_by_us and not stale  # the old poller never saw it
+
+
+def test_select_cell_selects_that_cell_alone_whatever_key_is_down(qtbot, window, sample):
+    """A modifier key left down by an earlier test (application-wide state) made
+    `select_cell` keep the old selection: test_bug3's "protected" went to an unsafe cell
+    (random order, seed 2203). The selected cell is now the selection, whatever the keys."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    _open(qtbot, window, sample, '"activity""size"')
+    view = window.views[0]
+    safe = np.flatnonzero(view.table.status == 1)
+    assert view.select_cell(int(safe[-1]))
+    QTest.keyPress(view.view, Qt.Key.Key_Control, Qt.KeyboardModifier.ControlModifier)
+    try:
+        assert view.select_cell(int(safe[0]))
+        assert view.selected_cells().tolist() == [int(safe[0])]
+    finally:
+        QTest.keyRelease(view.view, Qt.Key.Key_Control)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from PySide6.QtCore import QEvent, QModelIndex, Qt, Signal
+from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, Qt, Signal
 from PySide6.QtGui import QFont, QFontMetrics, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -420,7 +420,11 @@ class TableView(QWidget):
         index = self.model.find(cell)
         if not index.isValid():
             return False
-        self.view.setCurrentIndex(index)
+        # the cell alone becomes the selection: setCurrentIndex alone reads the keyboard's
+        # modifiers (a Ctrl still down kept the old selection, and a status change went to it)
+        self.view.selectionModel().setCurrentIndex(
+            index, QItemSelectionModel.SelectionFlag.ClearAndSelect
+        )
         return True
 
     def _emit_change(self, action: str) -> None:
