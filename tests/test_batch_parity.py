@@ -69,7 +69,7 @@ def test_no_report_unless_asked(sample):
     ]
     assert "written: out/table1.csv\n" in proc.stdout
     assert "written: out/table1_status.txt (CONFIDENTIAL, not for publication)" in proc.stdout
-    assert "Batch line 7: <SUPPRESS> MOD(1, 1)" in proc.stdout  # no logbook: steps printed
+    assert "Batch line 7: <SUPPRESS> MOD(1, 5)" in proc.stdout  # no logbook: steps printed
 
 
 def test_argusqt_batch_writes_the_html_report_beside_each_table_file(sample):

@@ -53,7 +53,9 @@ def test_linked_modular_enterprise(shared_data, tmp_path):
     before = [CSPProblem.from_table(t) for t in s.tables]
     watch = time.perf_counter()
     params = {
-        "max_minutes": 2 / 60,
+        # the limit is the whole run's since issue 22 (docs/design.md, Counts, not clocks):
+        # 2 s refused on a loaded machine; this test compares cost with τ-Argus, not speed
+        "max_minutes": 2,
         "singleton_singleton": True,
         "singleton_multiple": True,
         "min_freq_option": 1,
