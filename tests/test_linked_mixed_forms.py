@@ -7,10 +7,12 @@ from __future__ import annotations
 import csv
 
 import numpy as np
+import pytest
 from scipy.optimize import linprog
 
 from argusqt.batch.arb import parse_specify_table
 from argusqt.errors import PublicationError
+from argusqt.model.status import is_primary
 from argusqt.rules.parse import parse_safety_rule
 from argusqt.session import Session
 
@@ -65,14 +67,26 @@ def test_linked_set_with_one_table_rounded_alone_is_not_published_disclosing(ex2
     """Linked OPT on region × gender and region, then RND (base 49, above the minimum 45) on
     table 1 alone: whatever both doors write, the attacker over both files must not bound
     the primary inside its protection interval."""
+    s = _two_tables(ex2)
+    s.protect_linked("OPT")
+    s.protect(1, "RND", {"base": 49})
+    _assert_nothing_disclosing(s, ex2)
+
+
+def _two_tables(ex2) -> Session:
+    """region × gender and region from batch example 2 (they share the region margin)."""
     s = Session()
     s.open_microdata(ex2 / "microdata_ex2.asc", ex2 / "metadata_ex2.rda")
     for spec in ('"region""gender"|"num1"|""|""', '"region"|"num1"|""|""'):
         s.specify_table(parse_specify_table(spec))
         s.set_safety_rules(parse_safety_rule("FREQ(5,20)|P(20,5)"))
     s.compute_tables()
-    s.protect_linked("OPT")
-    s.protect(1, "RND", {"base": 49})
+    return s
+
+
+def _assert_nothing_disclosing(s: Session, ex2) -> None:
+    """Both tables written (or refused, then absent); the attacker over both files must not
+    bound a primary of table 1 inside its protection interval."""
     t1 = s.table(1)
     written = []
     for no in (1, 2):
@@ -83,8 +97,23 @@ def test_linked_set_with_one_table_rounded_alone_is_not_published_disclosing(ex2
             assert not (ex2 / f"t{no}.txt").exists()
     if written != [1, 2]:
         return  # refused: nothing an attacker could combine was published
-    for cell in np.flatnonzero(t1.status.astype(int) == 3).tolist():
+    primaries = np.flatnonzero(is_primary(t1.status)).tolist()
+    assert primaries
+    for cell in primaries:
         region, gender = (c.strip() for c in t1.cell_codes(cell))
         lo, hi = _attack(ex2 / "t1.txt", ex2 / "t2.txt", 49, (region, gender))
         a, lpl, upl = float(t1.value[cell]), float(t1.lpl[cell]), float(t1.upl[cell])
         assert lo <= a - lpl + 0.005 and hi >= a + upl - 0.005, (region, gender, lo, hi, a)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="tables of one data set protected separately are each audited alone: the gate "
+    "has no joint audit of tables that share cells unless they were protected together",
+)
+def test_separately_protected_tables_sharing_a_margin_are_not_published_disclosing(ex2):
+    """The same two tables, not linked: table 1 rounded (base 49), table 2 has no unsafe
+    cell and prints its region margins exactly; combined they bound A × female."""
+    s = _two_tables(ex2)
+    s.protect(1, "RND", {"base": 49})
+    _assert_nothing_disclosing(s, ex2)
