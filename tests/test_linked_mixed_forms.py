@@ -117,3 +117,16 @@ def test_separately_protected_tables_sharing_a_margin_are_not_published_disclosi
     s = _two_tables(ex2)
     s.protect(1, "RND", {"base": 49})
     _assert_nothing_disclosing(s, ex2)
+
+
+def test_data_frame_door_runs_the_joint_audit_of_linked_tables(ex2):
+    """publish() / to_parquet() (Session.published_frame) refuse a linked set exactly when
+    write_table does: after RND on table 1 alone, neither table comes out as a data frame."""
+    s = _two_tables(ex2)
+    s.protect_linked("OPT")
+    s.protect(1, "RND", {"base": 49})
+    for no in (1, 2):
+        with pytest.raises(PublicationError, match="linked tables cannot be published"):
+            s.write_table(no, 3, "", ex2 / f"t{no}.txt")
+        with pytest.raises(PublicationError, match="linked tables cannot be published"):
+            s.published_frame(no)
