@@ -1531,6 +1531,8 @@ class Session:
         from argusqt.export.frame import published_frame
 
         try:
+            if table_no in self.linked:  # the same joint audit as write_table
+                self._clear_linked(progress, cancel)
             frame = published_frame(self.table(table_no), progress=progress, cancel=cancel)
         except PublicationError as exc:
             self.add_log(f"Table {table_no} NOT published as a data frame: {exc}")

@@ -854,6 +854,10 @@ def _restore(table: Table, saved: dict, where: str, what: str) -> Any:
         log=[str(x) for x in r.get("log", [])],
         figures=dict(r.get("figures", {})),
     )
+    lo, hi = result.interval_lower, result.interval_upper
+    if table.protection is not None and table.protection.face == "interval":
+        if lo is not None and hi is not None and lo.size == n and hi.size == n:
+            table.interval_lower, table.interval_upper = lo.copy(), hi.copy()  # IP's face
     return result
 
 
@@ -908,7 +912,9 @@ def _audit_table(s, no: int, result: Any, where: str, progress, cancel) -> None:
     protected = face == "suppress"
     if result is not None:
         s.results[no] = result
-    if face in ("round", "cta") and table.published is not None:
+    if (face in ("round", "cta") and table.published is not None) or (
+        face == "interval" and table.interval_lower is not None
+    ):
         mark_protected(table)  # saved unchanged since its method ran (else method is null)
     if not (protected or is_secondary(table.status).any()):
         return

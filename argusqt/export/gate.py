@@ -228,8 +228,16 @@ def clear_linked_for_publication(
     from argusqt.protection.problem import CSPProblem
     from argusqt.protection.publication import publication_audit
 
-    if any(protection_kind(t) != "suppress" for t in tables):
-        return linked_fingerprint(tables)  # adjusted values are checked per table
+    other = [(no, protection_kind(t)) for no, t in zip(numbers, tables, strict=True)]
+    other = [(no, kind) for no, kind in other if kind != "suppress"]
+    if other:  # rounded / adjusted / interval figures of common cells narrow the others' cells
+        what = ", ".join(f"table {no} has {_FORM[kind][0]}" for no, kind in other)
+        raise PublicationError(
+            f"the linked tables cannot be published: they were protected together, but {what} "
+            "from a method run on it alone; an attacker combines those figures with the "
+            "other tables' exact ones, which the joint audit of suppression patterns cannot "
+            "judge. Protect them together again (or undo the protection); nothing was written."
+        )
     try:
         joint, local, _cover = build_linked_problem([CSPProblem.from_table(t) for t in tables])
     except InputError as exc:
