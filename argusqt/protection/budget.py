@@ -2,7 +2,7 @@
 
 Every internal step of a method is bounded by counts (SCIP nodes, attacker LPs, path LPs,
 repair rounds): the same input gives the same statuses on any machine and load. The user's
-time limit is only a safety cap on top (argusqt/docs/methods.md §13): each phase gets what
+time limit is only a safety cap on top (argusqt/docs/methods.md §15.1): each phase gets what
 is left of one Deadline, and a Deadline remembers whether the clock ever stopped anything
 (`hit`), so that the result can say "the time limit decided" (ProtectionResult.timed_out).
 The clock is a module attribute so tests can drive it without waiting.
