@@ -77,6 +77,7 @@ def test_undo_recode_keeps_other_recodes_and_later_manual_changes(sample):
     assert_replays(s, sample / "undo2.arb")
 
 
+@pytest.mark.slow
 def test_recode_and_undo_are_refused_after_protection(sample):
     s = _session(sample)
     s.recode(1, "size", sample / "size3.grc")
@@ -145,6 +146,7 @@ def test_undo_of_a_linked_table_undoes_the_set(sample):
 
 
 # ---------------------------------------------------------------------- manual changes
+@pytest.mark.slow
 def test_manual_changes_replay_in_their_place(sample):
     """A change made after a protection is replayed after it (it was replayed first)."""
     s = _session(sample)
@@ -161,6 +163,7 @@ def test_manual_changes_replay_in_their_place(sample):
     assert_replays(s, sample / "manual.arb")
 
 
+@pytest.mark.slow
 def test_undo_protection_removes_the_protection_only(sample):
     s = _session(sample)
     safe = np.flatnonzero(s.table(1).status == 1)
@@ -180,6 +183,7 @@ STEPS = st.lists(
 )
 
 
+@pytest.mark.slow
 @settings(
     max_examples=12,
     deadline=None,

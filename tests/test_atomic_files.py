@@ -235,6 +235,7 @@ while True:
 """
 
 
+@pytest.mark.slow
 def test_writer_killed_at_random_moments_leaves_old_or_new_set(tmp_path, monkeypatch):
     """A real process writing sets A and B in turn, killed 12 times at random moments."""
     n = 400  # ~16k cells: a set takes some tens of milliseconds to write

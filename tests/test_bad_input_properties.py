@@ -121,6 +121,7 @@ def reference():
 EXTRA = int(os.environ.get("ARGUSQT_DAMAGE_EXAMPLES", "0"))
 
 
+@pytest.mark.slow
 @settings(
     max_examples=EXTRA or 300,
     deadline=None,

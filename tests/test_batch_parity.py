@@ -57,6 +57,7 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_no_report_unless_asked(sample):
     """Reports are written only when asked: a plain run writes the tables (and the sidecar
     of the internal one) and prints its steps, as a logbook would."""
@@ -72,6 +73,7 @@ def test_no_report_unless_asked(sample):
     assert "Batch line 7: <SUPPRESS> MOD(1, 5)" in proc.stdout  # no logbook: steps printed
 
 
+@pytest.mark.slow
 def test_argusqt_batch_writes_the_html_report_beside_each_table_file(sample):
     proc = _cli("batch", "--report", "job.arb", cwd=sample)
     assert proc.returncode == 0, proc.stderr

@@ -1,10 +1,12 @@
 """The user pages ship inside the package, and every reference to them points at a section
-that exists (argusqt/docs/…); the project's private working notes are never cited."""
+that exists (argusqt/docs/…); the project's private working notes are never cited; the
+developer pages (docs/, docs/dev/) link only to files and headings that exist."""
 
 from __future__ import annotations
 
 import fnmatch
 import re
+import sys
 import tomllib
 from pathlib import Path
 
@@ -147,3 +149,69 @@ def test_developer_index_links_to_every_page():
     index = (ROOT / "docs" / "README.md").read_text(encoding="utf-8")
     for page in PAGES:
         assert f"../argusqt/docs/{page}" in index
+
+
+#: The developer pages (docs/dev/) and the index that links them.
+DEV_DOCS = ROOT / "docs" / "dev"
+DEV_PAGES = ("architecture.md", "adding_a_method.md", "testing.md")
+#: A Markdown link: its target, and its #anchor if any.
+LINK = re.compile(r"\]\((?P<target>[^)#\s]*)(?:#(?P<anchor>[^)\s]*))?\)")
+
+
+def _slug(heading: str) -> str:
+    """A heading's anchor as GitHub makes it: lower case, punctuation dropped, spaces → -."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def _anchors(page: Path) -> set[str]:
+    text = page.read_text(encoding="utf-8")
+    return {_slug(h) for h in re.findall(r"^#{1,6}\s+(.+?)\s*$", text, re.MULTILINE)}
+
+
+def _link_problems(page: Path) -> list[str]:
+    """Every relative link of `page` whose file, or whose heading in a Markdown file, is missing."""
+    found: list[str] = []
+    text = page.read_text(encoding="utf-8")
+    for no, line in enumerate(text.splitlines(), start=1):
+        for m in LINK.finditer(line):
+            target, anchor = m.group("target"), m.group("anchor")
+            if "://" in target or target.startswith("mailto:"):
+                continue
+            dest = (page.parent / target).resolve() if target else page
+            where = f"{page.relative_to(ROOT)}:{no}"
+            if not dest.exists():
+                found.append(f"{where}: links to missing {target}")
+            elif anchor and dest.suffix == ".md" and anchor not in _anchors(dest):
+                found.append(f"{where}: {target or page.name} has no heading #{anchor}")
+    return found
+
+
+def test_developer_pages_exist_and_the_index_links_them():
+    index = (ROOT / "docs" / "README.md").read_text(encoding="utf-8")
+    for name in DEV_PAGES:
+        assert (DEV_DOCS / name).is_file(), f"docs/dev/{name} is missing"
+        assert f"dev/{name}" in index, f"docs/README.md does not link docs/dev/{name}"
+
+
+def test_developer_pages_links_resolve():
+    """docs/*.md and docs/dev/*.md: relative links reach a file, anchors a heading of it (their
+    § references are checked with the rest by the first test of this file)."""
+    pages = sorted((ROOT / "docs").glob("*.md")) + sorted(DEV_DOCS.glob("*.md"))
+    assert DEV_DOCS / "architecture.md" in pages
+    problems = [p for page in pages for p in _link_problems(page)]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_link_checker_refuses_missing_files_and_headings(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    (tmp_path / "other.md").write_text("# Title\n\n## Layers (`a/b.py`, issue 1)\n")
+    page = tmp_path / "page.md"
+    page.write_text(
+        "[ok](other.md#layers-abpy-issue-1) [top](other.md#title) [web](https://x.org/y)\n"
+        "[gone](missing.md) [bad](other.md#nowhere) [self](#here)\n## Here\n"
+    )
+    found = "\n".join(_link_problems(page))
+    assert "page.md:2: links to missing missing.md" in found
+    assert "other.md has no heading #nowhere" in found
+    assert found.count("page.md") == 2, found

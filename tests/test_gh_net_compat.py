@@ -121,6 +121,7 @@ def test_testw_batch_and_session_round_trip(testw, tmp_path, method, params, cal
     assert np.array_equal(np.asarray(loaded.table(1).status), status)
 
 
+@pytest.mark.slow
 def test_linked_gh_on_enterprise_cover(tmp_path):
     folder = copy_case("enterprise", tmp_path)
     rules = SafetyRules(

@@ -291,6 +291,7 @@ def _check_protected(window, table_no: int) -> None:
 
 
 # ============================================================================ tests
+@pytest.mark.slow
 def test_p_rule_tables_recode_opt_and_excel(qtbot, window, tauw, monkeypatch, tmp_path):
     """tau_testW: p% tables → unsafe counts → GK recode (and a fold) → OPT → audit → Excel."""
     _open_and_specify(qtbot, window, monkeypatch, tauw, _spec_p15)
@@ -428,6 +429,7 @@ def test_p_rule_tables_recode_opt_and_excel(qtbot, window, tauw, monkeypatch, tm
     assert checked >= 2 * len(t2.dims[0]) * len(t2.dims[1])
 
 
+@pytest.mark.slow
 def test_frequency_table_rounding_base_5_and_excel(qtbot, window, tauw, monkeypatch, tmp_path):
     """Size × Region | frequency, FREQ(3, 30) → controlled rounding, base 5 → Excel."""
 

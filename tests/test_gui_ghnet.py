@@ -82,6 +82,7 @@ def _assert_published_safe(window, before):
     return status
 
 
+@pytest.mark.slow
 def test_gh_from_the_protect_dialog_shows_progress_and_an_audited_pattern(
     qtbot,
     window,

@@ -59,6 +59,7 @@ def _fresh(sample, dims: str, method: str) -> np.ndarray:
     return s.table(1).status.copy()
 
 
+@pytest.mark.slow
 def test_protect_again_gives_the_pattern_of_a_fresh_protect(qtbot, window, sample):
     _open(qtbot, window, sample, '"activity""size"')
     gh = _protect(qtbot, window, "GH")

@@ -45,6 +45,7 @@ def _open_row_cell(t) -> int:
     raise AssertionError("no fully published row")
 
 
+@pytest.mark.slow
 def test_status_change_after_protection_refused_then_protect_again(qtbot, window, sample):
     view = _open_and_specify(qtbot, window, sample)
     assert "not protected" in view.protection.text()

@@ -25,6 +25,7 @@ def _spec(d: SpecifyTablesDialog) -> None:
     d.compute.click()
 
 
+@pytest.mark.slow
 def test_save_and_open_session_from_the_menus(qtbot, window, sample, monkeypatch):
     run_dialog(qtbot, SpecifyTablesDialog, _spec, timeout=60)
     window.open_microdata(str(sample / "enterprise.asc"), str(sample / "enterprise.rda"))

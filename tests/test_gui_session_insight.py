@@ -38,6 +38,7 @@ def _wait(qtbot, window) -> None:
     assert not window.errors, window.errors
 
 
+@pytest.mark.slow
 def test_session_file_keeps_the_recode_history_and_methods_compared(
     qtbot, window, sample, tmp_path
 ):

@@ -207,6 +207,7 @@ def test_recode_across_tables_is_one_undo_step(qtbot, window, monkeypatch, tauw)
         assert window.session.table(no) is t and window.views[no - 1].table is t
 
 
+@pytest.mark.slow
 def test_apriori_and_undo_suppression_undone_from_the_edit_menu(qtbot, window, sample, monkeypatch):
     """Modify | Apply a-priori file and the table's Undo suppression button are actions like
     any other: Edit | Undo takes them back, also with the keyboard focus in the log."""

@@ -74,6 +74,7 @@ def test_bad_metadata_from_gui_names_file_and_line(qtbot, window, sample):
     assert window.session is None
 
 
+@pytest.mark.slow
 def test_protect_audit_and_save(qtbot, window, sample):
     view = _open_and_specify(qtbot, window, sample)
     run_dialog(qtbot, ProtectDialog, lambda d: (d.select("HEUR"), d.run_button.click()))

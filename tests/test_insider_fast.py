@@ -146,6 +146,7 @@ def _outsider_safe(problem, sup, pairs):
 PROPERTY = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(st.integers(0, 10**6))
 def test_fast_insider_audit_agrees_with_brute_force(seed):
@@ -154,6 +155,7 @@ def test_fast_insider_audit_agrees_with_brute_force(seed):
     assert _outsider_safe(problem, sup, fast(problem, sup)) == brute_force(problem, sup)
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(seed=st.integers(0, 10**6))
 def test_big_table_paths_agree_with_brute_force(monkeypatch_module, seed):
@@ -200,6 +202,7 @@ def test_a_known_insider_disclosure_is_flagged(big_paths, monkeypatch):
     assert d.lower > p.values[b] - p.lpl[b] and d.upper < p.values[b] + p.upl[b]
 
 
+@pytest.mark.slow
 def test_random_patterns_hold_insider_disclosures_and_all_are_found():
     found = 0
     for seed in range(12):

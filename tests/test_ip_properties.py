@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from protect_helpers import lp_reach_ok
@@ -65,6 +66,7 @@ def _printed(res, problem: CSPProblem) -> tuple[np.ndarray, np.ndarray]:
     return np.where(empty, problem.values, lower), np.where(empty, problem.values, upper)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(
     seed=st.integers(0, 2**32 - 1),

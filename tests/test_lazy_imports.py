@@ -143,6 +143,7 @@ def _registry_probe(name: str, module_alone: bool) -> dict:
     return _run_python(REGISTRY_PROBE % (module_alone, name, name.lower()))
 
 
+@pytest.mark.slow
 def test_a_method_name_imports_only_its_own_module():
     """`registry.get(name)` imports the module MODULE_OF names, which registers that name,
     and no method module that this one does not import itself (HEUR: none of OPT's and

@@ -40,6 +40,7 @@ def _tau_cost(path) -> tuple[float, int]:
     return sum(float(r[-2]) for r in sec), len(sec)
 
 
+@pytest.mark.slow
 def test_linked_modular_enterprise(shared_data, tmp_path):
     folder = tmp_path / "enterprise"
     shutil.copytree(shared_data / "enterprise", folder)

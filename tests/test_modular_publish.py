@@ -49,6 +49,7 @@ def _cost(p, mask) -> float:
     return float(np.asarray(p.cost, dtype=float)[mask & ~p.primary].sum())
 
 
+@pytest.mark.slow
 def test_publish_repairs_insiders_and_is_no_dearer_than_the_repair_of_record():
     n_repaired = 0
     ours = theirs = 0.0
@@ -89,6 +90,7 @@ def test_publish_with_exact_intervals_gives_a_full_verdict():
     assert publication_audit(p, done.pattern, intervals=True).ok
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_large_table_mod_publishes_its_own_repaired_pattern(seed):
     # issue 15: on tables above POLISH_CELLS run_method repaired MOD's pattern for the

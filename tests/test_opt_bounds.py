@@ -132,6 +132,7 @@ def test_no_audited_pattern_is_cheaper_than_opts_bound(p):
         assert other.cost >= r.lower_bound - EPS * max(1.0, best), (method, other.cost)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(p=tiny_tables(), k=st.integers(1, 400), limit=st.sampled_from([0.01, 0.1, 0.5]))
 def test_a_clock_that_expires_at_any_reading_never_makes_a_false_bound(monkeypatch, p, k, limit):
@@ -143,6 +144,7 @@ def test_a_clock_that_expires_at_any_reading_never_makes_a_false_bound(monkeypat
     check_claims(p, best, {"max_time": limit})
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(p=tiny_tables(), j=st.integers(1, 60))
 def test_an_attacker_lp_stopped_by_the_time_limit_never_makes_a_false_bound(monkeypatch, p, j):
@@ -281,6 +283,7 @@ def check_805(problem: CSPProblem, opts: dict) -> None:
     assert any("not proven optimal" in line for line in r.log)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k", [1, 10, 150])
 def test_opt_bound_805_clock_expiring_inside_the_branch_and_cut(monkeypatch, case_805, k):
     # regression (issue 22): under load OPT(1,1) logged "SCIP status optimal, nodes 1" and
@@ -297,6 +300,7 @@ def test_opt_bound_805_clock_expiring_inside_the_branch_and_cut(monkeypatch, cas
     check_805(*case_805)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("j", [1, 300])
 def test_opt_bound_805_attacker_lp_stopped_by_highs_time_limit(monkeypatch, case_805, j):
     stop_lp_at(monkeypatch, j)

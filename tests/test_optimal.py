@@ -435,6 +435,7 @@ def test_cancel_with_time_left_keeps_the_audited_heuristic_pattern(generous_canc
     _safe_or_nothing(p, r)
 
 
+@pytest.mark.slow
 def test_progress_events_and_time_limit_keep_a_safe_pattern():
     p = sized_problem("1H2D", 1000, seed=4)  # needs ~50 nodes: not solved in 2 s
     p.cost = np.abs(p.values)

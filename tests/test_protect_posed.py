@@ -68,6 +68,7 @@ def _protected_by_outsider(s: Session) -> bool:
     return lp_protected(CSPProblem.from_table(t), is_suppressed(t.status))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("first", ["GH", "NET"])
 def test_opt_heur_mod_after_another_method_give_the_fresh_pattern(first):
     s = _session()
@@ -138,6 +139,7 @@ def test_undo_and_redo_restore_which_secondaries_the_method_added():
     np.testing.assert_array_equal(s.table(1).status, _fresh("OPT"))
 
 
+@pytest.mark.slow
 def test_a_restored_table_protects_again_from_the_posed_problem():
     """The session file keeps which secondaries the method added (its per-table arrays)."""
     from argusqt.sessionfile import SessionFileError, _restore, encode_array

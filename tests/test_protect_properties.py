@@ -7,6 +7,7 @@ components, no neighbourhoods, no warm starts) so it shares no code with protect
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from protect_helpers import random_1h2d, random_2d, random_3d
@@ -83,6 +84,7 @@ def test_heur_1h2d_pattern_is_protected(seed, b1, b2, ncol, zero_share):
     check_protected(p, res.status)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(
     seed=st.integers(0, 2**32 - 1),

@@ -158,6 +158,7 @@ def adjustment_disclosures(truth, rules, pub) -> list[str]:
 
 
 # ---------------------------------------------------------------------- properties
+@pytest.mark.slow
 @SETTINGS
 @given(seed=st.integers(0, 10_000), steps=st.sampled_from([0, 0, 1]))
 def test_rounded_publications_cover_every_protection_interval(seed, steps, tmp_path_factory):

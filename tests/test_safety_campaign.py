@@ -63,6 +63,7 @@ def test_the_auditor_finds_an_insider_disclosure():
     assert any("('01', '04') in [17, 17]" in b for b in bad)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", SLICE)
 def test_no_export_discloses_a_primary(seed, tmp_path):
     method = campaign.METHODS[seed % len(campaign.METHODS)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from argusqt.batch.arb import parse_specify_table
 from argusqt.batch.render import batch_lines, write_batch_file
@@ -20,6 +21,7 @@ def _session(folder) -> Session:
     return s
 
 
+@pytest.mark.slow
 def test_manual_changes_replayed_by_the_batch_file(sample):
     s = _session(sample)
     t = s.table(1)
@@ -42,6 +44,7 @@ def test_manual_changes_replayed_by_the_batch_file(sample):
     assert np.allclose(again.cost, t.cost)
 
 
+@pytest.mark.slow
 def test_undo_removes_the_suppression_from_the_batch_file(sample):
     s = _session(sample)
     s.protect(1, "HEUR")

@@ -107,6 +107,7 @@ def test_a_recode_reaches_every_table_that_uses_the_variable(session, sample, tm
     replays(s, tmp_path)
 
 
+@pytest.mark.slow
 def test_a_recode_across_tables_is_all_or_none(session, sample):
     s = session
     s.update_tables([spec("region", "size"), spec("activity", "size")])

@@ -82,6 +82,7 @@ def test_arrays_round_trip():
     assert encode_array(None, "float64") is None
 
 
+@pytest.mark.slow
 def test_round_trip_restores_every_cell_and_audits(saved):
     s, path = saved
     doc = json.loads(path.read_text())
@@ -216,6 +217,7 @@ def test_tabular_session_with_cta(shared_data, tmp_path):
     assert batch_lines(loaded) == batch_lines(s)
 
 
+@pytest.mark.slow
 def test_changed_after_protection_is_not_claimed_protected(sample, tmp_path):
     """Undo secondaries after HEUR: saved without the method; loads without an audit error."""
     s = Session()
@@ -254,6 +256,7 @@ def test_published_primary_is_refused(saved, tmp_path):
         load_session(bad)
 
 
+@pytest.mark.slow
 def test_manual_changes_survive_save_and_load(sample, tmp_path):
     """Bug: manual status changes were not saved, so a batch file written after loading
     replayed the session without them."""

@@ -36,6 +36,7 @@ def _mypy(cache: Path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(1500)
 def test_core_has_no_mypy_errors(cache_dir):
     proc = _mypy(cache_dir, "argusqt", "--exclude", "argusqt/gui")
@@ -43,6 +44,7 @@ def test_core_has_no_mypy_errors(cache_dir):
     assert "Success: no issues found" in proc.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(1500)
 def test_gui_mypy_errors_do_not_grow(cache_dir):
     proc = _mypy(cache_dir, "argusqt/gui")

@@ -111,6 +111,7 @@ def test_recode_undone_and_redone_exactly(sample):
     assert_replays(s, sample / "redo_recode.arb")
 
 
+@pytest.mark.slow
 def test_undo_of_undo_recode_and_of_undo_protection(sample):
     s = _session(sample)
     s.recode(1, "size", sample / "size3.grc")
@@ -153,6 +154,7 @@ def test_apriori_undone_and_redone_exactly(sample):
 
 
 # ---------------------------------------------------------------------- protection
+@pytest.mark.slow
 def test_protection_redo_restores_the_stored_result_without_solving(sample, monkeypatch):
     s = _session(sample)
     before = face(s.table(1))
@@ -176,6 +178,7 @@ def test_protection_redo_restores_the_stored_result_without_solving(sample, monk
     assert s.table(1).protection is not None and s.table(1).protection.method == "OPT"
 
 
+@pytest.mark.slow
 def test_after_undo_of_protection_publication_is_refused(sample):
     s = _session(sample)
     s.protect(1, "HEUR")
@@ -198,6 +201,7 @@ def test_after_undo_of_protection_publication_is_refused(sample):
     assert (out / "again.csv").is_file()
 
 
+@pytest.mark.slow
 def test_undo_never_claims_an_audit_its_statuses_did_not_pass(sample):
     """Protected, then a primary cell set safe by hand (the pattern changes), undone: the table
     claims a passing audit again, and a fresh audit of the current statuses agrees."""
@@ -234,6 +238,7 @@ def test_linked_protection_undone_and_redone(sample):
 
 
 # ---------------------------------------------------------------------- the log and files
+@pytest.mark.slow
 def test_session_file_after_undo_holds_the_current_state(sample):
     s = _session(sample)
     s.recode(1, "size", sample / "size3.grc")
@@ -354,6 +359,7 @@ def _codes(s: Session) -> list[list[str]]:
     return [list(d.codes) for d in s.table(1).dims]
 
 
+@pytest.mark.slow
 @settings(
     max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -434,6 +440,7 @@ def sample_session(sample):
     return make
 
 
+@pytest.mark.slow
 def test_keyword_calls_are_named_too(sample):
     s = _session(sample)
     s.protect(table_no=1, method="HEUR")
