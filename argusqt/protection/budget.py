@@ -43,6 +43,20 @@ def limit_grace(seconds: float | None) -> float:
     return max(GRACE_MIN, GRACE_SHARE * float(seconds))
 
 
+def out_of_time(
+    limit: float | None,
+    when: str,
+    outcome: str = "no pattern was published and the table was left unchanged",
+    advice: str = "give the method more time, or use a faster one",
+) -> str:
+    """The refusal of a run whose time limit (and grace) ended before it had an audited
+    pattern: one wording for every method."""
+    return (
+        f"the time limit of {limit or 0:g} s (+ {limit_grace(limit):g} s grace) ran out {when}; "
+        f"{outcome}: {advice}"
+    )
+
+
 def stop_after(seconds: float | None) -> float:
     """Seconds past the limit at which a run's work stops: half its grace, so that the other
     half covers stopping (the LP under way, unwinding, the log), measured up to 0.8 s on

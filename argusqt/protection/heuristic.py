@@ -23,7 +23,7 @@ from argusqt.protection.audit import audit, pattern_digest
 from argusqt.protection.budget import (
     Deadline,
     DeadlineToken,
-    limit_grace,
+    out_of_time,
     seconds_param,
     stop_after,
 )
@@ -294,9 +294,7 @@ def solve_heuristic(
         )
     except Cancelled:
         if stop.out_of_time:
-            raise TimeLimitError(
-                _out_of_time(limit, "before every primary was protected")
-            ) from None
+            raise TimeLimitError(out_of_time(limit, "before every primary was protected")) from None
         raise
     hurried = path_deadline.hit
     t_heur = watch.elapsed
@@ -378,15 +376,6 @@ def solve_heuristic(
     )
 
 
-def _out_of_time(limit: float | None, when: str) -> str:
-    """The refusal of a run whose time limit (and grace) ended before it had a pattern."""
-    return (
-        f"the time limit of {limit or 0:g} s (+ {limit_grace(limit):g} s grace) ran out {when}; "
-        "no pattern was published and the table was left unchanged: give the method more "
-        "time, or use a faster one"
-    )
-
-
 def _audit_in_time(
     problem: CSPProblem, sup: np.ndarray, wit: Witnesses, stop: DeadlineToken, limit: float | None
 ):
@@ -395,7 +384,7 @@ def _audit_in_time(
         return audit(problem, sup, intervals=False, hints=wit.hints(), cancel=stop)
     except Cancelled:
         if stop.out_of_time:
-            raise TimeLimitError(_out_of_time(limit, "while auditing the pattern")) from None
+            raise TimeLimitError(out_of_time(limit, "while auditing the pattern")) from None
         raise
 
 

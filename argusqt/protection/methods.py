@@ -20,7 +20,7 @@ from argusqt.protection.audit import EXACT_AUDIT_LIMIT, pattern_digest
 from argusqt.protection.budget import (
     Deadline,
     DeadlineToken,
-    limit_grace,
+    out_of_time,
     seconds_param,
     seeds,
     stop_after,
@@ -164,10 +164,12 @@ def _run(
     except Cancelled:
         if stop.out_of_time and not (cancel is not None and cancel.cancelled):
             raise TimeLimitError(
-                f"{name}: the time limit of {limit or 0:g} s (+ {limit_grace(limit):g} s grace) "
-                "ran out while auditing its pattern (outsider and insiders), so it is not "
-                "used; the table was left unchanged: give the method more time, or use a "
-                "faster one"
+                f"{name}: "
+                + out_of_time(
+                    limit,
+                    "while auditing its pattern (outsider and insiders), so it is not used",
+                    outcome="the table was left unchanged",
+                )
             ) from None
         raise Cancelled(
             f"{name} cancelled: its best pattern could not be audited in time, so it is not used"

@@ -26,7 +26,7 @@ from argusqt.protection.budget import (
     Deadline,
     DeadlineToken,
     WorkBudget,
-    limit_grace,
+    out_of_time,
     seconds_param,
     stop_after,
 )
@@ -863,9 +863,11 @@ def solve_modular(
     except Cancelled:
         if hard.out_of_time and not (cancel is not None and cancel.cancelled):
             raise TimeLimitError(
-                f"the time limit of {limit or 0:g} s (+ {limit_grace(limit):g} s grace) ran out "
-                "before the whole table was repaired and audited; no pattern was published and "
-                "the table was left unchanged: give MOD more time"
+                out_of_time(
+                    limit,
+                    "before the whole table was repaired and audited",
+                    advice="give MOD more time",
+                )
             ) from None
         raise
     log.insert(0, f"{n_done} subtables solved")
