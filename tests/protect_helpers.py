@@ -224,3 +224,20 @@ def mixed_problem(seed: int) -> CSPProblem:
         p = random_3d(rng, [2, 2], [3], 3, primary_share=0.15)
     p.cost = np.abs(p.values)
     return p
+
+
+def protect_testw(folder, method: str, **params):
+    """tau_testW Size × Region | Var2, P(15,1), through the Python API with `method`: the
+    table of issue 21's acceptance (`folder` is a copy of the shared tau_testW case)."""
+    import argusqt
+
+    return argusqt.protect(
+        folder / "tau_testW.asc",
+        metadata=folder / "tau_testW.rda",
+        explanatory=["Size", "Region"],
+        response="Var2",
+        rules="P(15,1)",
+        method=method,
+        params=params or None,
+        progress=False,
+    )

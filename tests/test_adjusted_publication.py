@@ -14,10 +14,9 @@ from pathlib import Path
 import numpy as np
 import openpyxl
 import pytest
-from protect_helpers import lp_reach_ok
+from protect_helpers import lp_reach_ok, protect_testw
 from shared_paths import copy_case
 
-import argusqt
 from argusqt.errors import PublicationError
 from argusqt.protection.problem import CSPProblem
 
@@ -28,16 +27,7 @@ def testw(tmp_path) -> Path:
 
 
 def _cta(testw: Path, **params):
-    return argusqt.protect(
-        testw / "tau_testW.asc",
-        metadata=testw / "tau_testW.rda",
-        explanatory=["Size", "Region"],
-        response="Var2",
-        rules="P(15,1)",
-        method="CTA",
-        params=params or None,
-        progress=False,
-    )
+    return protect_testw(testw, "CTA", **params)
 
 
 def _workbook_text(path: Path) -> str:

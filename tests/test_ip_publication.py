@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import openpyxl
 import pytest
-from protect_helpers import lp_reach_ok
+from protect_helpers import lp_reach_ok, protect_testw
 from shared_paths import copy_case
 
 import argusqt
@@ -24,16 +24,7 @@ def testw(tmp_path) -> Path:
 
 
 def _ip(testw: Path, **params):
-    return argusqt.protect(
-        testw / "tau_testW.asc",
-        metadata=testw / "tau_testW.rda",
-        explanatory=["Size", "Region"],
-        response="Var2",
-        rules="P(15,1)",
-        method="IP",
-        params=params or None,
-        progress=False,
-    )
+    return protect_testw(testw, "IP", **params)
 
 
 def printed_intervals_safe(problem: CSPProblem, lower, upper, decimals: int) -> None:
@@ -103,25 +94,8 @@ def test_session_file_keeps_the_seed(testw, tmp_path):
 
 def test_levels_as_given_are_refused_by_every_publishing_call(testw, tmp_path):
     res = _ip(testw, levels_as_given=True)
-    verdict = res.audit()
-    assert verdict.ok is False
-    named = {res.table.cell_codes(int(c)) for c in verdict.failing_cells}
-    assert len(named) >= 1
-    assert {"midpoint"} <= {r for c in verdict.failing_cells for r in verdict.reasons(int(c))}
     assert res.session.protection_state(1) == "refused"
-    calls = {
-        "publish": lambda: res.publish(),
-        "to_excel": lambda: res.to_excel(tmp_path / "sym.xlsx"),
-        "to_parquet": lambda: res.to_parquet(tmp_path / "sym.parquet"),
-        "write csv": lambda: res.write(tmp_path / "sym.csv", "csv"),
-        "write codevalue": lambda: res.write(tmp_path / "sym.txt", "codevalue"),
-    }
-    for name, call in calls.items():
-        with pytest.raises(PublicationError) as err:
-            call()
-        assert set(err.value.cells) == named, name
-        assert "midpoint" in str(err.value), name
-    assert not any(tmp_path.glob("sym*"))
+    _refused_everywhere(res, tmp_path, "midpoint", in_message=True)
 
 
 def test_batch_ip_passes_the_gate_and_writes_safe_intervals(testw):
@@ -162,24 +136,28 @@ def test_batch_ip_passes_the_gate_and_writes_safe_intervals(testw):
     assert not (testw / "sym.csv").exists()
 
 
-def _refused_everywhere(res, tmp_path, reason: str) -> None:
+def _refused_everywhere(res, tmp_path, reason: str, in_message: bool = False) -> None:
     """`audit().ok is False` ⇒ every publishing call raises PublicationError naming exactly
-    the failing cells, and nothing is written."""
+    the failing cells (and, `in_message`, the reason in its words), and nothing is written."""
     verdict = res.audit()
     assert verdict.ok is False
     named = {res.table.cell_codes(int(c)) for c in verdict.failing_cells}
+    assert len(named) >= 1
     assert reason in {r for c in verdict.failing_cells for r in verdict.reasons(int(c))}
     calls = {
         "publish": lambda: res.publish(),
         "to_excel": lambda: res.to_excel(tmp_path / "bad.xlsx"),
         "to_parquet": lambda: res.to_parquet(tmp_path / "bad.parquet"),
-        "write pivot": lambda: res.write(tmp_path / "bad.csv", "pivot"),
+        "write csv": lambda: res.write(tmp_path / "bad.csv", "csv"),
+        "write pivot": lambda: res.write(tmp_path / "bad_pivot.csv", "pivot"),
         "write codevalue": lambda: res.write(tmp_path / "bad.txt", "codevalue"),
     }
     for name, call in calls.items():
         with pytest.raises(PublicationError) as err:
             call()
         assert set(err.value.cells) == named, name
+        if in_message:
+            assert reason in str(err.value), name
     assert not any(tmp_path.glob("bad*"))
 
 
