@@ -9,10 +9,7 @@ from the log (batch/render.py) replays to the same tables.
 
 from __future__ import annotations
 
-import copy
-import dataclasses
 import functools
-import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -24,34 +21,21 @@ import numpy as np
 from argusqt.actions import (
     Action,
     ApplyApriori,
-    ChangeStatus,
-    ComputeTables,
     OpenMicrodata,
     OpenTableData,
-    Protect,
     Recode,
-    SpecifyTable,
     StatusChange,
-    TableAction,
-    WriteTable,
 )
-from argusqt.errors import (
-    ArgusError,
-    AuditError,
-    Cancelled,
-    MethodError,
-    PublicationError,
-    SpecificationError,
-    clip_echo,
-)
-from argusqt.export.gate import mark_protected
+from argusqt.errors import ArgusError, SpecificationError, clip_echo
 from argusqt.history import History, capture, describe
 from argusqt.io.logbook import Logbook, format_entry
 from argusqt.model.rulespec import SafetyRules
-from argusqt.model.status import Status, is_primary, is_secondary
-from argusqt.model.table import ProtectionInfo, Table, TableSpec
-from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
+from argusqt.model.table import Table, TableSpec
+from argusqt.progress import CancelToken, ProgressCallback, no_progress
 from argusqt.protection.core.result import TIME_LIMIT_DECIDED
+from argusqt.workflow import changing, opening, output, protecting, recoding, specifying
+from argusqt.workflow.opening import TOTALS_MODES, TabularSource
+from argusqt.workflow.output import published_face, spreadsheet_safe, table_protection
 
 if TYPE_CHECKING:
     from argusqt.io.frames import Roles
@@ -61,14 +45,6 @@ if TYPE_CHECKING:
     from argusqt.protection.core.params import MethodParams, TableFacts
     from argusqt.protection.core.registry import MethodDescriptor
     from argusqt.protection.core.result import ProtectionResult
-
-
-#: `<READTABLE>`'s totals modes in words (argusqt/docs/formats.md §3.3)
-TOTALS_MODES = {
-    0: "checked (every total must equal the sum of its parts)",
-    1: "recomputed from the most detailed cells",
-    2: "taken as given, additive or not",
-}
 
 
 def is_warning(message: str) -> bool:
@@ -130,19 +106,6 @@ class LogEntry:
 
 
 @dataclass
-class TabularSource:
-    """One table file of a tabular session with its metadata and (once given) its spec."""
-
-    tab_path: Path
-    meta_path: Path
-    metadata: Any
-    spec: TableSpec | None = None
-    #: written by the Python API from a DataFrame into a temporary folder: saving a session
-    #: or batch file writes it beside them (write_temporary_tables)
-    temporary: bool = False
-
-
-@dataclass
 class Session:
     """Everything one user (or one batch file) works on."""
 
@@ -177,6 +140,7 @@ class Session:
     #: kept in session files, never in a publishable output; None until first needed
     protection_seed: int | None = None
 
+    # ------------------------------------------------------------------ log
     # ------------------------------------------------------------------ log
     def add_log(self, message: str) -> None:
         """Keep a log entry and append it to the logbook file if there is one (echoed input
@@ -296,30 +260,7 @@ class Session:
     # ------------------------------------------------------------------ open
     def open_microdata(self, data_path: str | Path, meta_path: str | Path) -> None:
         """Read the metadata and the microdata file (replaces any earlier data and tables)."""
-        from argusqt.io.microdata import read_microdata
-        from argusqt.io.rda import read_rda
-
-        data_path, meta_path = Path(data_path), Path(meta_path)
-        meta = read_rda(meta_path)
-        if meta.kind == "tabular":
-            raise SpecificationError(
-                "this metadata describes a table file, not microdata (use Open table)",
-                file=meta_path,
-            )
-        self._log_lines(list(getattr(meta, "warnings", []) or []))
-        micro = read_microdata(meta, data_path)
-        self.kind = "microdata"
-        self.data_path, self.meta_path = data_path, meta_path
-        self.metadata, self.microdata = meta, micro
-        self.specs, self.sources, self.tables, self.results = [], [], [], {}
-        self.linked = []
-        n = getattr(micro, "n_records", None)
-        self.add_log(
-            f"Microdata {data_path.name} opened with metadata {meta_path.name}"
-            + (f" ({n:,} records)" if n is not None else "")
-        )
-        self._log_lines(list(getattr(micro, "log", []) or []))  # the reader's warnings
-        self.actions = [OpenMicrodata(data_path, meta_path)]
+        opening.open_microdata(self, data_path, meta_path)
 
     def open_microdata_frame(
         self,
@@ -331,20 +272,7 @@ class Session:
         """Microdata from a data frame (pandas, polars, pyarrow) or a Parquet/CSV file, its
         columns' roles given in Python instead of an `.rda` (replaces earlier data and
         tables). Large files are tabulated chunk by chunk later (io.frames)."""
-        from argusqt.io.frames import read_frame
-
-        meta, micro = read_frame(data, roles, progress=progress, cancel=cancel)
-        self.kind = "microdata"
-        self.data_path, self.meta_path = Path(micro.path), None
-        self.metadata, self.microdata = meta, micro
-        self.specs, self.sources, self.tables, self.results = [], [], [], {}
-        self.linked = []
-        self.add_log(
-            f"Microdata {Path(micro.path).name} opened ({micro.n_records} records; columns "
-            f"{', '.join(v.name for v in meta.variables)})"
-        )
-        self._log_lines(list(micro.log))
-        self.actions = []  # no file to reopen: saving writes the data (write_microdata_files)
+        opening.open_microdata_frame(self, data, roles, progress, cancel)
 
     @property
     def from_frame(self) -> bool:
@@ -355,140 +283,32 @@ class Session:
         """Write the data frame's microdata next to a session or batch file being saved, as
         fixed-width data + generated `.rda` (+ `.hrc`, `.cdl`), one atomic set; returns
         [data, metadata, side files…]. The session keeps reading from the frame."""
-        from argusqt.io.framefiles import write_microdata_files
-
-        files = write_microdata_files(self.metadata, self.microdata, Path(beside))
-        self.add_log(
-            f"Microdata of the data frame written to {files[0]} (CONFIDENTIAL: the records) "
-            f"with metadata {files[1].name}"
-            + (f" (and {', '.join(p.name for p in files[2:])})" if files[2:] else "")
-        )
-        return files
+        return opening.write_microdata_files(self, beside)
 
     def write_temporary_tables(self, beside: str | Path) -> dict[Path, tuple[Path, Path]]:
         """Write the ready tables the Python API put in a temporary folder next to a session or
         batch file being saved (`.tab` + `.rda` + copies of their `.hrc`/`.cdl`, one atomic
         set); returns old table path → (table, metadata) written."""
-        from argusqt.io.atomic import atomic_write_set
-        from argusqt.io.framefiles import table_file_paths, table_files
-
-        temp = [src for src in self.sources if src.temporary]
-        files: dict[Path, bytes] = {}
-        renamed: dict[Path, tuple[Path, Path]] = {}
-        for k, src in enumerate(temp, 1):
-            tab, rda = table_file_paths(Path(beside), k, len(temp))
-            files |= table_files(src.tab_path, src.meta_path, tab, rda)
-            renamed[src.tab_path] = (tab, rda)
-        atomic_write_set(files)
-        for tab, rda in renamed.values():
-            self.add_log(
-                f"Table of the data frame written to {tab} (CONFIDENTIAL: true cell values) "
-                f"with metadata {rda.name}"
-            )
-        return renamed
+        return opening.write_temporary_tables(self, beside)
 
     def open_table_data(self, tab_path: str | Path, meta_path: str | Path) -> None:
         """Add a table file with its metadata (several may form a linked table set)."""
-        from argusqt.io.atomic import settle_sets
-        from argusqt.io.rda import read_rda
-
-        tab_path, meta_path = Path(tab_path), Path(meta_path)
-        for folder in {tab_path.parent, meta_path.parent}:  # a set argusqt wrote is complete
-            settle_sets(folder)
-        meta = read_rda(meta_path, kind_hint="tabular")
-        if self.kind != "tabular" or self.tables:
-            self.specs, self.sources, self.tables, self.results = [], [], [], {}
-            self.linked = []
-            self.actions = []
-        self.kind = "tabular"
-        self.data_path, self.meta_path, self.metadata = tab_path, meta_path, meta
-        self.sources.append(TabularSource(tab_path, meta_path, meta))
-        self._log_lines(list(getattr(meta, "warnings", []) or []))
-        self.add_log(f"Table file {tab_path.name} opened with metadata {meta_path.name}")
-        self.actions.append(OpenTableData(tab_path, meta_path))
+        opening.open_table_data(self, tab_path, meta_path)
 
     def set_read_mode(self, totals_mode: int, keep_status: bool = False) -> None:
         """How table files are read (File | Open table's Totals, `<READTABLE> n[T]`): totals
         checked (0), recomputed (1) or taken as given (2); `keep_status` keeps the statuses
         given on total lines. Used by every later compute of this data."""
-        if self.kind != "tabular":
-            raise SpecificationError("a totals mode applies to a table file (open one first)")
-        if totals_mode not in (0, 1, 2) or not isinstance(keep_status, bool):
-            raise SpecificationError(
-                f"expected totals mode 0, 1 or 2 and keep-status True/False, got "
-                f"{totals_mode!r}, {keep_status!r}"
-            )
-        self.read_mode = (totals_mode, keep_status)
-        self.add_log(f"Table file totals: {TOTALS_MODES[totals_mode]}"
-                     + (", statuses given on total lines kept" if keep_status else ""))  # fmt: skip
+        opening.set_read_mode(self, totals_mode, keep_status)
 
     # ------------------------------------------------------------------ specify
-    def _check_spec(self, spec: TableSpec) -> None:
-        """The variables of a specification against the metadata (before anything changes)."""
-        if self.kind is None:
-            raise SpecificationError("open microdata or a table file before specifying a table")
-        meta = self.metadata
-        for name in spec.explanatory:
-            var = meta.variable(name)
-            if not var.recodeable:
-                raise SpecificationError(
-                    f"'{var.name}' is not an explanatory (<RECODEABLE>) variable",
-                    file=meta.path,
-                    line=var.line or None,
-                )
-        for numeric in (spec.response, spec.shadow, spec.cost.variable):
-            if numeric is not None and not meta.variable(numeric).is_number:
-                var = meta.variable(numeric)
-                raise SpecificationError(
-                    f"'{var.name}' is not a numeric variable (<NUMERIC>): a response, shadow or "
-                    "cost variable must be",
-                    file=meta.path,
-                    line=var.line or None,
-                )
-
     def specify_table(self, spec: TableSpec) -> int:
         """Add a table specification; returns its number. Variables are checked against the metadata."""
-        self._check_spec(spec)
-        if self.kind == "tabular":
-            src = self.sources[-1]
-            if src.spec is not None:
-                raise SpecificationError(
-                    f"table file {src.tab_path.name} already has a table specified; "
-                    "open the next table file first"
-                )
-            src.spec = spec
-        self.specs.append(spec)
-        self.tables = []
-        self.linked = []
-        self.add_log(f"Table {len(self.specs)} specified: {describe_spec(spec)}")
-        self.actions = [
-            a for a in self.actions if isinstance(a, OpenMicrodata | OpenTableData | SpecifyTable)
-        ]
-        self.actions.append(SpecifyTable(copy.deepcopy(spec)))
-        return len(self.specs)
+        return specifying.specify_table(self, spec)
 
     def set_safety_rules(self, rules: SafetyRules, table_no: int | None = None) -> None:
         """Set the safety rules of a specified table (default: the last one)."""
-        if not self.specs:
-            raise SpecificationError("specify a table before giving its safety rules")
-        idx = len(self.specs) - 1 if table_no is None else table_no - 1
-        if not 0 <= idx < len(self.specs):
-            raise SpecificationError(f"there is no specified table {table_no}")
-        spec = self.specs[idx]
-        if spec.is_frequency and (
-            rules.nk_individual or rules.nk_holding or rules.p_individual or rules.p_holding
-            or rules.zero_range is not None or rules.req_individual or rules.req_holding
-        ):  # fmt: skip
-            raise SpecificationError(
-                "P, NK, ZERO and REQ rules cannot be used for a frequency table"
-            )
-        from argusqt.rules.parse import format_safety_rule
-
-        spec.rules = rules
-        self.add_log(f"Safety rules of table {idx + 1}: {format_safety_rule(rules)}")
-        specified = [k for k, a in enumerate(self.actions) if isinstance(a, SpecifyTable)]
-        if idx < len(specified):
-            self.actions[specified[idx]] = SpecifyTable(copy.deepcopy(spec))
+        specifying.set_safety_rules(self, rules, table_no)
 
     # ------------------------------------------------------------------ compute
     def compute_tables(
@@ -499,55 +319,10 @@ class Session:
         keep_status: bool = False,
     ) -> list[Table]:
         """Build every specified table, apply the safety rules and costs."""
-        if not self.specs:
-            raise SpecificationError("no table has been specified")
-        log: list[str] = []
-        if self.kind == "microdata":
-            built = self._build_microdata_tables(self.specs, progress, cancel)
-            if built is None:
-                self.add_log("Computing the tables was cancelled")
-                return self.tables
-            tables = built
-        else:
-            from argusqt.io.tabular import read_tab
-
-            tables = []
-            for k, src in enumerate(self.sources):
-                if src.spec is None:
-                    raise SpecificationError(
-                        f"no table was specified for {src.tab_path.name}", file=src.tab_path
-                    )
-                progress(
-                    ProgressEvent(f"Reading {src.tab_path.name}", fraction=k / len(self.sources))
-                )
-                # read_tab applies the rules (or keeps the given status) and the costs
-                t = read_tab(src.metadata, src.tab_path, src.spec, totals_mode, keep_status, log)
-                tables.append(t)
-            self.read_mode = (totals_mode, keep_status)
-        self._log_lines(log)
-        self.tables = tables
-        self.results = {}
-        self.linked = []
-        self.history.clear()  # its steps name the tables just replaced
-        self.actions = [
-            a for a in self.actions if isinstance(a, OpenMicrodata | OpenTableData | SpecifyTable)
-        ]
-        mode, keep = (totals_mode, keep_status) if self.kind == "tabular" else (0, False)
-        self.actions.append(ComputeTables(mode, keep))
-        for no, t in enumerate(tables, start=1):
-            counts = np.bincount(np.asarray(t.status, dtype=np.int64), minlength=15)
-            self.add_log(
-                f"Table {no} computed: {t.n_cells:,} cells, "
-                f"{int(counts[3:10].sum()):,} primary unsafe, {int(counts[14]):,} empty"
-            )
-        progress(ProgressEvent("Tables ready", fraction=1.0))
-        return tables
+        return specifying.compute_tables(self, progress, cancel, totals_mode, keep_status)
 
     def _distances(self, table: Table) -> list[list[int]] | None:
-        if table.spec.cost.kind != "distance":
-            return None
-        meta = self.metadata
-        return [list(getattr(meta.find(d.name), "distance", None) or [1]) for d in table.dims]
+        return specifying.distances(self, table)
 
     # ------------------------------------------------------------------ recompute what changed
     def tables_kept(self, specs: Sequence[TableSpec]) -> dict[int, int]:
@@ -556,34 +331,12 @@ class Session:
 
         Only microdata tables are kept (a table file is read again as a whole), and tables
         protected together are kept only if the table set does not change at all."""
-        old = self._computed_specs()
-        if self.kind != "microdata" or not old:
-            return {}
-        kept: dict[int, int] = {}
-        for new_no, spec in enumerate(specs, start=1):
-            for old_no, before in enumerate(old, start=1):
-                if old_no not in kept.values() and before == spec:
-                    kept[new_no] = old_no
-                    break
-        unchanged = (
-            len(specs) == len(old)
-            and all(kept.get(n) == n for n in kept)
-            and (len(kept) == len(old))
-        )
-        if self._linked_protection() and not unchanged:
-            return {}
-        return kept
+        return specifying.tables_kept(self, specs)
 
     def work_lost_by(self, specs: Sequence[TableSpec]) -> list[int]:
         """The computed tables (old numbers) whose recodes, status changes, a-priori files or
         protection Specify | Tables with `specs` would drop: the GUI asks before that."""
-        kept = set(self.tables_kept(specs).values())
-        linked = self._linked_protection()
-        return [
-            no
-            for no in range(1, len(self.tables) + 1)
-            if no not in kept and (linked or any(a.table == no for a in self._table_work()))
-        ]
+        return specifying.work_lost_by(self, specs)
 
     def update_tables(
         self,
@@ -594,98 +347,12 @@ class Session:
         """Specify | Tables → Compute: only new and changed tables are computed; every other
         table keeps its Table, recodes, status changes and protection (renumbered when tables
         before it were removed). Returns the numbers of the tables computed now."""
-        specs = list(specs)
-        kept = self.tables_kept(specs)
-        if not kept:
-            self.specify_tables(specs, progress, cancel)
-            return list(range(1, len(self.tables) + 1))
-        fresh = [no for no in range(1, len(specs) + 1) if no not in kept]
-        if not fresh and len(specs) == len(self.tables):
-            self.add_log("Tables unchanged: nothing to compute")
-            return []
-        for spec in specs:
-            self._check_spec(spec)
-        built = self._build_microdata_tables([specs[no - 1] for no in fresh], progress, cancel)
-        if built is None:
-            self.add_log("Computing the tables was cancelled; the tables are as they were")
-            return []
-        by_no = dict(zip(fresh, built, strict=True))
-        tables = [
-            self.tables[kept[no] - 1] if no in kept else by_no[no]
-            for no in range(1, len(specs) + 1)
-        ]
-        renumber = {old: new for new, old in kept.items()}
-        work: list[Action] = [
-            dataclasses.replace(a, table=renumber[a.table])
-            for a in self._table_work(with_writes=True)
-            if a.table in renumber
-        ]
-        opened = [a for a in self.actions if isinstance(a, OpenMicrodata)][-1:]
-        self.actions = [
-            *opened,
-            *(SpecifyTable(copy.deepcopy(spec)) for spec in specs),
-            ComputeTables(0, False),
-            *work,
-        ]
-        self.results = {renumber[o]: r for o, r in self.results.items() if o in renumber}
-        self.specs, self.tables = specs, tables
-        self.history.clear()  # its steps name tables by their old numbers
-        for no in fresh:
-            t = self.tables[no - 1]
-            self.add_log(
-                f"Table {no} computed: {describe_spec(specs[no - 1])}, {t.n_cells:,} cells, "
-                f"{int(is_primary(t.status).sum()):,} primary unsafe, "
-                f"{int((np.asarray(t.status) == Status.EMPTY).sum()):,} empty"
-            )
-        moved = ", ".join(f"{o}" if o == n else f"{o} (now {n})" for n, o in sorted(kept.items()))
-        self.add_log(f"Tables kept as they were (specification unchanged): {moved}")
-        progress(ProgressEvent("Tables ready", fraction=1.0))
-        return fresh
-
-    def _computed_specs(self) -> list[TableSpec]:
-        """The specifications of the computed tables, as they were computed (the log's copies:
-        a spec object the caller changed in place still compares as changed)."""
-        logged = [a.spec for a in self.actions if isinstance(a, SpecifyTable)]
-        computed = any(isinstance(a, ComputeTables) for a in self.actions)
-        if not computed or len(logged) != len(self.tables):
-            return list(self.specs) if len(self.specs) == len(self.tables) else []
-        return logged
-
-    def _linked_protection(self) -> bool:
-        return bool(self.linked) or any(
-            isinstance(a, Protect) and a.table == 0 for a in self.actions
-        )
+        return specifying.update_tables(self, specs, progress, cancel)
 
     def has_table_work(self) -> bool:
         """Recodes, status changes, a-priori files or protection in the log: work a user
         loses if the session is not saved (writes and specifications are quick to redo)."""
-        return bool(self._table_work())
-
-    def _table_work(self, with_writes: bool = False) -> list[TableAction]:
-        """The logged actions on one computed table (writes only if asked: they lose nothing)."""
-        work = [a for a in self.actions if isinstance(a, TableAction) and a.table > 0]
-        return [a for a in work if with_writes or not isinstance(a, WriteTable)]
-
-    def _build_microdata_tables(
-        self, specs: list[TableSpec], progress: ProgressCallback, cancel: CancelToken | None
-    ) -> list[Table] | None:
-        """Tables from the open microdata with rules and costs applied; None when cancelled."""
-        from argusqt.io.codelists import codelist_for
-        from argusqt.model.tabulate import build_tables
-        from argusqt.rules.classify import apply_rules
-        from argusqt.rules.cost import compute_cost
-
-        log: list[str] = []
-        tables = build_tables(
-            self.metadata, self.microdata, specs, log, progress, cancel, codelist_for=codelist_for
-        )
-        self._log_lines(log)
-        if len(tables) < len(specs):
-            return None
-        for t in tables:
-            apply_rules(t)
-            compute_cost(t, self._distances(t))
-        return tables
+        return specifying.has_table_work(self)
 
     # ------------------------------------------------------------------ modify
     @undoable()
@@ -698,41 +365,12 @@ class Session:
         expand_trivial: bool = False,
     ) -> Any:
         """Apply an a-priori (`.hst`) file to a table; returns the module's report."""
-        action = ApplyApriori(table_no, Path(path), sep, ignore_errors, expand_trivial)
-        before = self.protection_state(table_no)
-        report = self._apply_apriori(action)
-        self.add_log(f"A-priori file {Path(path).name} applied to table {table_no}")
-        self._note_state(table_no, before)
-        self.actions.append(action)
-        return report
-
-    def _apply_apriori(self, a: ApplyApriori) -> Any:
-        from argusqt.io.apriori import apply_apriori
-
-        report = apply_apriori(
-            self.table(a.table),
-            a.path,
-            sep=a.sep,
-            ignore_errors=a.ignore_errors,
-            expand_trivial=a.expand_trivial,
-        )
-        self._log_lines(list(report.lines()))
-        return report
+        return changing.apply_apriori(self, table_no, path, sep, ignore_errors, expand_trivial)
 
     def recode(self, table_no: int, var: str, file_or_level: str | Path | int) -> Table:
         """Recode one explanatory variable of a table with a `.grc` file or a hierarchy level
         (recodes start from the original codes; manual status changes are lost)."""
-        return self._recode(self._recode_action(table_no, var, file_or_level))
-
-    @staticmethod
-    def _recode_action(table_no: int, var: str, file_or_level: str | Path | int) -> Recode:
-        if isinstance(file_or_level, int) or str(file_or_level).strip().isdigit():
-            return Recode(table_no, var, level=int(str(file_or_level)))
-        from argusqt.io.text import read_lines
-
-        path = Path(file_or_level)
-        text = "".join(line + "\n" for line in read_lines(path))
-        return Recode(table_no, var, grc_text=text, source=path, folder=path.parent)
+        return self._recode(recoding.recode_action(table_no, var, file_or_level))
 
     def recode_text(
         self, table_no: int, var: str, grc_text: str, folder: str | Path | None = None
@@ -744,96 +382,18 @@ class Session:
 
     @undoable()
     def _recode(self, action: Recode) -> Table:
-        return self._recode_all([action])[0]
-
-    def _recode_all(self, actions: list[Recode]) -> list[Table]:
-        """Recode several tables, all or none: every new table is built (and every check
-        passed) before the first one replaces its old table."""
-        for a in actions:
-            self._require_unprotected(a.table, "recoding")
-        done = [(a, *self._recoded(self.table(a.table), a)) for a in actions]
-        for action, new, warnings in done:
-            source = f"{action.source.name}: " if action.source is not None else ""
-            self._log_lines([f"warning: {source}{w}" for w in warnings])
-            self.tables[action.table - 1] = new
-            self.results.pop(action.table, None)
-            self.add_log(
-                f"Table {action.table}: variable {action.variable} recoded ({_how(action)})"
-            )
-            self.actions.append(action)
-        return [new for _, new, _ in done]
-
-    def _recoded(self, table: Table, a: Recode) -> tuple[Table, list[str]]:
-        from argusqt.recode.apply import original_codelist, parse_recode_text, recode_variable
-
-        if self.kind == "tabular":
-            raise SpecificationError("recoding is not available for tabular input")
-        how: Any
-        if a.level is not None:
-            how = a.level
-        elif a.grc_text is None:
-            raise SpecificationError(
-                f"table {a.table}: the recode of {a.variable} has no recode text (from an older "
-                "session file); recode it again"
-            )
-        else:
-            where = a.source or (a.folder or Path()) / f"{a.variable} (typed recode)"
-            how = parse_recode_text(a.grc_text, original_codelist(table, a.variable), where)
-        return recode_variable(table, a.variable, how, self._distances(table))
+        return recoding.recode_all(self, [action])[0]
 
     @undoable(lambda s, table_no, var: f"removal of the recode of {var} in table {table_no}")
     def undo_recode(self, table_no: int, var: str) -> Table:
         """Back to the original coding of `var` (other recodes stay): its recodes leave the
         log, and the table is rebuilt from what remains, as a batch file would rebuild it."""
-        from argusqt.recode.apply import undo_recode
-
-        table = self.table(table_no)
-        self._require_unprotected(table_no, "undoing a recode")
-        mine = [
-            a
-            for a in self.actions
-            if isinstance(a, Recode) and a.table == table_no and a.variable.lower() == var.lower()
-        ]
-        new = undo_recode(table, var, self._distances(table))
-        self.actions = [a for a in self.actions if not any(a is m for m in mine)]
-        self.tables[table_no - 1] = new
-        self.results.pop(table_no, None)
-        self._redo_changes(table_no)
-        self.add_log(f"Table {table_no}: recode of {var} undone")
-        return self.tables[table_no - 1]
-
-    def _redo_changes(self, table_no: int) -> None:
-        """After an undo, the manual changes and a-priori files the log keeps for a table since
-        its last recode are applied again (a recode starts statuses from the rules)."""
-        start = 0
-        for k, a in enumerate(self.actions):
-            if isinstance(a, ComputeTables) or (isinstance(a, Recode) and a.table == table_no):
-                start = k + 1
-        kept: list[Action] = []
-        for k, a in enumerate(self.actions):
-            if k >= start and isinstance(a, ChangeStatus) and a.table == table_no:
-                cells = self._cells_of(self.table(table_no), a.cells)
-                if cells is None:
-                    self.add_log(
-                        f"Table {table_no}: a manual {a.change} change no longer applies (its "
-                        "cells are not in the table now) and was dropped"
-                    )
-                    continue
-                self._change(a, cells)
-            elif k >= start and isinstance(a, ApplyApriori) and a.table == table_no:
-                self._apply_apriori(a)
-            kept.append(a)
-        self.actions = kept
+        return recoding.undo_recode(self, table_no, var)
 
     # ------------------------------------------------------------------ recode across tables
     def tables_using(self, var: str) -> list[int]:
         """Numbers of the computed tables that have `var` as an explanatory variable."""
-        key = var.lower()
-        return [
-            no
-            for no, t in enumerate(self.tables, start=1)
-            if any(d.name.lower() == key for d in t.dims)
-        ]
+        return recoding.tables_using(self, var)
 
     @undoable()
     def recode_tables(
@@ -841,9 +401,10 @@ class Session:
     ) -> list[int]:
         """Recode `var` in every table that uses it (a variable has one coding in a
         publication), or in table `only`; all or none. Returns the tables recoded."""
-        numbers = self._recode_targets(var, only)
-        self._require_all_unprotected(numbers, var)
-        self._recode_all([self._recode_action(no, var, file_or_level) for no in numbers])
+        numbers = recoding.recode_targets(self, var, only)
+        recoding.require_all_unprotected(self, numbers, var)
+        actions = [recoding.recode_action(no, var, file_or_level) for no in numbers]
+        recoding.recode_all(self, actions)
         return numbers
 
     @undoable()
@@ -852,9 +413,11 @@ class Session:
     ) -> list[int]:
         """`recode_tables` with `.grc` text typed in the GUI (see `recode_text`)."""
         where = Path(folder) if folder is not None else None
-        numbers = self._recode_targets(var, only)
-        self._require_all_unprotected(numbers, var)
-        self._recode_all([Recode(no, var, grc_text=grc_text, folder=where) for no in numbers])
+        numbers = recoding.recode_targets(self, var, only)
+        recoding.require_all_unprotected(self, numbers, var)
+        recoding.recode_all(
+            self, [Recode(no, var, grc_text=grc_text, folder=where) for no in numbers]
+        )
         return numbers
 
     @undoable(
@@ -866,59 +429,7 @@ class Session:
     def undo_recode_tables(self, var: str, only: int | None = None) -> list[int]:
         """Back to the original coding of `var` in every table recoded on it (or in table
         `only`); checked for all before any changes. Returns the tables changed."""
-        numbers = [
-            no
-            for no in self._recode_targets(var, only)
-            if any(
-                isinstance(a, Recode) and a.table == no and a.variable.lower() == var.lower()
-                for a in self.actions
-            )
-        ]
-        if not numbers:
-            raise SpecificationError(f"{var} has not been recoded: there is no recode to undo")
-        for no in numbers:
-            self._require_unprotected(no, "undoing a recode")
-        for no in numbers:
-            self.undo_recode(no, var)
-        return numbers
-
-    def _require_all_unprotected(self, numbers: list[int], var: str) -> None:
-        """A recode of every table that uses `var` names the way out when one is protected."""
-        if len(numbers) < 2:
-            return
-        for no in numbers:
-            try:
-                self._require_unprotected(no, "recoding")
-            except SpecificationError as exc:
-                others = ", ".join(str(n) for n in numbers if n != no)
-                raise SpecificationError(
-                    f"{exc}; {var} is recoded in every table that uses it (tables "
-                    f"{', '.join(str(n) for n in numbers)}) and nothing was recoded. Undo the "
-                    f"protection of table {no}, or recode table {others} only"
-                ) from None
-
-    def _recode_targets(self, var: str, only: int | None) -> list[int]:
-        if only is not None:
-            if only not in self.tables_using(var):
-                raise SpecificationError(f"table {only} does not use the variable {var}")
-            return [only]
-        numbers = self.tables_using(var)
-        if not numbers:
-            raise SpecificationError(f"no computed table uses the variable {var}")
-        return numbers
-
-    def _require_unprotected(self, table_no: int, what: str) -> None:
-        table = self.table(table_no)
-        status = np.asarray(table.status)
-        if (
-            table.published is not None
-            or table.interval_lower is not None
-            or is_secondary(status).any()
-        ):
-            raise SpecificationError(
-                f"table {table_no} has been protected; {what} is only possible before protection "
-                "(undo the protection first)"
-            )
+        return recoding.undo_recode_tables(self, var, only)
 
     # ------------------------------------------------------------------ manual changes
     def set_status(
@@ -951,89 +462,13 @@ class Session:
         value: float | None = None,
         upper: float | None = None,
     ) -> int:
-        table = self.table(table_no)
-        idx = np.atleast_1d(np.asarray(cells, dtype=np.int64))
-        codes = tuple(table.cell_codes(int(c)) for c in idx.tolist())
-        action = ChangeStatus(table_no, change, codes, value, upper)
-        before = self.protection_state(table_no)
-        try:
-            n = self._change(action, idx)
-        finally:
-            self._note_state(table_no, before)
-        self.add_log(f"Table {table_no}: {change} on {len(idx)} cell(s), {n} changed")
-        self.actions.append(action)
-        return n
-
-    def _change(self, a: ChangeStatus, cells: np.ndarray) -> int:
-        from argusqt.rules import changes
-
-        table = self.table(a.table)
-        if a.change == "cost":
-            return changes.set_cost(table, cells, float(a.value or 0.0))
-        if a.change == "levels":
-            return changes.set_protection_levels(
-                table, cells, float(a.value or 0.0), float(a.upper or 0.0)
-            )
-        fn = {
-            "safe": changes.set_safe,
-            "unsafe": changes.set_unsafe,
-            "protected": changes.set_protected,
-        }[a.change]
-        return fn(table, cells)
-
-    @staticmethod
-    def _cells_of(table: Table, codes: tuple[tuple[str, ...], ...]) -> np.ndarray | None:
-        """Cell indices of cells named by their codes; None when one is not in the table."""
-        index = [{c: i for i, c in enumerate(d.codes)} for d in table.dims]
-        out = []
-        for cell in codes:
-            if len(cell) != len(index):
-                return None
-            nodes = [index[d].get(c) for d, c in enumerate(cell)]
-            if any(n is None for n in nodes):
-                return None
-            out.append(table.cell_index(tuple(int(n) for n in nodes if n is not None)))
-        return np.asarray(out, dtype=np.int64)
+        return changing.record_change(self, table_no, change, cells, value, upper)
 
     @undoable(lambda s, table_no: f"removal of the secondary suppressions of table {table_no}")
     def undo_protection(self, table_no: int) -> int:
         """Undo the secondary suppressions (and published values) of a method; its run leaves
         the log. Tables protected together are undone together. Returns cells changed."""
-        from argusqt.rules import changes
-
-        linked = table_no in self.linked and any(
-            isinstance(a, Protect) and a.table == 0 for a in self.actions
-        )
-        numbers = list(self.linked) if linked else [table_no]
-        n = 0
-        for no in numbers:
-            table = self.table(no)
-            before = self.protection_state(no)
-            n += changes.undo_secondary(table)
-            table.published = None
-            table.interval_lower = table.interval_upper = None
-            table.protected_print = table.cleared_print = None  # no protection left
-            table.protection = None
-            table.audit = None
-            self.results.pop(no, None)
-            self._note_state(no, before)
-        self.actions = [
-            a
-            for a in self.actions
-            if not (isinstance(a, Protect) and (a.table in numbers or (linked and a.table == 0)))
-        ]
-        if linked:
-            self.linked = []
-            self.linked_cleared = None
-            self.add_log(
-                f"Tables {numbers} were protected together: their secondary suppressions are "
-                f"undone together ({n} cell{'s' if n != 1 else ''})"
-            )
-        else:
-            self.add_log(
-                f"Table {table_no}: secondary suppressions undone ({n} cell{'s' if n != 1 else ''})"
-            )
-        return n
+        return changing.undo_protection(self, table_no)
 
     # ------------------------------------------------------------------ undo / redo
     def undo_label(self) -> str | None:
@@ -1060,7 +495,7 @@ class Session:
         self.add_log(f"{'Redo' if redo else 'Undo'}: {step.label}")
         for no in step.tables:
             if no in states and no <= len(self.tables):
-                self._note_state(no, states[no])
+                changing.note_state(self, no, states[no])
         return list(step.tables)
 
     # ------------------------------------------------------------------ protect
@@ -1080,125 +515,7 @@ class Session:
 
         The method solves the problem the user posed: the primaries and the manual and
         a-priori statuses, never the secondaries of the method run before (docs/design.md)."""
-        from argusqt.model.status import is_suppressed
-        from argusqt.protection.audit.outsider import audit as run_audit
-        from argusqt.protection.core import registry
-        from argusqt.protection.core.problem import CSPProblem
-        from argusqt.protection.run import run_method
-        from argusqt.rules.changes import keep_pattern, posed_status
-
-        desc = registry.get(method)
-        p = desc.params.coerce(params)
-        table = self.table(table_no)
-        options = desc.options_for(p, registry.table_facts(table, table_no))
-        self._check_numbers(table, table_no)
-        start = posed_status(table)
-        problem = CSPProblem.from_table(table, status=start)
-        self.add_log(f"Table {table_no}: {desc.name} started with {p.describe()}")
-        self._log_lines(p.without_effect())
-        if desc.kind != "suppress":
-            options.setdefault("seed", self._seed(problem))
-        try:
-            result = run_method(problem, desc.name, options, progress, cancel)
-            for line in result.log or []:
-                self.add_log(f"  {line}")
-            audit = result.audit
-            if audit is None and desc.kind == "suppress":
-                audit = run_audit(
-                    problem, is_suppressed(result.status), progress=progress, cancel=cancel
-                )
-                result.audit = audit
-        except Cancelled as exc:
-            raise self._cancelled([table_no], exc) from None
-        except ArgusError:
-            raise
-        except Exception as exc:
-            explained = _explain_solver_failure(table, table_no, desc.name, exc)
-            if explained is None:
-                raise
-            raise explained from exc
-        if audit is not None and not audit.ok:
-            self.add_log(audit.summary())
-            raise AuditError(
-                f"{desc.name} on table {table_no}: {audit.summary()} The table was left unchanged."
-            )
-        keep_pattern(table, start, result.status)
-        # a new method's face replaces the last one's: no rounded values under a suppression
-        adjusted = desc.kind == "adjust" and result.published is not None
-        table.published = np.asarray(result.published, dtype=float) if adjusted else None
-        if result.interval_lower is not None and result.interval_upper is not None:
-            table.interval_lower = np.asarray(result.interval_lower, dtype=float)
-            table.interval_upper = np.asarray(result.interval_upper, dtype=float)
-        else:
-            table.interval_lower = table.interval_upper = None
-        public = tuple(
-            (k, float(result.figures[k]))
-            for k in ("base", "steps")
-            if desc.face == "round" and k in result.figures
-        )
-        table.protection = ProtectionInfo(desc.name, desc.face, p.describe(), public)
-        table.audit = audit
-        mark_protected(table, result.verdict)
-        if result.verdict is not None and not result.verdict.ok:
-            self.add_log(f"Table {table_no}: NOT PUBLISHABLE: {result.verdict.summary()}")
-        self.results[table_no] = result
-        done = "cancelled" if result.cancelled else "finished"
-        if result.timed_out and not result.cancelled:
-            done += f" ({TIME_LIMIT_DECIDED})"
-        figures = "; ".join(result.outcome_lines(desc.face, table.value))
-        self.add_log(
-            f"Table {table_no}: {desc.name} {done} in {result.elapsed:,.1f} s: {figures}"
-            + (f"; {audit.summary()}" if audit is not None else "")
-        )
-        if result.cancelled:
-            result.cancel_note = kept_after_cancel(table_no, result, desc.kind)
-            self.add_log(result.cancel_note)
-        self.actions.append(Protect(table_no, desc.name, p))
-        return result
-
-    def _seed(self, problem: Any) -> int:
-        """The session's confidential seed; the first time derived from the data, so a batch
-        run twice gives the same output (rule 2) while nobody without the data can know it.
-
-        Besides the table's values and levels it digests the whole data file: every record
-        and every column, which no attacker can guess, whereas a small table's few unknown
-        values could be tried one by one against the published intervals."""
-        if self.protection_seed is None:
-            from argusqt.protection.audit.disclosure import confidential_seed
-
-            seed = confidential_seed(problem)
-            digest = _file_digest(self.data_path)
-            if digest is not None:
-                seed = int.from_bytes(digest[:8], "big") ^ seed
-                seed >>= 1  # a non-negative 63-bit seed, as confidential_seed gives
-            self.protection_seed = seed
-        return self.protection_seed
-
-    def _cancelled(self, numbers: list[int], exc: Cancelled) -> Cancelled:
-        """A cancel that kept no new pattern: the one message the log, the dialogs, the
-        Solver panel and the API give, saying what the tables hold now."""
-        states = "; ".join(self._unchanged(no) for no in numbers)
-        which = f"Table {numbers[0]}" if len(numbers) == 1 else f"Tables {numbers}"
-        note = f"{which}: {exc.message.rstrip('.')}. Nothing changed: {states}."
-        self.add_log(note)
-        return Cancelled(note)
-
-    def _unchanged(self, table_no: int) -> str:
-        """What a table holds after a Protect that changed nothing, in words."""
-        t = self.table(table_no)
-        state = self.protection_state(table_no)
-        if t.protection is not None and state in ("cleared", "protected"):
-            return (
-                f"table {table_no} keeps its {t.protection.method} pattern, which passed the audit"
-            )
-        if t.protection is not None:
-            return (
-                f"table {table_no} keeps its statuses ({t.protection.method}'s pattern changed "
-                "by hand since: not protected)"
-            )
-        if state == "nothing to protect":
-            return f"table {table_no} has no unsafe cells"
-        return f"table {table_no} stays unprotected"
+        return protecting.protect(self, table_no, method, params, progress, cancel)
 
     @undoable()
     def protect_linked(
@@ -1210,117 +527,7 @@ class Session:
     ) -> list[ProtectionResult]:
         """All tables protected together (batch table 0), by a method whose descriptor says
         how (`linked`: the joint problem, or MOD's cover table); one result per table."""
-        from argusqt.model.status import is_suppressed
-        from argusqt.protection.audit.outsider import audit as run_audit
-        from argusqt.protection.core import registry
-        from argusqt.protection.core.problem import CSPProblem
-        from argusqt.protection.suppress.linked import protect_linked
-        from argusqt.rules.changes import keep_pattern, posed_status
-
-        desc = registry.get(method)
-        registry.require_linked(desc)
-        p = desc.params.coerce(params)
-        if not self.tables:
-            raise SpecificationError("there are no tables to protect together: compute them first")
-        options = desc.options_for(p, registry.table_facts(self.tables[0], 1))
-        for no, t in enumerate(self.tables, start=1):
-            self._check_numbers(t, no)
-        starts = [posed_status(t) for t in self.tables]
-        problems = [
-            CSPProblem.from_table(t, status=s) for t, s in zip(self.tables, starts, strict=True)
-        ]
-        self.add_log(f"Linked tables 1–{len(problems)}: {desc.name} started with {p.describe()}")
-        self._log_lines(p.without_effect())
-        numbers = list(range(1, len(self.tables) + 1))
-        try:
-            cover = self._linked_cover(problems) if desc.linked == "cover" else None
-            results = protect_linked(problems, desc.name, options, progress, cancel, cover=cover)
-        except Cancelled as exc:
-            raise self._cancelled(numbers, exc) from None
-        audits = []
-        for no, (prob, res) in enumerate(zip(problems, results, strict=True), start=1):
-            verdict = res.audit or run_audit(prob, is_suppressed(res.status), cancel=None)
-            if not verdict.ok:
-                self.add_log(f"Table {no}: {verdict.summary()}")
-                raise AuditError(
-                    f"{desc.name} on linked tables: table {no}: {verdict.summary()} "
-                    "The tables were left unchanged."
-                )
-            audits.append(verdict)
-        for no, (t, res, verdict) in enumerate(zip(self.tables, results, audits, strict=True), 1):
-            res.audit = verdict
-            keep_pattern(t, starts[no - 1], res.status)
-            t.published = t.interval_lower = t.interval_upper = None  # a suppression's face
-            t.protection = ProtectionInfo(desc.name, desc.face, p.describe() + " (linked)")
-            t.audit = verdict
-            mark_protected(t)
-            self.results[no] = res
-            self.add_log(
-                f"Table {no} (linked): {'; '.join(res.outcome_lines(desc.face, t.value))}; "
-                f"{verdict.summary()}"
-            )
-            if res.cancelled:
-                res.cancel_note = kept_after_cancel(no, res, desc.kind)
-                self.add_log(res.cancel_note)
-        self.linked = list(range(1, len(self.tables) + 1))
-        self.linked_cleared = None
-        self.actions.append(Protect(0, desc.name, p))
-        return results
-
-    def _check_numbers(self, table: Table, table_no: int) -> None:
-        """check_solver_numbers, its message pointing at the data record with the largest
-        response (file and line) when the table comes from microdata."""
-        try:
-            check_solver_numbers(table, table_no)
-        except MethodError as exc:
-            raise MethodError(exc.message + self._largest_record(table_no)) from None
-
-    def _largest_record(self, table_no: int) -> str:
-        """`; the largest num1 in data.asc is 1e+300 (line 6)`, or "" when not known."""
-        spec = self.specs[table_no - 1] if table_no <= len(self.specs) else None
-        micro, data = self.microdata, self.data_path
-        if spec is None or spec.response is None or micro is None or data is None:
-            return ""
-        try:
-            values = np.asarray(micro.values(spec.response), dtype=float)
-        except (KeyError, ValueError, AttributeError):
-            return ""
-        if values.size == 0:
-            return ""
-        k = int(np.nanargmax(np.abs(np.nan_to_num(values, nan=0.0))))
-        return (
-            f". The largest {spec.response} in {data.name} is {values[k]:.6g} "
-            f"(line {micro.line_of(k)})"
-        )
-
-    def _linked_cover(self, problems: list) -> Any:
-        """MOD on linked tables from microdata: the cover table over all their variables.
-
-        None when every cover cell is in some table (the joint problem is the cover) or
-        there is no microdata; the cover gets the first table's response, rules and cost.
-        """
-        from argusqt.protection.core.problem import CSPProblem
-        from argusqt.protection.suppress.linked import build_linked_problem, cover_dims
-
-        if self.kind != "microdata" or self.microdata is None:
-            return None
-        if build_linked_problem(problems)[0].dims is not None:
-            return None
-        from argusqt.io.codelists import codelist_for
-        from argusqt.model.tabulate import build_table
-        from argusqt.rules.classify import apply_rules
-        from argusqt.rules.cost import compute_cost
-
-        first = self.tables[0].spec
-        names = [c.name for c in cover_dims(problems)[0]]
-        spec = TableSpec(names, first.response, first.shadow, first.cost, first.rules)
-        log: list[str] = []
-        table = build_table(self.metadata, self.microdata, spec, log, codelist_for=codelist_for)
-        apply_rules(table)
-        compute_cost(table, self._distances(table))
-        self._log_lines(log)
-        self.add_log(f"Linked tables: cover table {' × '.join(names)}, {table.n_cells} cells")
-        return CSPProblem.from_table(table)
+        return protecting.protect_linked(self, method, params, progress, cancel)
 
     # ------------------------------------------------------------------ output
     def write_table(
@@ -1342,57 +549,9 @@ class Session:
 
         A file for publication is written only if the table passes the publication gate
         (PublicationError naming the cells otherwise; nothing is written)."""
-        from argusqt.export.writetable import TAU_EXACT, is_confidential, write_table
-        from argusqt.io.confidential import confidential_path, sidecar_path
-
-        if Path(path).is_dir():  # else the error would name the hidden temporary file
-            raise SpecificationError(f"{path} is a folder; name a file to write table {table_no}")
-        table = self.table(table_no)
-        html = confidential_path(Path(path).with_suffix(".html"))
-        side = {1: [confidential_path(path)], 5: [Path(path).with_suffix(".rda")]}.get(
-            out_type, [sidecar_path(path)]
+        return output.write_table(
+            self, table_no, out_type, options, path, report, progress, cancel, tau_exact=tau_exact
         )
-        self.check_outputs(
-            path, *side, *([html] if report else []), action=f"saving table {table_no}"
-        )
-        try:
-            if table_no in self.linked and not is_confidential(out_type, options, path):
-                self._clear_linked(progress, cancel)
-            files = write_table(
-                table, out_type, options, path, progress, cancel, tau_exact=tau_exact
-            )
-        except PublicationError as exc:
-            self.add_log(f"Table {table_no} NOT written to {path}: {exc}")
-            raise PublicationError(f"table {table_no}: {exc}", cells=exc.cells) from None
-        if report:
-            files.append(self.write_report(table_no, html))
-        what = (
-            "CONFIDENTIAL, not for publication: "
-            if is_confidential(out_type, options, path)
-            else ""
-        )
-        self.add_log(f"Table {table_no} written ({what}{', '.join(str(f) for f in files)})")
-        opt = (
-            options
-            if isinstance(options, str)
-            else "".join(f"{k}{'+' if v else '-'}" for k, v in options.items())
-        )
-        if tau_exact and f"{TAU_EXACT}+" not in opt.upper().replace(" ", ""):
-            opt += f"{TAU_EXACT}+"
-        self.actions.append(WriteTable(table_no, out_type, opt, Path(path)))
-        return files
-
-    def _clear_linked(self, progress: ProgressCallback, cancel: CancelToken | None) -> None:
-        """The joint publication audit of the tables protected together (once per change)."""
-        from argusqt.export.gate import clear_linked_for_publication, linked_fingerprint
-
-        tables = [self.table(n) for n in self.linked]
-        if self.linked_cleared == linked_fingerprint(tables):
-            return
-        self.linked_cleared = clear_linked_for_publication(
-            tables, self.linked, progress=progress, cancel=cancel
-        )
-        self.add_log(f"Linked tables {self.linked}: joint publication audit passed")
 
     def write_confidential(
         self,
@@ -1404,23 +563,7 @@ class Session:
         """The confidential workbook: the table with status colours, the cell list (statuses,
         true values, protection levels, audit intervals) and the report. Not for publication:
         its name contains CONFIDENTIAL (added when missing). Returns the path written."""
-        from argusqt.export.excel import ExcelOptions, write_excel
-        from argusqt.io.confidential import confidential_path
-
-        table = self.table(table_no)
-        self.check_outputs(confidential_path(path), action="saving the CONFIDENTIAL workbook")
-        info = self._report_info(table_no)
-        written = write_excel(
-            table,
-            path,
-            ExcelOptions(confidential=True),
-            audit=getattr(table, "audit", None),
-            report_info=info,
-            progress=progress,
-            cancel=cancel,
-        )
-        self.add_log(f"Table {table_no}: CONFIDENTIAL workbook (not for publication) {written}")
-        return written
+        return output.write_confidential(self, table_no, path, progress, cancel)
 
     # ------------------------------------------------------------------ what the GUI asks
     @staticmethod
@@ -1458,11 +601,7 @@ class Session:
 
     def save_text(self, path: str | Path, text: str) -> Path:
         """Write a text file the user asked for (a `.grc`), atomically (never over an input)."""
-        from argusqt.io.atomic import atomic_write_text
-
-        self.check_outputs(path, action="saving")
-        atomic_write_text(Path(path), text)
-        return Path(path)
+        return output.save_text(self, path, text)
 
     @staticmethod
     def write_metadata(metadata: Metadata, path: str | Path) -> Path:
@@ -1483,18 +622,7 @@ class Session:
         table's own state (export.gate), except that a table protected together with others
         is not 'cleared' while the set's joint publication audit is not current (another
         table of the set changed). Fingerprints only: no audit runs (the GUI thread asks)."""
-        from argusqt.export.gate import linked_fingerprint
-
-        state, words = table_protection(table)
-        no = next((i for i, t in enumerate(self.tables, 1) if t is table), None)
-        if state == "cleared" and no is not None and no in self.linked:
-            tables = [self.table(n) for n in self.linked]
-            if self.linked_cleared != linked_fingerprint(tables):
-                return "protected", (
-                    f"protected together with tables {', '.join(map(str, self.linked))}, whose "
-                    "joint publication audit has not passed on their current statuses"
-                )
-        return state, words
+        return output.clipboard_state(self, table)
 
     def audit_publication(
         self,
@@ -1504,15 +632,7 @@ class Session:
     ) -> str:
         """Run the publication gate now (outsider and insider audit of the current statuses);
         returns its verdict in words, PublicationError naming the cells when it fails."""
-        from argusqt.export.gate import clear_for_publication
-
-        try:
-            text = clear_for_publication(self.table(table_no), progress=progress, cancel=cancel)
-        except PublicationError as exc:
-            self.add_log(f"Table {table_no}: publication audit failed: {exc}")
-            raise PublicationError(f"table {table_no}: {exc}", cells=exc.cells) from None
-        self.add_log(f"Table {table_no}: publication audit: {text}")
-        return text
+        return output.audit_publication(self, table_no, progress, cancel)
 
     def published_frame(
         self,
@@ -1523,45 +643,11 @@ class Session:
         """The table as a pandas DataFrame for publication (codes, labels, published values,
         NA where suppressed); only through the publication gate (PublicationError naming the
         cells otherwise)."""
-        from argusqt.export.frame import published_frame
-
-        try:
-            if table_no in self.linked:  # the same joint audit as write_table
-                self._clear_linked(progress, cancel)
-            frame = published_frame(self.table(table_no), progress=progress, cancel=cancel)
-        except PublicationError as exc:
-            self.add_log(f"Table {table_no} NOT published as a data frame: {exc}")
-            raise PublicationError(f"table {table_no}: {exc}", cells=exc.cells) from None
-        self.add_log(f"Table {table_no} published as a data frame ({len(frame)} cells)")
-        return frame
-
-    def _note_state(self, table_no: int, before: str) -> None:
-        """Log when a change leaves a protected table no longer protected."""
-        after = self.protection_state(table_no)
-        if before in ("cleared", "protected") and after == "changed":
-            self.add_log(
-                f"Table {table_no} is NOT PROTECTED any more: its statuses changed after "
-                "protection; protect it again (or pass the publication audit) before publishing"
-            )
-
-    def _report_info(self, table_no: int) -> dict[str, Any]:
-        files: dict[str, str] = {}
-        if self.kind == "microdata":
-            files = {"Microdata": str(self.data_path), "Metadata": str(self.meta_path)}
-        elif self.kind == "tabular" and table_no <= len(self.sources):
-            src = self.sources[table_no - 1]
-            files = {"Table file": str(src.tab_path), "Metadata": str(src.meta_path)}
-        info: dict[str, Any] = {"files": files}
-        result = self.results.get(table_no)
-        if result is not None:
-            info |= {"method": result.method, "elapsed": result.elapsed, "audit": result.audit}
-        return info
+        return output.published_frame(self, table_no, progress, cancel)
 
     def report_html(self, table_no: int) -> str:
         """The table's report as HTML, to show (View | Report); it holds per-status sums."""
-        from argusqt.export.report import report_html
-
-        return report_html(self.table(table_no), self._report_info(table_no))
+        return output.report_html(self, table_no)
 
     def write_report(self, table_no: int, path: str | Path, *, tau_name: bool = False) -> Path:
         """The HTML report of a table (files, structure, rules, method, status summary).
@@ -1570,16 +656,7 @@ class Session:
         title, and CONFIDENTIAL is added to its name when missing). `tau_name` keeps the name
         as given — batch `<WRITETABLE>` writes τ-Argus's `<name>.html`, which scripts look
         for; the marking is then in the content only. Returns the path written."""
-        from argusqt.export.report import write_report
-        from argusqt.io.confidential import confidential_path
-
-        table = self.table(table_no)
-        info = self._report_info(table_no)
-        atomic_path = Path(path) if tau_name else confidential_path(path)
-        self.check_outputs(atomic_path, action=f"saving the report of table {table_no}")
-        write_report(table, atomic_path, info)
-        self.add_log(f"Table {table_no}: CONFIDENTIAL report (not for publication) {atomic_path}")
-        return atomic_path
+        return output.write_report(self, table_no, path, tau_name=tau_name)
 
     def write_apriori(
         self,
@@ -1590,97 +667,7 @@ class Session:
         sep: str = ",",
     ) -> int:
         """Output | Generate apriori from the table's current statuses; returns lines written."""
-        from argusqt.io.apriori import write_apriori
-
-        self.check_outputs(path, action="writing the a-priori file")
-        n = write_apriori(self.table(table_no), path, actions, keep, sep)
-        self.add_log(
-            f"A-priori file {path} written from table {table_no} ({n} lines; CONFIDENTIAL, "
-            "not for publication: cell statuses)"
-        )
-        return n
-
-
-# ---------------------------------------------------------------------- helpers
-#: Ratio of the largest to the smallest non-zero cell value beyond which a solver failure is
-#: put down to precision (measured on batch_ex2, smallest cell ≈ 1e3: one record of 3e10 still
-#: works, 1e11 makes the attacker LP fail). Only used to explain a failure, never to refuse.
-SOLVER_RANGE = 1e7
-#: Largest cell value (or protection level) a protection method is given: beyond 2^53 ≈ 9e15
-#: sums of whole numbers are no longer exact, and the LP solvers fail with errors of their own.
-MAX_SOLVER_VALUE = 1e15
-
-
-def _file_digest(path: Path | None) -> bytes | None:
-    """SHA-256 of a regular file's bytes, read in blocks (None when there is no such file)."""
-    if path is None or not Path(path).is_file():
-        return None
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.digest()
-
-
-def kept_after_cancel(table_no: int, result: ProtectionResult, kind: str) -> str:
-    """The one message after a cancel that kept a result: which result and its audit."""
-    what = "pattern" if kind == "suppress" else "result"
-    verdict = result.verdict if result.verdict is not None else result.audit
-    audit = verdict.summary() if verdict is not None else "no audit"
-    return (
-        f"Table {table_no}: {result.method} cancelled: the best {what} found before the cancel "
-        f"was kept. {audit}"
-    )
-
-
-def check_solver_numbers(table: Table, table_no: int) -> None:
-    """Refuse a table whose numbers are not finite before a solver sees them (an overflow
-    would otherwise surface as a solver error)."""
-    for what, arr in (
-        ("values", table.value),
-        ("costs", table.cost),
-        ("protection levels", table.lpl),
-        ("protection levels", table.upl),
-    ):
-        arr = np.asarray(arr, dtype=float)
-        bad = np.flatnonzero(~np.isfinite(arr))
-        if bad.size:
-            codes = ", ".join(table.cell_codes(int(bad[0])))
-            raise MethodError(
-                f"table {table_no}: {bad.size} cell(s) have {what} that are not finite numbers "
-                f"(first: cell ({codes})); the input values are too large. Rescale the data "
-                "(e.g. thousands) and read it again"
-            )
-        if what == "costs":  # derived (scaled by the methods); the values bound them
-            continue
-        huge = np.flatnonzero(np.abs(arr) > MAX_SOLVER_VALUE)
-        if huge.size:
-            k = int(huge[np.argmax(np.abs(arr[huge]))])
-            codes = ", ".join(table.cell_codes(k))
-            raise MethodError(
-                f"table {table_no}: {huge.size} cell(s) have {what} beyond "
-                f"{MAX_SOLVER_VALUE:.0e} (largest: {arr[k]:.6g}, cell ({codes})); sums of "
-                "such numbers are not exact and no solver can protect them. Check the largest "
-                "values in the data or rescale the response (e.g. thousands) and read it again"
-            )
-
-
-def _explain_solver_failure(
-    table: Table, table_no: int, method: str, exc: Exception
-) -> MethodError | None:
-    """A solver failure on a table whose values span more digits than LP solvers keep is an
-    input problem with a fix (rescale); anything else stays an internal error."""
-    a = np.abs(np.asarray(table.value, dtype=float))
-    a = a[a > 0]
-    if a.size == 0 or a.max() / a.min() <= SOLVER_RANGE:
-        return None
-    big = ", ".join(table.cell_codes(int(np.argmax(np.abs(table.value)))))
-    return MethodError(
-        f"{method} on table {table_no}: the solver failed ({type(exc).__name__}: {exc}). The "
-        f"cell values range from {a.min():g} to {a.max():g} (cell ({big})), beyond about "
-        f"{SOLVER_RANGE:.0e} : 1, where solvers lose precision; check the largest values in "
-        "the data or rescale the response (e.g. thousands)"
-    )
+        return output.write_apriori(self, table_no, path, actions, keep, sep)
 
 
 def install_cleanup() -> None:
@@ -1721,46 +708,9 @@ def preload() -> None:
         importlib.import_module(name)
 
 
-def published_face(table: Table) -> np.ndarray:
-    """Each cell as it would be published (`x` suppressed, `-` empty, rounded, adjusted or
-    interval values): what leaves the program by the clipboard too."""
-    from argusqt.export.codevalue import shown_values
-
-    return shown_values(table)
-
-
-def spreadsheet_safe(text: str) -> str:
-    """`text` with a `'` in front when a spreadsheet would run it as a formula."""
-    from argusqt.io.textcells import neutralise
-
-    return neutralise(text)
-
-
-def table_protection(table: Table) -> tuple[str, str]:
-    """(state, words) of a table on its way to publication (export.gate): 'cleared',
-    'protected', 'changed', 'unprotected' or 'nothing to protect'."""
-    from argusqt.export.gate import STATE_TEXT, protection_state
-    from argusqt.model.status import is_secondary
-
-    state = protection_state(table)
-    if state == "unprotected" and is_secondary(table.status).any():
-        # e.g. statuses read from a table file: the gate audits them when saving
-        return state, "not protected by a method (the pattern is audited when saved)"
-    return state, STATE_TEXT[state]
-
-
-def _how(a: Recode) -> str:
-    if a.level is not None:
-        return f"level {a.level}"
-    return a.source.name if a.source is not None else "recode typed in the dialog"
-
-
-def describe_spec(spec: TableSpec) -> str:
-    resp = spec.response or "frequency"
-    return f"{' × '.join(spec.explanatory)} | {resp}"
-
-
 __all__ = [
+    "TIME_LIMIT_DECIDED",
+    "TOTALS_MODES",
     "ArgusError",
     "LogEntry",
     "Session",

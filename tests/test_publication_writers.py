@@ -58,11 +58,11 @@ WRITERS = {
     ("argusqt/io/hrc.py", "write_hrc"): "hierarchy codes",
     ("argusqt/io/rda.py", "write_rda"): "metadata",
     ("argusqt/recode/grc.py", "write_grc"): "recode text",
-    ("argusqt/session.py", "Session.save_text"): "recode text typed in the GUI",
+    ("argusqt/workflow/output.py", "save_text"): "recode text typed in the GUI",
     ("argusqt/io/tables.py", "write_tabular_input"): "the caller's own input, for reading",
     ("argusqt/io/framefiles.py", "write_microdata_files"): "the caller's own microdata, for "
     "reading again; its .rda's first line says CONFIDENTIAL (test_frame_session.py)",
-    ("argusqt/session.py", "Session.write_temporary_tables"): "the caller's own ready table, "
+    ("argusqt/workflow/opening.py", "write_temporary_tables"): "the caller's own ready table, "
     "for reading again; its .rda's first line says CONFIDENTIAL (test_frame_session.py)",
     ("argusqt/io/atomic.py", "atomic_write_text"): "the atomic writer itself",
     ("argusqt/io/atomic.py", "_backup"): "the atomic writer's backup of a replaced file",

@@ -1,0 +1,268 @@
+"""Output: every file a session writes (through the publication gate or marked CONFIDENTIAL),
+the publication audit on demand and what leaves by the clipboard."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from argusqt.actions import WriteTable
+from argusqt.errors import PublicationError, SpecificationError
+from argusqt.model.status import is_secondary
+from argusqt.model.table import Table
+from argusqt.progress import CancelToken, ProgressCallback, no_progress
+
+if TYPE_CHECKING:
+    from argusqt.session import Session
+
+
+def write_table(
+    s: Session,
+    table_no: int,
+    out_type: int,
+    options: str | dict[str, bool],
+    path: str | Path,
+    report: bool = False,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+    *,
+    tau_exact: bool = False,
+) -> list[Path]:
+    """Save table `table_no` as type 1–6 (argusqt/docs/formats.md §10); `report` adds the
+    (confidential) HTML report next to it (base name + `_CONFIDENTIAL.html`). `tau_exact`
+    (option `TA+`) writes codes and labels byte for byte as τ-Argus; by default one a
+    spreadsheet would run as a formula gets a `'` in front. Returns the files written.
+
+    A file for publication is written only if the table passes the publication gate
+    (PublicationError naming the cells otherwise; nothing is written)."""
+    from argusqt.export.writetable import TAU_EXACT, is_confidential, write_table
+    from argusqt.io.confidential import confidential_path, sidecar_path
+
+    if Path(path).is_dir():  # else the error would name the hidden temporary file
+        raise SpecificationError(f"{path} is a folder; name a file to write table {table_no}")
+    table = s.table(table_no)
+    html = confidential_path(Path(path).with_suffix(".html"))
+    side = {1: [confidential_path(path)], 5: [Path(path).with_suffix(".rda")]}.get(
+        out_type, [sidecar_path(path)]
+    )
+    s.check_outputs(path, *side, *([html] if report else []), action=f"saving table {table_no}")
+    try:
+        if table_no in s.linked and not is_confidential(out_type, options, path):
+            clear_linked(s, progress, cancel)
+        files = write_table(table, out_type, options, path, progress, cancel, tau_exact=tau_exact)
+    except PublicationError as exc:
+        s.add_log(f"Table {table_no} NOT written to {path}: {exc}")
+        raise PublicationError(f"table {table_no}: {exc}", cells=exc.cells) from None
+    if report:
+        files.append(s.write_report(table_no, html))
+    what = "CONFIDENTIAL, not for publication: " if is_confidential(out_type, options, path) else ""
+    s.add_log(f"Table {table_no} written ({what}{', '.join(str(f) for f in files)})")
+    opt = (
+        options
+        if isinstance(options, str)
+        else "".join(f"{k}{'+' if v else '-'}" for k, v in options.items())
+    )
+    if tau_exact and f"{TAU_EXACT}+" not in opt.upper().replace(" ", ""):
+        opt += f"{TAU_EXACT}+"
+    s.actions.append(WriteTable(table_no, out_type, opt, Path(path)))
+    return files
+
+
+def clear_linked(s: Session, progress: ProgressCallback, cancel: CancelToken | None) -> None:
+    """The joint publication audit of the tables protected together (once per change)."""
+    from argusqt.export.gate import clear_linked_for_publication, linked_fingerprint
+
+    tables = [s.table(n) for n in s.linked]
+    if s.linked_cleared == linked_fingerprint(tables):
+        return
+    s.linked_cleared = clear_linked_for_publication(
+        tables, s.linked, progress=progress, cancel=cancel
+    )
+    s.add_log(f"Linked tables {s.linked}: joint publication audit passed")
+
+
+def write_confidential(
+    s: Session,
+    table_no: int,
+    path: str | Path,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+) -> Path:
+    """The confidential workbook: the table with status colours, the cell list (statuses,
+    true values, protection levels, audit intervals) and the report. Not for publication:
+    its name contains CONFIDENTIAL (added when missing). Returns the path written."""
+    from argusqt.export.excel import ExcelOptions, write_excel
+    from argusqt.io.confidential import confidential_path
+
+    table = s.table(table_no)
+    s.check_outputs(confidential_path(path), action="saving the CONFIDENTIAL workbook")
+    info = report_info(s, table_no)
+    written = write_excel(
+        table,
+        path,
+        ExcelOptions(confidential=True),
+        audit=getattr(table, "audit", None),
+        report_info=info,
+        progress=progress,
+        cancel=cancel,
+    )
+    s.add_log(f"Table {table_no}: CONFIDENTIAL workbook (not for publication) {written}")
+    return written
+
+
+def save_text(s: Session, path: str | Path, text: str) -> Path:
+    """Write a text file the user asked for (a `.grc`), atomically (never over an input)."""
+    from argusqt.io.atomic import atomic_write_text
+
+    s.check_outputs(path, action="saving")
+    atomic_write_text(Path(path), text)
+    return Path(path)
+
+
+def clipboard_state(s: Session, table: Table) -> tuple[str, str]:
+    """(state, words) for what leaves the program without a gate (the clipboard): the
+    table's own state (export.gate), except that a table protected together with others
+    is not 'cleared' while the set's joint publication audit is not current (another
+    table of the set changed). Fingerprints only: no audit runs (the GUI thread asks)."""
+    from argusqt.export.gate import linked_fingerprint
+
+    state, words = table_protection(table)
+    no = next((i for i, t in enumerate(s.tables, 1) if t is table), None)
+    if state == "cleared" and no is not None and no in s.linked:
+        tables = [s.table(n) for n in s.linked]
+        if s.linked_cleared != linked_fingerprint(tables):
+            return "protected", (
+                f"protected together with tables {', '.join(map(str, s.linked))}, whose "
+                "joint publication audit has not passed on their current statuses"
+            )
+    return state, words
+
+
+def audit_publication(
+    s: Session,
+    table_no: int,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+) -> str:
+    """Run the publication gate now (outsider and insider audit of the current statuses);
+    returns its verdict in words, PublicationError naming the cells when it fails."""
+    from argusqt.export.gate import clear_for_publication
+
+    try:
+        text = clear_for_publication(s.table(table_no), progress=progress, cancel=cancel)
+    except PublicationError as exc:
+        s.add_log(f"Table {table_no}: publication audit failed: {exc}")
+        raise PublicationError(f"table {table_no}: {exc}", cells=exc.cells) from None
+    s.add_log(f"Table {table_no}: publication audit: {text}")
+    return text
+
+
+def published_frame(
+    s: Session,
+    table_no: int,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+) -> Any:
+    """The table as a pandas DataFrame for publication (codes, labels, published values,
+    NA where suppressed); only through the publication gate (PublicationError naming the
+    cells otherwise)."""
+    from argusqt.export.frame import published_frame
+
+    try:
+        if table_no in s.linked:  # the same joint audit as write_table
+            clear_linked(s, progress, cancel)
+        frame = published_frame(s.table(table_no), progress=progress, cancel=cancel)
+    except PublicationError as exc:
+        s.add_log(f"Table {table_no} NOT published as a data frame: {exc}")
+        raise PublicationError(f"table {table_no}: {exc}", cells=exc.cells) from None
+    s.add_log(f"Table {table_no} published as a data frame ({len(frame)} cells)")
+    return frame
+
+
+def report_info(s: Session, table_no: int) -> dict[str, Any]:
+    files: dict[str, str] = {}
+    if s.kind == "microdata":
+        files = {"Microdata": str(s.data_path), "Metadata": str(s.meta_path)}
+    elif s.kind == "tabular" and table_no <= len(s.sources):
+        src = s.sources[table_no - 1]
+        files = {"Table file": str(src.tab_path), "Metadata": str(src.meta_path)}
+    info: dict[str, Any] = {"files": files}
+    result = s.results.get(table_no)
+    if result is not None:
+        info |= {"method": result.method, "elapsed": result.elapsed, "audit": result.audit}
+    return info
+
+
+def report_html(s: Session, table_no: int) -> str:
+    """The table's report as HTML, to show (View | Report); it holds per-status sums."""
+    from argusqt.export.report import report_html
+
+    return report_html(s.table(table_no), report_info(s, table_no))
+
+
+def write_report(s: Session, table_no: int, path: str | Path, *, tau_name: bool = False) -> Path:
+    """The HTML report of a table (files, structure, rules, method, status summary).
+
+    It holds per-status sums: a confidential file (it says so in its first line and
+    title, and CONFIDENTIAL is added to its name when missing). `tau_name` keeps the name
+    as given — batch `<WRITETABLE>` writes τ-Argus's `<name>.html`, which scripts look
+    for; the marking is then in the content only. Returns the path written."""
+    from argusqt.export.report import write_report
+    from argusqt.io.confidential import confidential_path
+
+    table = s.table(table_no)
+    info = report_info(s, table_no)
+    atomic_path = Path(path) if tau_name else confidential_path(path)
+    s.check_outputs(atomic_path, action=f"saving the report of table {table_no}")
+    write_report(table, atomic_path, info)
+    s.add_log(f"Table {table_no}: CONFIDENTIAL report (not for publication) {atomic_path}")
+    return atomic_path
+
+
+def write_apriori(
+    s: Session,
+    table_no: int,
+    path: str | Path,
+    actions: dict[int, str] | None = None,
+    keep: list[bool] | None = None,
+    sep: str = ",",
+) -> int:
+    """Output | Generate apriori from the table's current statuses; returns lines written."""
+    from argusqt.io.apriori import write_apriori
+
+    s.check_outputs(path, action="writing the a-priori file")
+    n = write_apriori(s.table(table_no), path, actions, keep, sep)
+    s.add_log(
+        f"A-priori file {path} written from table {table_no} ({n} lines; CONFIDENTIAL, "
+        "not for publication: cell statuses)"
+    )
+    return n
+
+
+def published_face(table: Table) -> np.ndarray:
+    """Each cell as it would be published (`x` suppressed, `-` empty, rounded, adjusted or
+    interval values): what leaves the program by the clipboard too."""
+    from argusqt.export.codevalue import shown_values
+
+    return shown_values(table)
+
+
+def spreadsheet_safe(text: str) -> str:
+    """`text` with a `'` in front when a spreadsheet would run it as a formula."""
+    from argusqt.io.textcells import neutralise
+
+    return neutralise(text)
+
+
+def table_protection(table: Table) -> tuple[str, str]:
+    """(state, words) of a table on its way to publication (export.gate): 'cleared',
+    'protected', 'changed', 'unprotected' or 'nothing to protect'."""
+    from argusqt.export.gate import STATE_TEXT, protection_state
+
+    state = protection_state(table)
+    if state == "unprotected" and is_secondary(table.status).any():
+        # e.g. statuses read from a table file: the gate audits them when saving
+        return state, "not protected by a method (the pattern is audited when saved)"
+    return state, STATE_TEXT[state]

@@ -1,0 +1,364 @@
+"""Protect: one table or the linked tables through the method registry; statuses are copied
+back only when the audit passed (behind `Session.protect` and `protect_linked`)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from argusqt.actions import Protect
+from argusqt.errors import ArgusError, AuditError, Cancelled, MethodError, SpecificationError
+from argusqt.export.gate import mark_protected
+from argusqt.model.table import ProtectionInfo, Table, TableSpec
+from argusqt.progress import CancelToken, ProgressCallback, no_progress
+from argusqt.protection.core.result import TIME_LIMIT_DECIDED
+from argusqt.workflow import specifying
+
+if TYPE_CHECKING:
+    from argusqt.protection.core.params import MethodParams
+    from argusqt.protection.core.result import ProtectionResult
+    from argusqt.session import Session
+
+
+def protect(
+    s: Session,
+    table_no: int,
+    method: str,
+    params: MethodParams | Mapping[str, object] | None = None,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+) -> ProtectionResult:
+    """Run a protection method on one table; statuses (and published values) are copied
+    back only when the audit passed. `params`: the method's parameter dataclass or a
+    mapping of its field names (argusqt/docs/formats.md §8.5); an unknown or out-of-range
+    one is a ParameterError naming the parameter and the values allowed.
+
+    The method solves the problem the user posed: the primaries and the manual and
+    a-priori statuses, never the secondaries of the method run before (docs/design.md)."""
+    from argusqt.model.status import is_suppressed
+    from argusqt.protection.audit.outsider import audit as run_audit
+    from argusqt.protection.core import registry
+    from argusqt.protection.core.problem import CSPProblem
+    from argusqt.protection.run import run_method
+    from argusqt.rules.changes import keep_pattern, posed_status
+
+    desc = registry.get(method)
+    p = desc.params.coerce(params)
+    table = s.table(table_no)
+    options = desc.options_for(p, registry.table_facts(table, table_no))
+    check_numbers(s, table, table_no)
+    start = posed_status(table)
+    problem = CSPProblem.from_table(table, status=start)
+    s.add_log(f"Table {table_no}: {desc.name} started with {p.describe()}")
+    s._log_lines(p.without_effect())
+    if desc.kind != "suppress":
+        options.setdefault("seed", protection_seed(s, problem))
+    try:
+        result = run_method(problem, desc.name, options, progress, cancel)
+        for line in result.log or []:
+            s.add_log(f"  {line}")
+        audit = result.audit
+        if audit is None and desc.kind == "suppress":
+            audit = run_audit(
+                problem, is_suppressed(result.status), progress=progress, cancel=cancel
+            )
+            result.audit = audit
+    except Cancelled as exc:
+        raise nothing_changed(s, [table_no], exc) from None
+    except ArgusError:
+        raise
+    except Exception as exc:
+        explained = _explain_solver_failure(table, table_no, desc.name, exc)
+        if explained is None:
+            raise
+        raise explained from exc
+    if audit is not None and not audit.ok:
+        s.add_log(audit.summary())
+        raise AuditError(
+            f"{desc.name} on table {table_no}: {audit.summary()} The table was left unchanged."
+        )
+    keep_pattern(table, start, result.status)
+    # a new method's face replaces the last one's: no rounded values under a suppression
+    adjusted = desc.kind == "adjust" and result.published is not None
+    table.published = np.asarray(result.published, dtype=float) if adjusted else None
+    if result.interval_lower is not None and result.interval_upper is not None:
+        table.interval_lower = np.asarray(result.interval_lower, dtype=float)
+        table.interval_upper = np.asarray(result.interval_upper, dtype=float)
+    else:
+        table.interval_lower = table.interval_upper = None
+    public = tuple(
+        (k, float(result.figures[k]))
+        for k in ("base", "steps")
+        if desc.face == "round" and k in result.figures
+    )
+    table.protection = ProtectionInfo(desc.name, desc.face, p.describe(), public)
+    table.audit = audit
+    mark_protected(table, result.verdict)
+    if result.verdict is not None and not result.verdict.ok:
+        s.add_log(f"Table {table_no}: NOT PUBLISHABLE: {result.verdict.summary()}")
+    s.results[table_no] = result
+    done = "cancelled" if result.cancelled else "finished"
+    if result.timed_out and not result.cancelled:
+        done += f" ({TIME_LIMIT_DECIDED})"
+    figures = "; ".join(result.outcome_lines(desc.face, table.value))
+    s.add_log(
+        f"Table {table_no}: {desc.name} {done} in {result.elapsed:,.1f} s: {figures}"
+        + (f"; {audit.summary()}" if audit is not None else "")
+    )
+    if result.cancelled:
+        result.cancel_note = kept_after_cancel(table_no, result, desc.kind)
+        s.add_log(result.cancel_note)
+    s.actions.append(Protect(table_no, desc.name, p))
+    return result
+
+
+def protection_seed(s: Session, problem: Any) -> int:
+    """The session's confidential seed; the first time derived from the data, so a batch
+    run twice gives the same output (rule 2) while nobody without the data can know it.
+
+    Besides the table's values and levels it digests the whole data file: every record
+    and every column, which no attacker can guess, whereas a small table's few unknown
+    values could be tried one by one against the published intervals."""
+    if s.protection_seed is None:
+        from argusqt.protection.audit.disclosure import confidential_seed
+
+        seed = confidential_seed(problem)
+        digest = _file_digest(s.data_path)
+        if digest is not None:
+            seed = int.from_bytes(digest[:8], "big") ^ seed
+            seed >>= 1  # a non-negative 63-bit seed, as confidential_seed gives
+        s.protection_seed = seed
+    return s.protection_seed
+
+
+def nothing_changed(s: Session, numbers: list[int], exc: Cancelled) -> Cancelled:
+    """A cancel that kept no new pattern: the one message the log, the dialogs, the
+    Solver panel and the API give, saying what the tables hold now."""
+    states = "; ".join(state_in_words(s, no) for no in numbers)
+    which = f"Table {numbers[0]}" if len(numbers) == 1 else f"Tables {numbers}"
+    note = f"{which}: {exc.message.rstrip('.')}. Nothing changed: {states}."
+    s.add_log(note)
+    return Cancelled(note)
+
+
+def state_in_words(s: Session, table_no: int) -> str:
+    """What a table holds after a Protect that changed nothing, in words."""
+    t = s.table(table_no)
+    state = s.protection_state(table_no)
+    if t.protection is not None and state in ("cleared", "protected"):
+        return f"table {table_no} keeps its {t.protection.method} pattern, which passed the audit"
+    if t.protection is not None:
+        return (
+            f"table {table_no} keeps its statuses ({t.protection.method}'s pattern changed "
+            "by hand since: not protected)"
+        )
+    if state == "nothing to protect":
+        return f"table {table_no} has no unsafe cells"
+    return f"table {table_no} stays unprotected"
+
+
+def protect_linked(
+    s: Session,
+    method: str,
+    params: MethodParams | Mapping[str, object] | None = None,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+) -> list[ProtectionResult]:
+    """All tables protected together (batch table 0), by a method whose descriptor says
+    how (`linked`: the joint problem, or MOD's cover table); one result per table."""
+    from argusqt.model.status import is_suppressed
+    from argusqt.protection.audit.outsider import audit as run_audit
+    from argusqt.protection.core import registry
+    from argusqt.protection.core.problem import CSPProblem
+    from argusqt.protection.suppress.linked import protect_linked
+    from argusqt.rules.changes import keep_pattern, posed_status
+
+    desc = registry.get(method)
+    registry.require_linked(desc)
+    p = desc.params.coerce(params)
+    if not s.tables:
+        raise SpecificationError("there are no tables to protect together: compute them first")
+    options = desc.options_for(p, registry.table_facts(s.tables[0], 1))
+    for no, t in enumerate(s.tables, start=1):
+        check_numbers(s, t, no)
+    starts = [posed_status(t) for t in s.tables]
+    problems = [CSPProblem.from_table(t, status=s) for t, s in zip(s.tables, starts, strict=True)]
+    s.add_log(f"Linked tables 1–{len(problems)}: {desc.name} started with {p.describe()}")
+    s._log_lines(p.without_effect())
+    numbers = list(range(1, len(s.tables) + 1))
+    try:
+        cover = linked_cover(s, problems) if desc.linked == "cover" else None
+        results = protect_linked(problems, desc.name, options, progress, cancel, cover=cover)
+    except Cancelled as exc:
+        raise nothing_changed(s, numbers, exc) from None
+    audits = []
+    for no, (prob, res) in enumerate(zip(problems, results, strict=True), start=1):
+        verdict = res.audit or run_audit(prob, is_suppressed(res.status), cancel=None)
+        if not verdict.ok:
+            s.add_log(f"Table {no}: {verdict.summary()}")
+            raise AuditError(
+                f"{desc.name} on linked tables: table {no}: {verdict.summary()} "
+                "The tables were left unchanged."
+            )
+        audits.append(verdict)
+    for no, (t, res, verdict) in enumerate(zip(s.tables, results, audits, strict=True), 1):
+        res.audit = verdict
+        keep_pattern(t, starts[no - 1], res.status)
+        t.published = t.interval_lower = t.interval_upper = None  # a suppression's face
+        t.protection = ProtectionInfo(desc.name, desc.face, p.describe() + " (linked)")
+        t.audit = verdict
+        mark_protected(t)
+        s.results[no] = res
+        s.add_log(
+            f"Table {no} (linked): {'; '.join(res.outcome_lines(desc.face, t.value))}; "
+            f"{verdict.summary()}"
+        )
+        if res.cancelled:
+            res.cancel_note = kept_after_cancel(no, res, desc.kind)
+            s.add_log(res.cancel_note)
+    s.linked = list(range(1, len(s.tables) + 1))
+    s.linked_cleared = None
+    s.actions.append(Protect(0, desc.name, p))
+    return results
+
+
+def check_numbers(s: Session, table: Table, table_no: int) -> None:
+    """check_solver_numbers, its message pointing at the data record with the largest
+    response (file and line) when the table comes from microdata."""
+    try:
+        check_solver_numbers(table, table_no)
+    except MethodError as exc:
+        raise MethodError(exc.message + largest_record(s, table_no)) from None
+
+
+def largest_record(s: Session, table_no: int) -> str:
+    """`; the largest num1 in data.asc is 1e+300 (line 6)`, or "" when not known."""
+    spec = s.specs[table_no - 1] if table_no <= len(s.specs) else None
+    micro, data = s.microdata, s.data_path
+    if spec is None or spec.response is None or micro is None or data is None:
+        return ""
+    try:
+        values = np.asarray(micro.values(spec.response), dtype=float)
+    except (KeyError, ValueError, AttributeError):
+        return ""
+    if values.size == 0:
+        return ""
+    k = int(np.nanargmax(np.abs(np.nan_to_num(values, nan=0.0))))
+    return (
+        f". The largest {spec.response} in {data.name} is {values[k]:.6g} (line {micro.line_of(k)})"
+    )
+
+
+def linked_cover(s: Session, problems: list) -> Any:
+    """MOD on linked tables from microdata: the cover table over all their variables.
+
+    None when every cover cell is in some table (the joint problem is the cover) or
+    there is no microdata; the cover gets the first table's response, rules and cost.
+    """
+    from argusqt.protection.core.problem import CSPProblem
+    from argusqt.protection.suppress.linked import build_linked_problem, cover_dims
+
+    if s.kind != "microdata" or s.microdata is None:
+        return None
+    if build_linked_problem(problems)[0].dims is not None:
+        return None
+    from argusqt.io.codelists import codelist_for
+    from argusqt.model.tabulate import build_table
+    from argusqt.rules.classify import apply_rules
+    from argusqt.rules.cost import compute_cost
+
+    first = s.tables[0].spec
+    names = [c.name for c in cover_dims(problems)[0]]
+    spec = TableSpec(names, first.response, first.shadow, first.cost, first.rules)
+    log: list[str] = []
+    table = build_table(s.metadata, s.microdata, spec, log, codelist_for=codelist_for)
+    apply_rules(table)
+    compute_cost(table, specifying.distances(s, table))
+    s._log_lines(log)
+    s.add_log(f"Linked tables: cover table {' × '.join(names)}, {table.n_cells} cells")
+    return CSPProblem.from_table(table)
+
+
+#: Ratio of the largest to the smallest non-zero cell value beyond which a solver failure is
+#: put down to precision (measured on batch_ex2, smallest cell ≈ 1e3: one record of 3e10 still
+#: works, 1e11 makes the attacker LP fail). Only used to explain a failure, never to refuse.
+SOLVER_RANGE = 1e7
+#: Largest cell value (or protection level) a protection method is given: beyond 2^53 ≈ 9e15
+#: sums of whole numbers are no longer exact, and the LP solvers fail with errors of their own.
+MAX_SOLVER_VALUE = 1e15
+
+
+def _file_digest(path: Path | None) -> bytes | None:
+    """SHA-256 of a regular file's bytes, read in blocks (None when there is no such file)."""
+    if path is None or not Path(path).is_file():
+        return None
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.digest()
+
+
+def kept_after_cancel(table_no: int, result: ProtectionResult, kind: str) -> str:
+    """The one message after a cancel that kept a result: which result and its audit."""
+    what = "pattern" if kind == "suppress" else "result"
+    verdict = result.verdict if result.verdict is not None else result.audit
+    audit = verdict.summary() if verdict is not None else "no audit"
+    return (
+        f"Table {table_no}: {result.method} cancelled: the best {what} found before the cancel "
+        f"was kept. {audit}"
+    )
+
+
+def check_solver_numbers(table: Table, table_no: int) -> None:
+    """Refuse a table whose numbers are not finite before a solver sees them (an overflow
+    would otherwise surface as a solver error)."""
+    for what, arr in (
+        ("values", table.value),
+        ("costs", table.cost),
+        ("protection levels", table.lpl),
+        ("protection levels", table.upl),
+    ):
+        arr = np.asarray(arr, dtype=float)
+        bad = np.flatnonzero(~np.isfinite(arr))
+        if bad.size:
+            codes = ", ".join(table.cell_codes(int(bad[0])))
+            raise MethodError(
+                f"table {table_no}: {bad.size} cell(s) have {what} that are not finite numbers "
+                f"(first: cell ({codes})); the input values are too large. Rescale the data "
+                "(e.g. thousands) and read it again"
+            )
+        if what == "costs":  # derived (scaled by the methods); the values bound them
+            continue
+        huge = np.flatnonzero(np.abs(arr) > MAX_SOLVER_VALUE)
+        if huge.size:
+            k = int(huge[np.argmax(np.abs(arr[huge]))])
+            codes = ", ".join(table.cell_codes(k))
+            raise MethodError(
+                f"table {table_no}: {huge.size} cell(s) have {what} beyond "
+                f"{MAX_SOLVER_VALUE:.0e} (largest: {arr[k]:.6g}, cell ({codes})); sums of "
+                "such numbers are not exact and no solver can protect them. Check the largest "
+                "values in the data or rescale the response (e.g. thousands) and read it again"
+            )
+
+
+def _explain_solver_failure(
+    table: Table, table_no: int, method: str, exc: Exception
+) -> MethodError | None:
+    """A solver failure on a table whose values span more digits than LP solvers keep is an
+    input problem with a fix (rescale); anything else stays an internal error."""
+    a = np.abs(np.asarray(table.value, dtype=float))
+    a = a[a > 0]
+    if a.size == 0 or a.max() / a.min() <= SOLVER_RANGE:
+        return None
+    big = ", ".join(table.cell_codes(int(np.argmax(np.abs(table.value)))))
+    return MethodError(
+        f"{method} on table {table_no}: the solver failed ({type(exc).__name__}: {exc}). The "
+        f"cell values range from {a.min():g} to {a.max():g} (cell ({big})), beyond about "
+        f"{SOLVER_RANGE:.0e} : 1, where solvers lose precision; check the largest values in "
+        "the data or rescale the response (e.g. thousands)"
+    )
