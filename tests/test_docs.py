@@ -165,8 +165,10 @@ def _slug(heading: str) -> str:
 
 
 def _anchors(page: Path) -> set[str]:
+    """The headings' anchors and the explicit ones (`<a id="d-17"></a>`, design.md's records)."""
     text = page.read_text(encoding="utf-8")
-    return {_slug(h) for h in re.findall(r"^#{1,6}\s+(.+?)\s*$", text, re.MULTILINE)}
+    slugs = {_slug(h) for h in re.findall(r"^#{1,6}\s+(.+?)\s*$", text, re.MULTILINE)}
+    return slugs | set(re.findall(r'<a id="([^"]+)"></a>', text))
 
 
 def _link_problems(page: Path) -> list[str]:
@@ -215,3 +217,58 @@ def test_the_link_checker_refuses_missing_files_and_headings(tmp_path, monkeypat
     assert "page.md:2: links to missing missing.md" in found
     assert "other.md has no heading #nowhere" in found
     assert found.count("page.md") == 2, found
+
+
+#: A citation of a decision record: "docs/design.md, D-17" (also "design.md, D-3 and D-9").
+RECORD_CITE = re.compile(r"design\.md,\s*((?:D-\d+(?:\s*(?:,|and|–|-)\s*)?)+)")
+RECORD_HEADING = re.compile(r'^<a id="d-(\d+)"></a>\s*\n\s*\n## D-(\d+)\. ', re.MULTILINE)
+
+
+def _records() -> set[int]:
+    """The numbers of design.md's decision records (anchor and heading agree)."""
+    text = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
+    pairs = RECORD_HEADING.findall(text)
+    assert all(a == b for a, b in pairs), f"anchor and heading differ: {pairs}"
+    return {int(a) for a, _ in pairs}
+
+
+def _citation_problems(text: str, label: str, records: set[int]) -> list[str]:
+    found = []
+    for no, line in enumerate(text.splitlines(), start=1):
+        for m in RECORD_CITE.finditer(line):
+            for n in re.findall(r"D-(\d+)", m.group(1)):
+                if int(n) not in records:
+                    found.append(f"{label}:{no}: cites D-{n}, which design.md does not have")
+    return found
+
+
+def test_design_records_are_numbered_in_order_and_indexed():
+    """One record per decision, D-1 … D-n without gaps, each in the index at the top."""
+    records = _records()
+    assert records == set(range(1, len(records) + 1)), sorted(records)
+    text = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
+    index = text[: text.index('<a id="d-1">')]
+    assert all(f"[D-{n}](#d-{n})" in index for n in records)
+    for n in records:  # each record says when it was decided and where it stands
+        body = text[text.index(f'<a id="d-{n}">') :].split("\n", 5)[4]
+        assert re.match(r"\*20\d\d-\d\d-\d\d · \S", body), f"D-{n}: {body!r}"
+
+
+def test_every_cited_design_record_exists():
+    """Code comments and pages cite records ("docs/design.md, D-17"), not measurements."""
+    records = _records()
+    problems = [
+        p
+        for path in _files() + [ROOT / "pyproject.toml"]
+        for p in _citation_problems(
+            path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)), records
+        )
+    ]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_citation_checker_refuses_a_missing_record():
+    text = "# see docs/design.md, D-2\n# docs/design.md, D-1 and D-7\n"
+    assert _citation_problems(text, "x.py", {1, 2}) == [
+        "x.py:2: cites D-7, which design.md does not have"
+    ]
