@@ -13,13 +13,16 @@ import signal
 import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from copy import deepcopy
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from argusqt.errors import SpecificationError
+from argusqt.io.cdl import read_cdl
 from argusqt.model.rulespec import SafetyRules
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
+from argusqt.rules.parse import parse_safety_rule
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -110,8 +113,6 @@ def _rules(
     manual_margin: float | None,
 ) -> SafetyRules:
     """SafetyRules from τ-Argus rule text ("P(15,1)|FREQ(3,30)") and/or typed rules."""
-    from argusqt.rules.parse import parse_safety_rule
-
     if isinstance(rules, SafetyRules):
         out = rules
     else:
@@ -169,6 +170,7 @@ def _text(x: Any) -> str | None:
 
 def _hierarchy(var: str, h: Any, roles: Any) -> None:
     """Put one hierarchy into the frame roles."""
+    # lazy: numpy and the core stay out of `import argusqt` (docs/design.md, D-29)
     from argusqt.io.frames import tree_from_pairs
 
     if isinstance(h, str | os.PathLike):
@@ -207,8 +209,6 @@ def _hierarchy(var: str, h: Any, roles: Any) -> None:
 
 def _labels(var: str, lab: Any, roles: Any) -> None:
     if isinstance(lab, str | os.PathLike):
-        from argusqt.io.cdl import read_cdl
-
         roles.labels[var] = read_cdl(Path(lab))
     elif isinstance(lab, Mapping):
         roles.labels[var] = {str(_text(k)): str(v) for k, v in lab.items()}
@@ -241,12 +241,14 @@ class ProtectedTable:
     @property
     def n_primary(self) -> int:
         """Primary (unsafe) cells: statuses 3–9."""
+        # lazy: numpy and the core stay out of `import argusqt` (docs/design.md, D-29)
         from argusqt.model.status import is_primary
 
         return int(is_primary(self.table.status).sum())
 
     @property
     def n_secondary(self) -> int:
+        # lazy: numpy and the core stay out of `import argusqt` (docs/design.md, D-29)
         from argusqt.model.status import is_secondary
 
         return int(is_secondary(self.table.status).sum())
@@ -273,6 +275,7 @@ class ProtectedTable:
         """Every cell: codes, labels, true value, freq, status (named categories) and the
         published value (NA where suppressed). CONFIDENTIAL: it holds the true values of the
         suppressed cells; publish with `publish()`."""
+        # lazy: numpy and the core stay out of `import argusqt` (docs/design.md, D-29)
         from argusqt.export.frame import cell_frame
 
         return cell_frame(self.table)
@@ -287,6 +290,7 @@ class ProtectedTable:
         """The publication gate's verdict on the table as it will be printed (pattern,
         intervals, rounded or adjusted values; outsider, insiders and point estimates):
         `ok`, `summary()` and the failing cells. Raises nothing: check `.ok`."""
+        # lazy: numpy and the core stay out of `import argusqt` (docs/design.md, D-29)
         from argusqt.export.gate import table_verdict
 
         return table_verdict(self.table)
@@ -356,6 +360,7 @@ class Protection:
         """The session file (`.aqs`, CONFIDENTIAL: every cell's status) that `open_session`
         reopens audited. Microdata from a data frame or Parquet/CSV file is written beside
         it as `<stem>_data.asc` + `<stem>_data.rda` (+ `.hrc`, `.cdl`), one atomic set."""
+        # lazy: numpy and the core stay out of `import argusqt` (docs/design.md, D-29)
         from argusqt.sessionfile import save_session
 
         return save_session(self.session, Path(path))
@@ -363,6 +368,7 @@ class Protection:
     def write_batch_file(self, path: str | os.PathLike[str]) -> list[Path]:
         """A τ-Argus batch file (`.arb`) that `argusqt batch` runs to the same tables (the
         data frame's microdata written beside it as for `save_session`); the files written."""
+        # lazy: numpy and the core stay out of `import argusqt` (docs/design.md, D-29)
         from argusqt.batch.render import write_batch_file
 
         return write_batch_file(self.session, Path(path))
@@ -376,6 +382,7 @@ def open_session(
 ) -> Protection:
     """Reopen a session file: data read again, tables recomputed, statuses restored and every
     protected pattern audited again (AuditError when one no longer passes)."""
+    # lazy: numpy and the core stay out of `import argusqt` (docs/design.md, D-29)
     from argusqt.sessionfile import load_session
 
     callback, close = _progress(progress)
@@ -393,6 +400,7 @@ def open_session(
 def _tqdm_progress() -> tuple[ProgressCallback, Callable[[], None]]:
     """A tqdm bar when tqdm is installed (notebook bar in Jupyter), else nothing."""
     try:
+        # lazy: tqdm is optional, and slow to import (asyncio, ssl, logging)
         from tqdm.auto import tqdm  # type: ignore[import-untyped]
     except ImportError:
         return no_progress, lambda: None
@@ -533,6 +541,7 @@ def protect(
     Raises ArgusError subclasses with clear messages; AuditError when the method's result
     fails the audit (nothing is kept then).
     """
+    # lazy: numpy, the core, the registry: `import argusqt` stays light (docs/design.md, D-29)
     from argusqt.model.table import TableSpec
     from argusqt.protection.core import registry
     from argusqt.session import Session
@@ -551,7 +560,6 @@ def protect(
     cost_spec = _cost(cost, cost_lambda)
 
     def spec_for(dims: list[str]) -> TableSpec:
-        from copy import deepcopy
 
         return TableSpec(list(dims), response, shadow, cost_spec, deepcopy(spec_rules))
 
@@ -608,6 +616,7 @@ def _table_groups(explanatory: Any) -> list[list[str]]:
 
 
 def _cost(cost: str | None, lam: float) -> Any:
+    # lazy: numpy and the core stay out of `import argusqt` (docs/design.md, D-29)
     from argusqt.model.table import CostSpec
 
     if cost is None:
@@ -629,6 +638,7 @@ def _progress(progress: ProgressCallback | bool | None) -> tuple[ProgressCallbac
 
 def _in_notebook() -> bool:
     try:
+        # lazy: IPython is there only in a notebook
         from IPython import get_ipython  # type: ignore[import-not-found]
     except ImportError:
         return False
@@ -638,6 +648,7 @@ def _in_notebook() -> bool:
 
 def _roles(groups, response, shadow, cost, weight, holding, request, request_codes,
            hierarchies, labels, total_codes, decimals) -> Any:  # fmt: skip
+    # lazy: numpy and the core stay out of `import argusqt` (docs/design.md, D-29)
     from argusqt.io.frames import Roles
 
     explanatory = list(dict.fromkeys(v for g in groups for v in g))
@@ -666,6 +677,7 @@ def _roles(groups, response, shadow, cost, weight, holding, request, request_cod
 def _open_table(session, frame, dims, response, freq, top, status, shadow, cost,
                 hierarchies, labels, total_codes, decimals) -> None:  # fmt: skip
     """A ready table (one row per cell) through τ-Argus tabular files in a temporary folder."""
+    # lazy: numpy and the core stay out of `import argusqt` (docs/design.md, D-29)
     from argusqt.io.tables import write_tabular_input
 
     folder = Path(tempfile.mkdtemp(prefix="argusqt-table-"))

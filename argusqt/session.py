@@ -10,6 +10,7 @@ from the log (batch/render.py) replays to the same tables.
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -27,12 +28,19 @@ from argusqt.actions import (
     StatusChange,
 )
 from argusqt.errors import ArgusError, SpecificationError, clip_echo
+from argusqt.export.gate import protection_state
 from argusqt.history import History, capture, describe
+from argusqt.io.atomic import install_cleanup as install
 from argusqt.io.logbook import Logbook, format_entry
+from argusqt.io.outputs import check_outputs
+from argusqt.io.rda import write_rda
+from argusqt.io.text import resolve_path
 from argusqt.model.rulespec import SafetyRules
 from argusqt.model.table import Table, TableSpec
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
+from argusqt.protection.core.advice import recommend_for_table
 from argusqt.protection.core.result import TIME_LIMIT_DECIDED
+from argusqt.recode.apply import original_codelist, parse_recode_text
 from argusqt.workflow import changing, opening, output, protecting, recoding, specifying
 from argusqt.workflow.opening import TOTALS_MODES, TabularSource
 from argusqt.workflow.output import published_face, spreadsheet_safe, table_protection
@@ -159,8 +167,6 @@ class Session:
     def input_files(self) -> list[tuple[str, Path]]:
         """(role, path) of every file this session read: data, metadata, the hierarchies and
         codelists they name, recode and a-priori files, the batch or session file."""
-        from argusqt.io.text import resolve_path
-
         found: list[tuple[str, Path]] = list(self.other_inputs)
         metas: list[tuple[Any, Path | None]] = []
         if self.kind == "microdata" and self.data_path is not None:
@@ -188,8 +194,6 @@ class Session:
 
     def check_outputs(self, *paths: str | Path, action: str = "write") -> None:
         """SpecificationError, before anything is written, when an output is an input."""
-        from argusqt.io.outputs import check_outputs
-
         check_outputs(paths, self.input_files(), action)
 
     def _log_lines(self, lines: list[str]) -> None:
@@ -569,33 +573,29 @@ class Session:
     @staticmethod
     def protection_methods() -> list[MethodDescriptor]:
         """Every protection method with its parameters (the Protect dialog is built from it)."""
+        # lazy: the method registry and parameters (a run that only tabulates needs none)
         from argusqt.protection.core import registry
 
         return registry.methods()
 
     def table_facts(self, table_no: int) -> TableFacts:
         """What a method's table-dependent defaults and checks read (minimum base, …)."""
+        # lazy: the method registry and parameters (a run that only tabulates needs none)
         from argusqt.protection.core import registry
 
         return registry.table_facts(self.table(table_no), table_no)
 
     def suggest_method(self, table_no: int) -> Advice:
         """The suppression method and time limit we suggest for the table, and why."""
-        from argusqt.protection.core.advice import recommend_for_table
-
         return recommend_for_table(self.table(table_no))
 
     def original_codelist(self, table_no: int, var: str) -> CodeList:
         """The codelist of `var` before any recode (recodes are written against it)."""
-        from argusqt.recode.apply import original_codelist
-
         return original_codelist(self.table(table_no), var)
 
     def check_recode_text(self, table_no: int, var: str, grc_text: str) -> list[str]:
         """Parse `.grc` text against the variable's original codes: its warnings, or an
         InputError naming the line (before saving it or recoding with it)."""
-        from argusqt.recode.apply import parse_recode_text
-
         spec = parse_recode_text(grc_text, self.original_codelist(table_no, var), "recode")
         return list(spec.warnings)
 
@@ -606,15 +606,11 @@ class Session:
     @staticmethod
     def write_metadata(metadata: Metadata, path: str | Path) -> Path:
         """Write metadata (the metadata editor) as a `.rda` file."""
-        from argusqt.io.rda import write_rda
-
         write_rda(metadata, path)
         return Path(path)
 
     def protection_state(self, table_no: int) -> str:
         """'cleared', 'protected', 'changed', 'unprotected' or 'nothing to protect'."""
-        from argusqt.export.gate import protection_state
-
         return protection_state(self.table(table_no))
 
     def clipboard_state(self, table: Table) -> tuple[str, str]:
@@ -673,16 +669,13 @@ class Session:
 def install_cleanup() -> None:
     """On SIGTERM/SIGHUP remove this process's unfinished temp files first (the GUI's door to
     io.atomic.install_cleanup)."""
-    from argusqt.io.atomic import install_cleanup as install
-
     install()
 
 
 def preload() -> None:
     """Import every module a Session action may use (the GUI does this on its own thread
     before worker threads start: a first import of a C extension inside a thread crashed)."""
-    import importlib
-
+    # lazy: the method registry and parameters (a run that only tabulates needs none)
     from argusqt.protection.core import registry
 
     registry.methods()  # imports every method module

@@ -67,6 +67,7 @@ from typing import Any
 
 import numpy as np
 
+from argusqt import __version__
 from argusqt.actions import (
     TABLE_ACTIONS,
     ApplyApriori,
@@ -76,14 +77,22 @@ from argusqt.actions import (
     TableAction,
     WriteTable,
 )
+from argusqt.batch.arb import parse_arb_lines
 from argusqt.errors import ArgusError, AuditError, Cancelled, InputError
+from argusqt.export.gate import mark_protected
+from argusqt.io.atomic import atomic_write_text
 from argusqt.io.confidential import CONFIDENTIAL_BANNER
-from argusqt.io.text import read_lines
+from argusqt.io.outputs import check_outputs
+from argusqt.io.text import read_lines, read_text_bytes, resolve_path
 from argusqt.model.codelist import CodeList
 from argusqt.model.rulespec import DominanceRule, FreqRule, PRule, RequestRule, SafetyRules
-from argusqt.model.status import Status
+from argusqt.model.status import Status, is_secondary, is_suppressed
 from argusqt.model.table import CostSpec, ProtectionInfo, Table, TableSpec
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
+from argusqt.protection.core.result import ProtectionResult
+from argusqt.recode.apply import RecodeState, recode_table
+from argusqt.rules.cost import compute_cost
+from argusqt.session import Session
 
 FORMAT = "argusqt-session"
 #: what a session file says about itself in its first key
@@ -215,7 +224,6 @@ def _path_entry(p: Path | None, base: Path) -> dict | None:
 
 
 def _find(entry: Any, session_path: Path, what: str, log: list[str]) -> Path:
-    from argusqt.io.text import resolve_path
 
     if not isinstance(entry, dict) or not entry.get("path"):
         raise SessionFileError(f"expected the {what} path in the session file", file=session_path)
@@ -294,6 +302,7 @@ def _entry_path(entry: Any, session_path: Path) -> Path | None:
 
 
 def _action_from_json(d: Any, path: Path, k: int) -> TableAction:
+    # lazy: the method registry and parameters (a run that only tabulates needs none)
     from argusqt.protection.core import registry
 
     try:
@@ -342,8 +351,6 @@ def _action_from_json(d: Any, path: Path, k: int) -> TableAction:
 
 def _v1_actions(history: list[str], path: Path, s: Any) -> list[TableAction]:
     """The actions of a version-1 file's batch lines; its manual changes were not kept."""
-    from argusqt.batch.arb import parse_arb_lines
-
     lines = []
     for line in history:
         m = re.match(r"^<APRIORI> @manual:(\d+)$", line)
@@ -393,7 +400,6 @@ def _recode_files(session) -> dict[tuple[int, str], str]:
 
 
 def _recodes_of(table: Table, table_no: int, grc: dict[tuple[int, str], str]) -> list[dict]:
-    from argusqt.recode.apply import RecodeState
 
     state = table.recode_state
     if not isinstance(state, RecodeState) or not state.recodes:
@@ -463,8 +469,6 @@ def session_to_dict(
     """The JSON-ready content of a session file written at `path`; `microdata` names the
     data and metadata files of a session opened from a data frame, `ready_tables` those of
     ready tables from data frames (old table path → new files), written beside it."""
-    from argusqt import __version__
-
     if session.kind is None:
         raise ArgusError("there is nothing to save: open data and specify tables first")
     renamed = ready_tables or {}
@@ -556,9 +560,6 @@ def _insight_json(session) -> dict:
 
 def save_session(session, path: str | Path) -> Path:
     """Write the session to `path` (JSON, atomic); returns the path written."""
-    from argusqt.io.atomic import atomic_write_text
-    from argusqt.io.outputs import check_outputs
-
     path = Path(path)
     # saving over the session file it was loaded from is File | Save; over any other input not
     inputs = [(role, p) for role, p in session.input_files() if role != "session file"]
@@ -587,8 +588,6 @@ def _digits(value: Any) -> bool:
 
 def read_session_file(path: str | Path) -> dict:
     """The parsed JSON of a session file, format and version checked."""
-    from argusqt.io.text import read_text_bytes
-
     path = Path(path)
     if not path.exists():
         raise SessionFileError("the session file does not exist", file=path)
@@ -644,8 +643,6 @@ def load_session(
     no longer give the saved tables; AuditError when a saved protected pattern fails the
     audit; Cancelled when cancelled.
     """
-    from argusqt.session import Session
-
     path = Path(path)
     doc = read_session_file(path)
     s = session if session is not None else Session()
@@ -717,7 +714,6 @@ def load_session(
 
 
 def _redo_recodes(s, no: int, saved: dict, where: str) -> None:
-    from argusqt.recode.apply import recode_table
 
     for rec in saved.get("recodes", []) or []:
         try:
@@ -740,8 +736,6 @@ def _redo_recodes(s, no: int, saved: dict, where: str) -> None:
                 file=where,
             ) from None
         if new.spec.cost.kind == "distance":
-            from argusqt.rules.cost import compute_cost
-
             compute_cost(new, s._distances(new))
         s.tables[no - 1] = new
         s.add_log(f"Table {no}: variable {var} recoded ({rec.get('description') or 'recoded'})")
@@ -793,7 +787,6 @@ def _same_sums(table: Table, saved: dict, where: str) -> bool:
 
 
 def _restore(table: Table, saved: dict, where: str, what: str) -> Any:
-    from argusqt.protection.core.result import ProtectionResult
 
     n = table.n_cells
     arrays: dict[str, Any] = {}
@@ -821,6 +814,7 @@ def _restore(table: Table, saved: dict, where: str, what: str) -> Any:
     method = saved.get("method")
     table.protection = None
     if method:
+        # lazy: the method registry and parameters (a run that only tabulates needs none)
         from argusqt.protection.core import registry
 
         try:
@@ -900,8 +894,7 @@ def _check_primaries(table: Table, saved: np.ndarray, where: str, what: str) -> 
 
 def _audit_table(s, no: int, result: Any, where: str, progress, cancel) -> None:
     """Audit a restored table with secondaries; a failing protected pattern is an AuditError."""
-    from argusqt.export.gate import mark_protected
-    from argusqt.model.status import is_secondary, is_suppressed
+    # lazy: scipy, HiGHS and the protection methods (docs/design.md, D-39)
     from argusqt.protection.audit.outsider import audit
     from argusqt.protection.core.problem import CSPProblem
     from argusqt.protection.run import EXACT_AUDIT_LIMIT

@@ -178,3 +178,95 @@ def test_the_registry_reaches_heur_and_the_table_facts_without_scip():
     (HEUR's polish on small tables imports SCIP itself, when it runs.)"""
     result = _run_python(FACTS_PROBE)
     assert result == {"base": 1, "scip": False}
+
+
+#: the doors and what they delegate to: a function-local import there must keep something
+#: out of its module's start (docs/design.md, D-39)
+LAZY_CHECKED = (
+    "argusqt/session.py",
+    "argusqt/api.py",
+    "argusqt/sessionfile.py",
+    *sorted(
+        p.relative_to(ROOT).as_posix()
+        for p in (ROOT / "argusqt" / "workflow").glob("*.py")
+        if p.name != "__init__.py"
+    ),
+)
+
+
+def _function_local_imports(rel: str) -> list[tuple[int, str, list[str], bool]]:
+    """(line, module, names, marked) of every import inside a function of `rel`; marked: its
+    line, or the line above the run of import statements it belongs to, says `# lazy:` what
+    it keeps out of start-up."""
+    import ast
+
+    text = (ROOT / rel).read_text(encoding="utf-8")
+    lines = text.splitlines()
+    found = []
+    for fn in ast.walk(ast.parse(text)):
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for block in ast.walk(fn):
+            fields = [getattr(block, f, None) for f in ("body", "orelse", "finalbody")]
+            body = [s for f in fields if isinstance(f, list) for s in f]
+            first: ast.stmt | None = None  # the first import of the current run
+            for node in body:
+                if not isinstance(node, ast.Import | ast.ImportFrom):
+                    first = None
+                    continue
+                first = first or node
+                above = lines[first.lineno - 2].strip() if first.lineno > 1 else ""
+                marked = "# lazy:" in lines[node.lineno - 1] or above.startswith("# lazy:")
+                if isinstance(node, ast.ImportFrom):
+                    module, names = node.module or "", [a.name for a in node.names]
+                else:
+                    module, names = node.names[0].name, []
+                found.append((node.lineno, module, names, marked))
+    return found
+
+
+def test_every_function_local_import_says_what_it_keeps_out_of_start_up():
+    unmarked = [
+        f"{rel}:{line}: {module}"
+        for rel in LAZY_CHECKED
+        for line, module, _, marked in _function_local_imports(rel)
+        if not marked
+    ]
+    assert not unmarked, "function-local imports without a `# lazy:` reason: " + ", ".join(unmarked)
+
+
+LOADED_PROBE = """
+import importlib.util, json, sys
+import %s
+loaded = set(sys.modules)
+out = []
+for line, module, names in %r:
+    targets = [module]
+    for name in names:  # `from package import submodule` loads the submodule
+        try:
+            if importlib.util.find_spec(f"{module}.{name}") is not None:
+                targets.append(f"{module}.{name}")
+        except ImportError:
+            pass
+    if all(t in loaded for t in targets):
+        out.append(f"{line}: {module}")
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("rel", LAZY_CHECKED)
+def test_a_lazy_import_keeps_out_what_its_module_does_not_load(rel):
+    """A function-local import of a module its own module's import loads anyway saves no
+    start-up time: it belongs at the top (import-linter sees only those)."""
+    module = rel.removesuffix(".py").replace("/", ".")
+    local = [(line, mod, names) for line, mod, names, _ in _function_local_imports(rel)]
+    out = subprocess.run(
+        [sys.executable, "-c", LOADED_PROBE % (module, local)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr
+    pointless = json.loads(out.stdout.strip().splitlines()[-1])
+    assert pointless == [], f"{rel}: lazy imports of modules loaded at its start: {pointless}"

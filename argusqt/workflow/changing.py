@@ -18,7 +18,9 @@ from argusqt.actions import (
     Recode,
     StatusChange,
 )
+from argusqt.io.apriori import apply_apriori as apply_file
 from argusqt.model.table import Table
+from argusqt.rules import changes
 
 if TYPE_CHECKING:
     from argusqt.session import Session
@@ -44,8 +46,6 @@ def apply_apriori(
 
 def read_apriori(s: Session, a: ApplyApriori) -> Any:
     """One logged a-priori file applied to its table, its report in the log."""
-    from argusqt.io.apriori import apply_apriori as apply_file
-
     report = apply_file(
         s.table(a.table),
         a.path,
@@ -82,8 +82,6 @@ def record_change(
 
 def apply_change(s: Session, a: ChangeStatus, cells: np.ndarray) -> int:
     """One logged manual change on its cells (also when the log is replayed after an undo)."""
-    from argusqt.rules import changes
-
     table = s.table(a.table)
     if a.change == "cost":
         return changes.set_cost(table, cells, float(a.value or 0.0))
@@ -116,8 +114,6 @@ def cells_of(table: Table, codes: tuple[tuple[str, ...], ...]) -> np.ndarray | N
 def undo_protection(s: Session, table_no: int) -> int:
     """Undo the secondary suppressions (and published values) of a method; its run leaves
     the log. Tables protected together are undone together. Returns cells changed."""
-    from argusqt.rules import changes
-
     linked = table_no in s.linked and any(
         isinstance(a, Protect) and a.table == 0 for a in s.actions
     )

@@ -9,6 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 from argusqt.actions import OpenMicrodata, OpenTableData
 from argusqt.errors import SpecificationError
+from argusqt.io import framefiles
+from argusqt.io.atomic import atomic_write_set, settle_sets
+from argusqt.io.framefiles import table_file_paths, table_files
+from argusqt.io.frames import read_frame
+from argusqt.io.microdata import read_microdata
+from argusqt.io.rda import read_rda
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
 
 if TYPE_CHECKING:
@@ -40,9 +46,6 @@ class TabularSource:
 
 def open_microdata(s: Session, data_path: str | Path, meta_path: str | Path) -> None:
     """Read the metadata and the microdata file (replaces any earlier data and tables)."""
-    from argusqt.io.microdata import read_microdata
-    from argusqt.io.rda import read_rda
-
     data_path, meta_path = Path(data_path), Path(meta_path)
     meta = read_rda(meta_path)
     if meta.kind == "tabular":
@@ -76,8 +79,6 @@ def open_microdata_frame(
     """Microdata from a data frame (pandas, polars, pyarrow) or a Parquet/CSV file, its
     columns' roles given in Python instead of an `.rda` (replaces earlier data and
     tables). Large files are tabulated chunk by chunk later (io.frames)."""
-    from argusqt.io.frames import read_frame
-
     meta, micro = read_frame(data, roles, progress=progress, cancel=cancel)
     s.kind = "microdata"
     s.data_path, s.meta_path = Path(micro.path), None
@@ -96,9 +97,7 @@ def write_microdata_files(s: Session, beside: str | Path) -> list[Path]:
     """Write the data frame's microdata next to a session or batch file being saved, as
     fixed-width data + generated `.rda` (+ `.hrc`, `.cdl`), one atomic set; returns
     [data, metadata, side files…]. The session keeps reading from the frame."""
-    from argusqt.io.framefiles import write_microdata_files
-
-    files = write_microdata_files(s.metadata, s.microdata, Path(beside))
+    files = framefiles.write_microdata_files(s.metadata, s.microdata, Path(beside))
     s.add_log(
         f"Microdata of the data frame written to {files[0]} (CONFIDENTIAL: the records) "
         f"with metadata {files[1].name}"
@@ -111,9 +110,6 @@ def write_temporary_tables(s: Session, beside: str | Path) -> dict[Path, tuple[P
     """Write the ready tables the Python API put in a temporary folder next to a session or
     batch file being saved (`.tab` + `.rda` + copies of their `.hrc`/`.cdl`, one atomic
     set); returns old table path → (table, metadata) written."""
-    from argusqt.io.atomic import atomic_write_set
-    from argusqt.io.framefiles import table_file_paths, table_files
-
     temp = [src for src in s.sources if src.temporary]
     files: dict[Path, bytes] = {}
     renamed: dict[Path, tuple[Path, Path]] = {}
@@ -132,9 +128,6 @@ def write_temporary_tables(s: Session, beside: str | Path) -> dict[Path, tuple[P
 
 def open_table_data(s: Session, tab_path: str | Path, meta_path: str | Path) -> None:
     """Add a table file with its metadata (several may form a linked table set)."""
-    from argusqt.io.atomic import settle_sets
-    from argusqt.io.rda import read_rda
-
     tab_path, meta_path = Path(tab_path), Path(meta_path)
     for folder in {tab_path.parent, meta_path.parent}:  # a set argusqt wrote is complete
         settle_sets(folder)

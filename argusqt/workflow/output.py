@@ -10,6 +10,22 @@ import numpy as np
 
 from argusqt.actions import WriteTable
 from argusqt.errors import PublicationError, SpecificationError
+from argusqt.export import report as reports
+from argusqt.export import writetable
+from argusqt.export.codevalue import shown_values
+from argusqt.export.frame import published_frame as frame_for_publication
+from argusqt.export.gate import (
+    STATE_TEXT,
+    clear_for_publication,
+    clear_linked_for_publication,
+    linked_fingerprint,
+    protection_state,
+)
+from argusqt.export.writetable import TAU_EXACT, is_confidential
+from argusqt.io import apriori
+from argusqt.io.atomic import atomic_write_text
+from argusqt.io.confidential import confidential_path, sidecar_path
+from argusqt.io.textcells import neutralise
 from argusqt.model.status import is_secondary
 from argusqt.model.table import Table
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
@@ -37,9 +53,6 @@ def write_table(
 
     A file for publication is written only if the table passes the publication gate
     (PublicationError naming the cells otherwise; nothing is written)."""
-    from argusqt.export.writetable import TAU_EXACT, is_confidential, write_table
-    from argusqt.io.confidential import confidential_path, sidecar_path
-
     if Path(path).is_dir():  # else the error would name the hidden temporary file
         raise SpecificationError(f"{path} is a folder; name a file to write table {table_no}")
     table = s.table(table_no)
@@ -51,7 +64,9 @@ def write_table(
     try:
         if table_no in s.linked and not is_confidential(out_type, options, path):
             clear_linked(s, progress, cancel)
-        files = write_table(table, out_type, options, path, progress, cancel, tau_exact=tau_exact)
+        files = writetable.write_table(
+            table, out_type, options, path, progress, cancel, tau_exact=tau_exact
+        )
     except PublicationError as exc:
         s.add_log(f"Table {table_no} NOT written to {path}: {exc}")
         raise PublicationError(f"table {table_no}: {exc}", cells=exc.cells) from None
@@ -72,8 +87,6 @@ def write_table(
 
 def clear_linked(s: Session, progress: ProgressCallback, cancel: CancelToken | None) -> None:
     """The joint publication audit of the tables protected together (once per change)."""
-    from argusqt.export.gate import clear_linked_for_publication, linked_fingerprint
-
     tables = [s.table(n) for n in s.linked]
     if s.linked_cleared == linked_fingerprint(tables):
         return
@@ -93,8 +106,8 @@ def write_confidential(
     """The confidential workbook: the table with status colours, the cell list (statuses,
     true values, protection levels, audit intervals) and the report. Not for publication:
     its name contains CONFIDENTIAL (added when missing). Returns the path written."""
+    # lazy: openpyxl (only a workbook needs it)
     from argusqt.export.excel import ExcelOptions, write_excel
-    from argusqt.io.confidential import confidential_path
 
     table = s.table(table_no)
     s.check_outputs(confidential_path(path), action="saving the CONFIDENTIAL workbook")
@@ -114,8 +127,6 @@ def write_confidential(
 
 def save_text(s: Session, path: str | Path, text: str) -> Path:
     """Write a text file the user asked for (a `.grc`), atomically (never over an input)."""
-    from argusqt.io.atomic import atomic_write_text
-
     s.check_outputs(path, action="saving")
     atomic_write_text(Path(path), text)
     return Path(path)
@@ -126,8 +137,6 @@ def clipboard_state(s: Session, table: Table) -> tuple[str, str]:
     table's own state (export.gate), except that a table protected together with others
     is not 'cleared' while the set's joint publication audit is not current (another
     table of the set changed). Fingerprints only: no audit runs (the GUI thread asks)."""
-    from argusqt.export.gate import linked_fingerprint
-
     state, words = table_protection(table)
     no = next((i for i, t in enumerate(s.tables, 1) if t is table), None)
     if state == "cleared" and no is not None and no in s.linked:
@@ -148,8 +157,6 @@ def audit_publication(
 ) -> str:
     """Run the publication gate now (outsider and insider audit of the current statuses);
     returns its verdict in words, PublicationError naming the cells when it fails."""
-    from argusqt.export.gate import clear_for_publication
-
     try:
         text = clear_for_publication(s.table(table_no), progress=progress, cancel=cancel)
     except PublicationError as exc:
@@ -168,12 +175,10 @@ def published_frame(
     """The table as a pandas DataFrame for publication (codes, labels, published values,
     NA where suppressed); only through the publication gate (PublicationError naming the
     cells otherwise)."""
-    from argusqt.export.frame import published_frame
-
     try:
         if table_no in s.linked:  # the same joint audit as write_table
             clear_linked(s, progress, cancel)
-        frame = published_frame(s.table(table_no), progress=progress, cancel=cancel)
+        frame = frame_for_publication(s.table(table_no), progress=progress, cancel=cancel)
     except PublicationError as exc:
         s.add_log(f"Table {table_no} NOT published as a data frame: {exc}")
         raise PublicationError(f"table {table_no}: {exc}", cells=exc.cells) from None
@@ -197,9 +202,7 @@ def report_info(s: Session, table_no: int) -> dict[str, Any]:
 
 def report_html(s: Session, table_no: int) -> str:
     """The table's report as HTML, to show (View | Report); it holds per-status sums."""
-    from argusqt.export.report import report_html
-
-    return report_html(s.table(table_no), report_info(s, table_no))
+    return reports.report_html(s.table(table_no), report_info(s, table_no))
 
 
 def write_report(s: Session, table_no: int, path: str | Path, *, tau_name: bool = False) -> Path:
@@ -209,14 +212,11 @@ def write_report(s: Session, table_no: int, path: str | Path, *, tau_name: bool 
     title, and CONFIDENTIAL is added to its name when missing). `tau_name` keeps the name
     as given — batch `<WRITETABLE>` writes τ-Argus's `<name>.html`, which scripts look
     for; the marking is then in the content only. Returns the path written."""
-    from argusqt.export.report import write_report
-    from argusqt.io.confidential import confidential_path
-
     table = s.table(table_no)
     info = report_info(s, table_no)
     atomic_path = Path(path) if tau_name else confidential_path(path)
     s.check_outputs(atomic_path, action=f"saving the report of table {table_no}")
-    write_report(table, atomic_path, info)
+    reports.write_report(table, atomic_path, info)
     s.add_log(f"Table {table_no}: CONFIDENTIAL report (not for publication) {atomic_path}")
     return atomic_path
 
@@ -230,10 +230,8 @@ def write_apriori(
     sep: str = ",",
 ) -> int:
     """Output | Generate apriori from the table's current statuses; returns lines written."""
-    from argusqt.io.apriori import write_apriori
-
     s.check_outputs(path, action="writing the a-priori file")
-    n = write_apriori(s.table(table_no), path, actions, keep, sep)
+    n = apriori.write_apriori(s.table(table_no), path, actions, keep, sep)
     s.add_log(
         f"A-priori file {path} written from table {table_no} ({n} lines; CONFIDENTIAL, "
         "not for publication: cell statuses)"
@@ -244,23 +242,17 @@ def write_apriori(
 def published_face(table: Table) -> np.ndarray:
     """Each cell as it would be published (`x` suppressed, `-` empty, rounded, adjusted or
     interval values): what leaves the program by the clipboard too."""
-    from argusqt.export.codevalue import shown_values
-
     return shown_values(table)
 
 
 def spreadsheet_safe(text: str) -> str:
     """`text` with a `'` in front when a spreadsheet would run it as a formula."""
-    from argusqt.io.textcells import neutralise
-
     return neutralise(text)
 
 
 def table_protection(table: Table) -> tuple[str, str]:
     """(state, words) of a table on its way to publication (export.gate): 'cleared',
     'protected', 'changed', 'unprotected' or 'nothing to protect'."""
-    from argusqt.export.gate import STATE_TEXT, protection_state
-
     state = protection_state(table)
     if state == "unprotected" and is_secondary(table.status).any():
         # e.g. statuses read from a table file: the gate audits them when saving

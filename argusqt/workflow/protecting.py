@@ -13,9 +13,15 @@ import numpy as np
 from argusqt.actions import Protect
 from argusqt.errors import ArgusError, AuditError, Cancelled, MethodError, SpecificationError
 from argusqt.export.gate import mark_protected
+from argusqt.io.codelists import codelist_for
+from argusqt.model.status import is_suppressed
 from argusqt.model.table import ProtectionInfo, Table, TableSpec
+from argusqt.model.tabulate import build_table
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
 from argusqt.protection.core.result import TIME_LIMIT_DECIDED
+from argusqt.rules.changes import keep_pattern, posed_status
+from argusqt.rules.classify import apply_rules
+from argusqt.rules.cost import compute_cost
 from argusqt.workflow import specifying
 
 if TYPE_CHECKING:
@@ -39,12 +45,11 @@ def protect(
 
     The method solves the problem the user posed: the primaries and the manual and
     a-priori statuses, never the secondaries of the method run before (docs/design.md)."""
-    from argusqt.model.status import is_suppressed
+    # lazy: scipy, HiGHS, the registry and the methods (docs/design.md, D-39)
     from argusqt.protection.audit.outsider import audit as run_audit
     from argusqt.protection.core import registry
     from argusqt.protection.core.problem import CSPProblem
     from argusqt.protection.run import run_method
-    from argusqt.rules.changes import keep_pattern, posed_status
 
     desc = registry.get(method)
     p = desc.params.coerce(params)
@@ -124,6 +129,7 @@ def protection_seed(s: Session, problem: Any) -> int:
     and every column, which no attacker can guess, whereas a small table's few unknown
     values could be tried one by one against the published intervals."""
     if s.protection_seed is None:
+        # lazy: scipy, HiGHS and the protection methods (docs/design.md, D-39)
         from argusqt.protection.audit.disclosure import confidential_seed
 
         seed = confidential_seed(problem)
@@ -170,12 +176,11 @@ def protect_linked(
 ) -> list[ProtectionResult]:
     """All tables protected together (batch table 0), by a method whose descriptor says
     how (`linked`: the joint problem, or MOD's cover table); one result per table."""
-    from argusqt.model.status import is_suppressed
+    # lazy: scipy, HiGHS, the registry and the methods (docs/design.md, D-39)
     from argusqt.protection.audit.outsider import audit as run_audit
     from argusqt.protection.core import registry
     from argusqt.protection.core.problem import CSPProblem
     from argusqt.protection.suppress.linked import protect_linked
-    from argusqt.rules.changes import keep_pattern, posed_status
 
     desc = registry.get(method)
     registry.require_linked(desc)
@@ -259,6 +264,7 @@ def linked_cover(s: Session, problems: list) -> Any:
     None when every cover cell is in some table (the joint problem is the cover) or
     there is no microdata; the cover gets the first table's response, rules and cost.
     """
+    # lazy: scipy, HiGHS and the protection methods (docs/design.md, D-39)
     from argusqt.protection.core.problem import CSPProblem
     from argusqt.protection.suppress.linked import build_linked_problem, cover_dims
 
@@ -266,10 +272,6 @@ def linked_cover(s: Session, problems: list) -> Any:
         return None
     if build_linked_problem(problems)[0].dims is not None:
         return None
-    from argusqt.io.codelists import codelist_for
-    from argusqt.model.tabulate import build_table
-    from argusqt.rules.classify import apply_rules
-    from argusqt.rules.cost import compute_cost
 
     first = s.tables[0].spec
     names = [c.name for c in cover_dims(problems)[0]]
@@ -284,8 +286,8 @@ def linked_cover(s: Session, problems: list) -> Any:
 
 
 #: Ratio of the largest to the smallest non-zero cell value beyond which a solver failure is
-#: put down to precision (measured on batch_ex2, smallest cell ≈ 1e3: one record of 3e10 still
-#: works, 1e11 makes the attacker LP fail). Only used to explain a failure, never to refuse.
+#: put down to precision (docs/design.md, D-24). Only used to explain a failure, never to
+#: refuse.
 SOLVER_RANGE = 1e7
 #: Largest cell value (or protection level) a protection method is given: beyond 2^53 ≈ 9e15
 #: sums of whole numbers are no longer exact, and the LP solvers fail with errors of their own.

@@ -10,8 +10,11 @@ import numpy as np
 
 from argusqt.actions import Recode
 from argusqt.errors import SpecificationError
+from argusqt.io.text import read_lines
 from argusqt.model.status import is_secondary
 from argusqt.model.table import Table
+from argusqt.recode import apply as recode_apply
+from argusqt.recode.apply import original_codelist, parse_recode_text, recode_variable
 from argusqt.workflow import changing, specifying
 
 if TYPE_CHECKING:
@@ -21,7 +24,6 @@ if TYPE_CHECKING:
 def recode_action(table_no: int, var: str, file_or_level: str | Path | int) -> Recode:
     if isinstance(file_or_level, int) or str(file_or_level).strip().isdigit():
         return Recode(table_no, var, level=int(str(file_or_level)))
-    from argusqt.io.text import read_lines
 
     path = Path(file_or_level)
     text = "".join(line + "\n" for line in read_lines(path))
@@ -45,7 +47,6 @@ def recode_all(s: Session, actions: list[Recode]) -> list[Table]:
 
 
 def recoded(s: Session, table: Table, a: Recode) -> tuple[Table, list[str]]:
-    from argusqt.recode.apply import original_codelist, parse_recode_text, recode_variable
 
     if s.kind == "tabular":
         raise SpecificationError("recoding is not available for tabular input")
@@ -66,8 +67,6 @@ def recoded(s: Session, table: Table, a: Recode) -> tuple[Table, list[str]]:
 def undo_recode(s: Session, table_no: int, var: str) -> Table:
     """Back to the original coding of `var` (other recodes stay): its recodes leave the
     log, and the table is rebuilt from what remains, as a batch file would rebuild it."""
-    from argusqt.recode.apply import undo_recode
-
     table = s.table(table_no)
     require_unprotected(s, table_no, "undoing a recode")
     mine = [
@@ -75,7 +74,7 @@ def undo_recode(s: Session, table_no: int, var: str) -> Table:
         for a in s.actions
         if isinstance(a, Recode) and a.table == table_no and a.variable.lower() == var.lower()
     ]
-    new = undo_recode(table, var, specifying.distances(s, table))
+    new = recode_apply.undo_recode(table, var, specifying.distances(s, table))
     s.actions = [a for a in s.actions if not any(a is m for m in mine)]
     s.tables[table_no - 1] = new
     s.results.pop(table_no, None)

@@ -21,10 +21,16 @@ from argusqt.actions import (
     WriteTable,
 )
 from argusqt.errors import SpecificationError
+from argusqt.io.codelists import codelist_for
+from argusqt.io.tabular import read_tab
 from argusqt.model.rulespec import SafetyRules
 from argusqt.model.status import Status, is_primary
 from argusqt.model.table import Table, TableSpec
+from argusqt.model.tabulate import build_tables
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
+from argusqt.rules.classify import apply_rules
+from argusqt.rules.cost import compute_cost
+from argusqt.rules.parse import format_safety_rule
 
 if TYPE_CHECKING:
     from argusqt.session import Session
@@ -89,7 +95,6 @@ def set_safety_rules(s: Session, rules: SafetyRules, table_no: int | None = None
         or rules.zero_range is not None or rules.req_individual or rules.req_holding
     ):  # fmt: skip
         raise SpecificationError("P, NK, ZERO and REQ rules cannot be used for a frequency table")
-    from argusqt.rules.parse import format_safety_rule
 
     spec.rules = rules
     s.add_log(f"Safety rules of table {idx + 1}: {format_safety_rule(rules)}")
@@ -116,8 +121,6 @@ def compute_tables(
             return s.tables
         tables = built
     else:
-        from argusqt.io.tabular import read_tab
-
         tables = []
         for k, src in enumerate(s.sources):
             if src.spec is None:
@@ -278,11 +281,6 @@ def build_microdata_tables(
     s: Session, specs: list[TableSpec], progress: ProgressCallback, cancel: CancelToken | None
 ) -> list[Table] | None:
     """Tables from the open microdata with rules and costs applied; None when cancelled."""
-    from argusqt.io.codelists import codelist_for
-    from argusqt.model.tabulate import build_tables
-    from argusqt.rules.classify import apply_rules
-    from argusqt.rules.cost import compute_cost
-
     log: list[str] = []
     tables = build_tables(
         s.metadata, s.microdata, specs, log, progress, cancel, codelist_for=codelist_for
