@@ -285,8 +285,8 @@ class _Attacks:
 
 
 #: components of at least this many cells decide a respondent's side on the relations
-#: around the primary before their own LP, whose warm re-solve costs 0.2–1.3 s there
-#: (b31808, load 16)
+#: around the primary before their own LP, whose warm re-solve is dear there
+#: (docs/design.md, D-14)
 BIG_COMPONENT = 2000
 
 
@@ -294,7 +294,7 @@ def _coalition(problem, sup, ksup, prim, lower, upper, cancel) -> np.ndarray:
     """Primaries every respondent together still cannot recompute: no one alone can either.
 
     One pass/fail audit with all the respondents' cells published settles most primaries of
-    a publishable pattern (measured on a repaired 10,143-cell 3-D pattern: 942 of 955); only
+    a publishable pattern (docs/design.md, D-14: 942 of 955 on a repaired pattern); only
     the rest are attacked respondent by respondent. Cells some respondent knows are left to
     the others' attacks. In big components only neighbourhood proofs count: there a
     primary every respondent together recomputes costs two LPs of the whole component

@@ -19,8 +19,8 @@ import numpy as np
 from argusqt.protection.audit.insider_cover import Hops
 from argusqt.protection.lp.components import UP, new_highs, pass_model, solve
 
-#: hops tried before the component's own LP (measured on b31808's HEUR pattern: every
-#: one of 300 sampled couples left by the cover was decided within 6)
+#: hops tried before the component's own LP (docs/design.md, D-15: enough for every couple
+#: sampled on the largest benchmark table)
 MAX_HOPS = 6
 #: a relaxation or restriction of more free cells is left to the component's LP
 MAX_CELLS = 3000

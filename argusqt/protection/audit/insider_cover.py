@@ -32,8 +32,7 @@ Key = tuple[int, int]  # (primary cell, direction)
 PRIMARY_COST, CELL_COST, AVOID_COST = 1e-3, 1.0, 1e4
 
 #: the growing areas of a pair's path LPs: relation-hop balls of at most this many
-#: suppressed cells after the table's grid neighbourhood (measured on b31808's HEUR pattern:
-#: 2,067 and 1,064 of the 8,626 moves found came from the 300- and 1,500-cell balls)
+#: suppressed cells after the table's grid neighbourhood (docs/design.md, D-15)
 BALL_LIMITS = (300, 1500)
 
 

@@ -36,8 +36,7 @@ EXACT_AUDIT_LIMIT = 2000
 
 #: pass/fail mode tries neighbourhood LPs first only in components of at least this many
 #: cells: below it a warm re-solve of the component's own LP is cheaper than building small
-#: ones (measured on the 7,290-cell business table, components of ≤ 510 cells: outsider
-#: audit 1.77 → 1.06 s, the insider audit's coalition pass 4.85 → 0.78 s)
+#: ones (docs/design.md, D-14)
 LOCAL_MIN_CELLS = 2000
 
 
@@ -218,8 +217,8 @@ def audit(
                         presolve=True,
                     )
                     if comp.cells.size >= 5000:
-                        # measured: IPM + crossover solves a 35,000-cell block from scratch
-                        # ~2.5× faster than dual simplex; re-solves then use its basis
+                        # IPM + crossover: a big block's first solve is faster than dual
+                        # simplex; re-solves then use its basis (docs/design.md, D-13)
                         h.setOptionValue("solver", "ipm")
                     fresh = True
                 if last >= 0 and last != j:

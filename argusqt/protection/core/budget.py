@@ -59,8 +59,7 @@ def out_of_time(
 
 def stop_after(seconds: float | None) -> float:
     """Seconds past the limit at which a run's work stops: half its grace, so that the other
-    half covers stopping (the LP under way, unwinding, the log), measured up to 0.8 s on
-    b7290 beside six CPU hogs."""
+    half covers stopping (the LP under way, unwinding, the log; docs/design.md, D-19)."""
     return 0.5 * limit_grace(seconds)
 
 

@@ -131,7 +131,7 @@ def _exposes_primary(s, rel, mcsc, count, sup, needs) -> bool:
 def _likely_failures_first(s: int, pairs, rel, mcsc) -> list[Key]:
     """The pairs to re-check after publishing s, those of primaries sharing a relation with s
     first: they are the ones that usually find no other witness, and a removal stops at its
-    first failure (measured on b7290: docs/design.md, "HEUR")."""
+    first failure (docs/design.md, D-13, HEUR's clean-up)."""
     pairs = sorted(pairs)
     rows = mcsc.indices[mcsc.indptr[s] : mcsc.indptr[s + 1]]
     if not pairs or rows.size == 0:

@@ -85,7 +85,7 @@ def make_highs(
     """A silent HiGHS simplex model (min costᵀx) ready to be re-solved with new objectives.
 
     Primal simplex by default: after an objective change the basis stays primal feasible,
-    which makes re-solves ~15× faster than dual simplex (measured on the audit). A first
+    which makes re-solves much faster than dual simplex (docs/design.md, D-13). A first
     solve from scratch of a big model is much faster with dual simplex + presolve: build
     with primal=False, presolve=True and call `use_primal(h)` after the first solve.
     """
@@ -270,9 +270,9 @@ class MoveContext:
     def _path_lp(self, interruptible: bool) -> highspy.Highs:
         """The reused HiGHS instance; the interruptible one polls the cancel token.
 
-        Only big LPs get it: the Python callback runs every simplex iteration (measured
-        ~50 µs each), while one whole-table path LP of a 10⁵-cell table runs for seconds
-        and kept a cancel waiting 3.6 s (benchmarks/bench_cancel.py).
+        Only big LPs get it: the Python callback runs every simplex iteration, while one
+        whole-table path LP of a 10⁵-cell table runs for seconds and kept a cancel waiting
+        (docs/design.md, D-14; benchmarks/bench_cancel.py).
         """
         if not interruptible:
             if self._lp is None:

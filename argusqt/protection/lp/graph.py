@@ -2,9 +2,9 @@
 for small graphs.
 
 Why not always scipy's `connected_components`: importing `scipy.sparse.csgraph` imports
-`scipy.sparse.linalg` and `scipy.linalg` (its Laplacian module), 0.3–0.45 s of a batch
-process's start at load 7–8 against 0.05 s for HiGHS or SCIP (issue 15, goal 4:
-`argusqt batch` within 2 × the τ-Argus engine's time; docs/design.md, "Process start").
+`scipy.sparse.linalg` and `scipy.linalg` (its Laplacian module), a large share of a batch
+process's start against HiGHS or SCIP (issue 15, goal 4: `argusqt batch` within 2 × the
+τ-Argus engine's time; docs/design.md, D-16).
 Small graphs (every table a batch file usually holds) get a vectorised min-label
 propagation with pointer jumping; large ones, where the import is paid back many times,
 scipy's traversal. Both number the components in the order of their smallest vertex.

@@ -64,10 +64,9 @@ class Protector:
         ctx = self.ctx
         if ctx.grid is not None:
             score = _LazyScore(self.sup, self.base, ctx.values, need)
-            # measured on the 7,290-cell business table (docs/design.md): siblings only
-            # (climb 1) but five free ones per node, then the whole table, gives patterns
-            # 2× cheaper than growing neighbourhoods; beyond LARGE cells the whole-table LP
-            # is too slow to be the first fallback
+            # siblings only (climb 1) but five free ones per node, then the whole table,
+            # gives cheaper patterns than growing neighbourhoods; beyond LARGE cells the
+            # whole-table LP is too slow to be the first fallback (docs/design.md, D-13)
             sizes = [(5, 6, 1)]
             if ctx.problem.n_cells > LARGE:
                 sizes.append((3, 6, 1 << 30))
