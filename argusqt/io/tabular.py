@@ -9,6 +9,7 @@ rules of argusqt/docs/formats.md §3.2 are applied in the documented order as ar
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ from argusqt.io.codelists import codelist_for
 from argusqt.io.text import check_no_control, is_comment, read_lines
 from argusqt.model.codelist import CodeList
 from argusqt.model.metadata import Metadata, Variable
+from argusqt.model.rulespec import SafetyRules
 from argusqt.model.status import Status, is_primary
 from argusqt.model.table import Table, TableSpec, build_relations
 from argusqt.model.tabulate import top_k_by_group
@@ -253,10 +255,31 @@ def read_tab(
             f"a table needs 1 to 4 explanatory variables, got {len(spec.explanatory)}"
         )
     cols = _Columns(meta, path)
-    n = cols.n
-    rules = spec.rules
+    dims, cell = _line_cells(meta, spec, cols, path, log)
+    lines = _numeric_columns(meta, spec, cols)
+    active = (cell >= 0) & _apply_line_rules(cols, lines, spec.rules, meta, path, log)
+    a, top_d, st, given = _dense_cells(cols, dims, cell, lines, active)
+    if totals_mode == 1:
+        _recompute_totals(dims, a, top_d, st, given, keep_status, spec.rules.has_sensitivity_rules)
+    elif totals_mode == 0:
+        n_cells = a["value"].size
+        line_of_cell = np.zeros(n_cells, dtype=np.int64)
+        line_of_cell[cell[cell >= 0]] = cols.lineno[cell >= 0]
+        _check_additivity(dims, a["value"], lines.decimals, path, log, line_of_cell)
+    table = _rules_and_costs(meta, spec, path, dims, a, top_d, st, lines)
+    shape = tuple(len(d) for d in dims)
+    log.append(
+        f"{path.name}: {int(active.sum())} cells read, {table.n_cells} cells in the table "
+        f"({' × '.join(str(s) for s in shape)})"
+    )
+    return table
 
-    # ------------------------------------------------------------ cells of the lines
+
+def _line_cells(
+    meta: Metadata, spec: TableSpec, cols: _Columns, path: Path, log: list[str]
+) -> tuple[list[CodeList], np.ndarray]:
+    """The table's dimensions and each line's cell index (-1: a line not in the table)."""
+    n = cols.n
     dims: list[CodeList] = []
     nodes: list[np.ndarray] = []
     for name in spec.explanatory:
@@ -277,13 +300,33 @@ def read_tab(
             for k in range(len(nodes)):
                 nodes[k] = np.where(keep, nodes[k], -1)
     shape = tuple(len(d) for d in dims)
-    n_cells = int(np.prod(shape))
     used = nodes[0] >= 0
     cell = np.full(n, -1, dtype=np.int64)
     if n:
         cell[used] = np.ravel_multi_index(tuple(nd[used] for nd in nodes), shape)
+    return dims, cell
 
-    # ------------------------------------------------------------ numeric columns
+
+@dataclass
+class _Lines:
+    """The numeric columns of the lines, as read and then as the rules of §3.2 leave them."""
+
+    resp: np.ndarray
+    freq: np.ndarray
+    status: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    shadow: np.ndarray
+    cost: np.ndarray
+    top: np.ndarray
+    resp_var: Variable | None
+    freq_var: Variable | None
+    decimals: int
+
+
+def _numeric_columns(meta: Metadata, spec: TableSpec, cols: _Columns) -> _Lines:
+    """Response, frequency, status, levels, shadow, cost and top-n of every line, checked."""
+    n = cols.n
     resp_var = meta.variable(spec.response) if spec.response is not None else None
     freq_var = meta.frequency
     if resp_var is None and freq_var is None:
@@ -324,8 +367,16 @@ def read_tab(
     for k, v in enumerate(top_vars):
         x = cols.number(v)
         top[:, k] = np.where(np.isnan(x), 0.0, x)
+    return _Lines(resp, freq, status, lower, upper, shadow, cost, top, resp_var, freq_var, decimals)
 
-    # ---------------------------------------- argusqt/docs/formats.md §3.2 rules in order
+
+def _apply_line_rules(
+    cols: _Columns, lines: _Lines, rules: SafetyRules, meta: Metadata, path: Path, log: list[str]
+) -> np.ndarray:
+    """argusqt/docs/formats.md §3.2 rules 1–11 in order, on `lines` in place; returns the
+    lines that make a cell (a response, not both response and frequency zero)."""
+    resp, freq, status, top = lines.resp, lines.freq, lines.status, lines.top
+    lower, upper, shadow, cost = lines.lower, lines.upper, lines.shadow, lines.cost
     has_resp = ~np.isnan(resp)
     has_freq = ~np.isnan(freq)
     no_both = ~has_resp & ~has_freq  # 1
@@ -334,7 +385,7 @@ def read_tab(
     )
     _refuse(cols, no_both & ~safe_like, "a line without response and frequency must be empty")
     status = np.where(no_both, Status.EMPTY, status)
-    if resp_var is not None:  # 2
+    if lines.resp_var is not None:  # 2
         _refuse(cols, has_freq & ~has_resp, "a frequency is given but the response is empty")
     _refuse(
         cols, has_resp & (resp != 0) & has_freq & (freq == 0), "non-zero response with frequency 0"
@@ -364,13 +415,22 @@ def read_tab(
         dec = (np.diff(top, axis=1) > 0).any(axis=1)
         _refuse(cols, np.asarray(dec), "the top-n contributions must not increase")
         over = top.sum(axis=1) - absr > TOP_TOL * np.maximum(1.0, absr)
-        if resp_var is not None:  # a frequency table's "response" is the count
+        if lines.resp_var is not None:  # a frequency table's "response" is the count
             _refuse(cols, has_resp & over, "the top-n contributions sum to more than the response")
     skip = has_resp & (resp == 0) & (freq == 0)  # 10
     freq = np.where(has_resp & ~skip, np.maximum(freq, 1.0), 0.0)  # 11
-    active = (cell >= 0) & has_resp & ~skip
+    lines.freq, lines.status, lines.lower, lines.upper = freq, status, lower, upper
+    lines.shadow, lines.cost = shadow, cost
+    return has_resp & ~skip
 
-    # ------------------------------------------------------------ duplicates → dense
+
+def _dense_cells(
+    cols: _Columns, dims: list[CodeList], cell: np.ndarray, lines: _Lines, active: np.ndarray
+) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
+    """The lines as dense per-cell arrays (a cell given twice is refused), the top-n, the
+    statuses and which cells the file gave."""
+    shape = tuple(len(d) for d in dims)
+    n_cells = int(np.prod(shape))
     c_act = cell[cell >= 0]
     order = np.argsort(c_act, kind="stable")
     srt = c_act[order]
@@ -386,7 +446,7 @@ def read_tab(
         )
     given = np.zeros(n_cells, dtype=bool)
     given[cell[cell >= 0]] = True
-    k = top.shape[1]
+    k = lines.top.shape[1]
     a = {
         "value": np.zeros(n_cells),
         "freq": np.zeros(n_cells),
@@ -399,27 +459,31 @@ def read_tab(
     st = np.full(n_cells, Status.EMPTY, dtype=np.int8)
     ci = cell[active]
     for key, src in (
-        ("value", resp),
-        ("freq", freq),
-        ("shadow", shadow),
-        ("cost", cost),
-        ("lpl", lower),
-        ("upl", upper),
+        ("value", lines.resp),
+        ("freq", lines.freq),
+        ("shadow", lines.shadow),
+        ("cost", lines.cost),
+        ("lpl", lines.lower),
+        ("upl", lines.upper),
     ):
         a[key][ci] = src[active]
-    top_d[ci] = top[active]
-    st[ci] = status[active]
-    given_status = given.copy()
+    top_d[ci] = lines.top[active]
+    st[ci] = lines.status[active]
+    return a, top_d, st, given
 
-    if totals_mode == 1:
-        _recompute_totals(
-            dims, a, top_d, st, given_status, keep_status, rules.has_sensitivity_rules
-        )
-    elif totals_mode == 0:
-        line_of_cell = np.zeros(n_cells, dtype=np.int64)
-        line_of_cell[cell[cell >= 0]] = cols.lineno[cell >= 0]
-        _check_additivity(dims, a["value"], decimals, path, log, line_of_cell)
 
+def _rules_and_costs(
+    meta: Metadata,
+    spec: TableSpec,
+    path: Path,
+    dims: list[CodeList],
+    a: dict[str, np.ndarray],
+    top_d: np.ndarray,
+    st: np.ndarray,
+    lines: _Lines,
+) -> Table:
+    """The Table, its statuses from the rules (or the file's levels when there are none)
+    and its costs."""
     table = Table(
         spec=spec,
         dims=dims,
@@ -428,14 +492,15 @@ def read_tab(
         shadow=a["shadow"],
         cost_raw=a["cost"],
         top=top_d,
-        decimals=decimals,
+        decimals=lines.decimals,
         status=st,
         lpl=a["lpl"],
         upl=a["upl"],
         name=path.stem,
     )
+    rules = spec.rules
     if rules.has_sensitivity_rules:
-        if rules.freq_individual and freq_var is None:
+        if rules.freq_individual and lines.freq_var is None:
             raise SpecificationError(
                 "the FREQ rule needs a <FREQUENCY> column in the tabular metadata", file=meta.path
             )
@@ -444,10 +509,6 @@ def read_tab(
         _given_levels(table)
     distances = [meta.variable(e).distance for e in spec.explanatory]
     compute_cost(table, distances if spec.cost.kind == "distance" else None)
-    log.append(
-        f"{path.name}: {int(active.sum())} cells read, {n_cells} cells in the table "
-        f"({' × '.join(str(s) for s in shape)})"
-    )
     return table
 
 
