@@ -309,7 +309,8 @@ def _line_cells(
 
 @dataclass
 class _Lines:
-    """The numeric columns of the lines, as read and then as the rules of §3.2 leave them."""
+    """The numeric columns of the lines, as read and then as the rules of
+    argusqt/docs/formats.md §3.2 leave them."""
 
     resp: np.ndarray
     freq: np.ndarray
