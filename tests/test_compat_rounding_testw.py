@@ -71,7 +71,14 @@ def independent_zero_restricted_optimum(values: np.ndarray, relations, base: int
     return const + float(res.fun)
 
 
-@pytest.mark.parametrize("dims", [("Size", "Region"), ("Year", "IndustryCode")])
+@pytest.mark.parametrize(
+    "dims",
+    [
+        ("Size", "Region"),
+        # the same property on a larger table: ~10 s a case, in the full suite only
+        pytest.param(("Year", "IndustryCode"), marks=pytest.mark.slow),
+    ],
+)
 @pytest.mark.parametrize("base", [5, 10])
 @pytest.mark.parametrize("stop_rule", [3, 2])
 def test_rounding_is_additive_and_on_the_grid(testw, dims, base, stop_rule):

@@ -179,6 +179,7 @@ def check_printed_table(path: Path, decimals, dims, prims) -> None:
         assert (s in (11, 12)) == changed, f"{cell}: status {s}, printed change {changed}"
 
 
+@pytest.mark.slow  # a long property (30 random tables); the fixed cases below stay fast
 @settings(
     max_examples=int(os.environ.get("CTA_PRINTED_EXAMPLES", "30")),
     deadline=None,
