@@ -61,7 +61,7 @@ def test_polished_verdict_is_not_taken_again(monkeypatch):
     assert calls == []
     assert res.verdict.ok and res.audit.ok
     sup = is_suppressed(res.status)
-    assert res.figures["audit_exact"] and _publishable(p, res.status)
+    assert res.audit_exact and _publishable(p, res.status)
     fresh = audit(p, sup)  # exact intervals, the same as the kept verdict's
     assert np.allclose(fresh.lower[sup], res.audit.lower[sup], equal_nan=True)
     assert np.allclose(fresh.upper[sup], res.audit.upper[sup], equal_nan=True)

@@ -31,12 +31,16 @@ from argusqt.protection.core.budget import (
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.registry import MethodDescriptor
 from argusqt.protection.core.result import TIME_LIMIT_DECIDED, ProtectionResult
+from argusqt.protection.suppress.epilogue import audit_exactness
 from argusqt.protection.suppress.singleton import (
     SINGLETON_KEYS,
     add_singleton_cells,
     drop_virtual,
     singleton_request,
 )
+
+#: EXACT_AUDIT_LIMIT: sessionfile's audit of a loaded pattern reads it from here
+__all__ = ["EXACT_AUDIT_LIMIT", "run_method"]
 
 
 def run_method(
@@ -109,7 +113,7 @@ def _run(
         raise Cancelled(f"{name} cancelled: {why}") from None
 
     # the method's own audit judged the pattern on `work` (with its virtual cells)
-    own_digest = result.figures.get("audit_digest")
+    own_digest = result.audit_digest
     own_same = own_digest is not None and own_digest == pattern_digest(
         work, is_suppressed(result.status)
     )
@@ -120,10 +124,9 @@ def _run(
         result.log.append(f"singleton options {', '.join(opts)}")
     _normalise_statuses(problem, result)
     sup = is_suppressed(result.status)
-    mode = params.get("audit_intervals", "auto")
-    exact = bool(mode) if mode != "auto" else int(sup.sum()) <= EXACT_AUDIT_LIMIT
+    exact = audit_exactness(params.get("audit_intervals", "auto"), sup)
     own = result.audit
-    own_exact = bool(result.figures.get("audit_exact"))
+    own_exact = result.audit_exact
     outsider = None
     if (
         (own_exact or not exact)
@@ -143,7 +146,7 @@ def _run(
         and verdict_own is not None
         and verdict_own.ok
         and (own_exact or not exact)
-        and result.figures.get("publication_digest") == pattern_digest(problem, sup)
+        and result.publication_digest == pattern_digest(problem, sup)
     ):
         # the method ran the publication audit (and its repair) on this very pattern within
         # its time limit (OPT): repeating it would run past the user's limit

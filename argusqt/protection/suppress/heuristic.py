@@ -18,7 +18,7 @@ import numpy as np
 
 from argusqt.errors import AuditError, Cancelled, TimeLimitError
 from argusqt.model.status import is_secondary, is_suppressed, secondary_status_for
-from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
+from argusqt.progress import CancelToken, ProgressCallback, Stopwatch, no_progress
 from argusqt.protection.audit.outsider import audit, pattern_digest
 from argusqt.protection.audit.publication import CANCEL_GRACE
 from argusqt.protection.core.budget import (
@@ -36,6 +36,7 @@ from argusqt.protection.lp.cleanup import Witnesses, cleanup
 from argusqt.protection.lp.components import DOWN, UP, MoveContext
 from argusqt.protection.lp.protector import K_FREE, Protector, primary_order, protect_all
 from argusqt.protection.suppress import heur_polish
+from argusqt.protection.suppress.epilogue import suppression_result
 from argusqt.protection.suppress.singleton import (
     SINGLETON_KEYS,
     add_singleton_cells,
@@ -170,27 +171,27 @@ def solve_heuristic(
     status[new] = secondary_status_for(problem.status[new])
     secondary = sup & ~ctx.primary
     cost = float(np.sum(np.asarray(problem.cost)[secondary]))
-    elapsed = watch.elapsed
-    progress(
-        ProgressEvent(message="Heuristic finished", fraction=1.0, incumbent=cost, elapsed=elapsed)
-    )
-    return ProtectionResult(
-        audit=verdict,
-        method="HEUR",
-        status=status,
-        cost=cost,
+    figures = {
+        "path_lps": n_lps,
+        "cleanup_lps": cleanup_lps_done,
+        "secondaries_before_cleanup": n_before,
+        "heuristic_seconds": t_heur,
+        "audit_lps": verdict.n_lps,
+    }
+    return suppression_result(
+        "HEUR",
+        problem,
+        sup,
+        verdict,
+        False,  # HEUR's own audit is pass/fail
+        watch=watch,
+        log=log,
+        figures=figures,
         cancelled=cancelled,
         timed_out=timed_out,
-        elapsed=elapsed,
-        log=log,
-        figures={
-            "path_lps": n_lps,
-            "cleanup_lps": cleanup_lps_done,
-            "secondaries_before_cleanup": n_before,
-            "heuristic_seconds": t_heur,
-            "audit_lps": verdict.n_lps,
-            "audit_digest": pattern_digest(problem, sup),
-        },
+        progress=progress,
+        finished="Heuristic",
+        statuses=(status, cost),
     )
 
 
@@ -234,7 +235,7 @@ def solve_heur_method(
             # a pass/fail pass with the virtual cells' relations is a pass without them
             # (they only narrow the attacker; run_method's rule for reused audits)
             sup = is_suppressed(result.status)
-            result.figures["audit_digest"] = pattern_digest(problem, sup)
+            result.audit_digest = pattern_digest(problem, sup)
     # the polish is bounded by work (polish_nodes SCIP nodes, polish_lps attacker LPs): same
     # table, same pattern on any machine and load when that limit or a proof ends it; seconds
     # ("polish", and the run's max_time) are only an outer cap, and a run they end says so

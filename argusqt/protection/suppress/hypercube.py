@@ -22,7 +22,6 @@ import numpy as np
 from argusqt.errors import MethodError
 from argusqt.model.status import is_candidate, is_primary, is_secondary
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
-from argusqt.protection.audit.outsider import EXACT_AUDIT_LIMIT, audit, pattern_digest
 from argusqt.protection.audit.publication import CANCEL_GRACE
 from argusqt.protection.core.budget import Deadline, seconds_param
 from argusqt.protection.core.params import MethodParams, TableFacts, param
@@ -31,6 +30,7 @@ from argusqt.protection.core.registry import MethodDescriptor, register
 from argusqt.protection.core.result import ProtectionResult
 from argusqt.protection.lp.cleanup import cleanup
 from argusqt.protection.lp.separation import require_additive
+from argusqt.protection.suppress.epilogue import final_audit, suppression_result
 from argusqt.protection.suppress.modular import Subtable, _table_part, repair, subtables
 
 #: τ-Argus's memory settings (max sub-codelist size, max subtable size): normal and large model
@@ -569,37 +569,31 @@ def solve_hypercube(
         rounds += more
         if again:
             log.append(f"repair after the clean-up: {again} cells added in {more} rounds")
-    mode = params.get("audit_intervals", "auto")
-    exact = bool(mode) if mode != "auto" else int(sup.sum()) <= EXACT_AUDIT_LIMIT
-    final = audit(problem, sup, intervals=exact, cancel=grace)
+    final, exact = final_audit(problem, sup, params.get("audit_intervals", "auto"), grace)
     if not final.ok:  # repair() returns audited patterns only; never report a failing one
         raise MethodError("hypercube pattern failed the final audit")
-    status, cost = problem.pattern_statuses(sup)
-    progress(
-        ProgressEvent(
-            message="Hypercube finished", fraction=1.0, incumbent=cost, elapsed=watch.elapsed
-        )
-    )
-    return ProtectionResult(
-        method="GH",
-        status=status,
-        cost=cost,
+    figures = {
+        "subtables": len(subs),
+        "boxes": search.n_boxes,
+        "visits": visits,
+        "repair_added": added,
+        "repair_rounds": rounds,
+        "added_up": search.added_up,
+        "partial": len(search.partial),
+    }
+    return suppression_result(
+        "GH",
+        problem,
+        sup,
+        final,
+        exact,
+        watch=watch,
+        log=log,
+        figures=figures,
         cancelled=cancelled,
         timed_out=timed_out,
-        elapsed=watch.elapsed,
-        audit=final,
-        log=log,
-        figures={
-            "subtables": len(subs),
-            "boxes": search.n_boxes,
-            "visits": visits,
-            "repair_added": added,
-            "repair_rounds": rounds,
-            "added_up": search.added_up,
-            "partial": len(search.partial),
-            "audit_digest": pattern_digest(problem, sup),
-            "audit_exact": exact,
-        },
+        progress=progress,
+        finished="Hypercube",
     )
 
 

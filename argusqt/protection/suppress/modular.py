@@ -21,7 +21,7 @@ from argusqt.model.codelist import CodeList
 from argusqt.model.status import Status
 from argusqt.model.table import build_relations
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
-from argusqt.protection.audit.outsider import EXACT_AUDIT_LIMIT, audit, pattern_digest
+from argusqt.protection.audit.outsider import audit
 from argusqt.protection.audit.publication import CANCEL_GRACE, PublicationVerdict
 from argusqt.protection.core.budget import (
     Deadline,
@@ -40,6 +40,7 @@ from argusqt.protection.lp.components import DOWN, UP, MoveContext
 from argusqt.protection.lp.protector import Protector, primary_order, protect_all
 from argusqt.protection.lp.separation import Separator, default_fixed, require_additive
 from argusqt.protection.suppress.branch_and_cut import _insider_check, solve_pattern
+from argusqt.protection.suppress.epilogue import audit_exactness, suppression_result
 from argusqt.protection.suppress.modular_publish import publish as publish_cheaply
 from argusqt.protection.suppress.optimal import singleton_options, with_singleton_cells
 from argusqt.protection.suppress.singleton import singleton_param, singleton_solver_options
@@ -500,8 +501,7 @@ def _finish(
     whole_cell = whole and best is tries[-1] and len(tries) > 1
     # the audit of record, once (run_method reuses it): exact intervals as run_method would;
     # after a cancel pass/fail only, which the witnesses decide without an LP
-    mode = params.get("audit_intervals", "auto")
-    exact = bool(mode) if mode != "auto" else int(sup_w[:n].sum()) <= EXACT_AUDIT_LIMIT
+    exact = audit_exactness(params.get("audit_intervals", "auto"), sup_w[:n])
     if cancel is not None and cancel.cancelled:
         exact = False
     rounds = 0
@@ -873,8 +873,6 @@ def solve_modular(
         "subtables": len(subs),
         "solved": n_done,
         "repair_rounds": rounds,
-        "audit_digest": pattern_digest(problem, sup),
-        "audit_exact": exact,
     }
     verdict = None
     polish_cells = int(params.get("polish_cells", POLISH_CELLS))
@@ -886,21 +884,22 @@ def solve_modular(
         limits.clock |= soft.deadline.hit
         if polished is not None:
             sup, final, verdict = polished
-            digest = pattern_digest(problem, sup)
-            figures |= {"audit_digest": digest, "publication_digest": digest}
-    status, cost = problem.pattern_statuses(sup)
-    return ProtectionResult(
-        method="MOD",
-        status=status,
-        cost=cost,
-        cancelled=cancelled,
-        timed_out=bool(limits.clock or limits.run.hit) and not cancelled,
-        elapsed=watch.elapsed,
-        audit=final,
-        verdict=verdict,
+    result = suppression_result(
+        "MOD",
+        problem,
+        sup,
+        final,
+        exact,
+        watch=watch,
         log=log,
         figures=figures | {"scip_lps": limits.lps.used},
+        cancelled=cancelled,
+        timed_out=bool(limits.clock or limits.run.hit) and not cancelled,
     )
+    if verdict is not None:  # the polish ran the publication verdict on this pattern
+        result.verdict = verdict
+        result.publication_digest = result.audit_digest
+    return result
 
 
 # ---------------------------------------------------------------------- registry

@@ -21,7 +21,7 @@ from scipy.sparse.csgraph import dijkstra
 from argusqt.errors import Cancelled, MethodError
 from argusqt.model.status import is_secondary
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
-from argusqt.protection.audit.outsider import EXACT_AUDIT_LIMIT, audit, pattern_digest
+from argusqt.protection.audit.outsider import audit
 from argusqt.protection.audit.publication import CANCEL_GRACE
 from argusqt.protection.core.budget import Deadline, seconds_param
 from argusqt.protection.core.params import MethodParams, TableFacts
@@ -32,6 +32,7 @@ from argusqt.protection.lp.cleanup import Witnesses, cleanup
 from argusqt.protection.lp.components import DOWN, UP, MoveContext
 from argusqt.protection.lp.protector import primary_order
 from argusqt.protection.lp.separation import require_additive
+from argusqt.protection.suppress.epilogue import final_audit, suppression_result
 from argusqt.protection.suppress.modular import repair
 
 #: the rule τ-Argus states for its network method, quoted in every refusal
@@ -300,8 +301,7 @@ def solve_network(
         cancelled = cancel is not None and cancel.cancelled
         timed_out = timed_out or bool(info["stopped"]) and not cancelled
     mode = params.get("audit_intervals", "auto")
-    exact = bool(mode) if mode != "auto" else int(sup.sum()) <= EXACT_AUDIT_LIMIT
-    final = audit(problem, sup, intervals=exact, hints=wit.hints(), cancel=grace)
+    final, exact = final_audit(problem, sup, mode, grace, hints=wit.hints())
     if not final.ok:
         # cannot happen for cycles (they are attacker moves); the repair step stands by
 
@@ -311,29 +311,25 @@ def solve_network(
         final = audit(problem, sup, intervals=exact, cancel=grace)
         if not final.ok:
             raise MethodError("network pattern failed the final audit")
-    status, cost = problem.pattern_statuses(sup)
-    progress(
-        ProgressEvent(
-            message="Network finished", fraction=1.0, incumbent=cost, elapsed=watch.elapsed
-        )
-    )
-    return ProtectionResult(
-        method="NET",
-        status=status,
-        cost=cost,
+    figures = {
+        "cycles": counts["path"],
+        "flows": counts["lp"],
+        "paths_tried": planner.n_paths,
+        "secondaries_before_cleanup": n_before,
+    }
+    return suppression_result(
+        "NET",
+        problem,
+        sup,
+        final,
+        exact,
+        watch=watch,
+        log=log,
+        figures=figures,
         cancelled=cancelled,
         timed_out=timed_out,
-        elapsed=watch.elapsed,
-        audit=final,
-        log=log,
-        figures={
-            "cycles": counts["path"],
-            "flows": counts["lp"],
-            "paths_tried": planner.n_paths,
-            "secondaries_before_cleanup": n_before,
-            "audit_digest": pattern_digest(problem, sup),
-            "audit_exact": exact,
-        },
+        progress=progress,
+        finished="Network",
     )
 
 

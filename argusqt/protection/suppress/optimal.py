@@ -17,7 +17,7 @@ from argusqt.model.status import Status, is_primary
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.audit import insider_repair
 from argusqt.protection.audit.insider_repair import make_publishable
-from argusqt.protection.audit.outsider import EXACT_AUDIT_LIMIT, audit, pattern_digest
+from argusqt.protection.audit.outsider import audit, pattern_digest
 from argusqt.protection.audit.publication import CANCEL_GRACE
 from argusqt.protection.core.budget import Deadline, DeadlineToken, seconds_param
 from argusqt.protection.core.params import MethodParams, TableFacts, minutes_param
@@ -33,6 +33,7 @@ from argusqt.protection.suppress.branch_and_cut import (
     _skipped,
     solve_pattern,
 )
+from argusqt.protection.suppress.epilogue import audit_exactness
 from argusqt.protection.suppress.heuristic import solve_heuristic
 from argusqt.protection.suppress.singleton import singleton_param, singleton_solver_options
 
@@ -280,7 +281,7 @@ def solve_optimal(
     mode = params.get("audit_intervals", "auto")
 
     def exact_for(m: np.ndarray) -> bool:
-        return bool(mode) if mode != "auto" else int(m.sum()) <= EXACT_AUDIT_LIMIT
+        return audit_exactness(mode, m)
 
     def pattern_cost(m: np.ndarray) -> float:
         return float(cost[m & ~problem.primary].sum())
@@ -448,20 +449,19 @@ def solve_optimal(
     }
     verdict = None
     audit_res = None
+    digest, audit_exact = None, False
     if unaudited is None and best is not None:
-        verdict, audit_res = best.verdict, best.audit
+        verdict, audit_res, audit_exact = best.verdict, best.audit, best.exact
         if best.added:
             log.append(
                 f"{best.added} cells suppressed in addition to {best.what} so that no "
                 "respondent alone in a suppressed cell recomputes another primary"
             )
         digest = pattern_digest(problem, chosen)
-        figures |= {"audit_digest": digest, "audit_exact": best.exact}
         if verdict is not None:
             log.append(
                 f"publication audit done within the run ({deadline.elapsed:.1f} s of {limit:g} s)"
             )
-            figures["publication_digest"] = digest
     kept = int(np.count_nonzero(problem.secondary))
     log.append(_bound_line(sec_cost, bound, gap, optimal, out, kept))
     if bound is not None and not optimal:
@@ -483,6 +483,9 @@ def solve_optimal(
         elapsed=watch.elapsed,
         audit=audit_res,
         verdict=verdict,
+        audit_digest=digest,
+        audit_exact=audit_exact,
+        publication_digest=digest if verdict is not None else None,
         log=log,
         figures=figures,
     )
