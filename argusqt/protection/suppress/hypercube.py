@@ -31,7 +31,8 @@ from argusqt.protection.core.result import ProtectionResult
 from argusqt.protection.lp.cleanup import cleanup
 from argusqt.protection.lp.separation import require_additive
 from argusqt.protection.suppress.epilogue import final_audit, suppression_result
-from argusqt.protection.suppress.modular import Subtable, _table_part, repair, subtables
+from argusqt.protection.suppress.subtables import Subtable, _table_part, subtables
+from argusqt.protection.suppress.table_repair import repair
 
 #: τ-Argus's memory settings (max sub-codelist size, max subtable size): normal and large model
 NORMAL_MODEL = (200, 6000)

@@ -28,7 +28,7 @@ from argusqt.protection.audit.outsider import audit
 from argusqt.protection.core import registry
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.result import ProtectionResult, grouped
-from argusqt.protection.suppress.modular import repair
+from argusqt.protection.suppress.table_repair import repair
 
 #: at most this many spanning variables in the cover table (optimisation methods)
 MAX_COVER_DIMS = 4

@@ -8,18 +8,12 @@ subtable-wise protection can leak over the full relation set.
 
 from __future__ import annotations
 
-import itertools
-import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-import scipy.sparse as sp
 
 from argusqt.errors import AuditError, Cancelled, MethodError, TimeLimitError
-from argusqt.model.codelist import CodeList
-from argusqt.model.status import Status
-from argusqt.model.table import build_relations
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.audit.outsider import audit
 from argusqt.protection.audit.publication import CANCEL_GRACE, PublicationVerdict
@@ -44,11 +38,20 @@ from argusqt.protection.suppress.epilogue import audit_exactness, suppression_re
 from argusqt.protection.suppress.modular_publish import publish as publish_cheaply
 from argusqt.protection.suppress.optimal import singleton_options, with_singleton_cells
 from argusqt.protection.suppress.singleton import singleton_param, singleton_solver_options
+from argusqt.protection.suppress.subtables import Subtable, _subproblem, _table_part, subtables
+from argusqt.protection.suppress.table_repair import repair
 
-#: HiTaS LOWERMARG 0.9 / UPPERMARG 1.1: protection of inherited secondaries
-INHERITED_SHARE = 0.10
-#: repair rounds of the full-table audit before giving up
-MAX_REPAIR_ROUNDS = 50
+#: what other modules and tests import from here (the subtables and the repair live apart)
+__all__ = [
+    "ModParams",
+    "Subtable",
+    "_subproblem",
+    "_table_part",
+    "repair",
+    "solve_modular",
+    "subtables",
+]
+
 #: repair rounds after the final audit of record (each re-protects what it found short)
 MAX_FINAL_REPAIRS = 3
 #: witnesses may use the whole suppressed set when it has at most this many cells
@@ -104,85 +107,6 @@ class _Limits:
 
     def subtable_deadline(self) -> Deadline:
         return Deadline(min(self.per_subtable, self.run.remaining))
-
-
-@dataclass
-class Subtable:
-    """One parent node per dimension; `cells` global ids in local row-major order."""
-
-    parents: tuple[int, ...]
-    depth: int
-    cells: np.ndarray
-    shape: tuple[int, ...]
-    #: local cells that are fixed margins (some coordinate is a non-root parent)
-    margin: np.ndarray
-
-
-def subtables(dims: list[CodeList]) -> list[Subtable]:
-    """All subtables in top-down order (increasing total depth of the parent vector)."""
-    shape = tuple(len(d) for d in dims)
-    out = []
-    for combo in itertools.product(*[d.parents for d in dims]):
-        nodes = [[p, *dims[k].children[p]] for k, p in enumerate(combo)]
-        local_shape = tuple(len(n) for n in nodes)
-        grids = np.meshgrid(*[np.asarray(n) for n in nodes], indexing="ij")
-        cells = np.ravel_multi_index(tuple(g.ravel() for g in grids), shape)
-        lgrids = np.meshgrid(*[np.arange(len(n)) for n in nodes], indexing="ij")
-        margin = np.zeros(cells.size, dtype=bool)
-        for k, p in enumerate(combo):
-            if dims[k].parent[p] >= 0:  # non-root parent: its position is a fixed margin
-                margin |= lgrids[k].ravel() == 0
-        depth = int(sum(int(dims[k].depth[p]) for k, p in enumerate(combo)))
-        out.append(Subtable(tuple(combo), depth, cells, local_shape, margin))
-    out.sort(key=lambda s: s.depth)
-    return out
-
-
-def _local_relations(shape: tuple[int, ...]) -> sp.csr_matrix:
-    """Relations of a non-hierarchical table with margins at position 0 of every dimension."""
-    # CodeList.flat sorts codes by bytes: zero-padded codes keep positions 1..n-1 in order
-    flat = [CodeList.flat(f"d{k}", [f"{i:06d}" for i in range(1, n)]) for k, n in enumerate(shape)]
-    return build_relations(flat)
-
-
-def _subproblem(
-    problem: CSPProblem, sub: Subtable, sup: np.ndarray, true_prim: np.ndarray
-) -> tuple[CSPProblem, np.ndarray, np.ndarray]:
-    """Local CSP of a subtable, its `fixed` vector and the local true-primary mask."""
-    c = sub.cells
-    values = problem.values[c]
-    lower = problem.lower[c].copy()
-    upper = problem.upper[c].copy()
-    status = problem.status[c].copy()
-    lpl = np.where(true_prim[c], problem.lpl[c], 0.0)
-    upl = np.where(true_prim[c], problem.upl[c], 0.0)
-    was_sup = sup[c]
-    inherited = was_sup & ~true_prim[c]
-    share = INHERITED_SHARE * np.abs(values)
-    lpl = np.where(inherited, np.minimum(share, values - lower), lpl)
-    upl = np.where(inherited, np.minimum(share, upper - values), upl)
-    status = np.where(inherited, Status.UNSAFE_MANUAL, status).astype(problem.status.dtype)
-    fixed = np.full(c.size, np.nan)
-    cand = problem.candidate[c] & ~was_sup
-    fixed[~cand] = 0.0
-    fixed[was_sup] = 1.0
-    fixed[sub.margin & ~was_sup] = 0.0  # published margins stay published
-    rel = _local_relations(sub.shape)
-    local = CSPProblem(
-        values=values,
-        lower=lower,
-        upper=upper,
-        cost=np.asarray(problem.cost, dtype=float)[c],
-        status=status,
-        lpl=lpl,
-        upl=upl,
-        relations=rel,
-        rhs=np.zeros(rel.shape[0]),
-        spl=np.zeros(c.size),
-        decimals=problem.decimals,
-        freq=None if problem.freq is None else np.asarray(problem.freq)[c],
-    )
-    return local, fixed, true_prim[c]
 
 
 def _solve_subtable(
@@ -323,117 +247,6 @@ def _path_start(
     budget = max(CLEANUP_MIN_LPS, CLEANUP_LPS_PER_PRIMARY * n_lps)
     cleaned, _ = cleanup(work, sup, wit, ctx=ctx, max_lps=budget, cancel=stop)
     return cleaned
-
-
-def repair(
-    problem: CSPProblem,
-    sup: np.ndarray,
-    cancel: CancelToken | None = None,
-    progress: ProgressCallback = no_progress,
-) -> tuple[np.ndarray, int]:
-    """Audit the full table; protect every failing primary with an LP step
-    (argusqt/docs/methods.md §4); repeat.
-
-    Returns the repaired mask and the number of repair rounds. Raises MethodError when a
-    primary cannot be protected at all, Cancelled when `cancel` fires during an audit.
-    """
-
-    sup = sup.copy()
-    rounds = 0
-    for rounds in range(1, MAX_REPAIR_ROUNDS + 1):
-        res = audit(problem, sup, intervals=False, cancel=cancel)
-        fails = res.failures
-        if fails.size == 0:
-            return sup, rounds - 1
-        progress(ProgressEvent(message=f"Modular: repairing {fails.size} under-protected cells"))
-        for p in fails:
-            tol = problem.tolerance
-            if res.upper[p] < problem.values[p] + problem.upl[p] - tol:
-                sup |= _heuristic_step(problem, sup, int(p), +1)
-            if res.lower[p] > problem.values[p] - problem.lpl[p] + tol:
-                sup |= _heuristic_step(problem, sup, int(p), -1)
-    raise MethodError(f"modular repair did not converge in {MAX_REPAIR_ROUNDS} rounds")
-
-
-def _heuristic_step(
-    problem: CSPProblem,
-    sup: np.ndarray,
-    p: int,
-    direction: int,
-    movable: np.ndarray | None = None,
-) -> np.ndarray:
-    """Cheapest cells whose joint move lets primary p reach its protection level (the LP of
-    argusqt/docs/methods.md §4).
-
-    `movable`: cells that may move (default: suppressed cells and candidates).
-    """
-    n = problem.n_cells
-    a = problem.values
-    lb = np.maximum(a - problem.lower, 0.0)
-    ub = np.maximum(problem.upper - a, 0.0)
-    movable = sup | problem.candidate if movable is None else movable
-    w = np.where(sup, 0.0, np.asarray(problem.cost, dtype=float) + 1e-6)
-    pl = problem.upl[p] if direction > 0 else problem.lpl[p]
-    pl = pl + problem.tolerance
-    up_hi = np.where(movable, ub, 0.0)
-    dn_hi = np.where(movable, lb, 0.0)
-    if direction > 0:
-        bounds_up = (up_hi.copy(), dn_hi.copy())
-        bounds_up[0][p] = min(pl, ub[p])
-        lo_up = np.zeros(n)
-        lo_up[p] = min(pl, ub[p])
-        lo_dn = np.zeros(n)
-        bounds_up[1][p] = 0.0
-    else:
-        bounds_up = (up_hi.copy(), dn_hi.copy())
-        bounds_up[1][p] = min(pl, lb[p])
-        lo_dn = np.zeros(n)
-        lo_dn[p] = min(pl, lb[p])
-        lo_up = np.zeros(n)
-        bounds_up[0][p] = 0.0
-    from scipy.optimize import linprog  # here: scipy.optimize costs a batch run ~0.3 s to import
-
-    m = sp.csr_matrix(problem.relations)
-    a_eq = sp.hstack([m, -m]).tocsr()
-    bounds = np.c_[np.r_[lo_up, lo_dn], np.r_[bounds_up[0], bounds_up[1]]]
-    res = linprog(  # type: ignore[call-overload]  # scipy-stubs: no overload takes csr A_eq
-        np.r_[w, w], A_eq=a_eq, b_eq=np.zeros(m.shape[0]), bounds=bounds, method="highs"
-    )
-    if res.status != 0:
-        raise MethodError(
-            f"cell {p} cannot be protected: no combination of suppressible cells lets it move "
-            "by its protection level (bounds or protection level too large)"
-        )
-    z = res.x[:n] + res.x[n:]
-    return (z > 1e-7) & movable
-
-
-def _table_part(problem: CSPProblem) -> CSPProblem:
-    """The table cells only: callers may append virtual singleton cells after them."""
-    n = math.prod(len(d) for d in problem.dims or [])
-    if n == problem.n_cells:
-        return problem
-    if n > problem.n_cells:
-        raise MethodError("the problem has fewer cells than its dimensions span")
-    rel = sp.csr_matrix(problem.relations)
-    touches_virtual = np.asarray((abs(rel[:, n:]) > 0).sum(axis=1)).ravel() > 0
-    keep = np.flatnonzero(~touches_virtual)
-    return CSPProblem(
-        values=problem.values[:n],
-        lower=problem.lower[:n],
-        upper=problem.upper[:n],
-        cost=np.asarray(problem.cost)[:n],
-        status=problem.status[:n],
-        lpl=problem.lpl[:n],
-        upl=problem.upl[:n],
-        relations=rel[keep][:, :n].tocsr(),
-        rhs=np.asarray(problem.rhs)[keep],
-        spl=None if problem.spl is None else problem.spl[:n],
-        decimals=problem.decimals,
-        dims=problem.dims,
-        freq=None if problem.freq is None else np.asarray(problem.freq)[:n],
-        names=list(problem.names[:n]),
-    )
 
 
 def _finish(

@@ -33,7 +33,7 @@ from argusqt.protection.lp.components import DOWN, UP, MoveContext
 from argusqt.protection.lp.protector import primary_order
 from argusqt.protection.lp.separation import require_additive
 from argusqt.protection.suppress.epilogue import final_audit, suppression_result
-from argusqt.protection.suppress.modular import repair
+from argusqt.protection.suppress.table_repair import repair
 
 #: the rule τ-Argus states for its network method, quoted in every refusal
 SHAPE_RULE = (
