@@ -1097,7 +1097,7 @@ class Session:
         self.add_log(f"Table {table_no}: {desc.name} started with {p.describe()}")
         self._log_lines(p.without_effect())
         if desc.kind != "suppress":
-            options.setdefault("seed", self._seed(problem))
+            options = options.with_seed(self._seed(problem))
         try:
             result = run_method(problem, desc.name, options, progress, cancel)
             for line in result.log or []:

@@ -10,6 +10,9 @@ result only as NOT PUBLISHABLE when it fails.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 from argusqt.errors import AuditError, Cancelled, TimeLimitError
@@ -28,6 +31,7 @@ from argusqt.protection.core.budget import (
     seeds,
     stop_after,
 )
+from argusqt.protection.core.options import SolverOptions, options_dict
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.registry import MethodDescriptor
 from argusqt.protection.core.result import TIME_LIMIT_DECIDED, ProtectionResult
@@ -46,7 +50,7 @@ __all__ = ["EXACT_AUDIT_LIMIT", "run_method"]
 def run_method(
     problem: CSPProblem,
     method: str | MethodDescriptor,
-    params: dict | None = None,
+    params: SolverOptions | Mapping[str, Any] | None = None,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
 ) -> ProtectionResult:
@@ -63,11 +67,12 @@ def run_method(
     (budget.limit_grace) the run ends with TimeLimitError; a result the cap changed says so
     (`timed_out`, and TIME_LIMIT_DECIDED in its log).
     """
-    params = dict(params or {})
+    given = params
+    params = options_dict(given)
     desc = method if isinstance(method, MethodDescriptor) else registry.get(method)
     limit = seconds_param(params, "max_time", "time_limit")
     run_deadline = Deadline(limit)
-    result = _run(problem, desc, params, progress, cancel, run_deadline, limit)
+    result = _run(problem, desc, given, params, progress, cancel, run_deadline, limit)
     result.figures |= seeds()  # saved with the session, as the result's figures
     if result.timed_out and TIME_LIMIT_DECIDED not in result.log:
         result.log.append(TIME_LIMIT_DECIDED)
@@ -77,16 +82,20 @@ def run_method(
 def _run(
     problem: CSPProblem,
     desc: MethodDescriptor,
-    params: dict,
+    given: SolverOptions | Mapping[str, Any] | None,
+    params: dict[str, Any],
     progress: ProgressCallback,
     cancel: CancelToken | None,
     run_deadline: Deadline,
     limit: float | None,
 ) -> ProtectionResult:
-    """run_method's work: the method, then (suppression) the publication audit in time."""
+    """run_method's work: the method, then (suppression) the publication audit in time.
+    A face method gets its typed options as given; a suppression method the mapping with
+    run_method's singleton keys."""
     name = desc.name
     if desc.kind != "suppress":
-        face_result: ProtectionResult = desc.solve(problem, params, progress, cancel)
+        options = given if isinstance(given, SolverOptions) else params
+        face_result: ProtectionResult = desc.solve(problem, options, progress, cancel)
         if face_result.verdict is None:
             # the face as it will be printed gets the one publication verdict (argusqt/docs/methods.md §2.1, §14)
             verdict = face_verdict(problem, result_face(desc.face, face_result), cancel=cancel)

@@ -11,8 +11,9 @@ can leak a deviation in the wrong direction, argusqt/docs/methods.md §10).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 import numpy as np
 from pyscipopt import Model, quicksum
@@ -38,6 +39,7 @@ from argusqt.protection.adjust.cta_model import (
 from argusqt.protection.adjust.rounding import ScipMonitor
 from argusqt.protection.audit.disclosure import adjusted_verdict, confidential_seed
 from argusqt.protection.audit.publication import cell_label
+from argusqt.protection.core.options import SolverOptions
 from argusqt.protection.core.params import MethodParams, TableFacts, minutes_param, param
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.registry import MethodDescriptor, register
@@ -86,7 +88,7 @@ def _directions_from_params(inst: _Instance, given) -> dict[int, int]:
 
 def solve_cta(
     problem: CSPProblem,
-    params: dict | None = None,
+    params: CtaOptions | Mapping[str, Any] | None = None,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
 ) -> ProtectionResult:
@@ -104,22 +106,62 @@ def solve_cta(
     2→12 for safe cells whose printed value changed, cost = Σ w |x − a|,
     figures['directions'] = {cell: ±1}, figures['decimals'], figures['seed'].
     """
-    params = dict(params or {})
+    opts = CtaOptions.of(params)
     watch = Stopwatch()
-    exact = bool(params.get("levels_as_given", False))
-    seed = params.get("seed")
+    exact = bool(opts.levels_as_given)
+    seed = opts.seed
     seed = confidential_seed(problem) if seed is None else int(seed)
     spread = (0.0, 0.0) if exact else EXTRA_SPREAD
     inst = _instance(problem, level_extras(problem, seed, spread))
-    max_time = float(params.get("max_time") or 60.0 * float(params.get("max_minutes", 10)))
-    gap_limit = float(params.get("gap", 0.0))
+    max_time = float(opts.max_time or 60.0 * float(opts.max_minutes))
     log = [
         f"CTA: {inst.sens.size} sensitive cells, {problem.n_cells} cells, "
         f"adjusted in units of {inst.unit:g} ({inst.decimals} decimals)"
     ]
-    fixed = _directions_from_params(inst, params.get("directions"))
+    fixed = _directions_from_params(inst, opts.directions)
+    _forced_directions(inst, fixed, bool(opts.prepsens))
+
+    def monitor(label: str) -> ScipMonitor:
+        return ScipMonitor(progress, cancel, watch, label)
+
+    if cancel is not None and cancel.cancelled:
+        raise Cancelled("CTA cancelled before a solution was found")
+    heuristic = bool(opts.fixed_directions) and len(fixed) < inst.sens.size
+    found = None
+    if heuristic:
+        found = _fixed_direction_heuristic(inst, fixed, max_time, watch, monitor, log)
+        if found is None:
+            log.append("fixed-direction heuristic found no feasible directions: solving the MILP")
+            heuristic = False
+    if found is None:
+        found = _milp_table(problem, inst, fixed, opts, max_time, watch, monitor, progress, log)
+    sol = found
+    if sol.dev is None:
+        _no_table(problem, inst, sol, fixed, opts.directions is not None, max_time, cancel)
+    _verify_units(inst, sol.dev)
+    x = inst.values(inst.base + sol.dev)
+    verify_adjustment(_widened_bounds(problem, inst), x)
+    verdict = adjusted_verdict(problem, x)
+    if not exact and not verdict.ok:  # cannot happen: every primary moved beyond its extra
+        raise AuditError(f"CTA's adjusted table fails the publication verdict: {verdict.summary()}")
+    user_fixed = opts.directions is not None
+    res = _result(problem, inst, sol, x, heuristic or user_fixed, log, watch, cancel)
+    res.figures["fixed_directions"] = heuristic
+    res.verdict = verdict
+    # confidential: with the seed the extras, and so the true values, follow
+    res.figures["seed"] = None if exact else seed
+    res.figures["levels_as_given"] = exact
+    if exact:
+        log.append("exact levels (expert option): adjusted ∓ level gives the true values")
+    log.append(verdict.summary())
+    return res
+
+
+def _forced_directions(inst: _Instance, fixed: dict[int, int], prepsens: bool) -> None:
+    """Phase 1: the directions the bounds (or a zero level, `prepsens`) leave no choice
+    about, added to `fixed`; MethodError for a cell that can move neither way or whose given
+    direction leaves its bounds."""
     can_up, can_down = _possible(inst)
-    prepsens = bool(params.get("prepsens", True))
     for k in range(inst.sens.size):  # directions the bounds leave no choice about
         if not can_up[k] and not can_down[k]:
             raise MethodError(
@@ -139,99 +181,93 @@ def solve_cta(
         elif prepsens and inst.upl[k] == 0 and inst.lpl[k] > 0:
             fixed[k] = LOWER
 
-    def monitor(label: str) -> ScipMonitor:
-        return ScipMonitor(progress, cancel, watch, label)
 
-    if cancel is not None and cancel.cancelled:
-        raise Cancelled("CTA cancelled before a solution was found")
-    heuristic = bool(params.get("fixed_directions", False)) and len(fixed) < inst.sens.size
-    found = None
-    if heuristic:
-        found = _fixed_direction_heuristic(inst, fixed, max_time, watch, monitor, log)
-        if found is None:
-            log.append("fixed-direction heuristic found no feasible directions: solving the MILP")
-            heuristic = False
-    if found is None:
-        start = None
-        warm = params.get("warm_start")
-        if (problem.n_cells >= 5000 if warm is None else bool(warm)) and len(
-            fixed
-        ) < inst.sens.size:
-            first = _fixed_direction_heuristic(
-                inst, fixed, 0.5 * max_time, watch, monitor, log, max_flips=10
-            )
-            if first is not None and first.dev is not None:
-                dirs = {k: int(first.dev[c] > 0) for k, c in enumerate(inst.sens)}
-                start = (first.dev, dirs)
-                log.append(
-                    f"MILP warm start from the fixed-direction table ({grouped(first.objective)})"
-                )
-        cont = _solve(
-            inst,
-            fixed,
-            relax=False,
-            time_limit=max_time - watch.elapsed,
-            gap_limit=gap_limit,
-            monitor=monitor("CTA (MILP)"),
-            start=start,
-            integer=False,
+def _milp_table(
+    problem: CSPProblem,
+    inst: _Instance,
+    fixed: dict[int, int],
+    opts: CtaOptions,
+    max_time: float,
+    watch: Stopwatch,
+    monitor: Callable[[str], ScipMonitor],
+    progress: ProgressCallback,
+    log: list[str],
+) -> _Solve:
+    """Phase 2: the MILP (warm-started on large tables from the fixed-direction heuristic)
+    with continuous deviations, then onto the printed grid; the integer MILP when its
+    directions have no table on the grid. MethodError when neither gives one."""
+    gap_limit = float(opts.gap)
+    start = None
+    warm = opts.warm_start
+    if (problem.n_cells >= 5000 if warm is None else bool(warm)) and len(fixed) < inst.sens.size:
+        first = _fixed_direction_heuristic(
+            inst, fixed, 0.5 * max_time, watch, monitor, log, max_flips=10
         )
-        extra = min(30.0, 0.1 * max_time)  # the grid step runs even when the MILP used it all
+        if first is not None and first.dev is not None:
+            dirs = {k: int(first.dev[c] > 0) for k, c in enumerate(inst.sens)}
+            start = (first.dev, dirs)
+            log.append(
+                f"MILP warm start from the fixed-direction table ({grouped(first.objective)})"
+            )
+    cont = _solve(
+        inst,
+        fixed,
+        relax=False,
+        time_limit=max_time - watch.elapsed,
+        gap_limit=gap_limit,
+        monitor=monitor("CTA (MILP)"),
+        start=start,
+        integer=False,
+    )
+    extra = min(30.0, 0.1 * max_time)  # the grid step runs even when the MILP used it all
 
-        # the grid step finishes even after a cancel: it is short and gives the safe table
-        def grid_monitor() -> ScipMonitor:
-            return ScipMonitor(progress, None, watch, "CTA (printed grid)")
+    # the grid step finishes even after a cancel: it is short and gives the safe table
+    def grid_monitor() -> ScipMonitor:
+        return ScipMonitor(progress, None, watch, "CTA (printed grid)")
 
-        found = _to_grid(inst, cont, max(max_time - watch.elapsed, extra), grid_monitor())
-        if found is None:
-            log.append("no integer table with the MILP's directions: solving the integer MILP")
-            found = _to_grid(
+    found = _to_grid(inst, cont, max(max_time - watch.elapsed, extra), grid_monitor())
+    if found is None:
+        log.append("no integer table with the MILP's directions: solving the integer MILP")
+        found = _to_grid(
+            inst,
+            _solve(
                 inst,
-                _solve(
-                    inst,
-                    fixed,
-                    relax=False,
-                    time_limit=max(max_time - watch.elapsed, extra),
-                    gap_limit=gap_limit,
-                    monitor=monitor("CTA (integer MILP)"),
-                ),
-                extra,
-                grid_monitor(),
-            )
-        if found is None:
-            raise MethodError(
-                f"CTA found no adjusted table on the grid of {inst.decimals} decimals"
-            )
-    sol = found
-    if sol.dev is None:
-        if sol.interrupted or (cancel is not None and cancel.cancelled):
-            raise Cancelled("CTA cancelled before a feasible adjusted table was found")
-        if sol.status == "infeasible":
-            what = "with the given directions " if params.get("directions") is not None else ""
-            raise MethodError(
-                f"no adjusted table exists {what}within the cell bounds: every sensitive cell "
-                "must move out of its protection interval while the table stays additive "
-                f"as printed with {inst.decimals} decimals"
-                + _bound_conflict(problem, inst, fixed, min(10.0, max(1.0, 0.1 * max_time)))
-            )
-        raise MethodError(f"CTA found no adjusted table within {max_time:g} s ({sol.status})")
-    _verify_units(inst, sol.dev)
-    x = inst.values(inst.base + sol.dev)
-    verify_adjustment(_widened_bounds(problem, inst), x)
-    verdict = adjusted_verdict(problem, x)
-    if not exact and not verdict.ok:  # cannot happen: every primary moved beyond its extra
-        raise AuditError(f"CTA's adjusted table fails the publication verdict: {verdict.summary()}")
-    user_fixed = params.get("directions") is not None
-    res = _result(problem, inst, sol, x, heuristic or user_fixed, log, watch, cancel)
-    res.figures["fixed_directions"] = heuristic
-    res.verdict = verdict
-    # confidential: with the seed the extras, and so the true values, follow
-    res.figures["seed"] = None if exact else seed
-    res.figures["levels_as_given"] = exact
-    if exact:
-        log.append("exact levels (expert option): adjusted ∓ level gives the true values")
-    log.append(verdict.summary())
-    return res
+                fixed,
+                relax=False,
+                time_limit=max(max_time - watch.elapsed, extra),
+                gap_limit=gap_limit,
+                monitor=monitor("CTA (integer MILP)"),
+            ),
+            extra,
+            grid_monitor(),
+        )
+    if found is None:
+        raise MethodError(f"CTA found no adjusted table on the grid of {inst.decimals} decimals")
+    return found
+
+
+def _no_table(
+    problem: CSPProblem,
+    inst: _Instance,
+    sol: _Solve,
+    fixed: dict[int, int],
+    given: bool,
+    max_time: float,
+    cancel: CancelToken | None,
+) -> NoReturn:
+    """Phase 3 without a table: Cancelled, or MethodError saying why (bounds, directions
+    `given` by the user, or the time)."""
+    if sol.interrupted or (cancel is not None and cancel.cancelled):
+        raise Cancelled("CTA cancelled before a feasible adjusted table was found")
+    if sol.status == "infeasible":
+        what = "with the given directions " if given else ""
+        raise MethodError(
+            f"no adjusted table exists {what}within the cell bounds: every sensitive cell "
+            "must move out of its protection interval while the table stays additive "
+            f"as printed with {inst.decimals} decimals"
+            + _bound_conflict(problem, inst, fixed, min(10.0, max(1.0, 0.1 * max_time)))
+        )
+    raise MethodError(f"CTA found no adjusted table within {max_time:g} s ({sol.status})")
 
 
 def _bound_conflict(
@@ -468,12 +504,27 @@ class CtaParams(MethodParams):
     )
 
 
-def _cta_options(p: CtaParams, facts: TableFacts) -> dict[str, Any]:
-    return {
-        "fixed_directions": p.fixed_directions,
-        "max_time": 60.0 * p.max_minutes,
-        "levels_as_given": p.levels_as_given,
-    }
+@dataclass(frozen=True, kw_only=True)
+class CtaOptions(SolverOptions):
+    """What solve_cta reads (see its docstring); max_time, when given, overrides max_minutes."""
+
+    fixed_directions: bool = False
+    max_minutes: float = 10.0
+    gap: float = 0.0  # relative, 0 = optimal
+    #: {cell: 'upper'|'lower'|1|0} or a 0/1 sequence over the sensitive cells
+    directions: Mapping[int, object] | Sequence[object] | None = None
+    prepsens: bool = True
+    seed: int | None = None  # CONFIDENTIAL: the extras beyond the levels follow from it
+    levels_as_given: bool = False
+    warm_start: bool | None = None  # None: from 5,000 cells on
+
+
+def _cta_options(p: CtaParams, facts: TableFacts) -> CtaOptions:
+    return CtaOptions(
+        fixed_directions=p.fixed_directions,
+        max_time=60.0 * p.max_minutes,
+        levels_as_given=p.levels_as_given,
+    )
 
 
 DESCRIPTOR = register(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -23,6 +24,7 @@ from argusqt.model.status import Status
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.audit.disclosure import rounded_verdict
 from argusqt.protection.audit.publication import cell_label, publication_audit
+from argusqt.protection.core.options import SolverOptions
 from argusqt.protection.core.params import MethodParams, TableFacts, minutes_param, param
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.registry import MethodDescriptor, register
@@ -294,16 +296,30 @@ def _restrict_multiples(model, k_bounds, u, pos_x, xs, pos_s, ups, dns) -> None:
 
 
 # ---------------------------------------------------------------------- parameters
-def _param(params: dict, *names: str, default=None):
-    for n in names:
-        if n in params and params[n] is not None:
-            return params[n]
-    return default
+@dataclass(frozen=True, kw_only=True)
+class RndOptions(SolverOptions):
+    """What solve_rounding reads (see its docstring); max_time, when given, overrides
+    max_minutes. Values are checked by _read_params, with clear messages."""
+
+    ALIASES: ClassVar[Mapping[str, str]] = {
+        "stopRule": "stop_rule",
+        "maxMinutes": "max_minutes",
+        "unitCost": "unit_cost",
+    }
+    base: int | None = None  # required: a whole number ≥ 1
+    steps: int = 0
+    stop_rule: int = STOP_OPTIMAL
+    max_minutes: float = 10.0
+    partitions: int = 0
+    min_base: int | None = None
+    min_frequency: int | None = None
+    prefer_zero_restricted: bool = True
+    unit_cost: int | None = None  # accepted, no effect (every cell has weight 1)
 
 
-def _read_params(problem: CSPProblem, params: dict) -> tuple[int, int, int, float, bool]:
+def _read_params(problem: CSPProblem, opts: RndOptions) -> tuple[int, int, int, float, bool]:
     """base, steps, stop rule, time limit (s), partitions — checked with clear messages."""
-    base = _param(params, "base")
+    base = opts.base
     if base is None:
         raise MethodError("controlled rounding needs a rounding base (parameter 'base')")
     try:
@@ -313,27 +329,27 @@ def _read_params(problem: CSPProblem, params: dict) -> tuple[int, int, int, floa
     if base_f < 1 or base_f != int(base_f):
         raise MethodError(f"expected a whole number ≥ 1 as rounding base, got {base!r}")
     base_i = int(base_f)
-    min_base = _param(params, "min_base")
+    min_base = opts.min_base
     if min_base is None:
-        min_base = minimum_base(problem, min_frequency=_param(params, "min_frequency"))
+        min_base = minimum_base(problem, min_frequency=opts.min_frequency)
     if base_i < int(min_base):
         raise MethodError(
             f"rounding base {base_i} is below the minimum base {int(min_base)} (the "
             "minimum frequency of a frequency table, else the largest LPL + UPL of the unsafe "
             "cells)"
         )
-    steps = int(_param(params, "steps", default=0))
+    steps = int(opts.steps)
     if steps < 0:
         raise MethodError(f"expected steps ≥ 0, got {steps}")
-    stop = int(_param(params, "stop_rule", "stopRule", default=STOP_OPTIMAL))
+    stop = int(opts.stop_rule)
     if stop not in (STOP_RAPID, STOP_FIRST, STOP_OPTIMAL):
         raise MethodError(
             f"expected stop rule 1 (RAPID), 2 (first feasible) or 3 (optimal), got {stop}"
         )
-    max_time = _param(params, "max_time")
+    max_time = opts.max_time
     if max_time is None:
-        max_time = 60.0 * float(_param(params, "max_minutes", "maxMinutes", default=10))
-    parts = bool(int(_param(params, "partitions", default=0)))
+        max_time = 60.0 * float(opts.max_minutes)
+    parts = bool(int(opts.partitions))
     return base_i, steps, stop, float(max_time), parts
 
 
@@ -367,7 +383,7 @@ def _parts(problem: CSPProblem, axis: int) -> list[tuple[np.ndarray, np.ndarray]
 # ---------------------------------------------------------------------- entry point
 def solve_rounding(
     problem: CSPProblem,
-    params: dict | None = None,
+    params: RndOptions | Mapping[str, Any] | None = None,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
 ) -> ProtectionResult:
@@ -382,10 +398,10 @@ def solve_rounding(
     when none is found in time or the run is cancelled. figures['existence_lower'/'_upper']:
     what an intruder can infer per cell (NaN for RAPID totals).
     """
-    params = dict(params or {})
     watch = Stopwatch()
-    base, steps, stop, max_time, use_parts = _read_params(problem, params)
-    prefer_zero = bool(params.get("prefer_zero_restricted", True))
+    opts = RndOptions.of(params)
+    base, steps, stop, max_time, use_parts = _read_params(problem, opts)
+    prefer_zero = bool(opts.prefer_zero_restricted)
     z = np.asarray(problem.values, dtype=float)
     n = problem.n_cells
     empty = np.asarray(problem.status) == 14
@@ -397,7 +413,7 @@ def solve_rounding(
     rapid = rapid_rounding(problem, base)
     rapid_dist = float(np.abs(rapid - z).sum())
     log: list[str] = [f"Controlled rounding: base {base}, steps {steps}, stop rule {stop}"]
-    if _param(params, "unit_cost", "unitCost") is not None:
+    if opts.unit_cost is not None:
         log.append("unit cost: every cell counts with weight 1 in Σ|rounded − original|")
     figures: dict = {
         "base": base,
@@ -738,18 +754,16 @@ def _check_base(p: RndParams, facts: TableFacts) -> None:
         )
 
 
-def _rnd_options(p: RndParams, facts: TableFacts) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "base": p.base,
-        "steps": p.steps,
-        "max_time": 60.0 * p.max_minutes,
-        "partitions": int(p.partitions),
-        "stop_rule": p.stop_rule,
-        "min_base": facts.min_rounding_base,
-    }
-    if p.unit_cost:
-        out["unit_cost"] = 1
-    return out
+def _rnd_options(p: RndParams, facts: TableFacts) -> RndOptions:
+    return RndOptions(
+        base=p.base,
+        steps=p.steps,
+        max_time=60.0 * p.max_minutes,
+        partitions=int(p.partitions),
+        stop_rule=p.stop_rule,
+        min_base=facts.min_rounding_base,
+        unit_cost=1 if p.unit_cost else None,
+    )
 
 
 DESCRIPTOR = register(

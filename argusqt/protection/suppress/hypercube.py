@@ -14,6 +14,7 @@ then goes through the full-table audit and the modular method's repair step.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -23,7 +24,8 @@ from argusqt.errors import MethodError
 from argusqt.model.status import is_candidate, is_primary, is_secondary
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.audit.publication import CANCEL_GRACE
-from argusqt.protection.core.budget import Deadline, seconds_param
+from argusqt.protection.core.budget import Deadline
+from argusqt.protection.core.options import SuppressOptions
 from argusqt.protection.core.params import MethodParams, TableFacts, param
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.registry import MethodDescriptor, register
@@ -57,22 +59,35 @@ class HypercubeOptions:
     ranking: str = "cost"
 
     @classmethod
-    def from_params(cls, params: dict | None) -> HypercubeOptions:
-        p = dict(params or {})
-        pct = float(p.get("apriori_percent", 100.0))
+    def from_options(cls, p: GhOptions) -> HypercubeOptions:
+        pct = float(p.apriori_percent)
         if not pct > 0:
             raise MethodError(f"hypercube: the a-priori bounds percentage must be > 0, got {pct:g}")
-        size = p.get("large_model", p.get("model_size", 0))
-        ranking = str(p.get("ranking", "cost"))
+        size = p.model_size if p.large_model is None else p.large_model
+        ranking = str(p.ranking)
         if ranking not in ("cost", "count"):
             raise MethodError(f"hypercube: ranking must be 'cost' or 'count', got {ranking!r}")
         return cls(
             apriori_percent=pct,
             large_model=bool(int(size or 0)),
-            singletons=bool(p.get("singleton_protection", True)),
-            max_time=seconds_param(p, "max_time"),
+            singletons=bool(p.singleton_protection),
+            max_time=None if p.max_time is None else float(p.max_time),
             ranking=ranking,
         )
+
+
+@dataclass(frozen=True, kw_only=True)
+class GhOptions(SuppressOptions):
+    """What solve_hypercube reads (see its docstring); HypercubeOptions is what the box search
+    derives from them."""
+
+    apriori_percent: float = 100.0
+    model_size: int = 0  # 0 normal, 1 large
+    large_model: bool | None = None  # overrides model_size when given
+    singleton_protection: bool = True
+    ranking: str = "cost"  # or "count"
+    #: linked tables: which subtables to search (None: all)
+    subtable_filter: Callable[[Subtable], bool] | None = None
 
 
 def check_model_size(dims, subs: list[Subtable], large: bool) -> str | None:
@@ -432,7 +447,7 @@ class HypercubeSearch:
 
 def solve_hypercube(
     problem: CSPProblem,
-    params: dict | None = None,
+    params: GhOptions | Mapping[str, Any] | None = None,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
 ) -> ProtectionResult:
@@ -444,8 +459,8 @@ def solve_hypercube(
     On cancel or time-out the box search stops; the repair step completes the pattern if it
     fits in CANCEL_GRACE seconds after a cancel (else Cancelled: no pattern).
     """
-    params = dict(params or {})
-    opts = HypercubeOptions.from_params(params)
+    given = GhOptions.of(params)
+    opts = HypercubeOptions.from_options(given)
     watch = Stopwatch()
     deadline = Deadline(opts.max_time)
     if not problem.dims:
@@ -459,7 +474,7 @@ def solve_hypercube(
     note = check_model_size(dims, subs, opts.large_model)
     if note:
         log.append(note)
-    only = params.get("subtable_filter")
+    only = given.subtable_filter
     use = [only is None or bool(only(s)) for s in subs]
     search = HypercubeSearch(problem, dims, subs, opts)
     if search.singleton is None and opts.singletons and problem.freq is None:
@@ -543,7 +558,7 @@ def solve_hypercube(
         if added
         else "full-table audit: the hypercube pattern passes, no repair needed"
     )
-    if params.get("cleanup", True) and not cancelled and not timed_out:
+    if given.cleanup and not cancelled and not timed_out:
         # boxes are chosen one target at a time, so later boxes often make earlier corners
         # redundant: publish those again (each primary keeps an attacker move as witness)
         n_kept = int((sup & ~problem.primary).sum())
@@ -570,7 +585,7 @@ def solve_hypercube(
         rounds += more
         if again:
             log.append(f"repair after the clean-up: {again} cells added in {more} rounds")
-    final, exact = final_audit(problem, sup, params.get("audit_intervals", "auto"), grace)
+    final, exact = final_audit(problem, sup, given.audit_intervals, grace)
     if not final.ok:  # repair() returns audited patterns only; never report a failing one
         raise MethodError("hypercube pattern failed the final audit")
     figures = {
@@ -634,16 +649,16 @@ class GhParams(MethodParams):
     )
 
 
-def _gh_options(p: GhParams, facts: TableFacts) -> dict[str, Any]:
+def _gh_options(p: GhParams, facts: TableFacts) -> GhOptions:
     # GH's singleton handling is its own (two boxes), not the SS/SM/MF options
-    return {
-        "apriori_percent": p.apriori_percent,
-        "model_size": p.model_size,
-        "singleton_protection": bool(p.apply_singleton and facts.has_frequency),
-        "singleton_singleton": False,
-        "singleton_multiple": False,
-        "min_freq": 0,
-    }
+    return GhOptions(
+        apriori_percent=p.apriori_percent,
+        model_size=p.model_size,
+        singleton_protection=bool(p.apply_singleton and facts.has_frequency),
+        singleton_singleton=False,
+        singleton_multiple=False,
+        min_freq=0,
+    )
 
 
 DESCRIPTOR = register(

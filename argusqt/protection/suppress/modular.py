@@ -8,8 +8,9 @@ subtable-wise protection can leak over the full relation set.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
@@ -22,10 +23,9 @@ from argusqt.protection.core.budget import (
     DeadlineToken,
     WorkBudget,
     out_of_time,
-    seconds_param,
     stop_after,
 )
-from argusqt.protection.core.params import MethodParams, TableFacts, minutes_param, param
+from argusqt.protection.core.options import seconds as seconds_of
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.registry import MethodDescriptor, register
 from argusqt.protection.core.result import AuditResult, ProtectionResult, grouped
@@ -35,9 +35,9 @@ from argusqt.protection.lp.protector import Protector, primary_order, protect_al
 from argusqt.protection.lp.separation import Separator, default_fixed, require_additive
 from argusqt.protection.suppress.branch_and_cut import _insider_check, solve_pattern
 from argusqt.protection.suppress.epilogue import audit_exactness, suppression_result
+from argusqt.protection.suppress.modular_params import ModOptions, ModParams, _mod_options
 from argusqt.protection.suppress.modular_publish import publish as publish_cheaply
 from argusqt.protection.suppress.optimal import singleton_options, with_singleton_cells
-from argusqt.protection.suppress.singleton import singleton_param, singleton_solver_options
 from argusqt.protection.suppress.subtables import Subtable, _subproblem, _table_part, subtables
 from argusqt.protection.suppress.table_repair import repair
 
@@ -114,7 +114,7 @@ def _solve_subtable(
     sub: Subtable,
     sup: np.ndarray,
     true_prim: np.ndarray,
-    params: dict,
+    params: ModOptions,
     cancel: CancelToken | None,
     allow_margins: bool = False,
     scip_lps: int | None = None,
@@ -127,7 +127,7 @@ def _solve_subtable(
     only caps the subtable, start pattern and branch-and-cut, as a safety net.
     """
     if limits is None:
-        per = float(params.get("max_time_per_subtable", 60.0))
+        per = float(params.max_time_per_subtable)
         limits = _Limits(WorkBudget(0), Deadline(None), per)
     deadline = limits.subtable_deadline()
     try:
@@ -143,7 +143,7 @@ def _solve_subtable_in(
     sub: Subtable,
     sup: np.ndarray,
     true_prim: np.ndarray,
-    params: dict,
+    params: ModOptions,
     cancel: CancelToken | None,
     allow_margins: bool,
     scip_lps: int | None,
@@ -187,10 +187,12 @@ def _solve_subtable_in(
             fixed,
             max_time=deadline.remaining,
             max_lps=lps,
-            gap=float(params.get("gap", SUBTABLE_GAP)),
+            gap=float(SUBTABLE_GAP if params.gap is None else params.gap),
             start=start,
             cancel=cancel,
-            heuristics=str(params.get("scip_heuristics", SUBTABLE_HEURISTICS)),
+            heuristics=str(
+                SUBTABLE_HEURISTICS if params.scip_heuristics is None else params.scip_heuristics
+            ),
         )
         limits.lps.spend(out.lps)
         limits.clock |= out.timed_out
@@ -252,7 +254,7 @@ def _path_start(
 def _finish(
     problem: CSPProblem,
     sup: np.ndarray,
-    params: dict,
+    params: ModOptions,
     log: list[str],
     progress: ProgressCallback,
     cancel: CancelToken | None,
@@ -277,7 +279,9 @@ def _finish(
     sup_w = np.r_[sup, np.ones(work.n_cells - n, dtype=bool)]
     ctx = MoveContext(work)
     progress(ProgressEvent(message="Modular: checking every primary over the whole table"))
-    whole = work.n_cells <= int(params.get("whole_table_repair", WHOLE_TABLE_REPAIR))
+    whole = work.n_cells <= int(
+        WHOLE_TABLE_REPAIR if params.whole_table_repair is None else params.whole_table_repair
+    )
     # (total cost, pattern, witnesses, log lines) of each way of pricing the repair
     tries: list[tuple[float, np.ndarray, Witnesses, list[str]]] = []
     for per_cell in (False, True) if whole else (False,):
@@ -292,7 +296,7 @@ def _finish(
             f"{added} cells added so that every primary is protected over all relations at "
             f"once (cost {grouped(_cost_of(problem, sup_w))} → {grouped(_cost_of(problem, pattern))})"
         )
-        if params.get("cleanup", True) and not (cancel is not None and cancel.cancelled):
+        if params.cleanup and not (cancel is not None and cancel.cancelled):
             progress(
                 ProgressEvent(
                     message="Modular: publishing secondaries the whole table does not need"
@@ -314,7 +318,7 @@ def _finish(
     whole_cell = whole and best is tries[-1] and len(tries) > 1
     # the audit of record, once (run_method reuses it): exact intervals as run_method would;
     # after a cancel pass/fail only, which the witnesses decide without an LP
-    exact = audit_exactness(params.get("audit_intervals", "auto"), sup_w[:n])
+    exact = audit_exactness(params.audit_intervals, sup_w[:n])
     if cancel is not None and cancel.cancelled:
         exact = False
     rounds = 0
@@ -468,7 +472,7 @@ def _polish(
     sup: np.ndarray,
     audited: AuditResult,
     exact: bool,
-    params: dict,
+    params: ModOptions,
     limits: _Limits,
     log: list[str],
     progress: ProgressCallback,
@@ -522,11 +526,13 @@ def _polish(
             work,
             default_fixed(work),
             max_time=min(limits.run.remaining, 1e9),
-            max_lps=int(params.get("polish_lps", POLISH_LPS)),
+            max_lps=int(POLISH_LPS if params.polish_lps is None else params.polish_lps),
             gap=0.0,
             start=start,
             cancel=cancel,
-            heuristics=str(params.get("scip_heuristics", SUBTABLE_HEURISTICS)),
+            heuristics=str(
+                SUBTABLE_HEURISTICS if params.scip_heuristics is None else params.scip_heuristics
+            ),
             insiders=_insider_check(problem),
         )
         limits.clock |= out.timed_out
@@ -567,7 +573,7 @@ def _publishable(
 
 def solve_modular(
     problem: CSPProblem,
-    params: dict | None = None,
+    params: ModOptions | Mapping[str, Any] | None = None,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
 ) -> ProtectionResult:
@@ -583,7 +589,7 @@ def solve_modular(
     cancelled, remaining subtables and the clean-up are skipped and the pattern is made
     safe if that fits in CANCEL_GRACE seconds (else Cancelled).
     """
-    params = dict(params or {})
+    params = ModOptions.of(params)
     watch = Stopwatch()
     if not problem.dims:
         raise MethodError("the modular method needs the table's dimensions (codelists)")
@@ -594,15 +600,15 @@ def solve_modular(
     true_prim = problem.primary.copy()
     sup = true_prim | problem.secondary
     subs = subtables(problem.dims or [])
-    only = params.get("subtable_filter")
+    only = params.subtable_filter
     log: list[str] = []
     n_done = 0
     cancelled = False
-    limit = seconds_param(params, "max_time")
+    limit = seconds_of(params.max_time)
     limits = _Limits(
-        WorkBudget(int(params.get("scip_lps", SCIP_LPS))),
+        WorkBudget(int(SCIP_LPS if params.scip_lps is None else params.scip_lps)),
         Deadline(limit),
-        float(params.get("max_time_per_subtable", 60.0)),
+        float(params.max_time_per_subtable),
     )
     for k, sub in enumerate(subs):
         if cancel is not None and cancel.cancelled:
@@ -688,8 +694,8 @@ def solve_modular(
         "repair_rounds": rounds,
     }
     verdict = None
-    polish_cells = int(params.get("polish_cells", POLISH_CELLS))
-    if params.get("polish", False) and not n_extra and not cancelled:
+    polish_cells = int(POLISH_CELLS if params.polish_cells is None else params.polish_cells)
+    if params.polish and not n_extra and not cancelled:
         if problem.n_cells <= polish_cells:
             polished = _polish(problem, sup, final, exact, params, limits, log, progress, soft)
         else:
@@ -716,72 +722,6 @@ def solve_modular(
 
 
 # ---------------------------------------------------------------------- registry
-_NO_EFFECT = "argusqt's subtable models need no cost scaling or margins (no effect)"
-
-
-@dataclass(frozen=True, kw_only=True)
-class ModParams(MethodParams):
-    """`MOD(t, maxMinPerSubtable, singSing, singMult, minFreq[, maxScaleCost, lowerMarg,
-    upperMarg])`; the last three (later τ-Argus versions) are accepted without effect."""
-
-    METHOD: ClassVar[str] = "MOD"
-    max_minutes: float = minutes_param(
-        1,
-        position=1,
-        batch="maxMinPerSubtable",
-        label="Maximum time per subtable",
-        help="Caps each subtable and the whole run (a safety cap: the work is bounded by "
-        "counts; a run the cap cuts short says so).",
-    )
-    singleton_singleton: bool = singleton_param("SS", extension=False)
-    singleton_multiple: bool = singleton_param("SM", extension=False)
-    min_freq_option: bool = singleton_param("MF", extension=False)
-    max_scale_cost: float = param(
-        20000.0,
-        position=5,
-        batch="maxScaleCost",
-        label="Maximum scaled cost",
-        minimum=0,
-        exclusive_minimum=True,
-        extension=True,
-        no_effect=_NO_EFFECT,
-    )
-    lower_margin: float = param(
-        0.0,
-        position=6,
-        batch="lowerMarg",
-        label="Lower margin",
-        minimum=0,
-        extension=True,
-        no_effect=_NO_EFFECT,
-    )
-    upper_margin: float = param(
-        0.0,
-        position=7,
-        batch="upperMarg",
-        label="Upper margin",
-        minimum=0,
-        extension=True,
-        no_effect=_NO_EFFECT,
-    )
-
-
-#: the whole run's cap in units of the per-subtable minutes: every method's time limit is the
-#: run's (issue 22), so τ-Argus's per-subtable minutes cap the whole run too. 1.0 makes
-#: `MOD(1,1)` a one-minute run; beside six CPU hogs on 2 cores the sample table's MOD then
-#: needs more and says "the time limit decided" (benchmarks/README.md, issue 22)
-RUN_LIMIT_FACTOR = 1.0
-
-
-def _mod_options(p: ModParams, facts: TableFacts) -> dict[str, Any]:
-    return {
-        "max_time_per_subtable": 60.0 * p.max_minutes,
-        "max_time": RUN_LIMIT_FACTOR * 60.0 * p.max_minutes,
-        "polish": True,
-        **singleton_solver_options(p, facts),
-    }
-
-
 DESCRIPTOR = register(
     MethodDescriptor(
         name="MOD",
