@@ -445,40 +445,18 @@ class HypercubeSearch:
         return box, float(give_up[best]), float(give_dn[best]), float(c_new.ravel()[best])
 
 
-def solve_hypercube(
+def _box_search(
     problem: CSPProblem,
-    params: GhOptions | Mapping[str, Any] | None = None,
-    progress: ProgressCallback = no_progress,
-    cancel: CancelToken | None = None,
-) -> ProtectionResult:
-    """Boxes subtable by subtable, then the full audit and the modular repair; statuses 11/12.
-
-    params: apriori_percent (100), model_size / large_model (0/1), singleton_protection
-    (True), max_time (seconds, None), cleanup (True: publish again the secondaries the audited
-    pattern does not need), subtable_filter (linked tables), audit_intervals.
-    On cancel or time-out the box search stops; the repair step completes the pattern if it
-    fits in CANCEL_GRACE seconds after a cancel (else Cancelled: no pattern).
-    """
-    given = GhOptions.of(params)
-    opts = HypercubeOptions.from_options(given)
-    watch = Stopwatch()
-    deadline = Deadline(opts.max_time)
-    if not problem.dims:
-        raise MethodError("the hypercube method needs the table's dimensions (codelists)")
-    dims = list(problem.dims)
-    require_additive(problem)
-    full = problem
-    problem = _table_part(full)
-    subs = subtables(dims)
-    log: list[str] = []
-    note = check_model_size(dims, subs, opts.large_model)
-    if note:
-        log.append(note)
-    only = given.subtable_filter
-    use = [only is None or bool(only(s)) for s in subs]
-    search = HypercubeSearch(problem, dims, subs, opts)
-    if search.singleton is None and opts.singletons and problem.freq is None:
-        log.append("singleton protection off: the table has no respondent counts")
+    subs: list[Subtable],
+    use: list[bool],
+    search: HypercubeSearch,
+    deadline: Deadline,
+    cancel: CancelToken | None,
+    progress: ProgressCallback,
+    watch: Stopwatch,
+) -> tuple[set[int], int, bool, bool, bool]:
+    """Phase 1: boxes subtable by subtable, top-down, a subtable again when a later box
+    changed one of its cells; (subtables done, visits, cancelled, timed out, capped)."""
     heap = [(s.depth, k) for k, s in enumerate(subs) if use[k]]
     heapq.heapify(heap)
     queued = np.array(use, dtype=bool)
@@ -513,10 +491,23 @@ def solve_hypercube(
                 elapsed=watch.elapsed,
             )
         )
-    sup = search.sup.copy()
-    n_box = int((sup & ~problem.primary).sum())
+    return done, visits, cancelled, timed_out, capped
+
+
+def _search_log(
+    search: HypercubeSearch,
+    opts: HypercubeOptions,
+    n_done: int,
+    visits: int,
+    n_box: int,
+    capped: bool,
+    cancelled: bool,
+    timed_out: bool,
+) -> list[str]:
+    """What the box search did and left to the repair step, for the log."""
+    log: list[str] = []
     log.append(
-        f"hypercubes: {search.n_boxes} boxes in {len(done)} subtables ({visits} visits), "
+        f"hypercubes: {search.n_boxes} boxes in {n_done} subtables ({visits} visits), "
         f"{n_box} secondary cells, a-priori bounds {opts.apriori_percent:g} %"
         + (", large model" if opts.large_model else "")
     )
@@ -543,6 +534,49 @@ def solve_hypercube(
         log.append("hypercubes: cancelled; the repair step completes the pattern")
     if timed_out:
         log.append("hypercubes: time limit reached; the repair step completes the pattern")
+    return log
+
+
+def solve_hypercube(
+    problem: CSPProblem,
+    params: GhOptions | Mapping[str, Any] | None = None,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+) -> ProtectionResult:
+    """Boxes subtable by subtable, then the full audit and the modular repair; statuses 11/12.
+
+    params: apriori_percent (100), model_size / large_model (0/1), singleton_protection
+    (True), max_time (seconds, None), cleanup (True: publish again the secondaries the audited
+    pattern does not need), subtable_filter (linked tables), audit_intervals.
+    On cancel or time-out the box search stops; the repair step completes the pattern if it
+    fits in CANCEL_GRACE seconds after a cancel (else Cancelled: no pattern).
+    """
+    given = GhOptions.of(params)
+    opts = HypercubeOptions.from_options(given)
+    watch = Stopwatch()
+    deadline = Deadline(opts.max_time)
+    if not problem.dims:
+        raise MethodError("the hypercube method needs the table's dimensions (codelists)")
+    dims = list(problem.dims)
+    require_additive(problem)
+    full = problem
+    problem = _table_part(full)
+    subs = subtables(dims)
+    log: list[str] = []
+    note = check_model_size(dims, subs, opts.large_model)
+    if note:
+        log.append(note)
+    only = given.subtable_filter
+    use = [only is None or bool(only(s)) for s in subs]
+    search = HypercubeSearch(problem, dims, subs, opts)
+    if search.singleton is None and opts.singletons and problem.freq is None:
+        log.append("singleton protection off: the table has no respondent counts")
+    done, visits, cancelled, timed_out, capped = _box_search(
+        problem, subs, use, search, deadline, cancel, progress, watch
+    )
+    sup = search.sup.copy()
+    n_box = int((sup & ~problem.primary).sum())
+    log += _search_log(search, opts, len(done), visits, n_box, capped, cancelled, timed_out)
     # virtual cells of a caller (singleton options of other methods) stay suppressed
     n_extra = full.n_cells - problem.n_cells
     if n_extra:
