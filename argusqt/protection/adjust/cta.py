@@ -36,7 +36,7 @@ from argusqt.protection.adjust.cta_model import (
     level_extras,
     verify_adjustment,
 )
-from argusqt.protection.adjust.rounding import ScipMonitor
+from argusqt.protection.adjust.scip_monitor import ScipMonitor
 from argusqt.protection.audit.disclosure import adjusted_verdict, confidential_seed
 from argusqt.protection.audit.publication import cell_label
 from argusqt.protection.core.options import SolverOptions

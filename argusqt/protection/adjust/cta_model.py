@@ -16,7 +16,7 @@ from pyscipopt import Model, quicksum
 
 from argusqt.errors import AuditError, MethodError
 from argusqt.model.status import Status
-from argusqt.protection.adjust.rounding import ScipMonitor, attach_monitor
+from argusqt.protection.adjust.scip_monitor import ScipMonitor, attach_monitor
 from argusqt.protection.audit.disclosure import point_tolerance
 from argusqt.protection.core.problem import CSPProblem
 

@@ -9,7 +9,6 @@ addition) is the fallback when no rounded table is found in time or on cancel.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,11 +16,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from pyscipopt import SCIP_EVENTTYPE, Eventhdlr, Model, quicksum
+from pyscipopt import Model, quicksum
 
 from argusqt.errors import Cancelled, MethodError, ParameterError
 from argusqt.model.status import Status
-from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
+from argusqt.progress import CancelToken, ProgressCallback, Stopwatch, no_progress
+from argusqt.protection.adjust.scip_monitor import ScipMonitor, attach_monitor
 from argusqt.protection.audit.disclosure import rounded_verdict
 from argusqt.protection.audit.publication import cell_label, publication_audit
 from argusqt.protection.core.options import SolverOptions
@@ -40,66 +40,8 @@ from argusqt.protection.core.rounding_base import (
 )
 
 STOP_RAPID, STOP_FIRST, STOP_OPTIMAL = 1, 2, 3
-
-
-# ---------------------------------------------------------------------- SCIP monitoring
-class ScipMonitor(Eventhdlr):
-    """Forwards SCIP's bound/incumbent to a progress callback and interrupts on cancel."""
-
-    def __init__(
-        self,
-        progress: ProgressCallback,
-        cancel: CancelToken | None,
-        watch: Stopwatch,
-        label: str,
-        offset: float = 0.0,
-        every: float = 0.25,
-    ) -> None:
-        super().__init__()
-        self.progress = progress
-        self.cancel = cancel
-        self.watch = watch
-        self.label = label
-        self.offset = offset
-        self.every = every
-        self.last = -math.inf
-        self.interrupted = False
-
-    _EVENTS = SCIP_EVENTTYPE.BESTSOLFOUND | SCIP_EVENTTYPE.NODESOLVED | SCIP_EVENTTYPE.LPSOLVED
-
-    def eventinit(self) -> None:
-        self.model.catchEvent(self._EVENTS, self)
-
-    def eventexit(self) -> None:
-        self.model.dropEvent(self._EVENTS, self)
-
-    def eventexec(self, event) -> dict:
-        if self.cancel is not None and self.cancel.cancelled and not self.interrupted:
-            self.interrupted = True
-            self.model.interruptSolve()
-            return {}
-        now = self.watch.elapsed
-        best = event.getType() == SCIP_EVENTTYPE.BESTSOLFOUND
-        if best or now - self.last >= self.every:
-            self.last = now
-            m = self.model
-            inc = m.getPrimalbound() if m.getNSols() > 0 else None
-            bound = m.getDualbound()
-            self.progress(
-                ProgressEvent(
-                    message=self.label,
-                    bound=None if abs(bound) >= 1e19 else bound + self.offset,
-                    incumbent=None if inc is None else inc + self.offset,
-                    gap=m.getGap() if inc is not None else None,
-                    elapsed=now,
-                )
-            )
-        return {}
-
-
-def attach_monitor(model: Model, monitor: ScipMonitor, name: str) -> None:
-    """Register the monitor as an event handler of the model."""
-    model.includeEventhdlr(monitor, name, "argusqt progress and cancel")
+#: ScipMonitor and attach_monitor live in scip_monitor.py (CTA uses them too); kept here by name
+__all__ = ["RndOptions", "ScipMonitor", "attach_monitor", "solve_rounding"]
 
 
 # ---------------------------------------------------------------------- small public helpers
@@ -465,32 +407,24 @@ def solve_rounding(
         sub_rel = rel[rows][:, cells]
         label = f"rounding part {pno + 1}/{len(parts)}" if len(parts) > 1 else "rounding"
         margs = (progress, cancel, watch, label)
-        trials = [0, steps] if steps > 0 and prefer_zero else [steps]
-        outcome = None
-        for k_steps in trials:
-            left = deadline - time.perf_counter()
-            if left <= 0 or (cancel is not None and cancel.cancelled):
-                break
-            outcome = _solve_part(
-                z[cells],
-                empty[cells],
-                sub_rel,
-                rhs[rows],
-                base,
-                k_steps,
-                stop,
-                left,
-                margs,
-                (k_bounds[0][cells], k_bounds[1][cells]),
-            )
-            if outcome.k is not None:
-                if k_steps == 0 and steps > 0:
-                    log.append(f"part {pno + 1}: a zero-restricted rounding exists (preferred)")
-                used_steps = k_steps if used_steps is None else max(used_steps, k_steps)
-                break
-            if outcome.status == "infeasible":
-                continue
-            break  # time limit / interrupt without a solution
+        outcome, k_used = _round_part(
+            z[cells],
+            empty[cells],
+            sub_rel,
+            rhs[rows],
+            base,
+            steps,
+            stop,
+            deadline,
+            margs,
+            (k_bounds[0][cells], k_bounds[1][cells]),
+            prefer_zero,
+            cancel,
+        )
+        if k_used is not None:
+            if k_used == 0 and steps > 0:
+                log.append(f"part {pno + 1}: a zero-restricted rounding exists (preferred)")
+            used_steps = k_used if used_steps is None else max(used_steps, k_used)
         if outcome is None or outcome.k is None:
             status = "not run" if outcome is None else outcome.status
             if outcome is not None and outcome.status == "infeasible":
@@ -566,6 +500,37 @@ def solve_rounding(
         cancelled=cancelled,
         timed_out=timed_out,
     )
+
+
+def _round_part(
+    z: np.ndarray,
+    empty: np.ndarray,
+    rel: sp.csr_matrix,
+    rhs: np.ndarray,
+    base: int,
+    steps: int,
+    stop: int,
+    deadline: float,
+    margs: tuple,
+    k_bounds: tuple[np.ndarray, np.ndarray],
+    prefer_zero: bool,
+    cancel: CancelToken | None,
+) -> tuple[_PartOutcome | None, int | None]:
+    """One part's rounding: zero-restricted first when preferred, then with `steps` steps
+    if none exists; (the last outcome, None if none ran; the steps of the one found)."""
+    trials = [0, steps] if steps > 0 and prefer_zero else [steps]
+    outcome = None
+    for k_steps in trials:
+        left = deadline - time.perf_counter()
+        if left <= 0 or (cancel is not None and cancel.cancelled):
+            break
+        outcome = _solve_part(z, empty, rel, rhs, base, k_steps, stop, left, margs, k_bounds)
+        if outcome.k is not None:
+            return outcome, k_steps
+        if outcome.status == "infeasible":
+            continue
+        break  # time limit / interrupt without a solution
+    return outcome, None
 
 
 def _cover_bounds(problem: CSPProblem, base: int, steps: int) -> tuple[np.ndarray, np.ndarray]:
