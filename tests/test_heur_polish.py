@@ -168,9 +168,11 @@ def test_a_polish_the_clock_stops_keeps_the_heuristic_pattern(monkeypatch):
     """Without a time limit from the user, a branch-and-cut pattern the clock chose (which
     differs with the machine's load) is not used: HEUR keeps its repaired pattern, so a session
     or batch replay gives the same statuses. With the user's limit the clock may decide."""
-    import argusqt.protection.suppress.heur_polish as heur_polish
+    # the polish imports the branch-and-cut where it runs (HEUR's start loads no SCIP), so
+    # the solver is replaced where that import finds it
+    import argusqt.protection.suppress.branch_and_cut as branch_and_cut
 
-    real = heur_polish.solve_pattern
+    real = branch_and_cut.solve_pattern
 
     def clock_stopped(*args, **kwargs):
         out = real(*args, **kwargs)
@@ -183,9 +185,9 @@ def test_a_polish_the_clock_stops_keeps_the_heuristic_pattern(monkeypatch):
         return out
 
     p = _random_set_table_3()
-    monkeypatch.setattr(heur_polish, "solve_pattern", no_pattern)
+    monkeypatch.setattr(branch_and_cut, "solve_pattern", no_pattern)
     heuristic_only = run_method(p, "HEUR", {})
-    monkeypatch.setattr(heur_polish, "solve_pattern", clock_stopped)
+    monkeypatch.setattr(branch_and_cut, "solve_pattern", clock_stopped)
     stopped = run_method(p, "HEUR", {})
     assert any("clock's pattern is not used" in line for line in stopped.log)
     assert np.array_equal(stopped.status, heuristic_only.status)
