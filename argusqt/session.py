@@ -131,7 +131,7 @@ class Session:
     #: what was done, in order (argusqt/actions.py): batch files and session files hold it
     actions: list[Action] = field(default_factory=list)
     read_mode: tuple[int, bool] = (0, False)  # READTABLE totals mode and keep-status flag
-    results: dict[int, Any] = field(default_factory=dict)  # table number → last ProtectionResult
+    results: dict[int, ProtectionResult] = field(default_factory=dict)  # table number → last result
     #: tables protected together (table 0): published only after a joint audit
     linked: list[int] = field(default_factory=list)
     linked_cleared: str | None = None  # export.gate.linked_fingerprint when it last passed

@@ -23,6 +23,7 @@ from argusqt.errors import TimeLimitError
 from argusqt.model.status import is_suppressed
 from argusqt.protection.audit.insider import insider_audit
 from argusqt.protection.core import registry
+from argusqt.protection.core.options import SolverOptions
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.result import TIME_LIMIT_DECIDED
 from argusqt.protection.run import run_method
@@ -37,7 +38,7 @@ def _peer_table(seed: int, branching: list[int], ncol: int) -> CSPProblem:
     return p
 
 
-def _batch_options(problem: CSPProblem, call: str) -> dict:
+def _batch_options(problem: CSPProblem, call: str) -> SolverOptions:
     """The solver options of a batch call such as "HEUR(1,9)" (the table number first)."""
     name, args = call.rstrip(")").split("(")
     desc = registry.get(name)
@@ -120,7 +121,7 @@ def test_a_cap_that_decides_says_so(monkeypatch, call, factor):
     pattern is audited; a run that still ended within its limit says nothing."""
     p = _peer_table(3, [4, 4], 8)
     options = _batch_options(p, call)
-    limit = options.get("max_time")
+    limit = options.max_time
     _scaled_clock(monkeypatch, factor)  # a minute passes in 0.6 s or 0.6 ms
     name = call.split("(")[0]
     try:

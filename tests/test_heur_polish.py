@@ -61,7 +61,7 @@ def test_polished_verdict_is_not_taken_again(monkeypatch):
     assert calls == []
     assert res.verdict.ok and res.audit.ok
     sup = is_suppressed(res.status)
-    assert res.figures["audit_exact"] and _publishable(p, res.status)
+    assert res.audit_exact and _publishable(p, res.status)
     fresh = audit(p, sup)  # exact intervals, the same as the kept verdict's
     assert np.allclose(fresh.lower[sup], res.audit.lower[sup], equal_nan=True)
     assert np.allclose(fresh.upper[sup], res.audit.upper[sup], equal_nan=True)
@@ -170,9 +170,11 @@ def test_a_polish_the_clock_stops_keeps_the_heuristic_pattern(monkeypatch):
     """Without a time limit from the user, a branch-and-cut pattern the clock chose (which
     differs with the machine's load) is not used: HEUR keeps its repaired pattern, so a session
     or batch replay gives the same statuses. With the user's limit the clock may decide."""
-    import argusqt.protection.suppress.heur_polish as heur_polish
+    # the polish imports the branch-and-cut where it runs (HEUR's start loads no SCIP), so
+    # the solver is replaced where that import finds it
+    import argusqt.protection.suppress.branch_and_cut as branch_and_cut
 
-    real = heur_polish.solve_pattern
+    real = branch_and_cut.solve_pattern
 
     def clock_stopped(*args, **kwargs):
         out = real(*args, **kwargs)
@@ -185,9 +187,9 @@ def test_a_polish_the_clock_stops_keeps_the_heuristic_pattern(monkeypatch):
         return out
 
     p = _random_set_table_3()
-    monkeypatch.setattr(heur_polish, "solve_pattern", no_pattern)
+    monkeypatch.setattr(branch_and_cut, "solve_pattern", no_pattern)
     heuristic_only = run_method(p, "HEUR", {})
-    monkeypatch.setattr(heur_polish, "solve_pattern", clock_stopped)
+    monkeypatch.setattr(branch_and_cut, "solve_pattern", clock_stopped)
     stopped = run_method(p, "HEUR", {})
     assert any("clock's pattern is not used" in line for line in stopped.log)
     assert np.array_equal(stopped.status, heuristic_only.status)

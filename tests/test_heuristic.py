@@ -191,7 +191,7 @@ def test_batch_time_limit_reaches_the_heuristic(monkeypatch):
 
     heur = registry.get("HEUR")
     params = heur.options_for(heur.params(max_minutes=0.01), _facts())
-    assert params["max_time"] == pytest.approx(0.6)
+    assert params.max_time == pytest.approx(0.6)
 
     class Jumping:  # every clock reading is 10 s later: the 0.6 s are gone at once
         now = 0.0

@@ -20,6 +20,7 @@ from argusqt.progress import CancelToken, ProgressEvent
 from argusqt.protection.audit.outsider import audit
 from argusqt.protection.audit.publication import publication_audit
 from argusqt.protection.core import registry
+from argusqt.protection.core.options import SolverOptions
 from argusqt.protection.core.params import FieldSpec, MethodParams
 from argusqt.protection.run import run_method
 
@@ -32,7 +33,7 @@ def _problem():
     return random_1h2d(np.random.default_rng(7), [2, 2], 3, primary_share=0.15)
 
 
-def _options(desc: registry.MethodDescriptor, problem, **values) -> dict:
+def _options(desc: registry.MethodDescriptor, problem, **values) -> SolverOptions:
     facts = registry.problem_facts(problem, min_frequency=3)
     return desc.options_for(desc.params.suggested(facts, values), facts)
 

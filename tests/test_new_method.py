@@ -17,7 +17,7 @@ from argusqt.batch.runner import run_batch
 from argusqt.errors import ParameterError
 from argusqt.protection.core import registry
 from argusqt.protection.core.params import MethodParams, TableFacts, minutes_param
-from argusqt.protection.suppress.heuristic import solve_heuristic
+from argusqt.protection.suppress.heuristic import HeurOptions, solve_heuristic
 from argusqt.rules.parse import parse_safety_rule
 from argusqt.session import Session
 from argusqt.sessionfile import load_session, save_session
@@ -40,8 +40,8 @@ def solve_toy(problem, params=None, progress=None, cancel=None):
     return solve_heuristic(problem, params, **kwargs)
 
 
-def _toy_options(p: ToyParams, facts: TableFacts) -> dict[str, Any]:
-    return {"max_time": 60.0 * p.max_minutes}
+def _toy_options(p: ToyParams, facts: TableFacts) -> HeurOptions:
+    return HeurOptions(max_time=60.0 * p.max_minutes)
 
 
 TOY = registry.MethodDescriptor(

@@ -10,6 +10,7 @@ patterns may not be cheaper than OPT's bound either. No wall clock is read by th
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -22,6 +23,7 @@ import argusqt.protection.core.budget as budget
 import argusqt.protection.lp.separation as separation
 from argusqt.errors import MethodError
 from argusqt.model.status import is_suppressed
+from argusqt.protection.core.options import SolverOptions
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.run import run_method
 
@@ -269,12 +271,12 @@ def case_805(tmp_path_factory) -> tuple[CSPProblem, dict]:
     return CSPProblem.from_table(table), opts
 
 
-def check_805(problem: CSPProblem, opts: dict) -> None:
+def check_805(problem: CSPProblem, opts: SolverOptions) -> None:
     import copy
 
     # 10 minutes, so that even a loaded machine's start heuristic finishes: the injected
     # stop, not the limit, ends the branch-and-cut
-    r = run_method(copy.deepcopy(problem), "OPT", dict(opts, max_time=600.0))
+    r = run_method(copy.deepcopy(problem), "OPT", dataclasses.replace(opts, max_time=600.0))
     assert r.verdict is not None and r.verdict.ok
     assert r.lower_bound is not None and r.lower_bound <= CASE_805_QUIET, r.log
     assert r.cost > r.lower_bound  # 805's true gap is far from closed in these runs

@@ -12,9 +12,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: mypy errors in argusqt/gui when this ratchet was set (2026-11-22); lower it when you fix
+#: mypy errors in argusqt/gui when this ratchet was last set (2026-11-27: 42); lower it when you fix
 #: some, never raise it
-GUI_ERROR_BUDGET = 46
+GUI_ERROR_BUDGET = 42
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,10 @@ import numpy as np
 if TYPE_CHECKING:  # imported when the relations are first built: reading and tabulating a
     import scipy.sparse as sp  # table does not pay scipy.sparse's import (docs/design.md)
 
+    # annotations only: the layers above model fill these fields
+    from argusqt.protection.core.result import AuditResult
+    from argusqt.recode.apply import RecodeState
+
 from argusqt.model import scipy_sparse
 from argusqt.model.codelist import CodeList
 from argusqt.model.rulespec import SafetyRules
@@ -114,7 +118,7 @@ class Table:
     #: the method whose result the table holds (None: not protected by a method) and the
     #: audit of that result (protect.result.AuditResult)
     protection: ProtectionInfo | None = None
-    audit: Any = None
+    audit: AuditResult | None = None
     #: per cell, the status (1, 2 or 13) a cell had before the protection method now on the
     #: table made it a secondary, 0 elsewhere (None: no method's pattern): the next Protect
     #: solves the problem the user posed, not the one with this method's secondaries fixed
@@ -122,7 +126,7 @@ class Table:
     source: Any = None  # fine-level contributions kept for recoding (model.tabulate)
     name: str = ""
     notes: list[str] = field(default_factory=list)
-    recode_state: Any = None  # recode.apply.RecodeState: original coding + recodes applied
+    recode_state: RecodeState | None = None  # original coding + recodes applied
 
     def __post_init__(self) -> None:
         n = self.n_cells

@@ -10,6 +10,9 @@ result only as NOT PUBLISHABLE when it fails.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 from argusqt.errors import AuditError, Cancelled, TimeLimitError
@@ -28,9 +31,11 @@ from argusqt.protection.core.budget import (
     seeds,
     stop_after,
 )
+from argusqt.protection.core.options import SolverOptions, options_dict
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.registry import MethodDescriptor
 from argusqt.protection.core.result import TIME_LIMIT_DECIDED, ProtectionResult
+from argusqt.protection.suppress.epilogue import audit_exactness
 from argusqt.protection.suppress.singleton import (
     SINGLETON_KEYS,
     add_singleton_cells,
@@ -38,11 +43,14 @@ from argusqt.protection.suppress.singleton import (
     singleton_request,
 )
 
+#: EXACT_AUDIT_LIMIT: sessionfile's audit of a loaded pattern reads it from here
+__all__ = ["EXACT_AUDIT_LIMIT", "run_method"]
+
 
 def run_method(
     problem: CSPProblem,
     method: str | MethodDescriptor,
-    params: dict | None = None,
+    params: SolverOptions | Mapping[str, Any] | None = None,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
 ) -> ProtectionResult:
@@ -59,11 +67,12 @@ def run_method(
     (budget.limit_grace) the run ends with TimeLimitError; a result the cap changed says so
     (`timed_out`, and TIME_LIMIT_DECIDED in its log).
     """
-    params = dict(params or {})
+    given = params
+    params = options_dict(given)
     desc = method if isinstance(method, MethodDescriptor) else registry.get(method)
     limit = seconds_param(params, "max_time", "time_limit")
     run_deadline = Deadline(limit)
-    result = _run(problem, desc, params, progress, cancel, run_deadline, limit)
+    result = _run(problem, desc, given, params, progress, cancel, run_deadline, limit)
     result.figures |= seeds()  # saved with the session, as the result's figures
     if result.timed_out and TIME_LIMIT_DECIDED not in result.log:
         result.log.append(TIME_LIMIT_DECIDED)
@@ -73,16 +82,20 @@ def run_method(
 def _run(
     problem: CSPProblem,
     desc: MethodDescriptor,
-    params: dict,
+    given: SolverOptions | Mapping[str, Any] | None,
+    params: dict[str, Any],
     progress: ProgressCallback,
     cancel: CancelToken | None,
     run_deadline: Deadline,
     limit: float | None,
 ) -> ProtectionResult:
-    """run_method's work: the method, then (suppression) the publication audit in time."""
+    """run_method's work: the method, then (suppression) the publication audit in time.
+    A face method gets its typed options as given; a suppression method the mapping with
+    run_method's singleton keys."""
     name = desc.name
     if desc.kind != "suppress":
-        face_result: ProtectionResult = desc.solve(problem, params, progress, cancel)
+        options = given if isinstance(given, SolverOptions) else params
+        face_result: ProtectionResult = desc.solve(problem, options, progress, cancel)
         if face_result.verdict is None:
             # the face as it will be printed gets the one publication verdict (argusqt/docs/methods.md §2.1, §14)
             verdict = face_verdict(problem, result_face(desc.face, face_result), cancel=cancel)
@@ -109,7 +122,7 @@ def _run(
         raise Cancelled(f"{name} cancelled: {why}") from None
 
     # the method's own audit judged the pattern on `work` (with its virtual cells)
-    own_digest = result.figures.get("audit_digest")
+    own_digest = result.audit_digest
     own_same = own_digest is not None and own_digest == pattern_digest(
         work, is_suppressed(result.status)
     )
@@ -120,10 +133,9 @@ def _run(
         result.log.append(f"singleton options {', '.join(opts)}")
     _normalise_statuses(problem, result)
     sup = is_suppressed(result.status)
-    mode = params.get("audit_intervals", "auto")
-    exact = bool(mode) if mode != "auto" else int(sup.sum()) <= EXACT_AUDIT_LIMIT
+    exact = audit_exactness(params.get("audit_intervals", "auto"), sup)
     own = result.audit
-    own_exact = bool(result.figures.get("audit_exact"))
+    own_exact = result.audit_exact
     outsider = None
     if (
         (own_exact or not exact)
@@ -143,7 +155,7 @@ def _run(
         and verdict_own is not None
         and verdict_own.ok
         and (own_exact or not exact)
-        and result.figures.get("publication_digest") == pattern_digest(problem, sup)
+        and result.publication_digest == pattern_digest(problem, sup)
     ):
         # the method ran the publication audit (and its repair) on this very pattern within
         # its time limit (OPT): repeating it would run past the user's limit

@@ -19,6 +19,7 @@ from argusqt.progress import CancelToken, ProgressCallback, no_progress
 
 if TYPE_CHECKING:
     from argusqt.io.frames import Roles
+    from argusqt.model.metadata import Metadata
     from argusqt.model.table import TableSpec
     from argusqt.session import Session
 
@@ -37,7 +38,7 @@ class TabularSource:
 
     tab_path: Path
     meta_path: Path
-    metadata: Any
+    metadata: Metadata
     spec: TableSpec | None = None
     #: written by the Python API from a DataFrame into a temporary folder: saving a session
     #: or batch file writes it beside them (write_temporary_tables)

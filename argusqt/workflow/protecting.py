@@ -61,7 +61,7 @@ def protect(
     s.add_log(f"Table {table_no}: {desc.name} started with {p.describe()}")
     s._log_lines(p.without_effect())
     if desc.kind != "suppress":
-        options.setdefault("seed", protection_seed(s, problem))
+        options = options.with_seed(protection_seed(s, problem))
     try:
         result = run_method(problem, desc.name, options, progress, cancel)
         for line in result.log or []:

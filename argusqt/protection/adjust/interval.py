@@ -15,6 +15,7 @@ LP is kept (`algorithm="compact"`) for comparison and small tables.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -27,6 +28,7 @@ from argusqt.model.status import Status
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.audit.disclosure import confidential_seed, interval_verdict, point_tolerance
 from argusqt.protection.audit.insider import respondents_of
+from argusqt.protection.core.options import SolverOptions
 from argusqt.protection.core.params import MethodParams, TableFacts, minutes_param, param
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.registry import MethodDescriptor, register
@@ -248,16 +250,18 @@ class _Separator:
         return float(s * d[j]), d, y
 
 
-def _solve_cuts(data: _Data, params: dict, progress, cancel, watch, log, figures):
+def _solve_cuts(data: _Data, opts: IpOptions, progress, cancel, watch, log, figures):
     """Benders cutting planes on the master LP over [L, U]; returns (L, U, objective, bound, done)."""
     n = data.n
     # a move accepted as reaching a level must also pass the audit: LP noise (relative to
     # the largest value) but never more than a quarter of the audit's own tolerance — the
     # relative term alone (1.7 on the tour table) exceeded small levels (0.75) and accepted
     # moves that did not reach them
-    tol = float(params.get("tolerance", min(1e-7 * data.scale, 0.25 * data.audit_tol)))
-    max_rounds = int(params.get("max_rounds", 500))
-    max_time = float(params.get("max_time", 600.0))
+    tol = float(
+        min(1e-7 * data.scale, 0.25 * data.audit_tol) if opts.tolerance is None else opts.tolerance
+    )
+    max_rounds = int(opts.max_rounds)
+    max_time = float(600.0 if opts.max_time is None else opts.max_time)
     col_lo = np.zeros(2 * n)
     col_hi = np.concatenate([data.dn, data.up])
     col_lo[data.prim] = data.lpl[data.prim]
@@ -412,7 +416,7 @@ def _aggregate_move(data: _Data, cell: int) -> np.ndarray | None:
     if not dims:
         return None
     shape = tuple(len(d) for d in dims)
-    nodes = list(np.unravel_index(cell, shape))
+    nodes = [int(k) for k in np.unravel_index(cell, shape)]
     for axis, dim in enumerate(dims):  # descend along the largest child, one dimension at a time
         while dim.children[nodes[axis]]:
             kids = dim.children[nodes[axis]]
@@ -461,7 +465,7 @@ def _fallback(data: _Data, lower, upper, witness, tol: float, log: list[str]):
     return low, up
 
 
-def _solve_compact(data: _Data, params: dict, log, figures):
+def _solve_compact(data: _Data, opts: IpOptions, log, figures):
     """The textbook LP with one attacker copy per primary and direction (for comparison)."""
     n, k = data.n, data.t_cell.size
     rel = data.rel
@@ -569,7 +573,7 @@ def _off_centre(problem: CSPProblem, lb: np.ndarray, ub: np.ndarray, seed: int):
 
 def solve_interval(
     problem: CSPProblem,
-    params: dict | None = None,
+    params: IpOptions | Mapping[str, Any] | None = None,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
 ) -> ProtectionResult:
@@ -582,11 +586,11 @@ def solve_interval(
     attacker bounds (flagged). Raises AuditError if the audit finds an unprotected primary.
     """
 
-    params = dict(params or {})
+    opts = IpOptions.of(params)
     watch = Stopwatch()
-    symmetric = bool(params.get("levels_as_given", False))
+    symmetric = bool(opts.levels_as_given)
     work = problem
-    given = params.get("seed")
+    given = opts.seed
     seed: int = confidential_seed(problem) if given is None else int(given)
     if not symmetric:
         lpl, upl = asymmetric_levels(problem, seed)
@@ -599,7 +603,7 @@ def solve_interval(
         else "asymmetric protection levels: each primary's levels widened by a random, "
         "seeded split (argusqt/docs/methods.md §11)"
     )
-    algorithm = str(params.get("algorithm", "cuts"))
+    algorithm = str(opts.algorithm)
     figures: dict = {"algorithm": algorithm}
     if algorithm == "compact":
         if data.insiders:
@@ -607,9 +611,9 @@ def solve_interval(
                 "the compact interval LP models the outside attacker only; this table has "
                 "respondents alone in a cell: use algorithm 'cuts'"
             )
-        (low, up), bound, done = _solve_compact(data, params, log, figures)
+        (low, up), bound, done = _solve_compact(data, opts, log, figures)
     elif algorithm == "cuts":
-        (low, up), bound, done = _solve_cuts(data, params, progress, cancel, watch, log, figures)
+        (low, up), bound, done = _solve_cuts(data, opts, progress, cancel, watch, log, figures)
     else:
         raise MethodError(f"expected algorithm 'cuts' or 'compact', got {algorithm!r}")
     cancelled = cancel is not None and cancel.cancelled and not done
@@ -708,8 +712,21 @@ class IpParams(MethodParams):
     )
 
 
-def _ip_options(p: IpParams, facts: TableFacts) -> dict[str, Any]:
-    return {"max_time": 60.0 * p.max_minutes, "levels_as_given": p.levels_as_given}
+@dataclass(frozen=True, kw_only=True)
+class IpOptions(SolverOptions):
+    """What solve_interval reads (see its docstring); max_time defaults to 600 s here."""
+
+    algorithm: str = "cuts"  # or "compact" (the textbook LP, for comparison)
+    max_rounds: int = 500
+    #: a move accepted as reaching a level (None: LP noise, at most a quarter of the
+    #: audit's tolerance)
+    tolerance: float | None = None
+    seed: int | None = None  # CONFIDENTIAL: the asymmetric split of the levels follows from it
+    levels_as_given: bool = False
+
+
+def _ip_options(p: IpParams, facts: TableFacts) -> IpOptions:
+    return IpOptions(max_time=60.0 * p.max_minutes, levels_as_given=p.levels_as_given)
 
 
 DESCRIPTOR = register(

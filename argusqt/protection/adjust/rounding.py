@@ -9,20 +9,22 @@ addition) is the fallback when no rounded table is found in time or on cancel.
 
 from __future__ import annotations
 
-import math
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from pyscipopt import SCIP_EVENTTYPE, Eventhdlr, Model, quicksum
+from pyscipopt import Model, quicksum
 
 from argusqt.errors import Cancelled, MethodError, ParameterError
 from argusqt.model.status import Status
-from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
+from argusqt.progress import CancelToken, ProgressCallback, Stopwatch, no_progress
+from argusqt.protection.adjust.scip_monitor import ScipMonitor, attach_monitor
 from argusqt.protection.audit.disclosure import rounded_verdict
 from argusqt.protection.audit.publication import cell_label, publication_audit
+from argusqt.protection.core.options import SolverOptions
 from argusqt.protection.core.params import MethodParams, TableFacts, minutes_param, param
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.registry import MethodDescriptor, register
@@ -38,66 +40,8 @@ from argusqt.protection.core.rounding_base import (
 )
 
 STOP_RAPID, STOP_FIRST, STOP_OPTIMAL = 1, 2, 3
-
-
-# ---------------------------------------------------------------------- SCIP monitoring
-class ScipMonitor(Eventhdlr):
-    """Forwards SCIP's bound/incumbent to a progress callback and interrupts on cancel."""
-
-    def __init__(
-        self,
-        progress: ProgressCallback,
-        cancel: CancelToken | None,
-        watch: Stopwatch,
-        label: str,
-        offset: float = 0.0,
-        every: float = 0.25,
-    ) -> None:
-        super().__init__()
-        self.progress = progress
-        self.cancel = cancel
-        self.watch = watch
-        self.label = label
-        self.offset = offset
-        self.every = every
-        self.last = -math.inf
-        self.interrupted = False
-
-    _EVENTS = SCIP_EVENTTYPE.BESTSOLFOUND | SCIP_EVENTTYPE.NODESOLVED | SCIP_EVENTTYPE.LPSOLVED
-
-    def eventinit(self) -> None:
-        self.model.catchEvent(self._EVENTS, self)
-
-    def eventexit(self) -> None:
-        self.model.dropEvent(self._EVENTS, self)
-
-    def eventexec(self, event) -> dict:
-        if self.cancel is not None and self.cancel.cancelled and not self.interrupted:
-            self.interrupted = True
-            self.model.interruptSolve()
-            return {}
-        now = self.watch.elapsed
-        best = event.getType() == SCIP_EVENTTYPE.BESTSOLFOUND
-        if best or now - self.last >= self.every:
-            self.last = now
-            m = self.model
-            inc = m.getPrimalbound() if m.getNSols() > 0 else None
-            bound = m.getDualbound()
-            self.progress(
-                ProgressEvent(
-                    message=self.label,
-                    bound=None if abs(bound) >= 1e19 else bound + self.offset,
-                    incumbent=None if inc is None else inc + self.offset,
-                    gap=m.getGap() if inc is not None else None,
-                    elapsed=now,
-                )
-            )
-        return {}
-
-
-def attach_monitor(model: Model, monitor: ScipMonitor, name: str) -> None:
-    """Register the monitor as an event handler of the model."""
-    model.includeEventhdlr(monitor, name, "argusqt progress and cancel")
+#: ScipMonitor and attach_monitor live in scip_monitor.py (CTA uses them too); kept here by name
+__all__ = ["RndOptions", "ScipMonitor", "attach_monitor", "solve_rounding"]
 
 
 # ---------------------------------------------------------------------- small public helpers
@@ -294,16 +238,30 @@ def _restrict_multiples(model, k_bounds, u, pos_x, xs, pos_s, ups, dns) -> None:
 
 
 # ---------------------------------------------------------------------- parameters
-def _param(params: dict, *names: str, default=None):
-    for n in names:
-        if n in params and params[n] is not None:
-            return params[n]
-    return default
+@dataclass(frozen=True, kw_only=True)
+class RndOptions(SolverOptions):
+    """What solve_rounding reads (see its docstring); max_time, when given, overrides
+    max_minutes. Values are checked by _read_params, with clear messages."""
+
+    ALIASES: ClassVar[Mapping[str, str]] = {
+        "stopRule": "stop_rule",
+        "maxMinutes": "max_minutes",
+        "unitCost": "unit_cost",
+    }
+    base: int | None = None  # required: a whole number ≥ 1
+    steps: int = 0
+    stop_rule: int = STOP_OPTIMAL
+    max_minutes: float = 10.0
+    partitions: int = 0
+    min_base: int | None = None
+    min_frequency: int | None = None
+    prefer_zero_restricted: bool = True
+    unit_cost: int | None = None  # accepted, no effect (every cell has weight 1)
 
 
-def _read_params(problem: CSPProblem, params: dict) -> tuple[int, int, int, float, bool]:
+def _read_params(problem: CSPProblem, opts: RndOptions) -> tuple[int, int, int, float, bool]:
     """base, steps, stop rule, time limit (s), partitions — checked with clear messages."""
-    base = _param(params, "base")
+    base = opts.base
     if base is None:
         raise MethodError("controlled rounding needs a rounding base (parameter 'base')")
     try:
@@ -313,27 +271,27 @@ def _read_params(problem: CSPProblem, params: dict) -> tuple[int, int, int, floa
     if base_f < 1 or base_f != int(base_f):
         raise MethodError(f"expected a whole number ≥ 1 as rounding base, got {base!r}")
     base_i = int(base_f)
-    min_base = _param(params, "min_base")
+    min_base = opts.min_base
     if min_base is None:
-        min_base = minimum_base(problem, min_frequency=_param(params, "min_frequency"))
+        min_base = minimum_base(problem, min_frequency=opts.min_frequency)
     if base_i < int(min_base):
         raise MethodError(
             f"rounding base {base_i} is below the minimum base {int(min_base)} (the "
             "minimum frequency of a frequency table, else the largest LPL + UPL of the unsafe "
             "cells)"
         )
-    steps = int(_param(params, "steps", default=0))
+    steps = int(opts.steps)
     if steps < 0:
         raise MethodError(f"expected steps ≥ 0, got {steps}")
-    stop = int(_param(params, "stop_rule", "stopRule", default=STOP_OPTIMAL))
+    stop = int(opts.stop_rule)
     if stop not in (STOP_RAPID, STOP_FIRST, STOP_OPTIMAL):
         raise MethodError(
             f"expected stop rule 1 (RAPID), 2 (first feasible) or 3 (optimal), got {stop}"
         )
-    max_time = _param(params, "max_time")
+    max_time = opts.max_time
     if max_time is None:
-        max_time = 60.0 * float(_param(params, "max_minutes", "maxMinutes", default=10))
-    parts = bool(int(_param(params, "partitions", default=0)))
+        max_time = 60.0 * float(opts.max_minutes)
+    parts = bool(int(opts.partitions))
     return base_i, steps, stop, float(max_time), parts
 
 
@@ -367,7 +325,7 @@ def _parts(problem: CSPProblem, axis: int) -> list[tuple[np.ndarray, np.ndarray]
 # ---------------------------------------------------------------------- entry point
 def solve_rounding(
     problem: CSPProblem,
-    params: dict | None = None,
+    params: RndOptions | Mapping[str, Any] | None = None,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
 ) -> ProtectionResult:
@@ -382,10 +340,10 @@ def solve_rounding(
     when none is found in time or the run is cancelled. figures['existence_lower'/'_upper']:
     what an intruder can infer per cell (NaN for RAPID totals).
     """
-    params = dict(params or {})
     watch = Stopwatch()
-    base, steps, stop, max_time, use_parts = _read_params(problem, params)
-    prefer_zero = bool(params.get("prefer_zero_restricted", True))
+    opts = RndOptions.of(params)
+    base, steps, stop, max_time, use_parts = _read_params(problem, opts)
+    prefer_zero = bool(opts.prefer_zero_restricted)
     z = np.asarray(problem.values, dtype=float)
     n = problem.n_cells
     empty = np.asarray(problem.status) == 14
@@ -397,7 +355,7 @@ def solve_rounding(
     rapid = rapid_rounding(problem, base)
     rapid_dist = float(np.abs(rapid - z).sum())
     log: list[str] = [f"Controlled rounding: base {base}, steps {steps}, stop rule {stop}"]
-    if _param(params, "unit_cost", "unitCost") is not None:
+    if opts.unit_cost is not None:
         log.append("unit cost: every cell counts with weight 1 in Σ|rounded − original|")
     figures: dict = {
         "base": base,
@@ -449,32 +407,24 @@ def solve_rounding(
         sub_rel = rel[rows][:, cells]
         label = f"rounding part {pno + 1}/{len(parts)}" if len(parts) > 1 else "rounding"
         margs = (progress, cancel, watch, label)
-        trials = [0, steps] if steps > 0 and prefer_zero else [steps]
-        outcome = None
-        for k_steps in trials:
-            left = deadline - time.perf_counter()
-            if left <= 0 or (cancel is not None and cancel.cancelled):
-                break
-            outcome = _solve_part(
-                z[cells],
-                empty[cells],
-                sub_rel,
-                rhs[rows],
-                base,
-                k_steps,
-                stop,
-                left,
-                margs,
-                (k_bounds[0][cells], k_bounds[1][cells]),
-            )
-            if outcome.k is not None:
-                if k_steps == 0 and steps > 0:
-                    log.append(f"part {pno + 1}: a zero-restricted rounding exists (preferred)")
-                used_steps = k_steps if used_steps is None else max(used_steps, k_steps)
-                break
-            if outcome.status == "infeasible":
-                continue
-            break  # time limit / interrupt without a solution
+        outcome, k_used = _round_part(
+            z[cells],
+            empty[cells],
+            sub_rel,
+            rhs[rows],
+            base,
+            steps,
+            stop,
+            deadline,
+            margs,
+            (k_bounds[0][cells], k_bounds[1][cells]),
+            prefer_zero,
+            cancel,
+        )
+        if k_used is not None:
+            if k_used == 0 and steps > 0:
+                log.append(f"part {pno + 1}: a zero-restricted rounding exists (preferred)")
+            used_steps = k_used if used_steps is None else max(used_steps, k_used)
         if outcome is None or outcome.k is None:
             status = "not run" if outcome is None else outcome.status
             if outcome is not None and outcome.status == "infeasible":
@@ -550,6 +500,37 @@ def solve_rounding(
         cancelled=cancelled,
         timed_out=timed_out,
     )
+
+
+def _round_part(
+    z: np.ndarray,
+    empty: np.ndarray,
+    rel: sp.csr_matrix,
+    rhs: np.ndarray,
+    base: int,
+    steps: int,
+    stop: int,
+    deadline: float,
+    margs: tuple,
+    k_bounds: tuple[np.ndarray, np.ndarray],
+    prefer_zero: bool,
+    cancel: CancelToken | None,
+) -> tuple[_PartOutcome | None, int | None]:
+    """One part's rounding: zero-restricted first when preferred, then with `steps` steps
+    if none exists; (the last outcome, None if none ran; the steps of the one found)."""
+    trials = [0, steps] if steps > 0 and prefer_zero else [steps]
+    outcome = None
+    for k_steps in trials:
+        left = deadline - time.perf_counter()
+        if left <= 0 or (cancel is not None and cancel.cancelled):
+            break
+        outcome = _solve_part(z, empty, rel, rhs, base, k_steps, stop, left, margs, k_bounds)
+        if outcome.k is not None:
+            return outcome, k_steps
+        if outcome.status == "infeasible":
+            continue
+        break  # time limit / interrupt without a solution
+    return outcome, None
 
 
 def _cover_bounds(problem: CSPProblem, base: int, steps: int) -> tuple[np.ndarray, np.ndarray]:
@@ -738,18 +719,16 @@ def _check_base(p: RndParams, facts: TableFacts) -> None:
         )
 
 
-def _rnd_options(p: RndParams, facts: TableFacts) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "base": p.base,
-        "steps": p.steps,
-        "max_time": 60.0 * p.max_minutes,
-        "partitions": int(p.partitions),
-        "stop_rule": p.stop_rule,
-        "min_base": facts.min_rounding_base,
-    }
-    if p.unit_cost:
-        out["unit_cost"] = 1
-    return out
+def _rnd_options(p: RndParams, facts: TableFacts) -> RndOptions:
+    return RndOptions(
+        base=p.base,
+        steps=p.steps,
+        max_time=60.0 * p.max_minutes,
+        partitions=int(p.partitions),
+        stop_rule=p.stop_rule,
+        min_base=facts.min_rounding_base,
+        unit_cost=1 if p.unit_cost else None,
+    )
 
 
 DESCRIPTOR = register(

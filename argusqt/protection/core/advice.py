@@ -12,8 +12,12 @@ that only the heuristic finishes in reasonable time.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from argusqt.model.status import is_primary
+
+if TYPE_CHECKING:
+    from argusqt.model.table import Table
 
 #: OPT: at most this many cells and primaries (the 520-cell table, 61 primaries: optimal in
 #: seconds; the 738-cell sample table with 159 primaries: gap 57–60 % after a minute)
@@ -32,7 +36,7 @@ class Advice:
     reason: str
 
     @property
-    def params(self) -> dict:
+    def params(self) -> dict[str, float]:
         """The method's parameters as a batch file gives them (MOD: minutes per subtable)."""
         return {"max_minutes": self.minutes}
 
@@ -72,7 +76,7 @@ def recommend(n_cells: int, n_primary: int, hierarchical: bool) -> Advice:
     )
 
 
-def recommend_for_table(table) -> Advice:
+def recommend_for_table(table: Table) -> Advice:
     """`recommend` for a Table (its cells, primary cells and hierarchies)."""
     import numpy as np
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
+from typing import Any
 
 from argusqt.progress import CancelToken
 
@@ -98,7 +100,7 @@ class Deadline:
         return max(0.0, share * (self.remaining - reserve))
 
 
-def seconds_param(params: dict, *names: str) -> float | None:
+def seconds_param(params: Mapping[str, Any], *names: str) -> float | None:
     """The first of `names` given in params as a number of seconds (None when none is)."""
     for name in names:
         value = params.get(name)

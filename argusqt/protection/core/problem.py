@@ -9,6 +9,7 @@ Table; they return masks/values that the caller copies back.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
@@ -22,6 +23,10 @@ from argusqt.model.status import (
 )
 from argusqt.protection.core.respondents import Respondents
 from argusqt.protection.core.respondents import from_table as respondents_of
+
+if TYPE_CHECKING:
+    from argusqt.model.codelist import CodeList
+    from argusqt.model.table import Table
 
 
 def minimum_protection(problem: CSPProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -64,7 +69,7 @@ class CSPProblem:
     spl: np.ndarray | None = None
     decimals: int = 0
     #: optional structure for modular / network methods: codelists of the table dimensions
-    dims: list | None = None
+    dims: list[CodeList] | None = None
     #: respondents per cell — holdings when the table uses holdings, else records — for the
     #: singleton options (τ-Argus's HiTaS counts holdings too); None when unknown
     freq: np.ndarray | None = None
@@ -111,7 +116,7 @@ class CSPProblem:
 
     @classmethod
     def from_table(
-        cls, table, *, apriori_percent: float | None = None, status: np.ndarray | None = None
+        cls, table: Table, *, apriori_percent: float | None = None, status: np.ndarray | None = None
     ) -> CSPProblem:
         """Instance of a Table with τ-Argus's default bounds (argusqt/docs/methods.md §1.3).
 

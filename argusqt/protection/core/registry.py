@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from argusqt.errors import ParameterError
 from argusqt.model import scipy_sparse
+from argusqt.protection.core.options import SolverOptions
 from argusqt.protection.core.params import MethodParams, TableFacts
 
 if TYPE_CHECKING:
@@ -58,8 +59,8 @@ class MethodDescriptor:
     help: str  # one or two sentences: what it does and when to use it
     params: type[MethodParams]
     solve: Callable[..., ProtectionResult]
-    #: the solver's option dict from the typed parameters and the table's facts
-    solver_options: Callable[[Any, TableFacts], dict[str, Any]]
+    #: the solver's typed options from the typed parameters and the table's facts
+    solver_options: Callable[[Any, TableFacts], SolverOptions]
     face: Face = "suppress"
     linked: Linked | None = None
     tau_argus: bool = True  # False for argusqt's own methods (HEUR, IP)
@@ -68,7 +69,7 @@ class MethodDescriptor:
     check: Callable[[Any, TableFacts], None] | None = None
     order: int = 100  # place in the Protect dialog
 
-    def options_for(self, params: MethodParams, facts: TableFacts) -> dict[str, Any]:
+    def options_for(self, params: MethodParams, facts: TableFacts) -> SolverOptions:
         """The checked solver options for one table."""
         if not isinstance(params, self.params):
             raise ParameterError(f"{self.name}: expected {self.params.__name__}", method=self.name)

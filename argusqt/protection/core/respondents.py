@@ -10,12 +10,15 @@ which holding is alone in which cell comes from the fine cells the table was bui
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from argusqt.model.tabulate import expand_to_cells
+
+if TYPE_CHECKING:
+    from argusqt.model.table import Table
 
 
 @dataclass(eq=False)
@@ -128,7 +131,7 @@ def _largest(own: sp.csr_matrix, share: np.ndarray, top: np.ndarray) -> sp.csr_m
     return sp.csr_matrix((np.ones(int(hit.sum())), (coo.row[hit], coo.col[hit])), shape=own.shape)
 
 
-def from_table(table, relations: sp.spmatrix) -> Respondents:
+def from_table(table: Table, relations: sp.spmatrix) -> Respondents:
     """Respondents of a Table: holdings when it uses holdings, else records."""
     use_h = bool(table.spec.use_holdings) and table.hfreq is not None
     if not use_h:
@@ -138,6 +141,7 @@ def from_table(table, relations: sp.spmatrix) -> Respondents:
     if fine is None or getattr(fine, "hold_fine", None) is None:
         # without the microdata a holding alone in two unrelated cells looks like two
         # holdings: the attacker is weaker than the real one, which the verdict says
+        assert table.hfreq is not None  # use_h
         return from_frequencies(
             relations,
             table.hfreq,
@@ -148,7 +152,7 @@ def from_table(table, relations: sp.spmatrix) -> Respondents:
     return _from_holdings(table, fine, source[1])
 
 
-def _from_holdings(table, fine, leaf_maps) -> Respondents:
+def _from_holdings(table: Any, fine: Any, leaf_maps: Any) -> Respondents:
     """One row per holding that is the only holding of some cell, from the fine cells."""
 
     n = table.n_cells

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from argusqt.model.status import is_secondary
+
+if TYPE_CHECKING:  # annotations only: the audit room sits above core
+    from argusqt.protection.audit.publication import PublicationVerdict
 
 #: what a result the time limit changed says, in the log and in every door's result
 #: (ProtectionResult.timed_out): its statuses are not reproducible (issue 22)
@@ -73,10 +76,18 @@ class ProtectionResult:
     interval_lower: np.ndarray | None = None  # interval protection: published intervals
     interval_upper: np.ndarray | None = None
     audit: AuditResult | None = None
-    #: protect.publication.PublicationVerdict of the final pattern (outsider and insider)
-    verdict: Any = None
+    #: the publication verdict of the final pattern or face (outsider and insider)
+    verdict: PublicationVerdict | None = None
+    #: what run_method reads of the method's own final audit: the pattern it judged
+    #: (audit.outsider.pattern_digest) and whether its intervals are exact; run_method reuses
+    #: that audit only for this very pattern
+    audit_digest: str | None = None
+    audit_exact: bool = False
+    #: the pattern the method ran the publication verdict (and its repair) on, if it did
+    publication_digest: str | None = None
     log: list[str] = field(default_factory=list)
-    figures: dict = field(default_factory=dict)
+    #: figures for the log, the report and the session file only; nothing decides on them
+    figures: dict[str, Any] = field(default_factory=dict)
     #: after a cancel: which result the table kept and its audit, the one sentence the log,
     #: the dialogs, the Solver panel and the API all give (set by the Session)
     cancel_note: str = ""

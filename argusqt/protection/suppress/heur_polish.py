@@ -17,12 +17,13 @@ from argusqt.errors import AuditError, Cancelled, MethodError
 from argusqt.model.status import is_secondary, is_suppressed, secondary_status_for
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
 from argusqt.protection.audit.insider_repair import make_publishable
-from argusqt.protection.audit.outsider import EXACT_AUDIT_LIMIT, pattern_digest
+from argusqt.protection.audit.outsider import pattern_digest
 from argusqt.protection.audit.publication import PublicationVerdict
 from argusqt.protection.core.budget import Deadline, DeadlineToken
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.result import ProtectionResult, grouped
 from argusqt.protection.lp.separation import default_fixed
+from argusqt.protection.suppress.epilogue import audit_exactness
 
 if TYPE_CHECKING:
     from argusqt.protection.suppress.branch_and_cut import PatternOutcome
@@ -98,7 +99,7 @@ def polish(
     from argusqt.protection.suppress.branch_and_cut import _insider_check, solve_pattern
 
     def exact(m: np.ndarray) -> bool:
-        return bool(intervals) if intervals != "auto" else int(m.sum()) <= EXACT_AUDIT_LIMIT
+        return audit_exactness(intervals, m)
 
     deadline = Deadline(seconds)
     token = DeadlineToken(deadline, cancel)
@@ -175,9 +176,9 @@ def polish(
     result.cost = cost
     result.audit = verdict.outsider
     result.verdict = verdict
-    result.figures["audit_digest"] = pattern_digest(problem, pattern)
-    result.figures["publication_digest"] = result.figures["audit_digest"]
+    result.audit_digest = pattern_digest(problem, pattern)
+    result.publication_digest = result.audit_digest
     # the flag make_publishable had: run_method audits again only when it needs more
-    result.figures["audit_exact"] = exact_of[what]
+    result.audit_exact = exact_of[what]
     result.figures["polish_seconds"] = deadline.elapsed
     return result

@@ -11,23 +11,25 @@ shifts far enough, which lets most later primaries skip their LP.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
 from argusqt.errors import AuditError, Cancelled, TimeLimitError
 from argusqt.model.status import is_secondary, is_suppressed, secondary_status_for
-from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
+from argusqt.progress import CancelToken, ProgressCallback, Stopwatch, no_progress
 from argusqt.protection.audit.outsider import audit, pattern_digest
 from argusqt.protection.audit.publication import CANCEL_GRACE
 from argusqt.protection.core.budget import (
     Deadline,
     DeadlineToken,
     out_of_time,
-    seconds_param,
     stop_after,
 )
+from argusqt.protection.core.options import SuppressOptions
+from argusqt.protection.core.options import seconds as seconds_of
 from argusqt.protection.core.params import MethodParams, TableFacts, minutes_param
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.registry import MethodDescriptor, register
@@ -36,8 +38,8 @@ from argusqt.protection.lp.cleanup import Witnesses, cleanup
 from argusqt.protection.lp.components import DOWN, UP, MoveContext
 from argusqt.protection.lp.protector import K_FREE, Protector, primary_order, protect_all
 from argusqt.protection.suppress import heur_polish
+from argusqt.protection.suppress.epilogue import suppression_result
 from argusqt.protection.suppress.singleton import (
-    SINGLETON_KEYS,
     add_singleton_cells,
     drop_virtual,
     singleton_param,
@@ -45,26 +47,33 @@ from argusqt.protection.suppress.singleton import (
     singleton_solver_options,
 )
 
-DEFAULTS: dict[str, Any] = {
-    "cleanup": True,  # run the cleanup of redundant secondaries (argusqt/docs/methods.md §4)
-    "cleanup_time": None,  # seconds for the cleanup (None = what the time limit leaves)
-    "cleanup_lps": "auto",  # LPs for the cleanup: "auto" (a share of the path LPs), None = all
-    # seconds for the whole run (None = no limit), as every method's "max_time"; the old
-    # name "time_limit" is still read
-    "max_time": None,
-    "k_free": K_FREE,  # cheapest unsuppressed siblings per node in the first neighbourhood
-    "repair_rounds": 3,
-    # the small-table polish of heur_polish (HEUR as a method only; OPT's start pattern calls
-    # solve_heuristic without it): "polish" 0 = off, else an outer cap in seconds (None =
-    # only the run's max_time); "polish_nodes" and "polish_lps" its work limits (None =
-    # POLISH_NODES, POLISH_LPS)
-    "polish": None,
-    "polish_nodes": None,
-    "polish_lps": None,
-    # past max_time and its grace the run is refused (TimeLimitError); False: the caller
-    # stops it itself (OPT's start heuristic, stopped by OPT's own token)
-    "hard_limit": True,
-}
+
+@dataclass(frozen=True, kw_only=True)
+class HeurOptions(SuppressOptions):
+    """What solve_heuristic and solve_heur_method read."""
+
+    ALIASES: ClassVar[Mapping[str, str]] = {"time_limit": "max_time"}  # the old name
+    KEEP_NONE: ClassVar[frozenset[str]] = frozenset({"cleanup_lps"})
+    #: HEUR as a method models SS and SM itself; both on unless switched off (singleton_request)
+    singleton_singleton: bool = True
+    singleton_multiple: bool = True
+    cleanup_time: float | None = None  # seconds for the cleanup (None = what the limit leaves)
+    #: LPs for the cleanup: "auto" (a share of the path LPs), None = all
+    cleanup_lps: int | Literal["auto"] | None = "auto"
+    k_free: int = K_FREE  # cheapest unsuppressed siblings per node in the first neighbourhood
+    repair_rounds: int = 3
+    #: the small-table polish of heur_polish (HEUR as a method only; OPT's start pattern calls
+    #: solve_heuristic without it): 0 = off, else an outer cap in seconds (None = only the
+    #: run's max_time); polish_nodes and polish_lps its work limits (None = POLISH_NODES,
+    #: POLISH_LPS)
+    polish: float | None = None
+    polish_nodes: int | None = None
+    polish_lps: int | None = None
+    #: past max_time and its grace the run is refused (TimeLimitError); False: the caller
+    #: stops it itself (OPT's start heuristic, stopped by OPT's own token)
+    hard_limit: bool = True
+
+
 #: share of the time limit the path-LP phase may use before it hurries (a safety cap: a run
 #: that hurries says so, timed_out, since its pattern then depends on the machine)
 PATH_SHARE = 0.5
@@ -79,7 +88,7 @@ CLEANUP_MIN_LPS = 400
 
 def solve_heuristic(
     problem: CSPProblem,
-    params: dict | None = None,
+    params: HeurOptions | Mapping[str, Any] | None = None,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
 ) -> ProtectionResult:
@@ -92,9 +101,9 @@ def solve_heuristic(
     `timed_out=True`, and one that has no audited pattern within it and its grace
     (budget.limit_grace) raises TimeLimitError.
     """
-    opts = DEFAULTS | dict(params or {})
+    opts = HeurOptions.of(params)
     watch = Stopwatch()
-    limit = seconds_param(opts, "max_time", "time_limit")
+    limit = seconds_of(opts.max_time)
     deadline = Deadline(limit)
     ctx = MoveContext(problem)
     sup = ctx.primary | is_secondary(problem.status)
@@ -104,11 +113,11 @@ def solve_heuristic(
     # after a cancel: CANCEL_GRACE seconds to finish the primaries and the audit, else Cancelled
     grace = cancel.grace(CANCEL_GRACE) if cancel is not None else None
     # the run's end: its limit and grace, after which no audited pattern can be had in time
-    extra = stop_after(limit) if opts["hard_limit"] else math.inf
+    extra = stop_after(limit) if opts.hard_limit else math.inf
     stop = DeadlineToken(deadline, grace, extra=extra)
     try:
         n_lps = protect_all(
-            ctx, sup, wit, order, int(opts["k_free"]), progress, watch, path_deadline, stop
+            ctx, sup, wit, order, int(opts.k_free), progress, watch, path_deadline, stop
         )
     except Cancelled:
         if stop.out_of_time:
@@ -121,8 +130,8 @@ def solve_heuristic(
     log = [f"heuristic: {n_before} secondary cells after {n_lps} path LPs ({t_heur:.1f} s)"]
     if hurried:
         log.append("heuristic: time limit reached while protecting; smallest neighbourhoods used")
-    cleanup_time = seconds_param(opts, "cleanup_time")
-    cleanup_lps = opts["cleanup_lps"]
+    cleanup_time = seconds_of(opts.cleanup_time)
+    cleanup_lps = opts.cleanup_lps
     if cleanup_lps == "auto":
         cleanup_lps = max(CLEANUP_MIN_LPS, int(CLEANUP_SHARE * n_lps))
     if cleanup_time is None:
@@ -131,7 +140,7 @@ def solve_heuristic(
         cleanup_time = deadline.part(1.0, reserve=1.2 * t_heur)
     timed_out = hurried
     cleanup_lps_done = 0
-    if opts["cleanup"] and not cancelled:
+    if opts.cleanup and not cancelled:
         sup, info = cleanup(
             problem,
             sup,
@@ -153,11 +162,11 @@ def solve_heuristic(
     # the audit decides; repair with full-table path LPs if needed
     verdict = _audit_in_time(problem, sup, wit, stop, limit)
     rounds = 0
-    while not verdict.ok and rounds < int(opts["repair_rounds"]):
+    while not verdict.ok and rounds < int(opts.repair_rounds):
         rounds += 1
         fails = verdict.failures
         wit.forget(fails)
-        prot = Protector(ctx, sup, wit, int(opts["k_free"]))
+        prot = Protector(ctx, sup, wit, int(opts.k_free))
         for cell in fails:
             for direction in (UP, DOWN):
                 prot.protect(int(cell), direction)
@@ -170,27 +179,27 @@ def solve_heuristic(
     status[new] = secondary_status_for(problem.status[new])
     secondary = sup & ~ctx.primary
     cost = float(np.sum(np.asarray(problem.cost)[secondary]))
-    elapsed = watch.elapsed
-    progress(
-        ProgressEvent(message="Heuristic finished", fraction=1.0, incumbent=cost, elapsed=elapsed)
-    )
-    return ProtectionResult(
-        audit=verdict,
-        method="HEUR",
-        status=status,
-        cost=cost,
+    figures = {
+        "path_lps": n_lps,
+        "cleanup_lps": cleanup_lps_done,
+        "secondaries_before_cleanup": n_before,
+        "heuristic_seconds": t_heur,
+        "audit_lps": verdict.n_lps,
+    }
+    return suppression_result(
+        "HEUR",
+        problem,
+        sup,
+        verdict,
+        False,  # HEUR's own audit is pass/fail
+        watch=watch,
+        log=log,
+        figures=figures,
         cancelled=cancelled,
         timed_out=timed_out,
-        elapsed=elapsed,
-        log=log,
-        figures={
-            "path_lps": n_lps,
-            "cleanup_lps": cleanup_lps_done,
-            "secondaries_before_cleanup": n_before,
-            "heuristic_seconds": t_heur,
-            "audit_lps": verdict.n_lps,
-            "audit_digest": pattern_digest(problem, sup),
-        },
+        progress=progress,
+        finished="Heuristic",
+        statuses=(status, cost),
     )
 
 
@@ -208,7 +217,7 @@ def _audit_in_time(
 
 def solve_heur_method(
     problem: CSPProblem,
-    params: dict | None = None,
+    params: HeurOptions | Mapping[str, Any] | None = None,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
 ) -> ProtectionResult:
@@ -220,13 +229,12 @@ def solve_heur_method(
     polish can judge insiders on the real table, as the publication audit does.
     """
 
-    opts = DEFAULTS | dict(params or {})
-    on, minfreq = singleton_request(opts)
+    opts = HeurOptions.of(params)
+    on, minfreq = singleton_request(opts.as_dict())
     work, n_virtual = problem, 0
     if on and problem.freq is not None:
         work, n_virtual = add_singleton_cells(problem, None, on, minfreq)
-    inner = {k: v for k, v in opts.items() if k not in SINGLETON_KEYS}
-    result = solve_heuristic(work, inner, progress, cancel)
+    result = solve_heuristic(work, opts, progress, cancel)  # it reads no singleton option
     if n_virtual:
         result = drop_virtual(result, problem.n_cells)
         result.log.append(f"{n_virtual} virtual singleton cells added ({', '.join(on)})")
@@ -234,22 +242,22 @@ def solve_heur_method(
             # a pass/fail pass with the virtual cells' relations is a pass without them
             # (they only narrow the attacker; run_method's rule for reused audits)
             sup = is_suppressed(result.status)
-            result.figures["audit_digest"] = pattern_digest(problem, sup)
+            result.audit_digest = pattern_digest(problem, sup)
     # the polish is bounded by work (polish_nodes SCIP nodes, polish_lps attacker LPs): same
     # table, same pattern on any machine and load when that limit or a proof ends it; seconds
     # ("polish", and the run's max_time) are only an outer cap, and a run they end says so
     # (timed_out: "the time limit decided")
-    asked = seconds_param(opts, "polish")
+    asked = seconds_of(opts.polish)
     if asked == 0:
         return result
     seconds = asked
-    limit = seconds_param(opts, "max_time", "time_limit")
+    limit = seconds_of(opts.max_time)
     if limit is not None:
         # keep a third of what is left for run_method's own publication audit
         left = (limit - result.elapsed) * 2.0 / 3.0
         seconds = left if seconds is None else min(seconds, left)
-    nodes = int(opts.get("polish_nodes") or heur_polish.POLISH_NODES)
-    lps = int(opts.get("polish_lps") or heur_polish.POLISH_LPS)
+    nodes = int(opts.polish_nodes or heur_polish.POLISH_NODES)
+    lps = int(opts.polish_lps or heur_polish.POLISH_LPS)
     if (
         problem.n_cells > heur_polish.POLISH_CELLS
         or result.cancelled
@@ -260,7 +268,7 @@ def solve_heur_method(
         result.timed_out = True
         result.log.append("polish: skipped, the time limit left too little time for it")
         return result
-    intervals = opts.get("audit_intervals", "auto")
+    intervals = opts.audit_intervals
     # only a time limit the user gave may let the clock choose the pattern
     clock_may_decide = limit is not None or asked is not None
     result = heur_polish.polish(
@@ -284,8 +292,8 @@ class HeurParams(MethodParams):
     min_freq_option: bool = singleton_param("MF", extension=True)
 
 
-def _heur_options(p: HeurParams, facts: TableFacts) -> dict[str, Any]:
-    return {"max_time": 60.0 * p.max_minutes, **singleton_solver_options(p, facts)}
+def _heur_options(p: HeurParams, facts: TableFacts) -> HeurOptions:
+    return HeurOptions(max_time=60.0 * p.max_minutes, **singleton_solver_options(p, facts))
 
 
 DESCRIPTOR = register(

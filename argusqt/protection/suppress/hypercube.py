@@ -14,6 +14,7 @@ then goes through the full-table audit and the modular method's repair step.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -22,16 +23,18 @@ import numpy as np
 from argusqt.errors import MethodError
 from argusqt.model.status import is_candidate, is_primary, is_secondary
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
-from argusqt.protection.audit.outsider import EXACT_AUDIT_LIMIT, audit, pattern_digest
 from argusqt.protection.audit.publication import CANCEL_GRACE
-from argusqt.protection.core.budget import Deadline, seconds_param
+from argusqt.protection.core.budget import Deadline
+from argusqt.protection.core.options import SuppressOptions
 from argusqt.protection.core.params import MethodParams, TableFacts, param
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.registry import MethodDescriptor, register
 from argusqt.protection.core.result import ProtectionResult
 from argusqt.protection.lp.cleanup import cleanup
 from argusqt.protection.lp.separation import require_additive
-from argusqt.protection.suppress.modular import Subtable, _table_part, repair, subtables
+from argusqt.protection.suppress.epilogue import final_audit, suppression_result
+from argusqt.protection.suppress.subtables import Subtable, _table_part, subtables
+from argusqt.protection.suppress.table_repair import repair
 
 #: τ-Argus's memory settings (max sub-codelist size, max subtable size): normal and large model
 NORMAL_MODEL = (200, 6000)
@@ -56,22 +59,35 @@ class HypercubeOptions:
     ranking: str = "cost"
 
     @classmethod
-    def from_params(cls, params: dict | None) -> HypercubeOptions:
-        p = dict(params or {})
-        pct = float(p.get("apriori_percent", 100.0))
+    def from_options(cls, p: GhOptions) -> HypercubeOptions:
+        pct = float(p.apriori_percent)
         if not pct > 0:
             raise MethodError(f"hypercube: the a-priori bounds percentage must be > 0, got {pct:g}")
-        size = p.get("large_model", p.get("model_size", 0))
-        ranking = str(p.get("ranking", "cost"))
+        size = p.model_size if p.large_model is None else p.large_model
+        ranking = str(p.ranking)
         if ranking not in ("cost", "count"):
             raise MethodError(f"hypercube: ranking must be 'cost' or 'count', got {ranking!r}")
         return cls(
             apriori_percent=pct,
             large_model=bool(int(size or 0)),
-            singletons=bool(p.get("singleton_protection", True)),
-            max_time=seconds_param(p, "max_time"),
+            singletons=bool(p.singleton_protection),
+            max_time=None if p.max_time is None else float(p.max_time),
             ranking=ranking,
         )
+
+
+@dataclass(frozen=True, kw_only=True)
+class GhOptions(SuppressOptions):
+    """What solve_hypercube reads (see its docstring); HypercubeOptions is what the box search
+    derives from them."""
+
+    apriori_percent: float = 100.0
+    model_size: int = 0  # 0 normal, 1 large
+    large_model: bool | None = None  # overrides model_size when given
+    singleton_protection: bool = True
+    ranking: str = "cost"  # or "count"
+    #: linked tables: which subtables to search (None: all)
+    subtable_filter: Callable[[Subtable], bool] | None = None
 
 
 def check_model_size(dims, subs: list[Subtable], large: bool) -> str | None:
@@ -429,40 +445,18 @@ class HypercubeSearch:
         return box, float(give_up[best]), float(give_dn[best]), float(c_new.ravel()[best])
 
 
-def solve_hypercube(
+def _box_search(
     problem: CSPProblem,
-    params: dict | None = None,
-    progress: ProgressCallback = no_progress,
-    cancel: CancelToken | None = None,
-) -> ProtectionResult:
-    """Boxes subtable by subtable, then the full audit and the modular repair; statuses 11/12.
-
-    params: apriori_percent (100), model_size / large_model (0/1), singleton_protection
-    (True), max_time (seconds, None), cleanup (True: publish again the secondaries the audited
-    pattern does not need), subtable_filter (linked tables), audit_intervals.
-    On cancel or time-out the box search stops; the repair step completes the pattern if it
-    fits in CANCEL_GRACE seconds after a cancel (else Cancelled: no pattern).
-    """
-    params = dict(params or {})
-    opts = HypercubeOptions.from_params(params)
-    watch = Stopwatch()
-    deadline = Deadline(opts.max_time)
-    if not problem.dims:
-        raise MethodError("the hypercube method needs the table's dimensions (codelists)")
-    dims = list(problem.dims)
-    require_additive(problem)
-    full = problem
-    problem = _table_part(full)
-    subs = subtables(dims)
-    log: list[str] = []
-    note = check_model_size(dims, subs, opts.large_model)
-    if note:
-        log.append(note)
-    only = params.get("subtable_filter")
-    use = [only is None or bool(only(s)) for s in subs]
-    search = HypercubeSearch(problem, dims, subs, opts)
-    if search.singleton is None and opts.singletons and problem.freq is None:
-        log.append("singleton protection off: the table has no respondent counts")
+    subs: list[Subtable],
+    use: list[bool],
+    search: HypercubeSearch,
+    deadline: Deadline,
+    cancel: CancelToken | None,
+    progress: ProgressCallback,
+    watch: Stopwatch,
+) -> tuple[set[int], int, bool, bool, bool]:
+    """Phase 1: boxes subtable by subtable, top-down, a subtable again when a later box
+    changed one of its cells; (subtables done, visits, cancelled, timed out, capped)."""
     heap = [(s.depth, k) for k, s in enumerate(subs) if use[k]]
     heapq.heapify(heap)
     queued = np.array(use, dtype=bool)
@@ -497,10 +491,23 @@ def solve_hypercube(
                 elapsed=watch.elapsed,
             )
         )
-    sup = search.sup.copy()
-    n_box = int((sup & ~problem.primary).sum())
+    return done, visits, cancelled, timed_out, capped
+
+
+def _search_log(
+    search: HypercubeSearch,
+    opts: HypercubeOptions,
+    n_done: int,
+    visits: int,
+    n_box: int,
+    capped: bool,
+    cancelled: bool,
+    timed_out: bool,
+) -> list[str]:
+    """What the box search did and left to the repair step, for the log."""
+    log: list[str] = []
     log.append(
-        f"hypercubes: {search.n_boxes} boxes in {len(done)} subtables ({visits} visits), "
+        f"hypercubes: {search.n_boxes} boxes in {n_done} subtables ({visits} visits), "
         f"{n_box} secondary cells, a-priori bounds {opts.apriori_percent:g} %"
         + (", large model" if opts.large_model else "")
     )
@@ -527,6 +534,49 @@ def solve_hypercube(
         log.append("hypercubes: cancelled; the repair step completes the pattern")
     if timed_out:
         log.append("hypercubes: time limit reached; the repair step completes the pattern")
+    return log
+
+
+def solve_hypercube(
+    problem: CSPProblem,
+    params: GhOptions | Mapping[str, Any] | None = None,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+) -> ProtectionResult:
+    """Boxes subtable by subtable, then the full audit and the modular repair; statuses 11/12.
+
+    params: apriori_percent (100), model_size / large_model (0/1), singleton_protection
+    (True), max_time (seconds, None), cleanup (True: publish again the secondaries the audited
+    pattern does not need), subtable_filter (linked tables), audit_intervals.
+    On cancel or time-out the box search stops; the repair step completes the pattern if it
+    fits in CANCEL_GRACE seconds after a cancel (else Cancelled: no pattern).
+    """
+    given = GhOptions.of(params)
+    opts = HypercubeOptions.from_options(given)
+    watch = Stopwatch()
+    deadline = Deadline(opts.max_time)
+    if not problem.dims:
+        raise MethodError("the hypercube method needs the table's dimensions (codelists)")
+    dims = list(problem.dims)
+    require_additive(problem)
+    full = problem
+    problem = _table_part(full)
+    subs = subtables(dims)
+    log: list[str] = []
+    note = check_model_size(dims, subs, opts.large_model)
+    if note:
+        log.append(note)
+    only = given.subtable_filter
+    use = [only is None or bool(only(s)) for s in subs]
+    search = HypercubeSearch(problem, dims, subs, opts)
+    if search.singleton is None and opts.singletons and problem.freq is None:
+        log.append("singleton protection off: the table has no respondent counts")
+    done, visits, cancelled, timed_out, capped = _box_search(
+        problem, subs, use, search, deadline, cancel, progress, watch
+    )
+    sup = search.sup.copy()
+    n_box = int((sup & ~problem.primary).sum())
+    log += _search_log(search, opts, len(done), visits, n_box, capped, cancelled, timed_out)
     # virtual cells of a caller (singleton options of other methods) stay suppressed
     n_extra = full.n_cells - problem.n_cells
     if n_extra:
@@ -542,7 +592,7 @@ def solve_hypercube(
         if added
         else "full-table audit: the hypercube pattern passes, no repair needed"
     )
-    if params.get("cleanup", True) and not cancelled and not timed_out:
+    if given.cleanup and not cancelled and not timed_out:
         # boxes are chosen one target at a time, so later boxes often make earlier corners
         # redundant: publish those again (each primary keeps an attacker move as witness)
         n_kept = int((sup & ~problem.primary).sum())
@@ -569,37 +619,31 @@ def solve_hypercube(
         rounds += more
         if again:
             log.append(f"repair after the clean-up: {again} cells added in {more} rounds")
-    mode = params.get("audit_intervals", "auto")
-    exact = bool(mode) if mode != "auto" else int(sup.sum()) <= EXACT_AUDIT_LIMIT
-    final = audit(problem, sup, intervals=exact, cancel=grace)
+    final, exact = final_audit(problem, sup, given.audit_intervals, grace)
     if not final.ok:  # repair() returns audited patterns only; never report a failing one
         raise MethodError("hypercube pattern failed the final audit")
-    status, cost = problem.pattern_statuses(sup)
-    progress(
-        ProgressEvent(
-            message="Hypercube finished", fraction=1.0, incumbent=cost, elapsed=watch.elapsed
-        )
-    )
-    return ProtectionResult(
-        method="GH",
-        status=status,
-        cost=cost,
+    figures = {
+        "subtables": len(subs),
+        "boxes": search.n_boxes,
+        "visits": visits,
+        "repair_added": added,
+        "repair_rounds": rounds,
+        "added_up": search.added_up,
+        "partial": len(search.partial),
+    }
+    return suppression_result(
+        "GH",
+        problem,
+        sup,
+        final,
+        exact,
+        watch=watch,
+        log=log,
+        figures=figures,
         cancelled=cancelled,
         timed_out=timed_out,
-        elapsed=watch.elapsed,
-        audit=final,
-        log=log,
-        figures={
-            "subtables": len(subs),
-            "boxes": search.n_boxes,
-            "visits": visits,
-            "repair_added": added,
-            "repair_rounds": rounds,
-            "added_up": search.added_up,
-            "partial": len(search.partial),
-            "audit_digest": pattern_digest(problem, sup),
-            "audit_exact": exact,
-        },
+        progress=progress,
+        finished="Hypercube",
     )
 
 
@@ -639,16 +683,16 @@ class GhParams(MethodParams):
     )
 
 
-def _gh_options(p: GhParams, facts: TableFacts) -> dict[str, Any]:
+def _gh_options(p: GhParams, facts: TableFacts) -> GhOptions:
     # GH's singleton handling is its own (two boxes), not the SS/SM/MF options
-    return {
-        "apriori_percent": p.apriori_percent,
-        "model_size": p.model_size,
-        "singleton_protection": bool(p.apply_singleton and facts.has_frequency),
-        "singleton_singleton": False,
-        "singleton_multiple": False,
-        "min_freq": 0,
-    }
+    return GhOptions(
+        apriori_percent=p.apriori_percent,
+        model_size=p.model_size,
+        singleton_protection=bool(p.apply_singleton and facts.has_frequency),
+        singleton_singleton=False,
+        singleton_multiple=False,
+        min_freq=0,
+    )
 
 
 DESCRIPTOR = register(

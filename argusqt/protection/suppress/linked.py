@@ -11,6 +11,9 @@ and status. The pattern found is copied back to every table.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -26,9 +29,10 @@ from argusqt.model.status import (
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
 from argusqt.protection.audit.outsider import audit
 from argusqt.protection.core import registry
+from argusqt.protection.core.options import SolverOptions, options_dict
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.result import ProtectionResult, grouped
-from argusqt.protection.suppress.modular import repair
+from argusqt.protection.suppress.table_repair import repair
 
 #: at most this many spanning variables in the cover table (optimisation methods)
 MAX_COVER_DIMS = 4
@@ -353,7 +357,7 @@ def cover_problem_for(
 def protect_linked(
     tables: list[CSPProblem],
     method: str = "OPT",
-    params: dict | None = None,
+    params: SolverOptions | Mapping[str, Any] | None = None,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
     cover: CSPProblem | None = None,
@@ -372,7 +376,7 @@ def protect_linked(
     Each result's figures hold the joint cost and the number of joint cells.
     """
 
-    params = dict(params or {})
+    params = options_dict(params)
     desc = registry.get(method)
     registry.require_linked(desc)
     method = desc.name

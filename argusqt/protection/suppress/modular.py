@@ -8,30 +8,24 @@ subtable-wise protection can leak over the full relation set.
 
 from __future__ import annotations
 
-import itertools
-import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from argusqt.errors import AuditError, Cancelled, MethodError, TimeLimitError
-from argusqt.model.codelist import CodeList
-from argusqt.model.status import Status
-from argusqt.model.table import build_relations
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
-from argusqt.protection.audit.outsider import EXACT_AUDIT_LIMIT, audit, pattern_digest
+from argusqt.protection.audit.outsider import audit
 from argusqt.protection.audit.publication import CANCEL_GRACE, PublicationVerdict
 from argusqt.protection.core.budget import (
     Deadline,
     DeadlineToken,
     WorkBudget,
     out_of_time,
-    seconds_param,
     stop_after,
 )
-from argusqt.protection.core.params import MethodParams, TableFacts, minutes_param, param
+from argusqt.protection.core.options import seconds as seconds_of
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.registry import MethodDescriptor, register
 from argusqt.protection.core.result import AuditResult, ProtectionResult, grouped
@@ -40,14 +34,24 @@ from argusqt.protection.lp.components import DOWN, UP, MoveContext
 from argusqt.protection.lp.protector import Protector, primary_order, protect_all
 from argusqt.protection.lp.separation import Separator, default_fixed, require_additive
 from argusqt.protection.suppress.branch_and_cut import _insider_check, solve_pattern
+from argusqt.protection.suppress.epilogue import audit_exactness, suppression_result
+from argusqt.protection.suppress.modular_params import ModOptions, ModParams, _mod_options
 from argusqt.protection.suppress.modular_publish import publish as publish_cheaply
 from argusqt.protection.suppress.optimal import singleton_options, with_singleton_cells
-from argusqt.protection.suppress.singleton import singleton_param, singleton_solver_options
+from argusqt.protection.suppress.subtables import Subtable, _subproblem, _table_part, subtables
+from argusqt.protection.suppress.table_repair import repair
 
-#: HiTaS LOWERMARG 0.9 / UPPERMARG 1.1: protection of inherited secondaries
-INHERITED_SHARE = 0.10
-#: repair rounds of the full-table audit before giving up
-MAX_REPAIR_ROUNDS = 50
+#: what other modules and tests import from here (the subtables and the repair live apart)
+__all__ = [
+    "ModParams",
+    "Subtable",
+    "_subproblem",
+    "_table_part",
+    "repair",
+    "solve_modular",
+    "subtables",
+]
+
 #: repair rounds after the final audit of record (each re-protects what it found short)
 MAX_FINAL_REPAIRS = 3
 #: witnesses may use the whole suppressed set when it has at most this many cells
@@ -105,91 +109,12 @@ class _Limits:
         return Deadline(min(self.per_subtable, self.run.remaining))
 
 
-@dataclass
-class Subtable:
-    """One parent node per dimension; `cells` global ids in local row-major order."""
-
-    parents: tuple[int, ...]
-    depth: int
-    cells: np.ndarray
-    shape: tuple[int, ...]
-    #: local cells that are fixed margins (some coordinate is a non-root parent)
-    margin: np.ndarray
-
-
-def subtables(dims: list[CodeList]) -> list[Subtable]:
-    """All subtables in top-down order (increasing total depth of the parent vector)."""
-    shape = tuple(len(d) for d in dims)
-    out = []
-    for combo in itertools.product(*[d.parents for d in dims]):
-        nodes = [[p, *dims[k].children[p]] for k, p in enumerate(combo)]
-        local_shape = tuple(len(n) for n in nodes)
-        grids = np.meshgrid(*[np.asarray(n) for n in nodes], indexing="ij")
-        cells = np.ravel_multi_index(tuple(g.ravel() for g in grids), shape)
-        lgrids = np.meshgrid(*[np.arange(len(n)) for n in nodes], indexing="ij")
-        margin = np.zeros(cells.size, dtype=bool)
-        for k, p in enumerate(combo):
-            if dims[k].parent[p] >= 0:  # non-root parent: its position is a fixed margin
-                margin |= lgrids[k].ravel() == 0
-        depth = int(sum(int(dims[k].depth[p]) for k, p in enumerate(combo)))
-        out.append(Subtable(tuple(combo), depth, cells, local_shape, margin))
-    out.sort(key=lambda s: s.depth)
-    return out
-
-
-def _local_relations(shape: tuple[int, ...]) -> sp.csr_matrix:
-    """Relations of a non-hierarchical table with margins at position 0 of every dimension."""
-    # CodeList.flat sorts codes by bytes: zero-padded codes keep positions 1..n-1 in order
-    flat = [CodeList.flat(f"d{k}", [f"{i:06d}" for i in range(1, n)]) for k, n in enumerate(shape)]
-    return build_relations(flat)
-
-
-def _subproblem(
-    problem: CSPProblem, sub: Subtable, sup: np.ndarray, true_prim: np.ndarray
-) -> tuple[CSPProblem, np.ndarray, np.ndarray]:
-    """Local CSP of a subtable, its `fixed` vector and the local true-primary mask."""
-    c = sub.cells
-    values = problem.values[c]
-    lower = problem.lower[c].copy()
-    upper = problem.upper[c].copy()
-    status = problem.status[c].copy()
-    lpl = np.where(true_prim[c], problem.lpl[c], 0.0)
-    upl = np.where(true_prim[c], problem.upl[c], 0.0)
-    was_sup = sup[c]
-    inherited = was_sup & ~true_prim[c]
-    share = INHERITED_SHARE * np.abs(values)
-    lpl = np.where(inherited, np.minimum(share, values - lower), lpl)
-    upl = np.where(inherited, np.minimum(share, upper - values), upl)
-    status = np.where(inherited, Status.UNSAFE_MANUAL, status).astype(problem.status.dtype)
-    fixed = np.full(c.size, np.nan)
-    cand = problem.candidate[c] & ~was_sup
-    fixed[~cand] = 0.0
-    fixed[was_sup] = 1.0
-    fixed[sub.margin & ~was_sup] = 0.0  # published margins stay published
-    rel = _local_relations(sub.shape)
-    local = CSPProblem(
-        values=values,
-        lower=lower,
-        upper=upper,
-        cost=np.asarray(problem.cost, dtype=float)[c],
-        status=status,
-        lpl=lpl,
-        upl=upl,
-        relations=rel,
-        rhs=np.zeros(rel.shape[0]),
-        spl=np.zeros(c.size),
-        decimals=problem.decimals,
-        freq=None if problem.freq is None else np.asarray(problem.freq)[c],
-    )
-    return local, fixed, true_prim[c]
-
-
 def _solve_subtable(
     problem: CSPProblem,
     sub: Subtable,
     sup: np.ndarray,
     true_prim: np.ndarray,
-    params: dict,
+    params: ModOptions,
     cancel: CancelToken | None,
     allow_margins: bool = False,
     scip_lps: int | None = None,
@@ -202,7 +127,7 @@ def _solve_subtable(
     only caps the subtable, start pattern and branch-and-cut, as a safety net.
     """
     if limits is None:
-        per = float(params.get("max_time_per_subtable", 60.0))
+        per = float(params.max_time_per_subtable)
         limits = _Limits(WorkBudget(0), Deadline(None), per)
     deadline = limits.subtable_deadline()
     try:
@@ -218,7 +143,7 @@ def _solve_subtable_in(
     sub: Subtable,
     sup: np.ndarray,
     true_prim: np.ndarray,
-    params: dict,
+    params: ModOptions,
     cancel: CancelToken | None,
     allow_margins: bool,
     scip_lps: int | None,
@@ -262,10 +187,12 @@ def _solve_subtable_in(
             fixed,
             max_time=deadline.remaining,
             max_lps=lps,
-            gap=float(params.get("gap", SUBTABLE_GAP)),
+            gap=float(SUBTABLE_GAP if params.gap is None else params.gap),
             start=start,
             cancel=cancel,
-            heuristics=str(params.get("scip_heuristics", SUBTABLE_HEURISTICS)),
+            heuristics=str(
+                SUBTABLE_HEURISTICS if params.scip_heuristics is None else params.scip_heuristics
+            ),
         )
         limits.lps.spend(out.lps)
         limits.clock |= out.timed_out
@@ -324,121 +251,10 @@ def _path_start(
     return cleaned
 
 
-def repair(
-    problem: CSPProblem,
-    sup: np.ndarray,
-    cancel: CancelToken | None = None,
-    progress: ProgressCallback = no_progress,
-) -> tuple[np.ndarray, int]:
-    """Audit the full table; protect every failing primary with an LP step
-    (argusqt/docs/methods.md §4); repeat.
-
-    Returns the repaired mask and the number of repair rounds. Raises MethodError when a
-    primary cannot be protected at all, Cancelled when `cancel` fires during an audit.
-    """
-
-    sup = sup.copy()
-    rounds = 0
-    for rounds in range(1, MAX_REPAIR_ROUNDS + 1):
-        res = audit(problem, sup, intervals=False, cancel=cancel)
-        fails = res.failures
-        if fails.size == 0:
-            return sup, rounds - 1
-        progress(ProgressEvent(message=f"Modular: repairing {fails.size} under-protected cells"))
-        for p in fails:
-            tol = problem.tolerance
-            if res.upper[p] < problem.values[p] + problem.upl[p] - tol:
-                sup |= _heuristic_step(problem, sup, int(p), +1)
-            if res.lower[p] > problem.values[p] - problem.lpl[p] + tol:
-                sup |= _heuristic_step(problem, sup, int(p), -1)
-    raise MethodError(f"modular repair did not converge in {MAX_REPAIR_ROUNDS} rounds")
-
-
-def _heuristic_step(
-    problem: CSPProblem,
-    sup: np.ndarray,
-    p: int,
-    direction: int,
-    movable: np.ndarray | None = None,
-) -> np.ndarray:
-    """Cheapest cells whose joint move lets primary p reach its protection level (the LP of
-    argusqt/docs/methods.md §4).
-
-    `movable`: cells that may move (default: suppressed cells and candidates).
-    """
-    n = problem.n_cells
-    a = problem.values
-    lb = np.maximum(a - problem.lower, 0.0)
-    ub = np.maximum(problem.upper - a, 0.0)
-    movable = sup | problem.candidate if movable is None else movable
-    w = np.where(sup, 0.0, np.asarray(problem.cost, dtype=float) + 1e-6)
-    pl = problem.upl[p] if direction > 0 else problem.lpl[p]
-    pl = pl + problem.tolerance
-    up_hi = np.where(movable, ub, 0.0)
-    dn_hi = np.where(movable, lb, 0.0)
-    if direction > 0:
-        bounds_up = (up_hi.copy(), dn_hi.copy())
-        bounds_up[0][p] = min(pl, ub[p])
-        lo_up = np.zeros(n)
-        lo_up[p] = min(pl, ub[p])
-        lo_dn = np.zeros(n)
-        bounds_up[1][p] = 0.0
-    else:
-        bounds_up = (up_hi.copy(), dn_hi.copy())
-        bounds_up[1][p] = min(pl, lb[p])
-        lo_dn = np.zeros(n)
-        lo_dn[p] = min(pl, lb[p])
-        lo_up = np.zeros(n)
-        bounds_up[0][p] = 0.0
-    from scipy.optimize import linprog  # here: scipy.optimize costs a batch run ~0.3 s to import
-
-    m = sp.csr_matrix(problem.relations)
-    a_eq = sp.hstack([m, -m]).tocsr()
-    bounds = np.c_[np.r_[lo_up, lo_dn], np.r_[bounds_up[0], bounds_up[1]]]
-    res = linprog(  # type: ignore[call-overload]  # scipy-stubs: no overload takes csr A_eq
-        np.r_[w, w], A_eq=a_eq, b_eq=np.zeros(m.shape[0]), bounds=bounds, method="highs"
-    )
-    if res.status != 0:
-        raise MethodError(
-            f"cell {p} cannot be protected: no combination of suppressible cells lets it move "
-            "by its protection level (bounds or protection level too large)"
-        )
-    z = res.x[:n] + res.x[n:]
-    return (z > 1e-7) & movable
-
-
-def _table_part(problem: CSPProblem) -> CSPProblem:
-    """The table cells only: callers may append virtual singleton cells after them."""
-    n = math.prod(len(d) for d in problem.dims or [])
-    if n == problem.n_cells:
-        return problem
-    if n > problem.n_cells:
-        raise MethodError("the problem has fewer cells than its dimensions span")
-    rel = sp.csr_matrix(problem.relations)
-    touches_virtual = np.asarray((abs(rel[:, n:]) > 0).sum(axis=1)).ravel() > 0
-    keep = np.flatnonzero(~touches_virtual)
-    return CSPProblem(
-        values=problem.values[:n],
-        lower=problem.lower[:n],
-        upper=problem.upper[:n],
-        cost=np.asarray(problem.cost)[:n],
-        status=problem.status[:n],
-        lpl=problem.lpl[:n],
-        upl=problem.upl[:n],
-        relations=rel[keep][:, :n].tocsr(),
-        rhs=np.asarray(problem.rhs)[keep],
-        spl=None if problem.spl is None else problem.spl[:n],
-        decimals=problem.decimals,
-        dims=problem.dims,
-        freq=None if problem.freq is None else np.asarray(problem.freq)[:n],
-        names=list(problem.names[:n]),
-    )
-
-
 def _finish(
     problem: CSPProblem,
     sup: np.ndarray,
-    params: dict,
+    params: ModOptions,
     log: list[str],
     progress: ProgressCallback,
     cancel: CancelToken | None,
@@ -463,7 +279,9 @@ def _finish(
     sup_w = np.r_[sup, np.ones(work.n_cells - n, dtype=bool)]
     ctx = MoveContext(work)
     progress(ProgressEvent(message="Modular: checking every primary over the whole table"))
-    whole = work.n_cells <= int(params.get("whole_table_repair", WHOLE_TABLE_REPAIR))
+    whole = work.n_cells <= int(
+        WHOLE_TABLE_REPAIR if params.whole_table_repair is None else params.whole_table_repair
+    )
     # (total cost, pattern, witnesses, log lines) of each way of pricing the repair
     tries: list[tuple[float, np.ndarray, Witnesses, list[str]]] = []
     for per_cell in (False, True) if whole else (False,):
@@ -478,7 +296,7 @@ def _finish(
             f"{added} cells added so that every primary is protected over all relations at "
             f"once (cost {grouped(_cost_of(problem, sup_w))} → {grouped(_cost_of(problem, pattern))})"
         )
-        if params.get("cleanup", True) and not (cancel is not None and cancel.cancelled):
+        if params.cleanup and not (cancel is not None and cancel.cancelled):
             progress(
                 ProgressEvent(
                     message="Modular: publishing secondaries the whole table does not need"
@@ -500,8 +318,7 @@ def _finish(
     whole_cell = whole and best is tries[-1] and len(tries) > 1
     # the audit of record, once (run_method reuses it): exact intervals as run_method would;
     # after a cancel pass/fail only, which the witnesses decide without an LP
-    mode = params.get("audit_intervals", "auto")
-    exact = bool(mode) if mode != "auto" else int(sup_w[:n].sum()) <= EXACT_AUDIT_LIMIT
+    exact = audit_exactness(params.audit_intervals, sup_w[:n])
     if cancel is not None and cancel.cancelled:
         exact = False
     rounds = 0
@@ -655,7 +472,7 @@ def _polish(
     sup: np.ndarray,
     audited: AuditResult,
     exact: bool,
-    params: dict,
+    params: ModOptions,
     limits: _Limits,
     log: list[str],
     progress: ProgressCallback,
@@ -709,11 +526,13 @@ def _polish(
             work,
             default_fixed(work),
             max_time=min(limits.run.remaining, 1e9),
-            max_lps=int(params.get("polish_lps", POLISH_LPS)),
+            max_lps=int(POLISH_LPS if params.polish_lps is None else params.polish_lps),
             gap=0.0,
             start=start,
             cancel=cancel,
-            heuristics=str(params.get("scip_heuristics", SUBTABLE_HEURISTICS)),
+            heuristics=str(
+                SUBTABLE_HEURISTICS if params.scip_heuristics is None else params.scip_heuristics
+            ),
             insiders=_insider_check(problem),
         )
         limits.clock |= out.timed_out
@@ -754,7 +573,7 @@ def _publishable(
 
 def solve_modular(
     problem: CSPProblem,
-    params: dict | None = None,
+    params: ModOptions | Mapping[str, Any] | None = None,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
 ) -> ProtectionResult:
@@ -770,7 +589,7 @@ def solve_modular(
     cancelled, remaining subtables and the clean-up are skipped and the pattern is made
     safe if that fits in CANCEL_GRACE seconds (else Cancelled).
     """
-    params = dict(params or {})
+    params = ModOptions.of(params)
     watch = Stopwatch()
     if not problem.dims:
         raise MethodError("the modular method needs the table's dimensions (codelists)")
@@ -781,15 +600,15 @@ def solve_modular(
     true_prim = problem.primary.copy()
     sup = true_prim | problem.secondary
     subs = subtables(problem.dims or [])
-    only = params.get("subtable_filter")
+    only = params.subtable_filter
     log: list[str] = []
     n_done = 0
     cancelled = False
-    limit = seconds_param(params, "max_time")
+    limit = seconds_of(params.max_time)
     limits = _Limits(
-        WorkBudget(int(params.get("scip_lps", SCIP_LPS))),
+        WorkBudget(int(SCIP_LPS if params.scip_lps is None else params.scip_lps)),
         Deadline(limit),
-        float(params.get("max_time_per_subtable", 60.0)),
+        float(params.max_time_per_subtable),
     )
     for k, sub in enumerate(subs):
         if cancel is not None and cancel.cancelled:
@@ -873,12 +692,10 @@ def solve_modular(
         "subtables": len(subs),
         "solved": n_done,
         "repair_rounds": rounds,
-        "audit_digest": pattern_digest(problem, sup),
-        "audit_exact": exact,
     }
     verdict = None
-    polish_cells = int(params.get("polish_cells", POLISH_CELLS))
-    if params.get("polish", False) and not n_extra and not cancelled:
+    polish_cells = int(POLISH_CELLS if params.polish_cells is None else params.polish_cells)
+    if params.polish and not n_extra and not cancelled:
         if problem.n_cells <= polish_cells:
             polished = _polish(problem, sup, final, exact, params, limits, log, progress, soft)
         else:
@@ -886,90 +703,25 @@ def solve_modular(
         limits.clock |= soft.deadline.hit
         if polished is not None:
             sup, final, verdict = polished
-            digest = pattern_digest(problem, sup)
-            figures |= {"audit_digest": digest, "publication_digest": digest}
-    status, cost = problem.pattern_statuses(sup)
-    return ProtectionResult(
-        method="MOD",
-        status=status,
-        cost=cost,
-        cancelled=cancelled,
-        timed_out=bool(limits.clock or limits.run.hit) and not cancelled,
-        elapsed=watch.elapsed,
-        audit=final,
-        verdict=verdict,
+    result = suppression_result(
+        "MOD",
+        problem,
+        sup,
+        final,
+        exact,
+        watch=watch,
         log=log,
         figures=figures | {"scip_lps": limits.lps.used},
+        cancelled=cancelled,
+        timed_out=bool(limits.clock or limits.run.hit) and not cancelled,
     )
+    if verdict is not None:  # the polish ran the publication verdict on this pattern
+        result.verdict = verdict
+        result.publication_digest = result.audit_digest
+    return result
 
 
 # ---------------------------------------------------------------------- registry
-_NO_EFFECT = "argusqt's subtable models need no cost scaling or margins (no effect)"
-
-
-@dataclass(frozen=True, kw_only=True)
-class ModParams(MethodParams):
-    """`MOD(t, maxMinPerSubtable, singSing, singMult, minFreq[, maxScaleCost, lowerMarg,
-    upperMarg])`; the last three (later τ-Argus versions) are accepted without effect."""
-
-    METHOD: ClassVar[str] = "MOD"
-    max_minutes: float = minutes_param(
-        1,
-        position=1,
-        batch="maxMinPerSubtable",
-        label="Maximum time per subtable",
-        help="Caps each subtable and the whole run (a safety cap: the work is bounded by "
-        "counts; a run the cap cuts short says so).",
-    )
-    singleton_singleton: bool = singleton_param("SS", extension=False)
-    singleton_multiple: bool = singleton_param("SM", extension=False)
-    min_freq_option: bool = singleton_param("MF", extension=False)
-    max_scale_cost: float = param(
-        20000.0,
-        position=5,
-        batch="maxScaleCost",
-        label="Maximum scaled cost",
-        minimum=0,
-        exclusive_minimum=True,
-        extension=True,
-        no_effect=_NO_EFFECT,
-    )
-    lower_margin: float = param(
-        0.0,
-        position=6,
-        batch="lowerMarg",
-        label="Lower margin",
-        minimum=0,
-        extension=True,
-        no_effect=_NO_EFFECT,
-    )
-    upper_margin: float = param(
-        0.0,
-        position=7,
-        batch="upperMarg",
-        label="Upper margin",
-        minimum=0,
-        extension=True,
-        no_effect=_NO_EFFECT,
-    )
-
-
-#: the whole run's cap in units of the per-subtable minutes: every method's time limit is the
-#: run's (issue 22), so τ-Argus's per-subtable minutes cap the whole run too. 1.0 makes
-#: `MOD(1,1)` a one-minute run; beside six CPU hogs on 2 cores the sample table's MOD then
-#: needs more and says "the time limit decided" (benchmarks/README.md, issue 22)
-RUN_LIMIT_FACTOR = 1.0
-
-
-def _mod_options(p: ModParams, facts: TableFacts) -> dict[str, Any]:
-    return {
-        "max_time_per_subtable": 60.0 * p.max_minutes,
-        "max_time": RUN_LIMIT_FACTOR * 60.0 * p.max_minutes,
-        "polish": True,
-        **singleton_solver_options(p, facts),
-    }
-
-
 DESCRIPTOR = register(
     MethodDescriptor(
         name="MOD",

@@ -11,6 +11,7 @@ confirms it and the modular repair step stands by.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -21,9 +22,10 @@ from scipy.sparse.csgraph import dijkstra
 from argusqt.errors import Cancelled, MethodError
 from argusqt.model.status import is_secondary
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
-from argusqt.protection.audit.outsider import EXACT_AUDIT_LIMIT, audit, pattern_digest
+from argusqt.protection.audit.outsider import audit
 from argusqt.protection.audit.publication import CANCEL_GRACE
-from argusqt.protection.core.budget import Deadline, seconds_param
+from argusqt.protection.core.budget import Deadline
+from argusqt.protection.core.options import SuppressOptions
 from argusqt.protection.core.params import MethodParams, TableFacts
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.registry import MethodDescriptor, register
@@ -32,7 +34,8 @@ from argusqt.protection.lp.cleanup import Witnesses, cleanup
 from argusqt.protection.lp.components import DOWN, UP, MoveContext
 from argusqt.protection.lp.protector import primary_order
 from argusqt.protection.lp.separation import require_additive
-from argusqt.protection.suppress.modular import repair
+from argusqt.protection.suppress.epilogue import final_audit, suppression_result
+from argusqt.protection.suppress.table_repair import repair
 
 #: the rule τ-Argus states for its network method, quoted in every refusal
 SHAPE_RULE = (
@@ -237,7 +240,7 @@ def _protect(
 
 def solve_network(
     problem: CSPProblem,
-    params: dict | None = None,
+    params: NetOptions | Mapping[str, Any] | None = None,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
 ) -> ProtectionResult:
@@ -247,9 +250,9 @@ def solve_network(
     redundant), max_time (seconds, None), audit_intervals. On cancel the remaining primaries
     are still protected and audited if that fits in CANCEL_GRACE seconds, else Cancelled.
     """
-    params = dict(params or {})
+    opts = NetOptions.of(params)
     watch = Stopwatch()
-    deadline = Deadline(seconds_param(params, "max_time"))
+    deadline = Deadline(opts.max_time)
     net = build_network(problem)
     require_additive(problem)
     ctx = MoveContext(problem)
@@ -283,7 +286,7 @@ def solve_network(
     ]
     cancelled = cancel is not None and cancel.cancelled
     timed_out = deadline.expired
-    if params.get("cleanup", True) and not cancelled and not timed_out:
+    if opts.cleanup and not cancelled and not timed_out:
         sup, info = cleanup(
             problem,
             sup,
@@ -299,9 +302,7 @@ def solve_network(
         )
         cancelled = cancel is not None and cancel.cancelled
         timed_out = timed_out or bool(info["stopped"]) and not cancelled
-    mode = params.get("audit_intervals", "auto")
-    exact = bool(mode) if mode != "auto" else int(sup.sum()) <= EXACT_AUDIT_LIMIT
-    final = audit(problem, sup, intervals=exact, hints=wit.hints(), cancel=grace)
+    final, exact = final_audit(problem, sup, opts.audit_intervals, grace, hints=wit.hints())
     if not final.ok:
         # cannot happen for cycles (they are attacker moves); the repair step stands by
 
@@ -311,29 +312,25 @@ def solve_network(
         final = audit(problem, sup, intervals=exact, cancel=grace)
         if not final.ok:
             raise MethodError("network pattern failed the final audit")
-    status, cost = problem.pattern_statuses(sup)
-    progress(
-        ProgressEvent(
-            message="Network finished", fraction=1.0, incumbent=cost, elapsed=watch.elapsed
-        )
-    )
-    return ProtectionResult(
-        method="NET",
-        status=status,
-        cost=cost,
+    figures = {
+        "cycles": counts["path"],
+        "flows": counts["lp"],
+        "paths_tried": planner.n_paths,
+        "secondaries_before_cleanup": n_before,
+    }
+    return suppression_result(
+        "NET",
+        problem,
+        sup,
+        final,
+        exact,
+        watch=watch,
+        log=log,
+        figures=figures,
         cancelled=cancelled,
         timed_out=timed_out,
-        elapsed=watch.elapsed,
-        audit=final,
-        log=log,
-        figures={
-            "cycles": counts["path"],
-            "flows": counts["lp"],
-            "paths_tried": planner.n_paths,
-            "secondaries_before_cleanup": n_before,
-            "audit_digest": pattern_digest(problem, sup),
-            "audit_exact": exact,
-        },
+        progress=progress,
+        finished="Network",
     )
 
 
@@ -345,9 +342,14 @@ class NetParams(MethodParams):
     METHOD: ClassVar[str] = "NET"
 
 
-def _net_options(p: NetParams, facts: TableFacts) -> dict[str, Any]:
+@dataclass(frozen=True, kw_only=True)
+class NetOptions(SuppressOptions):
+    """What solve_network reads: the clean-up switch, max_time and the final audit's kind."""
+
+
+def _net_options(p: NetParams, facts: TableFacts) -> NetOptions:
     # no singleton options in τ-Argus's network method (the insider audit still runs)
-    return {"singleton_singleton": False, "singleton_multiple": False, "min_freq": 0}
+    return NetOptions(singleton_singleton=False, singleton_multiple=False, min_freq=0)
 
 
 DESCRIPTOR = register(

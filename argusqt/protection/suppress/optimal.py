@@ -6,6 +6,7 @@ the best pattern proven protected.
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
@@ -17,9 +18,11 @@ from argusqt.model.status import Status, is_primary
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.audit import insider_repair
 from argusqt.protection.audit.insider_repair import make_publishable
-from argusqt.protection.audit.outsider import EXACT_AUDIT_LIMIT, audit, pattern_digest
+from argusqt.protection.audit.outsider import audit, pattern_digest
 from argusqt.protection.audit.publication import CANCEL_GRACE
-from argusqt.protection.core.budget import Deadline, DeadlineToken, seconds_param
+from argusqt.protection.core.budget import Deadline, DeadlineToken
+from argusqt.protection.core.options import SuppressOptions
+from argusqt.protection.core.options import seconds as seconds_of
 from argusqt.protection.core.params import MethodParams, TableFacts, minutes_param
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.registry import MethodDescriptor, register
@@ -33,6 +36,7 @@ from argusqt.protection.suppress.branch_and_cut import (
     _skipped,
     solve_pattern,
 )
+from argusqt.protection.suppress.epilogue import audit_exactness
 from argusqt.protection.suppress.heuristic import solve_heuristic
 from argusqt.protection.suppress.singleton import singleton_param, singleton_solver_options
 
@@ -174,13 +178,29 @@ def with_singleton_cells(
     )
 
 
-def singleton_options(params: dict) -> tuple[bool, bool, int]:
+def singleton_options(opts: SuppressOptions) -> tuple[bool, bool, int]:
     """(SS, SM, min_freq) from the solver options (off unless given: run_method gives them)."""
     return (
-        bool(params.get("singleton_singleton", False)),
-        bool(params.get("singleton_multiple", False)),
-        int(params.get("min_freq", 0) or 0),
+        bool(opts.singleton_singleton),
+        bool(opts.singleton_multiple),
+        int(opts.min_freq or 0),
     )
+
+
+@dataclass(frozen=True, kw_only=True)
+class OptOptions(SuppressOptions):
+    """What solve_optimal reads (see its docstring); max_time defaults to 600 s here."""
+
+    gap: float = 0.0  # relative
+    use_heuristic: bool = True
+    #: run_method's OPT: the pattern returned has passed the publication audit
+    publish: bool = False
+    sepa_depth: int | None = None
+    nogil: bool = True
+    scip_heuristics: str = "fast"
+    guided: bool = True
+    guided_delay: float | None = None  # None: from the start heuristic's LPs
+    bridgeless: bool = True
 
 
 # ---------------------------------------------------------------------- start pattern
@@ -244,7 +264,7 @@ def start_pattern(
 # ---------------------------------------------------------------------- public entry
 def solve_optimal(
     problem: CSPProblem,
-    params: dict | None = None,
+    params: OptOptions | Mapping[str, Any] | None = None,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
 ) -> ProtectionResult:
@@ -260,9 +280,9 @@ def solve_optimal(
     cancel the best audited pattern is returned with its lower bound.
     """
 
-    params = dict(params or {})
+    opts = OptOptions.of(params)
     watch = Stopwatch()
-    limit = seconds_param(params, "max_time") or 600.0
+    limit = seconds_of(opts.max_time) or 600.0
     deadline = Deadline(limit)
     start_stop = DeadlineToken(Deadline(START_STOP * limit), cancel)
     #: the audits of the best pattern may end this late; nothing else may
@@ -271,16 +291,16 @@ def solve_optimal(
     cancel = cancel or CancelToken()
     work = with_singleton_cells(
         problem,
-        singleton_singleton=bool(params.get("singleton_singleton", False)),
-        singleton_multiple=bool(params.get("singleton_multiple", False)),
-        min_freq=int(params.get("min_freq", 0) or 0),
+        singleton_singleton=bool(opts.singleton_singleton),
+        singleton_multiple=bool(opts.singleton_multiple),
+        min_freq=int(opts.min_freq or 0),
     )
     n = problem.n_cells
     cost = np.asarray(problem.cost, dtype=float)
-    mode = params.get("audit_intervals", "auto")
+    mode = opts.audit_intervals
 
     def exact_for(m: np.ndarray) -> bool:
-        return bool(mode) if mode != "auto" else int(m.sum()) <= EXACT_AUDIT_LIMIT
+        return audit_exactness(mode, m)
 
     def pattern_cost(m: np.ndarray) -> float:
         return float(cost[m & ~problem.primary].sum())
@@ -290,10 +310,13 @@ def solve_optimal(
     guide_delay = float(GUIDED_DELAY_MIN)
     #: a time cap changed the run's course somewhere (the result may differ elsewhere)
     start_clock = False
-    if params.get("use_heuristic", True):
+    if opts.use_heuristic:
         # the start heuristic is asked to use a share of the run and stopped at START_STOP:
         # both are caps only (a heuristic that ends within them is the same everywhere)
-        start_params = dict(params, max_time=deadline.part(START_SHARE), hard_limit=False)
+        start_params = opts.as_dict() | {
+            "max_time": deadline.part(START_SHARE),
+            "hard_limit": False,
+        }
         report: dict = {}
         start = start_pattern(work, start_params, progress, start_stop, check=False, report=report)
         done = report.get("result")
@@ -325,7 +348,7 @@ def solve_optimal(
         outsider audit only."""
         exact = exact_for(m)
         try:
-            if not params.get("publish", False):
+            if not opts.publish:
                 progress(_phase(f"auditing {what}", pattern_cost(m), watch))
                 res = audit(problem, m, intervals=exact, cancel=final)
                 if not res.ok:
@@ -368,23 +391,21 @@ def solve_optimal(
         reserve = AUDIT_RESERVE * (deadline.elapsed - t0) + 0.1
     progress(_phase("branch-and-cut, root node", start_cost, watch))
     solve = solve_pattern if not cancel.cancelled else _skipped
-    insiders = _insider_check(problem) if params.get("publish", False) else None
+    insiders = _insider_check(problem) if opts.publish else None
     out = solve(
         work,
         max_time=max(0.0, deadline.remaining - reserve),
-        gap=float(params.get("gap", 0.0)),
+        gap=float(opts.gap),
         start=scip_start,
         progress=progress,
         cancel=cancel,
-        sepa_depth=params.get("sepa_depth"),
-        threads_nogil=bool(params.get("nogil", True)),
-        heuristics=str(params.get("scip_heuristics", "fast")),
+        sepa_depth=opts.sepa_depth,
+        threads_nogil=bool(opts.nogil),
+        heuristics=str(opts.scip_heuristics),
         insiders=insiders,
-        guide=_guide(problem, work, bool(params.get("publish", False)))
-        if params.get("guided", True)
-        else None,
-        guide_delay=float(params.get("guided_delay", guide_delay)),
-        bridgeless=bool(params.get("bridgeless", True)),
+        guide=_guide(problem, work, bool(opts.publish)) if opts.guided else None,
+        guide_delay=float(guide_delay if opts.guided_delay is None else opts.guided_delay),
+        bridgeless=bool(opts.bridgeless),
     )
     everything = problem.candidate | problem.primary | problem.secondary
     found = out.mask[:n] if out.mask is not None else None
@@ -436,7 +457,7 @@ def solve_optimal(
         )
         or (reached and protected(chosen))
     )
-    if optimal and float(params.get("gap", 0.0)) == 0.0:
+    if optimal and float(opts.gap) == 0.0:
         gap = 0.0 if gap is not None and gap < 1e-9 else gap
     log = list(out.log)
     figures: dict[str, Any] = {
@@ -448,20 +469,19 @@ def solve_optimal(
     }
     verdict = None
     audit_res = None
+    digest, audit_exact = None, False
     if unaudited is None and best is not None:
-        verdict, audit_res = best.verdict, best.audit
+        verdict, audit_res, audit_exact = best.verdict, best.audit, best.exact
         if best.added:
             log.append(
                 f"{best.added} cells suppressed in addition to {best.what} so that no "
                 "respondent alone in a suppressed cell recomputes another primary"
             )
         digest = pattern_digest(problem, chosen)
-        figures |= {"audit_digest": digest, "audit_exact": best.exact}
         if verdict is not None:
             log.append(
                 f"publication audit done within the run ({deadline.elapsed:.1f} s of {limit:g} s)"
             )
-            figures["publication_digest"] = digest
     kept = int(np.count_nonzero(problem.secondary))
     log.append(_bound_line(sec_cost, bound, gap, optimal, out, kept))
     if bound is not None and not optimal:
@@ -483,6 +503,9 @@ def solve_optimal(
         elapsed=watch.elapsed,
         audit=audit_res,
         verdict=verdict,
+        audit_digest=digest,
+        audit_exact=audit_exact,
+        publication_digest=digest if verdict is not None else None,
         log=log,
         figures=figures,
     )
@@ -594,16 +617,16 @@ class OptParams(MethodParams):
 
 def _solve_and_publish(
     problem: CSPProblem,
-    params: dict | None = None,
+    params: OptOptions | Mapping[str, Any] | None = None,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
 ) -> ProtectionResult:
     """OPT as run_method runs it: the publication audit and insider repair inside its limit."""
-    return solve_optimal(problem, dict(params or {}, publish=True), progress, cancel)
+    return solve_optimal(problem, replace(OptOptions.of(params), publish=True), progress, cancel)
 
 
-def _opt_options(p: OptParams, facts: TableFacts) -> dict[str, Any]:
-    return {"max_time": 60.0 * p.max_minutes, **singleton_solver_options(p, facts)}
+def _opt_options(p: OptParams, facts: TableFacts) -> OptOptions:
+    return OptOptions(max_time=60.0 * p.max_minutes, **singleton_solver_options(p, facts))
 
 
 DESCRIPTOR = register(
