@@ -1,0 +1,224 @@
+"""Cell keys and the per-cell inputs of the cell key method (argusqt/docs/methods.md §16.1).
+
+Record keys are summed exactly, as whole numbers of 10^-decimals modulo 10^decimals, so a
+cell's key does not depend on the order of its records (the consistency CKM promises).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from argusqt.errors import InputError
+from argusqt.model.codelist import CodeList
+
+#: CKM types of a numeric variable (`<CKM>`): none, top-k, mean, range, value
+CKM_TYPES = ("N", "T", "M", "D", "V")
+#: largest record key decimals summed exactly (τ-Argus rounds its sums to 15 decimals)
+MAX_KEY_DECIMALS = 15
+#: a contribution counts as zero for the no-zeros key below this (τ-Argus: 1E-8)
+ZERO = 1e-8
+_LO = 10**8  # keys are split in two halves below 10^8 so float sums of each stay exact
+
+
+@dataclass
+class RecordKeyFiles:
+    """The ptables named on the `<RECORDKEY>` variable (argusqt/docs/formats.md §1.5)."""
+
+    pfile: str | None = None  # frequency tables (`<PFILE>` / `<PFILE_FREQ>`)
+    pfile_cont: str | None = None  # magnitude tables
+    pfile_sep: str | None = None  # small magnitude values (`<SEPARATION> Y`)
+
+
+@dataclass
+class MagnitudeCKM:
+    """The `<CKM>` options of one numeric variable (argusqt/docs/formats.md §1.5)."""
+
+    type: str = "N"  # N (no CKM), T, M, D, V
+    top_k: int = 1
+    scaling: str = ""  # "F" (flex function) or "N" (constant σ1); "" not given
+    sigma0: float = -1.0
+    sigma1: float = -1.0
+    xstar: float = -1.0
+    q: float = -1.0
+    #: ε_1 … ε_k (ε_1 = 1): the weights of the 1st … k-th largest contribution
+    epsilon: list[float] = field(default_factory=lambda: [1.0])
+    include_zeros: bool = False
+    parity: bool = False
+    separation: bool = False
+
+    @property
+    def enabled(self) -> bool:
+        return self.type != "N"
+
+    def scaling_text(self) -> str:
+        """`F(σ0,σ1,x*,q,ε2…)` or `N(σ1,ε2…)` as τ-Argus writes `<SCALING>`."""
+        eps = [_num(e) for e in self.epsilon[1:]]
+        if self.scaling == "F":
+            parts = [_num(self.sigma0), _num(self.sigma1), _num(self.xstar), _num(self.q), *eps]
+        else:
+            parts = [_num(self.sigma1), *eps]
+        return f"{self.scaling}({','.join(parts)})"
+
+    def type_text(self) -> str:
+        return f"T({self.top_k})" if self.type == "T" else self.type
+
+
+def _num(x: float) -> str:
+    """A number as short as it reads back exactly."""
+    return repr(float(x)).removesuffix(".0") if float(x).is_integer() else repr(float(x))
+
+
+# ------------------------------------------------------------------------------ keys
+def key_units(keys: np.ndarray, decimals: int, where: str = "") -> np.ndarray:
+    """Record keys as whole numbers of 10^-decimals (int64); InputError on a missing key or
+    one outside [0, 1)."""
+    if not 0 <= decimals <= MAX_KEY_DECIMALS:
+        raise InputError(
+            f"the record key has {decimals} decimals; argusqt sums keys of 0 to "
+            f"{MAX_KEY_DECIMALS} decimals exactly (<DECIMALS> of the <RECORDKEY> variable)",
+            file=where or None,
+        )
+    x = np.asarray(keys, dtype=float)
+    bad = np.flatnonzero(~np.isfinite(x) | (x < 0) | (x >= 1))
+    if bad.size:
+        i = int(bad[0])
+        raise InputError(
+            f"record {i + 1} has the record key {x[i]!r}; every record needs a key in [0, 1) "
+            f"({bad.size} record(s) without one)",
+            file=where or None,
+        )
+    units = np.rint(x * 10.0**decimals).astype(np.int64)
+    return np.minimum(units, 10**decimals - 1)  # 0.99999999999999999 rounds up to 1
+
+
+def sum_keys(groups: np.ndarray, units: np.ndarray, n_groups: int, decimals: int) -> np.ndarray:
+    """Σ units per group modulo 10^decimals, exactly (two halves summed as exact floats)."""
+    g = np.asarray(groups, dtype=np.int64)
+    u = np.asarray(units, dtype=np.int64)
+    lo = np.rint(np.bincount(g, weights=(u % _LO).astype(float), minlength=n_groups))
+    hi = np.rint(np.bincount(g, weights=(u // _LO).astype(float), minlength=n_groups))
+    modulus = 10**decimals
+    lo_i = lo.astype(np.int64) % modulus
+    if decimals <= 8:
+        return lo_i
+    hi_i = hi.astype(np.int64) % (10 ** (decimals - 8))
+    return (hi_i * _LO + lo_i) % modulus
+
+
+# ------------------------------------------------------------------------------ fine cells
+@dataclass(eq=False)
+class FineCellKeys:
+    """CKM inputs per fine cell: key sums and the contributions the magnitude variants need."""
+
+    decimals: int
+    key: np.ndarray  # Σ keys of all records, in units, mod 10^decimals
+    key_nonzero: np.ndarray  # Σ keys of records with |x| > ZERO
+    top: np.ndarray  # (n_fine, k) largest contributions x (unweighted), decreasing
+    top_weight: np.ndarray  # (n_fine, k) the weight of each (1 unweighted, 0 absent)
+    xmax: np.ndarray  # largest contribution (unweighted)
+    xmin: np.ndarray  # smallest contribution (unweighted)
+
+
+def fine_cell_keys(
+    inv: np.ndarray,
+    n_fine: int,
+    units: np.ndarray,
+    decimals: int,
+    response: np.ndarray | None,
+    weights: np.ndarray | None,
+    k: int,
+) -> FineCellKeys:
+    """Key sums and top-k contributions per fine cell; `inv`: the fine cell of each record."""
+    inv = np.asarray(inv, dtype=np.int64)
+    key = sum_keys(inv, units, n_fine, decimals)
+    if response is None:
+        x = np.ones(inv.shape[0])
+        key_nz = key.copy()
+    else:
+        x = np.asarray(response, dtype=float)
+        nz = np.abs(x) > ZERO
+        key_nz = sum_keys(inv[nz], units[nz], n_fine, decimals)
+    w = np.ones(inv.shape[0]) if weights is None else np.asarray(weights, dtype=float)
+    top, top_w = _top_with_weights(inv, x, w, n_fine, max(k, 1))
+    xmax = np.full(n_fine, -np.inf)
+    xmin = np.full(n_fine, np.inf)
+    np.maximum.at(xmax, inv, x)
+    np.minimum.at(xmin, inv, x)
+    xmax[~np.isfinite(xmax)] = 0.0
+    xmin[~np.isfinite(xmin)] = 0.0
+    return FineCellKeys(decimals, key, key_nz, top, top_w, xmax, xmin)
+
+
+def _top_with_weights(
+    groups: np.ndarray, x: np.ndarray, w: np.ndarray, n_groups: int, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(n_groups, k) largest x per group, decreasing, with their weights (0 where absent)."""
+    top = np.zeros((n_groups, k))
+    top_w = np.zeros((n_groups, k))
+    if groups.size == 0:
+        return top, top_w
+    order = np.lexsort((-x, groups))
+    g = groups[order]
+    starts = np.r_[True, g[1:] != g[:-1]]
+    first = np.flatnonzero(starts)
+    rank = np.arange(g.shape[0]) - np.repeat(first, np.diff(np.r_[first, g.shape[0]]))
+    keep = rank < k
+    top[g[keep], rank[keep]] = x[order][keep]
+    top_w[g[keep], rank[keep]] = w[order][keep]
+    return top, top_w
+
+
+# ------------------------------------------------------------------------------ table cells
+@dataclass(eq=False)
+class CellKeys:
+    """CKM inputs per table cell (row-major, as Table's arrays)."""
+
+    decimals: int
+    key_units: np.ndarray  # cell key in units of 10^-decimals, all records
+    key_nonzero_units: np.ndarray  # the same over the records with a non-zero value
+    top: np.ndarray  # (n_cells, k) largest contributions, decreasing
+    top_weight: np.ndarray  # (n_cells, k) their weights, 0 where absent
+    xmax: np.ndarray
+    xmin: np.ndarray
+
+    @property
+    def key(self) -> np.ndarray:
+        """The cell key in [0, 1) (all records)."""
+        return self.key_units / 10.0**self.decimals
+
+    @property
+    def key_nonzero(self) -> np.ndarray:
+        return self.key_nonzero_units / 10.0**self.decimals
+
+
+def table_cell_keys(
+    fine: FineCellKeys,
+    fine_keys: np.ndarray,
+    dims: Sequence[CodeList],
+    leaf_maps: Sequence[np.ndarray],
+) -> CellKeys:
+    """Expand fine-cell inputs to every cell of a table (totals included)."""
+    from argusqt.model.tabulate import expand_to_cells
+
+    shape = tuple(len(d) for d in dims)
+    n_cells = int(np.prod(shape)) if shape else 1
+    nodes = [np.asarray(leaf_maps[d])[fine_keys[:, d]] for d in range(len(dims))]
+    cells, items = expand_to_cells(nodes, list(dims))
+    key = sum_keys(cells, fine.key[items], n_cells, fine.decimals)
+    key_nz = sum_keys(cells, fine.key_nonzero[items], n_cells, fine.decimals)
+    k = fine.top.shape[1]
+    present = fine.top_weight[items] > 0
+    flat_cells = np.repeat(cells, k)[present.ravel()]
+    flat_x = fine.top[items].ravel()[present.ravel()]
+    flat_w = fine.top_weight[items].ravel()[present.ravel()]
+    top, top_w = _top_with_weights(flat_cells, flat_x, flat_w, n_cells, k)
+    xmax = np.full(n_cells, -np.inf)
+    xmin = np.full(n_cells, np.inf)
+    np.maximum.at(xmax, cells, fine.xmax[items])
+    np.minimum.at(xmin, cells, fine.xmin[items])
+    xmax[~np.isfinite(xmax)] = 0.0
+    xmin[~np.isfinite(xmin)] = 0.0
+    return CellKeys(fine.decimals, key, key_nz, top, top_w, xmax, xmin)
