@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -116,10 +117,17 @@ class FineCellKeys:
     decimals: int
     key: np.ndarray  # Σ keys of all records, in units, mod 10^decimals
     key_nonzero: np.ndarray  # Σ keys of records with |x| > ZERO
+    count: np.ndarray  # records (unweighted)
+    weight: np.ndarray  # Σ weights (= count unweighted)
     top: np.ndarray  # (n_fine, k) largest contributions x (unweighted), decreasing
     top_weight: np.ndarray  # (n_fine, k) the weight of each (1 unweighted, 0 absent)
     xmax: np.ndarray  # largest contribution (unweighted)
     xmin: np.ndarray  # smallest contribution (unweighted)
+    #: what the method needs besides the numbers (set by attach_cell_keys)
+    files: RecordKeyFiles = field(default_factory=RecordKeyFiles)
+    ckm: MagnitudeCKM | None = None  # the response's `<CKM>` options
+    response: str = "Freq"
+    weighted: bool = False
 
 
 def fine_cell_keys(
@@ -149,7 +157,9 @@ def fine_cell_keys(
     np.minimum.at(xmin, inv, x)
     xmax[~np.isfinite(xmax)] = 0.0
     xmin[~np.isfinite(xmin)] = 0.0
-    return FineCellKeys(decimals, key, key_nz, top, top_w, xmax, xmin)
+    count = np.bincount(inv, minlength=n_fine).astype(float)
+    weight = np.bincount(inv, weights=w, minlength=n_fine)
+    return FineCellKeys(decimals, key, key_nz, count, weight, top, top_w, xmax, xmin)
 
 
 def _top_with_weights(
@@ -179,6 +189,8 @@ class CellKeys:
     decimals: int
     key_units: np.ndarray  # cell key in units of 10^-decimals, all records
     key_nonzero_units: np.ndarray  # the same over the records with a non-zero value
+    count: np.ndarray  # records (unweighted)
+    weight: np.ndarray  # Σ weights (= count unweighted)
     top: np.ndarray  # (n_cells, k) largest contributions, decreasing
     top_weight: np.ndarray  # (n_cells, k) their weights, 0 where absent
     xmax: np.ndarray
@@ -221,4 +233,152 @@ def table_cell_keys(
     np.minimum.at(xmin, cells, fine.xmin[items])
     xmax[~np.isfinite(xmax)] = 0.0
     xmin[~np.isfinite(xmin)] = 0.0
-    return CellKeys(fine.decimals, key, key_nz, top, top_w, xmax, xmin)
+    count = np.bincount(cells, weights=fine.count[items], minlength=n_cells)
+    weight = np.bincount(cells, weights=fine.weight[items], minlength=n_cells)
+    return CellKeys(fine.decimals, key, key_nz, count, weight, top, top_w, xmax, xmin)
+
+
+def records_to_fine(
+    codes: Sequence[np.ndarray], sizes: Sequence[int], fine_keys: np.ndarray
+) -> np.ndarray:
+    """The fine cell of each record: its category ids looked up among the fine cells' keys
+    (both row-major over `sizes`, as model.tabulate.build_fine numbers them)."""
+    flat = np.asarray(codes[0]).astype(np.int64)
+    for c, size in zip(codes[1:], sizes[1:], strict=True):
+        flat = flat * int(size) + np.asarray(c)
+    fine_flat = np.ravel_multi_index(tuple(np.asarray(fine_keys).T), tuple(int(s) for s in sizes))
+    order = np.argsort(fine_flat, kind="stable")
+    pos = np.searchsorted(fine_flat[order], flat)
+    pos = np.minimum(pos, order.shape[0] - 1)
+    inv = order[pos]
+    if not np.array_equal(fine_flat[inv], flat):
+        raise ValueError("records and fine cells disagree (the table was built from other data)")
+    return inv
+
+
+def attach_cell_keys(table, meta, data) -> bool:
+    """Compute the fine-cell CKM inputs of a table built from microdata with a record key and
+    keep them with its fine cells (recoding reuses them); False when there is no key."""
+    key_var = meta.record_key if meta is not None else None
+    source = getattr(table, "source", None)
+    if key_var is None or source is None or not hasattr(data, "codes"):
+        return False
+    fine = source[0]
+    spec = table.spec
+    cats = [data.codes(meta.variable(name).name) for name in spec.explanatory]
+    sizes = [max(len(c.categories), 1) for c in cats]
+    inv = records_to_fine([c.codes for c in cats], sizes, fine.keys)
+    where = str(getattr(data, "path", "") or "")
+    units = key_units(data.values(key_var.name), int(key_var.decimals), where)
+    response = None
+    k = 1
+    options: MagnitudeCKM | None = None
+    if spec.response is not None:
+        rvar = meta.variable(spec.response)
+        response = data.values(rvar.name)
+        options = rvar.ckm
+        if options is not None and options.type == "T":
+            k = options.top_k
+    weights = None
+    if spec.use_weights and meta.weight is not None:
+        weights = data.values(meta.weight.name)
+    ck = fine_cell_keys(inv, fine.n_fine, units, int(key_var.decimals), response, weights, k)
+    base = getattr(meta, "path", None)
+    ck.files = _resolved(key_var.pfiles or RecordKeyFiles(), base.parent if base else None)
+    ck.ckm = options
+    ck.response = spec.response or "Freq"
+    ck.weighted = weights is not None
+    fine.cellkey = ck
+    return True
+
+
+def _resolved(files: RecordKeyFiles, folder) -> RecordKeyFiles:
+    """The ptable names relative to the metadata's folder made absolute."""
+    from pathlib import Path
+
+    def where(name: str | None) -> str | None:
+        if not name:
+            return None
+        p = Path(name)
+        return str(p if p.is_absolute() or folder is None else Path(folder) / p)
+
+    return RecordKeyFiles(where(files.pfile), where(files.pfile_cont), where(files.pfile_sep))
+
+
+@dataclass
+class CellKeyInputs:
+    """What CKM needs of a table besides its values: cell keys, options and ptables."""
+
+    cells: CellKeys
+    frequency: bool  # a count table (else magnitudes)
+    weighted: bool
+    response: str  # the response's name, "Freq" for counts, for messages
+    ckm: MagnitudeCKM | None  # the response's `<CKM>` options (magnitudes)
+    #: ptables: a file name or an io.ptable.PTable given in memory (API)
+    pfile: Any = None
+    pfile_cont: Any = None
+    pfile_sep: Any = None
+
+
+def cell_keys_of(table) -> CellKeys | None:
+    """The CKM inputs of every cell of a table, or None when its data had no record keys."""
+    source = getattr(table, "source", None)
+    if source is None:
+        return None
+    fine, leaf_maps = source
+    ck = getattr(fine, "cellkey", None)
+    if ck is None:
+        return None
+    return table_cell_keys(ck, fine.keys, table.dims, leaf_maps)
+
+
+def cell_key_inputs(table) -> CellKeyInputs | None:
+    """Cell keys and the ptables of a table (CKM's input), or None without record keys."""
+    cells = cell_keys_of(table)
+    if cells is None:
+        return None
+    fine = table.source[0].cellkey
+    return CellKeyInputs(
+        cells=cells,
+        frequency=table.spec.is_frequency,
+        weighted=fine.weighted,
+        response=fine.response,
+        ckm=fine.ckm,
+        pfile=fine.files.pfile,
+        pfile_cont=fine.files.pfile_cont,
+        pfile_sep=fine.files.pfile_sep,
+    )
+
+
+def set_ptables(table, pfile: Any = None, pfile_cont: Any = None, pfile_sep: Any = None) -> bool:
+    """Use other ptables (a file name or a PTable) for this table's CKM, as the batch command
+    `CKM(t) "ptable"` does; None keeps the current one. False when the table has no keys."""
+    source = getattr(table, "source", None)
+    fine = getattr(source[0], "cellkey", None) if source is not None else None
+    if fine is None:
+        return False
+    files = fine.files
+    fine.files = RecordKeyFiles(
+        files.pfile if pfile is None else pfile,
+        files.pfile_cont if pfile_cont is None else pfile_cont,
+        files.pfile_sep if pfile_sep is None else pfile_sep,
+    )
+    return True
+
+
+def generated_record_keys(n: int, seed: int, decimals: int = MAX_KEY_DECIMALS) -> np.ndarray:
+    """n record keys in [0, 1) with `decimals` decimals, drawn from `seed` (the same seed gives
+    the same keys). Keep them with the data: other keys give other noise (formats.md §1.5)."""
+    rng = np.random.default_rng(seed)
+    units = rng.integers(0, 10**decimals, size=int(n), dtype=np.int64)
+    return units / 10.0**decimals
+
+
+def shift_first_digit_units(units: np.ndarray, decimals: int) -> np.ndarray:
+    """A key (in units of 10^-decimals) with its first decimal moved to the end: τ-Argus's
+    ShiftFirstDigit, which gives each contribution of a magnitude cell its own key."""
+    if decimals < 1:
+        return np.asarray(units)
+    top = 10 ** (decimals - 1)
+    u = np.asarray(units, dtype=np.int64)
+    return (u % top) * 10 + u // top
