@@ -176,6 +176,8 @@ class Session:
     #: argusqt/docs/methods.md §11):
     #: kept in session files, never in a publishable output; None until first needed
     protection_seed: int | None = None
+    #: CKM ptables given per table (set_ckm_ptables): (counts, magnitudes, small values)
+    _ckm_ptables: dict[int, tuple[Any, Any, Any]] = field(default_factory=dict, repr=False)
 
     # ------------------------------------------------------------------ log
     def add_log(self, message: str) -> None:
@@ -527,6 +529,7 @@ class Session:
         self._log_lines(log)
         self.tables = tables
         self.results = {}
+        self._ckm_ptables = {}
         self.linked = []
         self.history.clear()  # its steps name the tables just replaced
         self.actions = [
@@ -1155,8 +1158,52 @@ class Session:
         if result.cancelled:
             result.cancel_note = kept_after_cancel(table_no, result, desc.kind)
             self.add_log(result.cancel_note)
-        self.actions.append(Protect(table_no, desc.name, p))
+        ptables = self._ckm_ptables.get(table_no) if desc.name == "CKM" else None
+        self.actions.append(Protect(table_no, desc.name, p, ptables))
         return result
+
+    def set_ckm_ptables(
+        self, table_no: int, first: Any = None, sep: Any = None
+    ) -> tuple[Any, Any, Any]:
+        """Other ptables for the cell key method on this table, as the batch command
+        `CKM(t) "first" | "sep" | μc` gives them (argusqt/docs/formats.md §8.5): `first` is
+        the counts' ptable of a frequency table, the magnitudes' of a magnitude table; each a
+        file name or a ptable (io.ptable.PTable); None keeps the metadata's. Files are read
+        and checked now (InputError with file and line)."""
+        from argusqt.io.ptable import PTable, read_ptable
+        from argusqt.model.cellkey import set_ptables
+
+        table = self.table(table_no)
+        freq = table.spec.is_frequency
+
+        def loaded(x: Any, kind: str) -> Any:
+            if x is None or isinstance(x, PTable):
+                return x
+            read_ptable(x, kind)  # type: ignore[arg-type]  # checked now, read at protect
+            return str(x)
+
+        first = loaded(first, "freq" if freq else "cont")
+        sep = loaded(sep, "cont")
+        if freq and sep is not None:
+            raise SpecificationError(
+                f"table {table_no} is a frequency table: it takes one ptable, not a "
+                "small-value ptable (argusqt/docs/formats.md §8.5)"
+            )
+        ok = set_ptables(table, pfile=first, pfile_cont=None, pfile_sep=None) if freq else (
+            set_ptables(table, pfile_cont=first, pfile_sep=sep)
+        )  # fmt: skip
+        if not ok:
+            raise SpecificationError(
+                f"table {table_no} has no record keys: CKM needs a <RECORDKEY> variable "
+                "(argusqt/docs/formats.md §1.5)"
+            )
+        old = self._ckm_ptables.get(table_no, (None, None, None))
+        new = (first, None, None) if freq else (None, first, sep)
+        merged = tuple(n if n is not None else o for n, o in zip(new, old, strict=True))
+        self._ckm_ptables[table_no] = merged  # type: ignore[assignment]
+        named = ", ".join(str(getattr(x, "source", x)) for x in merged if x is not None)
+        self.add_log(f"Table {table_no}: CKM ptables {named}")
+        return merged  # type: ignore[return-value]
 
     def _seed(self, problem: Any) -> int:
         """The session's confidential seed; the first time derived from the data, so a batch
