@@ -674,6 +674,7 @@ class Session:
     ) -> list[Table] | None:
         """Tables from the open microdata with rules and costs applied; None when cancelled."""
         from argusqt.io.codelists import codelist_for
+        from argusqt.io.ptable import read_ptable
         from argusqt.model.cellkey import attach_cell_keys
         from argusqt.model.tabulate import build_tables
         from argusqt.rules.classify import apply_rules
@@ -689,7 +690,9 @@ class Session:
         for t in tables:
             apply_rules(t)
             compute_cost(t, self._distances(t))
-            attach_cell_keys(t, self.metadata, self.microdata)  # CKM, methods.md §16.1
+            attach_cell_keys(
+                t, self.metadata, self.microdata, read_ptable
+            )  # argusqt/docs/methods.md §16.1
         return tables
 
     # ------------------------------------------------------------------ modify

@@ -205,7 +205,7 @@ def test_empty_tab_file_is_refused(tmp_path):
 
 
 def test_ckm_without_record_key_is_refused(tmp_path):
-    """Refused: <CKM> (cell key method, formats.md §1.5) on a numeric variable of data
+    """Refused: <CKM> (cell key method, argusqt/docs/formats.md §1.5) on a numeric variable of data
     without a <RECORDKEY>: the message names the file, the variable's line and what is
     missing."""
     folder = _case(tmp_path, "tau_testW", TESTW_JOB)

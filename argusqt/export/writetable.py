@@ -83,6 +83,13 @@ def check_allowed(table: Table, out_type: int) -> None:
     from argusqt.export.face import protection_kind
 
     kind = protection_kind(table)
+    if kind == "ckm" and out_type in (4, 5):
+        what = TYPE_NAMES[out_type]
+        raise SpecificationError(
+            f"{what} output (type {out_type}) is not possible after the cell key method: the "
+            f"{what} file holds the original values of the cells (τ-Argus refuses this too). "
+            "Save the perturbed table as a CSV table, pivot or code-value file, or Excel."
+        )
     if kind == "cta" and out_type in (4, 5):
         what = TYPE_NAMES[out_type]
         raise SpecificationError(

@@ -8,65 +8,23 @@ publish other noise than the one the user chose.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from argusqt.errors import InputError
 from argusqt.io.atomic import atomic_write_text
 from argusqt.io.text import read_lines
+from argusqt.model.ptable import PRow, PTable, PTableKind
 
 if TYPE_CHECKING:
     import pandas as pd
 
-PTableKind = Literal["freq", "cont"]
 #: tolerance of the sums of p and of p_int_ub (the examples print 8 decimals)
 TOLERANCE = 1e-6
 ROW_TYPES = ("all", "even", "odd")
 COLUMNS = ("i", "j", "p", "v", "p_int_ub")
-
-
-@dataclass
-class PRow:
-    """One row i of a ptable: the transitions i → j with their probabilities."""
-
-    i: int
-    j: np.ndarray
-    p: np.ndarray
-    v: np.ndarray
-    ub: np.ndarray  # running sum of p (the upper ends of the key intervals)
-    line: int = 0  # file line of the row's first transition
-
-
-@dataclass
-class PTable:
-    """A checked ptable: rows per type (`all`, `even`, `odd`; frequency ptables: `all`)."""
-
-    kind: PTableKind
-    rows: dict[str, list[PRow]] = field(default_factory=dict)
-    source: str = ""  # file name, or "DataFrame"
-
-    def table(self, row_type: str = "all") -> list[PRow]:
-        """The rows of one type, i ascending from 0."""
-        return self.rows.get(row_type, [])
-
-    @property
-    def max_deviation(self) -> float:
-        """D: the largest |v| of the ptable (confidential, formats.md §13)."""
-        return max(float(np.abs(r.v).max()) for rows in self.rows.values() for r in rows)
-
-    @property
-    def min_v(self) -> float:
-        return min(float(r.v.min()) for rows in self.rows.values() for r in rows)
-
-    @property
-    def max_v(self) -> float:
-        return max(float(r.v.max()) for rows in self.rows.values() for r in rows)
-
-    def n_transitions(self) -> int:
-        return sum(len(r.j) for rows in self.rows.values() for r in rows)
 
 
 # ------------------------------------------------------------------------------ reading
@@ -229,3 +187,7 @@ def write_ptable(table: PTable, path: str | Path) -> Path:
     """Write a ptable atomically (never over an input: the caller checks outputs)."""
     atomic_write_text(path, ptable_text(table))
     return Path(path)
+
+
+__all__ = ["PRow", "PTable", "PTableKind", "ptable_from_frame", "ptable_text", "read_ptable",
+           "write_ptable"]  # fmt: skip

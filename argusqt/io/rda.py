@@ -730,7 +730,7 @@ def rda_text(meta: Metadata) -> str:
 
 
 def _cell_key_lines(v: Variable) -> list[str]:
-    """The cell-key keywords of a variable as τ-Argus writes them (formats.md §1.5)."""
+    """The cell-key keywords of a variable as τ-Argus writes them (argusqt/docs/formats.md §1.5)."""
     out: list[str] = []
     if v.record_key:
         out.append("<RECORDKEY>")

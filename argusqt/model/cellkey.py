@@ -6,7 +6,7 @@ cell's key does not depend on the order of its records (the consistency CKM prom
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -128,6 +128,9 @@ class FineCellKeys:
     ckm: MagnitudeCKM | None = None  # the response's `<CKM>` options
     response: str = "Freq"
     weighted: bool = False
+    #: reads a ptable file (name, "freq" | "cont") → model.ptable.PTable; io.ptable.read_ptable
+    #: passed in by the session, since reading files belongs to io, above the model
+    reader: Callable[[Any, str], Any] | None = None
 
 
 def fine_cell_keys(
@@ -256,7 +259,7 @@ def records_to_fine(
     return inv
 
 
-def attach_cell_keys(table, meta, data) -> bool:
+def attach_cell_keys(table, meta, data, reader: Callable[[Any, str], Any] | None = None) -> bool:
     """Compute the fine-cell CKM inputs of a table built from microdata with a record key and
     keep them with its fine cells (recoding reuses them); False when there is no key."""
     key_var = meta.record_key if meta is not None else None
@@ -288,6 +291,7 @@ def attach_cell_keys(table, meta, data) -> bool:
     ck.ckm = options
     ck.response = spec.response or "Freq"
     ck.weighted = weights is not None
+    ck.reader = reader
     fine.cellkey = ck
     return True
 
@@ -314,10 +318,11 @@ class CellKeyInputs:
     weighted: bool
     response: str  # the response's name, "Freq" for counts, for messages
     ckm: MagnitudeCKM | None  # the response's `<CKM>` options (magnitudes)
-    #: ptables: a file name or an io.ptable.PTable given in memory (API)
+    #: ptables: a file name or a model.ptable.PTable given in memory (API)
     pfile: Any = None
     pfile_cont: Any = None
     pfile_sep: Any = None
+    reader: Callable[[Any, str], Any] | None = None  # reads a ptable file by name
 
 
 def cell_keys_of(table) -> CellKeys | None:
@@ -347,6 +352,7 @@ def cell_key_inputs(table) -> CellKeyInputs | None:
         pfile=fine.files.pfile,
         pfile_cont=fine.files.pfile_cont,
         pfile_sep=fine.files.pfile_sep,
+        reader=fine.reader,
     )
 
 
@@ -368,7 +374,7 @@ def set_ptables(table, pfile: Any = None, pfile_cont: Any = None, pfile_sep: Any
 
 def generated_record_keys(n: int, seed: int, decimals: int = MAX_KEY_DECIMALS) -> np.ndarray:
     """n record keys in [0, 1) with `decimals` decimals, drawn from `seed` (the same seed gives
-    the same keys). Keep them with the data: other keys give other noise (formats.md §1.5)."""
+    the same keys). Keep them with the data: other keys give other noise (argusqt/docs/formats.md §1.5)."""
     rng = np.random.default_rng(seed)
     units = rng.integers(0, 10**decimals, size=int(n), dtype=np.int64)
     return units / 10.0**decimals
