@@ -1387,7 +1387,7 @@ class Session:
         *,
         tau_exact: bool = False,
     ) -> list[Path]:
-        """Save table `table_no` as type 1–6 (argusqt/docs/formats.md §10); `report` adds the
+        """Save table `table_no` as type 1–7 (argusqt/docs/formats.md §10); `report` adds the
         (confidential) HTML report next to it (base name + `_CONFIDENTIAL.html`). `tau_exact`
         (option `TA+`) writes codes and labels byte for byte as τ-Argus; by default one a
         spreadsheet would run as a formula gets a `'` in front. Returns the files written.

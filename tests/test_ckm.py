@@ -231,3 +231,87 @@ def test_a_generated_ptable_is_used_and_logged(tmp_path: Path) -> None:
     want = _oracle_counts(t, recs, [(0, sex), (1, age)], 5, 8, rows)
     assert np.array_equal(t.published, want)
     assert any("keep D, V and the ptable confidential" in e.message for e in s.log)
+
+
+FREQ_JOB = """\
+<OPENMICRODATA> "microdata.csv"
+<OPENMETADATA> "microdata.rda"
+<SPECIFYTABLE> "Sex""Age"|"<freq>"||
+<SAFETYRULE> FREQ(3,10)
+<READMICRODATA>
+<SUPPRESS> CKM(1) "other.txt"
+<WRITETABLE> (1, 7, AO+AD+AC+, "ckm.txt")
+<WRITETABLE> (1, 1, , "freq.xlsx")
+"""
+
+
+def test_batch_ptable_type7_excel_and_round_trips(tmp_path: Path) -> None:
+    """`CKM(1) "file"` uses that ptable; type 7 is written CONFIDENTIAL with original,
+    difference and cell key; the Excel workbook prints the perturbed counts; the batch file
+    and the session file written afterwards give the same published values."""
+    import openpyxl
+
+    from argusqt.batch.render import write_batch_file
+    from argusqt.sessionfile import load_session, save_session
+
+    folder = _magnitude(tmp_path)
+    other = (
+        "i;j;p;v;p_int_ub\n0;0;1;0;1\n1;0;0.5;-1;0.5\n1;2;0.5;1;1\n"
+        "2;1;0.25;-1;0.25\n2;2;0.5;0;0.75\n2;3;0.25;1;1\n"
+    )
+    (folder / "other.txt").write_text(other)
+    (folder / "job.arb").write_text(FREQ_JOB)
+    out = run_batch(folder / "job.arb")
+    assert out.ok, out.error
+    t = out.session.table(1)
+    recs = _records(folder)
+    sex = hrc_leaves(folder / "dim_sex.hrc") | {"Total": {r[0] for r in recs}}
+    age = hrc_leaves(folder / "dim_age.hrc") | {"Total": {r[1] for r in recs}}
+    want = _oracle_counts(t, recs, [(0, sex), (1, age)], 5, 8,
+                          read_ptable_rows(folder / "other.txt"))  # fmt: skip
+    assert np.array_equal(t.published, want)
+    assert np.abs(t.published - t.value).max() == 1
+    # type 7: codes; perturbed; original; difference; cell key — CONFIDENTIAL
+    lines = (folder / "ckm.txt").read_text().splitlines()
+    assert len(lines) == t.n_cells
+    assert folder / "ckm.txt" in out.confidential
+    assert "CONFIDENTIAL" in (folder / "ckm.txt.CONFIDENTIAL.txt").read_text()
+    for c, line in enumerate(lines):
+        f = line.split(";")
+        assert float(f[2]) == t.published[c] and float(f[3]) == t.value[c]
+        assert float(f[4]) == t.published[c] - t.value[c] and len(f[5]) == 10  # 0.+8 decimals
+    # the publishable workbook prints the perturbed counts, never the originals
+    ws = openpyxl.load_workbook(folder / "freq.xlsx").worksheets[0]
+    printed = {c.value for row in ws.iter_rows() for c in row if isinstance(c.value, int | float)}
+    nonempty = t.status != Status.EMPTY
+    assert set(t.published[nonempty]) <= printed
+    # round trips: batch file and session file
+    written = write_batch_file(out.session, tmp_path / "again.arb")
+    text = (tmp_path / "again.arb").read_text()
+    assert '<SUPPRESS> CKM(1) "' in text and "other.txt" in text, text
+    assert written
+    again = run_batch(tmp_path / "again.arb")
+    assert again.ok, again.error
+    assert np.array_equal(again.session.table(1).published, t.published)
+    save_session(out.session, tmp_path / "s.aqs")
+    loaded = load_session(tmp_path / "s.aqs")
+    assert np.array_equal(loaded.table(1).published, t.published)
+    assert loaded.protection_state(1) == "protected"  # the gate checks it again on writing
+    loaded.write_table(1, 2, "", tmp_path / "pivot.csv")
+    assert loaded.protection_state(1) == "cleared"
+
+
+def test_ckm_batch_tail_parses_tau_argus_forms() -> None:
+    from argusqt.batch.arb import parse_suppress
+
+    a = parse_suppress('CKM(1) "cont.txt" | "sep.txt" | 2.7')
+    assert (a.table, a.ptables, a.params.mu_c) == (1, ("cont.txt", "sep.txt"), 2.7)
+    b = parse_suppress("CKM(2) ||2.7")
+    assert (b.ptables, b.params.mu_c) == ((None, None), 2.7)
+    c = parse_suppress('CKM(1) "f.txt"')
+    assert c.ptables == ("f.txt", None) and c.params.mu_c == 0
+    assert parse_suppress("CKM(3)").ptables is None
+    with pytest.raises(ValueError, match="double quotes"):
+        parse_suppress("CKM(1) f.txt")
+    with pytest.raises(ValueError, match="μc must be a number"):
+        parse_suppress('CKM(1) "a" | | x')
