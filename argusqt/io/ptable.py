@@ -159,7 +159,7 @@ def _build(
                 raise _fail(
                     where, items[-1][0], f"the p of row i = {i} add up to {run[-1]:.8f}, not 1"
                 )
-            if np.any(np.diff(j) <= 0):
+            if kind == "cont" and np.any(np.diff(j) <= 0):  # τ-Argus keys them by j
                 raise _fail(where, items[0][0], f"the j of row i = {i} must ascend")
             out.append(PRow(i, j, p, v, ub, items[0][0]))
         table.rows[row_type] = out
