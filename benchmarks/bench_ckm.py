@@ -1,7 +1,7 @@
 """Cell key method benchmark (issue 25): cell keys and perturbation on big data.
 
 Builds synthetic microdata in memory (no file: the reader has its own benchmark,
-bench_tabulate.py) with a record key, tabulates a 3-dimensional table of about 127,000
+bench_tabulate.py) with a record key, tabulates a 3-dimensional table of about 105,000
 cells, attaches the cell keys and runs CKM on the counts and on a magnitude (T(3) with
 flex scaling). Prints time and peak Python memory (tracemalloc) per step with the load.
 Usage: python benchmarks/bench_ckm.py [--records 1e6 1e7]
@@ -44,7 +44,7 @@ SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "tauargus" / 
 
 
 def synthetic(n: int, seed: int = 1) -> tuple[Metadata, MicroData]:
-    """Region (121 codes with 11 groups), activity (211 with 30 groups), size 1–4, turnover."""
+    """Region (100 codes with 9 groups), activity (211 with 30 groups), size 1–4, turnover."""
     rng = np.random.default_rng(seed)
     meta = Metadata(path=None, kind="free", separator=";")
     region = Variable("region", width=3, recodeable=True, hierarchical=True, hierlevels=[1, 2])
@@ -57,7 +57,7 @@ def synthetic(n: int, seed: int = 1) -> tuple[Metadata, MicroData]:
     )  # fmt: skip
     key = Variable("key", width=17, record_key=True, decimals=15, pfiles=RecordKeyFiles())
     meta.variables = [region, nace, size, turnover, key]
-    reg_codes = [f"{g}{m:02d}" for g in range(1, 12) for m in range(10)]
+    reg_codes = [f"{g}{m:02d}" for g in range(1, 10) for m in range(10)]
     nace_codes = [f"{d:02d}{k}" for d in range(10, 40) for k in range(6)]
     data = MicroData(path=Path("synthetic"), n_records=n)
     data.categorical["region"] = CategoricalColumn(

@@ -315,3 +315,33 @@ def test_ckm_batch_tail_parses_tau_argus_forms() -> None:
         parse_suppress("CKM(1) f.txt")
     with pytest.raises(ValueError, match="μc must be a number"):
         parse_suppress('CKM(1) "a" | | x')
+
+
+def test_api_with_a_data_frame_seeded_keys_and_a_ptable_frame(tmp_path: Path) -> None:
+    """`argusqt.protect(df, method="CKM", record_key_seed=…, ptable=DataFrame)`: the counts
+    are the oracle's with the keys the API drew (the same seed gives the same keys)."""
+    import pandas as pd
+
+    import argusqt
+    from argusqt.model.cellkey import generated_record_keys
+
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame(
+        {"region": rng.choice(["N", "S", "E"], 400), "size": rng.choice(["a", "b"], 400)}
+    )
+    frame = pd.read_csv(tauargus_dir() / "cellkey" / "Magnitude" / "ptab_freq.txt", sep=";")
+    out = argusqt.protect(
+        df, explanatory=["region", "size"], method="CKM", record_key_seed=9, ptable=frame
+    )
+    t = out[0].table
+    keys = generated_record_keys(len(df), 9)
+    units = [round(k * 10**15) for k in keys]
+    rows = read_ptable_rows(tauargus_dir() / "cellkey" / "Magnitude" / "ptab_freq.txt")
+    for c in range(t.n_cells):
+        r, s = (x.strip() for x in t.cell_codes(c))
+        m = ((df.region == r) | (r == "Total")) & ((df["size"] == s) | (s == "Total"))
+        ks = [u for u, inside in zip(units, m, strict=True) if inside]
+        assert t.published[c] == perturbed_count(len(ks), cell_key(ks, 15), rows)
+    assert any("keep them with the data" in line for line in out.log)
+    published = out[0].publish()
+    assert len(published) > 0
