@@ -249,6 +249,7 @@ class MainWindow(QMainWindow):
             "Recode an explanatory variable in every table that uses it (or in this table only)",
         )
         A("apriori", "Apply &a-priori file…", self.apply_apriori, None)
+        A("ckm_ptable", "Cell &key ptable…", self.choose_ckm_ptable, None)
         A(
             "summary",
             "Table s&ummary…",
@@ -293,7 +294,7 @@ class MainWindow(QMainWindow):
         m.addAction(a["spec_meta"])
         m.addAction(a["spec_tables"])
         m = mb.addMenu("&Modify")
-        for k in ("select_table", "protect", "recode", "apriori", "summary"):
+        for k in ("select_table", "protect", "recode", "apriori", "ckm_ptable", "summary"):
             m.addAction(a[k])
         m = mb.addMenu("&Output")
         for k in ("save_table", "view_report", "gen_apriori", "write_batch"):
@@ -1227,6 +1228,28 @@ class MainWindow(QMainWindow):
             self._update_status()
 
         self.runner.start("Apply a-priori file", job, done, on_error=self._job_error)
+
+    def choose_ckm_ptable(self, path: str | None = None) -> bool:
+        """Another ptable for the cell key method on this table (the metadata's otherwise;
+        a generated one is a choice in the Protect dialog): argusqt/docs/methods.md §16."""
+        table_no = self.current_table_no()
+        if table_no is None or self.session is None:
+            return False
+        if path is None:
+            path, _ = QFileDialog.getOpenFileName(
+                self, "Cell key ptable", self._start_dir(), "ptable (*.txt *.csv);;All files (*)"
+            )
+        if not path:
+            return False
+        try:
+            self.session.set_ckm_ptables(table_no, path)
+        except ArgusError as exc:
+            self._sync_log()
+            self._show_result_box(str(exc), "Cell key ptable")
+            return False
+        self._sync_log()
+        self.statusBar().showMessage(f"Table {table_no}: the cell key method will use {path}")
+        return True
 
     def show_summary(self) -> SummaryDialog | None:
         view = self.current_view()

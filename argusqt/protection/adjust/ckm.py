@@ -47,6 +47,7 @@ class CKMParams(MethodParams):
         help="Magnitude tables: added to the first contribution's noise of unsafe cells.",
         minimum=0,
         extension=True,
+        decimals=2,
     )
     ptable_d: int = param(
         0,
@@ -66,6 +67,7 @@ class CKMParams(MethodParams):
         minimum=0,
         exclusive_minimum=True,
         extension=True,
+        decimals=3,
     )
     ptable_js: int = param(
         0,
@@ -84,6 +86,7 @@ class CKMParams(MethodParams):
         minimum=0,
         maximum=0.99,
         extension=True,
+        decimals=2,
     )
 
 

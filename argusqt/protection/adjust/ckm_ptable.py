@@ -108,20 +108,22 @@ def _row(
         ok = res.success and abs(p.sum() - 1) < 1e-7 and abs(p @ v) < 1e-6
         if ok and abs(p @ (v * v) - V) < 1e-6:
             return p / p.sum()
-        if blocked:  # the package keeps a blocked row's result whatever its variance
+        if blocked or i < D:
+            # a blocked row, or one whose noises cannot reach −D: the package keeps its best
+            # row whatever the variance; here the most entropy with variance at most V
+            capped = {"type": "ineq", "fun": lambda p: V - p @ (v * v), "jac": lambda p: -v * v}
             res = minimize(
                 neg_entropy,
                 x0,
                 jac=grad,
                 bounds=bounds,
-                constraints=cons,
+                constraints=[*cons, capped],
                 method="SLSQP",
                 options={"maxiter": MAX_ITER, "ftol": 1e-12},
             )
-            if res.success:
-                p = np.clip(res.x, 0.0, 1.0)
+            p = np.clip(res.x, 0.0, 1.0)
+            if res.success and abs(p.sum() - 1) < 1e-7 and abs(p @ v) < 1e-6:
                 return p / p.sum()
-            break
         if stay.size == 0 or lb[stay[0]] <= EPSILON:
             break
         lb[stay] = np.maximum(lb[stay] - 0.05, EPSILON)  # as the package: a smaller pstay
