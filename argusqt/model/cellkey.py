@@ -141,8 +141,11 @@ def fine_cell_keys(
     response: np.ndarray | None,
     weights: np.ndarray | None,
     k: int,
+    contributions: bool = True,
 ) -> FineCellKeys:
-    """Key sums and top-k contributions per fine cell; `inv`: the fine cell of each record."""
+    """Key sums and top-k contributions per fine cell; `inv`: the fine cell of each record.
+    `contributions` False skips the largest/smallest contributions (only `<CKM>` T and D
+    need them: a sort of every record)."""
     inv = np.asarray(inv, dtype=np.int64)
     key = sum_keys(inv, units, n_fine, decimals)
     if response is None:
@@ -152,6 +155,12 @@ def fine_cell_keys(
         x = np.asarray(response, dtype=float)
         nz = np.abs(x) > ZERO
         key_nz = sum_keys(inv[nz], units[nz], n_fine, decimals)
+    count = np.bincount(inv, minlength=n_fine).astype(float)
+    weight = count.copy() if weights is None else np.bincount(inv, weights, minlength=n_fine)
+    if not contributions:
+        zeros = np.zeros((n_fine, 1))
+        return FineCellKeys(decimals, key, key_nz, count, weight, zeros, zeros.copy(),
+                            np.zeros(n_fine), np.zeros(n_fine))  # fmt: skip
     w = np.ones(inv.shape[0]) if weights is None else np.asarray(weights, dtype=float)
     top, top_w = _top_with_weights(inv, x, w, n_fine, max(k, 1))
     xmax = np.full(n_fine, -np.inf)
@@ -160,8 +169,6 @@ def fine_cell_keys(
     np.minimum.at(xmin, inv, x)
     xmax[~np.isfinite(xmax)] = 0.0
     xmin[~np.isfinite(xmin)] = 0.0
-    count = np.bincount(inv, minlength=n_fine).astype(float)
-    weight = np.bincount(inv, weights=w, minlength=n_fine)
     return FineCellKeys(decimals, key, key_nz, count, weight, top, top_w, xmax, xmin)
 
 
@@ -285,7 +292,10 @@ def attach_cell_keys(table, meta, data, reader: Callable[[Any, str], Any] | None
     weights = None
     if spec.use_weights and meta.weight is not None:
         weights = data.values(meta.weight.name)
-    ck = fine_cell_keys(inv, fine.n_fine, units, int(key_var.decimals), response, weights, k)
+    needed = options is not None and options.type in ("T", "D")
+    ck = fine_cell_keys(
+        inv, fine.n_fine, units, int(key_var.decimals), response, weights, k, needed
+    )
     base = getattr(meta, "path", None)
     ck.files = _resolved(key_var.pfiles or RecordKeyFiles(), base.parent if base else None)
     ck.ckm = options
