@@ -1607,6 +1607,8 @@ class Session:
         result = self.results.get(table_no)
         if result is not None:
             info |= {"method": result.method, "elapsed": result.elapsed, "audit": result.audit}
+            if result.method == "CKM":
+                info["ckm_loss"] = result.figures.get("loss")
         return info
 
     def report_html(self, table_no: int) -> str:

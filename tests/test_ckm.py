@@ -345,3 +345,29 @@ def test_api_with_a_data_frame_seeded_keys_and_a_ptable_frame(tmp_path: Path) ->
     assert any("keep them with the data" in line for line in out.log)
     published = out[0].publish()
     assert len(published) > 0
+
+
+def test_report_gives_the_loss_and_risk_by_size_class(tmp_path: Path) -> None:
+    folder = _magnitude(tmp_path)
+    s = Session()
+    s.open_microdata(folder / "microdata.csv", folder / "microdata.rda")
+    s.specify_table(parse_specify_table('"Sex""Age"|"<freq>"||'))
+    s.compute_tables()
+    result = s.protect(1, "CKM")
+    html = s.report_html(1)
+    assert "Information loss and risk (cell key method)" in html
+    t = s.table(1)
+    nonempty = t.status != Status.EMPTY
+    changed = int((t.published != t.value)[nonempty].sum())
+    assert f"Cells changed: {changed} of {int(nonempty.sum())}" in html
+    classes = result.figures["loss"]["classes"]
+    assert sum(c["cells"] for c in classes) == int(nonempty.sum())
+    edges = [0, 1, 3, 5, 10, 20, 50, 100, 1000, float("inf")]  # the documented classes
+    v = t.value[nonempty]
+    want = {}
+    for lo, hi in zip(edges[1:-1], edges[2:], strict=True):
+        n = int(((v >= lo) & (v < hi)).sum())
+        if n:
+            label = f"≥ {lo:g}" if hi == float("inf") else f"{lo:g}–{hi:g}"
+            want[label] = n
+    assert {c["class"]: c["cells"] for c in classes} == want
