@@ -85,3 +85,29 @@ def test_ckm_from_the_protect_dialog_and_a_chosen_ptable(qtbot, window, tmp_path
     qtbot.waitUntil(lambda: not window.runner.busy, timeout=300_000)
     assert not window.errors, window.errors
     assert np.array_equal(window.tables[0].published, _session(folder, {}, other))
+
+
+def test_loss_and_risk_chart(qtbot, window, tmp_path):
+    """Output | Cell key loss and risk: one bar and one row per size class of the result."""
+    folder = tmp_path / "Magnitude"
+    shutil.copytree(tauargus_dir() / "cellkey" / "Magnitude", folder)
+    _open(qtbot, window, folder)
+    assert window.show_ckm_loss() is None  # not protected by CKM yet
+
+    def defaults(d: ProtectDialog) -> None:
+        d.select("CKM")
+        d.run_button.click()
+
+    driven = run_dialog(qtbot, ProtectDialog, defaults, timeout=120)
+    window.actions["protect"].trigger()
+    driven.check()
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=300_000)
+    dlg = window.show_ckm_loss()
+    assert dlg is not None
+    qtbot.addWidget(dlg)
+    classes = window.last_result.figures["loss"]["classes"]
+    assert dlg.grid.rowCount() == len(classes) == len(dlg.chart.values)
+    table = window.tables[0]
+    nonempty = table.status != 14
+    exact = table.published[nonempty] == table.value[nonempty]
+    assert sum(c["exact"] for c in classes) == int(exact.sum())

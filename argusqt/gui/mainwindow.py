@@ -267,6 +267,7 @@ class MainWindow(QMainWindow):
             "Write the safe table",
         )
         A("view_report", "View &report…", self.view_report, None, "report")
+        A("ckm_loss", "Cell key &loss and risk…", self.show_ckm_loss, None)
         A("gen_apriori", "&Generate a-priori file…", self.generate_apriori, None)
         A("write_batch", "Write &batch file…", self.write_batch_file, None)
         A("guide", "&User guide", self.show_guide, QKeySequence.StandardKey.HelpContents)
@@ -297,7 +298,7 @@ class MainWindow(QMainWindow):
         for k in ("select_table", "protect", "recode", "apriori", "ckm_ptable", "summary"):
             m.addAction(a[k])
         m = mb.addMenu("&Output")
-        for k in ("save_table", "view_report", "gen_apriori", "write_batch"):
+        for k in ("save_table", "view_report", "ckm_loss", "gen_apriori", "write_batch"):
             m.addAction(a[k])
         m = mb.addMenu("&Help")
         for k in ("guide", "online", "options", "about"):
@@ -1321,6 +1322,21 @@ class MainWindow(QMainWindow):
             if self.current_table_no() != table_no:
                 self.tabs.setCurrentIndex(table_no - 1)
             self.protect_table()
+
+    def show_ckm_loss(self) -> QDialog | None:
+        """The cell key method's loss and risk of the current table (its last CKM run)."""
+        from argusqt.gui.ckmloss import CKMLossDialog
+
+        table_no = self.current_table_no()
+        result = self.session.results.get(table_no) if self.session and table_no else None
+        loss = result.figures.get("loss") if result is not None and result.method == "CKM" else None
+        if not loss:
+            self.statusBar().showMessage("The table has not been protected by the cell key method")
+            return None
+        dlg = CKMLossDialog(self.views[table_no - 1].title, loss, self)
+        self.ckm_loss_dialog = dlg
+        dlg.show()
+        return dlg
 
     def view_report(self) -> None:
         table_no = self.current_table_no()
