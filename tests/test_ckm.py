@@ -371,3 +371,23 @@ def test_report_gives_the_loss_and_risk_by_size_class(tmp_path: Path) -> None:
             label = f"≥ {lo:g}" if hi == float("inf") else f"{lo:g}–{hi:g}"
             want[label] = n
     assert {c["class"]: c["cells"] for c in classes} == want
+
+
+def test_ckm_is_refused_with_holdings(tmp_path: Path) -> None:
+    """τ-Argus refuses the cell key method on a table with holding-level rules; so does argusqt."""
+    folder = _magnitude(tmp_path)
+    rda = (
+        (folder / "microdata.rda")
+        .read_text()
+        .replace("Weigt 3\n  <WEIGHT>", "Weigt 3\n  <HOLDING>")
+    )
+    (folder / "hold.rda").write_text(rda)
+    s = Session()
+    s.open_microdata(folder / "microdata.csv", folder / "hold.rda")
+    s.specify_table(parse_specify_table('"Sex""Age"|"<freq>"||'))
+    s.set_safety_rules(parse_safety_rule("FREQ(3,10)|FREQ(3,10)"))
+    s.compute_tables()
+    assert s.table(1).spec.use_holdings
+    with pytest.raises(ArgusError, match="not available when holdings are used"):
+        s.protect(1, "CKM")
+    assert s.table(1).published is None

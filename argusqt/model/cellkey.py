@@ -128,6 +128,7 @@ class FineCellKeys:
     ckm: MagnitudeCKM | None = None  # the response's `<CKM>` options
     response: str = "Freq"
     weighted: bool = False
+    holdings: bool = False  # the table uses holdings (τ-Argus refuses CKM then)
     #: reads a ptable file (name, "freq" | "cont") → model.ptable.PTable; io.ptable.read_ptable
     #: passed in by the session, since reading files belongs to io, above the model
     reader: Callable[[Any, str], Any] | None = None
@@ -301,6 +302,7 @@ def attach_cell_keys(table, meta, data, reader: Callable[[Any, str], Any] | None
     ck.ckm = options
     ck.response = spec.response or "Freq"
     ck.weighted = weights is not None
+    ck.holdings = bool(spec.use_holdings)
     ck.reader = reader
     fine.cellkey = ck
     return True
@@ -333,6 +335,7 @@ class CellKeyInputs:
     pfile_cont: Any = None
     pfile_sep: Any = None
     reader: Callable[[Any, str], Any] | None = None  # reads a ptable file by name
+    holdings: bool = False
 
 
 def cell_keys_of(table) -> CellKeys | None:
@@ -363,6 +366,7 @@ def cell_key_inputs(table) -> CellKeyInputs | None:
         pfile_cont=fine.files.pfile_cont,
         pfile_sep=fine.files.pfile_sep,
         reader=fine.reader,
+        holdings=fine.holdings,
     )
 
 

@@ -133,6 +133,11 @@ def solve_ckm(
             "CKM needs record keys: the data has no <RECORDKEY> variable (argusqt/docs/"
             "argusqt/docs/formats.md §1.5); add one to the data, or generate keys and keep them with it"
         )
+    if inputs.holdings:
+        raise MethodError(
+            "the cell key method is not available when holdings are used (τ-Argus refuses "
+            "it too): specify the table without holding-level rules"
+        )
     progress(ProgressEvent("Cell key method: looking up the noise of every cell", fraction=0.1))
     if cancel is not None and cancel.cancelled:
         raise Cancelled("CKM cancelled before a cell was perturbed; the table is unchanged")
