@@ -144,24 +144,24 @@ def _build(
         out: list[PRow] = []
         for i, items in rows.items():
             arr = np.array([t[1:] for t in items], dtype=float)
-            j, p, v, ub = arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3]
-            run = np.cumsum(p)
-            off = np.flatnonzero(np.abs(run - ub) > TOLERANCE)
+            js, ps, vs, ubs = arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3]
+            run = np.cumsum(ps)
+            off = np.flatnonzero(np.abs(run - ubs) > TOLERANCE)
             if off.size:
                 k = int(off[0])
                 raise _fail(
                     where,
                     items[k][0],
                     f"p_int_ub must be the running sum of p in row i = {i}: expected "
-                    f"{run[k]:.8f}, got {ub[k]:.8f}",
+                    f"{run[k]:.8f}, got {ubs[k]:.8f}",
                 )
             if abs(run[-1] - 1.0) > TOLERANCE:
                 raise _fail(
                     where, items[-1][0], f"the p of row i = {i} add up to {run[-1]:.8f}, not 1"
                 )
-            if kind == "cont" and np.any(np.diff(j) <= 0):  # τ-Argus keys them by j
+            if kind == "cont" and np.any(np.diff(js) <= 0):  # τ-Argus keys them by j
                 raise _fail(where, items[0][0], f"the j of row i = {i} must ascend")
-            out.append(PRow(i, j, p, v, ub, items[0][0]))
+            out.append(PRow(i, js, ps, vs, ubs, items[0][0]))
         table.rows[row_type] = out
     return table
 

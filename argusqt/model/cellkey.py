@@ -131,7 +131,7 @@ class FineCellKeys:
     holdings: bool = False  # the table uses holdings (τ-Argus refuses CKM then)
     #: reads a ptable file (name, "freq" | "cont") → model.ptable.PTable; io.ptable.read_ptable
     #: passed in by the session, since reading files belongs to io, above the model
-    reader: Callable[[Any, str], Any] | None = None
+    reader: Callable[..., Any] | None = None
 
 
 def fine_cell_keys(
@@ -267,7 +267,7 @@ def records_to_fine(
     return inv
 
 
-def attach_cell_keys(table, meta, data, reader: Callable[[Any, str], Any] | None = None) -> bool:
+def attach_cell_keys(table, meta, data, reader: Callable[..., Any] | None = None) -> bool:
     """Compute the fine-cell CKM inputs of a table built from microdata with a record key and
     keep them with its fine cells (recoding reuses them); False when there is no key."""
     key_var = meta.record_key if meta is not None else None
@@ -334,7 +334,7 @@ class CellKeyInputs:
     pfile: Any = None
     pfile_cont: Any = None
     pfile_sep: Any = None
-    reader: Callable[[Any, str], Any] | None = None  # reads a ptable file by name
+    reader: Callable[..., Any] | None = None  # reads a ptable file by name
     holdings: bool = False
 
 

@@ -8,6 +8,8 @@ the same ptable everywhere. D, V and the ptable are confidential: never publish 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from argusqt.errors import ParameterError
@@ -64,7 +66,9 @@ def _row(
     js: int,
 ) -> np.ndarray:
     """Most-entropy probabilities on the noises v with mean 0 and variance V."""
-    from scipy.optimize import minimize
+    from scipy.optimize import minimize as scipy_minimize
+
+    minimize: Any = scipy_minimize  # SLSQP with dict constraints (its stubs want one form)
 
     n = v.shape[0]
     lb = np.full(n, EPSILON)
