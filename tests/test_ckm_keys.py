@@ -105,3 +105,25 @@ def test_generated_keys_repeat_with_the_seed() -> None:
     assert not np.array_equal(a, generated_record_keys(1000, seed=8))
     assert (a >= 0).all() and (a < 1).all()
     assert np.array_equal(key_units(a, 15), np.rint(a * 1e15).astype(np.int64))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 4), st.integers(-5, 9), st.integers(1, 3)), max_size=40),
+    st.integers(1, 3),
+)
+def test_top_contributions_are_the_largest_per_cell(records, k) -> None:
+    """The k largest values per group with their weights, against a plain sort."""
+    from argusqt.model.cellkey import fine_cell_keys
+
+    g = np.array([r[0] for r in records], dtype=np.int64)
+    x = np.array([r[1] for r in records], dtype=float)
+    w = np.array([r[2] for r in records], dtype=float)
+    units = np.zeros(len(records), dtype=np.int64)
+    got = fine_cell_keys(g, 5, units, 8, x, w, k, contributions=True)
+    for grp in range(5):
+        mine = sorted(((xx, -i) for i, (gg, xx) in enumerate(zip(g, x, strict=True)) if gg == grp),
+                      reverse=True)[:k]  # fmt: skip
+        assert list(got.top[grp, : len(mine)]) == [m[0] for m in mine]
+        assert list(got.top_weight[grp, : len(mine)]) == [w[-m[1]] for m in mine]
+        assert (got.top_weight[grp, len(mine) :] == 0).all()
