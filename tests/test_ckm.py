@@ -345,6 +345,14 @@ def test_api_with_a_data_frame_seeded_keys_and_a_ptable_frame(tmp_path: Path) ->
     assert any("keep them with the data" in line for line in out.log)
     published = out[0].publish()
     assert len(published) > 0
+    # the keys and the in-memory ptable go with the session file and the batch file
+    out.save_session(tmp_path / "s.aqs")
+    assert np.array_equal(argusqt.open_session(tmp_path / "s.aqs")[0].table.published, t.published)
+    out.write_batch_file(tmp_path / "b.arb")
+    assert (tmp_path / "b_ptable1.txt").is_file()
+    again = run_batch(tmp_path / "b.arb")
+    assert again.ok, again.error
+    assert np.array_equal(again.session.table(1).published, t.published)
 
 
 def test_report_gives_the_loss_and_risk_by_size_class(tmp_path: Path) -> None:

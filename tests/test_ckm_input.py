@@ -59,7 +59,6 @@ def test_magnitude_example_metadata_reads_and_round_trips(tmp_path: Path) -> Non
         (HEAD + " <CKM> V\n <SCALING> Z(1)\n" + KEY, 7, "unknown <SCALING>"),
         (HEAD + " <CKM> V\n <SCALING> N(0.1)\n", 4, "needs a <RECORDKEY> variable"),
         (HEAD + " <CKM> V\n" + KEY, 4, "needs <SCALING>"),
-        (HEAD + "K 10\n <RECORDKEY>\n <DECIMALS> 8\n", 6, 'needs <PFILE> "ptable"'),
         (HEAD + KEY + 'L 3\n <RECORDKEY>\n <PFILE> "g"\n', 11, "only one <RECORDKEY>"),
         ('<SEPARATOR> ";"\nA 1\n <RECODEABLE>\n <CKM> V\n' + KEY, 4, "only allowed for numeric"),
     ],
@@ -128,3 +127,11 @@ def test_bad_ptable_names_file_and_line(
 def test_missing_ptable_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="ptable file does not exist"):
         read_ptable(tmp_path / "nope.txt")
+
+
+def test_record_key_without_ptable_is_a_warning(tmp_path: Path) -> None:
+    """τ-Argus refuses a record key without <PFILE>; argusqt warns (the ptable may come from
+    the batch command, the API or the GUI) and CKM says what is missing when it runs."""
+    meta = read_rda(_rda(tmp_path, HEAD + "K 10\n <RECORDKEY>\n <DECIMALS> 8\n"))
+    (w,) = meta.warnings
+    assert "m.rda, line 6" in w and "names no <PFILE>" in w

@@ -408,12 +408,11 @@ def _validate_cell_key(meta: Metadata) -> None:
             )
     key = keys[0] if keys else None
     if key is not None:
-        if key.pfiles is None or not key.pfiles.pfile:
-            raise InputError(
-                f'the record key {key.name} needs <PFILE> "ptable" (the ptable of '
-                "frequency tables)",
-                file=path,
-                line=key.line,
+        if key.pfiles is None or not key.pfiles.pfile:  # τ-Argus requires it; argusqt takes
+            meta.warnings.append(  # the ptable from the batch command or the API as well
+                f"warning: {Path(path or '').name}, line {key.line}: the record key {key.name} "
+                "names no <PFILE>: the cell key method needs a ptable from the batch command "
+                '(CKM(t) "ptable"), the Python API or Modify | Cell key ptable'
             )
         if key.decimals > MAX_KEY_DECIMALS:
             raise InputError(
