@@ -129,7 +129,7 @@ def perturbed_topk(
     x: float, tops: list[float], key_units: int, decimals: int, large, small, par: dict
 ) -> float:
     """One cell of `<CKM> T(k)` with `<SCALING> F(…)` and separation, written from
-    methods.md §16.3 one step at a time (no arrays, no argusqt code)."""
+    argusqt/docs/methods.md §16.3 one step at a time (no arrays, no argusqt code)."""
     s0, s1, xs, q, eps = par["s0"], par["s1"], par["xs"], par["q"], par["eps"]
     last = small[max(small)]
     m1 = math.sqrt(sum((j - max(small)) ** 2 * p for j, p, _ in last))
