@@ -30,10 +30,13 @@ MAGNITUDE_JOB = """\
 <SAFETYRULE> P(15,1)
 <SPECIFYTABLE> "Sex"|"<freq>"||
 <SAFETYRULE> FREQ(3,10)
+<SPECIFYTABLE> "Sex"|"Savings"||
+<SAFETYRULE> P(15,1)
 <READMICRODATA>
 <SUPPRESS> CKM(1)
 <SUPPRESS> CKM(2)
 <SUPPRESS> CKM(3)
+<SUPPRESS> CKM(4)
 <WRITETABLE> (1, 2, , "freq.csv")
 <WRITETABLE> (2, 2, , "savings.csv")
 """
@@ -88,8 +91,14 @@ def test_magnitude_example_runs_unchanged_from_a_batch_file(tmp_path: Path) -> N
         (code,) = t3.cell_codes(c)
         c1 = t1.cell_index((t1.dims[0].codes.index(code), 0))
         assert t3.published[c] == t1.published[c1]
-    # magnitudes: perturbed, bounded, not the original
+    # magnitudes: perturbed, bounded, not the original; the same in table 4 (Sex alone)
     t2 = s.table(2)
+    t4 = s.table(4)
+    assert t4.published is not None and t2.published is not None
+    for c in range(t4.n_cells):
+        (code,) = t4.cell_codes(c)
+        c2 = t2.cell_index((t2.dims[0].codes.index(code), 0))
+        assert t4.published[c] == t2.published[c2]
     assert t2.published is not None
     nonempty = t2.status != Status.EMPTY
     moved = np.abs(t2.published - t2.value)[nonempty]
