@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from argusqt.model.table import TableSpec
 from argusqt.protection.core.params import MethodParams
@@ -87,6 +87,8 @@ class Protect:
     table: int
     method: str
     params: MethodParams
+    #: CKM: the ptables given for this run (file names or io.ptable.PTable), else None
+    ptables: tuple[Any, Any, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -511,6 +511,11 @@ def protect(
     progress: ProgressCallback | bool | None = None,
     cancel: CancelToken | None = None,
     logbook: str | os.PathLike[str] | None = None,
+    record_key: str | None = None,
+    record_key_seed: int | None = None,
+    ptable: Any = None,
+    ptable_sep: Any = None,
+    ckm: Any = None,
 ) -> Protection:
     """Protect one or more tables of microdata (or a ready table) and return them protected.
 
@@ -537,6 +542,13 @@ def protect(
     notebook when tqdm is installed), False for none. Ctrl-C (or `cancel.cancel()`) stops
     the method and keeps the best audited result (`.cancelled` is then True). Runs are
     reproducible; `.time_limit_decided` says when the method's time limit cut one short.
+
+    Cell key method (`method="CKM"`, argusqt/docs/methods.md §16): `record_key` names the
+    data frame's column of record keys (τ-Argus files name it in the `.rda`), or
+    `record_key_seed` draws keys for a pandas DataFrame (keep them with the data: other keys
+    give other noise); `ptable` (a file or a DataFrame with i, j, p, v, p_int_ub) replaces
+    the counts' ptable, or the magnitudes' with `ptable_sep` for small values; `ckm` (a
+    `argusqt.model.cellkey.MagnitudeCKM`) gives a data frame's response its `<CKM>` options.
 
     Raises ArgusError subclasses with clear messages; AuditError when the method's result
     fails the audit (nothing is kept then).
@@ -578,7 +590,10 @@ def protect(
         elif microdata is not None:
             roles = _roles(groups, response, shadow, cost, weight, holding, request,
                            request_codes, hierarchies, labels, total_codes, decimals)  # fmt: skip
-            session.open_microdata_frame(microdata, roles, callback, cancel)
+            data = _with_record_keys(session, microdata, roles, record_key, record_key_seed)
+            if ckm is not None and response is not None:
+                roles.ckm[response] = ckm
+            session.open_microdata_frame(data, roles, callback, cancel)
         else:
             raise SpecificationError("give microdata (a DataFrame or a file) or a table")
         for dims in groups:
@@ -588,6 +603,10 @@ def protect(
         if not session.compute_tables(callback, cancel, totals_mode=1 if table is not None else 0):
             raise KeyboardInterrupt("computing the tables was cancelled")
         out = Protection(session)
+        if ptable is not None or ptable_sep is not None:
+            for no in range(1, len(session.tables) + 1):
+                kind = "freq" if session.table(no).spec.is_frequency else "cont"
+                session.set_ckm_ptables(no, _ptable(ptable, kind), _ptable(ptable_sep, "cont"))
         for no in range(1, len(session.tables) + 1):
             result = None
             if not cancel.cancelled:
@@ -601,6 +620,43 @@ def protect(
         return _run_cancellable(run, cancel)
     finally:
         close()
+
+
+def _ptable(x: Any, kind: str) -> Any:
+    """A ptable argument: a file name as given, a DataFrame as a checked ptable."""
+    if x is None or isinstance(x, str | os.PathLike):
+        return x
+    from argusqt.io.ptable import ptable_from_frame
+
+    return ptable_from_frame(x, kind)  # type: ignore[arg-type]
+
+
+def _with_record_keys(session, data: Any, roles: Any, column: str | None, seed: int | None) -> Any:
+    """The data with its record key column set in `roles`; with a seed, keys drawn into a
+    copy of a pandas DataFrame (argusqt/docs/formats.md §1.5: keep them with the data)."""
+    if seed is None:
+        roles.record_key = column
+        return data
+    import pandas as pd
+
+    from argusqt.model.cellkey import generated_record_keys
+
+    if not isinstance(data, pd.DataFrame):
+        raise SpecificationError(
+            "record_key_seed draws keys into a pandas DataFrame; for other data add a column "
+            "of record keys and name it with record_key"
+        )
+    name = column or "record_key"
+    if name in data.columns:
+        raise SpecificationError(f"the data already has a column {name!r}: name it record_key")
+    data = data.copy()
+    data[name] = generated_record_keys(len(data), seed)
+    roles.record_key = name
+    session.add_log(
+        f"Record keys drawn with seed {seed} into column {name!r}: keep them with the data "
+        "(the same cell gets the same noise only with the same keys)"
+    )
+    return data
 
 
 def _table_groups(explanatory: Any) -> list[list[str]]:

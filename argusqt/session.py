@@ -147,6 +147,8 @@ class Session:
     #: argusqt/docs/methods.md §11):
     #: kept in session files, never in a publishable output; None until first needed
     protection_seed: int | None = None
+    #: CKM ptables given per table (set_ckm_ptables): (counts, magnitudes, small values)
+    _ckm_ptables: dict[int, tuple[Any, Any, Any]] = field(default_factory=dict, repr=False)
 
     # ------------------------------------------------------------------ log
     # ------------------------------------------------------------------ log
@@ -521,6 +523,16 @@ class Session:
         a-priori statuses, never the secondaries of the method run before (docs/design.md)."""
         return protecting.protect(self, table_no, method, params, progress, cancel)
 
+    def set_ckm_ptables(
+        self, table_no: int, first: Any = None, sep: Any = None
+    ) -> tuple[Any, Any, Any]:
+        """Other ptables for the cell key method on this table, as the batch command
+        `CKM(t) "first" | "sep" | μc` gives them (argusqt/docs/formats.md §8.5): `first` is
+        the counts' ptable of a frequency table, the magnitudes' of a magnitude table; each a
+        file name or a ptable (io.ptable.PTable); None keeps the metadata's. Files are read
+        and checked now (InputError with file and line)."""
+        return protecting.set_ckm_ptables(self, table_no, first, sep)
+
     @undoable()
     def protect_linked(
         self,
@@ -546,7 +558,7 @@ class Session:
         *,
         tau_exact: bool = False,
     ) -> list[Path]:
-        """Save table `table_no` as type 1–6 (argusqt/docs/formats.md §10); `report` adds the
+        """Save table `table_no` as type 1–7 (argusqt/docs/formats.md §10); `report` adds the
         (confidential) HTML report next to it (base name + `_CONFIDENTIAL.html`). `tau_exact`
         (option `TA+`) writes codes and labels byte for byte as τ-Argus; by default one a
         spreadsheet would run as a formula gets a `'` in front. Returns the files written.

@@ -905,7 +905,7 @@ def _audit_table(s, no: int, result: Any, where: str, progress, cancel) -> None:
     protected = face == "suppress"
     if result is not None:
         s.results[no] = result
-    if (face in ("round", "cta") and table.published is not None) or (
+    if (face in ("round", "cta", "ckm") and table.published is not None) or (
         face == "interval" and table.interval_lower is not None
     ):
         mark_protected(table)  # saved unchanged since its method ran (else method is null)

@@ -186,8 +186,9 @@ def test_writetable_forms():
     assert w.options["FL"] and w.path == "a, b.csv"
     with pytest.raises(ValueError, match="option"):
         parse_writetable('(1,3,3,"x.txt")')  # the manual's invalid example
-    with pytest.raises(ValueError, match="output type 1–6"):
-        parse_writetable('(1,7,,"x.txt")')
+    assert parse_writetable('(1,7,AO+AC+,"x.txt")').options["AO"]  # CKM format
+    with pytest.raises(ValueError, match="output type 1–7"):
+        parse_writetable('(1,8,,"x.txt")')
     with pytest.raises(ValueError, match="4 arguments"):
         parse_writetable('(1,3,"x.txt")')
 

@@ -204,16 +204,14 @@ def test_empty_tab_file_is_refused(tmp_path):
     _fails(_run(folder), "pp.tab", None, "has no lines")
 
 
-def test_ckm_option_is_a_warning(tmp_path):
-    """τ-Argus ≥ 4.2 accepts <CKM> (cell-key method): argusqt keeps it in the metadata but
-    does not use it, and says so with the line."""
+def test_ckm_without_record_key_is_refused(tmp_path):
+    """Refused: <CKM> (cell key method, argusqt/docs/formats.md §1.5) on a numeric variable of data
+    without a <RECORDKEY>: the message names the file, the variable's line and what is
+    missing."""
     folder = _case(tmp_path, "tau_testW", TESTW_JOB)
     rda = folder / "tau_testW.rda"
-    rda.write_text(rda.read_text().replace("Var3 38", '  <CKM> "T"\nVar3 38'))
-    out = _run(folder)
-    assert out.ok, out.error
-    (w,) = [w for w in _warnings(out) if "<CKM>" in w]
-    assert "tau_testW.rda, line 26" in w and "does not use it" in w
+    rda.write_text(rda.read_text().replace("Var3 38", "  <CKM> V\nVar3 38"))
+    _fails(_run(folder), "tau_testW.rda", 23, "<CKM> V of Var2 needs a <RECORDKEY> variable")
 
 
 @pytest.mark.parametrize("text", ["", "// only a comment\n\n"])

@@ -193,6 +193,7 @@ def test_option_string_parsing():
     assert parse_options("AS+FL+", 3) == {
         "AR": False, "AS": True, "FL": True, "HI": False, "HL": False,
         "QU": True, "SE": False, "SO": False, "TR": False, "TA": False,
+        "AO": False, "AD": False, "AC": False,
     }  # fmt: skip
     assert parse_options("", 2)["FL"] is True
     assert parse_options("qu-", 3)["QU"] is False

@@ -28,9 +28,51 @@ METHODS = registry.methods()
 IDS = [d.name for d in METHODS]
 
 
+#: CKM's ptable for the contract problem (i, j, p): noise at most 2, rows 0–3
+_PTABLE = [(0, 0, 1.0), (1, 0, 0.5), (1, 1, 0.3), (1, 3, 0.2), (2, 0, 0.2), (2, 1, 0.2),
+           (2, 2, 0.4), (2, 4, 0.2), (3, 1, 0.25), (3, 2, 0.25), (3, 3, 0.25), (3, 5, 0.25)]  # fmt: skip
+_KEY_DECIMALS = 8
+
+
 def _problem():
-    """A small hierarchical 2-D table with primaries (seeded: the same for every method)."""
-    return random_1h2d(np.random.default_rng(7), [2, 2], 3, primary_share=0.15)
+    """A small hierarchical 2-D table with primaries (seeded: the same for every method),
+    with cell keys the test draws for CKM (its values read as counts)."""
+    problem = random_1h2d(np.random.default_rng(7), [2, 2], 3, primary_share=0.15)
+    problem.cellkey = lambda: _ckm_inputs(problem)
+    return problem
+
+
+def _ckm_inputs(problem):
+    import pandas as pd
+
+    from argusqt.io.ptable import ptable_from_frame
+    from argusqt.model.cellkey import CellKeyInputs, CellKeys
+
+    n = problem.n_cells
+    units = np.random.default_rng(11).integers(0, 10**_KEY_DECIMALS, n)
+    count = np.asarray(problem.values, dtype=float)
+    frame = pd.DataFrame(_PTABLE, columns=["i", "j", "p"])
+    frame["v"] = frame.j - frame.i
+    frame["p_int_ub"] = frame.groupby("i").p.cumsum()
+    cells = CellKeys(_KEY_DECIMALS, units, units, count, count, np.zeros((n, 1)),
+                     np.zeros((n, 1)), np.zeros(n), np.zeros(n))  # fmt: skip
+    return CellKeyInputs(cells, True, False, "Freq", None, pfile=ptable_from_frame(frame))
+
+
+def _ckm_oracle(problem) -> np.ndarray:
+    """The test's own lookup: row min(n, 3), the first transition whose running p > key."""
+    units = np.random.default_rng(11).integers(0, 10**_KEY_DECIMALS, problem.n_cells)
+    out = []
+    for n, u in zip(np.asarray(problem.values, dtype=int), units, strict=True):
+        row = [(j - i, p) for i, j, p in _PTABLE if i == min(n, 3)]
+        acc, noise = 0.0, 0
+        for v, p in row:
+            acc += p
+            if u / 10**_KEY_DECIMALS < acc:
+                noise = v
+                break
+        out.append(n + noise if n > 0 else 0)
+    return np.array(out, dtype=float)
 
 
 def _options(desc: registry.MethodDescriptor, problem, **values) -> SolverOptions:
@@ -43,7 +85,7 @@ def _options(desc: registry.MethodDescriptor, problem, **values) -> SolverOption
 def test_descriptor_is_complete(desc):
     assert desc.name == desc.name.upper() and desc.params.METHOD == desc.name
     assert desc.label and desc.help and desc.kind in ("suppress", "adjust", "interval")
-    assert desc.face in ("suppress", "round", "cta", "interval")
+    assert desc.face in ("suppress", "round", "cta", "interval", "ckm")
     assert (desc.face == "suppress") == (desc.kind == "suppress")
     assert callable(desc.solve) and callable(desc.solver_options)
     assert desc.solve.__module__ in registry.METHOD_MODULES  # one module holds the method
@@ -161,6 +203,8 @@ def _verdict_ok(desc, problem, result) -> bool:
         lo, hi = np.asarray(result.interval_lower), np.asarray(result.interval_upper)
         return audit(problem, hi > lo, lower=lo, upper=hi).ok
     published = np.asarray(result.published, dtype=float)
+    if desc.face == "ckm":  # the cell key method: the test's own lookup of every cell
+        return bool(np.array_equal(published, _ckm_oracle(problem)))
     values = np.asarray(problem.values, dtype=float)
     tol = 1e-6 * max(1.0, float(np.abs(values).max()))
     additive = np.abs(problem.relations @ published).max() <= tol

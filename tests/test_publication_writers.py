@@ -57,6 +57,8 @@ WRITERS = {
     ("argusqt/batch/runner.py", "_Runner.run_command"): "<VERSIONINFO>: the version only",
     ("argusqt/io/hrc.py", "write_hrc"): "hierarchy codes",
     ("argusqt/io/rda.py", "write_rda"): "metadata",
+    ("argusqt/io/ptable.py", "write_ptable"): "a CKM ptable: no cell values (its parameters "
+    "are confidential, argusqt/docs/methods.md §16.5)",
     ("argusqt/recode/grc.py", "write_grc"): "recode text",
     ("argusqt/workflow/output.py", "save_text"): "recode text typed in the GUI",
     ("argusqt/io/tables.py", "write_tabular_input"): "the caller's own input, for reading",

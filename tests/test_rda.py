@@ -239,11 +239,16 @@ def test_overlapping_fields_warn(tmp_path: Path) -> None:
 
 
 def test_cell_key_keywords_preserved(tmp_path: Path) -> None:
-    meta = read_rda(write(tmp_path, "A 1 2\n <RECODEABLE>\nK 3 4\n <RECORDKEY>\n <TRUNCABLE>\n"))
+    meta = read_rda(
+        write(
+            tmp_path, 'A 1 2\n <RECODEABLE>\nK 3 4\n <RECORDKEY>\n <PFILE> "p.txt"\n <TRUNCABLE>\n'
+        )
+    )
     k = meta.variable("K")
-    assert k.extra == [("<RECORDKEY>", [])] and k.truncable
+    assert k.record_key and k.truncable and k.pfiles is not None and k.pfiles.pfile == "p.txt"
     write_rda(meta, tmp_path / "o.rda")
-    assert "<RECORDKEY>" in (tmp_path / "o.rda").read_text()
+    again = read_rda(tmp_path / "o.rda").variable("K")
+    assert again.record_key and again.pfiles == k.pfiles
 
 
 def test_unknown_variable_lookup(tmp_path: Path) -> None:

@@ -57,6 +57,9 @@ class Suppress:
     method: str
     table: int
     params: MethodParams
+    #: CKM's ptables after the call, `CKM(t) "first" | "sep" | μc` (argusqt/docs/formats.md §8.5): file
+    #: names as written (None: the metadata's)
+    ptables: tuple[str | None, str | None] | None = None
 
 
 @dataclass
@@ -244,6 +247,10 @@ def parse_suppress(text: str) -> Suppress:
 
     s = text.strip()
     open_ = s.find("(")
+    tail = ""
+    if s[:open_].strip().upper() == "CKM" and not s.endswith(")"):
+        close = s.find(")", open_)
+        s, tail = (s[: close + 1], s[close + 1 :]) if close > 0 else (s, "")
     if open_ < 0 or not s.endswith(")"):
         raise ValueError(f"expected method(table, parameters…), got {s!r}")
     try:
@@ -262,7 +269,37 @@ def parse_suppress(text: str) -> Suppress:
         params = desc.params.from_batch(raw[1:])
     except ParameterError as exc:
         raise ValueError(exc.message) from None
+    if tail.strip():
+        first, sep, mu_c = _ckm_tail(tail)
+        if mu_c is not None:
+            params = desc.params.coerce(params.to_mapping() | {"mu_c": mu_c})
+        return Suppress(desc.name, table, params, (first, sep))
     return Suppress(desc.name, table, params)
+
+
+def _ckm_tail(tail: str) -> tuple[str | None, str | None, float | None]:
+    """`"first" | "sep" | μc` after `CKM(t)`, each part optional (argusqt/docs/formats.md §8.5)."""
+    parts = [p.strip() for p in split_outside_quotes(tail.strip(), "|")]
+    if len(parts) > 3:
+        raise ValueError(
+            f'CKM takes at most "ptable" | "ptable" | μc after the table, got {tail!r}'
+        )
+    parts += [""] * (3 - len(parts))
+
+    def name(p: str, what: str) -> str | None:
+        if not p:
+            return None
+        if not (len(p) >= 2 and p.startswith('"') and p.endswith('"')):
+            raise ValueError(f"expected the {what} in double quotes, got {p!r}")
+        return p[1:-1] or None
+
+    mu_c = None
+    if parts[2]:
+        try:
+            mu_c = float(parts[2])
+        except ValueError:
+            raise ValueError(f"μc must be a number, got {parts[2]!r}") from None
+    return name(parts[0], "ptable"), name(parts[1], "small-value ptable"), mu_c
 
 
 def parse_writetable(text: str) -> WriteTable:
@@ -281,9 +318,8 @@ def parse_writetable(text: str) -> WriteTable:
     out_type = _int(parts[1], "an output type")
     if out_type not in TYPE_NAMES:
         raise ValueError(
-            f"expected output type 1–6 ({', '.join(f'{k} {v}' for k, v in TYPE_NAMES.items())}), "
+            f"expected output type 1–7 ({', '.join(f'{k} {v}' for k, v in TYPE_NAMES.items())}), "
             f"got {out_type}"
-            + (" (cell-key output is not part of τ-Argus 4.1)" if out_type == 7 else "")
         )
     try:
         options = parse_options(parts[2], out_type)

@@ -125,12 +125,42 @@ def render_actions(actions: Sequence[Action], batch_path: str | Path) -> BatchTe
             flags = f"{int(a.ignore_errors)}, {int(a.expand_trivial)}"
             lines.append(f'<APRIORI> "{a.path}", {a.table}, "{a.sep}", {flags}')
         elif isinstance(a, Protect):
-            args = ", ".join([str(a.table), *a.params.to_batch()])
-            lines.append(f"<SUPPRESS> {a.method}({args})")
+            lines.append(_suppress_line(a, stem, out))
         elif isinstance(a, WriteTable):
             lines.append(f'<WRITETABLE> ({a.table}, {a.out_type}, {a.options}, "{a.path}")')
     flush()
     return out
+
+
+def _suppress_line(a: Protect, stem: str, out: BatchText) -> str:
+    """`<SUPPRESS> M(t, …)`; CKM in τ-Argus's form `CKM(t) "ptable" | "sep" | μc` (a ptable
+    given in memory is written as a side file), its generator parameters as argusqt's."""
+    if a.method != "CKM":
+        return f"<SUPPRESS> {a.method}({', '.join([str(a.table), *a.params.to_batch()])})"
+    values = a.params.to_mapping()
+    mu_c = float(values.pop("mu_c", 0.0))
+    generic = any(values[f.name] != f.default for f in a.params.fields() if f.name in values)
+    head = f"CKM({', '.join([str(a.table), *a.params.to_batch()])})" if generic else (
+        f"CKM({a.table})"
+    )  # fmt: skip
+    counts, cont, sep = a.ptables or (None, None, None)
+
+    def named(x, k: str) -> str:
+        if x is None:
+            return ""
+        if not isinstance(x, str | Path):  # a ptable given in memory (API)
+            from argusqt.io.ptable import ptable_text
+
+            name = f"{stem}_ptable{a.table}{k}.txt"
+            out.side_files[name] = ptable_text(x)
+            return f'"{name}"'
+        return f'"{x}"'
+
+    first = named(counts, "") if counts is not None else named(cont, "")
+    parts = [first, named(sep, "_sep"), "" if generic or mu_c == 0 else repr(mu_c)]
+    while parts and not parts[-1]:
+        parts.pop()
+    return f"<SUPPRESS> {head}" + (" " + " | ".join(parts) if parts else "")
 
 
 def _recode_line(a: Recode, stem: str, out: BatchText) -> str:

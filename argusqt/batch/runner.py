@@ -332,6 +332,9 @@ class _Runner:
             if a.table == 0:
                 results = ses.protect_linked(a.method, a.params, self.progress, self.cancel)
             else:
+                if a.ptables is not None:  # CKM(t) "ptable" | "sep": files beside the batch
+                    first, sep = (None if x is None else self.input_file(x, cmd) for x in a.ptables)
+                    ses.set_ckm_ptables(a.table, first, sep)
                 results = [ses.protect(a.table, a.method, a.params, self.progress, self.cancel)]
             if any(r.cancelled for r in results):
                 self.outcome.cancelled = True

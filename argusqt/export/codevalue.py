@@ -148,7 +148,7 @@ def codevalue_lines(
             header.append(head(resp))
     else:
         shown = shown_values(table)
-        suffix = "_CTA" if kind == "cta" else "_Round"
+        suffix = {"cta": "_CTA", "ckm": "_CKM"}.get(kind, "_Round")
         header.append(head(resp + suffix))
         cols.append(shown)
         if add_status:

@@ -12,13 +12,13 @@ from argusqt.model.table import Table
 
 
 def protection_kind(table: Table) -> str:
-    """'suppress', 'round', 'cta' or 'interval': how the table's published face was made."""
+    """'suppress', 'round', 'cta', 'interval' or 'ckm': how the table's published face was made."""
     if table.interval_lower is not None:
         return "interval"
     if table.published is None:
         return "suppress"
     face = table.protection.face if table.protection is not None else "round"
-    return face if face in ("round", "cta") else "round"
+    return face if face in ("round", "cta", "ckm") else "round"
 
 
 def published_values(table: Table) -> np.ndarray:

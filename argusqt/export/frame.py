@@ -68,7 +68,7 @@ def published_column(table: Table) -> tuple[np.ndarray, np.ndarray | None, np.nd
         lower = np.round(np.asarray(table.interval_lower, dtype=float), table.decimals)
         upper = np.round(np.asarray(table.interval_upper, dtype=float), table.decimals)
         value = np.where(lower == upper, lower, np.nan)
-    elif kind in ("round", "cta"):
+    elif kind in ("round", "cta", "ckm"):
         value = np.round(np.asarray(published_values(table), dtype=float), table.decimals)
     else:
         value = np.round(np.asarray(table.value, dtype=float), table.decimals)

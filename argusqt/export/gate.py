@@ -108,6 +108,10 @@ def table_face(table: Table) -> Any:
         return Face("interval", lower=table.interval_lower, upper=table.interval_upper)
     if kind == "cta":
         return Face("cta", published=published_values(table))
+    if (
+        kind == "ckm"
+    ):  # the checks of argusqt/docs/methods.md §16.6 (D stays confidential: not re-checked)
+        return Face("ckm", published=published_values(table))
     if kind == "round":
         public = dict(table.protection.public) if table.protection is not None else {}
         if "base" not in public:
@@ -176,6 +180,7 @@ def clear_for_publication(
 _FORM = {
     "round": ("rounded values", "rounding"),
     "cta": ("adjusted values", "controlled tabular adjustment"),
+    "ckm": ("perturbed values", "the cell key method"),
     "interval": ("published intervals", "interval protection"),
 }
 

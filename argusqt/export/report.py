@@ -236,6 +236,7 @@ def report_html(table: Table, info: Mapping[str, Any] | None = None) -> str:
     if info.get("elapsed") is not None:
         parts.append(f"<p>Time used: {float(info['elapsed']):.2f} s</p>")
     parts.append(f"<p>Audit: {esc(audit_text(info.get('audit')))}</p>")
+    parts.extend(_ckm_loss_html(info.get("ckm_loss")))
     parts.append("<h2>Unsafe cells by rule</h2>")
     status = np.asarray(table.status, dtype=np.int64)
     unsafe = [[STATUS_LABELS[s], str(int((status == s).sum()))] for s in range(3, 10)]
@@ -258,6 +259,36 @@ def report_html(table: Table, info: Mapping[str, Any] | None = None) -> str:
         parts.append(f"<p>{esc(str(line))}</p>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def _ckm_loss_html(loss: Mapping[str, Any] | None) -> list[str]:
+    """The cell key method's loss and risk figures (argusqt/docs/methods.md §16.7)."""
+    if not loss:
+        return []
+    out = [
+        "<h2>Information loss and risk (cell key method)</h2>",
+        f"<p>Cells changed: {int(loss['changed'])} of {int(loss['cells'])} "
+        f"({100 * float(loss['changed_share']):.1f} %); mean absolute deviation "
+        f"{float(loss['mean_abs']):.3g}; mean relative deviation "
+        f"{100 * float(loss['mean_rel']):.2f} %; largest deviation {float(loss['max_abs']):.3g}; "
+        f"small cells (1–4) at their true value {100 * float(loss['small_exact_share']):.1f} %."
+        "</p>",
+    ]
+    rows = [
+        [
+            str(c["class"]),
+            str(c["cells"]),
+            str(c["changed"]),
+            f"{float(c['mean_abs']):.3g}",
+            f"{100 * float(c['mean_rel']):.2f} %",
+            f"{100 * float(c['exact_share']):.1f} %",
+        ]
+        for c in loss.get("classes", [])
+    ]
+    headers = ["Original value", "Cells", "Changed", "Mean abs. dev.", "Mean rel. dev.",
+               "At true value (risk)"]  # fmt: skip
+    out.append(_table(headers, rows, numeric_from=1))
+    return out
 
 
 def _cost_words(table: Table) -> str:

@@ -1,4 +1,4 @@
-"""Save a table as τ-Argus output type 1–6 with a `WRITETABLE` option string
+"""Save a table as τ-Argus output type 1–7 with a `WRITETABLE` option string
 (argusqt/docs/formats.md §8.6).
 
 Outputs for publication (CSV table, Excel workbook, pivot and code-value without `AS+`)
@@ -15,7 +15,7 @@ from argusqt.errors import SpecificationError
 from argusqt.model.table import Table
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
 
-OPTION_NAMES = ("AR", "AS", "FL", "HI", "HL", "QU", "SE", "SO", "TR", "TA")
+OPTION_NAMES = ("AR", "AS", "FL", "HI", "HL", "QU", "SE", "SO", "TR", "TA", "AO", "AD", "AC")
 #: argusqt extension: `TA+` writes codes and labels exactly as τ-Argus does (byte for byte),
 #: without the `'` that otherwise keeps a formula-like text from running in a spreadsheet.
 TAU_EXACT = "TA"
@@ -26,6 +26,7 @@ TYPE_NAMES = {
     4: "SBS",
     5: "intermediate",
     6: "JJ",
+    7: "CKM",
 }
 _OPTION = re.compile(r"([A-Za-z]{2})([+-])")
 
@@ -71,7 +72,12 @@ def is_excel(out_type: int, path: str | Path) -> bool:
 def is_confidential(out_type: int, options: str | dict[str, bool], path: str | Path) -> bool:
     """True for internal outputs: `AS+` (status, true values), SBS, intermediate, JJ."""
     opts = full_options(out_type, options)
-    if out_type in (4, 5, 6):
+    if out_type in (
+        4,
+        5,
+        6,
+        7,
+    ):  # 7: the CKM format, always CONFIDENTIAL (argusqt/docs/formats.md §10.11)
         return True
     if out_type in (2, 3) or is_excel(out_type, path):
         return opts["AS"]
@@ -83,6 +89,18 @@ def check_allowed(table: Table, out_type: int) -> None:
     from argusqt.export.face import protection_kind
 
     kind = protection_kind(table)
+    if out_type == 7 and kind != "ckm":
+        raise SpecificationError(
+            "the CKM output (type 7) needs a table protected by the cell key method "
+            "(τ-Argus refuses it otherwise too)"
+        )
+    if kind == "ckm" and out_type in (4, 5):
+        what = TYPE_NAMES[out_type]
+        raise SpecificationError(
+            f"{what} output (type {out_type}) is not possible after the cell key method: the "
+            f"{what} file holds the original values of the cells (τ-Argus refuses this too). "
+            "Save the perturbed table as a CSV table, pivot or code-value file, or Excel."
+        )
     if kind == "cta" and out_type in (4, 5):
         what = TYPE_NAMES[out_type]
         raise SpecificationError(
@@ -109,7 +127,7 @@ def write_table(
     *,
     tau_exact: bool = False,
 ) -> list[Path]:
-    """Write `table` as type `out_type` (1–6) to `path`; returns the files written.
+    """Write `table` as type `out_type` (1–7) to `path`; returns the files written.
 
     Type 1 to a `.xlsx` name writes the published Excel workbook; with `AS+` the
     confidential workbook instead (its name gets CONFIDENTIAL). `tau_exact` (or the option
@@ -118,7 +136,7 @@ def write_table(
     """
     if out_type not in TYPE_NAMES:
         raise SpecificationError(
-            f"output type must be 1–6 ({', '.join(f'{k} {v}' for k, v in TYPE_NAMES.items())}), "
+            f"output type must be 1–7 ({', '.join(f'{k} {v}' for k, v in TYPE_NAMES.items())}), "
             f"got {out_type}"
         )
     opts = full_options(out_type, options)
@@ -177,6 +195,19 @@ def write_table(
             tau_exact=exact,
         )
         return [path, rda]
+    elif out_type == 7:
+        from argusqt.export.ckmformat import write_ckm_format
+
+        return write_ckm_format(
+            table,
+            path,
+            add_original=opts["AO"],
+            add_difference=opts["AD"],
+            add_cell_key=opts["AC"],
+            suppress_empty=opts["SE"],
+            quotes=opts["QU"],
+            tau_exact=exact,
+        )
     else:
         from argusqt.io.jj import write_jj
 

@@ -249,6 +249,7 @@ class MainWindow(QMainWindow):
             "Recode an explanatory variable in every table that uses it (or in this table only)",
         )
         A("apriori", "Apply &a-priori file…", self.apply_apriori, None)
+        A("ckm_ptable", "Cell &key ptable…", self.choose_ckm_ptable, None)
         A(
             "summary",
             "Table s&ummary…",
@@ -266,6 +267,7 @@ class MainWindow(QMainWindow):
             "Write the safe table",
         )
         A("view_report", "View &report…", self.view_report, None, "report")
+        A("ckm_loss", "Cell key &loss and risk…", self.show_ckm_loss, None)
         A("gen_apriori", "&Generate a-priori file…", self.generate_apriori, None)
         A("write_batch", "Write &batch file…", self.write_batch_file, None)
         A("guide", "&User guide", self.show_guide, QKeySequence.StandardKey.HelpContents)
@@ -293,10 +295,10 @@ class MainWindow(QMainWindow):
         m.addAction(a["spec_meta"])
         m.addAction(a["spec_tables"])
         m = mb.addMenu("&Modify")
-        for k in ("select_table", "protect", "recode", "apriori", "summary"):
+        for k in ("select_table", "protect", "recode", "apriori", "ckm_ptable", "summary"):
             m.addAction(a[k])
         m = mb.addMenu("&Output")
-        for k in ("save_table", "view_report", "gen_apriori", "write_batch"):
+        for k in ("save_table", "view_report", "ckm_loss", "gen_apriori", "write_batch"):
             m.addAction(a[k])
         m = mb.addMenu("&Help")
         for k in ("guide", "online", "options", "about"):
@@ -1228,6 +1230,28 @@ class MainWindow(QMainWindow):
 
         self.runner.start("Apply a-priori file", job, done, on_error=self._job_error)
 
+    def choose_ckm_ptable(self, path: str | None = None) -> bool:
+        """Another ptable for the cell key method on this table (the metadata's otherwise;
+        a generated one is a choice in the Protect dialog): argusqt/docs/methods.md §16."""
+        table_no = self.current_table_no()
+        if table_no is None or self.session is None:
+            return False
+        if path is None:
+            path, _ = QFileDialog.getOpenFileName(
+                self, "Cell key ptable", self._start_dir(), "ptable (*.txt *.csv);;All files (*)"
+            )
+        if not path:
+            return False
+        try:
+            self.session.set_ckm_ptables(table_no, path)
+        except ArgusError as exc:
+            self._sync_log()
+            self._show_result_box(str(exc), "Cell key ptable")
+            return False
+        self._sync_log()
+        self.statusBar().showMessage(f"Table {table_no}: the cell key method will use {path}")
+        return True
+
     def show_summary(self) -> SummaryDialog | None:
         view = self.current_view()
         if view is None:
@@ -1298,6 +1322,21 @@ class MainWindow(QMainWindow):
             if self.current_table_no() != table_no:
                 self.tabs.setCurrentIndex(table_no - 1)
             self.protect_table()
+
+    def show_ckm_loss(self) -> QDialog | None:
+        """The cell key method's loss and risk of the current table (its last CKM run)."""
+        from argusqt.gui.ckmloss import CKMLossDialog
+
+        table_no = self.current_table_no()
+        result = self.session.results.get(table_no) if self.session and table_no else None
+        loss = result.figures.get("loss") if result is not None and result.method == "CKM" else None
+        if not loss:
+            self.statusBar().showMessage("The table has not been protected by the cell key method")
+            return None
+        dlg = CKMLossDialog(self.views[table_no - 1].title, loss, self)
+        self.ckm_loss_dialog = dlg
+        dlg.show()
+        return dlg
 
     def view_report(self) -> None:
         table_no = self.current_table_no()

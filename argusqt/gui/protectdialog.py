@@ -181,10 +181,10 @@ class ProtectDialog(QDialog):
         else:
             low = i.minimum if i.minimum is not None else -SPIN_MAX
             if i.exclusive_minimum:
-                low += 1  # whole minutes or units: the next one up
+                low += 10.0**-i.decimals  # whole minutes or units: the next one up
             high = i.maximum if i.maximum is not None else SPIN_MAX
             suffix = f" {i.unit}" if i.unit else ""
-            w = number_spin(low, high, value, suffix=suffix)
+            w = number_spin(low, high, value, decimals=i.decimals, suffix=suffix)
         tip = i.help
         if f.required and i.suggest is not None:
             tip = (tip + " " if tip else "") + f"At least {i.suggest(self.facts):g} for this table."

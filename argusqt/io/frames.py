@@ -51,6 +51,11 @@ class Roles:
     total_codes: dict[str, str] = field(default_factory=dict)
     #: decimals of a numeric variable; by default the fewest that write its values exactly
     decimals: dict[str, int] = field(default_factory=dict)
+    #: the cell key method (argusqt/docs/formats.md §1.5): the record key column, its
+    #: decimals, and `<CKM>` options per numeric variable (model.cellkey.MagnitudeCKM)
+    record_key: str | None = None
+    record_key_decimals: int = 15
+    ckm: dict[str, Any] = field(default_factory=dict)
 
     @property
     def categorical(self) -> list[str]:
@@ -59,7 +64,7 @@ class Roles:
 
     @property
     def numbers(self) -> list[str]:
-        extra = [self.weight] if self.weight is not None else []
+        extra = [c for c in (self.weight, self.record_key) if c is not None]
         return list(dict.fromkeys([*self.numeric, *extra]))
 
 
@@ -370,13 +375,20 @@ def frame_metadata(roles: Roles, path: Path | None) -> Metadata:
         v.decimals = int(roles.decimals.get(name, 0))
     if roles.weight is not None:
         var(roles.weight).weight = True
+    if roles.record_key is not None:
+        from argusqt.model.cellkey import RecordKeyFiles
+
+        v = var(roles.record_key)
+        v.record_key, v.decimals, v.pfiles = True, roles.record_key_decimals, RecordKeyFiles()
+    for name, options in roles.ckm.items():
+        var(name).ckm = options
     if roles.holding is not None:
         var(roles.holding).holding = True
     if roles.request is not None:
         v = var(roles.request)
         v.request, v.request_codes = True, [str(c) for c in roles.request_codes]
     for v in variables.values():
-        if sum((v.weight, v.holding, v.request, v.recodeable or v.numeric)) > 1:
+        if sum((v.weight, v.holding, v.request, v.record_key, v.recodeable or v.numeric)) > 1:
             raise SpecificationError(
                 f"column {v.name!r} has two roles (weight, holding, request, explanatory or "
                 "numeric); a column may only be explanatory and numeric at once"

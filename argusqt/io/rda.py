@@ -12,6 +12,7 @@ from pathlib import Path
 from argusqt.errors import InputError
 from argusqt.io.atomic import atomic_write_text
 from argusqt.io.text import check_no_control, is_comment, read_lines, tokenize
+from argusqt.model.cellkey import MAX_KEY_DECIMALS, MagnitudeCKM, RecordKeyFiles
 from argusqt.model.metadata import ROLE_FLAGS, TABULAR_NUMERIC_ROLES, Metadata, Variable
 
 HEADER_KEYWORDS = {"<SEPARATOR>", "<SPSS>", "<SAFE>", "<UNSAFE>", "<PROTECT>"}
@@ -29,7 +30,7 @@ TABULAR_ONLY = {
     "<LOWERPL>",
     "<UPPERPL>",
 }
-#: Cell-key method keywords of τ-Argus ≥ 4.2: kept verbatim for round-trip, otherwise unused.
+#: Cell-key method keywords of τ-Argus ≥ 4.2 (argusqt/docs/formats.md §1.5).
 CELL_KEY_KEYWORDS = {
     "<RECORDKEY>",
     "<PFILE>",
@@ -279,12 +280,7 @@ def _option(ctx: _Ctx, var: Variable, toks: list[str], kind: str, warnings: list
         handlers[kw]()
     elif kw in CELL_KEY_KEYWORDS:
         only("M")
-        var.extra.append((kw, list(args)))
-        warnings.append(
-            f"warning: {ctx.path.name}, line {ctx.lineno}: {toks[0]} of {var.name} belongs to "
-            "the cell-key method of later τ-Argus versions; argusqt keeps it in the metadata "
-            "but does not use it"
-        )
+        _cell_key_option(ctx, var, kw, args, set_role)
     elif kw == "<MISSING>":
         raise ctx.error(
             "<MISSING> is not an .rda keyword: write the missing codes after the width on "
@@ -292,6 +288,168 @@ def _option(ctx: _Ctx, var: Variable, toks: list[str], kind: str, warnings: list
         )
     else:
         raise ctx.error(f"unknown keyword {toks[0]} (variable {var.name})")
+
+
+def _yes_no(ctx: _Ctx, kw: str, var: Variable, args: list[str]) -> bool:
+    if len(args) != 1 or args[0].upper() not in ("Y", "N"):
+        got = " ".join(args) or "nothing"
+        raise ctx.error(f"{kw} of {var.name} takes Y or N, got {got}")
+    return args[0].upper() == "Y"
+
+
+def _parse_ckm_type(ctx: _Ctx, var: Variable, text: str) -> MagnitudeCKM:
+    """`N`, `M`, `D`, `V` or `T(k)`."""
+    t = text.strip().upper()
+    if t in ("N", "M", "D", "V"):
+        return MagnitudeCKM(type=t)
+    if t.startswith("T(") and t.endswith(")"):
+        inner = t[2:-1].strip()
+        if not inner.isdigit() or int(inner) < 1:
+            raise ctx.error(
+                f"<CKM> T(k) of {var.name}: k must be a whole number ≥ 1, got '{inner}'"
+            )
+        k = int(inner)
+        return MagnitudeCKM(type="T", top_k=k, epsilon=[1.0] * k)
+    raise ctx.error(f"unknown <CKM> type '{text}' of {var.name}; expected N, M, D, V or T(k)")
+
+
+def _parse_scaling(ctx: _Ctx, var: Variable, ckm: MagnitudeCKM, text: str) -> None:
+    """`F(σ0,σ1,x*,q[,ε2…εk])` or `N(σ1[,ε2…εk])`, the ε only for T(k) with k ≥ 2."""
+    t = text.replace(" ", "")
+    kind = t[:1].upper()
+    if kind not in ("F", "N") or not (t[1:2] == "(" and t.endswith(")")):
+        raise ctx.error(
+            f"unknown <SCALING> '{text}' of {var.name}; expected F(σ0,σ1,x*,q…) or N(σ1…)"
+        )
+    parts = t[2:-1].split(",")
+    try:
+        nums = [float(x) for x in parts]
+    except ValueError:
+        raise ctx.error(
+            f"<SCALING> of {var.name}: every parameter must be a number, got '{t[2:-1]}'"
+        ) from None
+    k = ckm.top_k if ckm.type == "T" else 1
+    n_eps = k - 1
+    want = (4 if kind == "F" else 1) + n_eps
+    if len(nums) != want:
+        names = "σ0,σ1,x*,q" if kind == "F" else "σ1"
+        eps = f" and ε2…ε{k} for T({k})" if n_eps else ""
+        raise ctx.error(
+            f"<SCALING> {kind} of {var.name} takes {want} parameters ({names}{eps}), "
+            f"got {len(nums)}"
+        )
+    ckm.scaling = kind
+    if kind == "F":
+        ckm.sigma0, ckm.sigma1, ckm.xstar, ckm.q = nums[:4]
+        rest = nums[4:]
+    else:
+        ckm.sigma1 = nums[0]
+        rest = nums[1:]
+    ckm.epsilon = [1.0, *rest]
+    if ckm.sigma1 <= 0 or (kind == "F" and (ckm.sigma0 <= 0 or ckm.xstar <= 0)):
+        raise ctx.error(f"<SCALING> of {var.name}: σ0, σ1 and x* must be positive")
+
+
+def _cell_key_option(ctx: _Ctx, var: Variable, kw: str, args: list[str], set_role) -> None:
+    """One cell-key keyword (argusqt/docs/formats.md §1.5)."""
+    if kw == "<RECORDKEY>":
+        if args:
+            raise ctx.error(f"<RECORDKEY> of {var.name} takes no argument, got '{args[0]}'")
+        set_role("record_key")
+        var.pfiles = var.pfiles or RecordKeyFiles()
+        return
+    if kw in ("<PFILE>", "<PFILE_FREQ>", "<PFILE_CONT>", "<PFILE_SEP>"):
+        if len(args) != 1 or not args[0]:
+            raise ctx.error(f"{kw} of {var.name} takes one file name")
+        files = var.pfiles = var.pfiles or RecordKeyFiles()
+        if kw == "<PFILE_CONT>":
+            files.pfile_cont = args[0]
+        elif kw == "<PFILE_SEP>":
+            files.pfile_sep = args[0]
+        else:
+            files.pfile = args[0]
+        return
+    if kw == "<CKM>":
+        if len(args) != 1:
+            raise ctx.error(f"<CKM> of {var.name} takes one type (N, M, D, V or T(k))")
+        if not var.numeric:
+            raise ctx.error(f"<CKM> is only allowed for numeric variables ({var.name})")
+        var.ckm = _parse_ckm_type(ctx, var, args[0])
+        return
+    ckm = var.ckm
+    if ckm is None:
+        raise ctx.error(f"{kw} of {var.name} is only allowed after <CKM>")
+    if kw == "<SCALING>":
+        _parse_scaling(ctx, var, ckm, "".join(args))
+    elif kw == "<INCLUDEZEROS>":
+        ckm.include_zeros = _yes_no(ctx, kw, var, args)
+    elif kw == "<PARITY>":
+        ckm.parity = _yes_no(ctx, kw, var, args)
+    elif kw == "<SEPARATION>":
+        ckm.separation = _yes_no(ctx, kw, var, args)
+
+
+def _validate_cell_key(meta: Metadata) -> None:
+    """The file-level rules of the cell-key keywords (argusqt/docs/formats.md §1.5)."""
+    path = meta.path
+    keys = [v for v in meta.variables if v.record_key]
+    if len(keys) > 1:
+        raise InputError(
+            f"only one <RECORDKEY> variable is allowed, found {', '.join(v.name for v in keys)}",
+            file=path,
+            line=keys[1].line,
+        )
+    for v in meta.variables:
+        if v.pfiles is not None and not v.record_key:
+            raise InputError(
+                f"<PFILE…> of {v.name}: ptable files belong to the <RECORDKEY> variable",
+                file=path,
+                line=v.line,
+            )
+    key = keys[0] if keys else None
+    if key is not None:
+        if key.pfiles is None or not key.pfiles.pfile:  # τ-Argus requires it; argusqt takes
+            meta.warnings.append(  # the ptable from the batch command or the API as well
+                f"warning: {Path(path or '').name}, line {key.line}: the record key {key.name} "
+                "names no <PFILE>: the cell key method needs a ptable from the batch command "
+                '(CKM(t) "ptable"), the Python API or Modify | Cell key ptable'
+            )
+        if key.decimals > MAX_KEY_DECIMALS:
+            raise InputError(
+                f"the record key {key.name} has <DECIMALS> {key.decimals}; at most "
+                f"{MAX_KEY_DECIMALS} are allowed",
+                file=path,
+                line=key.line,
+            )
+    for v in meta.variables:
+        if v.ckm is None or not v.ckm.enabled:
+            continue
+        if key is None:
+            raise InputError(
+                f"<CKM> {v.ckm.type_text()} of {v.name} needs a <RECORDKEY> variable",
+                file=path,
+                line=v.line,
+            )
+        assert key.pfiles is not None
+        if not key.pfiles.pfile_cont:
+            raise InputError(
+                f"<CKM> {v.ckm.type_text()} of {v.name} needs <PFILE_CONT> on the record key "
+                f"{key.name} (the ptable of magnitude tables)",
+                file=path,
+                line=v.line,
+            )
+        if not v.ckm.scaling:
+            raise InputError(
+                f"<CKM> {v.ckm.type_text()} of {v.name} needs <SCALING> F(…) or N(…)",
+                file=path,
+                line=v.line,
+            )
+        if v.ckm.separation and not key.pfiles.pfile_sep:
+            raise InputError(
+                f"<SEPARATION> Y of {v.name} needs <PFILE_SEP> on the record key {key.name}",
+                file=path,
+                line=v.line,
+            )
 
 
 def _finish_variable(path: Path, var: Variable, kind: str, warnings: list[str]) -> None:
@@ -332,6 +490,7 @@ def _validate(meta: Metadata) -> None:
     """File-level rules of argusqt/docs/formats.md §1.2: explanatory variables exist, tabular
     columns are unique."""
     path = meta.path
+    _validate_cell_key(meta)
     if not meta.explanatory:
         raise InputError(
             "expected at least one explanatory variable (<RECODEABLE>), found none", file=path
@@ -562,10 +721,36 @@ def rda_text(meta: Metadata) -> str:
             opts.append(f"<DECIMALS> {v.decimals}")
         if v.truncable:
             opts.append("<TRUNCABLE>")
+        opts += _cell_key_lines(v)
         for kw, args in v.extra:
             opts.append(" ".join([kw, *(_q(a) for a in args)]))
         out += ["    " + o for o in opts]
     return "\n".join(out) + "\n"
+
+
+def _cell_key_lines(v: Variable) -> list[str]:
+    """The cell-key keywords of a variable as τ-Argus writes them (argusqt/docs/formats.md §1.5)."""
+    out: list[str] = []
+    if v.record_key:
+        out.append("<RECORDKEY>")
+    if v.pfiles is not None:
+        for kw, name in (
+            ("<PFILE>", v.pfiles.pfile),
+            ("<PFILE_CONT>", v.pfiles.pfile_cont),
+            ("<PFILE_SEP>", v.pfiles.pfile_sep),
+        ):
+            if name:
+                out.append(f"{kw} {_q(name)}")
+    c = v.ckm
+    if c is not None:
+        out.append(f"<CKM> {c.type_text()}")
+        if c.enabled:
+            out.append(f"<INCLUDEZEROS> {'Y' if c.include_zeros else 'N'}")
+            out.append(f"<PARITY> {'Y' if c.parity else 'N'}")
+            if c.scaling:
+                out.append(f"<SCALING> {c.scaling_text()}")
+            out.append(f"<SEPARATION> {'Y' if c.separation else 'N'}")
+    return out
 
 
 def write_rda(meta: Metadata, path: str | Path) -> None:

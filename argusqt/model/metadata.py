@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 from argusqt.errors import SpecificationError
+from argusqt.model.cellkey import MagnitudeCKM, RecordKeyFiles
 
 MetadataKind = Literal["fixed", "free", "tabular"]
 
@@ -27,6 +28,7 @@ ROLE_FLAGS = (
     "frequency",
     "maxscore",
     "status",
+    "record_key",
 )
 
 #: Column roles of a tabular `<NUMERIC>` (second keyword on the same line). The role replaces
@@ -65,6 +67,10 @@ class Variable:
     hier_lead: str | None = None
     distance: list[int] = field(default_factory=lambda: [1, 1, 1, 1, 1])
     truncable: bool = False  # later-version keyword, accepted and ignored
+    #: cell key method (argusqt/docs/formats.md §1.5): this variable holds the record keys
+    record_key: bool = False
+    pfiles: RecordKeyFiles | None = None  # the ptables named on the record key variable
+    ckm: MagnitudeCKM | None = None  # `<CKM>` options of a numeric variable
     extra: list[tuple[str, list[str]]] = field(default_factory=list)  # kept for round-trip
     line: int = 0  # line number of the main line in the `.rda`
     #: given in memory instead of files (Python API): (depth, code) in pre-order, as an
@@ -83,6 +89,7 @@ class Variable:
         return (
             self.numeric
             or self.weight
+            or self.record_key
             or self.frequency
             or self.maxscore
             or self.shadow
@@ -171,6 +178,11 @@ class Metadata:
     @property
     def weight(self) -> Variable | None:
         return next((v for v in self.variables if v.weight), None)
+
+    @property
+    def record_key(self) -> Variable | None:
+        """The `<RECORDKEY>` variable of the cell key method, or None."""
+        return next((v for v in self.variables if v.record_key), None)
 
     @property
     def request(self) -> Variable | None:

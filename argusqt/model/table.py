@@ -64,7 +64,7 @@ class TableSpec:
 
 
 #: what a protected table publishes: suppressed cells, rounded values, CTA values, intervals
-Face = Literal["suppress", "round", "cta", "interval"]
+Face = Literal["suppress", "round", "cta", "interval", "ckm"]
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,8 @@ class FineCells:
     #: chunked weighted tables: the records that may hold a top "unit" (fine id, |x|, w); the
     #: unit contributions of a union cannot be merged from those of its parts
     units: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    #: cell key method inputs (model.cellkey.FineCellKeys) when the data has record keys
+    cellkey: Any = None
 
     @property
     def n_fine(self) -> int:

@@ -46,7 +46,7 @@ def write_table(
     *,
     tau_exact: bool = False,
 ) -> list[Path]:
-    """Save table `table_no` as type 1–6 (argusqt/docs/formats.md §10); `report` adds the
+    """Save table `table_no` as type 1–7 (argusqt/docs/formats.md §10); `report` adds the
     (confidential) HTML report next to it (base name + `_CONFIDENTIAL.html`). `tau_exact`
     (option `TA+`) writes codes and labels byte for byte as τ-Argus; by default one a
     spreadsheet would run as a formula gets a `'` in front. Returns the files written.
@@ -197,6 +197,8 @@ def report_info(s: Session, table_no: int) -> dict[str, Any]:
     result = s.results.get(table_no)
     if result is not None:
         info |= {"method": result.method, "elapsed": result.elapsed, "audit": result.audit}
+        if result.method == "CKM":
+            info["ckm_loss"] = result.figures.get("loss")
     return info
 
 

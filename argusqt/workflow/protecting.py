@@ -14,6 +14,8 @@ from argusqt.actions import Protect
 from argusqt.errors import ArgusError, AuditError, Cancelled, MethodError, SpecificationError
 from argusqt.export.gate import mark_protected
 from argusqt.io.codelists import codelist_for
+from argusqt.io.ptable import PTable, read_ptable
+from argusqt.model.cellkey import set_ptables
 from argusqt.model.status import is_suppressed
 from argusqt.model.table import ProtectionInfo, Table, TableSpec
 from argusqt.model.tabulate import build_table
@@ -117,8 +119,46 @@ def protect(
     if result.cancelled:
         result.cancel_note = kept_after_cancel(table_no, result, desc.kind)
         s.add_log(result.cancel_note)
-    s.actions.append(Protect(table_no, desc.name, p))
+    ptables = s._ckm_ptables.get(table_no) if desc.name == "CKM" else None
+    s.actions.append(Protect(table_no, desc.name, p, ptables))
     return result
+
+
+def set_ckm_ptables(
+    s: Session, table_no: int, first: Any = None, sep: Any = None
+) -> tuple[Any, Any, Any]:
+    """Behind `Session.set_ckm_ptables`: the files read and checked now, kept per table."""
+    table = s.table(table_no)
+    freq = table.spec.is_frequency
+
+    def loaded(x: Any, kind: str) -> Any:
+        if x is None or isinstance(x, PTable):
+            return x
+        read_ptable(x, kind)  # type: ignore[arg-type]  # checked now, read at protect
+        return str(x)
+
+    first = loaded(first, "freq" if freq else "cont")
+    sep = loaded(sep, "cont")
+    if freq and sep is not None:
+        raise SpecificationError(
+            f"table {table_no} is a frequency table: it takes one ptable, not a "
+            "small-value ptable (argusqt/docs/formats.md §8.5)"
+        )
+    ok = set_ptables(table, pfile=first, pfile_cont=None, pfile_sep=None) if freq else (
+        set_ptables(table, pfile_cont=first, pfile_sep=sep)
+    )  # fmt: skip
+    if not ok:
+        raise SpecificationError(
+            f"table {table_no} has no record keys: CKM needs a <RECORDKEY> variable "
+            "(argusqt/docs/formats.md §1.5)"
+        )
+    old = s._ckm_ptables.get(table_no, (None, None, None))
+    new = (first, None, None) if freq else (None, first, sep)
+    merged = tuple(n if n is not None else o for n, o in zip(new, old, strict=True))
+    s._ckm_ptables[table_no] = merged  # type: ignore[assignment]
+    named = ", ".join(str(getattr(x, "source", x)) for x in merged if x is not None)
+    s.add_log(f"Table {table_no}: CKM ptables {named}")
+    return merged  # type: ignore[return-value]
 
 
 def protection_seed(s: Session, problem: Any) -> int:

@@ -22,7 +22,9 @@ from argusqt.actions import (
 )
 from argusqt.errors import SpecificationError
 from argusqt.io.codelists import codelist_for
+from argusqt.io.ptable import read_ptable
 from argusqt.io.tabular import read_tab
+from argusqt.model.cellkey import attach_cell_keys
 from argusqt.model.rulespec import SafetyRules
 from argusqt.model.status import Status, is_primary
 from argusqt.model.table import Table, TableSpec
@@ -135,6 +137,7 @@ def compute_tables(
     s._log_lines(log)
     s.tables = tables
     s.results = {}
+    s._ckm_ptables = {}
     s.linked = []
     s.history.clear()  # its steps name the tables just replaced
     s.actions = [
@@ -291,6 +294,7 @@ def build_microdata_tables(
     for t in tables:
         apply_rules(t)
         compute_cost(t, distances(s, t))
+        attach_cell_keys(t, s.metadata, s.microdata, read_ptable)  # argusqt/docs/methods.md §16.1
     return tables
 
 

@@ -37,12 +37,12 @@ ESTIMATE_FRACTION = 0.1
 class Face:
     """What a protected table prints, as the verdict needs it; `kind` as Table.protection.face."""
 
-    kind: str  # "suppress", "interval", "round" or "cta"
+    kind: str  # "suppress", "interval", "round", "cta" or "ckm"
     suppressed: np.ndarray | None = None  # suppress: the pattern
     lower: np.ndarray | None = None  # interval: published bounds
     upper: np.ndarray | None = None
     published: np.ndarray | None = None  # round / cta: the printed values
-    base: float | None = None  # round: the public rounding base and steps K
+    base: float | None = None  # round: the public rounding base and steps K; ckm: max noise
     steps: int = 0
 
 
@@ -211,6 +211,12 @@ def face_verdict(
             raise ValueError("a rounded face needs the published values and the base")
         return rounded_verdict(problem, face.published, face.base, face.steps, cancel=cancel,
                                progress=progress)  # fmt: skip
+    if face.kind == "ckm":
+        from argusqt.protection.audit.ckm_checks import ckm_verdict
+
+        if face.published is None:
+            raise ValueError("a CKM face needs the published values")
+        return ckm_verdict(problem, face.published, face.base)
     if face.kind == "cta":
         if face.published is None:
             raise ValueError("an adjusted face needs the published values")
@@ -225,6 +231,9 @@ def result_face(kind: str, result: ProtectionResult) -> Face:
 
     if result.interval_lower is not None and result.interval_upper is not None:
         return Face("interval", lower=result.interval_lower, upper=result.interval_upper)
+    if kind == "ckm" and result.published is not None:  # base: the counts' maximum deviation
+        dev = result.figures.get("max_deviation")
+        return Face("ckm", published=result.published, base=None if dev is None else float(dev))
     if kind in ("round", "cta") and result.published is not None:
         base = result.figures.get("base")
         return Face(kind, published=result.published,

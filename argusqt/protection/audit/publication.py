@@ -30,6 +30,7 @@ Reason = Literal[
     "level estimate",
     "adjusted value",
     "rounding interval",
+    "ckm check",
 ]
 
 #: seconds a method may still use after a cancel to finish or audit its best pattern; a

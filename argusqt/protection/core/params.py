@@ -39,6 +39,8 @@ class ParamInfo:
     no_effect: str = ""
     #: a required parameter's suggested value for a table (the dialog's starting value)
     suggest: Callable[[TableFacts], float] | None = None
+    #: decimals of the dialog's spin box (0: whole numbers, e.g. minutes)
+    decimals: int = 0
 
 
 def param(default: Any = dataclasses.MISSING, **info: Any) -> Any:

@@ -8,8 +8,9 @@ Table; they return masks/values that the caller copies back.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -79,6 +80,9 @@ class CSPProblem:
     respondents: Respondents | None = None
     #: True for a frequency (count) table, False for a magnitude table, None when unknown
     is_frequency: bool | None = None
+    #: the cell key method's inputs (model.cellkey.CellKeyInputs), built when CKM calls it;
+    #: None when the table's data has no record keys
+    cellkey: Callable[[], Any] | None = None
 
     def __post_init__(self) -> None:
         self.lpl, self.upl, self.upper = minimum_protection(self)
@@ -172,4 +176,15 @@ class CSPProblem:
             freq=freq,
             respondents=respondents_of(table, rel) if freq is not None else None,
             is_frequency=bool(table.spec.is_frequency),
+            cellkey=_cell_key_source(table),
         )
+
+
+def _cell_key_source(table) -> Callable[[], Any] | None:
+    """CKM's inputs of a table, computed only when the method asks (argusqt/docs/methods.md §16.1)."""
+    from argusqt.model.cellkey import cell_key_inputs
+
+    source = getattr(table, "source", None)
+    if not isinstance(source, tuple) or getattr(source[0], "cellkey", None) is None:
+        return None
+    return lambda: cell_key_inputs(table)

@@ -35,13 +35,15 @@ MODULE_OF = {
     "RND": "argusqt.protection.adjust.rounding",
     "CTA": "argusqt.protection.adjust.cta",
     "IP": "argusqt.protection.adjust.interval",
+    "CKM": "argusqt.protection.adjust.ckm",
 }
 #: The modules that register a method.
 METHOD_MODULES = tuple(MODULE_OF.values())
 
 Kind = Literal["suppress", "adjust", "interval"]
-#: what a protected table publishes: suppressed cells, rounded values, CTA values or intervals
-Face = Literal["suppress", "round", "cta", "interval"]
+#: what a protected table publishes: suppressed cells, rounded values, CTA values, intervals
+#: or perturbed values (CKM)
+Face = Literal["suppress", "round", "cta", "interval", "ckm"]
 #: table 0 (all tables together): the joint problem, or the cover table (MOD, microdata)
 Linked = Literal["joint", "cover"]
 #: suppression methods' singleton options: the method models them itself, or run_method adds

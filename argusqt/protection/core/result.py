@@ -104,7 +104,17 @@ class ProtectionResult:
         if self.published is not None and original is not None:
             diff = np.abs(np.asarray(self.published, float) - np.asarray(original, float))
             changed = int(np.count_nonzero(diff > 1e-9))
-        if face == "round":
+        if face == "ckm":  # the method's loss and risk figures (argusqt/docs/methods.md §16.7)
+            loss = self.figures.get("loss") or {}
+            lines = [
+                f"Perturbed cells (value changed): {loss.get('changed', changed or 0):,} of "
+                f"{loss.get('cells', 0):,}",
+                f"Mean absolute deviation: {loss.get('mean_abs', 0.0):.3g}; mean relative "
+                f"deviation: {100 * loss.get('mean_rel', 0.0):.2f} %",
+                f"Small cells (1–4) published at their true value: "
+                f"{100 * loss.get('small_exact_share', 0.0):.1f} %",
+            ]
+        elif face == "round":
             lines = [f"Rounded cells (value changed): {changed:,}"] if changed is not None else []
             lines.append(f"Distance to the true values (sum of changes): {grouped(self.cost)}")
         elif face == "cta":

@@ -1,0 +1,74 @@
+"""The publication checks of a CKM table (argusqt/docs/methods.md §16.6): a perturbed table has
+no suppression to audit, so the verdict checks what does apply.
+
+Every non-empty cell must come from record keys and be published as a finite number, empty
+cells as 0, and a count within the ptable's maximum deviation of its true value; a cell
+failing a check is named like a disclosed cell, so the gate refuses the table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from argusqt.model.status import Status
+from argusqt.protection.audit.publication import Disclosure, PublicationVerdict, cell_label
+from argusqt.protection.core.problem import CSPProblem
+from argusqt.protection.core.result import AuditResult
+
+
+def _nothing_suppressed(problem: CSPProblem) -> AuditResult:
+    n = problem.n_cells
+    nan = np.full(n, np.nan)
+    return AuditResult(
+        lower=nan, upper=nan.copy(), required_lower=nan.copy(), required_upper=nan.copy(),
+        audited=np.zeros(n, dtype=bool), passed=np.ones(n, dtype=bool),
+        exact=np.zeros(n, dtype=bool), tolerance=problem.tolerance,
+    )  # fmt: skip
+
+
+@dataclass
+class CKMVerdict(PublicationVerdict):
+    """The checks of a perturbed table, in the words of CKM (no suppression was audited)."""
+
+    cells: int = 0
+
+    def summary(self, names=None) -> str:
+        label = names or self.label
+        if self.ok:
+            return (
+                f"CKM checks passed: {self.cells:,} cells published with the noise of their "
+                "cell keys; ptable valid, record keys present (no suppression to audit)."
+            )
+        bad = self.failing_cells
+        parts = [label(int(c)) for c in bad[:10]]
+        return (
+            f"CKM CHECKS FAILED: {bad.size} cell{'s' if bad.size != 1 else ''} not published "
+            f"as the cell key method gives them: {', '.join(parts)}"
+            f"{'…' if bad.size > 10 else ''}."
+        )
+
+
+def ckm_verdict(
+    problem: CSPProblem, published: np.ndarray, max_deviation: float | None = None
+) -> CKMVerdict:
+    """Keys present, finite values, empty cells 0, counts within the maximum deviation."""
+    a = np.asarray(problem.values, dtype=float)
+    x = np.asarray(published, dtype=float)
+    status = np.asarray(problem.status)
+    empty = status == Status.EMPTY
+    bad = ~np.isfinite(x) | (empty & (x != 0))
+    if problem.cellkey is None:
+        bad |= ~empty  # no record keys: nothing was perturbed from a cell key
+    if max_deviation is not None and np.isfinite(max_deviation):
+        bad |= np.abs(x - a) > max_deviation + problem.tolerance
+    disclosures = [
+        Disclosure(int(c), "ckm check", float(x[c]), float(x[c])) for c in np.flatnonzero(bad)
+    ]
+    return CKMVerdict(
+        outsider=_nothing_suppressed(problem),
+        disclosures=disclosures,
+        label=lambda c: cell_label(problem, c),
+        cells=int((~empty).sum()),
+    )
