@@ -626,6 +626,7 @@ def _ptable(x: Any, kind: str) -> Any:
     """A ptable argument: a file name as given, a DataFrame as a checked ptable."""
     if x is None or isinstance(x, str | os.PathLike):
         return x
+    # lazy: numpy and the core stay out of `import argusqt` (docs/design.md, D-29)
     from argusqt.io.ptable import ptable_from_frame
 
     return ptable_from_frame(x, kind)  # type: ignore[arg-type]
@@ -637,6 +638,7 @@ def _with_record_keys(session, data: Any, roles: Any, column: str | None, seed: 
     if seed is None:
         roles.record_key = column
         return data
+    # lazy: pandas, numpy and the core stay out of `import argusqt` (docs/design.md, D-29)
     import pandas as pd
 
     from argusqt.model.cellkey import generated_record_keys

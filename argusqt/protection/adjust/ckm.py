@@ -8,6 +8,7 @@ audit, the checks of argusqt/docs/methods.md §16.6 instead.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -26,6 +27,7 @@ from argusqt.protection.adjust.ckm_perturb import (
     perturb_magnitudes,
 )
 from argusqt.protection.adjust.ckm_ptable import generate_ptable
+from argusqt.protection.core.options import SolverOptions
 from argusqt.protection.core.params import MethodParams, TableFacts, param
 from argusqt.protection.core.registry import MethodDescriptor, register
 from argusqt.protection.core.result import ProtectionResult
@@ -90,10 +92,19 @@ class CKMParams(MethodParams):
     )
 
 
-def _options(params: CKMParams, facts: TableFacts) -> dict[str, Any]:
-    return {
-        "mu_c": params.mu_c,
-        "generate": (
+@dataclass(frozen=True, kw_only=True)
+class CkmOptions(SolverOptions):
+    """What solve_ckm reads: μc for magnitude primaries, and the generator's (D, V, js, pstay)
+    when the ptable is generated instead of read (None: the metadata's ptables)."""
+
+    mu_c: float = 0.0
+    generate: tuple[int, float, int, float | None] | None = None
+
+
+def _options(params: CKMParams, facts: TableFacts) -> CkmOptions:
+    return CkmOptions(
+        mu_c=params.mu_c,
+        generate=(
             None
             if params.ptable_d == 0
             else (
@@ -103,7 +114,7 @@ def _options(params: CKMParams, facts: TableFacts) -> dict[str, Any]:
                 params.ptable_pstay or None,
             )
         ),
-    }
+    )
 
 
 def _ptable(inputs: CellKeyInputs, source: PTableSource | None, kind: str, what: str) -> PTable:
@@ -119,12 +130,12 @@ def _ptable(inputs: CellKeyInputs, source: PTableSource | None, kind: str, what:
 
 def solve_ckm(
     problem,
-    params: dict | None = None,
+    params: CkmOptions | Mapping[str, Any] | None = None,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
 ) -> ProtectionResult:
     """Perturb every cell of the table (argusqt/docs/methods.md §16.2–§16.3); statuses stay as they are."""
-    opts = dict(params or {})
+    opts = CkmOptions.of(params)
     watch = Stopwatch()
     source = getattr(problem, "cellkey", None)
     inputs: CellKeyInputs | None = source() if callable(source) else source
@@ -145,7 +156,7 @@ def solve_ckm(
     values = np.asarray(problem.values, dtype=float)
     cells = inputs.cells
     log: list[str] = []
-    generate = opts.get("generate")
+    generate = opts.generate
     if inputs.frequency:
         if generate is not None:
             d, v, js, pstay = generate
@@ -179,7 +190,7 @@ def solve_ckm(
         if ckm.separation:
             small = _ptable(inputs, inputs.pfile_sep, "cont", "a small-value ptable (<PFILE_SEP>)")
         try:
-            setup = magnitude_setup(ckm, large, small, float(opts.get("mu_c", 0.0)))
+            setup = magnitude_setup(ckm, large, small, float(opts.mu_c))
             published = perturb_magnitudes(values, status, cells, ckm, setup, inputs.weighted)
         except ValueError as exc:
             raise MethodError(f"CKM: {exc}") from None
