@@ -67,58 +67,9 @@ class PatternOutcome:
 
 
 # ---------------------------------------------------------------------- core solve
-def solve_pattern(
-    problem: CSPProblem,
-    fixed: np.ndarray | None = None,
-    *,
-    max_time: float = 600.0,
-    gap: float = 0.0,
-    start: np.ndarray | None = None,
-    progress: ProgressCallback = no_progress,
-    cancel: CancelToken | None = None,
-    sepa_depth: int | None = None,
-    threads_nogil: bool = True,
-    heuristics: str = "fast",
-    insiders: InsiderCheck | None = None,
-    guide: Guide | None = None,
-    guide_delay: float = GUIDED_DELAY_MIN,
-    bridgeless: bool = True,
-    max_nodes: int | None = None,
-    max_lps: int | None = None,
-) -> PatternOutcome:
-    """Branch-and-cut on `problem` with cells fixed as in `fixed` (NaN = free; see Separator).
-
-    `start` is a known protected 0/1 pattern (start solution). `insiders` checks a 0/1
-    pattern that every outsider LP passes against the insiders (the respondents alone in
-    a cell): their disclosures become capacity cuts of their own LPs, so the proof covers
-    the insiders too. Returns the best pattern SCIP proved protected (None if it found none)
-    and the dual bound on the free cost. `max_nodes` and `max_lps` (attacker LPs of the
-    separation) bound the search by work instead of seconds, so a stop at them gives the same
-    pattern on any machine; `max_time` is only a safety cap (a stop there sets `timed_out`).
-    """
-    watch = Stopwatch()
-    fixed = default_fixed(problem) if fixed is None else np.asarray(fixed, dtype=float)
-    sep = Separator(problem, fixed)
-    # no coverage LPs: on OPT's candidates (small blocks, most primaries checked again and
-    # again) they cost more than the per-primary LPs they spare — b520 at load 7.7: SCIP
-    # 3.4 → 2.1–2.6 s; 1H2D 2,508 cells seeds 0/1/3: 23.6/19.2/45.5 → 21.4/17.6/35.9 s
-    sep.sweep = False
-    free = np.flatnonzero(sep.free)
-    cost = np.asarray(problem.cost, dtype=float)
-    pos_of = np.full(problem.n_cells, -1, dtype=np.int64)
-    pos_of[free] = np.arange(free.size)
-    offset = 0.0
-    stop = _Stop(cancel, Deadline(max_time), max_lps)
-    run = _Run(cancel, progress, watch, pos_of, stop, offset)
-    sep.deadline = run.stop.deadline
-    if sep.targets.size == 0:
-        mask = np.where(sep.free, 0.0, sep.fixed) > 0.5
-        return PatternOutcome(mask, 0.0, 0.0, True)
-    init = sep.relation_cuts()
-    # an initial cut without free cells means no pattern can protect that primary
-    if any(c.cells.size == 0 for c in init):
-        return PatternOutcome(None, np.inf, None, False, infeasible=True)
-
+def _scip_model(max_time: float, gap: float, heuristics: str, max_nodes: int | None) -> Model:
+    """Phase 1: SCIP's model with the settings the proof needs (no presolving or dual
+    reductions: the capacity constraints are not visible to them), the run's caps and seed."""
     model = Model("argusqt-opt")
     model.hideOutput()
     model.setParam("limits/time", max(0.1, float(max_time)))
@@ -137,59 +88,27 @@ def solve_pattern(
             heuristics.lower(), SCIP_PARAMSETTING.FAST
         )
     )
-    xvars = [model.addVar(name=f"x{i}", vtype="B", obj=float(cost[i])) for i in free]
-    for c in init:
-        pos = pos_of[c.cells]
-        model.addCons(
-            sum(float(k) * xvars[int(j)] for k, j in zip(c.coef, pos, strict=True)) >= c.rhs
-        )
-    run.sepa_depth = 10**9 if sepa_depth is None else sepa_depth
-    hdlr = _CapacityHandler(sep, free, xvars, run, insiders)
-    stop.work = hdlr.attacker_lps
-    if bridgeless and not np.any(cost[free] < 0):
-        # valid only for costs ≥ 0: publishing a bridge then never costs more
-        # (argusqt/docs/methods.md §3.2)
-        hdlr.bridgeless = _Bridgeless(sep)
-    model.includeConshdlr(
-        hdlr,
-        "capacity",
-        "Fischetti-Salazar capacity constraints",
-        sepapriority=-1,
-        enfopriority=-1,
-        chckpriority=-1,
-        sepafreq=1,
-        propfreq=-1,
-        eagerfreq=-1,
-        needscons=True,
-    )
-    cons = model.createCons(hdlr, "capacity", initial=True, separate=True, enforce=True, check=True)
-    model.addPyCons(cons)
-    model.includeEventhdlr(_Progress(run), "argusqt-progress", "progress and cancel")
-    guided = None
-    if guide is not None:
-        guided = _GuidedHeur(hdlr, guide, guide_delay)
-        model.includeHeur(
-            guided,
-            "argusqt-guided",
-            "start heuristic with LP-scaled costs",
-            "G",
-            priority=1000,
-            freq=1,
-            freqofs=0,
-            maxdepth=-1,
-            timingmask=SCIP_HEURTIMING.DURINGLPLOOP | SCIP_HEURTIMING.AFTERLPNODE,
-        )
-    if start is not None:
-        sol = model.createSol()
-        for v, i in zip(xvars, free, strict=True):
-            model.setSolVal(sol, v, 1.0 if start[i] else 0.0)
-        model.addSol(sol, free=True)
-    if threads_nogil:
-        model.optimizeNogil()
-    else:
-        model.optimize()
+    return model
+
+
+def _outcome(
+    model: Model,
+    sep: Separator,
+    free: np.ndarray,
+    cost: np.ndarray,
+    run: _Run,
+    stop: _Stop,
+    hdlr: _CapacityHandler,
+    guided: _GuidedHeur | None,
+    n_init: int,
+    insiders: InsiderCheck | None,
+    watch: Stopwatch,
+) -> PatternOutcome:
+    """Phase 3: what the run proved — the best pattern SCIP kept, the bound, and whether
+    they are proofs (every node closed by a finished check, no stop by user, clock or work)."""
+    cancel, xvars = run.cancel, hdlr.xvars
     status = model.getStatus()
-    outcome = PatternOutcome(None, np.inf, None, False, cuts=run.n_cuts + len(init))
+    outcome = PatternOutcome(None, np.inf, None, False, cuts=run.n_cuts + n_init)
     outcome.nodes = int(model.getNNodes())
     outcome.lps = hdlr.attacker_lps()
     if guided is not None:
@@ -265,6 +184,113 @@ def solve_pattern(
         )
     )
     return outcome
+
+
+def solve_pattern(
+    problem: CSPProblem,
+    fixed: np.ndarray | None = None,
+    *,
+    max_time: float = 600.0,
+    gap: float = 0.0,
+    start: np.ndarray | None = None,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+    sepa_depth: int | None = None,
+    threads_nogil: bool = True,
+    heuristics: str = "fast",
+    insiders: InsiderCheck | None = None,
+    guide: Guide | None = None,
+    guide_delay: float = GUIDED_DELAY_MIN,
+    bridgeless: bool = True,
+    max_nodes: int | None = None,
+    max_lps: int | None = None,
+) -> PatternOutcome:
+    """Branch-and-cut on `problem` with cells fixed as in `fixed` (NaN = free; see Separator).
+
+    `start` is a known protected 0/1 pattern (start solution). `insiders` checks a 0/1
+    pattern that every outsider LP passes against the insiders (the respondents alone in
+    a cell): their disclosures become capacity cuts of their own LPs, so the proof covers
+    the insiders too. Returns the best pattern SCIP proved protected (None if it found none)
+    and the dual bound on the free cost. `max_nodes` and `max_lps` (attacker LPs of the
+    separation) bound the search by work instead of seconds, so a stop at them gives the same
+    pattern on any machine; `max_time` is only a safety cap (a stop there sets `timed_out`).
+    """
+    watch = Stopwatch()
+    fixed = default_fixed(problem) if fixed is None else np.asarray(fixed, dtype=float)
+    sep = Separator(problem, fixed)
+    # no coverage LPs: on OPT's candidates (small blocks, most primaries checked again and
+    # again) they cost more than the per-primary LPs they spare — b520 at load 7.7: SCIP
+    # 3.4 → 2.1–2.6 s; 1H2D 2,508 cells seeds 0/1/3: 23.6/19.2/45.5 → 21.4/17.6/35.9 s
+    sep.sweep = False
+    free = np.flatnonzero(sep.free)
+    cost = np.asarray(problem.cost, dtype=float)
+    pos_of = np.full(problem.n_cells, -1, dtype=np.int64)
+    pos_of[free] = np.arange(free.size)
+    offset = 0.0
+    stop = _Stop(cancel, Deadline(max_time), max_lps)
+    run = _Run(cancel, progress, watch, pos_of, stop, offset)
+    sep.deadline = run.stop.deadline
+    if sep.targets.size == 0:
+        mask = np.where(sep.free, 0.0, sep.fixed) > 0.5
+        return PatternOutcome(mask, 0.0, 0.0, True)
+    init = sep.relation_cuts()
+    # an initial cut without free cells means no pattern can protect that primary
+    if any(c.cells.size == 0 for c in init):
+        return PatternOutcome(None, np.inf, None, False, infeasible=True)
+
+    model = _scip_model(max_time, gap, heuristics, max_nodes)
+    xvars = [model.addVar(name=f"x{i}", vtype="B", obj=float(cost[i])) for i in free]
+    for c in init:
+        pos = pos_of[c.cells]
+        model.addCons(
+            sum(float(k) * xvars[int(j)] for k, j in zip(c.coef, pos, strict=True)) >= c.rhs
+        )
+    run.sepa_depth = 10**9 if sepa_depth is None else sepa_depth
+    hdlr = _CapacityHandler(sep, free, xvars, run, insiders)
+    stop.work = hdlr.attacker_lps
+    if bridgeless and not np.any(cost[free] < 0):
+        # valid only for costs ≥ 0: publishing a bridge then never costs more
+        # (argusqt/docs/methods.md §3.2)
+        hdlr.bridgeless = _Bridgeless(sep)
+    model.includeConshdlr(
+        hdlr,
+        "capacity",
+        "Fischetti-Salazar capacity constraints",
+        sepapriority=-1,
+        enfopriority=-1,
+        chckpriority=-1,
+        sepafreq=1,
+        propfreq=-1,
+        eagerfreq=-1,
+        needscons=True,
+    )
+    cons = model.createCons(hdlr, "capacity", initial=True, separate=True, enforce=True, check=True)
+    model.addPyCons(cons)
+    model.includeEventhdlr(_Progress(run), "argusqt-progress", "progress and cancel")
+    guided = None
+    if guide is not None:
+        guided = _GuidedHeur(hdlr, guide, guide_delay)
+        model.includeHeur(
+            guided,
+            "argusqt-guided",
+            "start heuristic with LP-scaled costs",
+            "G",
+            priority=1000,
+            freq=1,
+            freqofs=0,
+            maxdepth=-1,
+            timingmask=SCIP_HEURTIMING.DURINGLPLOOP | SCIP_HEURTIMING.AFTERLPNODE,
+        )
+    if start is not None:
+        sol = model.createSol()
+        for v, i in zip(xvars, free, strict=True):
+            model.setSolVal(sol, v, 1.0 if start[i] else 0.0)
+        model.addSol(sol, free=True)
+    if threads_nogil:
+        model.optimizeNogil()
+    else:
+        model.optimize()
+    return _outcome(model, sep, free, cost, run, stop, hdlr, guided, len(init), insiders, watch)
 
 
 def _insider_check(problem: CSPProblem) -> InsiderCheck | None:
