@@ -65,8 +65,8 @@ def run_batch_command(
     `process_ends`: the process exits after the run (the `argusqt` command itself). Then
     what is alive after the imports (numpy, argusqt's modules, the methods' modules) lives
     until exit anyway and is frozen out of the garbage collector's passes (`gc.freeze`):
-    the later passes and the exit's own collection skip it (docs/design.md, "Process
-    start"). Unfreezing before exit would cost the whole gain, so a caller that goes on
+    the later passes and the exit's own collection skip it (docs/design.md,
+    D-16). Unfreezing before exit would cost the whole gain, so a caller that goes on
     (the tests) gets no freeze at all.
     """
     from argusqt.batch.runner import run_batch

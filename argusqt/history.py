@@ -7,7 +7,7 @@ changed (numpy indices and values, or the whole array when most cells changed), 
 fingerprints, method and audit, and the Session's table objects (a recode makes a new one),
 results, linked set and action log. Undo restores the before-state exactly, redo the
 after-state; nothing is re-run (a protection that took a minute is redone at once and
-identically). docs/design.md, "Undo and redo", says why.
+identically). docs/design.md, D-11, says why.
 
 Steps are undone last first, so the current state always equals the after-state of the
 newest step to undo; a change made outside the steps (tables recomputed, data reopened)

@@ -520,7 +520,7 @@ class Session:
         one is a ParameterError naming the parameter and the values allowed.
 
         The method solves the problem the user posed: the primaries and the manual and
-        a-priori statuses, never the secondaries of the method run before (docs/design.md)."""
+        a-priori statuses, never the secondaries of the method run before (docs/design.md, D-22)."""
         return protecting.protect(self, table_no, method, params, progress, cancel)
 
     def set_ckm_ptables(

@@ -1,5 +1,5 @@
 """The import-linter contracts in pyproject.toml are kept: the core never imports Qt, and every
-module imports only from the layers below it (docs/design.md, Layers)."""
+module imports only from the layers below it (docs/design.md, D-1)."""
 
 from __future__ import annotations
 

@@ -54,7 +54,7 @@ def test_linked_modular_enterprise(shared_data, tmp_path):
     before = [CSPProblem.from_table(t) for t in s.tables]
     watch = time.perf_counter()
     params = {
-        # the limit is the whole run's since issue 22 (docs/design.md, Counts, not clocks):
+        # the limit is the whole run's since issue 22 (docs/design.md, D-19):
         # 2 s refused on a loaded machine; this test compares cost with τ-Argus, not speed
         "max_minutes": 2,
         "singleton_singleton": True,

@@ -1,5 +1,5 @@
 """The core is mypy-clean (`argusqt` minus `gui`); the GUI's error count may only go down
-(docs/design.md, Typing). mypy's settings are in pyproject.toml."""
+(docs/design.md, D-12). mypy's settings are in pyproject.toml."""
 
 from __future__ import annotations
 

@@ -406,7 +406,7 @@ def run_batch(
     `freeze_modules` (only for the headless command, whose process ends with the run): once
     parsing has imported the methods' modules, everything alive moves to the garbage
     collector's permanent generation (`gc.freeze`), so its later passes skip it
-    (docs/design.md, "Process start"). Never in the GUI or a caller that goes on: what is
+    (docs/design.md, D-16). Never in the GUI or a caller that goes on: what is
     frozen is never collected as a cycle.
     """
     path = Path(path)

@@ -1,7 +1,7 @@
 """Small charts beside the tables (solver trace, recode history, method comparison), on pyqtgraph.
 
 pyqtgraph is imported on first use only: it costs about a second on a loaded machine
-(docs/design.md, "Charts"), which a user who never protects a table should not pay at start-up.
+(docs/design.md, D-32), which a user who never protects a table should not pay at start-up.
 """
 
 from __future__ import annotations

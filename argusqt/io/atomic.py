@@ -5,7 +5,7 @@ written), then renamed onto NAME. A set of files that belong together (an interm
 table with its `.rda` and `.hrc`): every member written to its temp file first, then a
 journal naming the renames is committed, then the renames, then the journal removed, so a
 crash leaves the old set or, once the journal is settled, the new one (docs/design.md,
-"Atomic output files"). Every write first tidies its folder: journals of writers that died
+D-23). Every write first tidies its folder: journals of writers that died
 are settled, our temp files that no live process holds are removed.
 """
 

@@ -1,8 +1,8 @@
 """Microdata read from a data frame written as τ-Argus files: a fixed-width data file and its
 generated `.rda` (with `.hrc` and `.cdl` side files), so a session or batch file can name them.
 
-The files reproduce the frame's tables exactly (docs/design.md, "Saving a session opened from
-a data frame"): codes are written as the frame reader padded them (left-padded to the
+The files reproduce the frame's tables exactly (docs/design.md, D-29:
+saving a session opened from a data frame): codes are written as the frame reader padded them (left-padded to the
 variable's width), so the fixed-format reader gives the same codes; numbers as the shortest
 text that reads back to the same float64 (pyarrow's cast, round-trip exact).
 """

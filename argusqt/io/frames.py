@@ -3,7 +3,7 @@
 Only the columns a table needs are read, in chunks of record batches: categorical columns
 become category ids into one code list per variable that grows across chunks, numeric
 columns float64 arrays. Small inputs (one chunk) give an ordinary `MicroData`; larger ones a
-`ChunkedMicroData` that tabulation reads chunk by chunk (docs/design.md, "Large microdata").
+`ChunkedMicroData` that tabulation reads chunk by chunk (docs/design.md, D-30).
 
 Codes are strings as given, trimmed (`"East"` stays `"East"`, in tables, files and Excel);
 hierarchy codes are trimmed too, so an `.hrc` written for fixed-width data (` 1`) still

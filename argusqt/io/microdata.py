@@ -141,7 +141,7 @@ def _factorize_rows(mat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     On 8-byte words, combined word by word. Sort-based (numpy) up to `HASH_ROWS` rows,
     hash-based (pandas.factorize, O(n)) beyond, where the sort costs more than importing
-    pandas (docs/design.md, "Process start").
+    pandas (docs/design.md, D-16).
     """
     n, w = mat.shape
     factorize = _factorize_hash if n > HASH_ROWS else _factorize_sort

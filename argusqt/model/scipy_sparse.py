@@ -5,7 +5,7 @@ scipy (1.15+) copies numpy's namespace for its array-API layer when it is import
 `dir(numpy)`), which imports all of numpy's lazy submodules: numpy.testing (with unittest,
 importlib.metadata, email, concurrent.futures), numpy.f2py (58 regular expressions
 compiled) and numpy.polynomial — a quarter of a small batch run's CPU (docs/design.md,
-"Process start"). scipy.sparse reaches none of them while it is imported, and argusqt uses
+D-16). scipy.sparse reaches none of them while it is imported, and argusqt uses
 them only in its tests (numpy.ma is left alone: `np.unique` imports it anyway). `load()`
 lends numpy empty stand-ins for them while scipy.sparse is imported and takes them back
 after, so a later `import numpy.testing` is the real one. Should a scipy release need them

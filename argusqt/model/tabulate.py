@@ -1,4 +1,4 @@
-"""Tabulation: records → fine cells → every cell of a table (docs/design.md, "Contributions").
+"""Tabulation: records → fine cells → every cell of a table (docs/design.md, D-5).
 
 Step 1 (`build_fine`) aggregates records per combination of data codes of the table's
 explanatory variables; step 2 (`table_from_fine`) expands each fine cell to all the table
@@ -777,7 +777,7 @@ def build_tables_chunked(
 ) -> list[Table]:
     """Every table from microdata read in chunks (`data.iter_chunks`): each chunk's fine
     cells are merged into the table's running fine cells, so memory holds one chunk of the
-    needed columns plus the fine cells, never all records (docs/design.md, "Large microdata").
+    needed columns plus the fine cells, never all records (docs/design.md, D-30).
     Cancelled: an empty list (there is no partial table)."""
     log = log if log is not None else []
     for spec in specs:

@@ -1,6 +1,6 @@
 """Global recoding of a table: new codelist + new leaf map, then cells from the fine cells again.
 
-Recoding never re-reads microdata (docs/design.md "Contributions kept for recoding"): the
+Recoding never re-reads microdata (docs/design.md, D-5): the
 table's `source` holds its fine cells; a recode maps the *original* leaf of every fine
 category to a node of the new codelist and calls `table_from_fine`. Recoding always starts
 from the original codes (argusqt/docs/formats.md §6), so the original coding is kept in

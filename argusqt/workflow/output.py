@@ -187,6 +187,7 @@ def published_frame(
 
 
 def report_info(s: Session, table_no: int) -> dict[str, Any]:
+    """What the report says beside the table: the input files, the method and its audit."""
     files: dict[str, str] = {}
     if s.kind == "microdata":
         files = {"Microdata": str(s.data_path), "Metadata": str(s.meta_path)}

@@ -46,7 +46,7 @@ def protect(
     one is a ParameterError naming the parameter and the values allowed.
 
     The method solves the problem the user posed: the primaries and the manual and
-    a-priori statuses, never the secondaries of the method run before (docs/design.md)."""
+    a-priori statuses, never the secondaries of the method run before (docs/design.md, D-22)."""
     # lazy: scipy, HiGHS, the registry and the methods (docs/design.md, D-39)
     from argusqt.protection.audit.outsider import audit as run_audit
     from argusqt.protection.core import registry

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 
 def recode_action(table_no: int, var: str, file_or_level: str | Path | int) -> Recode:
+    """The logged action of a recode by hierarchy level or by `.grc` file (its text kept)."""
     if isinstance(file_or_level, int) or str(file_or_level).strip().isdigit():
         return Recode(table_no, var, level=int(str(file_or_level)))
 
@@ -47,7 +48,7 @@ def recode_all(s: Session, actions: list[Recode]) -> list[Table]:
 
 
 def recoded(s: Session, table: Table, a: Recode) -> tuple[Table, list[str]]:
-
+    """The table rebuilt from its fine cells with the recode, and its warnings."""
     if s.kind == "tabular":
         raise SpecificationError("recoding is not available for tabular input")
     how: Any
@@ -128,6 +129,7 @@ def require_all_unprotected(s: Session, numbers: list[int], var: str) -> None:
 
 
 def recode_targets(s: Session, var: str, only: int | None) -> list[int]:
+    """The tables a recode of `var` applies to: every table that uses it, or `only`."""
     if only is not None:
         if only not in s.tables_using(var):
             raise SpecificationError(f"table {only} does not use the variable {var}")
@@ -139,6 +141,7 @@ def recode_targets(s: Session, var: str, only: int | None) -> list[int]:
 
 
 def require_unprotected(s: Session, table_no: int, what: str) -> None:
+    """Refuse a change that would leave a protected pattern on other cells."""
     table = s.table(table_no)
     status = np.asarray(table.status)
     if (
@@ -153,6 +156,7 @@ def require_unprotected(s: Session, table_no: int, what: str) -> None:
 
 
 def _how(a: Recode) -> str:
+    """How a recode was given, for the log."""
     if a.level is not None:
         return f"level {a.level}"
     return a.source.name if a.source is not None else "recode typed in the dialog"

@@ -156,6 +156,7 @@ def compute_tables(
 
 
 def distances(s: Session, table: Table) -> list[list[int]] | None:
+    """Per dimension the distances a distance cost reads from the metadata (None otherwise)."""
     if table.spec.cost.kind != "distance":
         return None
     meta = s.metadata
@@ -265,6 +266,7 @@ def computed_specs(s: Session) -> list[TableSpec]:
 
 
 def linked_protection(s: Session) -> bool:
+    """Tables protected together now or in the log: recomputing keeps them only as a set."""
     return bool(s.linked) or any(isinstance(a, Protect) and a.table == 0 for a in s.actions)
 
 
@@ -299,5 +301,6 @@ def build_microdata_tables(
 
 
 def describe_spec(spec: TableSpec) -> str:
+    """A specification in the log's words: `Size × Region | Var2`."""
     resp = spec.response or "frequency"
     return f"{' × '.join(spec.explanatory)} | {resp}"

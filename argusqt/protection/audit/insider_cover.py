@@ -5,8 +5,8 @@ protection level is a feasible point of every attacker whose known cells it leav
 values: against those respondents the pair is safe. So instead of one attack per
 respondent, each pair collects moves until no respondent touches all of them; the path LP
 that looks for the next move makes the cells of the respondents still left expensive, so
-one LP usually frees the pair from all of them (docs/design.md, "The insider audit at
-scale"). What is left are (respondent, pair) couples no move found avoids: those are
+one LP usually frees the pair from all of them (docs/design.md,
+D-15). What is left are (respondent, pair) couples no move found avoids: those are
 attacked one by one (insider.py).
 
 Two moves that prove a pair and shift a respondent's only suppressed cell in opposite

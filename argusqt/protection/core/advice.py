@@ -1,7 +1,7 @@
 """Which suppression method, and how much time, suits a table of a given size — and why.
 
 The thresholds come from the measurements in benchmarks/bench_vs_tauargus.py (figures in
-docs/design.md, "What the Protect dialog suggests"): OPT proves many small tables optimal in
+docs/design.md, D-20): OPT proves many small tables optimal in
 seconds (520 cells with 61 unsafe, the enterprise and tau_testW tables) but not all of them
 (the sample data's 738 × 63 and 328 × 63 tables: gap 48–51 % after a minute, MOD 7–13 %
 cheaper), and its branch-and-cut grows fast with the number of primaries (738 × 159: gap

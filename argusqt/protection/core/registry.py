@@ -121,7 +121,7 @@ def get(name: str) -> MethodDescriptor:
 
     Only the name's module is imported (MODULE_OF): a batch file's `HEUR` does not import
     OPT's and MOD's modules with SCIP, nor `OPT` the rounding, CTA, interval and network
-    ones (docs/design.md, "Process start"). An unknown name imports them all, for the
+    ones (docs/design.md, D-16). An unknown name imports them all, for the
     message and for methods registered under another name than MODULE_OF says.
     """
     key = str(name).strip().upper()

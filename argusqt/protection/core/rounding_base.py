@@ -1,7 +1,7 @@
 """The smallest rounding base a table allows, apart from the rounding solver: the registry's
 table facts (the Protect dialog, every batch `<SUPPRESS>`) read it, and importing
-`rounding` for it would load SCIP for methods that do not use it (docs/design.md, "Process
-start")."""
+`rounding` for it would load SCIP for methods that do not use it (docs/design.md,
+D-16)."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ K_FREE = 2
 #: tables above this many cells get an intermediate neighbourhood before the whole table
 LARGE = 20_000
 #: tables from this many cells look for a move through suppressed cells before a whole-table
-#: path LP (docs/design.md, "HEUR")
+#: path LP (docs/design.md, D-13)
 SUPPRESSED_FIRST = 2000
 
 
