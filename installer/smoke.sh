@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Smoke test of the built bundle (installer/build.sh), offscreen, outside the checkout:
-# --version, sample_data/demo.arb through the bundled batch mode, a table protected with OPT
-# and written to Excel (opened again with openpyxl), Help → User guide offline. Exit 0 when
-# every step passes. Usage: bash installer/smoke.sh [BUNDLE_DIR]   (default dist/argusqt)
+# --version, the native libraries (`--check-libs`), sample_data/demo.arb through the bundled
+# batch mode, a table protected with OPT and written to Excel (opened again with openpyxl),
+# Help → User guide offline (`--check-help`). Exit 0 when every step passes.
+# Usage: bash installer/smoke.sh [BUNDLE_DIR]   (default dist/argusqt)
 # SMOKE_PYTHON: a Python with openpyxl to read the workbook back (default: the build venv's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +36,9 @@ version="$("$APP" --version)"
 t1=$(ms)
 echo "$version (started and answered in $((t1 - t0)) ms)"
 case "$version" in argusqt\ [0-9]*) ;; *) echo "FAIL: unexpected --version: $version"; exit 1 ;; esac
+
+step "the bundled libraries load and work (SCIP, HiGHS, pyarrow, openpyxl)"
+"$APP" --check-libs
 
 step "batch sample_data/demo.arb"
 t0=$(ms)
