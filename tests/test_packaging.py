@@ -121,3 +121,14 @@ def test_the_bundles_library_self_check_passes_here():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.check_libs() == 0
+
+
+def test_the_windows_workflow_runs_the_tested_linux_recipe():
+    """The Windows job (never run here) builds and smoke-tests with the very scripts the
+    Linux build runs, so the tested twin stays a twin."""
+    workflow = (ROOT / ".github/workflows/windows-bundle.yml").read_text(encoding="utf-8")
+    for script in ("installer/build.sh", "installer/smoke.sh"):
+        assert f"bash {script}" in workflow and (ROOT / script).is_file(), script
+    assert "runs-on: windows-" in workflow
+    build = (ROOT / "installer/build.sh").read_text(encoding="utf-8")
+    assert "installer/argusqt.spec" in build and (ROOT / "installer/argusqt.spec").is_file()
