@@ -23,8 +23,10 @@ if [ -z "$PYCHECK" ]; then
     [ -x "$p" ] && PYCHECK="$(pwd)/$p" && break
   done
 fi
-WORK="$(mktemp -d)"
-trap 'rm -rf "$WORK"' EXIT
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
+WORK="$TMP/a folder with spaces"  # as under "C:\Users\Jane Doe"
+mkdir -p "$WORK"
 cp -r "$BUNDLE/sample_data" "$WORK/sample_data"
 cd "$WORK"  # nothing of the checkout on the path: the bundle must carry it all
 ms() { date +%s%N | cut -c1-13; }
