@@ -40,8 +40,10 @@ def check_libs() -> int:
         import highspy
         import numpy as np
 
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
+        # argusqt's one way to make a HiGHS (banner silenced; the Windows paths of issue 28)
+        from argusqt.protection.lp.quiet_highs import quiet_highs
+
+        h = quiet_highs()
         lp = highspy.HighsLp()
         lp.num_col_, lp.num_row_ = 2, 1
         lp.col_cost_ = np.array([1.0, 1.0])
