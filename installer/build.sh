@@ -20,12 +20,13 @@ if [ ! -d "$VENV" ]; then
 fi
 if [ -x "$VENV/bin/python" ]; then VPY="$VENV/bin/python"; else VPY="$VENV/Scripts/python.exe"; fi
 stamp="$VENV/.argusqt-build-installed"
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ installer/constraints.txt -nt "$stamp" ]; then
   # the requirements straight from pyproject.toml (argusqt itself is bundled from this checkout)
   "$VPY" -c 'import tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; print("\n".join(p["dependencies"] + p["optional-dependencies"]["build"]))' \
     > "$VENV/requirements.txt"
   "$VPY" -m pip install -q --upgrade pip
-  "$VPY" -m pip install -q -r "$VENV/requirements.txt"
+  # at the versions the bundle was tested with (installer/constraints.txt)
+  "$VPY" -m pip install -q -r "$VENV/requirements.txt" -c installer/constraints.txt
   touch "$stamp"
 fi
 

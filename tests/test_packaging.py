@@ -132,3 +132,22 @@ def test_the_windows_workflow_runs_the_tested_linux_recipe():
     assert "runs-on: windows-" in workflow
     build = (ROOT / "installer/build.sh").read_text(encoding="utf-8")
     assert "installer/argusqt.spec" in build and (ROOT / "installer/argusqt.spec").is_file()
+
+
+def test_the_bundle_pins_every_dependency_within_pyproject():
+    """installer/constraints.txt (the tested versions build.sh installs) names each runtime
+    dependency and the build tools at one version that pyproject.toml allows."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    pins = {}
+    for line in (ROOT / "installer/constraints.txt").read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            name, _, version = line.partition("==")
+            assert version, f"not a pin: {line}"
+            pins[canonicalize_name(name)] = version
+    for spec in PROJECT["dependencies"] + PROJECT["optional-dependencies"]["build"]:
+        req = Requirement(spec)
+        version = pins.get(canonicalize_name(req.name))
+        assert version is not None, f"{req.name} is not pinned in installer/constraints.txt"
+        assert req.specifier.contains(version), f"{req.name}=={version} outside {req.specifier}"
