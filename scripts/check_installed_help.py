@@ -1,7 +1,8 @@
 """Check that Help works offline in an *installed* argusqt (not a checkout).
 
 Run it with the Python of a venv where argusqt was installed with `pip install .`, from a
-folder outside the checkout, without network or browser:
+folder outside the checkout, without network or browser (the PyInstaller bundle runs it as
+`argusqt --check-help`, installer/smoke.sh):
 
     python -m venv /tmp/v && /tmp/v/bin/pip install /path/to/argusqt
     cd /tmp && QT_QPA_PLATFORM=offscreen /tmp/v/bin/python /path/to/scripts/check_installed_help.py
@@ -37,7 +38,8 @@ def main() -> int:
         if not ok:
             failures.append(what)
 
-    site = Path(sysconfig.get_paths()["purelib"]).resolve()
+    # installed: site-packages; in the PyInstaller bundle (`argusqt --check-help`): its folder
+    site = Path(getattr(sys, "_MEIPASS", sysconfig.get_paths()["purelib"])).resolve()
     package = Path(argusqt.__file__).resolve().parent
     check(package.is_relative_to(site), f"argusqt imported from the installed package {package}")
     check(USER_GUIDE.is_relative_to(site), f"user guide path {USER_GUIDE}")
@@ -55,6 +57,13 @@ def main() -> int:
     app = create_app()
     win = MainWindow()
     win.show()
+
+    from argusqt.gui.resources import RESOURCES, icon
+
+    root = Path(sys.prefix).resolve()
+    check(RESOURCES.resolve().is_relative_to(root), f"icons and stylesheet from {RESOURCES}")
+    # a pixmap, not just the file: the SVG image plugin must be there to draw the icons
+    check(not icon("app").pixmap(32, 32).isNull(), "the application icon draws")
 
     win.actions["guide"].trigger()
     app.processEvents()

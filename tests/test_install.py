@@ -113,6 +113,59 @@ def test_installer_installs_the_mime_definitions():
     assert "argusqt-mime.xml" in script and "update-mime-database" in script
 
 
+def _fake_bundle(folder: Path, says: str) -> Path:
+    """A stand-in for dist/argusqt: the program (a script saying `says`) and the icon."""
+    icons = folder / "_internal" / "resources" / "icons"
+    icons.mkdir(parents=True, exist_ok=True)
+    (icons / "app.svg").write_text("<svg xmlns='http://www.w3.org/2000/svg'/>", encoding="utf-8")
+    program = folder / "argusqt"
+    program.write_text(f"#!/bin/sh\necho {says}\n", encoding="utf-8")
+    program.chmod(0o755)
+    return folder
+
+
+def _install(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "ARGUSQT_PREFIX"} | {"HOME": str(home)}
+    return subprocess.run(
+        ["bash", str(INSTALLER / "install-linux.sh"), *args],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+def test_bundle_install_runs_the_copy_and_uninstall_removes_it(tmp_path):
+    """`install-linux.sh --bundle DIR`: a copy of the built bundle (no Python), the command
+    and the desktop entry pointing into it; a second install replaces the copy."""
+    home = tmp_path / "home"
+    home.mkdir()
+    bundle = _fake_bundle(tmp_path / "dist" / "argusqt", "first")
+    assert _install(home, "--bundle", str(bundle)).returncode == 0
+    command = home / ".local" / "bin" / "argusqt"
+    prefix = home / ".local" / "share" / "argusqt" / "bundle"
+    assert command.resolve() == (prefix / "argusqt").resolve()
+    run = subprocess.run([str(command)], capture_output=True, text=True, timeout=60)
+    assert run.stdout == "first\n"
+    entry = (home / ".local/share/applications/argusqt.desktop").read_text(encoding="utf-8")
+    fields = dict(ln.split("=", 1) for ln in entry.splitlines() if "=" in ln)
+    assert fields["Exec"] == f"{prefix / 'argusqt'} %F"
+    assert Path(fields["Icon"]).is_file() and Path(fields["Icon"]).is_relative_to(prefix)
+
+    _fake_bundle(bundle, "second")  # a new build, installed over the old copy
+    assert _install(home, "--bundle", str(bundle)).returncode == 0
+    run = subprocess.run([str(command)], capture_output=True, text=True, timeout=60)
+    assert run.stdout == "second\n"
+
+    assert _install(home, "--uninstall").returncode == 0
+    assert not command.is_symlink() and not prefix.exists()
+    assert not (home / ".local/share/applications/argusqt.desktop").exists()
+
+
+def test_bundle_install_without_a_bundle_says_how_to_make_one(tmp_path):
+    proc = _install(tmp_path, "--bundle", str(tmp_path / "nowhere"))
+    assert proc.returncode != 0
+    assert "no bundle at" in proc.stderr and "installer/build.sh" in proc.stderr
+    assert not (tmp_path / ".local" / "bin" / "argusqt").exists()
+
+
 @pytest.mark.skipif(shutil.which("update-mime-database") is None, reason="no shared-mime-info")
 def test_mime_definitions_are_valid_for_shared_mime_info(tmp_path):
     """update-mime-database accepts the file and maps each extension to our type."""

@@ -42,3 +42,41 @@ def test_no_banner_on_stdout_from_a_protection_run(shared_data, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "before\nafter\n"
     assert "HiGHS" not in proc.stderr
+
+
+def _fresh_process(code: str) -> subprocess.CompletedProcess[str]:
+    """Run `code` in a new interpreter (the banner is swallowed once per process)."""
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
+
+
+def test_a_process_without_stdout_gets_its_highs():
+    """pythonw and the bundle's Windows window program (argusqt.exe) have sys.stdout None:
+    the first HiGHS is built all the same (it crashed on `sys.stdout.flush()`)."""
+    proc = _fresh_process(
+        "import sys\n"
+        "sys.stdout = None\n"
+        "from argusqt.protection.lp.quiet_highs import quiet_highs\n"
+        "h = quiet_highs()\n"
+        "assert type(h).__name__ == 'Highs', type(h)\n"
+        "sys.stderr.write('built')\n"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.endswith("built")
+
+
+def test_no_c_library_to_flush_is_no_error():
+    """Where the C library cannot be opened as asked (Windows: `CDLL(None)` is a TypeError),
+    the first HiGHS is still built silently."""
+    proc = _fresh_process(
+        "import ctypes\n"
+        "def refuse(*args, **kwargs):\n"
+        "    raise TypeError(\"argument of type 'NoneType' is not iterable\")\n"
+        "ctypes.CDLL = refuse\n"
+        "from argusqt.protection.lp.quiet_highs import quiet_highs\n"
+        "quiet_highs()\n"
+        "print('built')\n"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.endswith("built\n")

@@ -22,8 +22,10 @@ _banner_swallowed = False
 def _flush_c_stdio() -> None:
     """Push what C's stdio buffered (the banner) to the descriptor it is meant for now."""
     try:
-        ctypes.CDLL(None).fflush(None)
-    except (OSError, AttributeError):  # no C library to ask (Windows without msvcrt here)
+        # Windows has no CDLL(None) (TypeError): its C runtime is ucrtbase
+        libc = ctypes.CDLL("ucrtbase") if sys.platform == "win32" else ctypes.CDLL(None)
+        libc.fflush(None)
+    except (OSError, AttributeError, TypeError):  # no C library to ask: nothing to flush
         pass
 
 
@@ -37,7 +39,9 @@ def quiet_highs() -> highspy.Highs:
             try:
                 sys.stdout.flush()
                 saved = os.dup(1)
-            except (OSError, ValueError):  # no stdout descriptor (pythonw): nothing to silence
+            # no stdout (pythonw, the bundle's Windows window program: sys.stdout is None)
+            # or no descriptor behind it: nothing to silence
+            except (OSError, ValueError, AttributeError):
                 saved = None
             if saved is None:
                 h = highspy.Highs()
