@@ -54,6 +54,7 @@ from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_pr
 from argusqt.protection.result import TIME_LIMIT_DECIDED
 
 if TYPE_CHECKING:
+    from argusqt.export.audit_report import AuditReport
     from argusqt.io.frames import Roles
     from argusqt.model.codelist import CodeList
     from argusqt.model.metadata import Metadata
@@ -1518,6 +1519,36 @@ class Session:
             raise PublicationError(f"table {table_no}: {exc}", cells=exc.cells) from None
         self.add_log(f"Table {table_no}: publication audit: {text}")
         return text
+
+    def audit_report(
+        self,
+        table_no: int,
+        pattern: str | Path | None = None,
+        progress: ProgressCallback = no_progress,
+        cancel: CancelToken | None = None,
+    ) -> AuditReport:
+        """The audit outside the GUI (US#314): the publication verdict on the table's current
+        pattern, or on `pattern` (a τ-Argus / pytauargus code-value output) put on a copy
+        of the table's rule statuses, with every primary's attacker interval; logged."""
+        from argusqt.export.audit_report import apply_pattern, audit_table
+        from argusqt.io.pattern import read_pattern
+
+        table = self.table(table_no)
+        published = None
+        notes: list[str] = []
+        if pattern is not None:
+            table = copy.copy(table)  # the session's table keeps its statuses
+            for name in ("cleared_print", "protected_print", "refused_print"):
+                setattr(table, name, None)
+            table.protection = None
+            table.published = table.interval_lower = table.interval_upper = None
+            published, notes = apply_pattern(table, read_pattern(pattern, table))
+            self.add_log(f"Table {table_no}: auditing the pattern of {pattern}")
+        report = audit_table(
+            table, table_no, published=published, notes=notes, progress=progress, cancel=cancel
+        )
+        self._log_lines(report.log_lines())
+        return report
 
     def published_frame(
         self,

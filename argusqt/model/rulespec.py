@@ -25,10 +25,12 @@ class PRule:
 
 @dataclass(frozen=True)
 class FreqRule:
-    """Minimum frequency m with safety range r % (protection level)."""
+    """Minimum frequency m with safety range r % (protection level); `unweighted` counts
+    respondents even when the table applies weights (US#98: "at least 10 units, unweighted")."""
 
     minfreq: int
     range: float
+    unweighted: bool = False
 
 
 @dataclass(frozen=True)
