@@ -1757,6 +1757,14 @@ def preload() -> None:
         importlib.import_module(name)
 
 
+def cell_cause(table: Table, cell: int) -> str:
+    """Why a primary cell is unsafe: its cause code and the words (US#174); '' otherwise."""
+    from argusqt.rules.cause import cause_codes, cause_words
+
+    code = cause_codes(table, np.array([cell]))[0]
+    return f"{code}: {cause_words(code)}" if code else ""
+
+
 def published_face(table: Table) -> np.ndarray:
     """Each cell as it would be published (`x` suppressed, `-` empty, rounded, adjusted or
     interval values): what leaves the program by the clipboard too."""

@@ -13,6 +13,7 @@ from argusqt.io.confidential import CONFIDENTIAL_BANNER
 from argusqt.io.pattern import Pattern
 from argusqt.model.status import (
     STATUS_LABELS,
+    Status,
     is_candidate,
     is_primary,
     is_secondary,
@@ -113,7 +114,8 @@ def apply_pattern(table: Table, pattern: Pattern) -> tuple[np.ndarray, list[str]
     cells become secondaries unless they are primary. Returns the primaries the pattern
     publishes (each an exact disclosure) and notes."""
     status = np.asarray(table.status).copy()
-    status[is_secondary(status)] = np.where(status[is_secondary(status)] == 12, 2, 1)
+    sec = is_secondary(status)  # a pattern read from elsewhere replaces any secondary
+    status[sec] = np.where(status[sec] == Status.SECONDARY_MANUAL, Status.SAFE_MANUAL, Status.SAFE)
     cells, sup = pattern.cells, pattern.suppressed
     prim = is_primary(status[cells])
     published = cells[prim & ~sup]

@@ -1,13 +1,13 @@
 """Cause codes (US#174): why a primary cell is unsafe — one or two dominant contributors, the
 p% rule, the frequency or request rule, a holding, a zero cell, a manual choice — beside the
-τ-Argus status number, which says only "unsafe (rule)" (argusqt/docs/rules.md §7.4)."""
+τ-Argus status number, which says only "unsafe (rule)" (argusqt/docs/rules.md §7.5)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from argusqt.errors import ArgusError
-from argusqt.model.status import is_primary
+from argusqt.model.status import Status, is_primary
 from argusqt.model.table import Table
 
 #: the code of each cause, in words (the report, the cell information panel)
@@ -26,7 +26,17 @@ CAUSE_WORDS: dict[str, str] = {
 }
 
 #: the cause of a primary status when the rules cannot tell more (status given as such)
-_BY_STATUS = {3: "G", 4: "R", 5: "F", 6: "Z", 7: "S", 8: "S", 9: "M"}
+_BY_STATUS = {
+    Status.UNSAFE_RULE: "G",
+    Status.UNSAFE_REQUEST: "R",
+    Status.UNSAFE_FREQ: "F",
+    Status.UNSAFE_ZERO: "Z",
+    Status.UNSAFE_SINGLETON: "S",
+    Status.UNSAFE_SINGLETON_MANUAL: "S",
+    Status.UNSAFE_MANUAL: "M",
+}
+#: statuses the rules give (their causes are the failing rules)
+_BY_RULE = (Status.UNSAFE_RULE, Status.UNSAFE_REQUEST, Status.UNSAFE_FREQ, Status.UNSAFE_ZERO)
 
 
 def cause_words(code: str) -> str:
@@ -40,23 +50,26 @@ def cause_words(code: str) -> str:
     return "; ".join(out)
 
 
-def cause_codes(table: Table) -> list[str]:
-    """The cause code of every cell ('' for cells that are not primary); several causes of
-    one cell are joined by '+' in the order NK/P, REQ, FREQ, ZERO (the status's order)."""
+def cause_codes(table: Table, cells: np.ndarray | None = None) -> list[str]:
+    """The cause code of every cell (or of `cells`, in their order): '' for cells that are
+    not primary; several causes of one cell are joined by '+' in the order NK/P, REQ, FREQ,
+    ZERO (the status's order)."""
     status = np.asarray(table.status)
-    out = [""] * table.n_cells
-    prim = np.flatnonzero(is_primary(status))
-    if prim.size == 0:
+    idx = np.arange(table.n_cells) if cells is None else np.asarray(cells, dtype=np.int64)
+    out = [""] * idx.size
+    where = np.flatnonzero(is_primary(status[idx]))
+    if where.size == 0:
         return out
+    prim = idx[where]
     found = _rule_causes(table, prim)
-    for k, c in enumerate(prim.tolist()):
+    for j, (k, c) in enumerate(zip(where.tolist(), prim.tolist(), strict=True)):
         s = int(status[c])
-        parts = found[k] if s in (3, 4, 5, 6) else []
-        if s == 3 and not any(p[0] in "DPH" for p in parts):
+        parts = found[j] if s in _BY_RULE else []
+        if s == Status.UNSAFE_RULE and not any(p.lstrip("H")[:1] in ("D", "P") for p in parts):
             parts = ["G"]  # given as status 3, no dominance or p% rule fails
-        elif s in (4, 5, 6) and not parts:
+        elif s in _BY_RULE and not parts:
             parts = [_BY_STATUS[s]]
-        out[c] = "+".join(parts) if parts else _BY_STATUS.get(s, "G")
+        out[k] = "+".join(parts) if parts else _BY_STATUS.get(s, "G")
     return out
 
 
