@@ -59,6 +59,9 @@ class SafetyRules:
     manual_margin: float = 20.0
     use_weights: bool = False
     missing_safe: bool = False
+    #: apply dominance and p% to determined sums of suppressed cells (US#160, rules.md §6.4);
+    #: None: the default, on when the table has such a rule
+    combined: bool | None = None
 
     @property
     def uses_holdings(self) -> bool:

@@ -189,6 +189,11 @@ def parse_safety_rule(
         elif r.name == "MAN":
             (m,) = r.numbers((1,))
             rules.manual_margin = r.percent(m, "manual safety margin")
+        elif r.name == "COMB":  # argusqt extension (US#160): rules on combined cells
+            (flag,) = r.numbers((1,))
+            if flag not in (0, 1):
+                r.fail("expected 0 (off) or 1 (on)")
+            rules.combined = bool(flag)
         elif r.name in ("WGT", "MIS"):
             (flag,) = r.numbers((1,))
             if flag not in (0, 1):
@@ -198,7 +203,7 @@ def parse_safety_rule(
             else:
                 rules.missing_safe = bool(flag)
         else:
-            r.fail("unknown rule; expected P, NK, FREQ, REQ, ZERO, MAN, WGT or MIS")
+            r.fail("unknown rule; expected P, NK, FREQ, REQ, ZERO, MAN, WGT, MIS or COMB")
     if rules.use_weights and rules.uses_holdings:
         raise SpecificationError(
             f"safety rule {text!r}: weights (WGT(1)) and holding-level rules cannot be combined",
@@ -267,6 +272,8 @@ def format_safety_rule(rules: SafetyRules) -> str:
         parts.append("MIS(1)")
     if rules.use_weights:
         parts.append("WGT(1)")
+    if rules.combined is not None:
+        parts.append(f"COMB({int(rules.combined)})")
     if rules.manual_margin != 20.0 or not parts:
         parts.append(f"MAN({_num(rules.manual_margin)})")
     return "|".join(parts)
