@@ -17,7 +17,7 @@ from argusqt.cli import main
 from argusqt.errors import InputError
 from argusqt.io.confidential import CONFIDENTIAL_BANNER
 from argusqt.io.pattern import read_pattern
-from argusqt.protection.problem import CSPProblem
+from argusqt.protection.core.problem import CSPProblem
 
 ENTERPRISE_RULES = "P(0,0)|P(0,0)|P(10,1)|ZERO(10)|MIS(1)|MAN(10)"
 

@@ -16,7 +16,7 @@ from shared_paths import copy_case
 import argusqt
 from argusqt.batch.runner import run_batch
 from argusqt.model.status import is_primary, is_suppressed
-from argusqt.protection.problem import CSPProblem
+from argusqt.protection.core.problem import CSPProblem
 
 RULES = "FREQ(5,20)|P(20,5)"  # batch_ex2's rules
 CASES = [
