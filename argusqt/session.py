@@ -1100,7 +1100,14 @@ class Session:
         if desc.kind != "suppress":
             options.setdefault("seed", self._seed(problem))
         try:
-            result = run_method(problem, desc.name, options, progress, cancel)
+            if desc.kind == "suppress":  # every method's secondaries, safe for sums (US#160)
+                from argusqt.protection.suppress.combined import protect_combined
+
+                result = protect_combined(
+                    table, problem, lambda pr: run_method(pr, desc.name, options, progress, cancel)
+                )
+            else:
+                result = run_method(problem, desc.name, options, progress, cancel)
             for line in result.log or []:
                 self.add_log(f"  {line}")
             audit = result.audit

@@ -54,7 +54,7 @@ def test_cli_audits_tau_argus_hypercube_pattern(enterprise, capsys):
     assert out.startswith(f"// {CONFIDENTIAL_BANNER}")
     assert "Audit passed" in out and "holdings alone in a suppressed cell" in out
     lines = _primary_lines(out)
-    assert len(lines) == 283  # every primary of the scenario (rules.md §3.8)
+    assert len(lines) == 283  # every primary of the scenario (argusqt/docs/rules.md §3.8)
     assert all(x.endswith("| protected") for x in lines)
     assert "act=02 × product=05 | 3 Unsafe (dominance/p%) | HP1 | 1923.58" in out
 

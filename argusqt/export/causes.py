@@ -10,7 +10,7 @@ from argusqt.model.status import is_primary
 from argusqt.model.table import Table
 
 #: the heading of the list (argusqt/docs/formats.md §10.9)
-CAUSE_HEADING = "Causes of the primary cells (argusqt, rules.md §7.5): codes;status;cause"
+CAUSE_HEADING = "Causes of the primary cells (argusqt/docs/rules.md §7.5): codes;status;cause"
 
 
 def cause_lines(table: Table) -> list[str]:

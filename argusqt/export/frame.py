@@ -82,7 +82,7 @@ def published_column(table: Table) -> tuple[np.ndarray, np.ndarray | None, np.nd
 
 def cell_frame(table: Table) -> Any:
     """Every cell with its codes, labels, true value, frequency, status (a categorical of
-    STATUS_NAMES), cause code of a primary (rules.md §7.5) and published value.
+    STATUS_NAMES), cause code of a primary (argusqt/docs/rules.md §7.5) and published value.
     CONFIDENTIAL: true values of suppressed cells."""
     import pandas as pd
 

@@ -59,7 +59,7 @@ class SafetyRules:
     manual_margin: float = 20.0
     use_weights: bool = False
     missing_safe: bool = False
-    #: apply dominance and p% to determined sums of suppressed cells (US#160, rules.md §6.4);
+    #: apply dominance and p% to determined sums of suppressed cells (US#160, argusqt/docs/rules.md §3.11);
     #: None: the default, on when the table has such a rule
     combined: bool | None = None
 

@@ -1,6 +1,6 @@
 """Approximate disclosure of combined suppressed cells (US#160): the primary rules applied
-to a sum of suppressed cells that the published table determines (argusqt/docs/rules.md
-§6.4).
+to a sum of suppressed cells that the published table determines
+(argusqt/docs/rules.md §3.11).
 
 Three NACE divisions suppressed by a dominance rule and a fourth as secondary: when their
 section total is published, an attacker knows the sum of the four exactly; if one
@@ -32,7 +32,8 @@ class CombinedSum:
     total_cell: int  # the published total of their relation
     value: float  # their sum (the response)
     causes: tuple[str, ...]  # failing rules, cause codes as rules.cause (D2, P1, HP1…)
-    need: float  # the protection the sum would need (as a cell's d, rules.md §4.1)
+    #: the protection the sum would need (as a cell's d, argusqt/docs/rules.md §4.1)
+    need: float
 
 
 def combined_on(rules: SafetyRules) -> bool:
@@ -68,7 +69,7 @@ def sum_failures(table: Table, cells: np.ndarray) -> tuple[list[str], float]:
         levels.append(("", _merged_top(table.top, cells), rules.nk_individual, rules.p_individual))
     if table.htop is not None and (rules.nk_holding or rules.p_holding):
         # holdings may span parts: merging their largest per part is a lower bound on the
-        # concentration (said in rules.md §6.4)
+        # concentration (argusqt/docs/rules.md §3.11)
         levels.append(("H", _merged_top(table.htop, cells), rules.nk_holding, rules.p_holding))
     for prefix, top, nks, ps in levels:
         for r in nks:

@@ -30,6 +30,7 @@ Reason = Literal[
     "level estimate",
     "adjusted value",
     "rounding interval",
+    "combined",  # a determined sum of suppressed cells fails a rule (US#160)
 ]
 
 #: seconds a method may still use after a cancel to finish or audit its best pattern; a
