@@ -241,7 +241,6 @@ def audit_command(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from argusqt.errors import ArgusError
-    from argusqt.io.atomic import atomic_write_text
 
     files = [Path(f) for f in args.files]
     try:
@@ -260,17 +259,19 @@ def audit_command(args: argparse.Namespace) -> int:
     except ArgusError as exc:
         print(f"argusqt audit: {exc}", file=sys.stderr)
         return 2
-    text = report.text(f"argusqt audit of {files[-1]} (table {number})")
+    title = f"argusqt audit of {files[-1]} (table {number})"
     if args.report:
+        from argusqt.export.audit_report import write_audit_report
+
         try:
-            atomic_write_text(Path(args.report), text)
+            write_audit_report(args.report, [report], title)
         except OSError as exc:
             print(f"argusqt audit: cannot write {args.report}: {exc}", file=sys.stderr)
             return 2
         print(("AUDIT PASSED" if report.ok else "AUDIT FAILED") + f": {report.summary}")
         print(f"written: {args.report} (CONFIDENTIAL, not for publication)")
     else:
-        print(text, end="")
+        print(report.text(title), end="")
     return 0 if report.ok else 1
 
 

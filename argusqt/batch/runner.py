@@ -383,8 +383,9 @@ class _Runner:
         if cmd.args.path:
             out = self.output_file(cmd.args.path)
             self.session.check_outputs(out, action="<AUDIT>")
-            text = "".join(r.text() for r in reports)
-            atomic_write_text(out, text)
+            from argusqt.export.audit_report import write_audit_report
+
+            write_audit_report(out, reports)
             self.outcome.files_written.append(out)
             self.outcome.confidential.add(out)
             self.session.add_log(f"Audit report (CONFIDENTIAL) written: {out}")

@@ -6,6 +6,7 @@ a confidential report file."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -85,6 +86,15 @@ class AuditReport:
         out.append("cell | status | cause | value | protection needs | attacker interval | verdict")
         out += [_line(p, self.decimals) for p in self.primaries]
         return "\n".join(out) + "\n"
+
+
+def write_audit_report(path: str | Path, reports: list[AuditReport], title: str = "") -> Path:
+    """Write the reports as one CONFIDENTIAL text file (its first line says so), atomically."""
+    from argusqt.io.atomic import atomic_write_text
+
+    path = Path(path)
+    atomic_write_text(path, "".join(r.text(title) for r in reports))
+    return path
 
 
 def _num(x: float, decimals: int) -> str:
