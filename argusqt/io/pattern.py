@@ -54,7 +54,7 @@ def _rows(path: Path, table: Table) -> list[tuple[int, tuple[str, ...], list[str
     sep = ";" if path.suffix.lower() == ".csv" and _has_semicolons(path) else ","
     ndim = table.ndim
     names = [n.lower() for n in table.spec.explanatory]
-    rows = []
+    rows: list[tuple[int, tuple[str, ...], list[str]]] = []
     for no, row in enumerate(csv.reader(read_lines(path), delimiter=sep), start=1):
         if not row or not "".join(row).strip() or row[0].lstrip().startswith("//"):
             continue

@@ -26,7 +26,7 @@ CAUSE_WORDS: dict[str, str] = {
 }
 
 #: the cause of a primary status when the rules cannot tell more (status given as such)
-_BY_STATUS = {
+_BY_STATUS: dict[int, str] = {
     Status.UNSAFE_RULE: "G",
     Status.UNSAFE_REQUEST: "R",
     Status.UNSAFE_FREQ: "F",
