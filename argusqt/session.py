@@ -1241,8 +1241,14 @@ class Session:
         self._log_lines(p.without_effect())
         numbers = list(range(1, len(self.tables) + 1))
         try:
+            from argusqt.protection.suppress.combined import protect_combined_linked
+
             cover = self._linked_cover(problems) if desc.linked == "cover" else None
-            results = protect_linked(problems, desc.name, options, progress, cancel, cover=cover)
+            results = protect_combined_linked(  # sums of suppressed cells (US#160)
+                self.tables,
+                problems,
+                lambda ps: protect_linked(ps, desc.name, options, progress, cancel, cover=cover),
+            )
         except Cancelled as exc:
             raise self._cancelled(numbers, exc) from None
         audits = []
@@ -1263,6 +1269,9 @@ class Session:
             t.audit = verdict
             mark_protected(t)
             self.results[no] = res
+            for line in res.log or []:
+                if line.startswith("Rule on combined cells"):  # what US#160's rule did
+                    self.add_log(f"Table {no} (linked): {line}")
             self.add_log(
                 f"Table {no} (linked): {'; '.join(res.outcome_lines(desc.face, t.value))}; "
                 f"{verdict.summary()}"

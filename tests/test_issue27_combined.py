@@ -139,3 +139,32 @@ def test_comb_syntax():
     assert parse_safety_rule(format_safety_rule(r)) == r
     with pytest.raises(SpecificationError, match="0 \\(off\\) or 1 \\(on\\)"):
         parse_safety_rule("COMB(2)")
+
+
+def test_linked_tables_get_the_rule_too():
+    """nace and nace × size protected together (batch table 0): without the rule linked OPT
+    leaves B05 + B06 + B07 dominated; with it table 1 suppresses B08."""
+    sizes = ["S" if n[0] == "B" else ("L" if i % 2 else "S")
+             for i, n in enumerate(MICRODATA["nace"])]  # fmt: skip
+    frame = MICRODATA.assign(size=sizes)
+    found = {}
+    for rules in ("NK(2,80)|COMB(0)", "NK(2,80)"):
+        p = argusqt.protect(
+            frame,
+            explanatory=[["nace"], ["nace", "size"]],
+            response="turnover",
+            rules=rules,
+            hierarchies={"nace": SECTIONS},
+            method="HEUR",
+            progress=False,
+        )
+        p.session.protect_linked("OPT", {"max_minutes": 5})
+        found[rules] = independent_unsafe_sums(p.session.table(1))
+        session = p.session
+    assert found == {"NK(2,80)|COMB(0)": [{"B05", "B06", "B07"}], "NK(2,80)": []}
+    one = session.table(1)
+    status = dict(zip(_codes(one), np.asarray(one.status).tolist(), strict=True))
+    assert status["B05"] == 3 and status["B08"] == 11
+    for no in (1, 2):
+        t = session.table(no)
+        assert combined_disclosures(t, is_suppressed(t.status)) == []

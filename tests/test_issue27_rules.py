@@ -100,6 +100,12 @@ def test_gui_specify_form_keeps_the_unweighted_option(qtbot):
     assert d.current_spec().rules.freq_individual == FreqRule(10, 30, True)
     d.individual.freq_unweighted.setChecked(False)
     assert d.current_spec().rules.freq_individual == FreqRule(10, 30, False)
+    # issue 27 item 2's option: on by default (None), COMB(0) when unchecked
+    assert d.combined.isChecked() and d.current_spec().rules.combined is None
+    d.combined.setChecked(False)
+    assert d.current_spec().rules.combined is False
+    d.load_spec(TableSpec(["a"], "y", rules=parse_safety_rule("NK(2,80)|COMB(0)")))
+    assert not d.combined.isChecked()
 
 
 # ------------------------------------------------------------------ item 5: holdings

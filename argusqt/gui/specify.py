@@ -182,6 +182,8 @@ def describe_rules(r: SafetyRules) -> str:
         parts.append("MIS(1)")
     if r.use_weights:
         parts.append("WGT(1)")
+    if r.combined is not None:
+        parts.append(f"COMB({int(r.combined)})")
     parts.append(f"MAN({r.manual_margin:g})")
     return "|".join(parts)
 
@@ -303,6 +305,15 @@ class SpecifyTablesDialog(QDialog):
         general.addWidget(self.zero_range)
         general.addSpacing(12)
         general.addWidget(self.missing_safe)
+        general.addSpacing(12)
+        # argusqt's COMB(0|1): dominance and p% on determined sums of suppressed cells (US#160)
+        self.combined = QCheckBox("Rules on sums of suppressed cells")
+        self.combined.setToolTip(
+            "Apply the dominance and p% rules also to each sum of suppressed cells that a "
+            "published total gives away (on by default; written COMB(0) when off)."
+        )
+        self.combined.setChecked(True)
+        general.addWidget(self.combined)
         general.addSpacing(12)
         general.addWidget(QLabel("Manual safety range:"))
         general.addWidget(self.manual)
@@ -427,6 +438,7 @@ class SpecifyTablesDialog(QDialog):
             manual_margin=float(self.manual.value()),
             use_weights=self.use_weights.isChecked(),
             missing_safe=self.missing_safe.isChecked(),
+            combined=None if self.combined.isChecked() else False,
         )
         return TableSpec(expl, response, shadow, cost, rules)
 
@@ -449,6 +461,7 @@ class SpecifyTablesDialog(QDialog):
         if r.zero_range is not None:
             self.zero_range.setValue(r.zero_range)
         self.missing_safe.setChecked(r.missing_safe)
+        self.combined.setChecked(r.combined is not False)
         self.manual.setValue(int(r.manual_margin))
         self.use_weights.setChecked(r.use_weights)
 
