@@ -268,7 +268,7 @@ def audit_command(args: argparse.Namespace) -> int:
         except OSError as exc:
             print(f"argusqt audit: cannot write {args.report}: {exc}", file=sys.stderr)
             return 2
-        print(("AUDIT PASSED" if report.ok else "AUDIT FAILED") + f": {report.summary}")
+        print(report.summary)  # "Audit passed: …" or "AUDIT FAILED: …"
         print(f"written: {args.report} (CONFIDENTIAL, not for publication)")
     else:
         print(report.text(title), end="")

@@ -112,7 +112,9 @@ def test_cli_published_primary_and_missing_secondary(tmp_path, capsys):
     shown = {**pattern, ("A", "female"): 1}
     report = tmp_path / "r.txt"
     assert main(["audit", *opts, "--report", str(report), str(write(shown, "shown.txt"))]) == 1
-    assert "CONFIDENTIAL" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert printed.startswith("AUDIT FAILED: 1 primary cell(s) published outright")
+    assert "CONFIDENTIAL" in printed
     assert "DISCLOSED (published" in report.read_text()
 
     # the independent attacker agrees on both patterns
