@@ -36,7 +36,8 @@ def _parser() -> argparse.ArgumentParser:
         "that made OUTPUT (its data, table and rules are used; its <SUPPRESS> and "
         "<WRITETABLE> are not run), or --microdata/--table with --metadata, --explanatory, "
         "--response and --rules, then OUTPUT. OUTPUT is a code-value file (with its status "
-        "column, or x/- for suppressed values). The report is CONFIDENTIAL (true values).",
+        "column, or x/- for suppressed values) or a JJ file of the table. The report is "
+        "CONFIDENTIAL (true values).",
     )
     a.add_argument("files", nargs="+", help="[JOB.arb] OUTPUT")
     a.add_argument("-n", "--number", type=int, default=None,

@@ -202,3 +202,29 @@ def test_batch_audit_syntax_errors_name_the_line(tmp_path):
     assert e.value.line == 1
     with pytest.raises(BatchError, match=r"expected \[table\[, \"file\"\]\]"):
         parse_arb_lines(['<AUDIT> 1, "a", "b"'], tmp_path / "a.arb")
+
+
+def test_cli_audits_a_jj_pattern(enterprise, capsys):
+    """A JJ file (τ-Argus's type 6) of the table is read cell for cell: argusqt's own MOD
+    pattern passes; with its secondaries published (m → s) it fails."""
+    job = _job(
+        enterprise,
+        "jj.arb",
+        [["region", "product"]],
+        '<SUPPRESS> MOD(1,5,1,1,1)\n<WRITETABLE> (1, 6, , "p.jj")\n',
+    )
+    out = run_batch(job)
+    assert out.ok, out.error
+    jj = enterprise / "p.jj"
+    assert main(["audit", str(job), str(jj)]) == 0
+    assert "17 primary cell(s), 8 secondary cell(s)" in capsys.readouterr().out
+    lines = jj.read_text().splitlines()
+    opened = [x.replace(" m ", " s ") if len(x.split()) > 5 else x for x in lines]
+    weak = enterprise / "weak.jj"
+    weak.write_text("\n".join(opened) + "\n")
+    assert main(["audit", str(job), str(weak)]) == 1
+    text = capsys.readouterr().out
+    assert "0 secondary cell(s)" in text and "DISCLOSED" in text
+    other = _job(enterprise, "other.arb", [["act", "product"]], "")
+    assert main(["audit", str(other), str(jj)]) == 2
+    assert "the JJ file has 225 cells, table act × product has 1665" in capsys.readouterr().err

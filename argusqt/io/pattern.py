@@ -114,10 +114,49 @@ def _cells(path: Path, table: Table, rows) -> list[int]:
     return cells
 
 
+def _is_jj(path: Path) -> bool:
+    """A JJ file (argusqt/docs/formats.md §9): its first line is the single number 0."""
+    if path.suffix.lower() == ".jj":
+        return True
+    lines = [x for x in read_lines(path)[:3] if x.strip()]
+    return bool(lines) and lines[0].split("//")[0].strip() == "0"
+
+
+def _read_jj_pattern(path: Path, table: Table) -> Pattern:
+    """The statuses of a JJ file written for this table (one cell per table cell, in its
+    order, as τ-Argus and argusqt write it without `TR+`): `u` and `m` are suppressed."""
+    from argusqt.io.jj import read_jj
+
+    problem = read_jj(path)
+    if problem.n_cells != table.n_cells:
+        raise InputError(
+            f"the JJ file has {problem.n_cells} cells, table "
+            f"{' × '.join(table.spec.explanatory)} has {table.n_cells} (expected a JJ file "
+            "of this table written without TR+)",
+            path,
+        )
+    values = np.asarray(table.value, dtype=float)
+    tol = 10.0 ** (-max(int(table.decimals), 0)) / 2 + 1e-9 * np.abs(values)
+    off = np.flatnonzero(np.abs(np.asarray(problem.values, dtype=float) - values) > tol)
+    if off.size:
+        c = int(off[0])
+        raise InputError(
+            f"cell {c} of the JJ file has the value {problem.values[c]:g}, the table "
+            f"{values[c]:g}: not a JJ file of this table",
+            path,
+        )
+    status = np.asarray(problem.status, dtype=np.int64)
+    cells = np.arange(table.n_cells, dtype=np.int64)
+    return Pattern(path, cells, is_suppressed(status), status, np.zeros_like(cells))
+
+
 def read_pattern(path: str | Path, table: Table) -> Pattern:
-    """The pattern of a code-value file: one line per cell, the table's codes first (in the
-    order of its explanatory variables), then the value and, with `AS+`, the status."""
+    """The pattern of a code-value file — one line per cell, the table's codes first (in the
+    order of its explanatory variables), then the value and, with `AS+`, the status — or of
+    a JJ file of the table."""
     path = Path(path)
+    if _is_jj(path):
+        return _read_jj_pattern(path, table)
     rows = _rows(path, table)
     cells = _cells(path, table, rows)
     sup, status, lines = [], [], []
