@@ -82,14 +82,16 @@ class NK:
 @dataclass(frozen=True)
 class FREQ:
     """Minimum frequency: unsafe with fewer than `minfreq` contributors; `range` is the
-    protection level in % of the cell value."""
+    protection level in % of the cell value; `unweighted=True` counts respondents even
+    when weights are applied (US#98)."""
 
     minfreq: int
     range: float = 0.0
     holding: bool = False
+    unweighted: bool = False
 
     def text(self) -> str:
-        return f"FREQ({self.minfreq},{self.range:g})"
+        return f"FREQ({self.minfreq},{self.range:g}{',U' if self.unweighted else ''})"
 
 
 @dataclass(frozen=True)

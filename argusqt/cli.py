@@ -28,6 +28,30 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="write each saved table's CONFIDENTIAL HTML report beside it (<name>.html)",
     )
+    a = sub.add_parser(
+        "audit",
+        help="audit a suppression pattern (e.g. a τ-Argus output) against the data it came "
+        "from: outside attacker and insiders; exit 0 passed, 1 failed, 2 not audited",
+        description="Audit a pattern made elsewhere. Either JOB.arb OUTPUT: the batch file "
+        "that made OUTPUT (its data, table and rules are used; its <SUPPRESS> and "
+        "<WRITETABLE> are not run), or --microdata/--table with --metadata, --explanatory, "
+        "--response and --rules, then OUTPUT. OUTPUT is a code-value file (with its status "
+        "column, or x/- for suppressed values) or a JJ file of the table. The report is "
+        "CONFIDENTIAL (true values).",
+    )
+    a.add_argument("files", nargs="+", help="[JOB.arb] OUTPUT")
+    a.add_argument("-n", "--number", type=int, default=None,
+                   help="table number in the job (default: the table whose <WRITETABLE> "
+                   "wrote OUTPUT, else 1)")  # fmt: skip
+    src = a.add_mutually_exclusive_group()
+    src.add_argument("--microdata", help="microdata file (with --metadata)")
+    src.add_argument("--table", help="table file (tabular input, with --metadata)")
+    a.add_argument("--metadata", help="the .rda metadata of --microdata or --table")
+    a.add_argument("--explanatory", nargs="+", help="the table's explanatory variables")
+    a.add_argument("--response", help="the response variable (default: frequency table)")
+    a.add_argument("--shadow", help="the shadow variable (default: the response)")
+    a.add_argument("--rules", default="", help='safety rules, e.g. "P(0,0)|P(0,0)|P(10,1)"')
+    a.add_argument("--report", help="also write the CONFIDENTIAL report to this file")
     t = sub.add_parser(
         "tidy",
         help="list and remove the hidden temporary files (.NAME.aqt-*.tmp) a killed run left",
@@ -195,7 +219,8 @@ def start_gui(argv: Sequence[str]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_in = list(sys.argv[1:] if argv is None else argv)
-    if args_in and not args_in[0].startswith("-") and args_in[0] not in ("batch", "gui", "tidy"):
+    verbs = ("batch", "gui", "tidy", "audit")
+    if args_in and not args_in[0].startswith("-") and args_in[0] not in verbs:
         return start_gui(args_in)  # `argusqt data.asc`: open files in the GUI
     args = _parser().parse_args(args_in)
     if args.command == "batch":
@@ -205,8 +230,92 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     if args.command == "tidy":
         return tidy_command(args.folders)
+    if args.command == "audit":
+        return audit_command(args)
     files = getattr(args, "files", []) or []
     return start_gui(files)
+
+
+def audit_command(args: argparse.Namespace) -> int:
+    """`argusqt audit`: build the table the pattern was made for, audit the pattern, print
+    the report; 0 passed, 1 failed, 2 when it could not be audited (the message says why)."""
+    from pathlib import Path
+
+    from argusqt.errors import ArgusError
+
+    files = [Path(f) for f in args.files]
+    try:
+        if args.microdata or args.table:
+            if len(files) != 1:
+                raise ArgusError("with --microdata or --table give one OUTPUT file to audit")
+            session, number = _audit_session_from_options(args), 1
+        else:
+            if len(files) != 2:
+                raise ArgusError(
+                    "expected JOB.arb OUTPUT (or --microdata/--table … OUTPUT), "
+                    f"got {len(files)} file(s)"
+                )
+            session, number = _audit_session_from_job(files[0], files[1], args.number)
+        report = session.audit_report(number, files[-1])
+    except ArgusError as exc:
+        print(f"argusqt audit: {exc}", file=sys.stderr)
+        return 2
+    title = f"argusqt audit of {files[-1]} (table {number})"
+    if args.report:
+        from argusqt.export.audit_report import write_audit_report
+
+        try:
+            write_audit_report(args.report, [report], title)
+        except OSError as exc:
+            print(f"argusqt audit: cannot write {args.report}: {exc}", file=sys.stderr)
+            return 2
+        print(report.summary)  # "Audit passed: …" or "AUDIT FAILED: …"
+        print(f"written: {args.report} (CONFIDENTIAL, not for publication)")
+    else:
+        print(report.text(title), end="")
+    return 0 if report.ok else 1
+
+
+def _audit_session_from_job(job, output, number: int | None):
+    """The session of a batch job run without its protection and writes, and the number of
+    the table that wrote `output` (or `number`, or 1)."""
+    from argusqt.batch.arb import parse_arb
+    from argusqt.batch.runner import run_batch
+    from argusqt.errors import ArgusError
+
+    outcome = run_batch(job, skip=frozenset({"SUPPRESS", "WRITETABLE", "AUDIT", "LOGBOOK"}))
+    if outcome.error is not None:
+        raise outcome.error
+    if number is None:
+        number = 1
+        for cmd in parse_arb(job):
+            if cmd.name == "WRITETABLE" and cmd.args.path.replace("\\", "/").split("/")[-1] == (
+                output.name
+            ):
+                number = cmd.args.table
+    if not 1 <= number <= len(outcome.session.tables):
+        raise ArgusError(f"{job} makes {len(outcome.session.tables)} table(s), not table {number}")
+    return outcome.session, number
+
+
+def _audit_session_from_options(args: argparse.Namespace):
+    """A session with one table from --microdata/--table, --metadata and the spec options."""
+    from argusqt.errors import ArgusError
+    from argusqt.model.table import TableSpec
+    from argusqt.rules.parse import parse_safety_rule
+    from argusqt.session import Session
+
+    if not args.metadata or not args.explanatory:
+        raise ArgusError("--microdata/--table need --metadata and --explanatory")
+    session = Session()
+    if args.microdata:
+        session.open_microdata(args.microdata, args.metadata)
+    else:
+        session.open_table_data(args.table, args.metadata)
+    session.specify_table(TableSpec(list(args.explanatory), args.response, args.shadow))
+    session.set_safety_rules(parse_safety_rule(args.rules))
+    session.compute_tables()
+    return session
 
 
 def tidy_command(folders: Sequence[str]) -> int:

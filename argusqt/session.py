@@ -43,9 +43,15 @@ from argusqt.protection.core.result import TIME_LIMIT_DECIDED
 from argusqt.recode.apply import original_codelist, parse_recode_text
 from argusqt.workflow import changing, opening, output, protecting, recoding, specifying
 from argusqt.workflow.opening import TOTALS_MODES, TabularSource
-from argusqt.workflow.output import published_face, spreadsheet_safe, table_protection
+from argusqt.workflow.output import (
+    cell_cause,
+    published_face,
+    spreadsheet_safe,
+    table_protection,
+)
 
 if TYPE_CHECKING:
+    from argusqt.export.audit_report import AuditReport
     from argusqt.io.frames import Roles
     from argusqt.model.codelist import CodeList
     from argusqt.model.metadata import Metadata
@@ -642,6 +648,18 @@ class Session:
         returns its verdict in words, PublicationError naming the cells when it fails."""
         return output.audit_publication(self, table_no, progress, cancel)
 
+    def audit_report(
+        self,
+        table_no: int,
+        pattern: str | Path | None = None,
+        progress: ProgressCallback = no_progress,
+        cancel: CancelToken | None = None,
+    ) -> AuditReport:
+        """The audit outside the GUI (US#314): the publication verdict on the table's current
+        pattern, or on `pattern` (a τ-Argus / pytauargus code-value output) put on a copy
+        of the table's rule statuses, with every primary's attacker interval; logged."""
+        return output.audit_report(self, table_no, pattern, progress, cancel)
+
     def published_frame(
         self,
         table_no: int,
@@ -720,6 +738,7 @@ __all__ = [
     "LogEntry",
     "Session",
     "TabularSource",
+    "cell_cause",
     "is_warning",
     "preload",
     "published_face",

@@ -164,6 +164,7 @@ def rules_from_dict(d: dict) -> SafetyRules:
         manual_margin=float(d.get("manual_margin", 20.0)),
         use_weights=bool(d.get("use_weights", False)),
         missing_safe=bool(d.get("missing_safe", False)),
+        combined=d.get("combined"),
     )
 
 

@@ -314,6 +314,10 @@ def test_intermediate_lines_and_companion_rda(tmp_path):
     lines = _read(out)
     # an internal file: it says CONFIDENTIAL in a comment line the .tab readers skip
     assert lines.pop(0) == "// CONFIDENTIAL — not for publication"
+    # then, as comments too, the cause of each primary (argusqt/docs/rules.md §7.5)
+    causes = [x for x in lines if x.startswith("//")]
+    assert causes[0].startswith("// Causes of the primary cells") and len(causes) >= 2
+    lines = lines[len(causes) :]
     assert len(lines) == 15
     # codes;value;freq;shadow;cost;top1..top6;status;lpl;upl
     assert (

@@ -50,6 +50,7 @@ WRITERS = {
     ("argusqt/io/jj.py", "write_jj"): "confidential",
     ("argusqt/io/confidential.py", "write_marked"): "confidential CSV-format file + sidecar",
     ("argusqt/export/report.py", "write_report"): "confidential (HTML report)",
+    ("argusqt/export/audit_report.py", "write_audit_report"): "confidential (audit report)",
     ("argusqt/io/apriori.py", "generate_apriori"): "confidential (.hst statuses)",
     ("argusqt/io/apriori.py", "write_apriori"): "confidential (.hst statuses)",
     ("argusqt/sessionfile.py", "save_session"): "confidential (session file)",

@@ -25,6 +25,8 @@ FILE_ARG = {"LOGBOOK", "OPENMICRODATA", "OPENTABLEDATA", "OPENMETADATA", "VERSIO
 OTHER = {
     "SPECIFYTABLE",
     "SAFETYRULE",
+    "SAFETYRULEHOLDING",  # argusqt's readable holding-level rules (US#204)
+    "AUDIT",  # argusqt: audit the current pattern, verdict in the logbook (US#314)
     "READTABLE",
     "APRIORI",
     "RECODE",
@@ -383,6 +385,28 @@ def parse_readtable(text: str) -> ReadTable:
     return ReadTable(mode, keep)
 
 
+@dataclass
+class Audit:
+    """`<AUDIT> [table[, "confidential file"]]`: table 0 (or none) = every table."""
+
+    table: int = 0
+    path: str | None = None
+
+
+def parse_audit(text: str) -> Audit:
+    """`<AUDIT>`, `<AUDIT> 1` or `<AUDIT> 1, "audit1.txt"` (argusqt's extension)."""
+    parts = [p for p in split_outside_quotes(text, ",")]
+    if len(parts) == 1 and not parts[0].strip():
+        return Audit()
+    if len(parts) > 2:
+        raise ValueError('expected [table[, "file"]], e.g. <AUDIT> 1, "audit1.txt"')
+    table = _int(parts[0], "a table number (0 = every table)")
+    if table < 0:
+        raise ValueError(f"expected a table number ≥ 0 (0 = every table), got {table}")
+    path = unquote(parts[1], "audit file name") if len(parts) == 2 else None
+    return Audit(table, path)
+
+
 def parse_safety(text: str, file: Path, line: int) -> SafetyRules:
     from argusqt.rules.parse import parse_safety_rule
 
@@ -400,6 +424,13 @@ def _args(name: str, text: str, file: Path, line: int) -> Any:
         return parse_specify_table(text)
     if name == "SAFETYRULE":
         return parse_safety(text, file, line)
+    if name == "SAFETYRULEHOLDING":
+        from argusqt.rules.parse import add_holding_rules
+
+        add_holding_rules(SafetyRules(), text.strip(), file=file, line=line)  # syntax now
+        return text.strip()
+    if name == "AUDIT":
+        return parse_audit(text)
     if name == "READTABLE":
         return parse_readtable(text)
     if name == "APRIORI":

@@ -8,6 +8,7 @@ import gc
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path, PureWindowsPath
+from typing import Any
 
 from argusqt.batch.arb import Command, parse_arb
 from argusqt.errors import ArgusError, BatchError
@@ -41,7 +42,7 @@ ANYTIME = {
     "GOINTERACTIVE",
 }
 #: Commands that need the tables.
-AFTER_TABLES = {"SUPPRESS", "WRITETABLE", "APRIORI", "RECODE"}
+AFTER_TABLES = {"SUPPRESS", "WRITETABLE", "APRIORI", "RECODE", "AUDIT"}
 
 
 @dataclass
@@ -58,6 +59,13 @@ class BatchOutcome:
     files_written: list[Path] = field(default_factory=list)
     #: the files written that are not for publication (internal outputs, reports)
     confidential: set[Path] = field(default_factory=set)
+    #: the reports of its `<AUDIT>` commands (export.audit_report.AuditReport)
+    audits: list[Any] = field(default_factory=list)
+
+    @property
+    def audit_passed(self) -> bool:
+        """Every `<AUDIT>` of the run passed (True when there was none)."""
+        return all(r.ok for r in self.audits)
 
     @property
     def exit_code(self) -> int:
@@ -83,6 +91,7 @@ class _Runner:
         self.fixed_logbook = False  # a logbook named on the command line wins over <LOGBOOK>
         self.log_start = len(session.log)  # first log entry of this run
         self.outcome = BatchOutcome(path, session)
+        self.last = ""  # name of the last command run
 
     # ------------------------------------------------------------------ helpers
     def fail(self, cmd: Command, message: str) -> BatchError:
@@ -160,6 +169,8 @@ class _Runner:
             return [self.output_file(cmd.args, quiet=True)]
         if cmd.name == "VERSIONINFO":
             return [self.output_file(cmd.args, quiet=True)]
+        if cmd.name == "AUDIT" and cmd.args.path:
+            return [self.output_file(cmd.args.path, quiet=True)]
         if cmd.name == "WRITETABLE":
             out = self.output_file(cmd.args.path, quiet=True)
             side = {1: confidential_path(out), 5: out.with_suffix(".rda")}
@@ -232,6 +243,9 @@ class _Runner:
         elif n == "SAFETYRULE":
             if s != State.SPECIFIED:
                 raise self.order_error(cmd, "<SPECIFYTABLE> directly before <SAFETYRULE>")
+        elif n == "SAFETYRULEHOLDING":
+            if s != State.RULES or self.last != "SAFETYRULE":
+                raise self.order_error(cmd, "<SAFETYRULE> directly before <SAFETYRULEHOLDING>")
         elif n == "READMICRODATA":
             if self.kind != "microdata" or s != State.RULES:
                 raise self.order_error(
@@ -315,6 +329,13 @@ class _Runner:
         elif n == "SAFETYRULE":
             ses.set_safety_rules(a)
             self.state = State.RULES
+        elif n == "SAFETYRULEHOLDING":
+            from argusqt.rules.parse import add_holding_rules
+
+            rules = ses.specs[-1].rules
+            ses.set_safety_rules(add_holding_rules(rules, a, self.path, cmd.line))
+        elif n == "AUDIT":
+            self.audit(cmd)
         elif n == "READMICRODATA":
             ses.compute_tables(self.progress, self.cancel)
             self.state = State.READY if ses.tables else self.state
@@ -352,6 +373,26 @@ class _Runner:
             raise self.fail(cmd, "command not implemented")
         return True
 
+    def audit(self, cmd: Command) -> None:
+        """`<AUDIT> [table[, "file"]]`: the verdict and every primary's attacker interval in
+        the logbook, the report (confidential) in the file when one is named."""
+        numbers = (
+            [cmd.args.table] if cmd.args.table else list(range(1, len(self.session.tables) + 1))
+        )
+        reports = [
+            self.session.audit_report(no, None, self.progress, self.cancel) for no in numbers
+        ]
+        self.outcome.audits.extend(reports)
+        if cmd.args.path:
+            out = self.output_file(cmd.args.path)
+            self.session.check_outputs(out, action="<AUDIT>")
+            from argusqt.export.audit_report import write_audit_report
+
+            write_audit_report(out, reports)
+            self.outcome.files_written.append(out)
+            self.outcome.confidential.add(out)
+            self.session.add_log(f"Audit report (CONFIDENTIAL) written: {out}")
+
     def run(self, commands: list[Command]) -> BatchOutcome:
         total = max(len(commands), 1)
         self.check_outputs(commands)
@@ -377,6 +418,7 @@ class _Runner:
                     cmd, f"internal error, please report: {type(exc).__name__}: {exc}"
                 ) from exc
             self.outcome.commands_run += 1
+            self.last = cmd.name
             if not go_on:
                 break
         self.progress(ProgressEvent("Batch finished", fraction=1.0))
@@ -400,6 +442,7 @@ def run_batch(
     session: Session | None = None,
     freeze_modules: bool = False,
     report: bool = False,
+    skip: frozenset[str] = frozenset(),
 ) -> BatchOutcome:
     """Run a batch file; the outcome carries ok/error (a BatchError with file and line) and the session.
 
@@ -408,6 +451,9 @@ def run_batch(
     collector's permanent generation (`gc.freeze`), so its later passes skip it
     (docs/design.md, D-16). Never in the GUI or a caller that goes on: what is
     frozen is never collected as a cycle.
+
+    `skip`: command names not run (`argusqt audit JOB.arb OUTPUT` builds the tables of the
+    job without its `<SUPPRESS>` and `<WRITETABLE>`); each is logged as skipped.
     """
     path = Path(path)
     session = session or Session()
@@ -432,6 +478,10 @@ def run_batch(
             session.logbook = Logbook(session.tempdir / "Logbook.txt")
         session.add_log(f"Batch file {path} started")
         commands = parse_arb(path)
+        for cmd in commands:
+            if cmd.name in skip:
+                session.add_log(f"Batch line {cmd.line}: {cmd} skipped (not part of this run)")
+        commands = [c for c in commands if c.name not in skip]
         if freeze_modules:
             gc.freeze()
         runner.run(commands)

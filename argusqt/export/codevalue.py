@@ -194,7 +194,9 @@ def write_codevalue(
     )
     text = "".join(line + "\n" for line in lines)
     if add_status:  # statuses and true values of suppressed cells: the sidecar says so
-        return write_marked(path, text, CODEVALUE_CONFIDENTIAL)
+        from argusqt.export.causes import cause_lines
+
+        return write_marked(path, text, CODEVALUE_CONFIDENTIAL, cause_lines(table))
     atomic_write_text(path, text)
     # a sidecar left by an earlier confidential file of this name would mislabel this one
     sidecar_path(path).unlink(missing_ok=True)

@@ -82,7 +82,8 @@ def published_column(table: Table) -> tuple[np.ndarray, np.ndarray | None, np.nd
 
 def cell_frame(table: Table) -> Any:
     """Every cell with its codes, labels, true value, frequency, status (a categorical of
-    STATUS_NAMES) and published value. CONFIDENTIAL: true values of suppressed cells."""
+    STATUS_NAMES), cause code of a primary (argusqt/docs/rules.md §7.5) and published value.
+    CONFIDENTIAL: true values of suppressed cells."""
     import pandas as pd
 
     cols = _codes_and_labels(table)
@@ -92,6 +93,9 @@ def cell_frame(table: Table) -> Any:
     cols["status"] = pd.Categorical(
         [STATUS_NAMES[int(s)] for s in status], categories=list(STATUS_NAMES.values())
     )
+    from argusqt.rules.cause import cause_codes
+
+    cols["cause"] = cause_codes(table)  # why a primary is unsafe ('' otherwise), US#174
     value, lower, upper = published_column(table)
     cols["published"] = value
     if lower is not None and upper is not None:

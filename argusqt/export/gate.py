@@ -136,12 +136,15 @@ def table_verdict(
     cancel: CancelToken | None = None,
 ) -> Any:
     """The publication verdict (protection.disclosure.face_verdict) on the table as printed."""
+    from argusqt.protection.audit.combined import with_combined
     from argusqt.protection.audit.disclosure import face_verdict
     from argusqt.protection.core.problem import CSPProblem
 
     face = table_face(table)
     progress(ProgressEvent("Publication audit: outside attacker, insiders and estimates"))
     verdict = face_verdict(CSPProblem.from_table(table), face, cancel=cancel)
+    if face.kind == "suppress" and face.suppressed is not None:
+        with_combined(verdict, table, face.suppressed)  # sums of suppressed cells (US#160)
     verdict.label = lambda c: cell_name(table, c)
     return verdict
 

@@ -222,9 +222,12 @@ def write_intermediate(
         tau_exact=tau_exact,
     )
     # statuses and true values of suppressed cells: say so where readers allow a comment
+    from argusqt.export.causes import cause_lines
+
     banner = f"// {CONFIDENTIAL_BANNER}\n"
+    causes = "".join(f"// {line}\n" for line in cause_lines(table))  # comments for readers
     files: dict[Path, bytes] = {hrc: text.encode("utf-8") for hrc, text in extra.items()}
-    files[path] = (banner + "".join(line + "\n" for line in lines)).encode("utf-8")
+    files[path] = (banner + causes + "".join(line + "\n" for line in lines)).encode("utf-8")
     files[rda_path] = (banner + rda).encode("utf-8")
     atomic_write_set(files)
     return rda_path

@@ -125,6 +125,16 @@ def secondary_figures(table: Table) -> tuple[int, float]:
     return int(m.sum()), float(np.asarray(table.cost)[m].sum())
 
 
+def cause_counts(table: Table) -> list[tuple[str, str, int]]:
+    """(cause code, its words, number of primary cells) per cause present (US#174)."""
+    from collections import Counter
+
+    from argusqt.rules.cause import cause_codes, cause_words
+
+    counts = Counter(c for c in cause_codes(table) if c)
+    return [(code, cause_words(code), n) for code, n in sorted(counts.items())]
+
+
 def audit_text(audit: Any) -> str:
     """One line about the audit (an AuditResult, a ready string, or nothing)."""
     if audit is None:
@@ -242,6 +252,11 @@ def report_html(table: Table, info: Mapping[str, Any] | None = None) -> str:
     unsafe = [[STATUS_LABELS[s], str(int((status == s).sum()))] for s in range(3, 10)]
     unsafe = [r for r in unsafe if r[1] != "0"] or [["none", "0"]]
     parts.append(_table(["Status", "Cells"], unsafe, numeric_from=1))
+    causes = cause_counts(table)
+    if causes:
+        parts.append("<h2>Unsafe cells by cause</h2>")
+        rows_c = [[code, esc(words), str(n)] for code, words, n in causes]
+        parts.append(_table(["Cause", "Meaning", "Cells"], rows_c, numeric_from=2))
     parts.append("<h2>Summary by status</h2>")
     rows = [
         [

@@ -99,4 +99,7 @@ def write_sbs(
     holds true values of unsafe cells, their flags and dominance. Returns both files."""
     lines = sbs_lines(table, quotes=quotes, levels=levels, tau_exact=tau_exact)
     what = "true values, flags and dominance of unsafe cells"
-    return write_marked(path, "".join(line + "\n" for line in lines), what)
+    from argusqt.export.causes import cause_lines
+
+    text = "".join(line + "\n" for line in lines)
+    return write_marked(path, text, what, cause_lines(table))

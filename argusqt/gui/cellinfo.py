@@ -12,6 +12,7 @@ from argusqt.gui import statuscolors
 from argusqt.gui.formatting import format_cost, format_number
 from argusqt.model.status import is_suppressed
 from argusqt.model.table import Table
+from argusqt.session import cell_cause
 
 
 class CellInfoPanel(QGroupBox):
@@ -20,6 +21,7 @@ class CellInfoPanel(QGroupBox):
     FIELDS = (
         ("codes", "Cell"),
         ("status", "Status"),
+        ("cause", "Why unsafe (cause)"),
         ("value", "Value"),
         ("published", "Published"),
         ("freq", "Contributors"),
@@ -33,7 +35,7 @@ class CellInfoPanel(QGroupBox):
     )
 
     #: copyable whatever the cell (they say which cell it is and what is published)
-    ALWAYS_COPYABLE = ("codes", "status", "published")
+    ALWAYS_COPYABLE = ("codes", "status", "cause", "published")
     #: never copyable: the contributions of single respondents
     NEVER_COPYABLE = ("top", "htop")
 
@@ -73,6 +75,7 @@ class CellInfoPanel(QGroupBox):
         L["codes"].setText("\n".join(parts))
         st = int(table.status[cell])
         L["status"].setText(f"{statuscolors.label(st)}  [{st}]")
+        L["cause"].setText(cell_cause(table, cell).replace("; ", "\n") or "–")
         L["value"].setText(fmt(float(table.value[cell])))
         pub = table.published
         rounded = table.protection is not None and table.protection.face == "round"

@@ -105,6 +105,16 @@ class LevelRules(QWidget):
             "Minimum frequency",
             [("freq", number_spin(1, 999, 3)), ("range %", number_spin(0, 100, 30))],
         )
+        # argusqt's FREQ(m,r,U): count respondents even when weights apply (US#98)
+        self.freq_unweighted = QCheckBox("count respondents, not weights")
+        self.freq_unweighted.setToolTip(
+            "With weights applied, the minimum frequency still counts the respondents "
+            "(unweighted), e.g. 'at least 10 units, unweighted'. Written as FREQ(m,r,U), "
+            "an argusqt extension of the batch syntax."
+        )
+        g.addWidget(self.freq_unweighted, 4, 5, 1, 2)
+        self.freq.check.toggled.connect(self.freq_unweighted.setEnabled)
+        self.freq_unweighted.setEnabled(False)
         self.req = RuleRow(
             g,
             5,
@@ -133,7 +143,7 @@ class LevelRules(QWidget):
         if not self.freq.on:
             return None
         m, rng = self.freq.values()
-        return FreqRule(int(m), float(rng))
+        return FreqRule(int(m), float(rng), self.freq_unweighted.isChecked())
 
     def request_rule(self) -> RequestRule | None:
         if not self.req.on:
@@ -147,6 +157,7 @@ class LevelRules(QWidget):
         for row, rule in zip(self.p, [*p, None, None][:2], strict=True):
             row.set(rule is not None, [rule.p, rule.n] if rule else None)
         self.freq.set(freq is not None, [freq.minfreq, freq.range] if freq else None)
+        self.freq_unweighted.setChecked(bool(freq is not None and freq.unweighted))
         self.req.set(req is not None, [req.p1, req.p2, req.minfreq, req.margin] if req else None)
 
 
@@ -155,7 +166,8 @@ def describe_rules(r: SafetyRules) -> str:
     parts = [f"NK({x.n},{x.k:g})" for x in r.nk_individual]
     parts += [f"P({x.p:g},{x.n})" for x in r.p_individual]
     if r.freq_individual:
-        parts.append(f"FREQ({r.freq_individual.minfreq},{r.freq_individual.range:g})")
+        u = ",U" if r.freq_individual.unweighted else ""
+        parts.append(f"FREQ({r.freq_individual.minfreq},{r.freq_individual.range:g}{u})")
     if r.req_individual:
         q = r.req_individual
         parts.append(f"REQ({q.p1:g},{q.p2:g},{q.minfreq},{q.margin:g})")
@@ -170,6 +182,8 @@ def describe_rules(r: SafetyRules) -> str:
         parts.append("MIS(1)")
     if r.use_weights:
         parts.append("WGT(1)")
+    if r.combined is not None:
+        parts.append(f"COMB({int(r.combined)})")
     parts.append(f"MAN({r.manual_margin:g})")
     return "|".join(parts)
 
@@ -291,6 +305,15 @@ class SpecifyTablesDialog(QDialog):
         general.addWidget(self.zero_range)
         general.addSpacing(12)
         general.addWidget(self.missing_safe)
+        general.addSpacing(12)
+        # argusqt's COMB(0|1): dominance and p% on determined sums of suppressed cells (US#160)
+        self.combined = QCheckBox("Rules on sums of suppressed cells")
+        self.combined.setToolTip(
+            "Apply the dominance and p% rules also to each sum of suppressed cells that a "
+            "published total gives away (on by default; written COMB(0) when off)."
+        )
+        self.combined.setChecked(True)
+        general.addWidget(self.combined)
         general.addSpacing(12)
         general.addWidget(QLabel("Manual safety range:"))
         general.addWidget(self.manual)
@@ -415,6 +438,7 @@ class SpecifyTablesDialog(QDialog):
             manual_margin=float(self.manual.value()),
             use_weights=self.use_weights.isChecked(),
             missing_safe=self.missing_safe.isChecked(),
+            combined=None if self.combined.isChecked() else False,
         )
         return TableSpec(expl, response, shadow, cost, rules)
 
@@ -437,6 +461,7 @@ class SpecifyTablesDialog(QDialog):
         if r.zero_range is not None:
             self.zero_range.setValue(r.zero_range)
         self.missing_safe.setChecked(r.missing_safe)
+        self.combined.setChecked(r.combined is not False)
         self.manual.setValue(int(r.manual_margin))
         self.use_weights.setChecked(r.use_weights)
 

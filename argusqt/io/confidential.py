@@ -58,21 +58,26 @@ def sidecar_path(path: str | Path) -> Path:
     return path.with_name(path.name + SIDECAR_SUFFIX)
 
 
-def sidecar_text(path: str | Path, what: str) -> str:
-    """What the sidecar says: the file beside it is confidential, and what it holds."""
+def sidecar_text(path: str | Path, what: str, extra: list[str] | None = None) -> str:
+    """What the sidecar says: the file beside it is confidential, and what it holds; then
+    `extra` lines (the cause codes of its primary cells)."""
     return (
         f"{CONFIDENTIAL_BANNER}: {Path(path).name}\n"
         f"{Path(path).name} holds the {what}.\n"
         "It is a working file in a τ-Argus format (kept readable by τ-Argus-format readers, so "
         "the marking is here and in the logbook); do not publish it.\n"
+        + "".join(f"{line}\n" for line in extra or [])
     )
 
 
-def write_marked(path: str | Path, text: str, what: str) -> list[Path]:
+def write_marked(
+    path: str | Path, text: str, what: str, extra: list[str] | None = None
+) -> list[Path]:
     """Write a confidential CSV-format file and its sidecar as one atomic set; returns both."""
     from argusqt.io.atomic import atomic_write_set
 
     path = Path(path)
     side = sidecar_path(path)
-    atomic_write_set({path: text.encode("utf-8"), side: sidecar_text(path, what).encode("utf-8")})
+    side_text = sidecar_text(path, what, extra)
+    atomic_write_set({path: text.encode("utf-8"), side: side_text.encode("utf-8")})
     return [path, side]

@@ -25,10 +25,12 @@ class PRule:
 
 @dataclass(frozen=True)
 class FreqRule:
-    """Minimum frequency m with safety range r % (protection level)."""
+    """Minimum frequency m with safety range r % (protection level); `unweighted` counts
+    respondents even when the table applies weights (US#98: "at least 10 units, unweighted")."""
 
     minfreq: int
     range: float
+    unweighted: bool = False
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,9 @@ class SafetyRules:
     manual_margin: float = 20.0
     use_weights: bool = False
     missing_safe: bool = False
+    #: apply dominance and p% to determined sums of suppressed cells (US#160, argusqt/docs/rules.md §3.11);
+    #: None: the default, on when the table has such a rule
+    combined: bool | None = None
 
     @property
     def uses_holdings(self) -> bool:

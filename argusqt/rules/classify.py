@@ -101,6 +101,41 @@ def _p(top: np.ndarray, t: np.ndarray, p: float, q: float, n: int) -> tuple[np.n
     return fail, np.where(fail, d, 0.0)
 
 
+def dominance_fails(top: np.ndarray, t: np.ndarray, n: int, k: float) -> np.ndarray:
+    """Cells an (n,k)-dominance rule makes unsafe (top: absolute largest contributions)."""
+    return _nk(top, t, n, k)[0]
+
+
+def p_fails(top: np.ndarray, t: np.ndarray, p: float, q: float, n: int) -> np.ndarray:
+    """Cells a p% rule with coalition n makes unsafe."""
+    return _p(top, t, p, q, n)[0]
+
+
+def request_fails(table: Table, idx: np.ndarray, t: np.ndarray, f: np.ndarray) -> np.ndarray:
+    """Cells the request rule makes unsafe: a requesting contributor above its threshold,
+    or requesting contributors in a cell of fewer than its minimum frequency."""
+    rq = table.spec.rules.req_individual
+    if rq is None:
+        return np.zeros(idx.shape[0], dtype=bool)
+    rt = np.abs(np.asarray(table.request_top, dtype=float)[idx])
+    use1 = rt[:, 0] >= rt[:, 1]
+    xr = np.where(use1, rt[:, 0], rt[:, 1])
+    pr = np.where(use1, rq.p1, rq.p2)
+    nreq = np.asarray(table.request_freq, dtype=float)[idx]
+    return ((xr > 0) & _gt(100.0 * xr, pr * t)) | ((nreq > 0) & (f < rq.minfreq))
+
+
+def freq_count(table: Table, idx: np.ndarray) -> np.ndarray:
+    """What the first FREQ rule counts: respondents, or with WGT(1) the weights unless the
+    rule says unweighted (`FREQ(m,r,U)`, US#98)."""
+    rules = table.spec.rules
+    f = np.asarray(table.freq, dtype=float)[idx]
+    unweighted = rules.freq_individual is not None and rules.freq_individual.unweighted
+    if rules.use_weights and table.weight_sum is not None and not unweighted:
+        return np.asarray(table.weight_sum, dtype=float)[idx]
+    return f
+
+
 def classify(
     table: Table, cells: np.ndarray | None = None, empty_nonstructural: bool = False
 ) -> Classification:
@@ -134,22 +169,13 @@ def classify(
     fail4 = np.zeros(m, dtype=bool)
     req_margin = 0.0
     if rules.req_individual:
-        rq = rules.req_individual
-        rt = np.abs(np.asarray(table.request_top, dtype=float)[idx])
-        use1 = rt[:, 0] >= rt[:, 1]
-        xr = np.where(use1, rt[:, 0], rt[:, 1])
-        pr = np.where(use1, rq.p1, rq.p2)
-        nreq = np.asarray(table.request_freq, dtype=float)[idx]
-        fail4 = ((xr > 0) & _gt(100.0 * xr, pr * t)) | ((nreq > 0) & (f < rq.minfreq))
-        req_margin = rq.margin
+        fail4 = request_fails(table, idx, t, f)
+        req_margin = rules.req_individual.margin
 
     fail5 = np.zeros(m, dtype=bool)
     fail5_hold = np.zeros(m, dtype=bool)
-    count = f
-    if rules.use_weights and table.weight_sum is not None:
-        count = np.asarray(table.weight_sum, dtype=float)[idx]
     if rules.freq_individual:
-        fail5 = count < rules.freq_individual.minfreq
+        fail5 = freq_count(table, idx) < rules.freq_individual.minfreq
     hf = None
     if rules.freq_holding:
         hf = np.asarray(table.hfreq, dtype=float)[idx]

@@ -3,6 +3,7 @@ the publication audit on demand and what leaves by the clipboard."""
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,8 +30,10 @@ from argusqt.io.textcells import neutralise
 from argusqt.model.status import is_secondary
 from argusqt.model.table import Table
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
+from argusqt.rules.cause import cause_codes, cause_words
 
 if TYPE_CHECKING:
+    from argusqt.export.audit_report import AuditReport
     from argusqt.session import Session
 
 
@@ -240,6 +243,43 @@ def write_apriori(
         "not for publication: cell statuses)"
     )
     return n
+
+
+def audit_report(
+    s: Session,
+    table_no: int,
+    pattern: str | Path | None = None,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+) -> AuditReport:
+    """Behind `Session.audit_report`: the verdict on the current pattern or on a pattern file
+    put on a copy of the table (the session's table keeps its statuses)."""
+    # lazy: scipy, HiGHS and the audit (docs/design.md, D-39)
+    from argusqt.export.audit_report import apply_pattern, audit_table
+    from argusqt.io.pattern import read_pattern
+
+    table = s.table(table_no)
+    published = None
+    notes: list[str] = []
+    if pattern is not None:
+        table = copy.copy(table)  # the session's table keeps its statuses
+        for name in ("cleared_print", "protected_print", "refused_print"):
+            setattr(table, name, None)
+        table.protection = None
+        table.published = table.interval_lower = table.interval_upper = None
+        published, notes = apply_pattern(table, read_pattern(pattern, table))
+        s.add_log(f"Table {table_no}: auditing the pattern of {pattern}")
+    report = audit_table(
+        table, table_no, published=published, notes=notes, progress=progress, cancel=cancel
+    )
+    s._log_lines(report.log_lines())
+    return report
+
+
+def cell_cause(table: Table, cell: int) -> str:
+    """Why a primary cell is unsafe: its cause code and the words (US#174); '' otherwise."""
+    code = cause_codes(table, np.array([cell]))[0]
+    return f"{code}: {cause_words(code)}" if code else ""
 
 
 def published_face(table: Table) -> np.ndarray:

@@ -52,6 +52,7 @@ def protect(
     from argusqt.protection.core import registry
     from argusqt.protection.core.problem import CSPProblem
     from argusqt.protection.run import run_method
+    from argusqt.protection.suppress.combined import protect_combined
 
     desc = registry.get(method)
     p = desc.params.coerce(params)
@@ -65,7 +66,12 @@ def protect(
     if desc.kind != "suppress":
         options = options.with_seed(protection_seed(s, problem))
     try:
-        result = run_method(problem, desc.name, options, progress, cancel)
+        if desc.kind == "suppress":  # every method's secondaries, safe for sums (US#160)
+            result = protect_combined(
+                table, problem, lambda pr: run_method(pr, desc.name, options, progress, cancel)
+            )
+        else:
+            result = run_method(problem, desc.name, options, progress, cancel)
         for line in result.log or []:
             s.add_log(f"  {line}")
         audit = result.audit
@@ -220,6 +226,7 @@ def protect_linked(
     from argusqt.protection.audit.outsider import audit as run_audit
     from argusqt.protection.core import registry
     from argusqt.protection.core.problem import CSPProblem
+    from argusqt.protection.suppress.combined import protect_combined_linked
     from argusqt.protection.suppress.linked import protect_linked
 
     desc = registry.get(method)
@@ -231,13 +238,17 @@ def protect_linked(
     for no, t in enumerate(s.tables, start=1):
         check_numbers(s, t, no)
     starts = [posed_status(t) for t in s.tables]
-    problems = [CSPProblem.from_table(t, status=s) for t, s in zip(s.tables, starts, strict=True)]
+    problems = [CSPProblem.from_table(t, status=st) for t, st in zip(s.tables, starts, strict=True)]
     s.add_log(f"Linked tables 1–{len(problems)}: {desc.name} started with {p.describe()}")
     s._log_lines(p.without_effect())
     numbers = list(range(1, len(s.tables) + 1))
     try:
         cover = linked_cover(s, problems) if desc.linked == "cover" else None
-        results = protect_linked(problems, desc.name, options, progress, cancel, cover=cover)
+        results = protect_combined_linked(  # sums of suppressed cells (US#160)
+            s.tables,
+            problems,
+            lambda ps: protect_linked(ps, desc.name, options, progress, cancel, cover=cover),
+        )
     except Cancelled as exc:
         raise nothing_changed(s, numbers, exc) from None
     audits = []
@@ -258,6 +269,9 @@ def protect_linked(
         t.audit = verdict
         mark_protected(t)
         s.results[no] = res
+        for line in res.log or []:
+            if line.startswith("Rule on combined cells"):  # what US#160's rule did
+                s.add_log(f"Table {no} (linked): {line}")
         s.add_log(
             f"Table {no} (linked): {'; '.join(res.outcome_lines(desc.face, t.value))}; "
             f"{verdict.summary()}"

@@ -31,6 +31,7 @@ Reason = Literal[
     "adjusted value",
     "rounding interval",
     "ckm check",
+    "combined",  # a determined sum of suppressed cells fails a rule (US#160)
 ]
 
 #: seconds a method may still use after a cancel to finish or audit its best pattern; a

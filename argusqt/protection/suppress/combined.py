@@ -1,0 +1,123 @@
+"""Every suppression method's choice of secondaries, made safe for combined cells (US#160):
+after the method, a determined sum of suppressed cells that a rule makes unsafe gets one
+more secondary in its relation (rules.combined chooses it) and the method runs again with
+it kept; bounded by a count of rounds, never by the clock."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+
+import numpy as np
+
+from argusqt.model.status import is_suppressed, secondary_status_for
+from argusqt.model.table import Table
+from argusqt.protection.audit.combined import with_combined
+from argusqt.protection.core.problem import CSPProblem
+from argusqt.protection.core.result import ProtectionResult
+from argusqt.rules.combined import combined_disclosures, combined_on, repair_choice
+
+#: rounds of repair at most (each adds at least one secondary)
+MAX_ROUNDS = 25
+
+
+def _more_secondaries(table: Table, status: np.ndarray) -> np.ndarray:
+    """The cells to suppress as well so that the unsafe determined sums of the pattern
+    `status` become safe (rules.combined.repair_choice), sorted; empty when none can."""
+    view = copy.copy(table)  # the table's rule data with the pattern's statuses
+    view.status = np.asarray(status)
+    sup = is_suppressed(view.status)
+    found = combined_disclosures(view, sup)
+    more = {c for f in found if (c := repair_choice(view, f, sup)) is not None}
+    return np.array(sorted(more), dtype=np.int64)
+
+
+def _keeping(problem: CSPProblem, cells: np.ndarray) -> CSPProblem:
+    """The problem with `cells` already secondary: every method keeps them suppressed."""
+    status = np.asarray(problem.status).copy()
+    status[cells] = secondary_status_for(status[cells])
+    out = copy.copy(problem)
+    out.status = status
+    return out
+
+
+def _concerned(table: Table) -> bool:
+    return combined_on(table.spec.rules) and not table.spec.is_frequency
+
+
+def _finish(table: Table, result: ProtectionResult, added: int) -> None:
+    """Say what the rule did; a sum still unsafe goes into the verdict (NOT PUBLISHABLE)."""
+    view = copy.copy(table)
+    view.status = np.asarray(result.status)
+    sup = is_suppressed(view.status)
+    left = combined_disclosures(view, sup)
+    if added:
+        result.log.append(
+            f"Rule on combined cells (US#160): {added} secondar"
+            f"{'y' if added == 1 else 'ies'} added so that no determined sum of "
+            "suppressed cells fails a dominance or p% rule"
+        )
+        result.figures["combined_added"] = float(added)
+    if left:
+        if result.verdict is not None:
+            with_combined(result.verdict, view, sup)
+        result.log.append(
+            f"Rule on combined cells: {len(left)} determined sum(s) of suppressed cells still "
+            "fail a dominance or p% rule (no part left to suppress in their relation)"
+        )
+
+
+def protect_combined(
+    table: Table,
+    problem: CSPProblem,
+    run: Callable[[CSPProblem], ProtectionResult],
+) -> ProtectionResult:
+    """`run(problem)`, then as many repair rounds as unsafe determined sums need; the result
+    says how many secondaries the rule on combined cells added. A sum no secondary can make
+    safe stays in the result's verdict (the table reads NOT PUBLISHABLE)."""
+    result = run(problem)
+    if not _concerned(table):
+        return result
+    added = 0
+    forced: set[int] = set()
+    for _ in range(MAX_ROUNDS):
+        cells = _more_secondaries(table, result.status)
+        if cells.size == 0 or result.cancelled or forced.issuperset(cells.tolist()):
+            break  # nothing to add, or the method did not keep what it was given
+        forced |= set(cells.tolist())
+        added += int(cells.size)
+        problem = _keeping(problem, cells)
+        result = run(problem)
+    _finish(table, result, added)
+    return result
+
+
+def protect_combined_linked(
+    tables: list[Table],
+    problems: list[CSPProblem],
+    run: Callable[[list[CSPProblem]], list[ProtectionResult]],
+) -> list[ProtectionResult]:
+    """The same for tables protected together: each round repairs every table's unsafe
+    sums and runs the linked method again on all of them."""
+    results = run(problems)
+    if not any(_concerned(t) for t in tables):
+        return results
+    added = [0] * len(tables)
+    forced: list[set[int]] = [set() for _ in tables]
+    for _ in range(MAX_ROUNDS):
+        more = [
+            _more_secondaries(t, r.status) if _concerned(t) else np.zeros(0, dtype=np.int64)
+            for t, r in zip(tables, results, strict=True)
+        ]
+        new = any(not f.issuperset(m.tolist()) for f, m in zip(forced, more, strict=True))
+        if not new or any(r.cancelled for r in results):
+            break  # nothing to add, or the method did not keep what it was given
+        for k, m in enumerate(more):
+            forced[k] |= set(m.tolist())
+            added[k] += int(m.size)
+        problems = [_keeping(p, m) for p, m in zip(problems, more, strict=True)]
+        results = run(problems)
+    for t, r, n in zip(tables, results, added, strict=True):
+        if _concerned(t):
+            _finish(t, r, n)
+    return results

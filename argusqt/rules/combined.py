@@ -1,0 +1,159 @@
+"""Approximate disclosure of combined suppressed cells (US#160): the primary rules applied
+to a sum of suppressed cells that the published table determines
+(argusqt/docs/rules.md §3.11).
+
+Three NACE divisions suppressed by a dominance rule and a fourth as secondary: when their
+section total is published, an attacker knows the sum of the four exactly; if one
+enterprise still makes up most of that sum, it is disclosed approximately although every
+cell on its own is protected. This module is the one piece of code that finds such sums:
+the audit reports them and every suppression method's result is repaired with it.
+
+Covered: per relation (a total and its parts), the sum of the suppressed parts when the
+total is published — the sums the published table gives by one subtraction. Not covered:
+sums only the combination of several relations determines (in a 2-D table, a block of
+suppressed cells whose sum follows from row and column totals together).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from argusqt.model.rulespec import SafetyRules
+from argusqt.model.table import Table
+
+
+@dataclass(frozen=True)
+class CombinedSum:
+    """A sum of suppressed cells the published table determines and a rule makes unsafe."""
+
+    cells: tuple[int, ...]  # the suppressed parts whose sum is known
+    total_cell: int  # the published total of their relation
+    value: float  # their sum (the response)
+    causes: tuple[str, ...]  # failing rules, cause codes as rules.cause (D2, P1, HP1…)
+    #: the protection the sum would need (as a cell's d, argusqt/docs/rules.md §4.1)
+    need: float
+
+
+def combined_on(rules: SafetyRules) -> bool:
+    """The option: on by default when the table has a dominance or p% rule (US#160)."""
+    has_rules = bool(rules.nk_individual or rules.nk_holding or rules.p_individual
+                     or rules.p_holding)  # fmt: skip
+    return has_rules and rules.combined is not False
+
+
+def _merged_top(top: np.ndarray, cells: np.ndarray) -> np.ndarray:
+    """The largest contributions of the union of disjoint cells (every cell's own largest,
+    merged): exact for records, which belong to one part of a relation each."""
+    k = top.shape[1]
+    merged = np.sort(np.abs(np.asarray(top[cells], dtype=float)).ravel())[::-1]
+    out = np.zeros(k)
+    out[: min(k, merged.size)] = merged[:k]
+    return out
+
+
+def sum_failures(table: Table, cells: np.ndarray) -> tuple[list[str], float]:
+    """The dominance and p% rules the union of `cells` fails (cause codes) and the largest
+    protection it would need (0 when safe)."""
+    from argusqt.rules.classify import REL_TOL
+
+    rules = table.spec.rules
+    t = float(np.abs(np.asarray(table.shadow, dtype=float)[cells]).sum())
+    if t <= 0:
+        return [], 0.0
+    causes: list[str] = []
+    need = 0.0
+    levels = []
+    if table.top is not None and (rules.nk_individual or rules.p_individual):
+        levels.append(("", _merged_top(table.top, cells), rules.nk_individual, rules.p_individual))
+    if table.htop is not None and (rules.nk_holding or rules.p_holding):
+        # holdings may span parts: merging their largest per part is a lower bound on the
+        # concentration (argusqt/docs/rules.md §3.11)
+        levels.append(("H", _merged_top(table.htop, cells), rules.nk_holding, rules.p_holding))
+    for prefix, top, nks, ps in levels:
+        for r in nks:
+            topn = float(top[: r.n].sum())
+            if 100.0 * topn - r.k * t > REL_TOL * max(100.0 * topn, r.k * t):
+                causes.append(f"{prefix}D{r.n}")
+                need = max(need, 100.0 * topn / r.k - t)
+        for rp in ps:
+            x1 = float(top[0])
+            rem = t - float(top[: rp.n + 1].sum())
+            if rp.p * x1 - rp.q * rem > REL_TOL * max(rp.p * x1, rp.q * abs(rem)):
+                causes.append(f"{prefix}P{rp.n}")
+                need = max(need, rp.p / rp.q * x1 - rem)
+    return causes, need
+
+
+def determined_sums(table: Table, suppressed: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """(published total, its suppressed parts) per relation with at least two suppressed
+    parts and a published total: the sums one subtraction gives."""
+    rel = table.relations.tocsr()
+    sup = np.asarray(suppressed, dtype=bool)
+    out: list[tuple[int, np.ndarray]] = []
+    seen: set[tuple[int, ...]] = set()
+    for r in range(rel.shape[0]):
+        lo, hi = rel.indptr[r], rel.indptr[r + 1]
+        cols, coef = rel.indices[lo:hi], rel.data[lo:hi]
+        totals = cols[coef < 0]
+        parts = cols[coef > 0]
+        if totals.size != 1 or sup[totals[0]]:
+            continue
+        group = np.sort(parts[sup[parts]])
+        key = tuple(group.tolist())
+        if group.size >= 2 and key not in seen:
+            seen.add(key)
+            out.append((int(totals[0]), group))
+    return out
+
+
+def combined_disclosures(table: Table, suppressed: np.ndarray) -> list[CombinedSum]:
+    """The determined sums of suppressed cells that a dominance or p% rule makes unsafe
+    ([] when the option is off or the table has no such rule)."""
+    if not combined_on(table.spec.rules) or table.spec.is_frequency:
+        return []
+    values = np.asarray(table.value, dtype=float)
+    found = []
+    for total, group in determined_sums(table, suppressed):
+        causes, need = sum_failures(table, group)
+        if causes:
+            found.append(
+                CombinedSum(
+                    tuple(int(c) for c in group),
+                    total,
+                    float(values[group].sum()),
+                    tuple(causes),
+                    need,
+                )
+            )
+    return found
+
+
+def repair_choice(table: Table, found: CombinedSum, suppressed: np.ndarray) -> int | None:
+    """The published part to suppress as well so that the sum is safe: the cheapest part
+    that alone makes it safe, else the part adding most to the sum (another round follows);
+    None when the relation has no part left to suppress."""
+    from argusqt.model.status import is_candidate
+
+    rel = table.relations.tocsr()
+    status = np.asarray(table.status)
+    cost = np.asarray(table.cost, dtype=float)
+    shadow = np.abs(np.asarray(table.shadow, dtype=float))
+    sup = np.asarray(suppressed, dtype=bool)
+    group = np.asarray(found.cells, dtype=np.int64)
+    rows = np.unique(rel[:, found.total_cell].nonzero()[0])
+    free: set[int] = set()
+    for r in rows.tolist():
+        lo, hi = rel.indptr[r], rel.indptr[r + 1]
+        cols, coef = rel.indices[lo:hi], rel.data[lo:hi]
+        if found.total_cell not in cols[coef < 0] or not np.isin(group, cols).all():
+            continue
+        parts = cols[coef > 0]
+        free |= {int(c) for c in parts[~sup[parts] & is_candidate(status[parts])]}
+    if not free:
+        return None
+    fixing = [c for c in sorted(free) if not sum_failures(table, np.r_[group, c])[0]]
+    if fixing:
+        return min(fixing, key=lambda c: (cost[c], c))
+    return max(sorted(free), key=lambda c: (shadow[c], -c))

@@ -1,0 +1,170 @@
+"""Issue 27 item 2 (US#160): the primary rules on sums of suppressed cells the published
+table determines — in the audit (every door) and in every suppression method's choice of
+secondaries. The US#160 scenario rebuilt as synthetic data: section B with divisions
+B05–B09, three of them unsafe by NK(2,80); their sum is known from the published section
+total, and one enterprise still dominates it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import argusqt
+from argusqt.errors import PublicationError, SpecificationError
+from argusqt.model.status import is_suppressed
+from argusqt.rules.combined import combined_disclosures, sum_failures
+from argusqt.rules.parse import format_safety_rule, parse_safety_rule
+
+#: enterprises' turnover per NACE division (one record each)
+ENTERPRISES = {
+    "B05": [2000, 50, 30],
+    "B06": [400, 40],
+    "B07": [300, 20, 10],
+    "B08": [500, 480, 470, 460],
+    "B09": [10] * 6,
+    "C10": [300, 290, 280, 270],
+    "C11": [200, 190, 180, 170],
+}
+MICRODATA = pd.DataFrame(
+    [(k, v) for k, vs in ENTERPRISES.items() for v in vs], columns=["nace", "turnover"]
+)
+SECTIONS = {k: k[0] for k in ENTERPRISES}
+
+
+def protect(method: str, rules: str = "NK(2,80)"):
+    return argusqt.protect(
+        MICRODATA,
+        explanatory=["nace"],
+        response="turnover",
+        rules=rules,
+        hierarchies={"nace": SECTIONS},
+        method=method,
+        progress=False,
+    )[0]
+
+
+def _codes(table) -> list[str]:
+    return [table.cell_codes(c)[0].strip() for c in range(table.n_cells)]
+
+
+def independent_unsafe_sums(table, n: int = 2, k: float = 80.0) -> list[set[str]]:
+    """The test's own attacker: for each published section total (and the grand total),
+    the sum of its suppressed parts is known; from the microdata, does the (n,k) rule fail
+    on it? Shares no code with argusqt.rules.combined."""
+    codes = _codes(table)
+    sup = {c for c, s in zip(codes, is_suppressed(np.asarray(table.status)), strict=True) if s}
+    groups = {"B": [c for c in ENTERPRISES if c[0] == "B"],
+              "C": [c for c in ENTERPRISES if c[0] == "C"], "Total": ["B", "C"]}  # fmt: skip
+    contrib = {c: list(v) for c, v in ENTERPRISES.items()}
+    contrib["B"] = [v for c in groups["B"] for v in ENTERPRISES[c]]
+    contrib["C"] = [v for c in groups["C"] for v in ENTERPRISES[c]]
+    bad = []
+    for total, parts in groups.items():
+        hidden = [p for p in parts if p in sup]
+        if total in sup or len(hidden) < 2:
+            continue
+        values = sorted((v for p in hidden for v in contrib[p]), reverse=True)
+        if 100 * sum(values[:n]) > k * sum(values):
+            bad.append(set(hidden))
+    return bad
+
+
+def test_the_scenario_without_the_rule_leaves_a_dominated_sum():
+    t = protect("HEUR", "NK(2,80)|COMB(0)").table
+    codes = _codes(t)
+    status = dict(zip(codes, np.asarray(t.status).tolist(), strict=True))
+    assert [c for c, s in status.items() if s == 3] == ["B05", "B06", "B07"]
+    assert status["B08"] == 1 and status["B09"] == 1 and status["B"] == 1
+    assert independent_unsafe_sums(t) == [{"B05", "B06", "B07"}]
+    t.spec.rules.combined = True
+    found = combined_disclosures(t, is_suppressed(t.status))
+    assert [[codes[c] for c in f.cells] for f in found] == [["B05", "B06", "B07"]]
+    assert found[0].causes == ("D2",) and found[0].value == 2850
+    # (2000 + 400) / 2850 = 84 %; with B09 still 82.5 %; with B08 50.4 %
+    b08, b09 = codes.index("B08"), codes.index("B09")
+    assert sum_failures(t, np.r_[list(found[0].cells), b09])[0] == ["D2"]
+    assert sum_failures(t, np.r_[list(found[0].cells), b08])[0] == []
+
+
+@pytest.mark.parametrize("method", ["OPT", "MOD", "HEUR", "GH"])
+def test_every_method_suppresses_the_division_that_dilutes_the_sum(method):
+    """B09 is the cheapest secondary but leaves the sum dominated; every method takes B08."""
+    p = protect(method)
+    t = p.table
+    status = dict(zip(_codes(t), np.asarray(t.status).tolist(), strict=True))
+    assert status["B08"] == 11 and status["B09"] == 1
+    assert independent_unsafe_sums(t) == []
+    assert p.audit().ok
+    assert any("Rule on combined cells" in e.message for e in p.session.log)
+
+
+def test_the_audit_refuses_the_pattern_without_the_rule_through_every_door(tmp_path):
+    """A table protected with COMB(0), then audited with the rule on: the publication gate
+    (Excel, CSV, API publish) refuses it, and the audit report names the cells."""
+    p = protect("HEUR", "NK(2,80)|COMB(0)")
+    assert p.audit().ok  # with the rule off, nothing to say
+    p.table.spec.rules.combined = True
+    p.table.cleared_print = None  # the rules changed: a new verdict is due
+    verdict = p.audit()
+    assert not verdict.ok
+    assert {d.reason for d in verdict.disclosures} == {"combined"}
+    assert sorted(p.table.cell_codes(d.cell)[0] for d in verdict.disclosures) == [
+        "B05",
+        "B06",
+        "B07",
+    ]
+    with pytest.raises(PublicationError, match="combined"):
+        p.publish()
+    report = p.session.audit_report(1)
+    assert not report.ok
+    assert sum("DISCLOSED (combined)" in line for line in report.log_lines()) == 3
+
+
+def test_p_rule_sums_too():
+    """p% (p = 30): in the sum B05 + B06 + B07 the second largest (400) estimates the
+    largest (2000) within 30 %: the remainder 450 is below 600."""
+    t = protect("HEUR", "P(30,1)|COMB(0)").table
+    t.spec.rules.combined = True
+    found = combined_disclosures(t, is_suppressed(t.status))
+    assert found and "P1" in found[0].causes
+    t2 = protect("HEUR", "P(30,1)").table
+    assert combined_disclosures(t2, is_suppressed(t2.status)) == []
+
+
+def test_comb_syntax():
+    assert parse_safety_rule("NK(2,80)").combined is None  # the default: on with NK or P
+    r = parse_safety_rule("NK(2,80)|COMB(0)")
+    assert r.combined is False and format_safety_rule(r) == "NK(2,80)|COMB(0)"
+    assert parse_safety_rule(format_safety_rule(r)) == r
+    with pytest.raises(SpecificationError, match="0 \\(off\\) or 1 \\(on\\)"):
+        parse_safety_rule("COMB(2)")
+
+
+def test_linked_tables_get_the_rule_too():
+    """nace and nace × size protected together (batch table 0): without the rule linked OPT
+    leaves B05 + B06 + B07 dominated; with it table 1 suppresses B08."""
+    sizes = ["S" if n[0] == "B" else ("L" if i % 2 else "S")
+             for i, n in enumerate(MICRODATA["nace"])]  # fmt: skip
+    frame = MICRODATA.assign(size=sizes)
+    found = {}
+    for rules in ("NK(2,80)|COMB(0)", "NK(2,80)"):
+        p = argusqt.protect(
+            frame,
+            explanatory=[["nace"], ["nace", "size"]],
+            response="turnover",
+            rules=rules,
+            hierarchies={"nace": SECTIONS},
+            method="HEUR",
+            progress=False,
+        )
+        p.session.protect_linked("OPT", {"max_minutes": 5})
+        found[rules] = independent_unsafe_sums(p.session.table(1))
+        session = p.session
+    assert found == {"NK(2,80)|COMB(0)": [{"B05", "B06", "B07"}], "NK(2,80)": []}
+    one = session.table(1)
+    status = dict(zip(_codes(one), np.asarray(one.status).tolist(), strict=True))
+    assert status["B05"] == 3 and status["B08"] == 11
+    for no in (1, 2):
+        t = session.table(no)
+        assert combined_disclosures(t, is_suppressed(t.status)) == []
