@@ -296,7 +296,7 @@ class Session:
     # ------------------------------------------------------------------ open
     def open_microdata(self, data_path: str | Path, meta_path: str | Path) -> None:
         """Read the metadata and the microdata file (replaces any earlier data and tables)."""
-        from argusqt.io.microdata import read_microdata
+        from argusqt.io.fixedstream import open_microdata
         from argusqt.io.rda import read_rda
 
         data_path, meta_path = Path(data_path), Path(meta_path)
@@ -307,7 +307,7 @@ class Session:
                 file=meta_path,
             )
         self._log_lines(list(getattr(meta, "warnings", []) or []))
-        micro = read_microdata(meta, data_path)
+        micro = open_microdata(meta, data_path)  # a large fixed-format file is streamed
         self.kind = "microdata"
         self.data_path, self.meta_path = data_path, meta_path
         self.metadata, self.microdata = meta, micro
