@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Literal
 
 from argusqt.model.table import TableSpec
-from argusqt.protection.params import MethodParams
+from argusqt.protection.core.params import MethodParams
 
 #: manual status changes (argusqt/docs/rules.md §7.2)
 StatusChange = Literal["safe", "unsafe", "protected", "cost", "levels"]

@@ -25,9 +25,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from argusqt.model.table import Table
-    from argusqt.protection.params import MethodParams
-    from argusqt.protection.publication import PublicationVerdict
-    from argusqt.protection.result import ProtectionResult
+    from argusqt.protection.audit.publication import PublicationVerdict
+    from argusqt.protection.core.params import MethodParams
+    from argusqt.protection.core.result import ProtectionResult
     from argusqt.session import Session
 
 __all__ = [
@@ -534,7 +534,7 @@ def protect(
     fails the audit (nothing is kept then).
     """
     from argusqt.model.table import TableSpec
-    from argusqt.protection import registry
+    from argusqt.protection.core import registry
     from argusqt.session import Session
 
     desc = registry.get(method)  # unknown method or parameters: fail before reading data

@@ -51,16 +51,16 @@ from argusqt.model.rulespec import SafetyRules
 from argusqt.model.status import Status, is_primary, is_secondary
 from argusqt.model.table import ProtectionInfo, Table, TableSpec
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
-from argusqt.protection.result import TIME_LIMIT_DECIDED
+from argusqt.protection.core.result import TIME_LIMIT_DECIDED
 
 if TYPE_CHECKING:
     from argusqt.io.frames import Roles
     from argusqt.model.codelist import CodeList
     from argusqt.model.metadata import Metadata
-    from argusqt.protection.advice import Advice
-    from argusqt.protection.params import MethodParams, TableFacts
-    from argusqt.protection.registry import MethodDescriptor
-    from argusqt.protection.result import ProtectionResult
+    from argusqt.protection.core.advice import Advice
+    from argusqt.protection.core.params import MethodParams, TableFacts
+    from argusqt.protection.core.registry import MethodDescriptor
+    from argusqt.protection.core.result import ProtectionResult
 
 
 #: `<READTABLE>`'s totals modes in words (argusqt/docs/formats.md §3.3)
@@ -1081,10 +1081,10 @@ class Session:
         The method solves the problem the user posed: the primaries and the manual and
         a-priori statuses, never the secondaries of the method run before (docs/design.md)."""
         from argusqt.model.status import is_suppressed
-        from argusqt.protection import registry
-        from argusqt.protection.audit import audit as run_audit
-        from argusqt.protection.methods import run_method
-        from argusqt.protection.problem import CSPProblem
+        from argusqt.protection.audit.outsider import audit as run_audit
+        from argusqt.protection.core import registry
+        from argusqt.protection.core.problem import CSPProblem
+        from argusqt.protection.run import run_method
         from argusqt.rules.changes import keep_pattern, posed_status
 
         desc = registry.get(method)
@@ -1164,7 +1164,7 @@ class Session:
         and every column, which no attacker can guess, whereas a small table's few unknown
         values could be tried one by one against the published intervals."""
         if self.protection_seed is None:
-            from argusqt.protection.disclosure import confidential_seed
+            from argusqt.protection.audit.disclosure import confidential_seed
 
             seed = confidential_seed(problem)
             digest = _file_digest(self.data_path)
@@ -1211,10 +1211,10 @@ class Session:
         """All tables protected together (batch table 0), by a method whose descriptor says
         how (`linked`: the joint problem, or MOD's cover table); one result per table."""
         from argusqt.model.status import is_suppressed
-        from argusqt.protection import registry
-        from argusqt.protection.audit import audit as run_audit
-        from argusqt.protection.linked import protect_linked
-        from argusqt.protection.problem import CSPProblem
+        from argusqt.protection.audit.outsider import audit as run_audit
+        from argusqt.protection.core import registry
+        from argusqt.protection.core.problem import CSPProblem
+        from argusqt.protection.suppress.linked import protect_linked
         from argusqt.rules.changes import keep_pattern, posed_status
 
         desc = registry.get(method)
@@ -1299,8 +1299,8 @@ class Session:
         None when every cover cell is in some table (the joint problem is the cover) or
         there is no microdata; the cover gets the first table's response, rules and cost.
         """
-        from argusqt.protection.linked import build_linked_problem, cover_dims
-        from argusqt.protection.problem import CSPProblem
+        from argusqt.protection.core.problem import CSPProblem
+        from argusqt.protection.suppress.linked import build_linked_problem, cover_dims
 
         if self.kind != "microdata" or self.microdata is None:
             return None
@@ -1342,13 +1342,8 @@ class Session:
 
         A file for publication is written only if the table passes the publication gate
         (PublicationError naming the cells otherwise; nothing is written)."""
-        from argusqt.export.writetable import (
-            TAU_EXACT,
-            confidential_path,
-            is_confidential,
-            write_table,
-        )
-        from argusqt.io.confidential import sidecar_path
+        from argusqt.export.writetable import TAU_EXACT, is_confidential, write_table
+        from argusqt.io.confidential import confidential_path, sidecar_path
 
         if Path(path).is_dir():  # else the error would name the hidden temporary file
             raise SpecificationError(f"{path} is a folder; name a file to write table {table_no}")
@@ -1410,7 +1405,7 @@ class Session:
         true values, protection levels, audit intervals) and the report. Not for publication:
         its name contains CONFIDENTIAL (added when missing). Returns the path written."""
         from argusqt.export.excel import ExcelOptions, write_excel
-        from argusqt.export.writetable import confidential_path
+        from argusqt.io.confidential import confidential_path
 
         table = self.table(table_no)
         self.check_outputs(confidential_path(path), action="saving the CONFIDENTIAL workbook")
@@ -1431,19 +1426,19 @@ class Session:
     @staticmethod
     def protection_methods() -> list[MethodDescriptor]:
         """Every protection method with its parameters (the Protect dialog is built from it)."""
-        from argusqt.protection import registry
+        from argusqt.protection.core import registry
 
         return registry.methods()
 
     def table_facts(self, table_no: int) -> TableFacts:
         """What a method's table-dependent defaults and checks read (minimum base, …)."""
-        from argusqt.protection import registry
+        from argusqt.protection.core import registry
 
         return registry.table_facts(self.table(table_no), table_no)
 
     def suggest_method(self, table_no: int) -> Advice:
         """The suppression method and time limit we suggest for the table, and why."""
-        from argusqt.protection.advice import recommend_for_table
+        from argusqt.protection.core.advice import recommend_for_table
 
         return recommend_for_table(self.table(table_no))
 
@@ -1576,7 +1571,7 @@ class Session:
         as given — batch `<WRITETABLE>` writes τ-Argus's `<name>.html`, which scripts look
         for; the marking is then in the content only. Returns the path written."""
         from argusqt.export.report import write_report
-        from argusqt.export.writetable import confidential_path
+        from argusqt.io.confidential import confidential_path
 
         table = self.table(table_no)
         info = self._report_info(table_no)
@@ -1701,7 +1696,7 @@ def preload() -> None:
     before worker threads start: a first import of a C extension inside a thread crashed)."""
     import importlib
 
-    from argusqt.protection import registry
+    from argusqt.protection.core import registry
 
     registry.methods()  # imports every method module
     for name in (
@@ -1715,9 +1710,9 @@ def preload() -> None:
         "argusqt.rules.cost",
         "argusqt.rules.changes",
         "argusqt.recode.apply",
-        "argusqt.protection.methods",
-        "argusqt.protection.linked",
-        "argusqt.protection.advice",
+        "argusqt.protection.run",
+        "argusqt.protection.suppress.linked",
+        "argusqt.protection.core.advice",
         "argusqt.export.gate",
         "argusqt.export.writetable",
         "argusqt.export.excel",

@@ -294,7 +294,7 @@ def _entry_path(entry: Any, session_path: Path) -> Path | None:
 
 
 def _action_from_json(d: Any, path: Path, k: int) -> TableAction:
-    from argusqt.protection import registry
+    from argusqt.protection.core import registry
 
     try:
         kind = d["action"]
@@ -793,7 +793,7 @@ def _same_sums(table: Table, saved: dict, where: str) -> bool:
 
 
 def _restore(table: Table, saved: dict, where: str, what: str) -> Any:
-    from argusqt.protection.result import ProtectionResult
+    from argusqt.protection.core.result import ProtectionResult
 
     n = table.n_cells
     arrays: dict[str, Any] = {}
@@ -821,7 +821,7 @@ def _restore(table: Table, saved: dict, where: str, what: str) -> Any:
     method = saved.get("method")
     table.protection = None
     if method:
-        from argusqt.protection import registry
+        from argusqt.protection.core import registry
 
         try:
             desc = registry.get(str(method))
@@ -902,9 +902,9 @@ def _audit_table(s, no: int, result: Any, where: str, progress, cancel) -> None:
     """Audit a restored table with secondaries; a failing protected pattern is an AuditError."""
     from argusqt.export.gate import mark_protected
     from argusqt.model.status import is_secondary, is_suppressed
-    from argusqt.protection.audit import audit
-    from argusqt.protection.methods import EXACT_AUDIT_LIMIT
-    from argusqt.protection.problem import CSPProblem
+    from argusqt.protection.audit.outsider import audit
+    from argusqt.protection.core.problem import CSPProblem
+    from argusqt.protection.run import EXACT_AUDIT_LIMIT
 
     table = s.table(no)
     face = table.protection.face if table.protection is not None else None

@@ -28,7 +28,7 @@ from protect_helpers import sized_problem  # noqa: E402
 from argusqt.errors import Cancelled  # noqa: E402
 from argusqt.model.status import is_suppressed  # noqa: E402
 from argusqt.progress import CancelToken, ProgressEvent  # noqa: E402
-from argusqt.protection.methods import run_method  # noqa: E402
+from argusqt.protection.run import run_method  # noqa: E402
 
 #: (method, table kind, cells, phase: start of a progress message, params)
 CASES = [

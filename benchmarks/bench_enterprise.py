@@ -32,11 +32,11 @@ from argusqt.model.rulespec import PRule, SafetyRules  # noqa: E402
 from argusqt.model.status import is_secondary, is_suppressed  # noqa: E402
 from argusqt.model.table import CostSpec, TableSpec  # noqa: E402
 from argusqt.model.tabulate import build_table  # noqa: E402
-from argusqt.protection.audit import audit  # noqa: E402
-from argusqt.protection.linked import cover_dims, protect_linked  # noqa: E402
-from argusqt.protection.methods import run_method  # noqa: E402
-from argusqt.protection.problem import CSPProblem  # noqa: E402
-from argusqt.protection.publication import publication_audit  # noqa: E402
+from argusqt.protection.audit.outsider import audit  # noqa: E402
+from argusqt.protection.audit.publication import publication_audit  # noqa: E402
+from argusqt.protection.core.problem import CSPProblem  # noqa: E402
+from argusqt.protection.run import run_method  # noqa: E402
+from argusqt.protection.suppress.linked import cover_dims, protect_linked  # noqa: E402
 from argusqt.rules.classify import apply_rules  # noqa: E402
 from argusqt.rules.cost import compute_cost  # noqa: E402
 

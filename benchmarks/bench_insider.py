@@ -22,10 +22,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 from protect_helpers import sized_problem  # noqa: E402
 
 from argusqt.model.status import is_suppressed  # noqa: E402
-from argusqt.protection.audit import audit  # noqa: E402
-from argusqt.protection.heuristic import solve_heuristic  # noqa: E402
-from argusqt.protection.insider import insider_audit  # noqa: E402
-from argusqt.protection.insider_repair import make_publishable  # noqa: E402
+from argusqt.protection.audit.insider import insider_audit  # noqa: E402
+from argusqt.protection.audit.insider_repair import make_publishable  # noqa: E402
+from argusqt.protection.audit.outsider import audit  # noqa: E402
+from argusqt.protection.suppress.heuristic import solve_heuristic  # noqa: E402
 
 
 def row(label: str, p, sup) -> str:

@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.child is not None:
         print(json.dumps(child(args.child)), flush=True)
         return 0
-    from argusqt.protection.budget import limit_grace
+    from argusqt.protection.core.budget import limit_grace
 
     print(f"load before: {load()}", flush=True)
     print("| table | call | limit + grace | protect wall | within? | result |")

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from protect_helpers import sized_problem  # noqa: E402
 
-from argusqt.protection.optimal import solve_optimal  # noqa: E402
+from argusqt.protection.suppress.optimal import solve_optimal  # noqa: E402
 
 
 def run_one(kind: str, cells: int, seed: int, max_time: float, **params) -> dict:

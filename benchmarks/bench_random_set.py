@@ -30,7 +30,7 @@ from protect_helpers import (  # noqa: E402
     random_problem,
 )
 
-from argusqt.protection.methods import run_method  # noqa: E402
+from argusqt.protection.run import run_method  # noqa: E402
 
 SHAPES = [
     ("2D 12×15", lambda: [flat_codelist("r", 12), flat_codelist("c", 15)]),

@@ -18,8 +18,8 @@ from argusqt.model.rulespec import DominanceRule, PRule, SafetyRules  # noqa: E4
 from argusqt.model.table import TableSpec  # noqa: E402
 from argusqt.model.tabulate import build_fine, table_from_fine  # noqa: E402
 from argusqt.recode.apply import (  # noqa: E402
-    apply_rules_if_available,
     fold_hierarchy,
+    reapply_rules,
     recode_table,
 )
 
@@ -45,7 +45,7 @@ def main(n: int = 500_000) -> None:
     spec = TableSpec(["act", "reg"], "x", rules=_rules())
     fine = build_fine([(a, leaves), (r, regions)], x, None, None, spec.rules.top_n_needed())
     maps = [np.array([act.leaf_index[c] for c in leaves]), np.arange(1, 100)]
-    table = apply_rules_if_available(table_from_fine(fine, [act, reg], maps, spec, 2))
+    table = reapply_rules(table_from_fine(fine, [act, reg], maps, spec, 2))
     print(f"table: {table.n_cells} cells, {fine.n_fine} fine cells, {n} records")
 
     t0 = time.perf_counter()
@@ -58,7 +58,7 @@ def main(n: int = 500_000) -> None:
     spec2 = TableSpec(["act", "reg"], "x", rules=_rules())
     fine2 = build_fine([(a2, sections), (r, regions)], x, None, None, spec2.rules.top_n_needed())
     act2 = CodeList.from_tree("act", [(1, s) for s in sections])
-    direct = apply_rules_if_available(
+    direct = reapply_rules(
         table_from_fine(fine2, [act2, reg], [np.arange(1, 10), np.arange(1, 100)], spec2, 2)
     )
     t_direct = time.perf_counter() - t0

@@ -18,10 +18,10 @@ import numpy as np
 
 from argusqt.model.codelist import CodeList
 from argusqt.model.table import build_relations
-from argusqt.protection.cta import solve_cta, verify_adjustment
-from argusqt.protection.interval import solve_interval
-from argusqt.protection.problem import CSPProblem
-from argusqt.protection.rounding import solve_rounding
+from argusqt.protection.adjust.cta import solve_cta, verify_adjustment
+from argusqt.protection.adjust.interval import solve_interval
+from argusqt.protection.adjust.rounding import solve_rounding
+from argusqt.protection.core.problem import CSPProblem
 
 
 def dims_for(n_cells: int) -> list[CodeList]:

@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from protect_helpers import sized_problem  # noqa: E402
 
 from argusqt.errors import ArgusError  # noqa: E402
-from argusqt.protection.methods import run_method  # noqa: E402
+from argusqt.protection.run import run_method  # noqa: E402
 
 
 def _fmt(x, spec: str = ".0f") -> str:

@@ -284,7 +284,7 @@ class Judge:
 
     def __init__(self, folder: Path, batch: Path):
         from argusqt.batch.runner import run_batch
-        from argusqt.protection.problem import CSPProblem
+        from argusqt.protection.core.problem import CSPProblem
 
         outcome = run_batch(batch, logbook=folder / "judge_log.txt")
         outcome.raise_for_error()
@@ -316,14 +316,14 @@ class Judge:
         sup = is_suppressed(status)
         sec = is_secondary(status)
         try:
-            from argusqt.protection.publication import publication_audit
+            from argusqt.protection.audit.publication import publication_audit
         except ImportError:
             publication_audit = None
         if publication_audit is not None:
             v = publication_audit(self.problem, sup, intervals=False)
             verdict = "pass" if v.ok else f"FAIL {v.failing_cells.size}"
         else:
-            from argusqt.protection.audit import audit
+            from argusqt.protection.audit.outsider import audit
 
             a = audit(self.problem, sup, intervals=False)
             verdict = "pass*" if a.ok else f"FAIL* {a.failures.size}"
@@ -332,7 +332,7 @@ class Judge:
     def repaired(self, status: np.ndarray) -> tuple[str, float, int]:
         """A failing pattern after argusqt's insider repair: verdict, cost, secondaries."""
         from argusqt.model.status import is_suppressed
-        from argusqt.protection.insider_repair import make_publishable
+        from argusqt.protection.audit.insider_repair import make_publishable
 
         try:
             fixed, verdict, _ = make_publishable(

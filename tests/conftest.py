@@ -35,16 +35,10 @@ def generous_cancel_grace(monkeypatch) -> float:
     benchmarks/bench_cancel.py) raised to 600 s, for tests that check what a cancel keeps:
     on a loaded machine the repair and audit may not fit in 1.5 s and the run then ends with
     no pattern. Each method module imports the constant by name, so each is patched."""
-    import importlib
-    import pkgutil
-
-    import argusqt.protection
+    from protect_helpers import patch_cancel_grace
 
     seconds = 600.0
-    for info in pkgutil.iter_modules(argusqt.protection.__path__):
-        module = importlib.import_module(f"argusqt.protection.{info.name}")
-        if hasattr(module, "CANCEL_GRACE"):
-            monkeypatch.setattr(module, "CANCEL_GRACE", seconds)
+    patch_cancel_grace(monkeypatch, seconds)
     return seconds
 
 

@@ -144,7 +144,7 @@ class FakeSession(Session):
 
     def protect(self, table_no, method, params, progress, cancel):
         from argusqt.progress import ProgressEvent, Stopwatch
-        from argusqt.protection.result import ProtectionResult
+        from argusqt.protection.core.result import ProtectionResult
 
         self.calls.append(("protect", table_no, method, params))
         t = self.tables[table_no - 1]

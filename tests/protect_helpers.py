@@ -10,7 +10,7 @@ import numpy as np
 
 from argusqt.model.codelist import CodeList
 from argusqt.model.table import Table, TableSpec
-from argusqt.protection.problem import CSPProblem
+from argusqt.protection.core.problem import CSPProblem
 
 
 def flat_codelist(name: str, n: int) -> CodeList:
@@ -241,3 +241,17 @@ def protect_testw(folder, method: str, **params):
         params=params or None,
         progress=False,
     )
+
+
+def patch_cancel_grace(monkeypatch, seconds: float) -> None:
+    """Every method's CANCEL_GRACE set to `seconds`: each module imports the constant by name,
+    so each module of argusqt.protection (all its rooms) is patched."""
+    import importlib
+    import pkgutil
+
+    import argusqt.protection
+
+    for info in pkgutil.walk_packages(argusqt.protection.__path__, "argusqt.protection."):
+        module = importlib.import_module(info.name)
+        if hasattr(module, "CANCEL_GRACE"):
+            monkeypatch.setattr(module, "CANCEL_GRACE", seconds)

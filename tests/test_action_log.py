@@ -15,7 +15,7 @@ from argusqt.batch.arb import parse_specify_table
 from argusqt.batch.render import batch_lines, write_batch_file
 from argusqt.batch.runner import run_batch
 from argusqt.errors import ArgusError, SpecificationError
-from argusqt.protection import registry
+from argusqt.protection.core import registry
 from argusqt.rules.parse import parse_safety_rule
 from argusqt.session import Session
 

@@ -18,7 +18,7 @@ from protect_helpers import lp_reach_ok, protect_testw
 from shared_paths import copy_case
 
 from argusqt.errors import PublicationError
-from argusqt.protection.problem import CSPProblem
+from argusqt.protection.core.problem import CSPProblem
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from protect_helpers import random_1h2d, random_2d
 
-from argusqt.protection.advice import OPT_CELLS, recommend, recommend_for_table
+from argusqt.protection.core.advice import OPT_CELLS, recommend, recommend_for_table
 
 
 def test_small_tables_get_opt_large_ones_the_heuristic():
@@ -44,8 +44,8 @@ def test_advice_for_a_table_reads_its_size_and_hierarchy():
 @pytest.mark.gui
 def test_protect_dialog_preselects_the_suggestion_and_says_why(qtbot, tmp_path):
     from argusqt.gui.protectdialog import ProtectDialog
-    from argusqt.protection import registry
-    from argusqt.protection.params import TableFacts
+    from argusqt.protection.core import registry
+    from argusqt.protection.core.params import TableFacts
 
     facts = TableFacts(1, 738, 2, True, 3, 5)
     d = ProtectDialog("activity × region", registry.methods(), facts)

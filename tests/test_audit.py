@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from protect_helpers import cell_id, problem_2d, random_2d
 
-from argusqt.protection.audit import audit
+from argusqt.protection.audit.outsider import audit
 
 # E8 (batch ex1): region A–D × gender (male, female)
 EX1 = [[895, 137], [753, 973], [569, 486], [540, 793]]

@@ -357,7 +357,7 @@ def test_solver_failure_on_extreme_values_is_explained(tmp_path, monkeypatch, bi
     """One record of 1e300 among values near 100 is beyond what LP solvers resolve (the
     attacker LP fails): the failure is reported as a method error saying why and what to do,
     not "internal error"; a solver failure on ordinary values stays an internal error."""
-    import argusqt.protection.methods as methods
+    import argusqt.protection.run as methods
 
     def failing(*args, **kwargs):
         raise RuntimeError("attacker LP not solved: Unbounded")

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.compat
 
 def _methods_available() -> bool:
     try:
-        from argusqt.protection.methods import run_method  # noqa: F401
+        from argusqt.protection.run import run_method  # noqa: F401
     except ImportError:
         return False
     return True
@@ -147,16 +147,16 @@ def test_example_with_the_optimal_solver(
     import sys
     import types
 
-    from argusqt.protection.optimal import solve_optimal
+    from argusqt.protection.suppress.optimal import solve_optimal
 
-    mod = types.ModuleType("argusqt.protection.methods")
+    mod = types.ModuleType("argusqt.protection.run")
 
     def run_method(problem, method, params, progress, cancel):
         assert method == "OPT"
         return solve_optimal(problem, params, progress, cancel)
 
     mod.run_method = run_method
-    monkeypatch.setitem(sys.modules, "argusqt.protection.methods", mod)
+    monkeypatch.setitem(sys.modules, "argusqt.protection.run", mod)
     folder = _copy(shared_data, tmp_path, case)
     outcome = run_batch(folder / arb)
     assert outcome.ok, outcome.error

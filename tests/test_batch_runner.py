@@ -91,7 +91,7 @@ def test_unknown_table_number(ex2):
 def test_suppress_reports_line_never_skips(ex2):
     out = _run(ex2, EX2_HEAD + '<SUPPRESS> OPT(1,1)\n<WRITETABLE> (1, 3, AS+, "x.txt")\n')
     try:
-        import argusqt.protection.methods  # noqa: F401
+        import argusqt.protection.run  # noqa: F401
     except ImportError:
         _fails_at(out, 6, "<SUPPRESS> OPT(1,1)", "OPT is not available yet")
         assert not (ex2 / "x.txt").exists()  # the run stopped at the SUPPRESS line

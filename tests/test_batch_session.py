@@ -14,7 +14,7 @@ from argusqt.batch.arb import parse_specify_table
 from argusqt.batch.render import batch_lines, spec_to_arb, write_batch_file
 from argusqt.batch.runner import run_batch
 from argusqt.errors import AuditError, ParameterError, SpecificationError
-from argusqt.protection.result import AuditResult, ProtectionResult
+from argusqt.protection.core.result import AuditResult, ProtectionResult
 from argusqt.rules.parse import parse_safety_rule
 from argusqt.session import Session
 
@@ -66,7 +66,7 @@ def test_spec_to_arb_round_trip():
 
 
 def _fake_methods(monkeypatch, make_result):
-    mod = types.ModuleType("argusqt.protection.methods")
+    mod = types.ModuleType("argusqt.protection.run")
     calls = []
 
     def run_method(problem, method, params, progress, cancel):
@@ -74,7 +74,7 @@ def _fake_methods(monkeypatch, make_result):
         return make_result(problem, method)
 
     mod.run_method = run_method
-    monkeypatch.setitem(sys.modules, "argusqt.protection.methods", mod)
+    monkeypatch.setitem(sys.modules, "argusqt.protection.run", mod)
     return calls
 
 

@@ -19,8 +19,8 @@ from argusqt.io.rda import read_rda
 from argusqt.model.rulespec import FreqRule, SafetyRules
 from argusqt.model.table import TableSpec
 from argusqt.model.tabulate import build_table
-from argusqt.protection.methods import run_method
-from argusqt.protection.problem import CSPProblem
+from argusqt.protection.core.problem import CSPProblem
+from argusqt.protection.run import run_method
 from argusqt.rules.classify import apply_rules
 
 pytestmark = pytest.mark.compat

@@ -127,8 +127,8 @@ def test_mod_with_singleton_options_costs_no_more_than_tau_argus(testw, tmp_path
     # issue 15: our MOD cost 5,572,460 (P) and 5,572,395 (NK) — the subtables' backtracked
     # margins were never published again; the whole-table clean-up keeps singletons safe
     from argusqt.model.status import is_secondary, is_suppressed
-    from argusqt.protection.audit import audit
-    from argusqt.protection.problem import CSPProblem
+    from argusqt.protection.audit.outsider import audit
+    from argusqt.protection.core.problem import CSPProblem
 
     _meta, _data, _lines, folder = testw
     table = _protect(folder, tmp_path, rule, "MOD(1, 1, 1, 1, 1)")

@@ -12,8 +12,8 @@ from argusqt.errors import AuditError, Cancelled, MethodError
 from argusqt.model.codelist import CodeList
 from argusqt.model.table import build_relations
 from argusqt.progress import CancelToken
-from argusqt.protection.cta import solve_cta, verify_adjustment
-from argusqt.protection.problem import CSPProblem
+from argusqt.protection.adjust.cta import solve_cta, verify_adjustment
+from argusqt.protection.core.problem import CSPProblem
 
 
 def full_table(inner: np.ndarray) -> np.ndarray:
@@ -260,8 +260,8 @@ def test_a_primary_whose_bounds_fit_only_its_level_gets_room_for_its_extra():
     """Bounds exactly a ± level (as from_table widens a primary's): the random extra would
     leave no direction; CTA widens that primary's bounds by its extra instead of refusing,
     and the published table passes the publication verdict (no level estimate hits)."""
-    from argusqt.protection.cta import level_extras
-    from argusqt.protection.disclosure import adjusted_verdict
+    from argusqt.protection.adjust.cta import level_extras
+    from argusqt.protection.audit.disclosure import adjusted_verdict
 
     p = problem_2d([[312, 50], [40, 60]], {(1, 1): 582.6}, weights="ones")
     p.lower = np.minimum(p.lower, p.values - p.lpl)

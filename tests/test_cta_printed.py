@@ -19,14 +19,14 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from protect_helpers import flat_codelist, problem_from_table, table_from_leaves
 
-import argusqt.protection.cta as cta
+import argusqt.protection.adjust.cta as cta
 from argusqt.batch.runner import run_batch
 from argusqt.errors import AuditError
 from argusqt.export.codevalue import codevalue_lines
 from argusqt.model.table import ProtectionInfo
 from argusqt.progress import Stopwatch, no_progress
-from argusqt.protection.cta import solve_cta
-from argusqt.protection.rounding import ScipMonitor
+from argusqt.protection.adjust.cta import solve_cta
+from argusqt.protection.adjust.rounding import ScipMonitor
 
 TOTAL = "Total"
 

@@ -18,14 +18,14 @@ import pytest
 from protect_helpers import flat_codelist, hier_codelist, lp_protected, random_problem
 
 import argusqt.progress as progress_module
-import argusqt.protection.budget as budget
+import argusqt.protection.core.budget as budget
 from argusqt.errors import TimeLimitError
 from argusqt.model.status import is_suppressed
-from argusqt.protection import registry
-from argusqt.protection.insider import insider_audit
-from argusqt.protection.methods import run_method
-from argusqt.protection.problem import CSPProblem
-from argusqt.protection.result import TIME_LIMIT_DECIDED
+from argusqt.protection.audit.insider import insider_audit
+from argusqt.protection.core import registry
+from argusqt.protection.core.problem import CSPProblem
+from argusqt.protection.core.result import TIME_LIMIT_DECIDED
+from argusqt.protection.run import run_method
 
 
 def _peer_table(seed: int, branching: list[int], ncol: int) -> CSPProblem:
@@ -98,7 +98,7 @@ def test_the_polish_stops_at_its_work_limit_not_at_ten_seconds(monkeypatch):
     """The measured defect: HEUR(1,9)'s polish had a 10 s cap that the load reached (13
     secondaries quiet, 39 beside six CPU hogs). Now its bound is attacker LPs: a clock
     1,000× fast (10 s gone in 10 ms, 540 s not yet) changes nothing."""
-    import argusqt.protection.heur_polish as heur_polish
+    import argusqt.protection.suppress.heur_polish as heur_polish
 
     p = _peer_table(3, [4, 4], 8)
     monkeypatch.setattr(heur_polish, "POLISH_LPS", 30)  # the work limit ends it, surely
@@ -193,7 +193,7 @@ def test_every_door_says_when_the_time_limit_decided(monkeypatch):
 def test_the_seeds_are_fixed_and_saved_with_the_session(tmp_path):
     """The solvers' seeds are constants, and every result records them in its figures, which
     the session file keeps."""
-    from argusqt.protection.budget import HIGHS_SEED, SCIP_SEED_SHIFT
+    from argusqt.protection.core.budget import HIGHS_SEED, SCIP_SEED_SHIFT
     from argusqt.sessionfile import _result_to_dict
 
     p = _peer_table(7, [3, 3], 5)

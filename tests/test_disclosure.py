@@ -16,7 +16,7 @@ from protect_helpers import (
 from argusqt.errors import PublicationError
 from argusqt.export.gate import clear_for_publication, mark_protected, protection_state
 from argusqt.model.table import ProtectionInfo
-from argusqt.protection.disclosure import (
+from argusqt.protection.audit.disclosure import (
     ESTIMATE_FRACTION,
     Face,
     adjusted_verdict,
@@ -120,7 +120,7 @@ def test_adjusted_value_moved_by_exactly_its_level_is_estimated():
 
 
 def test_cta_result_gets_the_form_aware_verdict():
-    from argusqt.protection.methods import run_method
+    from argusqt.protection.run import run_method
 
     p = problem_2d(EX1, [(1, 1)], 50.0)
     res = run_method(p, "CTA", {})

@@ -15,7 +15,7 @@ from argusqt.model.codelist import CodeList
 from argusqt.model.rulespec import FreqRule, SafetyRules
 from argusqt.model.table import ProtectionInfo, TableSpec
 from argusqt.model.tabulate import build_fine, table_from_fine
-from argusqt.protection.result import AuditResult
+from argusqt.protection.core.result import AuditResult
 
 
 def build_workbook(table, options=None):

@@ -330,7 +330,7 @@ def test_intermediate_lines_and_companion_rda(tmp_path):
 
 
 def test_intermediate_status_only_and_audit():
-    from argusqt.protection.result import AuditResult
+    from argusqt.protection.core.result import AuditResult
 
     t = ex1_table()
     lines = intermediate_lines(t, status_only=True)

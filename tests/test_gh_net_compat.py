@@ -23,9 +23,9 @@ from argusqt.errors import ArgusError
 from argusqt.model.rulespec import PRule, SafetyRules
 from argusqt.model.status import is_primary, is_suppressed
 from argusqt.model.table import CostSpec, TableSpec
-from argusqt.protection.network import SHAPE_RULE
-from argusqt.protection.problem import CSPProblem
-from argusqt.protection.publication import publication_audit
+from argusqt.protection.audit.publication import publication_audit
+from argusqt.protection.core.problem import CSPProblem
+from argusqt.protection.suppress.network import SHAPE_RULE
 from argusqt.rules.parse import parse_safety_rule
 from argusqt.session import Session
 from argusqt.sessionfile import load_session, save_session

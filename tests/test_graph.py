@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.sparse.csgraph import connected_components as scipy_components
 
-from argusqt.protection import graph
+from argusqt.protection.lp import graph
 
 
 def _graph(n: int, edges: list[tuple[int, int]]) -> sp.csr_matrix:

@@ -22,8 +22,8 @@ pytestmark = pytest.mark.gui
 def _no_audit(monkeypatch) -> None:
     """Any audit during a copy fails the test: the copy must use the stored verdict."""
     import argusqt.export.gate as gate
-    import argusqt.protection.audit as audit
-    import argusqt.protection.publication as publication
+    import argusqt.protection.audit.outsider as audit
+    import argusqt.protection.audit.publication as publication
 
     def refuse(*_a, **_k):
         raise AssertionError("an audit ran while copying")

@@ -18,7 +18,7 @@ from PySide6.QtGui import QFont, QFontMetrics
 from argusqt.gui.formatting import axis_number, format_cost, format_number
 from argusqt.model.table import ProtectionInfo
 from argusqt.progress import ProgressEvent
-from argusqt.protection.result import AuditResult, ProtectionResult
+from argusqt.protection.core.result import AuditResult, ProtectionResult
 
 pytestmark = pytest.mark.gui
 

@@ -20,9 +20,9 @@ from test_gui_acceptance import _choose_variables, _open_and_specify, tauw  # no
 from argusqt.gui.protectdialog import ProtectDialog
 from argusqt.gui.specify import SpecifyTablesDialog
 from argusqt.model.status import is_primary, is_secondary, is_suppressed
-from argusqt.protection import hypercube
-from argusqt.protection.problem import CSPProblem
-from argusqt.protection.publication import publication_audit
+from argusqt.protection.audit.publication import publication_audit
+from argusqt.protection.core.problem import CSPProblem
+from argusqt.protection.suppress import hypercube
 
 pytestmark = pytest.mark.gui
 

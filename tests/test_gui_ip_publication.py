@@ -18,7 +18,7 @@ from argusqt.gui.protectdialog import ProtectDialog
 from argusqt.gui.publicationdialog import PublicationRefusedDialog
 from argusqt.gui.savedialog import SaveTableDialog
 from argusqt.gui.specify import SpecifyTablesDialog
-from argusqt.protection.problem import CSPProblem
+from argusqt.protection.core.problem import CSPProblem
 
 pytestmark = pytest.mark.gui
 

@@ -212,7 +212,7 @@ def test_set_safe_on_a_secondary_says_undo_the_suppression(qtbot, window, sample
 
 @pytest.mark.no_replay("only the status bar and the audit's words are looked at")
 def test_one_warning_word_and_singular_cells(qtbot, window, sample):
-    from argusqt.protection.result import AuditResult
+    from argusqt.protection.core.result import AuditResult
 
     _open_sample(qtbot, window, sample, '"activity""region"')
     window.session.add_log("warning: region.cdl: 2 labels for codes not in the data")

@@ -19,8 +19,8 @@ from test_gui_issue10_bugs import _open
 from argusqt.batch.arb import parse_specify_table
 from argusqt.gui.protectdialog import ProtectDialog
 from argusqt.model.status import is_secondary, is_suppressed
-from argusqt.protection.problem import CSPProblem
-from argusqt.protection.publication import publication_audit
+from argusqt.protection.audit.publication import publication_audit
+from argusqt.protection.core.problem import CSPProblem
 from argusqt.rules.parse import parse_safety_rule
 from argusqt.session import Session
 
@@ -94,18 +94,12 @@ def test_after_cancel_log_panel_box_and_status_bar_say_one_true_thing(
     """OPT cancelled as soon as it runs, with no time to audit a pattern (grace 0): nothing
     changes and every place says the table keeps GH's pattern; had a pattern been audited,
     every place would say it was kept and the table's statuses must pass the audit."""
-    import importlib
-    import pkgutil
-
-    import argusqt.protection
+    from protect_helpers import patch_cancel_grace
 
     _open(qtbot, window, sample, '"activity""region"')
     gh = _protect(qtbot, window, "GH")
     window.result_box.close()
-    for info in pkgutil.iter_modules(argusqt.protection.__path__):
-        module = importlib.import_module(f"argusqt.protection.{info.name}")
-        if hasattr(module, "CANCEL_GRACE"):
-            monkeypatch.setattr(module, "CANCEL_GRACE", 0.0)
+    patch_cancel_grace(monkeypatch, 0.0)
     gh_result = window.last_result
 
     def opt(d: ProtectDialog) -> None:

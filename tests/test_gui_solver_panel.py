@@ -21,8 +21,8 @@ from PySide6.QtWidgets import QDialogButtonBox
 from argusqt.gui.protectdialog import ProtectDialog
 from argusqt.gui.specify import SpecifyTablesDialog
 from argusqt.model.status import is_secondary, is_suppressed
-from argusqt.protection.problem import CSPProblem
-from argusqt.protection.publication import publication_audit
+from argusqt.protection.audit.publication import publication_audit
+from argusqt.protection.core.problem import CSPProblem
 
 pytestmark = pytest.mark.gui
 

@@ -7,13 +7,13 @@ from protect_helpers import flat_codelist, hier_codelist, random_problem, sized_
 
 from argusqt.model.status import is_suppressed
 from argusqt.progress import CancelToken
-from argusqt.protection import registry
-from argusqt.protection.audit import audit
-from argusqt.protection.cleanup import Witnesses, _likely_failures_first, cleanup
-from argusqt.protection.components import DOWN, UP, MoveContext
-from argusqt.protection.heuristic import solve_heuristic
-from argusqt.protection.insider import insider_audit
-from argusqt.protection.methods import run_method
+from argusqt.protection.audit.insider import insider_audit
+from argusqt.protection.audit.outsider import audit
+from argusqt.protection.core import registry
+from argusqt.protection.lp.cleanup import Witnesses, _likely_failures_first, cleanup
+from argusqt.protection.lp.components import DOWN, UP, MoveContext
+from argusqt.protection.run import run_method
+from argusqt.protection.suppress.heuristic import solve_heuristic
 
 
 def _random_set_table_3():
@@ -49,7 +49,7 @@ def test_polish_finds_a_cheaper_publishable_pattern():
 def test_polished_verdict_is_not_taken_again(monkeypatch):
     """The polish's verdict (exact intervals on small tables, as run_method's "auto") is the
     publication verdict: run_method does not audit the same pattern a second time."""
-    import argusqt.protection.methods as methods
+    import argusqt.protection.run as methods
 
     calls = []
     real = methods.make_publishable
@@ -147,7 +147,7 @@ def test_polish_stopped_at_its_work_limit_gives_the_same_pattern(monkeypatch):
     statuses as a quick one when the work limit, not a proof, ends the branch-and-cut."""
     import time
 
-    import argusqt.protection.budget as budget
+    import argusqt.protection.core.budget as budget
 
     p = _random_set_table_3()
     params = {"polish_nodes": 2, "polish": 300, "max_time": 3600}
@@ -168,9 +168,9 @@ def test_a_polish_the_clock_stops_keeps_the_heuristic_pattern(monkeypatch):
     """Without a time limit from the user, a branch-and-cut pattern the clock chose (which
     differs with the machine's load) is not used: HEUR keeps its repaired pattern, so a session
     or batch replay gives the same statuses. With the user's limit the clock may decide."""
-    import argusqt.protection.optimal as optimal
+    import argusqt.protection.suppress.heur_polish as heur_polish
 
-    real = optimal.solve_pattern
+    real = heur_polish.solve_pattern
 
     def clock_stopped(*args, **kwargs):
         out = real(*args, **kwargs)
@@ -183,9 +183,9 @@ def test_a_polish_the_clock_stops_keeps_the_heuristic_pattern(monkeypatch):
         return out
 
     p = _random_set_table_3()
-    monkeypatch.setattr(optimal, "solve_pattern", no_pattern)
+    monkeypatch.setattr(heur_polish, "solve_pattern", no_pattern)
     heuristic_only = run_method(p, "HEUR", {})
-    monkeypatch.setattr(optimal, "solve_pattern", clock_stopped)
+    monkeypatch.setattr(heur_polish, "solve_pattern", clock_stopped)
     stopped = run_method(p, "HEUR", {})
     assert any("clock's pattern is not used" in line for line in stopped.log)
     assert np.array_equal(stopped.status, heuristic_only.status)

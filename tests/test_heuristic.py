@@ -11,11 +11,11 @@ from protect_helpers import cell_id, problem_2d, random_1h2d, random_2d, random_
 from argusqt.errors import AuditError, MethodError, TimeLimitError
 from argusqt.model.status import is_suppressed
 from argusqt.progress import CancelToken
-from argusqt.protection.audit import audit
-from argusqt.protection.cleanup import cleanup
-from argusqt.protection.heuristic import solve_heuristic
-from argusqt.protection.methods import run_method
-from argusqt.protection.result import TIME_LIMIT_DECIDED, ProtectionResult
+from argusqt.protection.audit.outsider import audit
+from argusqt.protection.core.result import TIME_LIMIT_DECIDED, ProtectionResult
+from argusqt.protection.lp.cleanup import cleanup
+from argusqt.protection.run import run_method
+from argusqt.protection.suppress.heuristic import solve_heuristic
 
 EX1 = [[895, 137], [753, 973], [569, 486], [540, 793]]
 EX2 = [[1938.79, 189.40], [1476.06, 1998.80], [1192.16, 1057.36], [1118.06, 1514.32]]
@@ -123,7 +123,7 @@ def test_failed_audit_is_loud(monkeypatch):
     # a fake method that only suppresses the primary: run_method must refuse it
     import dataclasses
 
-    from argusqt.protection import registry
+    from argusqt.protection.core import registry
 
     def solve_fake(problem, params, progress, cancel):
         return ProtectionResult(method="OPT", status=problem.status.copy())
@@ -170,7 +170,7 @@ def test_run_method_reuses_identical_pass_fail_audit_only():
 
 
 def test_complete_pattern_repairs_a_failing_pattern():
-    from argusqt.protection.heuristic import complete_pattern
+    from argusqt.protection.lp.protector import complete_pattern
 
     p = problem_2d(EX1, [(1, 2)], 1.0)
     bad = np.zeros(p.n_cells, dtype=bool)
@@ -186,8 +186,8 @@ def test_complete_pattern_repairs_a_failing_pattern():
 def test_batch_time_limit_reaches_the_heuristic(monkeypatch):
     # regression: HEUR(1, 0.01) logged max_time=0.6 and ran 38 s: the batch parameters give
     # "max_time" (every method's name) but the heuristic read "time_limit" only
-    import argusqt.protection.budget as budget
-    from argusqt.protection import registry
+    import argusqt.protection.core.budget as budget
+    from argusqt.protection.core import registry
 
     heur = registry.get("HEUR")
     params = heur.options_for(heur.params(max_minutes=0.01), _facts())
@@ -217,7 +217,7 @@ def test_batch_time_limit_reaches_the_heuristic(monkeypatch):
 
 def _facts():
     """A table without a FREQ rule, as a method's options see it."""
-    from argusqt.protection.params import TableFacts
+    from argusqt.protection.core.params import TableFacts
 
     return TableFacts(1, 100, 3, True, None, 1)
 

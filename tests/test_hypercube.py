@@ -24,7 +24,7 @@ from test_protect_properties import SETTINGS, check_protected
 from argusqt.errors import Cancelled, MethodError
 from argusqt.model.status import is_suppressed
 from argusqt.progress import CancelToken
-from argusqt.protection.hypercube import _Box, solve_hypercube
+from argusqt.protection.suppress.hypercube import _Box, solve_hypercube
 
 # interior cells of a 3 × 3 table; costs are the values
 ROWS = [[20, 50, 10], [30, 40, 60], [25, 35, 45]]
@@ -107,7 +107,7 @@ def test_cleanup_publishes_again_corners_later_boxes_made_redundant_and_logs_it(
 def test_a_pattern_the_cleanup_leaves_unprotected_is_repaired_and_logged(monkeypatch):
     # the clean-up finds witnesses on neighbourhoods only; should it publish a needed cell
     # (here: every secondary), the repair step must put the pattern right and say so
-    from argusqt.protection import hypercube
+    from argusqt.protection.suppress import hypercube
 
     def careless(problem, sup, **_):
         return sup & problem.primary, {"removed": 0, "lps": 0, "elapsed": 0.0, "stopped": False}

@@ -20,9 +20,9 @@ from argusqt.model.rulespec import PRule, SafetyRules
 from argusqt.model.status import is_secondary, is_suppressed
 from argusqt.model.table import CostSpec, TableSpec
 from argusqt.model.tabulate import build_table
-from argusqt.protection.methods import run_method
-from argusqt.protection.problem import CSPProblem
-from argusqt.protection.publication import publication_audit
+from argusqt.protection.audit.publication import publication_audit
+from argusqt.protection.core.problem import CSPProblem
+from argusqt.protection.run import run_method
 from argusqt.rules.classify import apply_rules
 from argusqt.rules.cost import compute_cost
 
@@ -107,7 +107,7 @@ def test_tauargus_own_patterns_pass_the_insider_audit(enterprise, name, dims, ap
 def test_record_count_singletons_leave_the_issue_s_disclosure(enterprise):
     """Singleton options counting records (the old behaviour) let the holding alone in
     (Total, 180) recompute (Total, 149) = 3,281.14 exactly; the insider audit finds it."""
-    from argusqt.protection.modular import solve_modular
+    from argusqt.protection.suppress.modular import solve_modular
 
     t = _table(enterprise, ("region", "mun"))
     problem = CSPProblem.from_table(t)

@@ -25,10 +25,10 @@ from protect_helpers import (
 )
 
 from argusqt.model.status import is_suppressed
-from argusqt.protection import insider, insider_bounds, insider_cover
-from argusqt.protection.heuristic import solve_heuristic
-from argusqt.protection.insider import insider_audit, respondents_of
-from argusqt.protection.problem import CSPProblem
+from argusqt.protection.audit import insider, insider_bounds, insider_cover
+from argusqt.protection.audit.insider import insider_audit, respondents_of
+from argusqt.protection.core.problem import CSPProblem
+from argusqt.protection.suppress.heuristic import solve_heuristic
 
 
 def _problem(seed: int) -> CSPProblem:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from protect_helpers import hier_codelist, problem_2d, random_problem
 
-from argusqt.protection.insider import insider_audit
-from argusqt.protection.publication import publication_audit
+from argusqt.protection.audit.insider import insider_audit
+from argusqt.protection.audit.publication import publication_audit
 
 # a heuristic pattern of the random table below (seed 21 of benchmarks/bench_random_set.py)
 # whose neighbourhood LPs reached suppressed cells of another component of the pattern
@@ -61,8 +61,8 @@ def test_big_totals_with_float_noise_are_audited():
 def test_a_warm_resolve_called_infeasible_is_solved_again_from_scratch(monkeypatch):
     # on the 7,290-cell table HiGHS called a warm re-solve infeasible although δ = 0 is
     # feasible by construction; the LP is then solved again from scratch, not given up
-    from argusqt.protection import insider
-    from argusqt.protection.insider import respondents_of
+    from argusqt.protection.audit import insider
+    from argusqt.protection.audit.insider import respondents_of
 
     p = _seed21()
     sup = np.zeros(p.n_cells, dtype=bool)
@@ -93,8 +93,8 @@ def test_a_warm_resolve_called_infeasible_is_solved_again_from_scratch(monkeypat
 def test_neighbourhoods_take_the_virtual_cells_of_their_cells():
     # the Grid finds virtual (singleton) cells by one flat lookup: same cells as asking
     # every virtual cell whether one of its members is in the neighbourhood
-    from argusqt.protection.components import Grid
-    from argusqt.protection.singleton import add_singleton_cells
+    from argusqt.protection.lp.components import Grid
+    from argusqt.protection.suppress.singleton import add_singleton_cells
 
     p = _seed21()
     ext, n_virtual = add_singleton_cells(p)

@@ -11,9 +11,9 @@ import pytest
 from protect_helpers import mixed_problem
 
 from argusqt.model.status import is_suppressed
-from argusqt.protection.heuristic import solve_heuristic
-from argusqt.protection.insider_repair import make_publishable, repair_insiders
-from argusqt.protection.publication import publication_audit, recheck_after_growth
+from argusqt.protection.audit.insider_repair import make_publishable, repair_insiders
+from argusqt.protection.audit.publication import publication_audit, recheck_after_growth
+from argusqt.protection.suppress.heuristic import solve_heuristic
 
 
 def _pairs(verdict):

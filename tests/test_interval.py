@@ -11,8 +11,8 @@ from argusqt.errors import MethodError
 from argusqt.model.codelist import CodeList
 from argusqt.model.table import build_relations
 from argusqt.progress import CancelToken
-from argusqt.protection.interval import solve_interval
-from argusqt.protection.problem import CSPProblem
+from argusqt.protection.adjust.interval import solve_interval
+from argusqt.protection.core.problem import CSPProblem
 
 #: the rules' levels as they are (the expert option), so the optimum is the textbook LP's
 AS_GIVEN = {"levels_as_given": True}
@@ -260,7 +260,7 @@ def test_tour_table_interval_protection_passes_its_audit(tmp_path):
     s.compute_tables()
     res = s.protect(1, "IP", {})
     assert res.audit.ok and int(res.audit.audited.sum()) == 9 and res.verdict.ok
-    from argusqt.protection.interval import _Data, _solve_compact
+    from argusqt.protection.adjust.interval import _Data, _solve_compact
 
     # the textbook LP knows no insider: ours may only be wider
     _, lp_compact, _ = _solve_compact(_Data(CSPProblem.from_table(s.table(1))), {}, [], {})

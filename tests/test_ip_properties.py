@@ -17,7 +17,7 @@ from protect_helpers import lp_reach_ok
 
 import argusqt
 from argusqt.errors import ArgusError, PublicationError
-from argusqt.protection.problem import CSPProblem
+from argusqt.protection.core.problem import CSPProblem
 
 SETTINGS = settings(
     max_examples=8,

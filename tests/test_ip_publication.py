@@ -15,7 +15,7 @@ from shared_paths import copy_case
 
 import argusqt
 from argusqt.errors import PublicationError
-from argusqt.protection.problem import CSPProblem
+from argusqt.protection.core.problem import CSPProblem
 
 
 @pytest.fixture

@@ -187,8 +187,8 @@ def test_totals_off_by_rounding_no_longer_crash_opt(tmp_path):
     # regression: OPT on a JJ file whose totals were 0.01 off crashed inside a SCIP
     # callback ("attacker LP not solved: Infeasible" → "SCIP: unspecified error")
     from argusqt.model.status import is_suppressed
-    from argusqt.protection.audit import audit
-    from argusqt.protection.methods import run_method
+    from argusqt.protection.audit.outsider import audit
+    from argusqt.protection.run import run_method
 
     t = _hier_table(decimals=2, places=2)
     out = tmp_path / "t.jj"
@@ -207,7 +207,7 @@ def test_totals_off_by_rounding_no_longer_crash_opt(tmp_path):
 def test_table_loaded_from_jj_keeps_its_structure(tmp_path):
     # regression: a table read from JJ had no dimensions (MOD refused it, HEUR had no
     # neighbourhoods and slowed down 100×)
-    from argusqt.protection.methods import run_method
+    from argusqt.protection.run import run_method
 
     t = _hier_table(decimals=3)
     out = tmp_path / "t.jj"

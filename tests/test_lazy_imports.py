@@ -30,9 +30,9 @@ HEAVY = (
     "numpy.f2py",
     "numpy.polynomial",
     # methods the batch does not use (the registry imports a method's module on first use)
-    "argusqt.protection.cta",
-    "argusqt.protection.interval",
-    "argusqt.protection.network",
+    "argusqt.protection.adjust.cta",
+    "argusqt.protection.adjust.interval",
+    "argusqt.protection.suppress.network",
 )
 
 #: what reading, tabulating and writing a fixed-format microdata table needs none of
@@ -41,9 +41,9 @@ TABULATION_ONLY = (
     "scipy",
     "highspy",
     "pyscipopt",
-    "argusqt.protection.registry",
-    "argusqt.protection.methods",
-    "argusqt.protection.audit",
+    "argusqt.protection.core.registry",
+    "argusqt.protection.run",
+    "argusqt.protection.audit.outsider",
 )
 
 PROBE = """
@@ -130,7 +130,7 @@ def test_scipy_sparse_is_loaded_without_numpy_testing_and_f2py(first_import_fail
 
 REGISTRY_PROBE = """
 import importlib, json, sys
-from argusqt.protection import registry
+from argusqt.protection.core import registry
 if %r:
     importlib.import_module(registry.MODULE_OF[%r])  # the module alone, for comparison
 desc = registry.get(%r)
@@ -148,7 +148,7 @@ def test_a_method_name_imports_only_its_own_module():
     """`registry.get(name)` imports the module MODULE_OF names, which registers that name,
     and no method module that this one does not import itself (HEUR: none of OPT's and
     MOD's, whose SCIP models it does not use)."""
-    from argusqt.protection import registry
+    from argusqt.protection.core import registry
 
     for name, module in registry.MODULE_OF.items():
         through_registry = _registry_probe(name, module_alone=False)
@@ -160,8 +160,8 @@ def test_a_method_name_imports_only_its_own_module():
 FACTS_PROBE = """
 import json, sys
 import numpy as np, scipy.sparse as sp
-from argusqt.protection import registry
-from argusqt.protection.problem import CSPProblem
+from argusqt.protection.core import registry
+from argusqt.protection.core.problem import CSPProblem
 desc = registry.get("HEUR")
 z = np.zeros(3)
 problem = CSPProblem(values=np.array([1.0, 2.0, 3.0]), lower=z, upper=z + 10, cost=z + 1,

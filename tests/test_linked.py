@@ -15,8 +15,12 @@ from protect_helpers import (
 
 from argusqt.errors import InputError, MethodError
 from argusqt.model.codelist import CodeList
-from argusqt.protection.audit import audit
-from argusqt.protection.linked import build_linked_problem, cover_problem_for, protect_linked
+from argusqt.protection.audit.outsider import audit
+from argusqt.protection.suppress.linked import (
+    build_linked_problem,
+    cover_problem_for,
+    protect_linked,
+)
 
 
 def _sup(status) -> np.ndarray:

@@ -20,8 +20,8 @@ import pytest
 from argusqt.model.rulespec import PRule, SafetyRules
 from argusqt.model.status import is_suppressed
 from argusqt.model.table import CostSpec, TableSpec
-from argusqt.protection.audit import audit
-from argusqt.protection.problem import CSPProblem
+from argusqt.protection.audit.outsider import audit
+from argusqt.protection.core.problem import CSPProblem
 from argusqt.session import Session
 
 pytestmark = pytest.mark.compat

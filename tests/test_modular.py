@@ -18,8 +18,8 @@ from protect_helpers import (
 
 from argusqt.errors import MethodError
 from argusqt.progress import CancelToken
-from argusqt.protection.modular import repair, solve_modular, subtables
-from argusqt.protection.optimal import solve_optimal
+from argusqt.protection.suppress.modular import repair, solve_modular, subtables
+from argusqt.protection.suppress.optimal import solve_optimal
 
 
 def _suppressed(result) -> np.ndarray:
@@ -132,8 +132,8 @@ def test_modular_through_run_method_with_singleton_option():
     # argusqt/docs/methods.md §5 (manual §2.10): row A holds a singleton and a p%-unsafe cell; SM
     # forces a third suppression in row A, whether the virtual cell comes from run_method or the
     # subtable
-    from argusqt.protection.methods import run_method
-    from argusqt.protection.modular import solve_modular
+    from argusqt.protection.run import run_method
+    from argusqt.protection.suppress.modular import solve_modular
 
     dims = [flat_codelist("r", 2), flat_codelist("c", 4)]
     leaves = np.array([[52, 15, 62, 17], [24, 18, 31, 8]], dtype=float)
@@ -157,8 +157,8 @@ def test_modular_through_run_method_with_singleton_option():
 
 @pytest.mark.parametrize("seed", range(3))
 def test_path_subtable_start_is_protected_and_keeps_fixed_cells(seed):
-    from argusqt.protection.modular import _path_start, _subproblem
-    from argusqt.protection.separation import Separator
+    from argusqt.protection.lp.separation import Separator
+    from argusqt.protection.suppress.modular import _path_start, _subproblem
 
     p = random_1h2d(np.random.default_rng(seed), [3, 3], 4)
     sub = subtables(p.dims)[1]
@@ -187,9 +187,9 @@ def test_subtable_time_limit_bounds_the_start_pattern(monkeypatch):
     # regression: the greedy start ran unbounded before the branch-and-cut got the whole
     # per-subtable limit ("subtable (1, 0, 0): 1847.1 s" under a 1-minute limit); its
     # successor, the path-LP start, stops at the deadline too
-    import argusqt.protection.budget as budget
-    import argusqt.protection.modular as modular
-    from argusqt.protection.components import MoveContext
+    import argusqt.protection.core.budget as budget
+    import argusqt.protection.suppress.modular as modular
+    from argusqt.protection.lp.components import MoveContext
 
     p = random_1h2d(np.random.default_rng(3), [3, 2], 4)
     p.cost = np.abs(p.values)
@@ -220,7 +220,7 @@ def test_subtable_time_limit_bounds_the_start_pattern(monkeypatch):
 def test_branch_and_cut_budget_is_shared_by_the_subtables(monkeypatch):
     # MOD's branch-and-cut work (attacker LPs, a count: issue 22) is one budget for all
     # subtables, not a full budget each; what a subtable leaves rolls on
-    import argusqt.protection.modular as modular
+    import argusqt.protection.suppress.modular as modular
 
     p = random_1h2d(np.random.default_rng(3), [3, 2], 4)
     given = []
@@ -242,7 +242,7 @@ def test_branch_and_cut_budget_is_shared_by_the_subtables(monkeypatch):
 
 def _first_subproblem(p):
     """(local problem, fixed) of the top subtable of p, as MOD builds it."""
-    from argusqt.protection.modular import _subproblem
+    from argusqt.protection.suppress.modular import _subproblem
 
     sub = subtables(p.dims)[0]
     local, fixed, _ = _subproblem(p, sub, p.primary.copy(), p.primary.copy())
@@ -253,7 +253,7 @@ def test_small_table_ends_with_the_cheaper_publishable_pattern():
     # MOD's last step on small tables: the whole-table branch-and-cut from the modular
     # pattern, both made publishable (insider repair), the cheaper one kept with its verdict,
     # which run_method then uses instead of auditing again
-    from argusqt.protection.methods import run_method
+    from argusqt.protection.run import run_method
 
     p = random_1h2d(np.random.default_rng(5), [3, 3], 4)
     r = run_method(p, "MOD", {"max_time_per_subtable": 20, "polish": True})
@@ -267,7 +267,7 @@ def test_large_table_clean_up_may_use_the_whole_suppressed_set(monkeypatch):
     # issue 15: on b7290 (~3,100 suppressed cells with its virtual singleton cells) the
     # clean-up's default of whole-set witness LPs up to 3,000 cells left most secondaries
     # without a witness elsewhere: 7–15 published instead of 17 (63 vs 95·10⁶)
-    import argusqt.protection.modular as modular
+    import argusqt.protection.suppress.modular as modular
 
     calls = []
     real = modular.cleanup

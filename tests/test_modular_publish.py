@@ -12,12 +12,12 @@ import pytest
 from protect_helpers import lp_reach_ok, mixed_problem, sized_problem
 
 from argusqt.model.status import is_suppressed
-from argusqt.protection.heuristic import solve_heuristic
-from argusqt.protection.insider import respondents_of
-from argusqt.protection.insider_repair import make_publishable
-from argusqt.protection.methods import run_method
-from argusqt.protection.modular_publish import publish
-from argusqt.protection.publication import publication_audit
+from argusqt.protection.audit.insider import respondents_of
+from argusqt.protection.audit.insider_repair import make_publishable
+from argusqt.protection.audit.publication import publication_audit
+from argusqt.protection.run import run_method
+from argusqt.protection.suppress.heuristic import solve_heuristic
+from argusqt.protection.suppress.modular_publish import publish
 
 
 def independent_publishable(problem, mask: np.ndarray) -> bool:
@@ -122,7 +122,7 @@ def test_publish_stops_when_cancelled():
 
 
 def test_swap_stops_at_its_lp_budget_and_stays_publishable(monkeypatch):
-    import argusqt.protection.modular_publish as mp
+    import argusqt.protection.suppress.modular_publish as mp
 
     p = mixed_problem(1)
     sup = is_suppressed(solve_heuristic(p).status) | p.primary

@@ -24,8 +24,8 @@ from test_protect_properties import SETTINGS, check_protected
 from argusqt.errors import Cancelled, MethodError
 from argusqt.model.status import is_suppressed
 from argusqt.progress import CancelToken
-from argusqt.protection.components import DOWN, UP, MoveContext
-from argusqt.protection.network import (
+from argusqt.protection.lp.components import DOWN, UP, MoveContext
+from argusqt.protection.suppress.network import (
     SHAPE_RULE,
     CyclePlanner,
     build_network,

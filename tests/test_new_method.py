@@ -15,9 +15,9 @@ from argusqt.batch.arb import parse_specify_table
 from argusqt.batch.render import batch_lines, write_batch_file
 from argusqt.batch.runner import run_batch
 from argusqt.errors import ParameterError
-from argusqt.protection import registry
-from argusqt.protection.heuristic import solve_heuristic
-from argusqt.protection.params import MethodParams, TableFacts, minutes_param
+from argusqt.protection.core import registry
+from argusqt.protection.core.params import MethodParams, TableFacts, minutes_param
+from argusqt.protection.suppress.heuristic import solve_heuristic
 from argusqt.rules.parse import parse_safety_rule
 from argusqt.session import Session
 from argusqt.sessionfile import load_session, save_session

@@ -18,12 +18,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from protect_helpers import flat_codelist, lp_protected, problem_from_table, table_from_leaves
 
-import argusqt.protection.budget as budget
-import argusqt.protection.separation as separation
+import argusqt.protection.core.budget as budget
+import argusqt.protection.lp.separation as separation
 from argusqt.errors import MethodError
 from argusqt.model.status import is_suppressed
-from argusqt.protection.methods import run_method
-from argusqt.protection.problem import CSPProblem
+from argusqt.protection.core.problem import CSPProblem
+from argusqt.protection.run import run_method
 
 #: relative slack on cost comparisons (float sums of integer costs)
 EPS = 1e-9
@@ -245,7 +245,7 @@ def case_805(tmp_path_factory) -> tuple[CSPProblem, dict]:
     from shared_paths import TAUARGUS
 
     from argusqt.batch.runner import run_batch
-    from argusqt.protection import registry
+    from argusqt.protection.core import registry
 
     src = TAUARGUS.parent / "cases" / "opt_bound_805"
     if not src.is_dir():
@@ -288,7 +288,7 @@ def check_805(problem: CSPProblem, opts: dict) -> None:
 def test_opt_bound_805_clock_expiring_inside_the_branch_and_cut(monkeypatch, case_805, k):
     # regression (issue 22): under load OPT(1,1) logged "SCIP status optimal, nodes 1" and
     # "proven optimal (lower bound 123,783,815)" where OPT publishes 111,097,431 given time
-    import argusqt.protection.optimal as optimal
+    import argusqt.protection.suppress.optimal as optimal
 
     real = optimal.solve_pattern
 
@@ -311,7 +311,7 @@ def check_work_stop(p: CSPProblem, best: float, lps: int, enforce_only: bool) ->
     """Two branch-and-cuts on `p` stopped at `lps` attacker LPs: the claims of each, and the
     same outcome twice (counts, not the clock). `enforce_only`: no separation and no SCIP
     heuristics, so the stop falls inside the enforcement of a node."""
-    from argusqt.protection.optimal import solve_pattern
+    from argusqt.protection.suppress.branch_and_cut import solve_pattern
 
     kw: dict = {"sepa_depth": -1, "heuristics": "off"} if enforce_only else {}
     runs = [

@@ -28,9 +28,9 @@ from protect_helpers import (
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
 from argusqt.progress import CancelToken
-from argusqt.protection.audit import audit
-from argusqt.protection.optimal import solve_optimal, with_singleton_cells
-from argusqt.protection.separation import Separator
+from argusqt.protection.audit.outsider import audit
+from argusqt.protection.lp.separation import Separator
+from argusqt.protection.suppress.optimal import solve_optimal, with_singleton_cells
 
 EX1 = [[895, 137], [753, 973], [569, 486], [540, 793]]
 EX2 = [[1938.79, 189.40], [1476.06, 1998.80], [1192.16, 1057.36], [1118.06, 1514.32]]
@@ -321,7 +321,7 @@ def test_property_opt_pattern_passes_independent_audit(p):
 # ---------------------------------------------------------------------- cancel
 def _cancel_after(p, seconds: float, params: dict) -> tuple[object, float]:
     """run_method(OPT) in a thread, cancelled after `seconds`: (result or error, seconds to return)."""
-    from argusqt.protection.methods import run_method
+    from argusqt.protection.run import run_method
 
     token = CancelToken()
     box: dict = {}
@@ -347,7 +347,7 @@ def _safe_or_nothing(p, out) -> None:
     """A cancelled run gives an audited pattern that is not "everything suppressed", or none."""
     from argusqt.errors import Cancelled
     from argusqt.model.status import is_suppressed
-    from argusqt.protection.publication import publication_audit
+    from argusqt.protection.audit.publication import publication_audit
 
     if isinstance(out, Cancelled):  # the core says why; the Session says what the table holds
         assert "cancelled" in str(out) and "kept" not in str(out)
@@ -383,7 +383,7 @@ def test_start_heuristic_left_running_after_a_cancel_is_joined_at_exit(monkeypat
     thread must not be a daemon: a daemon inside HiGHS at interpreter exit aborted the
     process (exit 134, "terminate called without an active exception", seen after a cancel
     in bench_cancel.py). A normal thread is joined at exit and stops at its next poll."""
-    from argusqt.protection import heuristic, optimal
+    from argusqt.protection.suppress import optimal
 
     release = threading.Event()
     started = threading.Event()
@@ -394,7 +394,7 @@ def test_start_heuristic_left_running_after_a_cancel_is_joined_at_exit(monkeypat
         raise RuntimeError("cancelled")
 
     monkeypatch.setattr(optimal, "CANCEL_GRACE", 0.2)
-    monkeypatch.setattr(heuristic, "solve_heuristic", slow_heuristic)
+    monkeypatch.setattr(optimal, "solve_heuristic", slow_heuristic)  # OPT's own binding
     p = sized_problem("1H2D", 200, seed=4)
     token = CancelToken()
     token.cancel()
@@ -412,8 +412,8 @@ def test_start_heuristic_left_running_after_a_cancel_is_joined_at_exit(monkeypat
 
 def test_cancel_with_no_time_left_leaves_the_table_unprotected(monkeypatch):
     from argusqt.errors import Cancelled
-    from argusqt.protection import heuristic, optimal
-    from argusqt.protection.methods import run_method
+    from argusqt.protection.run import run_method
+    from argusqt.protection.suppress import heuristic, optimal
 
     monkeypatch.setattr(optimal, "CANCEL_GRACE", 0.0)
     monkeypatch.setattr(heuristic, "CANCEL_GRACE", 0.0)
@@ -425,7 +425,7 @@ def test_cancel_with_no_time_left_leaves_the_table_unprotected(monkeypatch):
 
 
 def test_cancel_with_time_left_keeps_the_audited_heuristic_pattern(generous_cancel_grace):
-    from argusqt.protection.methods import run_method
+    from argusqt.protection.run import run_method
 
     p = sized_problem("1H2D", 1000, seed=4)
     token = CancelToken()
@@ -450,7 +450,7 @@ def test_progress_events_and_time_limit_keep_a_safe_pattern():
 
 
 def test_e14_through_run_method_singleton_option():
-    from argusqt.protection.methods import run_method
+    from argusqt.protection.run import run_method
 
     p = _e14_problem()
     row_a = [cell_id(p, 1, j) for j in range(5)]
@@ -506,9 +506,9 @@ def test_optimal_protects_small_primary_beside_huge_cell():
 def test_time_limit_is_the_runs_and_the_log_gives_bound_and_gap(monkeypatch):
     # regression: the start heuristic and the final exact audit ran outside OPT's limit
     # (300 s → 338 s), and the logbook never said OPT's final bound and gap
-    import argusqt.protection.budget as budget
-    import argusqt.protection.optimal as optimal
-    from argusqt.protection.methods import run_method
+    import argusqt.protection.core.budget as budget
+    import argusqt.protection.suppress.optimal as optimal
+    from argusqt.protection.run import run_method
 
     class Ticking:  # every clock reading is 10 ms later (the audits poll it often)
         now = 0.0
@@ -554,10 +554,10 @@ def test_publication_audit_stops_at_the_runs_limit_and_keeps_the_best_audited_pa
     # end (every poll of its deadline costs a second on the run's clock)
     import time
 
-    import argusqt.protection.budget as budget
-    import argusqt.protection.optimal as optimal
+    import argusqt.protection.core.budget as budget
+    import argusqt.protection.suppress.optimal as optimal
     from argusqt.errors import Cancelled
-    from argusqt.protection.methods import run_method
+    from argusqt.protection.run import run_method
 
     skew = [0.0]
     monkeypatch.setattr(budget, "CLOCK", lambda: time.perf_counter() + skew[0])
@@ -607,7 +607,7 @@ def test_float_noise_of_big_totals_is_taken_into_the_relations():
     # regression (issue 15): on the 7,290-cell business table (totals ~10⁸, sums off by
     # ~2·10⁻⁷ in floating point, above HiGHS's absolute 10⁻⁷) an attacker LP was
     # "infeasible" at the true table and OPT and MOD died in a SCIP callback
-    from argusqt.protection.separation import exact_rhs, require_additive
+    from argusqt.protection.lp.separation import exact_rhs, require_additive
 
     p = problem_2d([[123456789.01, 98765432.19], [55555555.55, 44444444.43]], [(1, 1)], 1e6)
     p.values = p.values.copy()
@@ -625,8 +625,8 @@ def test_float_noise_of_big_totals_is_taken_into_the_relations():
 def test_branch_and_cut_callbacks_stop_at_the_runs_deadline(monkeypatch):
     # regression (issue 15): SCIP checks its limit only between callbacks, and a separation
     # round on a 7,290-cell table ran for minutes past OPT's limit
-    import argusqt.protection.budget as budget
-    import argusqt.protection.optimal as optimal
+    import argusqt.protection.core.budget as budget
+    import argusqt.protection.suppress.optimal as optimal
 
     class Ticking:  # every clock reading is one second later
         now = 0.0
@@ -653,8 +653,8 @@ def test_opt_proof_covers_the_insiders_so_no_repair_is_needed(seed):
     # issue 15: the insider repair after OPT added cells to the proven optimum, so OPT's
     # published pattern was never proven (151 of 190 random tables); the insiders are now
     # checked inside the branch-and-cut and their disclosures become cuts of their own LPs
-    from argusqt.protection.insider import insider_audit
-    from argusqt.protection.methods import run_method
+    from argusqt.protection.audit.insider import insider_audit
+    from argusqt.protection.run import run_method
 
     p = sized_problem("1H2D", 300, seed=seed)
     p.cost = np.abs(p.values)

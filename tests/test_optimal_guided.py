@@ -10,10 +10,11 @@ from protect_helpers import random_1h2d, random_2d
 from test_optimal import lp_protected
 
 from argusqt.progress import CancelToken
-from argusqt.protection.methods import run_method
-from argusqt.protection.optimal import _Bridgeless, _guide, solve_optimal
-from argusqt.protection.publication import publication_audit
-from argusqt.protection.separation import Separator
+from argusqt.protection.audit.publication import publication_audit
+from argusqt.protection.lp.separation import Separator
+from argusqt.protection.run import run_method
+from argusqt.protection.suppress.branch_and_cut import _Bridgeless
+from argusqt.protection.suppress.optimal import _guide, solve_optimal
 
 
 def _problem(seed: int):
@@ -27,7 +28,7 @@ def _problem(seed: int):
 
 
 def _token(seconds: float = 60.0) -> CancelToken:
-    from argusqt.protection.budget import Deadline, DeadlineToken
+    from argusqt.protection.core.budget import Deadline, DeadlineToken
 
     return DeadlineToken(Deadline(seconds))
 

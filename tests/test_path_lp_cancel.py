@@ -9,9 +9,9 @@ from protect_helpers import sized_problem
 
 from argusqt.errors import Cancelled
 from argusqt.progress import CancelToken
-from argusqt.protection.cleanup import Witnesses
-from argusqt.protection.components import INTERRUPTIBLE_CELLS, UP, MoveContext
-from argusqt.protection.heuristic import primary_order, protect_all
+from argusqt.protection.lp.cleanup import Witnesses
+from argusqt.protection.lp.components import INTERRUPTIBLE_CELLS, UP, MoveContext
+from argusqt.protection.lp.protector import primary_order, protect_all
 
 
 def _big():

@@ -23,7 +23,7 @@ from argusqt.errors import Cancelled
 from argusqt.model.status import Status, is_secondary, is_suppressed
 from argusqt.model.table import Table
 from argusqt.progress import CancelToken
-from argusqt.protection.problem import CSPProblem
+from argusqt.protection.core.problem import CSPProblem
 from argusqt.session import Session
 
 #: GH over-suppresses this table (27 secondaries; HEUR, MOD and OPT find 22, cost 335)
@@ -186,15 +186,9 @@ def test_rounded_values_do_not_stay_under_a_suppression():
 # ---------------------------------------------------------------- cancel: one true sentence
 def _no_time(monkeypatch) -> CancelToken:
     """A token cancelled before the run, with no grace: no pattern can be kept."""
-    import importlib
-    import pkgutil
+    from protect_helpers import patch_cancel_grace
 
-    import argusqt.protection
-
-    for info in pkgutil.iter_modules(argusqt.protection.__path__):
-        module = importlib.import_module(f"argusqt.protection.{info.name}")
-        if hasattr(module, "CANCEL_GRACE"):
-            monkeypatch.setattr(module, "CANCEL_GRACE", 0.0)
+    patch_cancel_grace(monkeypatch, 0.0)
     token = CancelToken()
     token.cancel()
     return token

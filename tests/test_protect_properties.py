@@ -14,7 +14,7 @@ from protect_helpers import random_1h2d, random_2d, random_3d
 from scipy.optimize import linprog
 
 from argusqt.model.status import is_suppressed
-from argusqt.protection.methods import run_method
+from argusqt.protection.run import run_method
 
 
 def attacker_interval(problem, sup: np.ndarray, cell: int) -> tuple[float, float]:

@@ -6,8 +6,8 @@ import numpy as np
 from protect_helpers import cell_id, problem_2d
 
 from argusqt.model.status import is_suppressed
-from argusqt.protection.methods import run_method
-from argusqt.protection.publication import publication_audit
+from argusqt.protection.audit.publication import publication_audit
+from argusqt.protection.run import run_method
 
 EX1 = [[895, 137], [753, 973], [569, 486], [540, 793]]
 

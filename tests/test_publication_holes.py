@@ -13,9 +13,9 @@ from session_helpers import ex2_session
 
 from argusqt.batch.arb import parse_specify_table
 from argusqt.errors import PublicationError
-from argusqt.protection.audit import audit
-from argusqt.protection.problem import CSPProblem
-from argusqt.protection.publication import publication_audit
+from argusqt.protection.audit.outsider import audit
+from argusqt.protection.audit.publication import publication_audit
+from argusqt.protection.core.problem import CSPProblem
 from argusqt.rules.parse import parse_safety_rule
 from argusqt.session import Session
 

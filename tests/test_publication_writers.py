@@ -171,7 +171,7 @@ def test_internal_outputs_are_read_back(ex2):
     """The marked files still read: JJ by argusqt's reader, the intermediate table as a
     table file (its `//` lines are comments in .tab and .rda)."""
     from argusqt.io.jj import read_jj
-    from argusqt.protection.problem import CSPProblem
+    from argusqt.protection.core.problem import CSPProblem
 
     s = ex2_session(ex2)
     table = s.table(1)

@@ -196,7 +196,7 @@ def test_adjusted_publications_defeat_the_level_estimates(seed, tmp_path_factory
 def test_the_issues_rounding_example_is_refused_or_covered():
     """value 1,521.39, UPL 152.14, base 412 (the old minimum), published 1,236: the interval
     [825, 1,647.99] ends below a + UPL = 1,673.53. The value may now only go up to 1,648."""
-    from argusqt.protection.rounding_base import covering_multiples, existence_interval
+    from argusqt.protection.core.rounding_base import covering_multiples, existence_interval
 
     a, lpl, upl, base, unit = 1521.39, 152.14, 152.14, 412, 0.01
     lo, hi = existence_interval(np.array([1236.0]), base, 0, unit)
@@ -212,8 +212,8 @@ def test_rounding_refuses_a_base_no_multiple_protects_and_names_the_base_needed(
     from protect_helpers import problem_2d
 
     from argusqt.errors import MethodError
-    from argusqt.protection.rounding import solve_rounding
-    from argusqt.protection.rounding_base import covering_base, uncovered_cells
+    from argusqt.protection.adjust.rounding import solve_rounding
+    from argusqt.protection.core.rounding_base import covering_base, uncovered_cells
 
     # 6 with levels 2/2 and base 4 (the minimum): rounded down to 4 the interval [1, 7] ends
     # below 8, up to 8 it is [5, 11], above 4: no multiple protects 6
@@ -232,8 +232,8 @@ def test_rounding_refuses_a_base_no_multiple_protects_and_names_the_base_needed(
 def test_the_proposed_base_covers_every_primary_on_random_tables():
     from protect_helpers import random_1h2d, random_2d
 
-    from argusqt.protection.registry import problem_facts
-    from argusqt.protection.rounding_base import minimum_base, uncovered_cells
+    from argusqt.protection.core.registry import problem_facts
+    from argusqt.protection.core.rounding_base import minimum_base, uncovered_cells
 
     raised = 0
     for seed in range(40):
@@ -255,8 +255,8 @@ def test_cta_moves_every_primary_beyond_its_level_by_a_seeded_extra():
     (cost 303), so `adjusted ∓ level` is the true value; the default adds a random extra."""
     from test_cta import E11, E11_SENS, EXACT, problem_2d
 
-    from argusqt.protection.cta import solve_cta
-    from argusqt.protection.disclosure import confidential_seed
+    from argusqt.protection.adjust.cta import solve_cta
+    from argusqt.protection.audit.disclosure import confidential_seed
 
     p = problem_2d(E11, E11_SENS)
     exact = solve_cta(p, EXACT)

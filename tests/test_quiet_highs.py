@@ -17,7 +17,7 @@ def test_every_highs_instance_comes_from_the_helper():
         for p in (ROOT / "argusqt").rglob("*.py")
         if "highspy.Highs(" in p.read_text(encoding="utf-8")
     ]
-    assert makers == ["argusqt/protection/quiet_highs.py"]
+    assert makers == ["argusqt/protection/lp/quiet_highs.py"]
 
 
 def test_no_banner_on_stdout_from_a_protection_run(shared_data, tmp_path):

@@ -8,9 +8,9 @@ from protect_helpers import flat_codelist, hier_codelist, problem_from_table, ta
 from argusqt.model.rulespec import PRule, SafetyRules
 from argusqt.model.table import TableSpec
 from argusqt.model.tabulate import build_fine, table_from_fine
-from argusqt.protection.problem import CSPProblem
-from argusqt.protection.publication import publication_audit
-from argusqt.protection.respondents import from_frequencies
+from argusqt.protection.audit.publication import publication_audit
+from argusqt.protection.core.problem import CSPProblem
+from argusqt.protection.core.respondents import from_frequencies
 
 
 def _known(resp, table) -> list[set[tuple[str, ...]]]:

@@ -14,9 +14,9 @@ from argusqt.errors import MethodError
 from argusqt.model.codelist import CodeList
 from argusqt.model.table import build_relations
 from argusqt.progress import CancelToken
-from argusqt.protection.problem import CSPProblem
-from argusqt.protection.rounding import existence_interval, minimum_base, solve_rounding
-from argusqt.protection.rounding_base import k_domain
+from argusqt.protection.adjust.rounding import existence_interval, minimum_base, solve_rounding
+from argusqt.protection.core.problem import CSPProblem
+from argusqt.protection.core.rounding_base import k_domain
 
 
 def aggregation(dim: CodeList) -> np.ndarray:

@@ -7,9 +7,13 @@ import pytest
 from protect_helpers import cell_id, flat_codelist, problem_from_table, table_from_leaves
 
 from argusqt.model.status import is_suppressed
-from argusqt.protection.audit import audit
-from argusqt.protection.methods import run_method
-from argusqt.protection.singleton import add_singleton_cells, drop_virtual, singleton_groups
+from argusqt.protection.audit.outsider import audit
+from argusqt.protection.run import run_method
+from argusqt.protection.suppress.singleton import (
+    add_singleton_cells,
+    drop_virtual,
+    singleton_groups,
+)
 
 E14 = [[52, 15, 62, 17], [24, 18, 31, 8]]  # rows A, B × X1..X4
 E14_FREQ = [[4, 1, 6, 3], [5, 4, 7, 2]]
@@ -70,7 +74,7 @@ def test_singleton_singleton_and_min_frequency():
 
 
 def test_e14_pattern_has_third_suppression_in_row_a():
-    from argusqt.protection.heuristic import solve_heuristic
+    from argusqt.protection.suppress.heuristic import solve_heuristic
 
     p, c12, c14 = _e14()
     row_a = [cell_id(p, 1, j) for j in range(5)]
@@ -103,7 +107,7 @@ def test_drop_virtual_trims_arrays():
     ext, nv = add_singleton_cells(p, options="SM")
     res = run_method(p, "HEUR", {"singleton_multiple": True})
     assert res.audit.lower.shape == (p.n_cells,)
-    from argusqt.protection.heuristic import solve_heuristic
+    from argusqt.protection.suppress.heuristic import solve_heuristic
 
     raw = solve_heuristic(ext, {})
     assert raw.status.shape == (ext.n_cells,)

@@ -166,7 +166,7 @@ def test_protection_redo_restores_the_stored_result_without_solving(sample, monk
     assert s.table(1).protection is None and s.table(1).audit is None
     assert 1 not in s.results
 
-    import argusqt.protection.methods as methods
+    import argusqt.protection.run as methods
 
     def no_solver(*a, **k):
         raise AssertionError("redo must not run the method again")

@@ -16,7 +16,7 @@ from argusqt.errors import ArgusError, BatchError, ParameterError
 from argusqt.io.text import check_no_control, read_lines
 from argusqt.model.rulespec import SafetyRules
 from argusqt.model.table import CostSpec, TableSpec
-from argusqt.protection.params import MethodParams
+from argusqt.protection.core.params import MethodParams
 
 #: Commands without arguments.
 NO_ARGS = {"READMICRODATA", "CLEAR", "GOINTERACTIVE", "SILENT", "COVER", "JJ", "ANCO"}
@@ -240,7 +240,7 @@ def parse_specify_table(text: str) -> TableSpec:
 def parse_suppress(text: str) -> Suppress:
     """`OPT(1,1)` → Suppress('OPT', 1, OptParams(max_minutes=1)): positions, names, defaults
     and allowed values come from the method's descriptor (protection/registry.py)."""
-    from argusqt.protection import registry
+    from argusqt.protection.core import registry
 
     s = text.strip()
     open_ = s.find("(")

@@ -154,8 +154,7 @@ class _Runner:
 
     def output_paths(self, cmd: Command) -> list[Path]:
         """The files a command would write (with a table's side files)."""
-        from argusqt.export.writetable import confidential_path
-        from argusqt.io.confidential import sidecar_path
+        from argusqt.io.confidential import confidential_path, sidecar_path
 
         if cmd.name == "LOGBOOK" and not self.fixed_logbook:
             return [self.output_file(cmd.args, quiet=True)]

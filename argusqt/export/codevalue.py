@@ -10,7 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from argusqt.errors import AuditError
+from argusqt.export.face import protection_kind, published_values
+from argusqt.export.gate import clear_for_publication
 from argusqt.io.atomic import atomic_write_text
 from argusqt.io.confidential import sidecar_path, write_marked
 from argusqt.io.textcells import neutralise
@@ -75,31 +76,6 @@ def join_columns(cols: list[np.ndarray], sep: str = ",") -> np.ndarray:
     """Element-wise `sep`.join of string columns (object array)."""
     lists = [c.tolist() if isinstance(c, np.ndarray) else list(c) for c in cols]
     return _objects(map(sep.join, zip(*lists, strict=True)))
-
-
-def protection_kind(table: Table) -> str:
-    """'suppress', 'round', 'cta' or 'interval': how the table's published face was made."""
-    if table.interval_lower is not None:
-        return "interval"
-    if table.published is None:
-        return "suppress"
-    face = table.protection.face if table.protection is not None else "round"
-    return face if face in ("round", "cta") else "round"
-
-
-def published_values(table: Table) -> np.ndarray:
-    """The rounded / adjusted values, checked to lie on the grid of the decimals they are
-    printed with (off the grid, the printed table would not add up: AuditError)."""
-    x = np.asarray(table.published, dtype=float)
-    units = x * 10.0 ** max(int(table.decimals), 0)
-    off = np.abs(units - np.rint(units)) > 1e-6 * np.maximum(1.0, np.abs(units))
-    if off.any():
-        k = int(np.flatnonzero(off)[0])
-        raise AuditError(
-            f"published value {x[k]!r} of cell {k} has more than {table.decimals} decimals: "
-            "the table would not add up as printed; protect it again"
-        )
-    return x
 
 
 def response_name(table: Table) -> str:
@@ -207,8 +183,6 @@ def write_codevalue(
     marked by its sidecar (the CSV itself stays as τ-Argus writes it).
     """
     if not add_status:
-        from argusqt.export.gate import clear_for_publication
-
         clear_for_publication(table)
     lines = codevalue_lines(
         table,

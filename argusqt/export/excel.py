@@ -32,7 +32,7 @@ from openpyxl.utils import get_column_letter
 
 import argusqt
 from argusqt.errors import ArgusError, Cancelled
-from argusqt.export.codevalue import published_values
+from argusqt.export.face import published_values
 from argusqt.export.gate import CONFIDENTIAL_BANNER
 from argusqt.export.report import (
     audit_text,
@@ -41,8 +41,8 @@ from argusqt.export.report import (
     status_summary,
     table_structure,
 )
-from argusqt.export.writetable import confidential_path  # noqa: F401  (re-exported)
 from argusqt.io.atomic import atomic_write_bytes
+from argusqt.io.confidential import confidential_path
 from argusqt.io.textcells import formula_like
 from argusqt.model.codelist import CodeList
 from argusqt.model.status import STATUS_LABELS, Status, is_suppressed

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from argusqt.export.codevalue import protection_kind, published_values
+from argusqt.export.face import protection_kind, published_values
 from argusqt.export.gate import clear_for_publication
 from argusqt.model.status import STATUS_LABELS, Status, is_suppressed
 from argusqt.model.table import Table

@@ -18,7 +18,7 @@ from typing import Any, Literal
 import numpy as np
 
 from argusqt.errors import PublicationError
-from argusqt.export.codevalue import protection_kind
+from argusqt.export.face import protection_kind
 from argusqt.io.confidential import CONFIDENTIAL_BANNER
 from argusqt.model.status import is_primary, is_secondary, is_suppressed
 from argusqt.model.table import Table
@@ -100,8 +100,8 @@ def cell_name(table: Table, cell: int) -> str:
 def table_face(table: Table) -> Any:
     """What the table prints now (protection.disclosure.Face): pattern, intervals, rounded or
     adjusted values with the public parameters of the method that made them."""
-    from argusqt.export.codevalue import published_values
-    from argusqt.protection.disclosure import Face
+    from argusqt.export.face import published_values
+    from argusqt.protection.audit.disclosure import Face
 
     kind = protection_kind(table)
     if kind == "interval":
@@ -132,8 +132,8 @@ def table_verdict(
     cancel: CancelToken | None = None,
 ) -> Any:
     """The publication verdict (protection.disclosure.face_verdict) on the table as printed."""
-    from argusqt.protection.disclosure import face_verdict
-    from argusqt.protection.problem import CSPProblem
+    from argusqt.protection.audit.disclosure import face_verdict
+    from argusqt.protection.core.problem import CSPProblem
 
     face = table_face(table)
     progress(ProgressEvent("Publication audit: outside attacker, insiders and estimates"))
@@ -224,9 +224,9 @@ def clear_linked_for_publication(
     (the caller keeps it to skip the audit while nothing changes); PublicationError names
     the failing cells as 'table N: codes'."""
     from argusqt.errors import InputError
-    from argusqt.protection.linked import build_linked_problem
-    from argusqt.protection.problem import CSPProblem
-    from argusqt.protection.publication import publication_audit
+    from argusqt.protection.audit.publication import publication_audit
+    from argusqt.protection.core.problem import CSPProblem
+    from argusqt.protection.suppress.linked import build_linked_problem
 
     other = [(no, protection_kind(t)) for no, t in zip(numbers, tables, strict=True)]
     other = [(no, kind) for no, kind in other if kind != "suppress"]

@@ -30,16 +30,6 @@ TYPE_NAMES = {
 _OPTION = re.compile(r"([A-Za-z]{2})([+-])")
 
 
-def confidential_path(path: str | Path) -> Path:
-    """`path` with CONFIDENTIAL in its file name (added before the suffix when missing).
-
-    Here, not in `excel`, so that writing a text table never imports openpyxl."""
-    path = Path(path)
-    if "CONFIDENTIAL" in path.name:
-        return path
-    return path.with_name(f"{path.stem}_CONFIDENTIAL{path.suffix}")
-
-
 def default_options(out_type: int) -> dict[str, bool]:
     """All options off except `QU+` and, for type 2, `FL+` (so `TA-`: formula-like texts
     neutralised)."""
@@ -90,7 +80,7 @@ def is_confidential(out_type: int, options: str | dict[str, bool], path: str | P
 
 def check_allowed(table: Table, out_type: int) -> None:
     """Refuse the combinations τ-Argus refuses: SBS/intermediate after CTA, JJ after rounding."""
-    from argusqt.export.codevalue import protection_kind
+    from argusqt.export.face import protection_kind
 
     kind = protection_kind(table)
     if kind == "cta" and out_type in (4, 5):

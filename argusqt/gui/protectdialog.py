@@ -32,8 +32,8 @@ from argusqt.errors import ArgusError
 from argusqt.gui.widgets import number_spin
 
 if TYPE_CHECKING:  # types only: the GUI reaches the core through the Session
-    from argusqt.protection.params import FieldSpec, MethodParams, TableFacts
-    from argusqt.protection.registry import MethodDescriptor
+    from argusqt.protection.core.params import FieldSpec, MethodParams, TableFacts
+    from argusqt.protection.core.registry import MethodDescriptor
 
 #: largest number a parameter's spin box offers
 SPIN_MAX = 10**9

@@ -41,6 +41,17 @@ def strip_comment(line: str) -> str:
 SIDECAR_SUFFIX = ".CONFIDENTIAL.txt"
 
 
+def confidential_path(path: str | Path) -> Path:
+    """`path` with CONFIDENTIAL in its file name (added before the suffix when missing).
+
+    Beside the sidecar rule, not in `excel`, so that writing a text table never imports
+    openpyxl."""
+    path = Path(path)
+    if "CONFIDENTIAL" in path.name:
+        return path
+    return path.with_name(f"{path.stem}_CONFIDENTIAL{path.suffix}")
+
+
 def sidecar_path(path: str | Path) -> Path:
     """The marker beside a confidential CSV-format file: `cv.txt` → `cv.txt.CONFIDENTIAL.txt`."""
     path = Path(path)

@@ -18,7 +18,7 @@ from argusqt.io.text import read_text_bytes
 from argusqt.model.codelist import CodeList
 from argusqt.model.status import JJ_LETTER, Status
 from argusqt.model.table import Table, build_relations
-from argusqt.protection.problem import CSPProblem
+from argusqt.protection.core.problem import CSPProblem
 
 #: τ-Argus's "max scaled cost".
 MAX_SCALED_COST = 20000

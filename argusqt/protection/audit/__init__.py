@@ -1,0 +1,1 @@
+"""The judges: outside attacker, insiders, the publication verdict and the insider repair."""

@@ -1,0 +1,279 @@
+"""Which respondents still matter for a (primary, direction): witnesses that avoid their cells.
+
+A move through suppressed cells (relations kept, bounds kept) that shifts a primary by its
+protection level is a feasible point of every attacker whose known cells it leaves at their
+values: against those respondents the pair is safe. So instead of one attack per
+respondent, each pair collects moves until no respondent touches all of them; the path LP
+that looks for the next move makes the cells of the respondents still left expensive, so
+one LP usually frees the pair from all of them (docs/design.md, "The insider audit at
+scale"). What is left are (respondent, pair) couples no move found avoids: those are
+attacked one by one (insider.py).
+
+Two moves that prove a pair and shift a respondent's only suppressed cell in opposite
+directions prove it too: a convex combination of two attacker points is an attacker point,
+and one of them puts that cell back at its value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import scipy.sparse as sp
+
+from argusqt.errors import Cancelled
+from argusqt.progress import CancelToken
+from argusqt.protection.lp.components import DOWN, UP, Component, MoveContext
+
+Key = tuple[int, int]  # (primary cell, direction)
+
+#: per unit of movement in the cover's path LPs: primaries are suppressed anyway (cheap to
+#: use), the cells of the respondents a pair still has to be proved against are avoided
+PRIMARY_COST, CELL_COST, AVOID_COST = 1e-3, 1.0, 1e4
+
+#: the growing areas of a pair's path LPs: relation-hop balls of at most this many
+#: suppressed cells after the table's grid neighbourhood (measured on b31808's HEUR pattern:
+#: 2,067 and 1,064 of the 8,626 moves found came from the 300- and 1,500-cell balls)
+BALL_LIMITS = (300, 1500)
+
+
+def gather(indptr: np.ndarray, indices: np.ndarray, items: np.ndarray) -> np.ndarray:
+    """The concatenated index slices of `items` of a compressed sparse matrix."""
+    starts = indptr[items]
+    lens = indptr[items + 1] - starts
+    total = int(lens.sum())
+    if total == 0:
+        return np.zeros(0, dtype=indices.dtype)
+    offsets = np.repeat(starts - np.cumsum(lens) + lens, lens)
+    return indices[offsets + np.arange(total)]
+
+
+class Hops:
+    """Suppressed cells near a cell through relations: balls by hop count and by size."""
+
+    def __init__(self, relations: sp.csr_matrix, sup: np.ndarray):
+        self.csr = relations.tocsr()
+        self.csc = relations.tocsc()
+        self.sup = sup
+        self._mark = np.zeros(sup.shape[0], dtype=bool)
+
+    def rows_of(self, cells: np.ndarray) -> np.ndarray:
+        return np.unique(gather(self.csc.indptr, self.csc.indices, cells))
+
+    def cells_of(self, rows: np.ndarray) -> np.ndarray:
+        """Suppressed cells of the relations `rows`."""
+        cells = np.unique(gather(self.csr.indptr, self.csr.indices, rows))
+        return cells[self.sup[cells]]
+
+    def ball(self, cell: int, limit: int) -> np.ndarray:
+        """Suppressed cells reachable from `cell` in few relation hops, about `limit` of them.
+
+        The last layer is cut at the limit (lowest cell numbers first: deterministic).
+        """
+        mark = self._mark
+        inside = [np.array([cell], dtype=np.int64)]
+        mark[cell] = True
+        count, frontier = 1, inside[0]
+        while count < limit and frontier.size:
+            new = self.cells_of(self.rows_of(frontier))
+            new = new[~mark[new]]
+            if count + new.size > limit:
+                new = new[: limit - count]
+            mark[new] = True
+            inside.append(new)
+            count += new.size
+            frontier = new
+        out = np.sort(np.concatenate(inside))
+        mark[out] = False
+        return out
+
+
+class Cover:
+    """Moves found so far, who each touches, and what is left to prove per pair."""
+
+    def __init__(
+        self,
+        ctx: MoveContext,
+        sup: np.ndarray,
+        ksup: sp.csr_matrix,
+        exempt: sp.csr_matrix,
+        comps: list[Component],
+        label: np.ndarray,
+        hops: Hops,
+    ):
+        self.ctx = ctx
+        self.sup = sup
+        self.prim = ctx.primary & sup
+        self.comps = comps
+        self.label = label
+        self.hops = hops
+        coo = ksup.tocoo()
+        #: the attacker that alone makes up a suppressed cell (rows of ksup are disjoint)
+        self.owner = np.full(sup.shape[0], -1, dtype=np.int64)
+        self.owner[coo.col] = coo.row
+        self.n_known = np.diff(ksup.indptr)
+        self.only_cell = np.full(ksup.shape[0], -1, dtype=np.int64)
+        single = np.flatnonzero(self.n_known == 1)
+        self.only_cell[single] = ksup.indices[ksup.indptr[single]]
+        self.exempt = exempt.tocsc()
+        self._in_s = np.zeros(ksup.shape[0], dtype=bool)
+        self._known_in: dict[int, np.ndarray] = {}  # component → its cells an attacker knows
+        self._attackers: dict[int, frozenset[int]] = {}
+        # the moves: who each touches, its shift on known cells, the sign on every cell
+        self.hit: list[frozenset[int]] = []
+        self.shift: list[dict[int, float]] = []
+        self.sign: list[dict[int, float]] = []
+        self.of_pair: dict[Key, list[int]] = {}
+        self.n_lps = 0
+        self.figures = {"pairs_open": 0, "moves": 0, "combinations": 0, "component_lps": 0}
+
+    # -------------------------------------------------------------- bookkeeping
+    def known_in(self, comp: int) -> np.ndarray:
+        if comp not in self._known_in:
+            cells = self.comps[comp].cells
+            self._known_in[comp] = cells[self.owner[cells] >= 0]
+        return self._known_in[comp]
+
+    def attackers_in(self, comp: int) -> frozenset[int]:
+        if comp not in self._attackers:
+            self._attackers[comp] = frozenset(self.owner[self.known_in(comp)].tolist())
+        return self._attackers[comp]
+
+    def add(self, idx: np.ndarray, d: np.ndarray) -> frozenset[int]:
+        """Record a move (cells, shifts): the pairs it proves and the attackers it touches."""
+        mid = len(self.hit)
+        who = self.owner[idx]
+        touched = who >= 0
+        self.hit.append(frozenset(who[touched].tolist()))
+        self.shift.append(dict(zip(idx[touched].tolist(), d[touched].tolist(), strict=True)))
+        up, dn = self.ctx.proves(idx, d)
+        proved = idx[up | dn]
+        self.sign.append(dict(zip(proved.tolist(), np.sign(d[up | dn]).tolist(), strict=True)))
+        for q in idx[up].tolist():
+            self.of_pair.setdefault((q, UP), []).append(mid)
+        for q in idx[dn].tolist():
+            self.of_pair.setdefault((q, DOWN), []).append(mid)
+        self.figures["moves"] += 1
+        return self.hit[mid]
+
+    def uncovered(self, key: Key) -> set[int]:
+        """Attackers of the pair's component none of its moves (or two of them) avoids."""
+        cell, direction = key
+        moves = self.of_pair.get(key)
+        if not moves:
+            left = set(self.attackers_in(int(self.label[cell])))
+        else:
+            left = set(self.hit[moves[0]])
+            for m in moves[1:]:
+                if not left:
+                    break
+                left &= self.hit[m]
+        if not left:
+            return left
+        ex = self.exempt
+        left.difference_update(ex.indices[ex.indptr[cell] : ex.indptr[cell + 1]].tolist())
+        if left and moves and len(moves) > 1:
+            for r in [r for r in left if self.n_known[r] == 1]:
+                k = int(self.only_cell[r])
+                # the point each move gives for the pair: its shift on k times ± (the side
+                # of the move that proves the pair)
+                sides = {np.sign(self.shift[m][k]) * self.sign[m][cell] * direction for m in moves}
+                if len(sides) > 1:
+                    left.discard(r)
+                    self.figures["combinations"] += 1
+        return left
+
+    # -------------------------------------------------------------- the search
+    def areas(self, cell: int) -> Iterator[np.ndarray]:
+        """Growing sets of suppressed cells around `cell` for its path LPs."""
+        comp = self.comps[int(self.label[cell])]
+        grid = self.ctx.grid
+        if grid is not None:
+            n = grid.neighbourhood(cell, _Suppressed(self.sup), k_free=0, k_sup=1 << 30, climb=1)
+            yield n[self.sup[n]]
+        for limit in BALL_LIMITS:
+            if limit >= comp.cells.size:
+                break
+            yield self.hops.ball(cell, limit)
+        yield comp.cells
+
+    def avoid(self, left: set[int], comp: int) -> np.ndarray:
+        """The suppressed cells of the attackers `left` in the component."""
+        known = self.known_in(comp)
+        self._in_s[list(left)] = True
+        out = known[self._in_s[self.owner[known]]]
+        self._in_s[list(left)] = False
+        return out
+
+    def path(self, key: Key, cells: np.ndarray, avoid: np.ndarray) -> bool:
+        """One path LP on `cells`, the attackers' cells `avoid` expensive; records the move."""
+        cost = np.where(self.prim[cells], PRIMARY_COST, CELL_COST)
+        cost[np.isin(cells, avoid, assume_unique=True)] = AVOID_COST
+        d = self.ctx.path_move(key[0], key[1], cells, cost)
+        self.n_lps += 1
+        if d is None:
+            return False
+        moved = d != 0
+        self.add(cells[moved], d[moved])
+        return True
+
+    def settle(self, key: Key, among: set[int] | None = None) -> set[int]:
+        """Search moves for the pair; returns the attackers (of `among`, default all) it is
+        still not proved against."""
+        left = self.uncovered(key)
+        if among is not None:
+            left &= among
+        if not left:
+            return left
+        self.figures["pairs_open"] += 1
+        comp = int(self.label[key[0]])
+        size = self.comps[comp].cells.size
+        largest = None
+        for cells in self.areas(key[0]):
+            if cells.size == size and size > BALL_LIMITS[-1] and len(left) <= 1:
+                break  # one attacker left: its own attack is cheaper than a big path LP
+            if cells.size == size and size > BALL_LIMITS[-1]:
+                self.figures["component_lps"] += 1
+            largest = cells
+            while left:
+                if not self.path(key, cells, self.avoid(left, comp)):
+                    break
+                now = self.uncovered(key) & left
+                if now == left:
+                    break  # the cheapest move still touches them all: a bigger area
+                left = now
+            if not left:
+                return left
+        if len(left) > 1 and largest is not None:
+            # together they cannot be avoided: one at a time
+            for r in sorted(left):
+                if r in left and self.path(key, largest, self.avoid({r}, comp)):
+                    left &= self.uncovered(key)
+        return left
+
+    def run(
+        self,
+        pairs: list[Key],
+        cancel: CancelToken | None,
+        among: dict[Key, set[int]] | None = None,
+    ) -> dict[Key, set[int]]:
+        """Every pair settled as far as moves go: pair → attackers left (only non-empty).
+        `among`: per pair the only attackers to prove it against (default all)."""
+        left: dict[Key, set[int]] = {}
+        for key in pairs:
+            if cancel is not None and cancel.cancelled:
+                raise Cancelled("insider audit cancelled")
+            rest = self.settle(key, None if among is None else among[key])
+            if rest:
+                left[key] = rest
+        return left
+
+
+class _Suppressed:
+    """Neighbourhood score: 0 for suppressed cells, inf otherwise."""
+
+    def __init__(self, sup: np.ndarray):
+        self.sup = sup
+
+    def __getitem__(self, idx):
+        return np.where(self.sup[idx], 0.0, np.inf)

@@ -1,0 +1,115 @@
+"""Make a method's pattern publishable: repair what the insider attacker recomputes.
+
+For every primary a respondent recomputes, the cheapest attacker move that shifts it by its
+protection level without touching the cells that respondent knows (the path LP of
+argusqt/docs/methods.md §4 with those cells fixed) gives the cells to suppress. Suppressing more
+never narrows any attacker's interval, so each repair is kept by the next ones; the verdict is then
+taken again and the loop ends when it passes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from argusqt.errors import AuditError, MethodError
+from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
+from argusqt.protection.audit.publication import (
+    EXACT_INTERVAL_LIMIT,
+    PublicationVerdict,
+    cell_label,
+    publication_audit,
+    recheck_after_growth,
+)
+from argusqt.protection.core.problem import CSPProblem
+from argusqt.protection.core.result import AuditResult
+from argusqt.protection.lp.cleanup import Witnesses
+from argusqt.protection.lp.components import DOWN, UP, MoveContext
+from argusqt.protection.lp.protector import Protector
+
+#: rounds of audit + repair before giving up (each round repairs every disclosure found)
+MAX_ROUNDS = 10
+
+
+def repair_insiders(
+    problem: CSPProblem, suppressed: np.ndarray, verdict: PublicationVerdict
+) -> np.ndarray:
+    """`suppressed` plus the cells that protect every insider disclosure of `verdict`."""
+    sup = np.asarray(suppressed, dtype=bool).copy()
+    ctx = MoveContext(problem)
+    base_movable = ctx.movable.copy()
+    values = np.asarray(problem.values, dtype=float)
+    tol = problem.tolerance
+    for d in verdict.disclosures:
+        if d.reason != "insider":
+            continue
+        known = np.asarray(d.known_cells, dtype=np.int64)
+        ctx.movable = base_movable.copy()
+        ctx.movable[known] = False
+        prot = Protector(ctx, sup, Witnesses(), k_free=2)
+        cell = d.cell
+        directions = []
+        if d.upper < values[cell] + ctx.upl[cell] - tol:
+            directions.append(UP)
+        if d.lower > values[cell] - ctx.lpl[cell] + tol:
+            directions.append(DOWN)
+        for direction in directions or [UP, DOWN]:
+            if ctx.required(cell, direction) > 0 and not prot.protect(cell, direction):
+                knows = ", ".join(cell_label(problem, int(k)) for k in known[:5])
+                raise MethodError(
+                    f"cell {cell_label(problem, cell)} cannot be protected against the "
+                    f"respondent that alone makes up {knows}: no suppression lets it move by "
+                    "its protection level without those cells (a level larger than the "
+                    "attacker's bounds allow, e.g. with negative contributions); nothing was "
+                    "changed"
+                )
+    ctx.movable = base_movable
+    return sup
+
+
+def make_publishable(
+    problem: CSPProblem,
+    suppressed: np.ndarray,
+    *,
+    outsider: AuditResult | None = None,
+    intervals: bool | None = None,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+) -> tuple[np.ndarray, PublicationVerdict, int]:
+    """(pattern, its passing verdict, cells added) — insider disclosures repaired.
+
+    An outsider failure is the method's defect and raises AuditError; so does a pattern
+    still failing after MAX_ROUNDS. Raises Cancelled when cancelled.
+    """
+    sup = np.asarray(suppressed, dtype=bool).copy()
+    start = int(sup.sum())
+    verdict = publication_audit(
+        problem, sup, outsider=outsider, intervals=intervals, progress=progress, cancel=cancel
+    )
+    for _ in range(MAX_ROUNDS):
+        if verdict.ok:
+            return sup, verdict, int(sup.sum()) - start
+        if not verdict.outsider.ok:
+            raise AuditError(verdict.summary())
+        n = len(verdict.disclosures)
+        progress(ProgressEvent(message=f"Protecting {n} cells against respondents (insiders)"))
+        grown = repair_insiders(problem, sup, verdict)
+        if _exact_intervals(grown, intervals):
+            verdict = publication_audit(
+                problem, grown, intervals=intervals, progress=progress, cancel=cancel
+            )
+        else:
+            # more suppression never helps an attacker that failed: recheck what failed
+            verdict = recheck_after_growth(
+                problem, sup, grown, verdict, progress=progress, cancel=cancel
+            )
+        sup = grown
+    if verdict.ok:
+        return sup, verdict, int(sup.sum()) - start
+    raise AuditError(verdict.summary())
+
+
+def _exact_intervals(suppressed: np.ndarray, intervals: bool | None) -> bool:
+    """Whether the verdict must carry exact outsider intervals (publication_audit's rule)."""
+    if intervals is None:
+        return int(suppressed.sum()) <= EXACT_INTERVAL_LIMIT
+    return bool(intervals)

@@ -1,0 +1,217 @@
+"""The verdict of record before a table is shown as protected or written for publication.
+
+Our one promise: no published table lets an outsider (who knows every published value)
+or an insider (a respondent who knows its own cells) recompute a primary inside its
+protection interval. `publication_audit` runs both attackers on a suppression pattern;
+the publication gate, `run_method` and the session all use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from argusqt.progress import CancelToken, ProgressCallback, no_progress
+from argusqt.protection.audit.insider import InsiderOutcome, insider_audit
+from argusqt.protection.audit.outsider import audit
+from argusqt.protection.core.problem import CSPProblem
+from argusqt.protection.core.result import AuditResult
+
+#: how a primary is disclosed: the LP attackers or a point estimate
+#: (argusqt/docs/methods.md §12, §13, §2.1)
+Reason = Literal[
+    "outsider",
+    "insider",
+    "midpoint",
+    "endpoint",
+    "level estimate",
+    "adjusted value",
+    "rounding interval",
+]
+
+#: seconds a method may still use after a cancel to finish or audit its best pattern; a
+#: pattern not audited by then is dropped and the table stays unprotected
+CANCEL_GRACE = 1.5
+
+#: above this many suppressed cells the outsider audit decides pass/fail only (no exact intervals)
+EXACT_INTERVAL_LIMIT = 2000
+
+
+@dataclass(frozen=True)
+class Disclosure:
+    """A primary an attacker recomputes inside its protection interval, and how."""
+
+    cell: int
+    reason: Reason
+    lower: float  # attacker interval (a witness bound when only pass/fail was decided)
+    upper: float
+    #: insider: the cells the attacking contributor knows (it alone makes them up)
+    known_cells: tuple[int, ...] = ()
+
+
+@dataclass
+class PublicationVerdict:
+    """Outcome of the outsider and the insider attacker on one pattern."""
+
+    outsider: AuditResult
+    disclosures: list[Disclosure] = field(default_factory=list)
+    insider: InsiderOutcome | None = None
+    elapsed: float = 0.0
+    label: Callable[[int], str] = str  # cell → words (codes), set by publication_audit
+
+    @property
+    def insiders_checked(self) -> int:
+        """Respondents attacked: each alone makes up at least one suppressed cell."""
+        return 0 if self.insider is None else self.insider.attackers
+
+    @property
+    def ok(self) -> bool:
+        return not self.disclosures
+
+    @property
+    def failing_cells(self) -> np.ndarray:
+        return np.unique(np.array([d.cell for d in self.disclosures], dtype=np.int64))
+
+    def reasons(self, cell: int) -> list[Reason]:
+        return sorted({d.reason for d in self.disclosures if d.cell == cell})
+
+    def summary(self, names=None) -> str:
+        """One line for logs and dialogs; `names(cell)` labels cells (default: their codes)."""
+        label = names or self.label
+        n_out = int(self.outsider.audited.sum())
+        if self.ok:
+            checked = f"{n_out} suppressed cell{'s' if n_out != 1 else ''}"
+            text = f"Audit passed: {checked} checked against the outside attacker"
+            ins = self.insider
+            if ins is not None and ins.attackers:
+                unit = "holding" if ins.unit == "holding" else "respondent"
+                unit += "s" if ins.attackers != 1 else ""
+                text += f" and {ins.attackers} {unit} alone in a suppressed cell"
+            text += "; every protection interval covered."
+            if ins is not None and not ins.available:
+                text += " Insiders not checked: the table has no respondent counts."
+            return text
+        cells = self.failing_cells
+        parts = []
+        for cell in cells[:10]:
+            why = "/".join(self.reasons(int(cell)))
+            parts.append(f"{label(int(cell))} ({why})")
+        more = "…" if cells.size > 10 else ""
+        return (
+            f"AUDIT FAILED: {cells.size} primary cell{'s' if cells.size != 1 else ''} can be "
+            f"recomputed inside {'their' if cells.size != 1 else 'its'} protection interval: "
+            f"{', '.join(parts)}{more}."
+        )
+
+
+def cell_label(problem: CSPProblem, cell: int) -> str:
+    """A cell as users know it: its codes when the problem has the table's dimensions."""
+    dims = problem.dims
+    if dims:
+        shape = tuple(len(d) for d in dims)
+        if cell < int(np.prod(shape)):
+            nodes = np.unravel_index(int(cell), shape)
+            return (
+                "("
+                + ", ".join(d.codes[int(i)].strip() for d, i in zip(dims, nodes, strict=True))
+                + ")"
+            )
+    if problem.names and cell < len(problem.names):
+        return problem.names[cell]
+    return f"cell {cell}"
+
+
+def publication_audit(
+    problem: CSPProblem,
+    suppressed: np.ndarray,
+    *,
+    cancel: CancelToken | None = None,
+    progress: ProgressCallback = no_progress,
+    intervals: bool | None = None,
+    outsider: AuditResult | None = None,
+    lower: np.ndarray | None = None,
+    upper: np.ndarray | None = None,
+) -> PublicationVerdict:
+    """Outsider and insider attacker on `suppressed`; `ok` only if neither discloses a primary.
+
+    `intervals`: exact outsider intervals (True), pass/fail (False) or automatic (None:
+    exact up to EXACT_INTERVAL_LIMIT suppressed cells). `outsider`: an audit of this very
+    pattern already run by the caller (reused). `lower`/`upper`: published intervals
+    (interval protection) instead of a suppression pattern. Raises Cancelled when cancelled.
+    """
+    sup = np.asarray(suppressed, dtype=bool)
+    if intervals is None:
+        intervals = int(sup.sum()) <= EXACT_INTERVAL_LIMIT
+    out = outsider
+    if out is None:
+        out = audit(
+            problem,
+            sup,
+            intervals=intervals,
+            lower=lower,
+            upper=upper,
+            progress=progress,
+            cancel=cancel,
+        )
+    disclosures = [
+        Disclosure(int(c), "outsider", float(out.lower[c]), float(out.upper[c]))
+        for c in out.failures
+    ]
+    inside = insider_audit(problem, sup, progress=progress, cancel=cancel, lower=lower, upper=upper)
+    disclosures += [
+        Disclosure(d.cell, "insider", d.lower, d.upper, d.known) for d in inside.disclosures
+    ]
+    return PublicationVerdict(
+        outsider=out,
+        disclosures=disclosures,
+        insider=inside,
+        elapsed=out.elapsed + inside.elapsed,
+        label=lambda c: cell_label(problem, c),
+    )
+
+
+def recheck_after_growth(
+    problem: CSPProblem,
+    before: np.ndarray,
+    suppressed: np.ndarray,
+    previous: PublicationVerdict,
+    *,
+    cancel: CancelToken | None = None,
+    progress: ProgressCallback = no_progress,
+) -> PublicationVerdict:
+    """The verdict on `suppressed`, a superset of `before` whose verdict was `previous`.
+
+    Suppressing more cells only frees attacker variables: every cell outside `before` minus a
+    respondent's own cells was fixed at its true value, and it is fixed or free now, so each
+    attacker's feasible set (outsider, every insider, new insiders whose cells were published
+    before) contains its old one and nothing that passed can fail. Only the insider
+    disclosures of `previous` are attacked again; the outsider's pass/fail verdict is kept
+    (its bounds stay reachable points). With exact outsider intervals, call
+    publication_audit instead: those intervals would only be inner bounds here.
+    """
+    sup = np.asarray(suppressed, dtype=bool)
+    old = np.asarray(before, dtype=bool)
+    if np.any(old & ~sup) or not previous.outsider.ok:
+        raise ValueError("recheck_after_growth needs a grown pattern with a passing outsider")
+    ins = previous.insider
+    recheck: dict[int, list[int]] = {}
+    if ins is not None:
+        for d in ins.disclosures:
+            recheck.setdefault(d.respondent, []).append(d.cell)
+    inside = insider_audit(problem, sup, progress=progress, cancel=cancel, recheck=recheck)
+    if ins is not None:
+        inside.n_lps += ins.n_lps
+        inside.elapsed += ins.elapsed
+    disclosures = [
+        Disclosure(d.cell, "insider", d.lower, d.upper, d.known) for d in inside.disclosures
+    ]
+    return PublicationVerdict(
+        outsider=previous.outsider,
+        disclosures=disclosures,
+        insider=inside,
+        elapsed=previous.outsider.elapsed + inside.elapsed,
+        label=lambda c: cell_label(problem, c),
+    )

@@ -1,0 +1,1 @@
+"""What every method shares: the problem, results, typed parameters, the registry, budgets."""

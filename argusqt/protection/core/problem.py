@@ -1,0 +1,170 @@
+"""The cell-suppression problem instance every protection method works on
+(argusqt/docs/methods.md §1–2).
+
+Built from a Table (or read from a JJ file): values, attacker a-priori bounds, costs,
+statuses, protection levels and the sparse relations M·a = b. Methods never look at the
+Table; they return masks/values that the caller copies back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from argusqt.model.status import (
+    Status,
+    is_candidate,
+    is_primary,
+    is_secondary,
+    secondary_status_for,
+)
+from argusqt.protection.core.respondents import Respondents
+from argusqt.protection.core.respondents import from_table as respondents_of
+
+
+def minimum_protection(problem: CSPProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """LPL, UPL and upper bounds with every primary's levels demanding a nonzero interval.
+
+    The audit forgives half a unit of the last decimal on each side, so levels of 0 (a zero
+    cell, a manual change, a JJ file) or below a unit pass a primary the attacker recomputes
+    exactly. Such a primary gets UPL = one unit of the last decimal, τ-Argus's own minimum
+    in its JJ files: the attacker must then reach at least half a unit above the value, so
+    the cell is never exactly derivable (argusqt/docs/methods.md §12).
+    """
+    prim = is_primary(problem.status)
+    lpl = np.asarray(problem.lpl, dtype=float)
+    upl = np.asarray(problem.upl, dtype=float)
+    tol = problem.tolerance
+    unit = 2.0 * tol
+    implied = np.maximum(lpl - tol, 0.0) + np.maximum(upl - tol, 0.0)  # width the audit demands
+    narrow = prim & (implied < tol * (1.0 - 1e-9))
+    if not narrow.any():
+        return problem.lpl, problem.upl, problem.upper
+    upl = np.where(narrow, np.maximum(upl, unit), upl)
+    values = np.asarray(problem.values, dtype=float)
+    upper = np.where(narrow, np.maximum(problem.upper, values + upl), problem.upper)
+    return problem.lpl, upl, upper
+
+
+@dataclass(eq=False)
+class CSPProblem:
+    """Cells i with value a_i, bounds l_i ≤ a_i ≤ u_i, cost w_i, status, LPL/UPL/SPL; M a = b."""
+
+    values: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    cost: np.ndarray
+    status: np.ndarray
+    lpl: np.ndarray
+    upl: np.ndarray
+    relations: sp.csr_matrix
+    rhs: np.ndarray
+    spl: np.ndarray | None = None
+    decimals: int = 0
+    #: optional structure for modular / network methods: codelists of the table dimensions
+    dims: list | None = None
+    #: respondents per cell — holdings when the table uses holdings, else records — for the
+    #: singleton options (τ-Argus's HiTaS counts holdings too); None when unknown
+    freq: np.ndarray | None = None
+    names: list[str] = field(default_factory=list)
+    #: respondents that alone make up some cell (the insider attacker); None: derived from
+    #: `freq` and the relations when the audit needs it
+    respondents: Respondents | None = None
+    #: True for a frequency (count) table, False for a magnitude table, None when unknown
+    is_frequency: bool | None = None
+
+    def __post_init__(self) -> None:
+        self.lpl, self.upl, self.upper = minimum_protection(self)
+
+    @property
+    def n_cells(self) -> int:
+        return int(self.values.shape[0])
+
+    @property
+    def primary(self) -> np.ndarray:
+        return is_primary(self.status)
+
+    @property
+    def candidate(self) -> np.ndarray:
+        """Cells that may become secondary suppressions (statuses 1, 2, 13)."""
+        return is_candidate(self.status)
+
+    @property
+    def secondary(self) -> np.ndarray:
+        return is_secondary(self.status)
+
+    def pattern_statuses(self, suppressed: np.ndarray) -> tuple[np.ndarray, float]:
+        """Statuses once `suppressed` is the pattern (candidates in it become secondaries, by
+        their own status) and its cost: the new secondaries' plus the ones the table had."""
+        status = np.asarray(self.status).copy()
+        newly = suppressed & self.candidate
+        status[newly] = secondary_status_for(status[newly])
+        return status, float(np.asarray(self.cost, dtype=float)[newly | self.secondary].sum())
+
+    @property
+    def tolerance(self) -> float:
+        """Audit pass tolerance: half a unit of the last published decimal
+        (argusqt/docs/methods.md §12)."""
+        return 0.5 * 10.0 ** (-self.decimals)
+
+    @classmethod
+    def from_table(
+        cls, table, *, apriori_percent: float | None = None, status: np.ndarray | None = None
+    ) -> CSPProblem:
+        """Instance of a Table with τ-Argus's default bounds (argusqt/docs/methods.md §1.3).
+
+        Bounds: l = min(0, 1.5·min value), u = 1.5·max value over non-empty cells, widened for
+        primaries so that l ≤ a − LPL and a + UPL ≤ u. `apriori_percent` instead bounds each
+        cell within ±P % of its value (hypercube-style attacker). `status`: the statuses to
+        solve from instead of the table's (Protect: without the last method's secondaries).
+        """
+        values = np.asarray(table.value, dtype=float)
+        status = np.asarray(table.status if status is None else status).astype(np.int16)
+        nonempty = status != Status.EMPTY
+        if nonempty.any():
+            vmin = float(values[nonempty].min())
+            vmax = float(values[nonempty].max())
+        else:
+            vmin = vmax = 0.0
+        lo = min(0.0, 1.5 * vmin)
+        hi = 1.5 * vmax if vmax > 0 else max(1.0, abs(lo))
+        lower = np.full(values.shape, lo)
+        upper = np.full(values.shape, hi)
+        if apriori_percent is not None:
+            span = np.abs(values) * apriori_percent / 100.0
+            lower = np.maximum(lower, values - span)
+            upper = np.minimum(upper, values + span)
+        lpl = np.asarray(table.lpl, dtype=float).copy()
+        upl = np.asarray(table.upl, dtype=float).copy()
+        prim = is_primary(status)
+        lpl[~prim] = 0.0
+        upl[~prim] = 0.0
+        lower = np.where(prim, np.minimum(lower, values - lpl), lower)
+        upper = np.where(prim, np.maximum(upper, values + upl), upper)
+        rel = table.relations
+        use_h = bool(table.spec.use_holdings) and table.hfreq is not None
+        freq: np.ndarray | None = np.asarray(table.hfreq if use_h else table.freq, dtype=float)
+        records = np.asarray(table.freq, dtype=float)
+        if rel.shape[0] and np.abs(rel @ records).max() > 1e-6:
+            # counts that do not add up (a table file without frequencies gets 1 per cell)
+            # say nothing about respondents: no singleton options, no insider attacker
+            freq = None
+        return cls(
+            values=values,
+            lower=lower,
+            upper=upper,
+            cost=np.asarray(table.cost, dtype=float).copy(),
+            status=status,
+            lpl=lpl,
+            upl=upl,
+            relations=rel,
+            rhs=np.zeros(rel.shape[0]),
+            spl=np.zeros(values.shape),
+            decimals=int(table.decimals),
+            dims=list(table.dims),
+            freq=freq,
+            respondents=respondents_of(table, rel) if freq is not None else None,
+            is_frequency=bool(table.spec.is_frequency),
+        )

@@ -1,0 +1,187 @@
+"""Who alone makes up which cells: the knowledge of the insider attacker (docs/design.md).
+
+A respondent (a record, or a holding when the table uses holdings) that is the only
+contributor of a cell knows that cell's value exactly. Only those respondents know more
+than an outsider about the published table, so only they are kept: one row each, with
+the cells it alone makes up. Cells' respondent counts come from the Table (freq/hfreq);
+which holding is alone in which cell comes from the fine cells the table was built from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from argusqt.model.tabulate import expand_to_cells
+
+
+@dataclass(eq=False)
+class Respondents:
+    """Respondents that alone make up at least one cell, and what they may learn freely.
+
+    `known` is respondents × cells (1 where the respondent alone makes up the cell); rows
+    are disjoint because a cell made up by one respondent has exactly one. `exempt` adds
+    the cells whose protection is meant for the respondent itself: those where it is the
+    largest contributor (the one the dominance and p% rules protect). Narrowing such a
+    cell only tells the respondent what it already knows best, its own share.
+    """
+
+    known: sp.csr_matrix
+    exempt: sp.csr_matrix
+    unit: str  # "record" or "holding"
+    #: how the respondents were identified when not exactly (said in the verdict)
+    note: str = ""
+
+    @property
+    def count(self) -> int:
+        return int(self.known.shape[0])
+
+    def padded(self, n_cells: int) -> Respondents:
+        """The same respondents over a problem with more cells (virtual cells appended)."""
+        k, n = self.known.shape
+        if n == n_cells:
+            return self
+
+        def pad(m: sp.csr_matrix) -> sp.csr_matrix:
+            return sp.csr_matrix((m.data, m.indices, m.indptr), shape=(k, n_cells))
+
+        return Respondents(pad(self.known), pad(self.exempt), self.unit, self.note)
+
+
+def _sole(freq: np.ndarray) -> np.ndarray:
+    return np.isclose(np.asarray(freq, dtype=float), 1.0)
+
+
+def _binary(m: Any) -> sp.csr_matrix:
+    m = sp.csr_matrix(m)
+    m.eliminate_zeros()
+    m.data[:] = 1.0
+    return m
+
+
+def _closure(start: sp.csr_matrix, up: sp.csr_matrix) -> sp.csr_matrix:
+    """Rows of `start` extended with every cell reachable through `up` (child → parent)."""
+    reach = _binary(start)
+    frontier = reach
+    while frontier.nnz:
+        nxt = _binary(frontier @ up)
+        new = _binary(nxt - nxt.multiply(reach))
+        reach = _binary(reach + new)
+        frontier = new
+    return reach
+
+
+def from_frequencies(
+    relations: Any,
+    freq: np.ndarray,
+    unit: str = "record",
+    note: str = "",
+    shadow: np.ndarray | None = None,
+    top: np.ndarray | None = None,
+) -> Respondents:
+    """Respondents of cells with one contributor, each followed up its chain of cells.
+
+    A cell with one record has exactly one child (in every dimension where it has
+    children) with one record: the same record. So a respondent is anchored at a
+    one-contributor cell none of whose children has one contributor; it alone makes up
+    every one-contributor ancestor of the anchor and contributes to every ancestor
+    (parent = −1, children = +1 in M). Its contribution is the anchor's `shadow`; where a
+    cell's largest contribution `top` is that large the cell is exempt. Without `top`
+    every cell it contributes to is exempt.
+    """
+    rel = sp.csr_matrix(relations)
+    n = rel.shape[1]
+    single = _sole(freq)
+    child = _binary(rel.multiply(rel > 0))
+    parent = _binary((-rel).multiply(rel < 0))
+    row_has_single_child = (child @ single.astype(float)) > 0
+    has_single_child = (parent.T @ row_has_single_child.astype(float)) > 0
+    anchors = np.flatnonzero(single & ~has_single_child)
+    up = _binary(child.T @ parent)  # child → parent, cells × cells
+    k = anchors.size
+    start = sp.csr_matrix((np.ones(k), (np.arange(k), anchors)), shape=(k, n))
+    known = _closure(start, _binary(up @ sp.diags(single.astype(float))))
+    own = _closure(start, up)
+    if top is None or shadow is None:
+        exempt = own
+    else:
+        share = np.abs(np.asarray(shadow, dtype=float))[anchors]
+        exempt = _largest(own, share[own.tocoo().row], top)
+    return Respondents(known, _binary(exempt + known), unit, note)
+
+
+def _largest(own: sp.csr_matrix, share: np.ndarray, top: np.ndarray) -> sp.csr_matrix:
+    """Entries of `own` (respondent, cell) where the respondent's |share| is the cell's largest.
+
+    `share` is aligned with own.tocoo(); a cell without top-n information (0) counts as
+    the respondent's: we cannot tell who the rule protects there.
+    """
+    coo = own.tocoo()
+    largest = np.asarray(top, dtype=float)
+    if largest.ndim == 2:
+        largest = largest[:, 0] if largest.shape[1] else np.zeros(largest.shape[0])
+    biggest = largest[coo.col]
+    hit = (biggest <= 0) | (share >= biggest * (1 - 1e-9) - 1e-9)
+    return sp.csr_matrix((np.ones(int(hit.sum())), (coo.row[hit], coo.col[hit])), shape=own.shape)
+
+
+def from_table(table, relations: sp.spmatrix) -> Respondents:
+    """Respondents of a Table: holdings when it uses holdings, else records."""
+    use_h = bool(table.spec.use_holdings) and table.hfreq is not None
+    if not use_h:
+        return from_frequencies(relations, table.freq, "record", shadow=table.shadow, top=table.top)
+    source = getattr(table, "source", None)
+    fine = source[0] if source is not None else None
+    if fine is None or getattr(fine, "hold_fine", None) is None:
+        # without the microdata a holding alone in two unrelated cells looks like two
+        # holdings: the attacker is weaker than the real one, which the verdict says
+        return from_frequencies(
+            relations,
+            table.hfreq,
+            "holding",
+            note="holdings identified per cell chain only (no microdata)",
+        )
+    assert source is not None  # fine came from it
+    return _from_holdings(table, fine, source[1])
+
+
+def _from_holdings(table, fine, leaf_maps) -> Respondents:
+    """One row per holding that is the only holding of some cell, from the fine cells."""
+
+    n = table.n_cells
+    hfreq = np.asarray(table.hfreq, dtype=float)
+    per_fine = np.bincount(fine.hold_fine, minlength=fine.n_fine)
+    # a fine cell under a one-holding cell has that holding only
+    lone_pairs = np.flatnonzero(per_fine[fine.hold_fine] == 1)
+    candidates = np.unique(fine.hold_id[lone_pairs])
+    empty = sp.csr_matrix((0, n))
+    if candidates.size == 0:
+        return Respondents(empty, empty, "holding")
+    # every (fine cell, holding) pair of those holdings, expanded to the table's cells
+    pairs = np.flatnonzero(np.isin(fine.hold_id, candidates))
+    f = fine.hold_fine[pairs]
+    nodes = [np.asarray(leaf_maps[d])[fine.keys[f, d]] for d in range(len(table.dims))]
+    cells, items = expand_to_cells(nodes, table.dims)
+    hold = fine.hold_id[pairs][items]
+    key = hold * n + cells
+    uniq, inv = np.unique(key, return_inverse=True)
+    share = np.abs(np.bincount(inv, weights=fine.hold_sum[pairs][items]))
+    u_hold, u_cell = uniq // n, uniq % n
+    alone = _sole(hfreq[u_cell])
+    ids, row = np.unique(u_hold, return_inverse=True)
+    keep = np.isin(ids, np.unique(u_hold[alone]))  # holdings alone in some cell
+    new_row = np.cumsum(keep) - 1
+    sel = keep[row]
+    r, c, sh = new_row[row[sel]], u_cell[sel], share[sel]
+    k = int(keep.sum())
+    own = sp.csr_matrix((np.ones(r.size), (r, c)), shape=(k, n))
+    known = _binary(sp.csr_matrix((alone[sel].astype(float), (r, c)), shape=(k, n)))
+    coo = own.tocoo()
+    # own was built from unique (r, c) pairs in order: its COO order matches sorted keys
+    order = np.lexsort((c, r))
+    exempt = _largest(own, sh[order], table.htop)
+    assert np.array_equal(coo.row, r[order]) and np.array_equal(coo.col, c[order])
+    return Respondents(known, _binary(exempt + known), "holding")

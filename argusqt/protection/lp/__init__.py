@@ -1,0 +1,1 @@
+"""LP kernels: the attacker graph, components, cut separation, clean-up and path moves."""

@@ -1,0 +1,442 @@
+"""Blocks of suppressed cells, HiGHS LP helpers and attacker moves shared by audit/heuristic/cleanup.
+
+Published cells are constants, so the attacker LP splits into connected components of
+variable cells linked by relations (argusqt/docs/methods.md §12); each block is solved on
+its own. A move d (M d = 0, l ≤ a + d ≤ u, d = 0 on published cells) is a feasible attacker
+change, so every primary it shifts by at least its protection level is protected in that
+direction; heuristic and cleanup keep such moves as witnesses (argusqt/docs/methods.md §4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import highspy
+import numpy as np
+import scipy.sparse as sp
+
+from argusqt.errors import Cancelled
+from argusqt.model.status import is_candidate, is_secondary
+from argusqt.protection.core.budget import HIGHS_SEED
+from argusqt.protection.core.problem import CSPProblem
+from argusqt.protection.lp.graph import connected_components
+from argusqt.protection.lp.quiet_highs import quiet_highs
+
+if TYPE_CHECKING:
+    from argusqt.progress import CancelToken
+
+INF = highspy.kHighsInf
+
+
+@dataclass
+class Component:
+    """One block: variable cells (global ids) and the relations (row ids) linking them."""
+
+    cells: np.ndarray
+    rows: np.ndarray
+
+
+def variable_components(relations: sp.csr_matrix, var: np.ndarray) -> list[Component]:
+    """Connected components of variable cells, via the cell-relation incidence graph."""
+    var_idx = np.flatnonzero(var)
+    nv = var_idx.size
+    if nv == 0:
+        return []
+    sub = relations.tocsc()[:, var_idx].tocsr()
+    sub.eliminate_zeros()
+    active = np.flatnonzero(np.diff(sub.indptr) > 0)
+    inc = sub[active]
+    nr = active.size
+    inc = sp.csr_matrix((np.ones(inc.nnz), inc.indices, inc.indptr), shape=inc.shape)
+    graph: Any = (
+        sp.bmat([[None, inc.T], [inc, None]], format="csr")  # type: ignore[call-overload]
+        if nr
+        else sp.csr_matrix((nv, nv))
+    )
+    _, labels = connected_components(graph)
+    cell_lab = labels[:nv]
+    row_lab = labels[nv:]
+    order_c = np.argsort(cell_lab, kind="stable")
+    order_r = np.argsort(row_lab, kind="stable")
+    ncomp = int(labels.max()) + 1
+    c_bounds = np.searchsorted(cell_lab[order_c], np.arange(ncomp + 1))
+    r_bounds = np.searchsorted(row_lab[order_r], np.arange(ncomp + 1))
+    comps = []
+    for k in range(ncomp):
+        cells = var_idx[order_c[c_bounds[k] : c_bounds[k + 1]]]
+        if cells.size == 0:
+            continue
+        rows = active[order_r[r_bounds[k] : r_bounds[k + 1]]]
+        comps.append(Component(cells=cells, rows=rows))
+    return comps
+
+
+def make_highs(
+    a: sp.spmatrix,
+    cost: np.ndarray,
+    col_lo: np.ndarray,
+    col_hi: np.ndarray,
+    row_lo: np.ndarray,
+    row_hi: np.ndarray,
+    primal: bool = True,
+    presolve: bool | None = None,
+) -> highspy.Highs:
+    """A silent HiGHS simplex model (min costᵀx) ready to be re-solved with new objectives.
+
+    Primal simplex by default: after an objective change the basis stays primal feasible,
+    which makes re-solves ~15× faster than dual simplex (measured on the audit). A first
+    solve from scratch of a big model is much faster with dual simplex + presolve: build
+    with primal=False, presolve=True and call `use_primal(h)` after the first solve.
+    """
+    a = sp.csc_matrix(a)
+    h = new_highs(primal, presolve)
+    pass_model(h, a.indptr, a.indices, a.data, a.shape[0], cost, col_lo, col_hi, row_lo, row_hi)
+    return h
+
+
+def new_highs(primal: bool = False, presolve: bool | None = None) -> highspy.Highs:
+    """A silent single-threaded HiGHS simplex instance (see make_highs for the options)."""
+    h = quiet_highs()
+    h.setOptionValue("solver", "simplex")
+    h.setOptionValue("threads", 1)
+    h.setOptionValue("random_seed", HIGHS_SEED)  # fixed: same LPs, same answers (issue 22)
+    if primal:
+        h.setOptionValue("simplex_strategy", 4)
+    if presolve is None:
+        presolve = primal  # small fresh LPs (dual simplex): presolve costs more than it saves
+    if not presolve:
+        h.setOptionValue("presolve", "off")
+    return h
+
+
+def pass_model(
+    h: highspy.Highs,
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    data: np.ndarray,
+    n_rows: int,
+    cost: np.ndarray,
+    col_lo: np.ndarray,
+    col_hi: np.ndarray,
+    row_lo: np.ndarray,
+    row_hi: np.ndarray,
+) -> None:
+    """Give `h` a new LP min costᵀx, row_lo ≤ A x ≤ row_hi, col_lo ≤ x ≤ col_hi (A by columns)."""
+    f64 = np.float64
+    n_cols = int(indptr.shape[0] - 1)
+    status = h.passModel(
+        n_cols,
+        int(n_rows),
+        int(indptr[-1]),
+        int(highspy.MatrixFormat.kColwise),
+        int(highspy.ObjSense.kMinimize),
+        0.0,
+        np.ascontiguousarray(cost, dtype=f64),
+        np.ascontiguousarray(col_lo, dtype=f64),
+        np.ascontiguousarray(col_hi, dtype=f64),
+        np.ascontiguousarray(row_lo, dtype=f64),
+        np.ascontiguousarray(row_hi, dtype=f64),
+        np.ascontiguousarray(indptr, dtype=np.int32),
+        np.ascontiguousarray(indices, dtype=np.int32),
+        np.ascontiguousarray(data, dtype=f64),
+        np.zeros(n_cols, dtype=np.int32),  # all continuous
+    )
+    if status != highspy.HighsStatus.kOk:
+        raise RuntimeError(f"HiGHS rejected the LP ({status})")
+
+
+def column_block(
+    csc: sp.csc_matrix, cells: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The relations touching `cells` and the block's CSC arrays with rows renumbered 0..k-1.
+
+    Returns (rows, indptr, indices, data); gathered straight from the CSC arrays (scipy's
+    column slicing costs more than the solve of a small path LP).
+    """
+    starts = csc.indptr[cells]
+    lens = csc.indptr[cells + 1] - starts
+    indptr = np.zeros(cells.size + 1, dtype=np.int64)
+    np.cumsum(lens, out=indptr[1:])
+    pos = np.repeat(starts - indptr[:-1], lens) + np.arange(indptr[-1])
+    rows, local = np.unique(csc.indices[pos], return_inverse=True)
+    return rows, indptr, local, csc.data[pos]
+
+
+def use_primal(h: highspy.Highs) -> None:
+    """Switch a solved model to primal simplex for warm re-solves after objective changes."""
+    h.setOptionValue("simplex_strategy", 4)
+
+
+def solve(h: highspy.Highs) -> tuple[str, np.ndarray | None, float]:
+    """Run the model; ('optimal', x, obj), ('infeasible', None, nan) or ('error', …)."""
+    h.run()
+    status = h.getModelStatus()
+    if status == highspy.HighsModelStatus.kOptimal:
+        sol = h.getSolution()
+        return "optimal", np.asarray(sol.col_value), float(h.getInfo().objective_function_value)
+    if status in (
+        highspy.HighsModelStatus.kInfeasible,
+        highspy.HighsModelStatus.kUnboundedOrInfeasible,
+    ):
+        return "infeasible", None, float("nan")
+    return "error", None, float("nan")
+
+
+UP = 1
+DOWN = -1
+
+#: path LPs over at least this many cells can be interrupted by a cancel (MoveContext.cancel)
+INTERRUPTIBLE_CELLS = 2000
+
+
+class MoveContext:
+    """Per-problem arrays the path LPs need (capacities, movable cells, relations by column)."""
+
+    def __init__(self, problem: CSPProblem):
+        self.problem = problem
+        self.values = np.asarray(problem.values, dtype=float)
+        self.ub = np.maximum(np.asarray(problem.upper, float) - self.values, 0.0)
+        self.lb = np.maximum(self.values - np.asarray(problem.lower, float), 0.0)
+        self.primary = problem.primary
+        self.movable = self.primary | is_candidate(problem.status) | is_secondary(problem.status)
+        self.mcsc = problem.relations.tocsc()
+        self.lpl = np.where(self.primary, problem.lpl, 0.0)
+        self.upl = np.where(self.primary, problem.upl, 0.0)
+        self.tol = problem.tolerance
+        self.grid = Grid(problem) if has_grid(problem) else None
+        self._lp: highspy.Highs | None = None  # reused by every path LP
+        self._big_lp: highspy.Highs | None = None  # the same for path LPs HiGHS may interrupt
+        #: a cancel interrupts path LPs of INTERRUPTIBLE_CELLS cells or more inside HiGHS
+        self.cancel: CancelToken | None = None
+
+    def required(self, cell: int, direction: int) -> float:
+        return float(self.upl[cell] if direction == UP else self.lpl[cell])
+
+    def path_move(
+        self, cell: int, direction: int, cells: np.ndarray, cost: np.ndarray
+    ) -> np.ndarray | None:
+        """Cheapest move of `cell` by its PL using only `cells` (others fixed); None if none.
+
+        `cost` is per unit of movement for each of `cells`. Returns d over `cells`.
+        The LP has d = d⁺ − d⁻ (columns [A, −A]); one HiGHS instance is reused for all.
+        """
+        cells = np.asarray(cells, dtype=np.int64)
+        pl = self.required(cell, direction)
+        room = float(self.ub[cell] if direction == UP else self.lb[cell])
+        # within the audit's tolerance a level equal to the room passes: (-140) - (-1091.6)
+        # is 951.5999999999999, not 951.6 (the bounds of a negative primary)
+        if room < pl - self.tol:
+            return None
+        pl = min(pl, room)
+        rows, indptr, local, data = column_block(self.mcsc, cells)
+        n = cells.size
+        mov = self.movable[cells]
+        hi_p = np.where(mov, self.ub[cells], 0.0)
+        hi_m = np.where(mov, self.lb[cells], 0.0)
+        lo_p = np.zeros(n)
+        lo_m = np.zeros(n)
+        j = int(np.flatnonzero(cells == cell)[0])
+        if direction == UP:
+            lo_p[j] = hi_p[j] = pl
+            hi_m[j] = 0.0
+        else:
+            lo_m[j] = hi_m[j] = pl
+            hi_p[j] = 0.0
+        nnz = int(indptr[-1])
+        zeros = np.zeros(rows.size)
+        lp = self._path_lp(n >= INTERRUPTIBLE_CELLS and self.cancel is not None)
+        pass_model(
+            lp,
+            np.concatenate([indptr, indptr[1:] + nnz]),
+            np.concatenate([local, local]),
+            np.concatenate([data, -data]),
+            rows.size,
+            np.concatenate([cost, cost]),
+            np.concatenate([lo_p, lo_m]),
+            np.concatenate([hi_p, hi_m]),
+            zeros,
+            zeros,
+        )
+        status, x, _ = solve(lp)
+        if status != "optimal" or x is None:
+            if self.cancel is not None and self.cancel.cancelled:
+                raise Cancelled("a path LP was interrupted by the cancel")
+            return None
+        d = x[:n] - x[n:]
+        d[np.abs(d) <= 1e-9 * max(1.0, pl)] = 0.0
+        return d
+
+    def _path_lp(self, interruptible: bool) -> highspy.Highs:
+        """The reused HiGHS instance; the interruptible one polls the cancel token.
+
+        Only big LPs get it: the Python callback runs every simplex iteration (measured
+        ~50 µs each), while one whole-table path LP of a 10⁵-cell table runs for seconds
+        and kept a cancel waiting 3.6 s (benchmarks/bench_cancel.py).
+        """
+        if not interruptible:
+            if self._lp is None:
+                self._lp = new_highs(primal=False)
+            return self._lp
+        if self._big_lp is None:
+            self._big_lp = new_highs(primal=False)
+
+            def poll(event: Any) -> None:
+                if self.cancel is not None and self.cancel.cancelled:
+                    event.interrupt()
+
+            self._big_lp.cbSimplexInterrupt += poll
+        return self._big_lp
+
+    def proves(self, cells: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Masks over `cells`: primaries the move (scaled within the bounds, ±) protects up / down."""
+        pos = d > 0
+        neg = d < 0
+        ub = self.ub[cells]
+        lb = self.lb[cells]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t_up = min(
+                np.min(ub[pos] / d[pos], initial=np.inf), np.min(lb[neg] / -d[neg], initial=np.inf)
+            )
+            t_dn = min(
+                np.min(lb[pos] / d[pos], initial=np.inf), np.min(ub[neg] / -d[neg], initial=np.inf)
+            )
+        eps = 0.25 * self.tol
+        up_need = self.upl[cells] - eps
+        dn_need = self.lpl[cells] - eps
+        rise = np.maximum(np.where(pos, d * t_up, 0.0), np.where(neg, -d * t_dn, 0.0))
+        fall = np.maximum(np.where(neg, -d * t_up, 0.0), np.where(pos, d * t_dn, 0.0))
+        prim = self.primary[cells]
+        return prim & (rise >= up_need), prim & (fall >= dn_need)
+
+
+def has_grid(problem: CSPProblem) -> bool:
+    """True when `dims` describe the first cells (virtual singleton cells may follow)."""
+    if not problem.dims:
+        return False
+    try:
+        size = int(np.prod([len(d) for d in problem.dims]))
+    except TypeError:
+        return False
+    return size <= problem.n_cells
+
+
+class Grid:
+    """Table geometry for neighbourhoods: the cells near a cell along every dimension."""
+
+    def __init__(self, problem: CSPProblem):
+        self.dims = problem.dims or []  # has_grid(problem) was checked
+        self.shape = tuple(len(d) for d in self.dims)
+        self.strides = [int(np.prod(self.shape[i + 1 :])) for i in range(len(self.shape))]
+        self.parent = [np.asarray(d.parent) for d in self.dims]
+        self.children = [[np.asarray(c, dtype=np.int64) for c in d.children] for d in self.dims]
+        self.size = int(np.prod(self.shape))
+        self.members: dict[int, np.ndarray] = {}
+        # virtual cells (argusqt/docs/methods.md §5) come after the table's cells
+        if problem.n_cells > self.size:
+            mcsc = problem.relations.tocsc()
+            mcsr = problem.relations.tocsr()
+            for v in range(self.size, problem.n_cells):
+                rows = mcsc.indices[mcsc.indptr[v] : mcsc.indptr[v + 1]]
+                cells = (
+                    np.unique(
+                        np.concatenate(
+                            [mcsr.indices[mcsr.indptr[r] : mcsr.indptr[r + 1]] for r in rows]
+                        )
+                    )
+                    if rows.size
+                    else np.zeros(0, np.int64)
+                )
+                self.members[v] = cells[cells != v]
+        # the same links flat (member cell, its virtual cell): one lookup per neighbourhood
+        # instead of one np.isin per virtual cell (26 s of a 7,290-cell insider audit)
+        keys = np.fromiter(self.members, dtype=np.int64, count=len(self.members))
+        sizes = np.array([self.members[int(v)].size for v in keys], dtype=np.int64)
+        self._member_cells = (
+            np.concatenate([self.members[int(v)] for v in keys]).astype(np.int64)
+            if keys.size
+            else np.zeros(0, np.int64)
+        )
+        self._member_owner = np.repeat(keys, sizes)
+        self._n_cells = problem.n_cells
+
+    def neighbourhood(
+        self, cell: int, score, k_free: int, k_sup: int = 6, climb: int = 1 << 30
+    ) -> np.ndarray:
+        """`product` neighbourhood, extended with the virtual cells linked to it."""
+        if not self.members:
+            return self.product(cell, score, k_free, k_sup, climb)
+        if cell >= self.size:
+            parts = [
+                self.product(int(m), score, k_free, k_sup, climb)
+                for m in self.members[cell]
+                if m < self.size
+            ]
+            base = np.unique(np.concatenate(parts + [np.array([cell])]))
+        else:
+            base = self.product(cell, score, k_free, k_sup, climb)
+        in_base = np.zeros(self._n_cells, dtype=bool)
+        in_base[base] = True
+        extra = self._member_owner[in_base[self._member_cells]]
+        return np.union1d(base, extra)
+
+    def product(
+        self, cell: int, score, k_free: int, k_sup: int = 6, climb: int = 1 << 30
+    ) -> np.ndarray:
+        """Cells of the product, over dimensions, of related codes of the cell's coordinates.
+
+        Per dimension: the code, up to `k_sup` suppressed (score 0) and `k_free` cheapest
+        other siblings of the code (and, with `climb` > 1, its ancestors and their
+        siblings, `climb` levels up), and the same choice among children of every chosen
+        node (recursively). `score[cells]` is the cost of cells for this purpose
+        (0 = suppressed, inf = not usable).
+        """
+        coords = np.unravel_index(cell, self.shape)
+        per_dim = []
+        for d in range(len(self.shape)):
+            i = int(coords[d])
+            stride = self.strides[d]
+            par = self.parent[d]
+            kids = self.children[d]
+
+            def pick(nodes: np.ndarray, _i=i, _s=stride) -> np.ndarray:
+                if nodes.size == 0:
+                    return nodes
+                sc = score[cell + (nodes - _i) * _s]
+                sup_nodes = nodes[sc == 0][:k_sup]
+                free = np.isfinite(sc) & (sc > 0)
+                fn = nodes[free]
+                if fn.size > k_free:
+                    fn = fn[np.argsort(sc[free], kind="stable")[:k_free]]
+                return np.concatenate([sup_nodes, fn])
+
+            chosen = {i}
+            stack: list[int] = []
+            a = i
+            step = 0
+            while par[a] >= 0 and step < climb:
+                pa = int(par[a])
+                sib = kids[pa]
+                sel = pick(sib[sib != a])
+                chosen.update(int(x) for x in sel)
+                stack.extend(int(x) for x in sel)
+                step += 1
+                if step >= climb:
+                    break
+                chosen.add(pa)
+                a = pa
+            stack.append(i)
+            while stack:
+                node = stack.pop()
+                ch = kids[node]
+                if ch.size == 0:
+                    continue
+                sel = pick(ch)
+                for x in sel:
+                    x = int(x)
+                    if x not in chosen:
+                        chosen.add(x)
+                        stack.append(x)
+            per_dim.append(np.fromiter(sorted(chosen), dtype=np.int64))
+        grids = np.meshgrid(*per_dim, indexing="ij")
+        return np.ravel_multi_index([g.ravel() for g in grids], self.shape)

@@ -1,0 +1,546 @@
+"""Attacker LPs and capacity cuts (argusqt/docs/methods.md §2, §3.2) for the optimal
+suppression master.
+
+Given a master point x* (integer or fractional) every primary's attacker LPs are solved with
+bounds aᵢ − LBᵢx*ᵢ ≤ yᵢ ≤ aᵢ + UBᵢx*ᵢ. Cells with x*ᵢ = 0 are constants, so the LPs are
+restricted to the connected block of cells with x* > 0 around the primary; one HiGHS model
+per block is re-solved with a new objective per primary and direction (warm start). The
+optimal row duals π give, for every cell, dᵢ = cᵢ − (Mᵀπ)ᵢ and the capacity constraint
+Σ (dᵢ⁺LBᵢ + dᵢ⁻UBᵢ) xᵢ ≥ PL (valid for all x by weak duality), which is then rewritten over
+the free master variables (fixed cells moved to the right-hand side) and strengthened.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import highspy
+import numpy as np
+import scipy.sparse as sp
+
+from argusqt.errors import MethodError
+from argusqt.protection.core.budget import Deadline
+from argusqt.protection.core.problem import CSPProblem
+from argusqt.protection.lp.components import new_highs, pass_model
+from argusqt.protection.lp.graph import connected_components
+
+#: x*ᵢ above this makes a cell a variable of the attacker LP.
+X_EPS = 1e-9
+#: coverage LPs only on blocks up to this many cells: on a 3,500-cell block with 1,400
+#: targets one took minutes (dual simplex), far more than the per-primary LPs it spares
+SWEEP_CELLS = 1500
+
+
+class Cancellable(Protocol):
+    """What `separate` polls: a CancelToken, or OPT's stop (the user's cancel or the run's
+    deadline)."""
+
+    @property
+    def cancelled(self) -> bool: ...
+
+
+@dataclass
+class Cut:
+    """Σ coef·x[cells] ≥ rhs over free master variables (normalised: rhs = 1, coef ≤ 1)."""
+
+    primary: int
+    kind: str  # "upper", "lower", "sliding"
+    cells: np.ndarray
+    coef: np.ndarray
+    rhs: float
+    raw_cells: np.ndarray  # every cell with a positive capacity (before fixing/strengthening)
+    raw_coef: np.ndarray
+    raw_rhs: float  # the protection level
+
+    def lhs(self, x: np.ndarray) -> float:
+        return float(np.dot(self.coef, np.asarray(x, dtype=float)[self.cells]))
+
+    def raw_lhs(self, x: np.ndarray) -> float:
+        return float(np.dot(self.raw_coef, np.asarray(x, dtype=float)[self.raw_cells]))
+
+
+@dataclass
+class AttackerOutcome:
+    """Attacker range of one primary at a master point and the cuts it violates."""
+
+    primary: int
+    low: float
+    high: float
+    cuts: list[Cut]
+
+
+def _load_lp(
+    h: highspy.Highs | None, a: sp.spmatrix, lo: np.ndarray, hi: np.ndarray, b: np.ndarray
+) -> highspy.Highs:
+    """`h` (a new silent dual-simplex instance if None) given the LP min 0·y, A y = b,
+    lo ≤ y ≤ hi: instances are reused because creating one costs more than many warm solves."""
+    a = sp.csc_matrix(a)
+    if h is None:
+        h = new_highs(primal=False, presolve=False)
+    pass_model(h, a.indptr, a.indices, a.data, a.shape[0], np.zeros(a.shape[1]), lo, hi, b, b)
+    return h
+
+
+class OutOfTime(RuntimeError):
+    """An attacker LP reached the separator's deadline."""
+
+
+class Separator:
+    """Attacker LPs of every primary of a problem, and the capacity cuts they yield.
+
+    `fixed` holds the master value of cells that are not free variables (1 = suppressed,
+    0 = published) and NaN for free ones; by default primaries are fixed 1, cells that are
+    neither candidates nor primaries fixed 0 (existing secondaries 11/12 fixed 1).
+    """
+
+    def __init__(self, problem: CSPProblem, fixed: np.ndarray | None = None, rel_eps: float = 1e-7):
+        self.problem = problem
+        self.values = np.asarray(problem.values, dtype=float)
+        self.lb = np.maximum(self.values - np.asarray(problem.lower, dtype=float), 0.0)
+        self.ub = np.maximum(np.asarray(problem.upper, dtype=float) - self.values, 0.0)
+        self.rel = sp.csr_matrix(problem.relations, dtype=float)
+        self.rel.eliminate_zeros()
+        self.rhs, not_additive = exact_rhs(problem)
+        #: right-hand sides of the LPs over moves δ = y − a: 0 where the values hold
+        self.rhs_dev = np.where(not_additive, self.rhs - self.rel @ self.values, 0.0)
+        n = problem.n_cells
+        prim = problem.primary
+        self.lpl = np.where(prim, np.asarray(problem.lpl, dtype=float), 0.0)
+        self.upl = np.where(prim, np.asarray(problem.upl, dtype=float), 0.0)
+        spl = np.zeros(n) if problem.spl is None else np.asarray(problem.spl, dtype=float)
+        self.spl = np.where(prim, spl, 0.0)
+        if fixed is None:
+            fixed = default_fixed(problem)
+        self.fixed = np.asarray(fixed, dtype=float)
+        self.free = np.isnan(self.fixed)
+        #: primaries with something to protect
+        self.targets = np.flatnonzero(
+            prim & ((self.lpl > 0) | (self.upl > 0) | (self.spl > 0)) & (self.fixed == 1)
+        )
+        scale = max(1.0, float(np.abs(self.values).max(initial=0.0)))
+        #: how far an attacker range may fall short of a protection level and still count as
+        #: protected. Capped well below the audit tolerance (0.5·10^-d,
+        #: argusqt/docs/methods.md §12), so OPT never accepts a pattern the audit rejects:
+        #: relative to the largest value alone it exceeded the levels of small primaries
+        #: (1e-7 · 5.2e6 = 0.52 > UPL 0.298 on the enterprise table), which then always
+        #: "passed" and got no cuts.
+        self.eps = min(rel_eps * scale, 0.25 * float(problem.tolerance))
+        self.n_lps = 0
+        coo = self.rel.tocoo()
+        self._nz_row = coo.row.astype(np.int64)
+        self._nz_col = coo.col.astype(np.int64)
+        self._comp_cache: dict[bytes, tuple[np.ndarray, np.ndarray, int]] = {}
+        self._block_cache: dict[bytes, tuple[sp.csr_matrix, sp.csr_matrix]] = {}
+        #: run the coverage LPs before the per-primary LPs of a block
+        self.sweep = True
+        self._lp: highspy.Highs | None = None  # the block LP, reloaded per block
+        self._fresh = False  # the block LP has not been solved yet
+        #: LPs stop at this budget.Deadline (None: no limit); a stopped check fails
+        self.deadline: Deadline | None = None
+        #: the last separate() stopped early (cancel or deadline): not every primary seen
+        self.interrupted = False
+        self._lp_sweep: highspy.Highs | None = None
+
+    # ------------------------------------------------------------------ helpers
+    def full_point(self, x: np.ndarray) -> np.ndarray:
+        """x over all cells: the master point on free cells, the fixed values elsewhere."""
+        x = np.asarray(x, dtype=float)
+        return np.where(self.free, np.clip(x, 0.0, 1.0), self.fixed)
+
+    def _components(self, var: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+        """Block label per variable cell and per relation (−1 if not touching a variable).
+
+        One graph over cells and relations (edges: a variable cell in a relation), built from
+        the relation matrix's nonzeros kept once; patterns repeat (every 0/1 candidate is
+        checked and separated), so the last few are cached.
+        """
+        key = var.tobytes()
+        hit = self._comp_cache.get(key)
+        if hit is not None:
+            return hit
+        n = self.rel.shape[1]
+        m = self.rel.shape[0]
+        keep = var[self._nz_col]
+        cols = self._nz_col[keep]
+        rows = self._nz_row[keep]
+        graph = sp.csr_matrix((np.ones(cols.size), (rows + n, cols)), shape=(n + m, n + m))
+        _, labels = connected_components(graph)
+        cell_lab = np.where(var, labels[:n], -1).astype(np.int64)
+        row_touch = np.zeros(m, dtype=bool)
+        row_touch[rows] = True
+        row_lab = np.where(row_touch, labels[n:], -1).astype(np.int64)
+        used = np.unique(np.r_[cell_lab[var], row_lab[row_touch]])
+        # compact labels 0..k-1 (only their equality matters to callers)
+        remap = np.full(int(labels.max(initial=-1)) + 2, -1, dtype=np.int64)
+        remap[used] = np.arange(used.size)
+        cell_lab = np.where(cell_lab >= 0, remap[cell_lab], -1)
+        row_lab = np.where(row_lab >= 0, remap[row_lab], -1)
+        out = (cell_lab, row_lab, int(used.size))
+        if len(self._comp_cache) >= 64:
+            self._comp_cache.pop(next(iter(self._comp_cache)))
+        self._comp_cache[key] = out
+        return out
+
+    def _block(self, cells: np.ndarray, rows: np.ndarray) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+        """(relations of a block transposed, block matrix on its cells), cached: blocks repeat."""
+        key = cells.tobytes() + b"|" + rows.tobytes()
+        hit = self._block_cache.get(key)
+        if hit is None:
+            sub_rel = self.rel[rows]
+            hit = (sub_rel.T.tocsr(), sub_rel[:, cells])
+            if len(self._block_cache) >= 256:
+                self._block_cache.pop(next(iter(self._block_cache)))
+            self._block_cache[key] = hit
+        return hit
+
+    def _cut(self, p: int, kind: str, d: np.ndarray, pl: float) -> Cut | None:
+        """Capacity cut Σ (d⁺LB + d⁻UB) x ≥ pl over all cells, fixed cells folded, strengthened."""
+        idx = np.flatnonzero(d)
+        return self._cut_sparse(p, kind, idx, d[idx], pl)
+
+    def _cut_sparse(
+        self, p: int, kind: str, idx: np.ndarray, d: np.ndarray, pl: float
+    ) -> Cut | None:
+        """`_cut` with d given on the cells `idx` only (zero elsewhere)."""
+        cap = np.maximum(d, 0.0) * self.lb[idx] + np.maximum(-d, 0.0) * self.ub[idx]
+        nz = cap > 0
+        cells = idx[nz]
+        coef = cap[nz]
+        fixed_part = float(np.dot(coef, np.where(self.free[cells], 0.0, self.fixed[cells])))
+        rhs = pl - fixed_part
+        if rhs <= self.eps:
+            return None
+        fmask = self.free[cells]
+        fcells = cells[fmask]
+        fcoef = np.minimum(coef[fmask], rhs) / rhs
+        return Cut(p, kind, fcells, fcoef, 1.0, cells, coef, float(pl))
+
+    # ------------------------------------------------------------------ public
+    def separate(
+        self,
+        x: np.ndarray,
+        primaries: np.ndarray | None = None,
+        *,
+        stop_at_first: bool = False,
+        cancel: Cancellable | None = None,
+    ) -> list[AttackerOutcome]:
+        """Solve the attacker LPs of the primaries at master point x; outcomes with cuts.
+
+        Returns one outcome per primary whose protection fails at x (with its violated,
+        strengthened cuts). `stop_at_first` returns after the first failing primary (check).
+        """
+        self.interrupted = False
+        xf = self.full_point(x)
+        var = xf > X_EPS
+        # coverage LPs pay off at 0/1 points (mostly protected); at fractional ones most
+        # primaries fail anyway
+        sweep = self.sweep and bool(np.all((xf <= X_EPS) | (xf >= 1 - X_EPS)))
+        targets = self.targets if primaries is None else np.asarray(primaries, dtype=np.int64)
+        if targets.size == 0:
+            return []
+        cell_lab, row_lab, _ = self._components(var)
+        # the LPs move cells away from their values (y = a + δ): rows A δ = 0 hold exactly
+        # at the true table, where A y = b with totals of 10⁸ misses by more than HiGHS's
+        # tolerance and made it call the true table infeasible
+        lo = -self.lb * xf
+        hi = self.ub * xf
+        rhs_eff = self.rhs_dev
+        out: list[AttackerOutcome] = []
+        # group the targets by block
+        t_lab = cell_lab[targets]
+        order = np.argsort(t_lab, kind="stable")
+        targets, t_lab = targets[order], t_lab[order]
+        starts = np.flatnonzero(np.r_[True, t_lab[1:] != t_lab[:-1]])
+        ends = np.r_[starts[1:], targets.size]
+        for s, e in zip(starts, ends, strict=True):
+            lab = t_lab[s]
+            block_t = targets[s:e]
+            cells = np.flatnonzero(cell_lab == lab)
+            rows = np.flatnonzero(row_lab == lab)
+            if rows.size == 0:  # isolated variable cells: the attacker moves them freely
+                for p in block_t:
+                    a_p = self.values[p]
+                    res = self._judge(p, a_p + lo[p], a_p + hi[p], None, None)
+                    if res is not None:
+                        out.append(res)
+                        if stop_at_first:
+                            return out
+                continue
+            sub_t, a_blk = self._block(cells, rows)
+            h = self._lp = _load_lp(self._lp, a_blk, lo[cells], hi[cells], rhs_eff[rows])
+            h.setOptionValue("simplex_strategy", 1)  # dual simplex from scratch, primal after
+            self._fresh = True
+            pos = np.searchsorted(cells, block_t)
+            # running extremes of δ over feasible attacker solutions (the true table: δ = 0)
+            self._run_lo = np.zeros(cells.size)
+            self._run_hi = np.zeros(cells.size)
+            self._last = -1
+            if 3 <= pos.size and cells.size <= SWEEP_CELLS and sweep:
+                self._sweep(a_blk, lo[cells], hi[cells], rhs_eff[rows], pos, block_t)
+            for p, j in zip(block_t, pos, strict=True):
+                if cancel is not None and cancel.cancelled:
+                    self.interrupted = True
+                    return out
+                try:
+                    res = self._solve_primary(h, sub_t, int(p), int(j))
+                except OutOfTime:
+                    self.interrupted = True
+                    return out
+                if res is not None:
+                    out.append(res)
+                    if stop_at_first:
+                        return out
+        return out
+
+    def _solve_primary(self, h, sub_t, p: int, j: int):
+        """Both attacker LPs of primary p (column j of the block model), skipped when an
+        earlier attacker solution of the block already shows p protected in that direction."""
+        a_p = self.values[p]
+        n = self.values.shape[0]
+        d_up = d_lo = None
+        sliding = self.spl[p] > 0
+        hi_val, lo_val = a_p + self._run_hi[j], a_p + self._run_lo[j]
+        need_up = sliding or (self.upl[p] > 0 and hi_val - a_p < self.upl[p] + self.eps)
+        need_lo = sliding or (self.lpl[p] > 0 and a_p - lo_val < self.lpl[p] + self.eps)
+        if need_up:
+            obj, pi = self._run(h, j, -1.0)
+            hi_val = a_p - obj
+            d_up = self._reduced(sub_t, None, pi, p, -1.0, n)
+        if need_lo:
+            obj, pi = self._run(h, j, 1.0)
+            lo_val = a_p + obj
+            d_lo = self._reduced(sub_t, None, pi, p, 1.0, n)
+        return self._judge(p, lo_val, hi_val, d_up, d_lo)
+
+    def _sweep(self, a_blk, lo, hi, b, pos: np.ndarray, targets: np.ndarray) -> None:
+        """Coverage LPs: move all targets of a block up (then down) towards their levels at
+        once, max Σ tₚ/PLₚ with tₚ ≤ ±(yₚ − aₚ), tₚ ≤ PLₚ. Their solutions usually show most
+        primaries protected (running extremes), sparing one LP per primary and direction."""
+        nc, nt = a_blk.shape[1], pos.size
+        a_t = np.zeros(nt)  # δ of the targets at the true table
+        for sense, pl in ((1.0, self.upl[targets]), (-1.0, self.lpl[targets])):
+            want = pl > 0
+            if want.sum() < 3:
+                continue
+            cap = np.where(want, pl + 2 * self.eps, 0.0)
+            link = sp.csr_matrix(
+                (
+                    np.r_[np.full(nt, sense), np.full(nt, -1.0)],
+                    (np.r_[np.arange(nt), np.arange(nt)], np.r_[pos, nc + np.arange(nt)]),
+                ),
+                shape=(nt, nc + nt),
+            )
+            big = sp.vstack([sp.hstack([a_blk, sp.csr_matrix((a_blk.shape[0], nt))]), link])
+            h = self._lp_sweep = _load_lp(
+                self._lp_sweep,
+                big,
+                np.r_[lo, np.zeros(nt)],
+                np.r_[hi, cap],
+                np.r_[b, sense * a_t],
+            )
+            h.changeRowsBounds(  # type: ignore[attr-defined]  # missing from highspy's stubs
+                nt,
+                np.arange(b.size, b.size + nt, dtype=np.int32),
+                sense * a_t,
+                np.full(nt, highspy.kHighsInf),
+            )
+            h.changeColsCost(
+                nt,
+                np.arange(nc, nc + nt, dtype=np.int32),
+                np.where(want, -1.0 / np.maximum(pl, 1e-12), 0.0),
+            )
+            h.run()
+            self.n_lps += 1
+            if h.getModelStatus() == highspy.HighsModelStatus.kOptimal:
+                y = np.asarray(h.getSolution().col_value, dtype=float)[:nc]
+                np.minimum(self._run_lo, y, out=self._run_lo)
+                np.maximum(self._run_hi, y, out=self._run_hi)
+
+    def _run(self, h, j: int, sense: float) -> tuple[float, np.ndarray]:
+        """Optimise ±y_j on the block model; objective value and row duals."""
+        if self._last >= 0 and self._last != j:
+            h.changeColCost(self._last, 0.0)
+        h.changeColCost(j, sense)
+        self._last = j
+        if self.deadline is not None:  # one LP of a big block can take minutes
+            h.setOptionValue("time_limit", max(0.01, self.deadline.remaining))
+        h.run()
+        self.n_lps += 1
+        if self._fresh:
+            # after an objective change the basis stays primal feasible: primal simplex
+            # re-solves are many times faster than dual ones (minutes → seconds on a
+            # 3,500-cell block; see components.make_highs)
+            h.setOptionValue("simplex_strategy", 4)
+            self._fresh = False
+        status = h.getModelStatus()
+        if status == highspy.HighsModelStatus.kTimeLimit:
+            raise OutOfTime("attacker LP stopped at the deadline")
+        if status != highspy.HighsModelStatus.kOptimal:
+            # the true table is feasible, so this is numerical trouble: retry from scratch
+            h.clearSolver()
+            h.run()
+            status = h.getModelStatus()
+            if status == highspy.HighsModelStatus.kTimeLimit:  # the deadline, not a failure
+                raise OutOfTime("attacker LP stopped at the deadline")
+            if status != highspy.HighsModelStatus.kOptimal:
+                raise RuntimeError(f"attacker LP not solved: {h.modelStatusToString(status)}")
+        obj = float(h.getInfo().objective_function_value)
+        sol = h.getSolution()
+        y = np.asarray(sol.col_value, dtype=float)
+        np.minimum(self._run_lo, y, out=self._run_lo)
+        np.maximum(self._run_hi, y, out=self._run_hi)
+        return obj, np.asarray(sol.row_dual, dtype=float)
+
+    @staticmethod
+    def _reduced(sub_t, rows, pi, p: int, c_p: float, n: int) -> np.ndarray:
+        """dᵢ = cᵢ − (Mᵀπ)ᵢ over all cells (HiGHS: col_dual = c − Aᵀ·row_dual); sub_t = Mᵀ."""
+        d = -(sub_t @ pi)
+        d = np.asarray(d, dtype=float).ravel()
+        d[p] += c_p
+        return d
+
+    def _judge(self, p, lo_val, hi_val, d_up, d_lo) -> AttackerOutcome | None:
+        """Outcome with violated cuts, or None if p is protected in every direction."""
+        a_p = self.values[p]
+        cuts: list[Cut] = []
+        fail = False
+        if self.upl[p] > 0 and hi_val - a_p < self.upl[p] - self.eps:
+            fail = True
+            if d_up is not None:
+                c = self._cut(p, "upper", d_up, self.upl[p])
+                if c is not None:
+                    cuts.append(c)
+        if self.lpl[p] > 0 and a_p - lo_val < self.lpl[p] - self.eps:
+            fail = True
+            if d_lo is not None:
+                c = self._cut(p, "lower", d_lo, self.lpl[p])
+                if c is not None:
+                    cuts.append(c)
+        if self.spl[p] > 0 and hi_val - lo_val < self.spl[p] - self.eps:
+            fail = True
+            if d_up is not None and d_lo is not None:
+                c = self._sliding_cut(p, (d_up, d_lo))
+                if c is not None:
+                    cuts.append(c)
+        if not fail:
+            return None
+        return AttackerOutcome(int(p), float(lo_val), float(hi_val), cuts)
+
+    def _sliding_cut(self, p: int, ds: tuple[np.ndarray, np.ndarray]) -> Cut | None:
+        """Σ ((d_up⁺+d_lo⁺)LB + (d_up⁻+d_lo⁻)UB) x ≥ SPL (argusqt/docs/methods.md §3.2)."""
+        d_up, d_lo = ds
+        cap = (np.maximum(d_up, 0) + np.maximum(d_lo, 0)) * self.lb + (
+            np.maximum(-d_up, 0) + np.maximum(-d_lo, 0)
+        ) * self.ub
+        cells = np.flatnonzero(cap > 0)
+        coef = cap[cells]
+        fixed_part = float(np.dot(coef, np.where(self.free[cells], 0.0, self.fixed[cells])))
+        rhs = self.spl[p] - fixed_part
+        if rhs <= self.eps:
+            return None
+        fmask = self.free[cells]
+        return Cut(
+            p,
+            "sliding",
+            cells[fmask],
+            np.minimum(coef[fmask], rhs) / rhs,
+            1.0,
+            cells,
+            coef,
+            float(self.spl[p]),
+        )
+
+    def is_protected(self, x: np.ndarray, cancel: Cancellable | None = None) -> bool:
+        """True iff every primary passes both attacker LPs at the 0/1 point x (False when a
+        cancel or the deadline stopped the check before every primary was seen)."""
+        fails = self.separate(x, stop_at_first=True, cancel=cancel)
+        return not fails and not self.interrupted
+
+    def relation_cuts(self) -> list[Cut]:
+        """Initial cuts: a relation containing a primary needs another suppressed cell
+        (argusqt/docs/methods.md §3.2)."""
+        cuts: list[Cut] = []
+        rel_csc = self.rel.tocsc()
+        ind, ptr, dat = self.rel.indices, self.rel.indptr, self.rel.data
+        for p in self.targets:
+            rows = rel_csc.indices[rel_csc.indptr[p] : rel_csc.indptr[p + 1]]
+            coefs = rel_csc.data[rel_csc.indptr[p] : rel_csc.indptr[p + 1]]
+            for r, coef_p in zip(rows, coefs, strict=True):
+                cells = ind[ptr[r] : ptr[r + 1]]
+                vals = dat[ptr[r] : ptr[r + 1]]
+                keep = cells != p
+                for kind, c_p, pl in (("upper", -1.0, self.upl[p]), ("lower", 1.0, self.lpl[p])):
+                    if pl <= 0:
+                        continue
+                    # π on relation r chosen so that d_p = 0: c_p − π·coef_p = 0
+                    d = -(c_p / coef_p) * vals[keep]
+                    c = self._cut_sparse(int(p), kind, cells[keep], d, pl)
+                    if c is not None and c.cells.size:
+                        cuts.append(c)
+        return _dedupe(cuts)
+
+
+def _dedupe(cuts: list[Cut]) -> list[Cut]:
+    """Drop cuts identical (same cells and coefficients) to an earlier one."""
+    seen: set[bytes] = set()
+    out = []
+    for c in cuts:
+        key = c.cells.tobytes() + np.round(c.coef, 9).tobytes()
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
+
+
+#: relative size of a relation's miss that is float noise of summing the cell values
+NOISE = 1e-7
+
+
+def exact_rhs(problem: CSPProblem) -> tuple[np.ndarray, np.ndarray]:
+    """Right-hand sides the cell values satisfy exactly, and the relations missed by more.
+
+    Totals summed in floating point miss their relation by ~1e-16 of their size: on values
+    of 10⁸ that exceeds HiGHS's absolute feasibility tolerance (1e-7), and an attacker LP
+    whose every cell sits at a bound is then "infeasible" at the true table. The attacker
+    of a published table knows the relations exactly, so taking the noise into the
+    right-hand side changes nothing an audit could see (its tolerance is ≥ 5·10⁻⁷).
+    """
+    rel = sp.csr_matrix(problem.relations, dtype=float)
+    rhs = np.asarray(problem.rhs, dtype=float)
+    if rel.shape[0] == 0:
+        return rhs, np.zeros(0, dtype=bool)
+    values = np.asarray(problem.values, dtype=float)
+    residual = rel @ values - rhs
+    scale = abs(rel) @ np.abs(values)
+    bad = np.abs(residual) > NOISE * np.maximum(scale, 1.0)
+    return rhs + np.where(bad, 0.0, residual), bad
+
+
+def require_additive(problem: CSPProblem) -> None:
+    """MethodError naming the first relation the cell values do not satisfy.
+
+    Every attacker LP starts from the true table, so relations that do not hold for the
+    values make them infeasible; say so before any solver runs instead of failing inside
+    one (SCIP callbacks turn it into "unspecified error").
+    """
+
+    rhs, bad = exact_rhs(problem)
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        row = sp.csr_matrix(problem.relations)[r]
+        miss = float((row @ np.asarray(problem.values, dtype=float))[0] - problem.rhs[r])
+        raise MethodError(
+            f"the table is not additive: relation {r + 1} misses its right-hand side by "
+            f"{miss:.6g} ({int(bad.sum())} relations do not hold); protect an additive "
+            "table (for tabular input, check the totals)"
+        )
+
+
+def default_fixed(problem: CSPProblem) -> np.ndarray:
+    """Master values of non-free cells: primaries and existing secondaries 1, 10/14 etc. 0."""
+    fixed = np.full(problem.n_cells, np.nan)
+    cand = problem.candidate
+    fixed[~cand] = 0.0
+    fixed[problem.primary | problem.secondary] = 1.0
+    return fixed

@@ -1,0 +1,208 @@
+"""One entry point for every protection method: `run_method(problem, "OPT", options, …)`.
+
+Methods come from the registry (protection/registry.py); `options` are the solver's own keys
+(a descriptor's `solver_options` makes them from typed parameters). Suppression methods
+always end with a full audit: a pattern that fails it raises AuditError and is never
+returned as protected. Intervals, rounded and adjusted values end with the form-aware
+publication verdict (protection.disclosure) in `result.verdict`; the session keeps such a
+result only as NOT PUBLISHABLE when it fails.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from argusqt.errors import AuditError, Cancelled, TimeLimitError
+from argusqt.model.status import is_candidate, is_primary, is_suppressed, secondary_status_for
+from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
+from argusqt.protection.audit.disclosure import face_verdict, result_face
+from argusqt.protection.audit.insider_repair import make_publishable
+from argusqt.protection.audit.outsider import EXACT_AUDIT_LIMIT, pattern_digest
+from argusqt.protection.audit.publication import CANCEL_GRACE
+from argusqt.protection.core import registry
+from argusqt.protection.core.budget import (
+    Deadline,
+    DeadlineToken,
+    out_of_time,
+    seconds_param,
+    seeds,
+    stop_after,
+)
+from argusqt.protection.core.problem import CSPProblem
+from argusqt.protection.core.registry import MethodDescriptor
+from argusqt.protection.core.result import TIME_LIMIT_DECIDED, ProtectionResult
+from argusqt.protection.suppress.singleton import (
+    SINGLETON_KEYS,
+    add_singleton_cells,
+    drop_virtual,
+    singleton_request,
+)
+
+
+def run_method(
+    problem: CSPProblem,
+    method: str | MethodDescriptor,
+    params: dict | None = None,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+) -> ProtectionResult:
+    """Run a method by name; suppression methods end with a publishable pattern or an error.
+
+    Suppression methods get the singleton options (SS and SM on unless switched off, MF with
+    a minimum frequency, see singleton_request): methods that model them (descriptor
+    `singletons="method"`) get the keys, the others get virtual cells added here. The pattern then goes through the publication verdict (outsider and insider
+    attacker); cells a respondent could recompute are repaired (more suppressions) rather
+    than published. params "audit_intervals": True (exact intervals), False (pass/fail) or
+    "auto" (exact up to EXACT_AUDIT_LIMIT suppressed cells). A method's own pass/fail audit
+    of the very same pattern (same digest) is reused instead of repeated. params "max_time"
+    (seconds) is the whole run's safety cap, the final audit included: past it and its grace
+    (budget.limit_grace) the run ends with TimeLimitError; a result the cap changed says so
+    (`timed_out`, and TIME_LIMIT_DECIDED in its log).
+    """
+    params = dict(params or {})
+    desc = method if isinstance(method, MethodDescriptor) else registry.get(method)
+    limit = seconds_param(params, "max_time", "time_limit")
+    run_deadline = Deadline(limit)
+    result = _run(problem, desc, params, progress, cancel, run_deadline, limit)
+    result.figures |= seeds()  # saved with the session, as the result's figures
+    if result.timed_out and TIME_LIMIT_DECIDED not in result.log:
+        result.log.append(TIME_LIMIT_DECIDED)
+    return result
+
+
+def _run(
+    problem: CSPProblem,
+    desc: MethodDescriptor,
+    params: dict,
+    progress: ProgressCallback,
+    cancel: CancelToken | None,
+    run_deadline: Deadline,
+    limit: float | None,
+) -> ProtectionResult:
+    """run_method's work: the method, then (suppression) the publication audit in time."""
+    name = desc.name
+    if desc.kind != "suppress":
+        face_result: ProtectionResult = desc.solve(problem, params, progress, cancel)
+        if face_result.verdict is None:
+            # the face as it will be printed gets the one publication verdict (argusqt/docs/methods.md §2.1, §14)
+            verdict = face_verdict(problem, result_face(desc.face, face_result), cancel=cancel)
+            face_result.verdict = verdict
+            face_result.log.append(verdict.summary())
+        return face_result
+    opts, minfreq = singleton_request(params)
+    options = {k: v for k, v in params.items() if k not in SINGLETON_KEYS}
+    work, n_virtual = problem, 0
+    if desc.singletons == "method":
+        options |= {
+            "singleton_singleton": "SS" in opts,
+            "singleton_multiple": "SM" in opts,
+            "min_freq": minfreq,
+        }
+    elif opts and problem.freq is not None:
+        work, n_virtual = add_singleton_cells(problem, None, opts, minfreq)
+    try:
+        result: ProtectionResult = desc.solve(work, options, progress, cancel)
+    except TimeLimitError as err:
+        raise TimeLimitError(f"{name}: {err}") from None
+    except Cancelled as err:  # the caller says what the table holds now
+        why = err.message.removeprefix("cancelled ")
+        raise Cancelled(f"{name} cancelled: {why}") from None
+
+    # the method's own audit judged the pattern on `work` (with its virtual cells)
+    own_digest = result.figures.get("audit_digest")
+    own_same = own_digest is not None and own_digest == pattern_digest(
+        work, is_suppressed(result.status)
+    )
+    if n_virtual:
+        result = drop_virtual(result, problem.n_cells)
+        result.log.append(f"{n_virtual} virtual singleton cells added ({', '.join(opts)})")
+    elif opts and problem.freq is not None:
+        result.log.append(f"singleton options {', '.join(opts)}")
+    _normalise_statuses(problem, result)
+    sup = is_suppressed(result.status)
+    mode = params.get("audit_intervals", "auto")
+    exact = bool(mode) if mode != "auto" else int(sup.sum()) <= EXACT_AUDIT_LIMIT
+    own = result.audit
+    own_exact = bool(result.figures.get("audit_exact"))
+    outsider = None
+    if (
+        (own_exact or not exact)
+        and own is not None
+        and own_same
+        and (n_virtual == 0 or (own.ok and not exact))
+    ):
+        # the method already ran this audit on exactly this pattern: on this problem, or
+        # with virtual cells, whose relations only narrow the attacker (a pass there is a
+        # pass here; its bounds, cut to the real cells, are reachable points here)
+        outsider = own
+        kind = "exact" if own_exact else "pass/fail"
+        result.log.append(f"audit: the method's own {kind} audit of this pattern is used")
+    verdict_own = result.verdict
+    if (
+        n_virtual == 0
+        and verdict_own is not None
+        and verdict_own.ok
+        and (own_exact or not exact)
+        and result.figures.get("publication_digest") == pattern_digest(problem, sup)
+    ):
+        # the method ran the publication audit (and its repair) on this very pattern within
+        # its time limit (OPT): repeating it would run past the user's limit
+        result.audit = verdict_own.outsider
+        result.log.append(verdict_own.summary())
+        return result
+    progress(ProgressEvent(message="Auditing the pattern (outsider and insiders)"))
+    # a cancel (before or during the audit) leaves CANCEL_GRACE seconds to finish it; the
+    # run's time limit and its grace bound it too
+    grace = cancel.grace(CANCEL_GRACE) if cancel is not None else None
+    stop = DeadlineToken(run_deadline, grace, extra=stop_after(limit))
+    try:
+        fixed, verdict, added = make_publishable(
+            problem, sup, outsider=outsider, intervals=exact, cancel=stop
+        )
+    except AuditError as err:
+        raise AuditError(f"{name}: {err}") from None
+    except Cancelled:
+        if stop.out_of_time and not (cancel is not None and cancel.cancelled):
+            raise TimeLimitError(
+                f"{name}: "
+                + out_of_time(
+                    limit,
+                    "while auditing its pattern (outsider and insiders), so it is not used",
+                    outcome="the table was left unchanged",
+                )
+            ) from None
+        raise Cancelled(
+            f"{name} cancelled: its best pattern could not be audited in time, so it is not used"
+        ) from None
+    if added:
+        status = np.asarray(result.status).copy()
+        new = fixed & ~sup
+        status[new] = secondary_status_for(status[new])
+        result.status = status
+        _normalise_statuses(problem, result)
+        result.optimal = False
+        if result.lower_bound is not None and result.cost > 0:
+            result.gap = max(0.0, result.cost - result.lower_bound) / result.cost
+        result.log.append(
+            f"{added} cells suppressed in addition so that no respondent alone in a "
+            "suppressed cell recomputes another primary"
+        )
+    result.audit = verdict.outsider
+    result.verdict = verdict
+    result.log.append(verdict.summary())
+    return result
+
+
+def _normalise_statuses(problem: CSPProblem, result: ProtectionResult) -> None:
+    """Secondaries as 11/12 per input status (1→11, 2→12, 13→11), primaries unchanged, cost."""
+    orig = np.asarray(problem.status)
+    status = np.asarray(result.status).astype(orig.dtype, copy=True)
+    prim = is_primary(orig)
+    if not np.all(is_suppressed(status)[prim]):
+        raise AuditError(f"{result.method}: a primary cell was published by the method")
+    status[prim] = orig[prim]
+    new = is_suppressed(status) & is_candidate(orig)
+    status[new] = secondary_status_for(orig[new])
+    result.status = status
+    sec = new | (is_suppressed(status) & ~prim & ~is_candidate(orig))
+    result.cost = float(np.sum(np.asarray(problem.cost, dtype=float)[sec & ~prim]))

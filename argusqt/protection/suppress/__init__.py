@@ -1,0 +1,1 @@
+"""Secondary suppression methods: OPT, MOD, HEUR (and its polish), GH, NET, linked tables."""

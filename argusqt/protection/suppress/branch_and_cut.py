@@ -1,0 +1,883 @@
+"""The branch-and-cut of OPT (argusqt/docs/methods.md §3): Fischetti–Salazar capacity cuts
+separated by attacker LPs, on SCIP, for one problem with some cells fixed. OPT (optimal.py)
+and HEUR's polish (heur_polish.py) call it; its guided heuristic is passed in (`guide`).
+Threading decision (measured with `benchmarks/bench_optimal.py --gil`, 1H2D 989 cells, OPT in
+a threading.Thread, main thread counting 10 ms sleeps): idle baseline 98.3 sleeps/s (longest
+14 ms); `optimize()` 91.6/s (longest 38 ms); `optimizeNogil()` 91.4/s (longest 29 ms). Most
+of the run is our Python separation (CPython switches threads every 5 ms) and HiGHS, so both
+keep a GUI responsive on these tables; `optimize()` holds the GIL through SCIP's own C work
+(master LPs, branching), which grows with the table, so we use `optimizeNogil()` and stay
+in-process (no subprocess). Callbacks re-acquire the GIL. Cancel: callbacks and the event
+handler poll the token and call interruptSolve(); the best pattern proven protected is kept.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from pyscipopt import (
+    SCIP_EVENTTYPE,
+    SCIP_HEURTIMING,
+    SCIP_PARAMSETTING,
+    SCIP_RESULT,
+    Conshdlr,
+    Eventhdlr,
+    Heur,
+    Model,
+)
+
+from argusqt.errors import Cancelled
+from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
+from argusqt.protection.audit.insider import insider_audit, respondents_of
+from argusqt.protection.core.budget import SCIP_SEED_SHIFT, Deadline
+from argusqt.protection.core.problem import CSPProblem
+from argusqt.protection.lp.separation import Cut, Separator, default_fixed
+
+#: seconds between two progress events
+PROGRESS_EVERY = 0.25
+#: share of the branch-and-cut's work (its attacker LPs) the LP-guided heuristic's path and
+#: clean-up LPs may take (see _GuidedHeur); counts, not seconds, so that the runs it makes —
+#: and the pattern SCIP ends with — are the same on every machine and load (issue 22)
+GUIDED_SHARE = 0.3
+#: the guided heuristic waits at least this many attacker LPs of the branch-and-cut
+GUIDED_DELAY_MIN = 200
+#: the guided heuristic runs only while the gap exceeds this: near the bound, branching
+#: closes it sooner (1H2D 2,508 cells, 5 seeds: 9 runs found nothing and cost 7.6 s of 35 s;
+#: b520 at load 8.7: runs at gaps of 6–15 % took 2.0 s of SCIP's 5.7 s; the sample data's
+#: gap is 40–60 % while it runs)
+GUIDED_GAP = 0.20
+
+
+#: a 0/1 pattern and the run's stop → (primary, cells its attacker knows) per insider
+#: disclosure, or None when the stop came first
+InsiderCheck = Callable[[np.ndarray, Any], list[tuple[int, np.ndarray]] | None]
+#: the master's LP point over all cells, the incumbent's cost, a stop token and a seconds cap
+#: (None: none) → a protected 0/1 pattern cheaper than the incumbent, or None (_GuidedHeur)
+Guide = Callable[[np.ndarray, float, CancelToken, "float | None"], np.ndarray | None]
+
+
+@dataclass
+class PatternOutcome:
+    """What the branch-and-cut found on one (sub)problem: a 0/1 mask over its cells."""
+
+    mask: np.ndarray | None
+    cost: float
+    bound: float | None
+    optimal: bool
+    cancelled: bool = False
+    #: the time limit (a safety cap) stopped it: the pattern may differ on another machine
+    timed_out: bool = False
+    #: a work limit (nodes, attacker LPs) stopped it: the same pattern on any machine
+    work_limit: bool = False
+    infeasible: bool = False
+    cuts: int = 0
+    nodes: int = 0
+    lps: int = 0
+    #: runs of the LP-guided heuristic and the patterns it gave SCIP that SCIP accepted
+    guided_runs: int = 0
+    guided_found: int = 0
+    #: why a node was left without a finished check (None: every step was exact, so the
+    #: bound and `optimal` are proofs for the model; see _Run.uncertified)
+    uncertified: str | None = None
+    log: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------------- SCIP plug-ins
+class _CapacityHandler(Conshdlr):
+    """Separates capacity cuts and accepts an integer point only if every primary passes."""
+
+    def __init__(
+        self,
+        sep: Separator,
+        free: np.ndarray,
+        xvars: list,
+        run: _Run,
+        insiders: InsiderCheck | None = None,
+    ):
+        self.sep = sep
+        self.free_idx = free
+        self.xvars = xvars
+        self.run = run
+        self.tvars: list | None = None
+        self.obj: np.ndarray | None = None
+        self.store = _CutStore(sep.values.shape[0])
+        #: the insider check of a 0/1 pattern (None: outsiders only)
+        self.insiders = insiders
+        #: per respondent (its known cells): its attacker LPs and the primaries it recomputed
+        self.insider_pool: dict[bytes, tuple[Separator, set[int]]] = {}
+        self.pending: list[Cut] = []  # cuts found in conscheck, added at the next separation
+        #: 0/1 points the enforcement judged protected in full (see _key)
+        self.proven: set[bytes] = set()
+        self.bridgeless: _Bridgeless | None = None
+
+    # -- helpers
+    def _x(self, sol=None) -> np.ndarray:
+        x = np.zeros(self.sep.values.shape[0])
+        x[self.free_idx] = [self.model.getSolVal(sol, v) for v in self.xvars]
+        return x
+
+    def _obj(self) -> np.ndarray:
+        if self.obj is None:
+            self.obj = np.zeros(self.sep.values.shape[0])
+            self.obj[self.free_idx] = [v.getObj() for v in self.xvars]
+        return self.obj
+
+    def _trans(self) -> list:
+        if self.tvars is None:
+            self.tvars = [self.model.getTransformedVar(v) for v in self.xvars]
+        return self.tvars
+
+    def attacker_lps(self) -> int:
+        """Attacker LPs of the separation so far (outsider and insiders): the work count."""
+        return self.sep.n_lps + sum(sep.n_lps for sep, _ in self.insider_pool.values())
+
+    def _insider_sep(self, known: np.ndarray) -> tuple[Separator, set[int]]:
+        """The attacker LPs of the respondent that alone makes up `known` (those cells are
+        constants to it: fixed published in the model of its LPs)."""
+        key = np.sort(known).tobytes()
+        hit = self.insider_pool.get(key)
+        if hit is None:
+            fixed = self.sep.fixed.copy()
+            fixed[known] = 0.0
+            sep = Separator(self.sep.problem, fixed)
+            sep.deadline = self.sep.deadline
+            sep.sweep = self.sep.sweep
+            hit = self.insider_pool[key] = (sep, set())
+        return hit
+
+    def _insider_cuts(self, x: np.ndarray) -> tuple[list[Cut], bool]:
+        """At a 0/1 point every outsider passes: the insider audit's disclosures, and the
+        capacity cuts of each insider's LP (valid for every pattern an insider cannot break:
+        Σ over cells it does not know ≥ the level)."""
+        if self.insiders is None:
+            return [], False
+        found = self.insiders(self.sep.full_point(x) > 0.5, self.run.stop)
+        if found is None:  # stopped by the deadline or a cancel: not checked
+            self.sep.interrupted = True
+            return [], True
+        cuts: list[Cut] = []
+        for cell, known in found:
+            sep, cells = self._insider_sep(known)
+            cells.add(int(cell))
+            outcomes = self._separate(sep, x, np.array([cell]))
+            cuts += [c for o in outcomes for c in o.cuts if c.lhs(x) < c.rhs - 1e-6]
+        if found and not cuts:
+            cuts.append(self._nogood(x))
+        self.run.n_insider_cuts += len(cuts)
+        return cuts, bool(found)
+
+    def _cuts_for(self, x: np.ndarray, x_int: bool) -> tuple[list[Cut], bool]:
+        """Violated cuts at x and whether some primary fails (at a 0/1 point x: to an
+        outsider, or else to an insider)."""
+        outcomes = self._separate(self.sep, x)
+        if x_int and not outcomes and not self.sep.interrupted:
+            return self._insider_cuts(x)
+        cuts = [c for o in outcomes for c in o.cuts]
+        if not x_int and self.insider_pool:
+            # the respondents met so far, at the fractional point too: a tighter bound
+            for sep, cells in list(self.insider_pool.values()):
+                more = self._separate(sep, x, np.array(sorted(cells)))
+                cuts += [c for o in more for c in o.cuts]
+        if x_int and outcomes:
+            # an unprotected integer point must be cut off: a capacity cut violated only by
+            # LP round-off (a shortfall of a few eps on a large level) would not, and SCIP
+            # would enforce the same point again; the no-good always does
+            cuts = [c for c in cuts if c.lhs(x) < c.rhs - 1e-6]
+            if not cuts:
+                cuts.append(self._nogood(x))
+        return cuts, bool(outcomes)
+
+    def _separate(self, sep: Separator, x: np.ndarray, primaries=None, **kw) -> list:
+        """sep.separate under the run's stop; a check stopped early (the stop's poll, or an
+        attacker LP stopped by HiGHS's time limit, set to what the deadline leaves) ends the
+        run as the stop does (_Stop.halt)."""
+        out = sep.separate(x, primaries, cancel=self.run.stop, **kw)
+        if sep.interrupted:
+            self.run.stop.halt()
+        return out
+
+    def _nogood(self, x: np.ndarray) -> Cut:
+        """An unprotected 0/1 pattern and all its subsets fail: some published cell must go."""
+        zero = np.flatnonzero(self.sep.free & (x < 0.5))
+        return Cut(-1, "nogood", zero, np.ones(zero.size), 1.0, zero, np.ones(zero.size), 1.0)
+
+    def _pos(self, cells: np.ndarray) -> np.ndarray:
+        return self.run.pos_of[cells]
+
+    def _add_conss(self, cuts: list[Cut]) -> None:
+        self.store.add(cuts)
+        for c in cuts:
+            pos = self._pos(c.cells)
+            expr = sum(float(k) * self.xvars[int(j)] for k, j in zip(c.coef, pos, strict=True))
+            self.model.addCons(expr >= c.rhs, name=f"cap{self.run.n_cuts}", removable=False)
+            self.run.n_cuts += 1
+
+    def _cancelled(self) -> bool:
+        """The run must stop: a cancel, its deadline, or a node already left unproven (SCIP
+        clears its interrupt flag once seen, so every callback asks again)."""
+        if self.run.stop.cancelled or self.run.uncertified is not None:
+            self.model.interruptSolve()
+            return True
+        return False
+
+    def _give_up(self, why: str) -> dict:
+        """Leave a node whose check did not finish: SCIP needs an answer, and a cut-off node
+        makes every later bound and "optimal" of SCIP unproven (run.uncertified)."""
+        self.run.uncertify(self.model, why)
+        self.model.interruptSolve()
+        return {"result": SCIP_RESULT.CUTOFF}
+
+    def _enforce(self, sol=None) -> dict:
+        if self._cancelled():
+            return self._give_up(self.run.uncertified or _stop_reason(self.run))
+        x = self._x(sol)
+        cuts, fails = self._cuts_for(np.round(x), True)
+        if fails:
+            # a primary that fails was judged in full: its cuts (or the no-good) hold for
+            # every protected pattern, however the rest of the check ended
+            if any(c.cells.size == 0 and c.rhs > 0 for c in cuts):
+                # no free cell can help (e.g. a subtable whose margins are fixed): this node
+                # is infeasible; "0 ≥ rhs" is not a constraint SCIP accepts
+                return {"result": SCIP_RESULT.CUTOFF}
+            if cuts:
+                self._add_conss(cuts)
+                return {"result": SCIP_RESULT.CONSADDED}
+        if self._cancelled() or self.sep.interrupted:  # not every primary was checked
+            return self._give_up(_stop_reason(self.run))
+        if not fails:
+            # SCIP prunes the node and then offers this point to conscheck: it must be
+            # accepted there even if the clock has run out by then (a proven pattern lost
+            # with its node would leave a bound above a protected pattern's cost)
+            self.proven.add(_key(x))
+            return {"result": SCIP_RESULT.FEASIBLE}
+        return self._give_up("a failing pattern without a cut")
+
+    # -- callbacks
+    def consenfolp(self, constraints, nusefulconss, solinfeasible):
+        return self._enforce()
+
+    def consenfops(self, constraints, nusefulconss, solinfeasible, objinfeasible):
+        return self._enforce()
+
+    def conscheck(
+        self, constraints, solution, checkintegrality, checklprows, printreason, completely
+    ):
+        obj = float(self.model.getSolObjVal(solution))
+        x = np.round(self._x(solution))
+        if _key(x) in self.proven:  # judged in full by the enforcement
+            self.run.best = min(self.run.best, obj)
+            return {"result": SCIP_RESULT.FEASIBLE}
+        if self.run.stop.cancelled:  # out of time: reject (never accept an unchecked pattern)
+            return {"result": SCIP_RESULT.INFEASIBLE}
+        if obj >= self.run.best - 1e-9 * max(1.0, abs(self.run.best)):
+            # no cheaper than a pattern already proven protected: not worth an attacker LP
+            # (SCIP keeps that one; on big tables such candidates — "suppress all" from the
+            # trivial heuristic — meant blocks of the whole table and minutes per check)
+            return {"result": SCIP_RESULT.INFEASIBLE}
+        self.run.n_checks += 1
+        if self.store.violated(x):  # a known valid cut rejects it without any LP
+            return {"result": SCIP_RESULT.INFEASIBLE}
+        protected = not self._separate(self.sep, x, stop_at_first=True)
+        if protected and not self.sep.interrupted and not self.run.stop.cancelled:
+            cuts, fails = self._insider_cuts(x)
+            if fails or self.run.stop.cancelled:
+                # rejected by an insider: its cuts join the model at the next separation
+                self.store.add(cuts)
+                self.pending.extend(c for c in cuts if c.cells.size)
+                return {"result": SCIP_RESULT.INFEASIBLE}
+            self.run.best = min(self.run.best, obj)
+            return {"result": SCIP_RESULT.FEASIBLE}
+        return {"result": SCIP_RESULT.INFEASIBLE}
+
+    def conssepalp(self, constraints, nusefulconss):
+        if self._cancelled():
+            return {"result": SCIP_RESULT.DIDNOTRUN}
+        if self.model.getDepth() > self.run.sepa_depth:
+            return {"result": SCIP_RESULT.DIDNOTRUN}
+        x = self._x()
+        if (
+            self.model.getDepth() == 0
+            and self.model.getLPSolstat() == 1
+            and not self.model.inProbing()
+        ):
+            # an optimal root LP (global bounds, valid rows only) is a valid global lower
+            # bound; a heuristic's probing LP has local bounds and is not
+            _report(self.model, self.run, lp_value=float(np.dot(self._obj(), x)))
+        cuts, _ = self._cuts_for(x, False)
+        cuts, self.pending = cuts + self.pending, []
+        # the bridgeless cuts hold for some optimal pattern, not for every protected one: they
+        # never join the store that rejects candidates
+        self.store.add(cuts)
+        if self.bridgeless is not None:
+            cuts += self.bridgeless.cuts(self.sep.full_point(x))
+        if not cuts:
+            return {"result": SCIP_RESULT.DIDNOTFIND}
+        tvars = self._trans()
+        added = False
+        for c in cuts:
+            pos = self._pos(c.cells)
+            if float(np.dot(c.coef, x[c.cells])) >= c.rhs - 1e-6:
+                continue
+            row = self.model.createEmptyRowUnspec(
+                name=f"capr{self.run.n_cuts}", lhs=c.rhs, rhs=None, local=False, removable=True
+            )
+            self.model.cacheRowExtensions(row)
+            for k, j in zip(c.coef, pos, strict=True):
+                self.model.addVarToRow(row, tvars[int(j)], float(k))
+            self.model.flushRowExtensions(row)
+            self.model.addPoolCut(row)
+            self.model.addCut(row, forcecut=False)
+            self.model.releaseRow(row)
+            self.run.n_cuts += 1
+            added = True
+        return {"result": SCIP_RESULT.SEPARATED if added else SCIP_RESULT.DIDNOTFIND}
+
+    def conslock(self, constraint, locktype, nlockspos, nlocksneg):
+        # rounding a suppression down may unprotect a primary; rounding up never does
+        for v in self.xvars:
+            self.model.addVarLocks(v, nlockspos + nlocksneg, 0)
+
+
+class _Bridgeless:
+    """Bridgeless cuts x_i ≤ Σ_{j ∈ r, j ≠ i} x_j for a free cell i of relation r.
+
+    A secondary alone suppressed in a relation is recomputed from it by every attacker
+    (outsider or insider), so publishing it again leaves every attacker's range as it was:
+    some optimal pattern (every one, with positive costs) has no such cell. These cuts may
+    cut off protected patterns, so they are LP rows only, never a reason to reject a
+    candidate (argusqt/docs/methods.md §3.2).
+    """
+
+    #: most cuts per separation round, the most violated first
+    MAX_CUTS = 500
+
+    def __init__(self, sep: Separator):
+        rel = sep.rel.tocsr()
+        self.pattern = sp.csr_matrix((np.ones(rel.nnz), rel.indices, rel.indptr), shape=rel.shape)
+        row = np.repeat(np.arange(rel.shape[0]), np.diff(rel.indptr))
+        col = rel.indices.astype(np.int64)
+        # relations with a suppressed non-free cell (a primary) already hold the cut
+        fixed_one = (~sep.free) & (np.nan_to_num(sep.fixed) > 0.5)
+        others = self.pattern @ fixed_one.astype(float)
+        keep = sep.free[col] & (others[row] == 0)
+        self.row, self.col = row[keep], col[keep]
+        self.free = sep.free
+        self.rel = rel
+
+    def cuts(self, xf: np.ndarray) -> list[Cut]:
+        if self.row.size == 0:
+            return []
+        total = self.pattern @ xf
+        viol = 2.0 * xf[self.col] - total[self.row]
+        hit = np.flatnonzero(viol > 1e-6)
+        hit = hit[np.argsort(-viol[hit], kind="stable")][: self.MAX_CUTS]
+        out = []
+        ind, ptr = self.rel.indices, self.rel.indptr
+        for k in hit:
+            r, i = int(self.row[k]), int(self.col[k])
+            cells = ind[ptr[r] : ptr[r + 1]]
+            cells = cells[self.free[cells] & (cells != i)]
+            all_cells = np.r_[cells, i]
+            coef = np.r_[np.ones(cells.size), -1.0]
+            out.append(Cut(-1, "bridgeless", all_cells, coef, 0.0, all_cells, coef, 0.0))
+        return out
+
+
+class _StopToken(CancelToken):
+    """The run's stop (cancel or deadline) and a deadline of its own, as a CancelToken whose
+    grace is itself: a guided heuristic stopped early is simply dropped."""
+
+    def __init__(self, stop: _Stop, seconds: float | None = None):
+        super().__init__()
+        self.stop = stop
+        self.deadline = Deadline(seconds)
+
+    @property
+    def cancelled(self) -> bool:
+        if not self._event.is_set() and (self.stop.cancelled or self.deadline.expired):
+            self.cancel()
+        return self._event.is_set()
+
+    def grace(self, seconds: float) -> Any:
+        return self
+
+
+class _GuidedHeur(Heur):
+    """LP-guided primal heuristic (Fischetti–Salazar): the start heuristic again with every
+    cell's cost scaled by (1 − x*) at the master's LP point, so it prefers the cells the LP
+    suppresses. Its pattern (insider-repaired by `guide`) goes through SCIP's check like any
+    other candidate. Throttled by work, never by the clock: its LPs stay within GUIDED_SHARE
+    of the branch-and-cut's attacker LPs, and it runs only at new LP points."""
+
+    def __init__(self, hdlr: _CapacityHandler, guide: Guide, delay: float):
+        self.hdlr = hdlr
+        self.guide = guide
+        self.spent = 0  # LPs of the guided runs so far
+        self.seconds = 0.0  # their time, for the log only
+        self.calls = 0
+        self.found = 0
+        self.last_x: np.ndarray | None = None
+        self.next_at = float(delay)  # in attacker LPs of the branch-and-cut
+        self.misses = 0  # runs in a row that found nothing: the wait grows with them
+
+    def heurexec(self, heurtiming, nodeinfeasible):
+        run = self.hdlr.run
+        now = self.hdlr.attacker_lps()
+        if run.stop.cancelled or now < self.next_at or self.spent > GUIDED_SHARE * now:
+            return {"result": SCIP_RESULT.DIDNOTRUN}
+        if self.model.getLPSolstat() != 1:  # not an optimal LP point
+            return {"result": SCIP_RESULT.DIDNOTRUN}
+        x = self.hdlr.sep.full_point(self.hdlr._x())
+        if self.last_x is not None and np.abs(x - self.last_x).max() < 0.05:
+            return {"result": SCIP_RESULT.DIDNOTRUN}
+        inc = self.model.getPrimalbound()
+        incumbent = float(inc) + run.offset if abs(inc) < 1e19 else np.inf
+        bound = max(
+            run.bound if run.bound is not None else -np.inf,
+            float(self.model.getDualbound()) if abs(self.model.getDualbound()) < 1e19 else -np.inf,
+        )
+        if np.isfinite(incumbent) and incumbent - (bound + run.offset) <= GUIDED_GAP * abs(
+            incumbent
+        ):
+            return {"result": SCIP_RESULT.DIDNOTRUN}
+        self.last_x = x
+        t0 = run.watch.elapsed
+        mask = self.guide(x, incumbent, _StopToken(run.stop), None)
+        self.seconds += run.watch.elapsed - t0
+        took = max(1, int(getattr(self.guide, "last_lps", 1)))
+        self.spent += took
+        self.calls += 1
+        # the next run no sooner than this one's LPs again, times the misses in a row
+        self.next_at = self.hdlr.attacker_lps() + took * (1 + self.misses)
+        if mask is not None and not run.stop.cancelled:
+            sol = self.model.createSol(self)
+            for v, i in zip(self.hdlr.xvars, self.hdlr.free_idx, strict=True):
+                self.model.setSolVal(sol, v, 1.0 if mask[i] else 0.0)
+            if self.model.trySol(sol):
+                self.found += 1
+                self.misses = 0
+                return {"result": SCIP_RESULT.FOUNDSOL}
+        self.misses += 1
+        return {"result": SCIP_RESULT.DIDNOTFIND}
+
+
+class _CutStore:
+    """Every cut generated so far as one sparse matrix, to reject candidates cheaply."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self.pending: list[Cut] = []
+        self.mat = sp.csr_matrix((0, n))
+        self.rhs = np.zeros(0)
+
+    def add(self, cuts: list[Cut]) -> None:
+        self.pending.extend(c for c in cuts if c.cells.size)
+
+    def violated(self, x: np.ndarray) -> bool:
+        if self.pending:
+            rows = np.concatenate([np.full(c.cells.size, k) for k, c in enumerate(self.pending)])
+            cols = np.concatenate([c.cells for c in self.pending])
+            vals = np.concatenate([c.coef for c in self.pending])
+            new = sp.csr_matrix((vals, (rows, cols)), shape=(len(self.pending), self.n))
+            self.mat = sp.vstack([self.mat, new]).tocsr()
+            self.rhs = np.r_[self.rhs, [c.rhs for c in self.pending]]
+            self.pending = []
+        if self.mat.shape[0] == 0:
+            return False
+        # a clear violation only: cut coefficients carry LP round-off
+        return bool(np.any(self.mat @ x < self.rhs - 1e-6))
+
+
+class _Progress(Eventhdlr):
+    """Rate-limited progress events and cancellation from SCIP's event loop."""
+
+    def __init__(self, run: _Run):
+        self.run = run
+
+    def eventinit(self):
+        self.model.catchEvent(SCIP_EVENTTYPE.BESTSOLFOUND, self)
+        self.model.catchEvent(SCIP_EVENTTYPE.NODESOLVED, self)
+        self.model.catchEvent(SCIP_EVENTTYPE.LPSOLVED, self)
+
+    def eventexit(self):
+        self.model.dropEvent(SCIP_EVENTTYPE.BESTSOLFOUND, self)
+        self.model.dropEvent(SCIP_EVENTTYPE.NODESOLVED, self)
+        self.model.dropEvent(SCIP_EVENTTYPE.LPSOLVED, self)
+
+    def eventexec(self, event):
+        run = self.run
+        if run.stop.cancelled or run.uncertified is not None:
+            self.model.interruptSolve()
+            return
+        forced = event.getType() == SCIP_EVENTTYPE.BESTSOLFOUND
+        _report(self.model, run, forced=forced)
+
+
+def _report(model: Model, run: _Run, forced: bool = False, lp_value: float | None = None) -> None:
+    """One rate-limited progress event with SCIP's incumbent, lower bound and gap.
+
+    Called from the event handler and from the cut separator: on a large table one root
+    separation round can outlast many seconds, and no node or LP event fires meanwhile.
+    While the root node is open SCIP's dual bound is still -inf; the root LP value is then
+    a valid lower bound (the LP holds a subset of the valid constraints: a relaxation).
+    """
+    run.note_bound(model, lp_value)
+    now = time.perf_counter()
+    if not forced and now - run.last_report < PROGRESS_EVERY:
+        return
+    run.last_report = now
+    inc = model.getPrimalbound()
+    inc_v = float(inc) + run.offset if abs(inc) < 1e19 else None
+    b = run.bound + run.offset if run.bound is not None else None
+    if inc_v is not None and b is not None:
+        b = min(b, inc_v)
+    gap = None
+    if inc_v is not None and b is not None:
+        gap = max(0.0, inc_v - b) / max(abs(inc_v), 1e-9)
+    run.progress(
+        ProgressEvent(
+            message="Optimal suppression: branch-and-cut",
+            bound=b,
+            incumbent=inc_v,
+            gap=gap,
+            cuts=run.n_cuts,
+            elapsed=run.watch.elapsed,
+            extra={"nodes": model.getNNodes(), "phase": "branch-and-cut"},
+        )
+    )
+
+
+class _Stop:
+    """What the callbacks poll: the user's cancel, the end of the run's time (a safety cap)
+    or the end of its work budget (`max_lps` attacker LPs, counted by `work`).
+
+    SCIP checks its time limit only between callbacks, and one separation round on a big
+    fractional point can take minutes: the separator stops at this deadline too. The LP
+    count grows the same way on every machine, so a stop at it is reproducible.
+    """
+
+    def __init__(
+        self,
+        cancel: CancelToken | None,
+        deadline: Deadline,
+        max_lps: int | None = None,
+        work: Callable[[], int] | None = None,
+    ):
+        self.cancel = cancel
+        self.deadline = deadline
+        self.max_lps = max_lps
+        self.work = work
+        #: the work budget stopped the run (not the clock, not the user)
+        self.work_hit = False
+        #: a check stopped early (an attacker LP at HiGHS's time limit, a cancel, the work
+        #: budget): the run ends there, as at the deadline (see halt)
+        self.halted = False
+
+    @property
+    def user_cancelled(self) -> bool:
+        return self.cancel is not None and self.cancel.cancelled
+
+    @property
+    def cancelled(self) -> bool:
+        if self.user_cancelled:
+            return True
+        if self.work_hit or self.halted:
+            return True
+        if self.max_lps is not None and self.work is not None and self.work() >= self.max_lps:
+            self.work_hit = True
+            return True
+        return self.deadline.expired
+
+    def halt(self) -> None:
+        """A check stopped before every primary was judged: the run ends there. Unless the
+        user or the work budget stopped it, the clock did (HiGHS's time limit inside an
+        attacker LP is what the deadline left), so the result may differ elsewhere."""
+        if not self.work_hit and not self.user_cancelled:
+            self.deadline.hit = True
+        self.halted = True
+
+    def reason(self) -> str:
+        """Why a check stopped: the user's cancel, the work budget or the run's time."""
+        if self.user_cancelled:
+            return "cancelled"
+        if self.work_hit:
+            return f"a check stopped by the work limit ({self.max_lps:,} attacker LPs)"
+        return "a check stopped by the time limit"
+
+
+@dataclass
+class _Run:
+    cancel: CancelToken | None
+    progress: ProgressCallback
+    watch: Stopwatch
+    pos_of: np.ndarray
+    stop: _Stop
+    offset: float = 0.0
+    sepa_depth: int = 10**9
+    n_cuts: int = 0
+    n_checks: int = 0
+    n_insider_cuts: int = 0
+    #: the best certified lower bound on the free cost (SCIP's dual bound or the root LP
+    #: value, read only while every step so far was exact)
+    bound: float | None = None
+    best: float = np.inf  # objective of the cheapest candidate proven protected
+    last_report: float = 0.0  # perf_counter of the last progress event
+    #: why a node was left without a finished check (None: none was): from then on SCIP's
+    #: dual bound, "optimal" and "infeasible" are not proofs (argusqt/docs/methods.md §3.4)
+    uncertified: str | None = None
+
+    def note_bound(self, model: Model, lp_value: float | None = None) -> None:
+        """Raise the certified bound to SCIP's dual bound (while every step was exact) or
+        to an optimal root LP value (a relaxation of valid rows: always a bound)."""
+        cands = [lp_value] if lp_value is not None else []
+        if self.uncertified is None:
+            cands.append(float(model.getDualbound()))
+        for b in cands:
+            if np.isfinite(b) and abs(b) < 1e19:
+                self.bound = max(self.bound if self.bound is not None else -np.inf, b)
+
+    def uncertify(self, model: Model, why: str) -> None:
+        """A node is about to be cut off without a finished check: keep the bound proven up
+        to now, and trust nothing SCIP concludes after it."""
+        if self.uncertified is None:
+            self.note_bound(model)
+            self.uncertified = why
+
+
+def _key(x: np.ndarray) -> bytes:
+    """A 0/1 master point (free cells) as a set key."""
+    return np.packbits(np.asarray(x) > 0.5).tobytes()
+
+
+def _stop_reason(run: _Run) -> str:
+    """Why a check stopped: the user's cancel, the work budget or the run's time."""
+    return run.stop.reason()
+
+
+# ---------------------------------------------------------------------- core solve
+def solve_pattern(
+    problem: CSPProblem,
+    fixed: np.ndarray | None = None,
+    *,
+    max_time: float = 600.0,
+    gap: float = 0.0,
+    start: np.ndarray | None = None,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+    sepa_depth: int | None = None,
+    threads_nogil: bool = True,
+    heuristics: str = "fast",
+    insiders: InsiderCheck | None = None,
+    guide: Guide | None = None,
+    guide_delay: float = GUIDED_DELAY_MIN,
+    bridgeless: bool = True,
+    max_nodes: int | None = None,
+    max_lps: int | None = None,
+) -> PatternOutcome:
+    """Branch-and-cut on `problem` with cells fixed as in `fixed` (NaN = free; see Separator).
+
+    `start` is a known protected 0/1 pattern (start solution). `insiders` checks a 0/1
+    pattern that every outsider LP passes against the insiders (the respondents alone in
+    a cell): their disclosures become capacity cuts of their own LPs, so the proof covers
+    the insiders too. Returns the best pattern SCIP proved protected (None if it found none)
+    and the dual bound on the free cost. `max_nodes` and `max_lps` (attacker LPs of the
+    separation) bound the search by work instead of seconds, so a stop at them gives the same
+    pattern on any machine; `max_time` is only a safety cap (a stop there sets `timed_out`).
+    """
+    watch = Stopwatch()
+    fixed = default_fixed(problem) if fixed is None else np.asarray(fixed, dtype=float)
+    sep = Separator(problem, fixed)
+    # no coverage LPs: on OPT's candidates (small blocks, most primaries checked again and
+    # again) they cost more than the per-primary LPs they spare — b520 at load 7.7: SCIP
+    # 3.4 → 2.1–2.6 s; 1H2D 2,508 cells seeds 0/1/3: 23.6/19.2/45.5 → 21.4/17.6/35.9 s
+    sep.sweep = False
+    free = np.flatnonzero(sep.free)
+    cost = np.asarray(problem.cost, dtype=float)
+    pos_of = np.full(problem.n_cells, -1, dtype=np.int64)
+    pos_of[free] = np.arange(free.size)
+    offset = 0.0
+    stop = _Stop(cancel, Deadline(max_time), max_lps)
+    run = _Run(cancel, progress, watch, pos_of, stop, offset)
+    sep.deadline = run.stop.deadline
+    if sep.targets.size == 0:
+        mask = np.where(sep.free, 0.0, sep.fixed) > 0.5
+        return PatternOutcome(mask, 0.0, 0.0, True)
+    init = sep.relation_cuts()
+    # an initial cut without free cells means no pattern can protect that primary
+    if any(c.cells.size == 0 for c in init):
+        return PatternOutcome(None, np.inf, None, False, infeasible=True)
+
+    model = Model("argusqt-opt")
+    model.hideOutput()
+    model.setParam("limits/time", max(0.1, float(max_time)))
+    model.setParam("limits/gap", float(gap))
+    model.setParam("presolving/maxrounds", 0)
+    model.setParam("presolving/maxrestarts", 0)
+    model.setParam("propagating/dualfix/freq", -1)
+    model.setParam("propagating/dualfix/maxprerounds", 0)
+    model.setParam("misc/allowstrongdualreds", False)
+    model.setParam("misc/allowweakdualreds", False)
+    model.setParam("randomization/randomseedshift", SCIP_SEED_SHIFT)
+    if max_nodes is not None:
+        model.setParam("limits/totalnodes", max(1, int(max_nodes)))
+    model.setHeuristics(
+        {"off": SCIP_PARAMSETTING.OFF, "default": SCIP_PARAMSETTING.DEFAULT}.get(
+            heuristics.lower(), SCIP_PARAMSETTING.FAST
+        )
+    )
+    xvars = [model.addVar(name=f"x{i}", vtype="B", obj=float(cost[i])) for i in free]
+    for c in init:
+        pos = pos_of[c.cells]
+        model.addCons(
+            sum(float(k) * xvars[int(j)] for k, j in zip(c.coef, pos, strict=True)) >= c.rhs
+        )
+    run.sepa_depth = 10**9 if sepa_depth is None else sepa_depth
+    hdlr = _CapacityHandler(sep, free, xvars, run, insiders)
+    stop.work = hdlr.attacker_lps
+    if bridgeless and not np.any(cost[free] < 0):
+        # valid only for costs ≥ 0: publishing a bridge then never costs more
+        # (argusqt/docs/methods.md §3.2)
+        hdlr.bridgeless = _Bridgeless(sep)
+    model.includeConshdlr(
+        hdlr,
+        "capacity",
+        "Fischetti-Salazar capacity constraints",
+        sepapriority=-1,
+        enfopriority=-1,
+        chckpriority=-1,
+        sepafreq=1,
+        propfreq=-1,
+        eagerfreq=-1,
+        needscons=True,
+    )
+    cons = model.createCons(hdlr, "capacity", initial=True, separate=True, enforce=True, check=True)
+    model.addPyCons(cons)
+    model.includeEventhdlr(_Progress(run), "argusqt-progress", "progress and cancel")
+    guided = None
+    if guide is not None:
+        guided = _GuidedHeur(hdlr, guide, guide_delay)
+        model.includeHeur(
+            guided,
+            "argusqt-guided",
+            "start heuristic with LP-scaled costs",
+            "G",
+            priority=1000,
+            freq=1,
+            freqofs=0,
+            maxdepth=-1,
+            timingmask=SCIP_HEURTIMING.DURINGLPLOOP | SCIP_HEURTIMING.AFTERLPNODE,
+        )
+    if start is not None:
+        sol = model.createSol()
+        for v, i in zip(xvars, free, strict=True):
+            model.setSolVal(sol, v, 1.0 if start[i] else 0.0)
+        model.addSol(sol, free=True)
+    if threads_nogil:
+        model.optimizeNogil()
+    else:
+        model.optimize()
+    status = model.getStatus()
+    outcome = PatternOutcome(None, np.inf, None, False, cuts=run.n_cuts + len(init))
+    outcome.nodes = int(model.getNNodes())
+    outcome.lps = hdlr.attacker_lps()
+    if guided is not None:
+        outcome.guided_runs, outcome.guided_found = guided.calls, guided.found
+    outcome.cancelled = bool(cancel is not None and cancel.cancelled)
+    # an attacker LP stopped by HiGHS's own time limit (set to what the deadline leaves) may
+    # end a few milliseconds before our clock calls the deadline expired: that is the
+    # deadline too (_Stop.halt marks it as the clock's), not an unexplained stop. Any stop by
+    # the clock (SCIP's, or a callback's poll of the deadline, whatever status SCIP then
+    # reports) means the pattern may differ on another machine.
+    clock = (
+        status == "timelimit"
+        or stop.deadline.expired
+        or ((stop.halted or sep.interrupted) and not stop.work_hit)
+    )
+    # the work budget, not the clock, ended the run: the same stop on every machine
+    work_stop = stop.work_hit and not stop.deadline.hit and status != "timelimit"
+    outcome.work_limit = work_stop or status in ("nodelimit", "totalnodelimit")
+    outcome.timed_out = not outcome.cancelled and clock
+    # a node left without a finished check (run.uncertified: the clock, the work budget, a
+    # cancel) was cut off unexplored: SCIP may then call the whole tree "infeasible" or its
+    # incumbent "optimal", which proves nothing; any other stop proves nothing either
+    exact = run.uncertified is None
+    stopped = outcome.cancelled or clock or stop.work_hit or stop.halted or sep.interrupted
+    outcome.infeasible = status == "infeasible" and exact and not stopped
+    sols = model.getSols() if model.getNSols() else []
+    best = None
+    best_obj = np.inf
+    for s in sols:
+        obj = float(model.getSolObjVal(s))
+        if obj < best_obj:
+            vals = np.array([model.getSolVal(s, v) for v in xvars])
+            best, best_obj = vals, obj
+    if exact:
+        run.note_bound(model)  # SCIP's final dual bound: every node was closed by a proof
+    bound = run.bound if run.bound is not None else -np.inf
+    if best is not None:
+        mask = np.where(sep.free, 0.0, sep.fixed) > 0.5
+        mask[free] = best > 0.5
+        outcome.mask = mask
+        outcome.cost = float(cost[free][best > 0.5].sum())
+    if abs(bound) < 1e19:
+        outcome.bound = float(bound)
+        if outcome.mask is not None:
+            outcome.bound = min(outcome.bound, outcome.cost)
+    # only a search that ran to its end with every node closed by a proof: a stop (user,
+    # clock or work budget) may have left nodes unexplored
+    outcome.optimal = (
+        exact
+        and not stopped
+        and outcome.mask is not None
+        and (
+            status == "optimal"
+            or (
+                status == "gaplimit"
+                and outcome.bound is not None
+                and outcome.cost - outcome.bound <= 1e-9 * max(1.0, abs(outcome.cost))
+            )
+        )
+    )
+    outcome.uncertified = run.uncertified
+    outcome.log.append(
+        f"SCIP status {status}"
+        + ("" if exact else f" (not a proof: {run.uncertified} left a node unchecked)")
+        + f", nodes {outcome.nodes}, cuts {outcome.cuts}"
+        + (f" ({run.n_insider_cuts} against insiders)" if insiders is not None else "")
+        + f", candidate checks {run.n_checks}, attacker LPs {sep.n_lps}, {watch.elapsed:.2f} s"
+        + (
+            f"; guided heuristic {guided.found} patterns in {guided.calls} runs "
+            f"({guided.spent} LPs, {guided.seconds:.1f} s)"
+            if guided is not None
+            else ""
+        )
+    )
+    return outcome
+
+
+def _insider_check(problem: CSPProblem) -> InsiderCheck | None:
+    """The publication audit's insider attacker as the branch-and-cut's check (None when the
+    problem has no respondents: there is nothing to check)."""
+    respondents = respondents_of(problem)
+    if respondents is None or respondents.count == 0:
+        return None
+    n = problem.n_cells
+
+    def check(mask: np.ndarray, stop: Any) -> list[tuple[int, np.ndarray]] | None:
+        try:
+            out = insider_audit(problem, mask[:n], respondents=respondents, cancel=stop)
+        except Cancelled:
+            return None
+        return [(d.cell, np.asarray(d.known, dtype=np.int64)) for d in out.disclosures]
+
+    return check
+
+
+def _skipped(problem: CSPProblem, **_kw) -> PatternOutcome:
+    """Outcome when a cancel arrived before the branch-and-cut started."""
+    return PatternOutcome(None, np.inf, None, False, cancelled=True)

@@ -1,0 +1,631 @@
+"""Optimal secondary cell suppression (argusqt/docs/methods.md §3): a start pattern from
+HEUR, the branch-and-cut (branch_and_cut.py) on SCIP from it, and the publication audit of
+the best pattern proven protected.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+
+from argusqt.errors import AuditError, Cancelled, MethodError, TimeLimitError
+from argusqt.model.status import Status, is_primary
+from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
+from argusqt.protection.audit import insider_repair
+from argusqt.protection.audit.insider_repair import make_publishable
+from argusqt.protection.audit.outsider import EXACT_AUDIT_LIMIT, audit, pattern_digest
+from argusqt.protection.audit.publication import CANCEL_GRACE
+from argusqt.protection.core.budget import Deadline, DeadlineToken, seconds_param
+from argusqt.protection.core.params import MethodParams, TableFacts, minutes_param
+from argusqt.protection.core.problem import CSPProblem
+from argusqt.protection.core.registry import MethodDescriptor, register
+from argusqt.protection.core.result import ProtectionResult, grouped
+from argusqt.protection.lp.separation import Separator, require_additive
+from argusqt.protection.suppress.branch_and_cut import (
+    GUIDED_DELAY_MIN,
+    Guide,
+    PatternOutcome,
+    _insider_check,
+    _skipped,
+    solve_pattern,
+)
+from argusqt.protection.suppress.heuristic import solve_heuristic
+from argusqt.protection.suppress.singleton import singleton_param, singleton_solver_options
+
+#: share of OPT's time limit the start heuristic may use
+START_SHARE = 0.25
+#: share of the time limit after which the start heuristic is stopped (it is asked for START_SHARE)
+START_STOP = 0.5
+#: time kept for the final checks, in units of what checking and publishing the start pattern
+#: took (the same audits on a pattern that is usually smaller)
+AUDIT_RESERVE = 1.5
+#: time kept for the final checks when there is no start pattern to measure them on
+NO_START_RESERVE = 0.15
+#: share of the limit the publication audit of the best pattern may overrun it by
+SLACK = 0.1
+#: the guided heuristic's first run waits until the branch-and-cut has solved this many times
+#: the start heuristic's LPs (at least GUIDED_DELAY_MIN attacker LPs): small tables are proven
+#: before it would pay (b520: the root closes in 0.6 s, where three guided runs added 0.5 s)
+GUIDED_DELAY = 3.0
+
+
+def _guide(problem: CSPProblem, work: CSPProblem, publish: bool) -> Guide:
+    """The LP-guided heuristic for `work` (problem plus its virtual singleton cells): the start
+    heuristic on costs scaled by (1 − x*), then (with `publish`) the insider repair of the
+    publication audit, so the pattern SCIP gets has a chance to pass its insider check."""
+    # insider_repair's own binding, not this module's make_publishable: the publication of
+    # OPT's patterns (`publish` in solve_optimal) is a separate step (tests patch it)
+    repair = insider_repair.make_publishable
+
+    n = problem.n_cells
+    cost = np.asarray(work.cost, dtype=float)
+    reach = work.candidate | work.primary | work.secondary
+
+    def run(
+        x: np.ndarray, incumbent: float, stop: CancelToken, seconds: float | None
+    ) -> np.ndarray | None:
+        run.last_lps = 0  # type: ignore[attr-defined]  # the work _GuidedHeur counts
+        if stop.cancelled:
+            return None
+        scaled = replace(work, cost=cost * np.clip(1.0 - x, 0.0, 1.0))
+        try:
+            res = solve_heuristic(scaled, {"max_time": seconds}, cancel=stop)
+        except (Cancelled, MethodError, AuditError):
+            return None
+        figures = res.figures
+        run.last_lps = figures["path_lps"] + figures.get("cleanup_lps", 0)  # type: ignore[attr-defined]
+        mask = ((res.status != work.status) | work.primary | work.secondary) & reach
+        if float(cost[mask & ~work.primary].sum()) >= incumbent - 1e-9 * abs(incumbent):
+            return None
+        if publish and not stop.cancelled:
+            try:
+                fixed, _, _ = repair(problem, mask[:n], intervals=False, cancel=stop)
+            except (Cancelled, MethodError, AuditError):
+                return None
+            mask = np.r_[fixed, mask[n:]]
+            if float(cost[mask & ~work.primary].sum()) >= incumbent - 1e-9 * abs(incumbent):
+                return None
+        return mask
+
+    return run
+
+
+# ------------------------------------------------ singletons (argusqt/docs/methods.md §5)
+def with_singleton_cells(
+    problem: CSPProblem,
+    *,
+    singleton_singleton: bool = False,
+    singleton_multiple: bool = False,
+    min_freq: int = 0,
+    true_primary: np.ndarray | None = None,
+) -> CSPProblem:
+    """Problem plus one virtual unsafe cell v = Σ primaries per risky relation
+    (argusqt/docs/methods.md §5).
+
+    Risky relations (interior cells only, as argusqt.protection.suppress.singleton): exactly two true
+    primaries, both singletons (SS) or one singleton and one multi-respondent cell (SM); or
+    ≥ 2 true primaries with 0 < Σ freq < min_freq (MF).
+    Virtual cells come after the original cells (indices ≥ problem.n_cells).
+    """
+    if problem.freq is None or not (singleton_singleton or singleton_multiple or min_freq > 0):
+        return problem
+    prim = problem.primary if true_primary is None else np.asarray(true_primary, dtype=bool)
+    freq = np.asarray(problem.freq, dtype=float)
+    rel = sp.csr_matrix(problem.relations)
+    groups: list[tuple[int, ...]] = []
+    child = rel.multiply(rel > 0).tocsr()  # interior cells of each relation (coefficient +1)
+    child.eliminate_zeros()
+    pattern = sp.csr_matrix((np.ones(child.nnz), child.indices, child.indptr), shape=child.shape)
+    n_prim = pattern @ prim.astype(float)
+    for r in np.flatnonzero(n_prim >= 2):
+        cells = child.indices[child.indptr[r] : child.indptr[r + 1]]
+        pc = cells[prim[cells]]
+        f = freq[pc]
+        risky = False
+        if pc.size == 2:
+            n_single = int((f == 1).sum())
+            risky = (singleton_singleton and n_single == 2) or (
+                singleton_multiple and n_single == 1 and (f > 1).any()
+            )
+        if not risky and min_freq > 0:
+            risky = 0 < f.sum() < min_freq
+        if risky:
+            key = tuple(sorted(int(c) for c in pc))
+            if key not in groups:
+                groups.append(key)
+    if not groups:
+        return problem
+    n, k = problem.n_cells, len(groups)
+    vals = np.array([problem.values[list(g)].sum() for g in groups])
+    lo = np.array([problem.lower[list(g)].sum() for g in groups])
+    hi = np.array([problem.upper[list(g)].sum() for g in groups])
+    unit = 10.0 ** (-problem.decimals)
+    upl = np.maximum(1e-4 * np.abs(vals), unit)
+    hi = np.maximum(hi, vals + upl)
+    rows = []
+    cols = []
+    data = []
+    for j, g in enumerate(groups):
+        rows += [j] * (len(g) + 1)
+        cols += [n + j, *g]
+        data += [-1.0] + [1.0] * len(g)
+    extra = sp.csr_matrix((data, (rows, cols)), shape=(k, n + k))
+    base = sp.hstack([rel, sp.csr_matrix((rel.shape[0], k))])
+    spl = problem.spl if problem.spl is not None else np.zeros(n)
+    return CSPProblem(
+        values=np.r_[problem.values, vals],
+        lower=np.r_[problem.lower, lo],
+        upper=np.r_[problem.upper, hi],
+        cost=np.r_[problem.cost, np.ones(k)],
+        status=np.r_[problem.status, np.full(k, Status.UNSAFE_MANUAL, dtype=problem.status.dtype)],
+        lpl=np.r_[problem.lpl, np.zeros(k)],
+        upl=np.r_[problem.upl, upl],
+        relations=sp.vstack([base, extra]).tocsr(),
+        rhs=np.r_[problem.rhs, np.zeros(k)],
+        spl=np.r_[spl, np.zeros(k)],
+        decimals=problem.decimals,
+        dims=None,
+        freq=np.r_[freq, np.array([freq[list(g)].sum() for g in groups])],
+        names=list(problem.names),
+    )
+
+
+def singleton_options(params: dict) -> tuple[bool, bool, int]:
+    """(SS, SM, min_freq) from the solver options (off unless given: run_method gives them)."""
+    return (
+        bool(params.get("singleton_singleton", False)),
+        bool(params.get("singleton_multiple", False)),
+        int(params.get("min_freq", 0) or 0),
+    )
+
+
+# ---------------------------------------------------------------------- start pattern
+def start_pattern(
+    problem: CSPProblem,
+    params: dict,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+    check: bool = True,
+    report: dict | None = None,
+) -> np.ndarray | None:
+    """A protected pattern to start from (the heuristic of argusqt/docs/methods.md §4), or None.
+
+    `check=False` leaves the attacker check of the pattern to the caller (solve_optimal
+    checks it once with its own judge). None when the heuristic fails or is cancelled:
+    suppressing every
+    candidate would protect too, but it is never a pattern worth publishing, so the
+    branch-and-cut starts without one. After a cancel the heuristic may still finish
+    within the cancel's grace time (CANCEL_GRACE); its pattern is then judged by the audit.
+    `report` (a dict) receives the heuristic's ProtectionResult as "result" (its LP counts
+    and whether a time cap changed its course).
+    """
+
+    grace = cancel.grace(CANCEL_GRACE) if cancel is not None else None
+    # in a helper thread, so that a cancel is honoured within the grace time even if the
+    # heuristic does not poll the token often (it gets the grace token and stops too)
+    box: dict = {}
+
+    def work() -> None:
+        try:
+            box["result"] = solve_heuristic(problem, params, progress, grace)
+        except Exception as err:  # noqa: BLE001 - a failing heuristic must not stop OPT
+            box["error"] = err
+
+    # not a daemon: after a cancel the thread may still be inside one HiGHS solve; a daemon
+    # thread there when the interpreter exits aborted the process ("terminate called without
+    # an active exception", exit 134, measured after a cancel in bench_cancel); a normal
+    # thread is joined at exit, and it stops at its next poll of the cancelled token
+    worker = threading.Thread(target=work, name="opt-start-heuristic", daemon=False)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.05)
+        if grace is not None and grace.cancelled:
+            return None
+    res = box.get("result")
+    if res is None:
+        return None
+    if report is not None:
+        report["result"] = res
+    mask = (res.status != problem.status) | problem.primary | problem.secondary
+    mask = mask & (problem.candidate | problem.primary | problem.secondary)
+    if not check:
+        return mask
+    if Separator(problem).is_protected(mask.astype(float), cancel=grace) and not (
+        grace and grace.cancelled
+    ):
+        return mask
+    return None
+
+
+# ---------------------------------------------------------------------- public entry
+def solve_optimal(
+    problem: CSPProblem,
+    params: dict | None = None,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+) -> ProtectionResult:
+    """Minimum-cost protected suppression pattern (batch OPT); statuses 11/12 set on secondaries.
+
+    params: max_time (seconds, default 600: the whole run — start heuristic, branch-and-cut
+    and the publication audit with its insider repair share it; the audit of the best
+    pattern may overrun it by SLACK), gap (relative, default 0), singleton options
+    singleton_singleton / singleton_multiple / min_freq, use_heuristic (default True),
+    audit_intervals (as run_method), publish (run_method's OPT: the pattern returned has
+    passed the publication audit — outsider and insider, repaired — and run_method reuses its
+    verdict; without it only the outsider audit, the model's own optimum). On time-out or
+    cancel the best audited pattern is returned with its lower bound.
+    """
+
+    params = dict(params or {})
+    watch = Stopwatch()
+    limit = seconds_param(params, "max_time") or 600.0
+    deadline = Deadline(limit)
+    start_stop = DeadlineToken(Deadline(START_STOP * limit), cancel)
+    #: the audits of the best pattern may end this late; nothing else may
+    final = DeadlineToken(deadline, cancel, extra=SLACK * limit)
+    require_additive(problem)
+    cancel = cancel or CancelToken()
+    work = with_singleton_cells(
+        problem,
+        singleton_singleton=bool(params.get("singleton_singleton", False)),
+        singleton_multiple=bool(params.get("singleton_multiple", False)),
+        min_freq=int(params.get("min_freq", 0) or 0),
+    )
+    n = problem.n_cells
+    cost = np.asarray(problem.cost, dtype=float)
+    mode = params.get("audit_intervals", "auto")
+
+    def exact_for(m: np.ndarray) -> bool:
+        return bool(mode) if mode != "auto" else int(m.sum()) <= EXACT_AUDIT_LIMIT
+
+    def pattern_cost(m: np.ndarray) -> float:
+        return float(cost[m & ~problem.primary].sum())
+
+    progress(ProgressEvent(message="Optimal suppression: start pattern", elapsed=watch.elapsed))
+    start = None
+    guide_delay = float(GUIDED_DELAY_MIN)
+    #: a time cap changed the run's course somewhere (the result may differ elsewhere)
+    start_clock = False
+    if params.get("use_heuristic", True):
+        # the start heuristic is asked to use a share of the run and stopped at START_STOP:
+        # both are caps only (a heuristic that ends within them is the same everywhere)
+        start_params = dict(params, max_time=deadline.part(START_SHARE), hard_limit=False)
+        report: dict = {}
+        start = start_pattern(work, start_params, progress, start_stop, check=False, report=report)
+        done = report.get("result")
+        if done is not None:
+            start_clock = bool(done.timed_out)
+            lps = int(done.figures.get("path_lps", 0)) + int(done.figures.get("cleanup_lps", 0))
+            guide_delay = max(float(GUIDED_DELAY_MIN), GUIDED_DELAY * lps)
+    judge = Separator(work)
+    checked: dict[bytes, bool] = {}
+
+    def protected(m: np.ndarray) -> bool:
+        """Exact attacker LPs on the full relation set (strict tolerance, virtual cells too)."""
+        full = np.r_[m, np.ones(work.n_cells - n, dtype=bool)] if work is not problem else m
+        key = np.packbits(full).tobytes()
+        if key not in checked:
+            ok = judge.is_protected(full.astype(float), cancel=final)
+            if judge.interrupted:  # out of time: not judged, so not usable (and not cached)
+                return False
+            checked[key] = ok
+        return checked[key]
+
+    published: list[_Published] = []
+
+    def publish(m: np.ndarray, what: str, judged: bool = True) -> _Published | None:
+        """The publication audit (outsider and insider) with the insider repair, within the
+        run's time (+ SLACK): the pattern as published, or None when time ran out (or, for a
+        pattern not `judged` protected by the branch-and-cut's own check, when the outsider
+        fails it). Without `publish` (the model alone, for callers that compare methods) the
+        outsider audit only."""
+        exact = exact_for(m)
+        try:
+            if not params.get("publish", False):
+                progress(_phase(f"auditing {what}", pattern_cost(m), watch))
+                res = audit(problem, m, intervals=exact, cancel=final)
+                if not res.ok:
+                    raise AuditError(res.summary())
+                pub = _Published(m, None, res, 0, pattern_cost(m), exact, what)
+            else:
+                progress(_phase(f"auditing {what} (outsider and insiders)", pattern_cost(m), watch))
+                fixed, verdict, added = make_publishable(
+                    problem, m, intervals=exact, progress=progress, cancel=final
+                )
+                cost_f = pattern_cost(fixed)
+                pub = _Published(fixed, verdict, verdict.outsider, added, cost_f, exact, what)
+        except Cancelled:
+            return None
+        except AuditError as err:
+            if not judged:
+                return None
+            raise MethodError(f"optimal pattern failed the audit: {err}") from None
+        published.append(pub)
+        return pub
+
+    # the final checks take about what checking and publishing the start pattern takes
+    t0 = deadline.elapsed
+    start_cost = None
+    scip_start = None
+    if start is not None and not cancel.cancelled:
+        # published first: the audited fallback; then SCIP's own check of it as its start
+        # (a stricter tolerance than the audit's, see Separator.eps)
+        pub = publish(start[:n], "the start pattern", judged=False)
+        if pub is not None:
+            start_cost = pub.cost
+            progress(_phase("checking the start pattern", start_cost, watch))
+            if protected(pub.mask):
+                scip_start = np.r_[pub.mask, np.ones(work.n_cells - n, dtype=bool)]
+    if scip_start is None:
+        # SCIP may start from "every candidate suppressed"; it is filtered out of the results
+        scip_start = work.candidate | work.primary | work.secondary
+        reserve = NO_START_RESERVE * limit
+    else:
+        reserve = AUDIT_RESERVE * (deadline.elapsed - t0) + 0.1
+    progress(_phase("branch-and-cut, root node", start_cost, watch))
+    solve = solve_pattern if not cancel.cancelled else _skipped
+    insiders = _insider_check(problem) if params.get("publish", False) else None
+    out = solve(
+        work,
+        max_time=max(0.0, deadline.remaining - reserve),
+        gap=float(params.get("gap", 0.0)),
+        start=scip_start,
+        progress=progress,
+        cancel=cancel,
+        sepa_depth=params.get("sepa_depth"),
+        threads_nogil=bool(params.get("nogil", True)),
+        heuristics=str(params.get("scip_heuristics", "fast")),
+        insiders=insiders,
+        guide=_guide(problem, work, bool(params.get("publish", False)))
+        if params.get("guided", True)
+        else None,
+        guide_delay=float(params.get("guided_delay", guide_delay)),
+        bridgeless=bool(params.get("bridgeless", True)),
+    )
+    everything = problem.candidate | problem.primary | problem.secondary
+    found = out.mask[:n] if out.mask is not None else None
+    if found is not None and not out.optimal and np.array_equal(found, everything):
+        found = None  # "suppress every candidate" is never published unless proven optimal
+    best = min(published, key=lambda pub: pub.cost, default=None)
+    unaudited = None
+    if cancel.cancelled and best is None and found is None and start is not None:
+        found = start[:n]  # the heuristic finished within the cancel's grace: audited there
+    if found is not None and not any(np.array_equal(found, pub.mask) for pub in published):
+        if cancel.cancelled:
+            # no time for judging here: the caller audits it within the cancel's grace
+            # time and keeps it only if that audit passes (run_method)
+            if best is None or pattern_cost(found) < best.cost:
+                unaudited = found
+        elif best is None or pattern_cost(found) < best.cost:
+            if protected(found):
+                pub = publish(found, "the optimal pattern")
+                if pub is not None and (best is None or pub.cost < best.cost):
+                    best = pub
+    if best is None and unaudited is None:
+        if cancel.cancelled:
+            raise Cancelled("the optimal method was cancelled before it found a safe pattern")
+        if out.infeasible:
+            raise MethodError(
+                "no suppression pattern can protect the unsafe cells: even suppressing every "
+                "safe cell leaves a primary inside its protection interval (bounds too tight "
+                "or protection levels larger than the a-priori range)"
+            )
+        raise TimeLimitError(
+            "the optimal method found no safe pattern within its time limit "
+            f"({limit:g} s); the table was left unchanged: give it more time or use MOD/HEUR"
+        )
+    chosen = unaudited if unaudited is not None else best.mask  # type: ignore[union-attr]
+    status, sec_cost = problem.pattern_statuses(chosen)
+    bound = out.bound
+    if bound is not None:
+        bound = min(bound + float(cost[problem.secondary].sum()), sec_cost)
+    gap = None if bound is None else max(0.0, sec_cost - bound) / max(abs(sec_cost), 1e-9)
+    # the bound is certified (solve_pattern): a kept pattern of the model that costs no more
+    # than it is optimal, whichever step found it (e.g. the insider-repaired start pattern)
+    reached = bound is not None and sec_cost - bound <= 1e-9 * max(1.0, abs(sec_cost))
+    optimal = unaudited is None and (
+        bool(
+            out.optimal
+            and found is not None
+            and np.array_equal(found, chosen)
+            and (best is None or best.added == 0)
+        )
+        or (reached and protected(chosen))
+    )
+    if optimal and float(params.get("gap", 0.0)) == 0.0:
+        gap = 0.0 if gap is not None and gap < 1e-9 else gap
+    log = list(out.log)
+    figures: dict[str, Any] = {
+        "cuts": out.cuts,
+        "nodes": out.nodes,
+        "attacker_lps": out.lps,
+        "guided_runs": out.guided_runs,
+        "guided_found": out.guided_found,
+    }
+    verdict = None
+    audit_res = None
+    if unaudited is None and best is not None:
+        verdict, audit_res = best.verdict, best.audit
+        if best.added:
+            log.append(
+                f"{best.added} cells suppressed in addition to {best.what} so that no "
+                "respondent alone in a suppressed cell recomputes another primary"
+            )
+        digest = pattern_digest(problem, chosen)
+        figures |= {"audit_digest": digest, "audit_exact": best.exact}
+        if verdict is not None:
+            log.append(
+                f"publication audit done within the run ({deadline.elapsed:.1f} s of {limit:g} s)"
+            )
+            figures["publication_digest"] = digest
+    kept = int(np.count_nonzero(problem.secondary))
+    log.append(_bound_line(sec_cost, bound, gap, optimal, out, kept))
+    if bound is not None and not optimal:
+        log.append(_bound_scope(problem, work, insiders is not None))
+    result = ProtectionResult(
+        method="OPT",
+        status=status,
+        cost=sec_cost,
+        lower_bound=bound,
+        gap=gap,
+        optimal=optimal,
+        cancelled=out.cancelled,
+        timed_out=bool(
+            out.timed_out
+            or start_clock
+            or start_stop.deadline.hit
+            or (deadline.hit and not out.cancelled)
+        ),
+        elapsed=watch.elapsed,
+        audit=audit_res,
+        verdict=verdict,
+        log=log,
+        figures=figures,
+    )
+    progress(
+        ProgressEvent(
+            message="Optimal suppression finished",
+            fraction=1.0,
+            bound=bound,
+            incumbent=sec_cost,
+            gap=gap,
+            cuts=out.cuts,
+            elapsed=watch.elapsed,
+            extra={"phase": "finished", "optimal": optimal},
+        )
+    )
+    return result
+
+
+@dataclass
+class _Published:
+    """A pattern after the publication audit: as published (repaired), its verdict, cost."""
+
+    mask: np.ndarray
+    verdict: Any  # the publication verdict (None: outsider audit only)
+    audit: Any  # the outsider audit
+    added: int
+    cost: float
+    exact: bool
+    what: str
+
+
+def _phase(what: str, incumbent: float | None, watch: Stopwatch) -> ProgressEvent:
+    """A phase change without a fraction: the progress bar turns busy again (the start
+    heuristic's "100 %" must not stand for the whole branch-and-cut)."""
+    return ProgressEvent(
+        message=f"Optimal suppression: {what}",
+        incumbent=incumbent,
+        elapsed=watch.elapsed,
+        extra={"phase": what},
+    )
+
+
+def _bound_line(
+    cost: float, bound: float | None, gap: float | None, optimal: bool, out, kept: int = 0
+) -> str:
+    """The logbook line with OPT's final cost, lower bound and gap: "proven optimal" only
+    when the branch-and-cut closed every node by a proof (argusqt/docs/methods.md §3.4);
+    `kept` secondaries of the table stayed suppressed, so the proof is for that problem."""
+    if optimal and (gap is None or gap == 0.0):
+        given = f" keeping the table's {kept} secondaries" if kept else ""
+        return (
+            f"OPT: cost {grouped(cost)}, proven optimal{given} "
+            f"(lower bound {grouped(cost)}, gap 0.00 %)"
+        )
+    why = (
+        "time limit reached"
+        if out.timed_out
+        else "cancelled"
+        if out.cancelled
+        else "work limit reached"
+        if out.work_limit
+        else "stopped"
+    )
+    if out.optimal and not (out.timed_out or out.cancelled):
+        why = "the branch-and-cut's optimum needed more cells for the insiders"
+    head = f"OPT: cost {grouped(cost)}, best pattern found, not proven optimal"
+    if optimal:  # proven within the relative gap the user allowed
+        head, why = f"OPT: cost {grouped(cost)}, proven within the gap asked for", "gap limit"
+    if bound is None or gap is None:
+        return f"{head}; no certified lower bound ({why})"
+    return f"{head}; certified lower bound {grouped(bound)}, gap {100 * gap:.2f} % ({why})"
+
+
+def _bound_scope(problem: CSPProblem, work: CSPProblem, insiders: bool) -> str:
+    """What OPT's lower bound bounds: the cost of every pattern of the model it solved —
+    the problem as posed, with levels met in full (argusqt/docs/methods.md §3.4)."""
+    parts = ["every primary's full protection levels against the outside attacker"]
+    if insiders:
+        parts.append("against each respondent alone in a suppressed cell")
+    if work is not problem:
+        parts.append(f"the {work.n_cells - problem.n_cells} groups of the singleton options")
+    kept = int(np.count_nonzero(problem.secondary))
+    keep = f", keeping the table's {kept} secondaries" if kept else ""
+    return (
+        "lower bound: no pattern costs less that meets "
+        + ", ".join(parts)
+        + keep
+        + " (a pattern that uses the audit's tolerance of half a unit of the last decimal "
+        "is not covered)"
+    )
+
+
+# ---------------------------------------------------------------------- registry
+@dataclass(frozen=True, kw_only=True)
+class OptParams(MethodParams):
+    """`OPT(t, maxComputingTime)`; the singleton options are argusqt extensions (on)."""
+
+    METHOD: ClassVar[str] = "OPT"
+    max_minutes: float = minutes_param(
+        10,
+        position=1,
+        batch="maxComputingTime",
+        help="For the whole run: start heuristic, branch-and-cut and the final audit share it.",
+    )
+    singleton_singleton: bool = singleton_param("SS", extension=True)
+    singleton_multiple: bool = singleton_param("SM", extension=True)
+    min_freq_option: bool = singleton_param("MF", extension=True)
+
+
+def _solve_and_publish(
+    problem: CSPProblem,
+    params: dict | None = None,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+) -> ProtectionResult:
+    """OPT as run_method runs it: the publication audit and insider repair inside its limit."""
+    return solve_optimal(problem, dict(params or {}, publish=True), progress, cancel)
+
+
+def _opt_options(p: OptParams, facts: TableFacts) -> dict[str, Any]:
+    return {"max_time": 60.0 * p.max_minutes, **singleton_solver_options(p, facts)}
+
+
+DESCRIPTOR = register(
+    MethodDescriptor(
+        name="OPT",
+        kind="suppress",
+        label="Optimal suppression",
+        help="Fewest cost of secondary suppressions (branch-and-cut, SCIP).",
+        params=OptParams,
+        solve=_solve_and_publish,
+        solver_options=_opt_options,
+        linked="joint",
+        singletons="method",
+        order=10,
+    )
+)
+
+__all__ = [
+    "OptParams",
+    "PatternOutcome",
+    "solve_optimal",
+    "solve_pattern",
+    "with_singleton_cells",
+    "is_primary",
+]
