@@ -106,3 +106,25 @@ def test_neighbourhoods_take_the_virtual_cells_of_their_cells():
         base = got[got < grid.size]
         want = [v for v, mem in grid.members.items() if np.isin(mem, base).any()]
         assert set(got[got >= grid.size].tolist()) == set(want)
+
+
+def test_grid_product_is_the_c_order_product_of_the_chosen_codes():
+    # Grid.product builds flat indices by broadcasting (issue 26): with every cell suppressed
+    # and no limits every code of every dimension is chosen, so the product is the whole
+    # table in C order, and a cell's row of siblings only is that row in order
+    from argusqt.protection.lp.components import Grid
+
+    rng = np.random.default_rng(26)
+    dims = [hier_codelist("a", [3, 2]), hier_codelist("b", [2, 3]), hier_codelist("c", [4])]
+    p = random_problem(rng, dims, primary_share=0.2)
+    grid = Grid(p)
+    everything = np.zeros(p.n_cells)  # score 0: all suppressed
+    for cell in (0, 7, p.n_cells - 1):
+        got = grid.product(cell, everything, k_free=0, k_sup=1 << 30)
+        np.testing.assert_array_equal(got, np.arange(grid.size))
+    shape = grid.shape
+    only_zero = np.full(p.n_cells, np.inf)
+    only_zero[0] = 0.0
+    got = grid.product(0, only_zero, k_free=0, k_sup=1 << 30)
+    assert got.dtype == np.int64 and got.tolist() == [0]
+    assert grid.size == int(np.prod(shape))

@@ -438,5 +438,9 @@ class Grid:
                         chosen.add(x)
                         stack.append(x)
             per_dim.append(np.fromiter(sorted(chosen), dtype=np.int64))
-        grids = np.meshgrid(*per_dim, indexing="ij")
-        return np.ravel_multi_index([g.ravel() for g in grids], self.shape)
+        # flat indices of the product in C order (what ravel_multi_index of an "ij" meshgrid
+        # gives, without its copies: a fifth of product's time on b7290)
+        flat = per_dim[0] * self.strides[0]
+        for d in range(1, len(per_dim)):
+            flat = (flat[:, None] + per_dim[d] * self.strides[d]).ravel()
+        return flat
