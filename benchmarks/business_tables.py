@@ -45,6 +45,8 @@ class Survey:
 #: the instances of issue 15: 520, 7,290, 31,808 and ~100k cells; primaries (τ-Argus engine and
 #: argusqt agree): 61, 1,408, 7,193 and 19,308
 SURVEYS = {
+    # the I1-style peer table of issue 22 (78 cells): process start plus a small OPT/MOD
+    "p78": Survey("p78", (3, 3, 3), (4,), 0, 260, sigma=1.7, skew=1.5),
     "b520": Survey("b520", (4, 4, 4, 4, 4), (4, 4, 4, 3), 0, 6_500),
     "b7290": Survey("b7290", (9,) * 8, (3, 3, 2, 2), 5, 100_000, sigma=1.7),
     "b31808": Survey("b31808", (6,) * 10, (10,) * 5, 7, 500_000),
