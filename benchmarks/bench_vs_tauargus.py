@@ -491,8 +491,8 @@ def print_runs(runs: list[Run]) -> None:
     """The table of one instance; ratios against the τ-Argus engine's run of the same method
     (HEUR against its MOD), time ratios of argusqt also against its own tabulation."""
     print(
-        f"   {'engine':8} {'method':6} {'wall s':>8} {'peak MB':>8} {'sec':>6} {'cost':>16} "
-        f"{'audit':>8} {'t/τ':>7} {'cost/τ':>7}  notes"
+        f"   {'engine':8} {'method':6} {'wall s':>8} {'CPU s':>7} {'peak MB':>8} {'sec':>6} "
+        f"{'cost':>16} {'audit':>8} {'t/τ':>7} {'cpu/τ':>7} {'cost/τ':>7}  notes"
     )
     ref = {r.method: r for r in runs if r.engine == TAU and r.ok}
     ref |= {r.method: r for r in runs if r.engine == TAU_FILE and r.ok}
@@ -502,6 +502,7 @@ def print_runs(runs: list[Run]) -> None:
         same = ref.get(run.method) or (ref.get("MOD") if run.method in NOT_IN_ENGINE else None)
         ours = run.engine == OURS and same is not None and run.ok
         t_ratio = run.wall / same.wall if ours and same.engine == TAU else float("nan")
+        cpu_ratio = run.cpu / same.cpu if ours and same.engine == TAU else float("nan")
         c_ratio = run.cost / same.cost if ours and same.cost > 0 else float("nan")
         notes = [run.note] if run.note else []
         if run.engine == OURS and tab is not None and run.method != "TAB" and run.ok:
@@ -517,10 +518,12 @@ def print_runs(runs: list[Run]) -> None:
             notes.append(run.extra["gap"])
         protected = run.method != "TAB" and run.ok
         print(
-            f"   {run.engine:8} {run.method:6} {fmt(run.wall, '8.2f')} {fmt(run.rss_mb, '8.0f')} "
+            f"   {run.engine:8} {run.method:6} {fmt(run.wall, '8.2f')} {fmt(run.cpu, '7.2f')} "
+            f"{fmt(run.rss_mb, '8.0f')} "
             f"{run.n_secondary if protected else '-':>6} "
             f"{fmt(run.cost, '16,.0f') if protected else '-':>16} {run.verdict:>8} "
-            f"{fmt(t_ratio, '7.2f')} {fmt(c_ratio, '7.3f')}  {'; '.join(notes)}",
+            f"{fmt(t_ratio, '7.2f')} {fmt(cpu_ratio, '7.2f')} {fmt(c_ratio, '7.3f')}  "
+            f"{'; '.join(notes)}",
             flush=True,
         )
 
@@ -598,26 +601,36 @@ def bench_process_start(inst: Instance, folder: Path, args, exe: str | None) -> 
     engines = [OURS] + ([TAU] if exe is not None else [])
     # interleaved (ours, theirs, ours, …): a load that changes during the runs hits both
     walls: dict[str, list[float]] = {e: [] for e in engines}
+    cpus: dict[str, list[float]] = {e: [] for e in engines}
     rss: dict[str, list[float]] = {e: [] for e in engines}
     last: dict[str, Run] = {}
     for _ in range(args.repeat):
         for engine in engines:
             r = run_engine(engine, batch, "OPT", 120, exe, output="tabout_ex1.txt")
             walls[engine].append(r.wall)
+            cpus[engine].append(r.cpu)
             rss[engine].append(r.rss_mb)
             last[engine] = r
     for engine in engines:
         r = last[engine]
-        run = Run(engine, "start", statistics.median(walls[engine]), max(rss[engine]))
+        run = Run(
+            engine,
+            "start",
+            statistics.median(walls[engine]),
+            max(rss[engine]),
+            statistics.median(cpus[engine]),
+        )
         run.ok, run.note = r.ok, r.note
         run.extra["walls"] = walls[engine]
         runs.append(run)
     for run in runs:
         ratio = run.wall / runs[-1].wall if len(runs) > 1 else float("nan")
+        cpu_ratio = run.cpu / runs[-1].cpu if len(runs) > 1 else float("nan")
         print(
             f"   {run.engine:8} median wall {run.wall:.3f} s over {args.repeat} runs "
-            f"(min {min(run.extra['walls']):.3f}), peak {run.rss_mb:.0f} MB, "
-            f"ratio to τ-Argus {fmt(ratio, '.2f')} {run.note}",
+            f"(min {min(run.extra['walls']):.3f}), median CPU {run.cpu:.3f} s, peak "
+            f"{run.rss_mb:.0f} MB, ratio to τ-Argus: wall {fmt(ratio, '.2f')}, CPU "
+            f"{fmt(cpu_ratio, '.2f')} {run.note}",
             flush=True,
         )
     return runs
