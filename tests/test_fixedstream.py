@@ -187,3 +187,17 @@ def test_memory_holds_a_part_not_the_file(tmp_path, monkeypatch):
     assert table.freq[0] == n
     assert table.value[0] == pytest.approx(x.sum() / 100)
     assert peak < size / 4, f"peak {peak:,} bytes for a {size:,}-byte file"
+
+
+def test_a_sum_beyond_the_float_range_over_parts_is_refused(tmp_path, monkeypatch):
+    """Each part's sum is finite, the file's is not: refused as the in-memory read does."""
+    (tmp_path / "m.rda").write_text("a 1 1\n  <RECODEABLE>\nx 3 8\n  <NUMERIC>\n")
+    (tmp_path / "m.asc").write_text("1  5.0e307\n2  9.0e307\n1  9.0e307\n2  1.0e307\n")
+    meta = read_rda(tmp_path / "m.rda")
+    with pytest.raises(InputError) as mem:
+        read_microdata(meta, tmp_path / "m.asc")
+    monkeypatch.setattr(fixedstream, "PART_BYTES", 8)  # one line a part
+    with pytest.raises(InputError) as streamed:
+        _stream_all(meta, tmp_path / "m.asc")
+    assert mem.value.line == streamed.value.line == 2
+    assert str(mem.value) == str(streamed.value)

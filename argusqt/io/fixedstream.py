@@ -186,7 +186,7 @@ class StreamedMicroData:
         notes = Notes()
         holding = next((v for v in variables if v is meta.holding), None)
         holdings = _Holdings(holding) if holding is not None else None
-        sums = {v.name: [0.0, 0.0, 0] for v in variables if v.is_number}  # Σ|x|, max |x|, line
+        sums = {v.name: _Sum() for v in variables if v.is_number}
         size = max(path.stat().st_size, 1)
         n_records = done = line0 = 0
         progress(ProgressEvent(f"Reading {path.name}", fraction=0.0))
@@ -209,16 +209,16 @@ class StreamedMicroData:
                     if holdings is not None and var is holding:
                         holdings.runs(ids, part, cats, notes)
                 if var.name in part.numeric and part.n_records:
-                    _add_sum(sums[var.name], part.numeric[var.name], part)
+                    sums[var.name].add(part.numeric[var.name], part)
             n_records += part.n_records
             line0 += part.n_lines
             done += len(part_bytes)
             progress(ProgressEvent(f"Reading {path.name}", fraction=min(done / size, 1.0)))
             yield part
         for var in variables:
-            total, largest, line = sums.get(var.name, (0.0, 0.0, 0))
-            if not np.isfinite(total):
-                raise sum_overflow(var, largest, line, path, "fixed")
+            acc = sums.get(var.name)
+            if acc is not None and not np.isfinite(acc.total):
+                raise sum_overflow(var, acc.largest, acc.line, path, "fixed")
         self.n_records = n_records
         head = [f"{path.name}: {n_records:,} records read (streamed, {len(variables)} variables)"]
         if not n_records:
@@ -226,13 +226,21 @@ class StreamedMicroData:
         self.pass_log = head + notes.lines()
 
 
-def _add_sum(acc: list, values: np.ndarray, part: MicroData) -> None:
-    """Σ|x| of a numeric column over the parts, and its largest |x| with the line."""
-    with np.errstate(over="ignore"):
-        acc[0] += float(np.sum(np.abs(values)))
-    r = int(np.argmax(np.abs(values)))
-    if abs(float(values[r])) > abs(acc[1]) or not acc[2]:
-        acc[1], acc[2] = float(values[r]), part.line_of(r)
+@dataclass
+class _Sum:
+    """Σ|x| of a numeric column over the parts (it must stay finite), and its largest |x|
+    with the line, for the message when it does not."""
+
+    total: float = 0.0
+    largest: float = 0.0
+    line: int = 0
+
+    def add(self, values: np.ndarray, part: MicroData) -> None:
+        with np.errstate(over="ignore"):
+            self.total += float(np.sum(np.abs(values)))
+        r = int(np.argmax(np.abs(values)))
+        if abs(float(values[r])) > abs(self.largest) or not self.line:
+            self.largest, self.line = float(values[r]), part.line_of(r)
 
 
 def _parts(path: Path) -> Iterator[bytes]:
