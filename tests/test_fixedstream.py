@@ -201,3 +201,22 @@ def test_a_sum_beyond_the_float_range_over_parts_is_refused(tmp_path, monkeypatc
         _stream_all(meta, tmp_path / "m.asc")
     assert mem.value.line == streamed.value.line == 2
     assert str(mem.value) == str(streamed.value)
+
+
+def test_byte_order_mark_and_no_final_line_end(tmp_path, monkeypatch):
+    (tmp_path / "m.rda").write_text("a 1 1\n  <RECODEABLE>\nx 3 4\n  <NUMERIC>\n")
+    text = "1 12\n2  3\n\n1  4\n2 10"  # an empty line, no line end after the last record
+    (tmp_path / "m.asc").write_bytes(b"\xef\xbb\xbf" + text.encode())
+    meta = read_rda(tmp_path / "m.rda")
+    mem = read_microdata(meta, tmp_path / "m.asc")
+    monkeypatch.setattr(fixedstream, "PART_BYTES", 6)
+    streamed = _stream_all(meta, tmp_path / "m.asc")
+    parts = list(streamed.iter_chunks())
+    assert sum(p.n_records for p in parts) == mem.n_records == 4
+    values = np.concatenate([p.numeric["x"] for p in parts])
+    np.testing.assert_array_equal(values, mem.numeric["x"])
+    codes = np.concatenate([p.categorical["a"].codes for p in parts])
+    assert [streamed.final_categories("a")[c] for c in codes] == [
+        mem.categorical["a"].categories[c] for c in mem.categorical["a"].codes
+    ]
+    assert [w for w in streamed.pass_log if w.startswith("warning")] == mem.log
