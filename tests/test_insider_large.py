@@ -128,3 +128,15 @@ def test_grid_product_is_the_c_order_product_of_the_chosen_codes():
     got = grid.product(0, only_zero, k_free=0, k_sup=1 << 30)
     assert got.dtype == np.int64 and got.tolist() == [0]
     assert grid.size == int(np.prod(shape))
+
+
+def test_unique_ints_is_numpy_unique():
+    from argusqt.protection.lp.components import unique_ints
+
+    rng = np.random.default_rng(7)
+    for n in (0, 1, 2, 5, 600, 5000):
+        for dtype in (np.int32, np.int64):
+            a = rng.integers(0, max(n // 3, 1) + 1, n).astype(dtype)
+            got, want = unique_ints(a), np.unique(a)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
