@@ -140,3 +140,25 @@ def test_unique_ints_is_numpy_unique():
             got, want = unique_ints(a), np.unique(a)
             assert got.dtype == want.dtype
             np.testing.assert_array_equal(got, want)
+
+
+def test_witness_users_group_every_pair_by_cell():
+    # Witnesses.users groups by a sort (issue 26): the same sets as one add per (pair, cell)
+    from collections import defaultdict
+
+    from argusqt.protection.lp.cleanup import Witnesses
+
+    rng = np.random.default_rng(3)
+    w = Witnesses()
+    assert w.users() == {}
+    for _ in range(300):
+        w.moves.append(rng.choice(500, int(rng.integers(1, 12)), replace=False).astype(np.int64))
+    for q in range(400):
+        w.of[(q, 1 if q % 2 else -1)] = int(rng.integers(0, 300))
+    want: dict[int, set] = defaultdict(set)
+    for key, mid in w.of.items():
+        for c in w.moves[mid].tolist():
+            want[c].add(key)
+    got = w.users()
+    assert dict(got) == dict(want)
+    got[10**6].add((1, 1))  # a defaultdict, as the clean-up uses it
