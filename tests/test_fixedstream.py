@@ -220,3 +220,19 @@ def test_byte_order_mark_and_no_final_line_end(tmp_path, monkeypatch):
         mem.categorical["a"].categories[c] for c in mem.categorical["a"].codes
     ]
     assert [w for w in streamed.pass_log if w.startswith("warning")] == mem.log
+
+
+def test_recode_of_a_streamed_table_equals_in_memory(tmp_path, monkeypatch):
+    """Recoding works from the table's fine cells, never the records: a streamed table
+    recodes as an in-memory one (GK.GRC on Size, IndustryCode to its first level)."""
+    folder = copy_case("tau_testW", tmp_path)
+    spec = TableSpec(["Size", "IndustryCode"], "Var2", rules=parse_safety_rule("P(15,1)"))
+    results = []
+    for streamed in (False, True):
+        if streamed:
+            _streamed(monkeypatch, 60_000)
+        s, _ = _tables(folder, "tau_testW.asc", "tau_testW.rda", [spec])
+        assert isinstance(s.microdata, StreamedMicroData) == streamed
+        s.recode(1, "Size", folder / "GK.GRC")
+        results.append([s.recode(1, "IndustryCode", 1)])
+    _same_tables(*results)
