@@ -418,6 +418,8 @@ class Grid:
                     return nodes
                 sc = score[cell + (nodes - _i) * _s]
                 sup_nodes = nodes[sc == 0][:k_sup]
+                if k_free <= 0:  # suppressed cells only (clean-up, insider cover)
+                    return sup_nodes
                 free = np.isfinite(sc) & (sc > 0)
                 fn = nodes[free]
                 if fn.size > k_free:
