@@ -96,9 +96,8 @@ class Witnesses:
         cells, pair = cells[order], pair[order]
         starts = np.flatnonzero(np.r_[True, cells[1:] != cells[:-1]])
         bounds = np.r_[starts, cells.size].tolist()
-        pairs = pair.tolist()
-        for k, c in enumerate(cells[starts].tolist()):
-            out[c] = {keys[i] for i in pairs[bounds[k] : bounds[k + 1]]}
+        for k, c in enumerate(cells[starts].tolist()):  # a list per cell: no list of all
+            out[c] = {keys[i] for i in pair[bounds[k] : bounds[k + 1]].tolist()}
         return out
 
 
