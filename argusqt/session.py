@@ -271,7 +271,8 @@ class Session:
 
     # ------------------------------------------------------------------ open
     def open_microdata(self, data_path: str | Path, meta_path: str | Path) -> None:
-        """Read the metadata and the microdata file (replaces any earlier data and tables)."""
+        """Read the metadata and the microdata file (replaces any earlier data and tables); a
+        large fixed-format file is read when the tables are computed (io/fixedstream.py)."""
         opening.open_microdata(self, data_path, meta_path)
 
     def open_microdata_frame(

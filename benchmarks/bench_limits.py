@@ -25,11 +25,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from business_tables import RULES, SURVEYS, Survey, batch_text, write_survey  # noqa: E402
+from business_tables import RULES, SURVEYS, batch_text, write_survey  # noqa: E402
 
 #: a 78-cell peer-style table (p% + FREQ, activity × region), as in issue 22's measurement
-PEER78 = Survey("p78", (3, 3, 3), (4,), 0, 260, sigma=1.7, skew=1.5)
-TABLES = {**SURVEYS, "p78": PEER78}
+TABLES = SURVEYS  # p78 among them
 
 
 def call_for(method: str, minutes: float) -> str:

@@ -47,7 +47,13 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-from business_tables import RULES, SURVEYS, batch_text, write_survey  # noqa: E402
+from business_tables import (  # noqa: E402
+    BIG_SURVEYS,
+    RULES,
+    SURVEYS,
+    batch_text,
+    write_survey,
+)
 
 TAU_DATA = ROOT.parent / "shared" / "data" / "tauargus"
 OURS = "argusqt"
@@ -79,6 +85,9 @@ class Instance:
     calls: dict[str, str] = field(default_factory=dict)
     #: τ-Argus's own protected output for a method (a file of its test data), judged as a row
     expected: dict[str, Path] = field(default_factory=dict)
+    #: more tables over the same records (issue 26 goal 3: read and tabulate only, memory)
+    more_tables: list[list[str]] = field(default_factory=list)
+    engine: bool = True  # False: too long for the τ-Argus engine (100M records)
 
 
 def _copy(src: Path, rename_hrc: bool = False) -> Callable[[Path], None]:
@@ -104,6 +113,10 @@ def _copy(src: Path, rename_hrc: bool = False) -> Callable[[Path], None]:
 
 def _survey(key: str) -> Callable[[Path], None]:
     return lambda folder: write_survey(SURVEYS[key], folder) and None
+
+
+def _survey_big(key: str) -> Callable[[Path], None]:
+    return lambda folder: write_survey(BIG_SURVEYS[key], folder) and None
 
 
 def instances() -> dict[str, Instance]:
@@ -145,6 +158,14 @@ def instances() -> dict[str, Instance]:
     act_prod.methods = ("OPT", "MOD", "HEUR", "GH", "NET")
     act_prod.calls = {"GH": "GH(1,100,1,1)"}
     act_prod.expected = {"GH": TAU_DATA / "enterprise" / "expected" / "test_1.txt"}
+    for key, s in BIG_SURVEYS.items():
+        dims = [["act", "reg", "size"], ["act", "reg"], ["reg", "size"]]
+        out[key] = Instance(
+            key, f"synthetic {s.records:,} records (generated in chunks), 3 tables "
+            f"{'; '.join(' × '.join(d) for d in dims)}, {RULES}: read + tabulate",
+            _survey_big(key), "survey.asc", "survey.rda", dims[0], "turnover", RULES,
+            "turnover", (), more_tables=dims[1:], engine=s.records <= 10_000_000,
+        )  # fmt: skip
     out["batch_ex1"] = Instance(
         "batch_ex1", "batch_ex1 (15-cell tabular table, OPT): process start to exit",
         _copy(TAU_DATA / "batch_ex1"), "", "", [], "", "", methods=("OPT",), tabular=True,
@@ -160,6 +181,7 @@ class Run:
     method: str
     wall: float = float("nan")
     rss_mb: float = float("nan")
+    cpu: float = float("nan")  # user + system seconds of the process and its children
     ok: bool = False
     note: str = ""
     status: np.ndarray | None = None
@@ -172,8 +194,11 @@ class Run:
 TIME = shutil.which("time") or "/usr/bin/time"
 
 
-def run_process(cmd: list[str], cwd: Path, timeout: float) -> tuple[float, float, int, str]:
-    """Wall seconds, peak RSS (MB) and exit code of a child process; killed after `timeout`.
+def run_process(
+    cmd: list[str], cwd: Path, timeout: float, root: Path = ROOT
+) -> tuple[float, float, int, str, float]:
+    """Wall seconds, peak RSS (MB), exit code, stderr and CPU seconds (user + system) of a
+    child process; killed after `timeout`.
 
     Peak memory comes from GNU time when it is there: a child forked from this (large)
     process would otherwise inherit its high-water mark.
@@ -185,7 +210,7 @@ def run_process(cmd: list[str], cwd: Path, timeout: float) -> tuple[float, float
     with tempfile.TemporaryFile() as err:
         # argusqt from this checkout, whatever is installed in the environment
         env = dict(
-            os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+            os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])
         )
         proc = subprocess.Popen(
             wrap + cmd,
@@ -215,7 +240,7 @@ def run_process(cmd: list[str], cwd: Path, timeout: float) -> tuple[float, float
         except (ValueError, IndexError):
             pass
     code = -9 if killed else proc.returncode
-    return wall, rss, code, text
+    return wall, rss, code, text, usage.ru_utime + usage.ru_stime
 
 
 def tauargus_exe() -> str | None:
@@ -366,20 +391,27 @@ def write_batches(inst: Instance, folder: Path, engine: str, methods, args) -> d
 
 
 def run_engine(
-    engine: str, batch: Path, method: str, timeout: float, exe: str | None, output: str = ""
+    engine: str,
+    batch: Path,
+    method: str,
+    timeout: float,
+    exe: str | None,
+    output: str = "",
+    root: Path = ROOT,
 ) -> Run:
-    """Run one batch file; ok when the process exits 0 and wrote its output table."""
+    """Run one batch file; ok when the process exits 0 and wrote its output table (argusqt
+    from the checkout `root`)."""
     folder = batch.parent
     out = folder / (output or f"{batch.stem}.txt")
     out.unlink(missing_ok=True)
     log = folder / f"{batch.stem}.log"
     log.unlink(missing_ok=True)
-    if engine == OURS:
-        cmd = [sys.executable, "-m", "argusqt", "batch", str(batch), str(log)]
-    else:
+    if engine == TAU:
         cmd = [str(exe), "run", str(batch)]
-    wall, rss, code, err = run_process(cmd, folder, timeout)
-    run = Run(engine, method, wall, rss)
+    else:
+        cmd = [sys.executable, "-m", "argusqt", "batch", str(batch), str(log)]
+    wall, rss, code, err, cpu = run_process(cmd, folder, timeout, root)
+    run = Run(engine, method, wall, rss, cpu)
     if code == -9:
         run.note = f"killed after {timeout:.0f} s"
     elif code != 0 or not out.exists():
@@ -409,6 +441,8 @@ def bench_instance(inst: Instance, root: Path, args, exe: str | None) -> list[Ru
     methods = [m for m in inst.methods if m in args.methods]
     if inst.tabular:
         return bench_process_start(inst, folder, args, exe)
+    if inst.more_tables:
+        return bench_memory(inst, folder, args, exe if inst.engine else None)
     ours = write_batches(inst, folder, OURS, methods, args)
     theirs = write_batches(inst, folder, TAU, [m for m in methods if m not in NOT_IN_ENGINE], args)
     judge = Judge(folder, ours["TAB"])
@@ -457,8 +491,8 @@ def print_runs(runs: list[Run]) -> None:
     """The table of one instance; ratios against the τ-Argus engine's run of the same method
     (HEUR against its MOD), time ratios of argusqt also against its own tabulation."""
     print(
-        f"   {'engine':8} {'method':6} {'wall s':>8} {'peak MB':>8} {'sec':>6} {'cost':>16} "
-        f"{'audit':>8} {'t/τ':>7} {'cost/τ':>7}  notes"
+        f"   {'engine':8} {'method':6} {'wall s':>8} {'CPU s':>7} {'peak MB':>8} {'sec':>6} "
+        f"{'cost':>16} {'audit':>8} {'t/τ':>7} {'cpu/τ':>7} {'cost/τ':>7}  notes"
     )
     ref = {r.method: r for r in runs if r.engine == TAU and r.ok}
     ref |= {r.method: r for r in runs if r.engine == TAU_FILE and r.ok}
@@ -468,6 +502,7 @@ def print_runs(runs: list[Run]) -> None:
         same = ref.get(run.method) or (ref.get("MOD") if run.method in NOT_IN_ENGINE else None)
         ours = run.engine == OURS and same is not None and run.ok
         t_ratio = run.wall / same.wall if ours and same.engine == TAU else float("nan")
+        cpu_ratio = run.cpu / same.cpu if ours and same.engine == TAU else float("nan")
         c_ratio = run.cost / same.cost if ours and same.cost > 0 else float("nan")
         notes = [run.note] if run.note else []
         if run.engine == OURS and tab is not None and run.method != "TAB" and run.ok:
@@ -483,12 +518,76 @@ def print_runs(runs: list[Run]) -> None:
             notes.append(run.extra["gap"])
         protected = run.method != "TAB" and run.ok
         print(
-            f"   {run.engine:8} {run.method:6} {fmt(run.wall, '8.2f')} {fmt(run.rss_mb, '8.0f')} "
+            f"   {run.engine:8} {run.method:6} {fmt(run.wall, '8.2f')} {fmt(run.cpu, '7.2f')} "
+            f"{fmt(run.rss_mb, '8.0f')} "
             f"{run.n_secondary if protected else '-':>6} "
             f"{fmt(run.cost, '16,.0f') if protected else '-':>16} {run.verdict:>8} "
-            f"{fmt(t_ratio, '7.2f')} {fmt(c_ratio, '7.3f')}  {'; '.join(notes)}",
+            f"{fmt(t_ratio, '7.2f')} {fmt(cpu_ratio, '7.2f')} {fmt(c_ratio, '7.3f')}  "
+            f"{'; '.join(notes)}",
             flush=True,
         )
+
+
+def tables_batch(inst: Instance, tag: str) -> str:
+    """Read the microdata, compute every table of the instance and write each (no method)."""
+    tables = [inst.variables, *inst.more_tables]
+    lines = [f'<OPENMICRODATA> "{inst.data}"', f'<OPENMETADATA> "{inst.meta}"']
+    for dims in tables:
+        spec = "".join(f'"{v}"' for v in dims)
+        lines += [f'<SPECIFYTABLE> {spec}|"{inst.response}"||"{inst.cost}"',
+                  f"<SAFETYRULE> {inst.rules}"]  # fmt: skip
+    lines.append("<READMICRODATA>")
+    lines += [f'<WRITETABLE> ({k}, 3, AS+, "{tag}_t{k}.txt")' for k in range(1, len(tables) + 1)]
+    return "".join(line + "\n" for line in lines)
+
+
+def bench_memory(inst: Instance, folder: Path, args, exe: str | None) -> list[Run]:
+    """Goal 3: read + tabulate only, whole processes: wall, CPU, peak RSS of each engine, and
+    whether the tables they write agree cell by cell (value and status)."""
+    size = (folder / inst.data).stat().st_size / 2**20
+    print(
+        f"\n== {inst.name}: {inst.label}\n   file {size:,.0f} MiB; load {load_text()}", flush=True
+    )
+    engines = [(OURS, ROOT)] + [(f"argusqt@{b.name}", b) for b in args.baseline]
+    if exe is not None:
+        engines.append((TAU, ROOT))
+    elif not inst.engine:
+        print("   τ-Argus engine: not run on this instance (its read alone would take > 10 min)")
+    runs, outputs = [], {}
+    for engine, root in engines:
+        tag = re.sub(r"\W", "_", engine)
+        batch = folder / f"{tag}_tables.arb"
+        batch.write_text(tables_batch(inst, tag))
+        run = run_engine(engine, batch, "TAB", max(args.timeout, 900), exe, f"{tag}_t1.txt", root)
+        runs.append(run)
+        if run.ok:
+            outputs[engine] = [load(folder / f"{tag}_t{k}.txt")
+                               for k in range(1, len(inst.more_tables) + 2)]  # fmt: skip
+        print(f"   … {engine}: {run.wall:.1f} s", file=sys.stderr, flush=True)
+    print(f"   {'engine':16} {'wall s':>8} {'CPU s':>8} {'peak MB':>8}  tables against {OURS}")
+    ref = outputs.get(OURS)
+    for run in runs:
+        agree = "-"
+        mine = outputs.get(run.engine)
+        if ref is not None and mine is not None and run.engine != OURS:
+            agree = "; ".join(_agreement(a, b) for a, b in zip(ref, mine, strict=True))
+        print(f"   {run.engine:16} {fmt(run.wall, '8.2f')} {fmt(run.cpu, '8.2f')} "
+              f"{fmt(run.rss_mb, '8.0f')}  {agree} {run.note}", flush=True)  # fmt: skip
+    print(f"   load after: {load_text()}")
+    return runs
+
+
+def _agreement(ours, theirs) -> str:
+    """Cells of one table both wrote, and how many differ in value (> 0.005) or status."""
+    mine = {codes: (v, s) for codes, v, s in ours}
+    both = value = status = 0
+    for codes, v, s in theirs:
+        if codes in mine:
+            both += 1
+            mv, ms = mine[codes]
+            value += int(not (abs(mv - v) <= 0.005 or (mv != mv and v != v)))
+            status += int(ms != s)
+    return f"{both} cells, {value} values and {status} statuses differ"
 
 
 def bench_process_start(inst: Instance, folder: Path, args, exe: str | None) -> list[Run]:
@@ -502,26 +601,36 @@ def bench_process_start(inst: Instance, folder: Path, args, exe: str | None) -> 
     engines = [OURS] + ([TAU] if exe is not None else [])
     # interleaved (ours, theirs, ours, …): a load that changes during the runs hits both
     walls: dict[str, list[float]] = {e: [] for e in engines}
+    cpus: dict[str, list[float]] = {e: [] for e in engines}
     rss: dict[str, list[float]] = {e: [] for e in engines}
     last: dict[str, Run] = {}
     for _ in range(args.repeat):
         for engine in engines:
             r = run_engine(engine, batch, "OPT", 120, exe, output="tabout_ex1.txt")
             walls[engine].append(r.wall)
+            cpus[engine].append(r.cpu)
             rss[engine].append(r.rss_mb)
             last[engine] = r
     for engine in engines:
         r = last[engine]
-        run = Run(engine, "start", statistics.median(walls[engine]), max(rss[engine]))
+        run = Run(
+            engine,
+            "start",
+            statistics.median(walls[engine]),
+            max(rss[engine]),
+            statistics.median(cpus[engine]),
+        )
         run.ok, run.note = r.ok, r.note
         run.extra["walls"] = walls[engine]
         runs.append(run)
     for run in runs:
         ratio = run.wall / runs[-1].wall if len(runs) > 1 else float("nan")
+        cpu_ratio = run.cpu / runs[-1].cpu if len(runs) > 1 else float("nan")
         print(
             f"   {run.engine:8} median wall {run.wall:.3f} s over {args.repeat} runs "
-            f"(min {min(run.extra['walls']):.3f}), peak {run.rss_mb:.0f} MB, "
-            f"ratio to τ-Argus {fmt(ratio, '.2f')} {run.note}",
+            f"(min {min(run.extra['walls']):.3f}), median CPU {run.cpu:.3f} s, peak "
+            f"{run.rss_mb:.0f} MB, ratio to τ-Argus: wall {fmt(ratio, '.2f')}, CPU "
+            f"{fmt(cpu_ratio, '.2f')} {run.note}",
             flush=True,
         )
     return runs
@@ -530,7 +639,8 @@ def bench_process_start(inst: Instance, folder: Path, args, exe: str | None) -> 
 def main(argv: list[str] | None = None) -> int:
     all_inst = instances()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--instances", default=",".join(all_inst))
+    big = {"m100"}  # 2.4 GB of records: only when named
+    ap.add_argument("--instances", default=",".join(k for k in all_inst if k not in big))
     ap.add_argument("--methods", default="OPT,MOD,HEUR,GH,NET")
     ap.add_argument("--opt-minutes", type=int, default=10, help="OPT/HEUR time limit (both)")
     ap.add_argument("--mod-minutes", type=int, default=1, help="MOD time per subtable (both)")
@@ -539,6 +649,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", type=Path, default=None)
     ap.add_argument("--no-tauargus", action="store_true", help="argusqt only")
     ap.add_argument("--list", action="store_true", help="list the instances and exit")
+    ap.add_argument(
+        "--baseline", type=Path, action="append", default=[],
+        help="another argusqt checkout run beside this one (read + tabulate instances)",
+    )  # fmt: skip
     args = ap.parse_args(argv)
     if args.list:
         for inst in all_inst.values():

@@ -45,11 +45,22 @@ class Survey:
 #: the instances of issue 15: 520, 7,290, 31,808 and ~100k cells; primaries (τ-Argus engine and
 #: argusqt agree): 61, 1,408, 7,193 and 19,308
 SURVEYS = {
+    # the I1-style peer table of issue 22 (78 cells): process start plus a small OPT/MOD
+    "p78": Survey("p78", (3, 3, 3), (4,), 0, 260, sigma=1.7, skew=1.5),
     "b520": Survey("b520", (4, 4, 4, 4, 4), (4, 4, 4, 3), 0, 6_500),
     "b7290": Survey("b7290", (9,) * 8, (3, 3, 2, 2), 5, 100_000, sigma=1.7),
     "b31808": Survey("b31808", (6,) * 10, (10,) * 5, 7, 500_000),
     "b97768": Survey("b97768", (11,) * 10, (9,) * 10, 7, 1_000_000, skew=0.4),
 }
+
+#: issue 26 goal 3: microdata too large to hold as text, written and read in chunks; the
+#: shape of b31808 (31,808 cells act × reg × size)
+BIG_SURVEYS = {
+    "m10": Survey("m10", (6,) * 10, (10,) * 5, 7, 10_000_000, seed=26),
+    "m100": Survey("m100", (6,) * 10, (10,) * 5, 7, 100_000_000, seed=26),
+}
+#: records generated at a time by `write_survey` for the big surveys
+GEN_CHUNK = 2_000_000
 
 
 def _width(children: tuple[int, ...]) -> tuple[int, int]:
@@ -118,6 +129,60 @@ def microdata(survey: Survey) -> str:
     return "\n".join(lines.tolist()) + "\n"
 
 
+def _code_bytes(codes: list[str]) -> np.ndarray:
+    """(n codes, width) byte matrix of codes of one width."""
+    return np.frombuffer("".join(codes).encode("ascii"), dtype=np.uint8).reshape(len(codes), -1)
+
+
+def _amount_bytes(x: np.ndarray, width: int) -> np.ndarray:
+    """(n, width) bytes of `%{width}.2f` for non-negative amounts, vectorised on integers."""
+    cents = np.round(x * 100).astype(np.int64)
+    out = np.full((x.shape[0], width), ord(" "), dtype=np.uint8)
+    out[:, width - 3] = ord(".")
+    rest = cents
+    for col in range(width - 1, -1, -1):
+        if col == width - 3:
+            continue
+        digit = rest % 10
+        rest = rest // 10
+        show = (rest > 0) | (digit > 0) | (col >= width - 4)  # "0.05": digits to the units
+        out[show, col] = (48 + digit[show]).astype(np.uint8)
+        if col < width - 4 and not (rest > 0).any():
+            break
+    return out
+
+
+def microdata_chunks(survey: Survey):
+    """The records of a big survey as byte blocks (same layout as `microdata`), GEN_CHUNK
+    records at a time, each from its own seeded generator: deterministic, never all in memory."""
+    _, act_leaves, _ = _codes(survey.activity)
+    _, reg_leaves, _ = _codes(survey.region)
+    act_b, reg_b = _code_bytes(act_leaves), _code_bytes(reg_leaves)
+    wa, wr = act_b.shape[1], reg_b.shape[1]
+    line = wa + 1 + wr + 1 + 1 + 1 + 13 + 1
+    rng0 = np.random.default_rng(survey.seed)
+    p_act = _zipf_probs(rng0, len(act_leaves), 1.1 * survey.skew)
+    p_reg = _zipf_probs(rng0, len(reg_leaves), 0.9 * survey.skew)
+    k = max(survey.size_classes, 1)
+    for c0 in range(0, survey.records, GEN_CHUNK):
+        n = min(GEN_CHUNK, survey.records - c0)
+        rng = np.random.default_rng([survey.seed, c0 // GEN_CHUNK])
+        act = rng.choice(len(act_leaves), size=n, p=p_act)
+        reg = rng.choice(len(reg_leaves), size=n, p=p_reg)
+        if c0 == 0:  # every code occurs at least once
+            act[: len(act_leaves)] = np.arange(len(act_leaves))
+            reg[: len(reg_leaves)] = np.arange(len(reg_leaves))
+        size = np.minimum(rng.geometric(0.45, size=n) - 1, k - 1)
+        turnover = np.minimum(rng.lognormal(4.0 + 1.1 * size, survey.sigma, size=n) * 10, 9e9)
+        mat = np.full((n, line), ord(" "), dtype=np.uint8)
+        mat[:, :wa] = act_b[act]
+        mat[:, wa + 1 : wa + 1 + wr] = reg_b[reg]
+        mat[:, wa + wr + 2] = 48 + (size + 1 if survey.size_classes else 1)
+        mat[:, wa + wr + 4 : line - 1] = _amount_bytes(turnover, 13)
+        mat[:, -1] = ord("\n")
+        yield mat.tobytes()
+
+
 def rda(survey: Survey) -> str:
     """Metadata of `microdata(survey)`: two hierarchies from `.hrc` files, size, turnover."""
     wa = sum(_width(survey.activity))
@@ -149,7 +214,12 @@ def write_survey(survey: Survey, folder: Path) -> Path:
         (folder / "reg.hrc").write_text(_hrc(survey.region))
         (folder / "survey.rda").write_text(rda(survey))
         tmp = data.with_suffix(".tmp")
-        tmp.write_text(microdata(survey))
+        if survey.records > GEN_CHUNK:
+            with tmp.open("wb") as f:
+                for block in microdata_chunks(survey):
+                    f.write(block)
+        else:
+            tmp.write_text(microdata(survey))
         tmp.replace(data)
     return folder
 

@@ -106,3 +106,59 @@ def test_neighbourhoods_take_the_virtual_cells_of_their_cells():
         base = got[got < grid.size]
         want = [v for v, mem in grid.members.items() if np.isin(mem, base).any()]
         assert set(got[got >= grid.size].tolist()) == set(want)
+
+
+def test_grid_product_is_the_c_order_product_of_the_chosen_codes():
+    # Grid.product builds flat indices by broadcasting (issue 26): with every cell suppressed
+    # and no limits every code of every dimension is chosen, so the product is the whole
+    # table in C order, and a cell's row of siblings only is that row in order
+    from argusqt.protection.lp.components import Grid
+
+    rng = np.random.default_rng(26)
+    dims = [hier_codelist("a", [3, 2]), hier_codelist("b", [2, 3]), hier_codelist("c", [4])]
+    p = random_problem(rng, dims, primary_share=0.2)
+    grid = Grid(p)
+    everything = np.zeros(p.n_cells)  # score 0: all suppressed
+    for cell in (0, 7, p.n_cells - 1):
+        got = grid.product(cell, everything, k_free=0, k_sup=1 << 30)
+        np.testing.assert_array_equal(got, np.arange(grid.size))
+    shape = grid.shape
+    only_zero = np.full(p.n_cells, np.inf)
+    only_zero[0] = 0.0
+    got = grid.product(0, only_zero, k_free=0, k_sup=1 << 30)
+    assert got.dtype == np.int64 and got.tolist() == [0]
+    assert grid.size == int(np.prod(shape))
+
+
+def test_unique_ints_is_numpy_unique():
+    from argusqt.protection.lp.components import unique_ints
+
+    rng = np.random.default_rng(7)
+    for n in (0, 1, 2, 5, 600, 5000):
+        for dtype in (np.int32, np.int64):
+            a = rng.integers(0, max(n // 3, 1) + 1, n).astype(dtype)
+            got, want = unique_ints(a), np.unique(a)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
+
+
+def test_witness_users_group_every_pair_by_cell():
+    # Witnesses.users groups by a sort (issue 26): the same sets as one add per (pair, cell)
+    from collections import defaultdict
+
+    from argusqt.protection.lp.cleanup import Witnesses
+
+    rng = np.random.default_rng(3)
+    w = Witnesses()
+    assert w.users() == {}
+    for _ in range(300):
+        w.moves.append(rng.choice(500, int(rng.integers(1, 12)), replace=False).astype(np.int64))
+    for q in range(400):
+        w.of[(q, 1 if q % 2 else -1)] = int(rng.integers(0, 300))
+    want: dict[int, set] = defaultdict(set)
+    for key, mid in w.of.items():
+        for c in w.moves[mid].tolist():
+            want[c].add(key)
+    got = w.users()
+    assert dict(got) == dict(want)
+    got[10**6].add((1, 1))  # a defaultdict, as the clean-up uses it

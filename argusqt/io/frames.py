@@ -22,7 +22,12 @@ from typing import Any
 import numpy as np
 
 from argusqt.errors import Cancelled, InputError, SpecificationError
-from argusqt.io.microdata import CategoricalColumn, MicroData
+from argusqt.io.microdata import (
+    CategoricalColumn,
+    HoldingRuns,
+    MicroData,
+    continued_runs,
+)
 from argusqt.model.metadata import Metadata, Variable
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
 
@@ -454,8 +459,12 @@ class ChunkedMicroData:
         return name in self.roles.categorical or name in self.roles.numbers
 
     def iter_chunks(
-        self, progress: ProgressCallback = no_progress, cancel: CancelToken | None = None
+        self,
+        progress: ProgressCallback = no_progress,
+        cancel: CancelToken | None = None,
+        names: Sequence[str] | None = None,
     ) -> Iterator[MicroData]:
+        """The chunks in order (`names`: the variables wanted; every role column is read)."""
         yield from _chunks(self, progress, cancel)
 
     def final_categories(self, name: str) -> list[str]:
@@ -473,16 +482,6 @@ def _empty(path: Path, roles: Roles, categories: Mapping[str, list[str]]) -> Mic
     for name in roles.numbers:
         data.numeric[name] = np.zeros(0)
     return data
-
-
-class _Runs:
-    """A chunk's `holding_runs`: the holding ids numbered across chunks."""
-
-    def __init__(self, runs: np.ndarray) -> None:
-        self.runs = runs
-
-    def __call__(self, name: str) -> np.ndarray:
-        return self.runs
 
 
 def _chunks(
@@ -505,12 +504,8 @@ def _chunks(
             chunk.numeric[name] = _numbers(name, batch.column(name), offset, where)
         if src.roles.holding is not None and batch.num_rows:
             ids = chunk.categorical[src.roles.holding].codes
-            runs = np.zeros(ids.shape[0], dtype=np.int64)
-            np.cumsum(ids[1:] != ids[:-1], out=runs[1:])
-            if last_holding is not None:
-                runs += last_holding[1] + (0 if ids[0] == last_holding[0] else 1)
-            last_holding = (int(ids[-1]), int(runs[-1]))
-            chunk.holding_runs = _Runs(runs)  # type: ignore[method-assign]
+            runs, last_holding = continued_runs(ids, last_holding)
+            chunk.holding_runs = HoldingRuns(runs)  # type: ignore[method-assign]
         offset += batch.num_rows
         if src.n_records:
             progress(ProgressEvent(f"Tabulating {src.path.name}", fraction=offset / src.n_records))

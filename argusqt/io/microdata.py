@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import io
+import operator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -54,6 +55,7 @@ class MicroData:
     log: list[str] = field(default_factory=list)
     record_lines: np.ndarray | None = None  # line number of each record when blank lines exist
     n_lines: int = 0  # lines of the file, empty ones included
+    line0: int = 0  # lines of the file before these records (a part of a streamed file)
 
     def _key(self, name: str, table: dict) -> str | None:
         low = name.lower()
@@ -105,8 +107,52 @@ class MicroData:
     def line_of(self, record: int) -> int:
         """Line number (1-based) of record `record` (0-based) in the data file."""
         if self.record_lines is not None:
-            return int(self.record_lines[record])
-        return record + 1
+            return self.line0 + int(self.record_lines[record])
+        return self.line0 + record + 1
+
+
+def continued_runs(
+    ids: np.ndarray, last: tuple[int, int] | None
+) -> tuple[np.ndarray, tuple[int, int] | None]:
+    """Holding id per record of a part of the data, numbered on from the part before (a
+    holding goes on while its code does not change), and (code, id) of the part's last record."""
+    runs = np.zeros(ids.shape[0], dtype=np.int64)
+    if not ids.shape[0]:
+        return runs, last
+    np.cumsum(ids[1:] != ids[:-1], out=runs[1:])
+    if last is not None:
+        runs += last[1] + (0 if ids[0] == last[0] else 1)
+    return runs, (int(ids[-1]), int(runs[-1]))
+
+
+class HoldingRuns:
+    """A part's `holding_runs`: the holding ids numbered across the parts of the data."""
+
+    def __init__(self, runs: np.ndarray) -> None:
+        self.runs = runs
+
+    def __call__(self, name: str) -> np.ndarray:
+        return self.runs
+
+
+class Notes:
+    """Warnings of a read, added up over the parts of a file read in chunks (io/fixedstream.py):
+    values merge (counts add), the first part's details are kept; rendered in first-seen order."""
+
+    def __init__(self) -> None:
+        self._items: dict[tuple, list] = {}
+
+    def add(self, key: tuple, value, render, merge=operator.add) -> None:
+        """Note `value` under `key`; `render(value)` gives the text ("" for none)."""
+        item = self._items.get(key)
+        if item is None:
+            self._items[key] = [value, render]
+        else:
+            item[0] = merge(item[0], value)
+
+    def lines(self) -> list[str]:
+        texts = (render(value) for value, render in self._items.values())
+        return [t for t in texts if t]
 
 
 # ---------------------------------------------------------------------------- bytes
@@ -314,9 +360,12 @@ def _parse_decimal_slow(
     return values
 
 
-def _warn_numeric_missing(var: Variable, values: np.ndarray, log: list[str], path: Path) -> None:
+def _warn_numeric_missing(
+    var: Variable, values: np.ndarray, log: list[str] | Notes, path: Path
+) -> None:
     """argusqt/docs/formats.md §1.1: a numeric field equal to its declared missing value is kept,
     with a warning."""
+    notes = Notes() if isinstance(log, list) else log
     for m in dict.fromkeys(var.missing):
         try:
             mv = float(m.strip())
@@ -324,10 +373,17 @@ def _warn_numeric_missing(var: Variable, values: np.ndarray, log: list[str], pat
             continue
         hits = int(np.count_nonzero(values == mv))
         if hits:
-            log.append(
-                f"warning: {path.name}: {hits} record(s) of numeric variable {var.name} equal "
-                f"its declared missing value {m.strip()}; kept as the number {m.strip()}"
+            notes.add(
+                ("missing", var.name, m),
+                hits,
+                lambda hits, m=m: (
+                    f"warning: {path.name}: {hits} record(s) of numeric variable {var.name} "
+                    f"equal its declared missing value {m.strip()}; kept as the number "
+                    f"{m.strip()}"
+                ),
             )
+    if isinstance(log, list):
+        log.extend(notes.lines())
 
 
 # ---------------------------------------------------------------------------- fixed format
@@ -344,7 +400,8 @@ class _FixedLines:
     n_lines: int
     max_len: int
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: bytes, line0: int = 0) -> None:
+        self.line0 = line0  # lines of the file before this part (io/fixedstream.py)
         self.view: np.ndarray | None = None
         self.record_lines: np.ndarray | None = None
         if b"\n" not in data and b"\r" in data:
@@ -394,7 +451,9 @@ class _FixedLines:
         return True
 
     def line_of(self, record: int) -> int:
-        return int(self.record_lines[record]) if self.record_lines is not None else record + 1
+        """Line number in the file (1-based) of record `record` (0-based) of this part."""
+        part = int(self.record_lines[record]) if self.record_lines is not None else record + 1
+        return self.line0 + part
 
     def line_lengths(self) -> np.ndarray:
         """Characters per record (line ends excluded)."""
@@ -441,10 +500,18 @@ def _read_fixed(
     result: MicroData,
     progress: ProgressCallback,
     cancel: CancelToken | None,
+    notes: Notes | None = None,
+    line0: int = 0,
 ) -> None:
     """One pass over the records in cache-sized blocks: every field is cut from the block
-    while it is in cache; numeric fields are parsed there, categorical ones kept as bytes."""
-    lines = _FixedLines(data)
+    while it is in cache; numeric fields are parsed there, categorical ones kept as bytes.
+
+    A part of a file (io/fixedstream.py) starts after line `line0` and adds its warnings to
+    the file's `notes`; on its own a read logs them into `result.log`.
+    """
+    lines = _FixedLines(data, line0)
+    own = notes is None
+    notes = Notes() if notes is None else notes
     n = lines.n
     result.n_records = n
     result.record_lines = lines.record_lines
@@ -454,16 +521,27 @@ def _read_fixed(
     beyond = set()
     for var in variables:
         assert var.start is not None and var.width is not None
-        if n and var.start > lines.max_len:
-            beyond.add(var.name)
-            result.log.append(
-                f"warning: {path.name}: variable {var.name} starts at column {var.start} but "
-                f"no line is longer than {lines.max_len} characters; all its fields are blank"
+        if n:  # noted for every part: a warning only when no line of any part reaches it
+            out = int(var.start > lines.max_len)
+            if out:
+                beyond.add(var.name)
+            notes.add(
+                ("beyond", var.name),
+                (out, 1, lines.max_len),
+                lambda v, var=var: (
+                    (
+                        f"warning: {path.name}: variable {var.name} starts at column {var.start} "
+                        f"but no line is longer than {v[2]} characters; all its fields are blank"
+                    )
+                    if v[0] == v[1]
+                    else ""
+                ),
+                lambda a, b: (a[0] + b[0], a[1] + b[1], max(a[2], b[2])),
             )
-    _warn_short_lines(lines, [v for v in variables if v.name not in beyond], path, result.log)
+    _warn_short_lines(lines, [v for v in variables if v.name not in beyond], path, notes)
     lo = min(v.start - 1 for v in variables)  # type: ignore[operator]
     hi = max(v.start - 1 + v.width for v in variables)  # type: ignore[operator]
-    _warn_odd_lengths(lines, hi, path, result.log)
+    _warn_odd_lengths(lines, hi, path, notes)
     lengths = lines.line_lengths()
     # one column more on each side: a number running past its field (edges, below)
     blo, bhi = max(lo - 1, 0), hi + 1
@@ -521,27 +599,39 @@ def _read_fixed(
                 rows = np.concatenate([r for r, _ in slow[var.name]])
                 mat = np.concatenate([m for _, m in slow[var.name]])
                 values[rows] = _parse_decimal_slow(mat, rows, var, path, lines.line_of)
-            _warn_numeric_missing(var, values, result.log, path)
+            _warn_numeric_missing(var, values, notes, path)
             result.numeric[var.name] = values
     for name, (count, row) in blanks.items():
         if name not in beyond:
-            result.log.append(
-                f"warning: {path.name}: {count} record(s) have a blank {name} field, read as 0 "
-                f"(first: line {lines.line_of(row)})"
+            first = lines.line_of(row)
+            notes.add(
+                ("blank", name),
+                count,
+                lambda count, name=name, first=first: (
+                    f"warning: {path.name}: {count} record(s) have a blank {name} field, read "
+                    f"as 0 (first: line {first})"
+                ),
             )
     for (name, side), (count, row) in edge_hits.items():
         var = meta.variable(name)
         col = var.start - 1 if side == "before" else var.start + var.width  # type: ignore[operator]
-        result.log.append(
-            f"warning: {path.name}: the number in {name} (columns {var.start}-"
-            f"{var.start + var.width - 1}) seems to continue {side} its field, into column "  # type: ignore[operator]
-            f"{col}, on {count} record(s) (first: line {lines.line_of(row)}); check the start "
-            f"and width of {name} in the metadata"
+        first = lines.line_of(row)
+        notes.add(
+            ("edge", name, side),
+            count,
+            lambda count, var=var, side=side, col=col, first=first: (
+                f"warning: {path.name}: the number in {var.name} (columns {var.start}-"
+                f"{var.start + var.width - 1}) seems to continue {side} its field, into column "  # type: ignore[operator]
+                f"{col}, on {count} record(s) (first: line {first}); check the start "
+                f"and width of {var.name} in the metadata"
+            ),
         )
+    if own:
+        result.log.extend(notes.lines())
 
 
 def _warn_short_lines(
-    lines: _FixedLines, variables: list[Variable], path: Path, log: list[str]
+    lines: _FixedLines, variables: list[Variable], path: Path, notes: Notes
 ) -> None:
     """Pad a short line with blanks as τ-Argus does (argusqt/docs/formats.md §2.1); say which fields
     it cut.
@@ -556,27 +646,35 @@ def _warn_short_lines(
     short = np.flatnonzero(lengths < need)
     if not short.size:
         return
-    parts = []
+    counts = [short.size]  # then cut and blank fields per variable
     for var in variables:
         start0 = var.start - 1  # type: ignore[operator]
         end = start0 + var.width  # type: ignore[operator]
-        cut = int(np.count_nonzero((lengths > start0) & (lengths < end)))
-        blank = int(np.count_nonzero(lengths <= start0))
-        if cut or blank:
-            what = ", ".join(t for t in (f"{cut} cut" if cut else "", f"{blank} blank") if t)
-            parts.append(f"{var.name} ({what})" if blank else f"{var.name} ({cut} cut)")
-    more = f" and {len(parts) - 6} more" if len(parts) > 6 else ""
+        counts.append(int(np.count_nonzero((lengths > start0) & (lengths < end))))
+        counts.append(int(np.count_nonzero(lengths <= start0)))
     first = int(short[0])
-    log.append(
-        f"warning: {path.name}: {short.size} record(s) end before column {need}, where the "
-        f"fields read end (first: line {lines.line_of(first)}, {int(lengths[first])} "
-        "characters); the missing characters are read as blanks, as τ-Argus does: numbers "
-        f"there read as 0 or lose digits, codes are blank — fields touched: "
-        f"{', '.join(parts[:6])}{more}"
-    )
+    first_line, first_len = lines.line_of(first), int(lengths[first])
+
+    def render(c: np.ndarray) -> str:
+        parts = []
+        for k, var in enumerate(variables):
+            cut, blank = int(c[1 + 2 * k]), int(c[2 + 2 * k])
+            if cut or blank:
+                what = ", ".join(t for t in (f"{cut} cut" if cut else "", f"{blank} blank") if t)
+                parts.append(f"{var.name} ({what})" if blank else f"{var.name} ({cut} cut)")
+        more = f" and {len(parts) - 6} more" if len(parts) > 6 else ""
+        return (
+            f"warning: {path.name}: {int(c[0])} record(s) end before column {need}, where the "
+            f"fields read end (first: line {first_line}, {first_len} "
+            "characters); the missing characters are read as blanks, as τ-Argus does: numbers "
+            f"there read as 0 or lose digits, codes are blank — fields touched: "
+            f"{', '.join(parts[:6])}{more}"
+        )
+
+    notes.add(("short", need, tuple(v.name for v in variables)), np.array(counts), render)
 
 
-def _warn_odd_lengths(lines: _FixedLines, need: int, path: Path, log: list[str]) -> None:
+def _warn_odd_lengths(lines: _FixedLines, need: int, path: Path, notes: Notes) -> None:
     """A record longer or shorter than nearly all others may have a character inserted or
     deleted, which shifts every field after it into a wrong but readable value."""
     if lines.view is not None or lines.n < 10:
@@ -594,11 +692,16 @@ def _warn_odd_lengths(lines: _FixedLines, need: int, path: Path, log: list[str])
     rows = np.flatnonzero(odd)
     if rows.size:
         first = int(rows[0])
-        log.append(
-            f"warning: {path.name}: {rows.size} record(s) differ in length from the {mode} "
-            f"characters of the other records (first: line {lines.line_of(first)}, "
-            f"{int(lengths[first])} characters); a character inserted or deleted there shifts "
-            "the fields after it — check these lines"
+        first_line, first_len = lines.line_of(first), int(lengths[first])
+        notes.add(
+            ("odd", mode),
+            int(rows.size),
+            lambda count: (
+                f"warning: {path.name}: {count} record(s) differ in length from the {mode} "
+                f"characters of the other records (first: line {first_line}, "
+                f"{first_len} characters); a character inserted or deleted there shifts "
+                "the fields after it — check these lines"
+            ),
         )
 
 
@@ -878,16 +981,27 @@ def _codes_where(col: CategoricalColumn, pred) -> tuple[int, int, str] | None:
     return int(hit.sum()), int(np.flatnonzero(hit)[0]), col.categories[odd[0]]
 
 
-def _warn_blank_holdings(var: Variable, data: MicroData, path: Path) -> None:
+def _warn_blank_holdings(
+    var: Variable, data: MicroData, path: Path, notes: Notes | None = None
+) -> None:
     """A blank holding code is no holding: consecutive records with it count as one holding
     (argusqt/docs/formats.md §2.3), so their contributions are added up by holding-level rules."""
     found = _codes_where(data.categorical[var.name], lambda c: not c.strip())
-    if found is not None:
-        data.log.append(
-            f"warning: {path.name}: {found[0]} record(s) have a blank holding code "
-            f"({var.name}; first: line {data.line_of(found[1])}); consecutive ones count as "
+    if found is None:
+        return
+    first = data.line_of(found[1])
+    own = Notes() if notes is None else notes
+    own.add(
+        ("blank holding", var.name),
+        found[0],
+        lambda count: (
+            f"warning: {path.name}: {count} record(s) have a blank holding code "
+            f"({var.name}; first: line {first}); consecutive ones count as "
             "one holding in holding-level rules"
-        )
+        ),
+    )
+    if notes is None:
+        data.log.extend(own.lines())
 
 
 def _check_holding_contiguous(var: Variable, data: MicroData, path: Path) -> None:
@@ -906,14 +1020,19 @@ def _check_holding_contiguous(var: Variable, data: MicroData, path: Path) -> Non
     seen_before[order] = dup
     first = int(starts[np.flatnonzero(seen_before)[0]])
     code = data.categorical[var.name].categories[int(codes[first])]
-    data.log.append(
-        f"warning: {path.name}, line {data.line_of(first)}: holding '{code}' of {var.name} "
+    data.log.append(holding_back(path, data.line_of(first), code, var.name))
+
+
+def holding_back(path: Path, line: int, code: str, name: str) -> str:
+    """The warning for a holding whose records are not contiguous."""
+    return (
+        f"warning: {path.name}, line {line}: holding '{code}' of {name} "
         "comes back after other holdings; holding records must be contiguous (each run "
         "is a separate holding for τ-Argus)"
     )
 
 
-def _warn_empty_lines(data: MicroData, path: Path) -> None:
+def _warn_empty_lines(data: MicroData, path: Path, notes: Notes | None = None) -> None:
     """Empty lines are not records; one may be a record emptied by damage, so their count is
     logged (the line end that closes the file does not make an empty line)."""
     lines = data.record_lines
@@ -922,8 +1041,15 @@ def _warn_empty_lines(data: MicroData, path: Path) -> None:
     if empty <= 0:
         return
     gaps = np.flatnonzero(np.diff(np.concatenate(([0], lines))) > 1)
-    first = int(lines[gaps[0]] - 1) if gaps.size else int(lines[-1]) + 1
-    data.log.append(f"warning: {path.name}: {empty} empty line(s) skipped (first: line {first})")
+    first = data.line0 + (int(lines[gaps[0]] - 1) if gaps.size else int(lines[-1]) + 1)
+    own = Notes() if notes is None else notes
+    own.add(
+        ("empty lines",),
+        empty,
+        lambda empty: f"warning: {path.name}: {empty} empty line(s) skipped (first: line {first})",
+    )
+    if notes is None:
+        data.log.extend(own.lines())
 
 
 def _check_sum_finite(var: Variable, data: MicroData, path: Path, kind: str) -> None:
@@ -934,27 +1060,43 @@ def _check_sum_finite(var: Variable, data: MicroData, path: Path, kind: str) -> 
     if np.isfinite(total):
         return
     r = int(np.argmax(np.abs(values)))
+    raise sum_overflow(var, float(values[r]), data.line_of(r), path, kind)
+
+
+def sum_overflow(var: Variable, largest: float, line: int, path: Path, kind: str) -> InputError:
+    """The error for a column whose sum is beyond the float range, at its largest value."""
     where = f"columns {var.start}-{var.start + var.width - 1}" if kind == "fixed" else "its field"  # type: ignore[operator]
-    raise InputError(
+    return InputError(
         f"the values of {var.name} ({where}) are too large to add up: their sum is beyond "
         f"the largest number a computer can hold (about 1.8e308); the largest, "
-        f"{values[r]:g}, is here. Rescale the variable (e.g. thousands)",
+        f"{largest:g}, is here. Rescale the variable (e.g. thousands)",
         file=path,
-        line=data.line_of(r),
+        line=line,
         column=var.start if kind == "fixed" else None,
     )
 
 
-def _warn_control_codes(var: Variable, data: MicroData, path: Path) -> None:
+def _warn_control_codes(
+    var: Variable, data: MicroData, path: Path, notes: Notes | None = None
+) -> None:
     """Codes with control characters (NUL, ESC, …) come from damaged files, never from a
     classification: they are kept (τ-Argus would) but logged with the first line."""
     found = _codes_where(data.categorical[var.name], lambda c: control_char_at(c) is not None)
-    if found is not None:
-        data.log.append(
-            f"warning: {path.name}: {found[0]} record(s) of {var.name} have a code with "
-            f"control characters, e.g. {found[2]!r} (first: line {data.line_of(found[1])}); "
+    if found is None:
+        return
+    first, code = data.line_of(found[1]), found[2]
+    own = Notes() if notes is None else notes
+    own.add(
+        ("control", var.name),
+        found[0],
+        lambda count: (
+            f"warning: {path.name}: {count} record(s) of {var.name} have a code with "
+            f"control characters, e.g. {code!r} (first: line {first}); "
             "they are kept as codes"
-        )
+        ),
+    )
+    if notes is None:
+        data.log.extend(own.lines())
 
 
 # ---------------------------------------------------------------------------- entry point

@@ -613,6 +613,23 @@ def _table_inputs(meta, data, spec: TableSpec) -> _TableInputs:
     )
 
 
+def needed_variables(meta, spec: TableSpec) -> list[str]:
+    """The microdata variables a table reads (those `_table_inputs` takes): a streamed file
+    parses only these."""
+    names = list(spec.explanatory)
+    names += [n for n in (spec.response, spec.shadow) if n is not None]
+    if spec.use_weights and meta.weight is not None:
+        names.append(meta.weight.name)
+    if spec.use_holdings and meta.holding is not None:
+        names.append(meta.holding.name)
+    rq = getattr(meta, "request", None)
+    if rq is not None and (spec.rules.req_individual or spec.rules.req_holding):
+        names.append(rq.name)
+    if spec.cost.kind == "variable" and spec.cost.variable is not None:
+        names.append(spec.cost.variable)
+    return names
+
+
 def _fine_of(inputs: _TableInputs, spec: TableSpec, *, keep_units: bool = False) -> FineCells:
     return build_fine(
         inputs.cats,
@@ -785,7 +802,8 @@ def build_tables_chunked(
     acc: list[FineCells | None] = [None] * len(specs)
     variables: list[list] = [[] for _ in specs]
     decimals = [0] * len(specs)
-    for chunk in data.iter_chunks(progress, cancel):
+    names = list(dict.fromkeys(n for spec in specs for n in needed_variables(meta, spec)))
+    for chunk in data.iter_chunks(progress, cancel, names):
         if cancel is not None and cancel.cancelled:
             return []
         for t, spec in enumerate(specs):
@@ -794,6 +812,8 @@ def build_tables_chunked(
             prev = acc[t]
             acc[t] = fine if prev is None else merge_fine(prev, fine)
             variables[t], decimals[t] = inputs.variables, inputs.decimals
+    log.extend(getattr(data, "pass_log", ()))  # a streamed file's warnings, read per compute
+    first_line = getattr(data, "first_line_of", None)
     tables = []
     where = str(getattr(data, "path", "") or getattr(meta, "path", ""))
     for t, spec in enumerate(specs):
@@ -812,7 +832,7 @@ def build_tables_chunked(
             np.bincount(fine.keys[:, d], weights=fine.freq, minlength=len(fine.fine_codes[d]))
             for d in range(len(variables[t]))
         ]
-        lines = [None] * len(variables[t])
+        lines = [first_line(v.name) if first_line else None for v in variables[t]]
         tables.append(_table_from(meta, spec, fine, variables[t], counts, lines, where, log,
                                   decimals[t], codelist_for))  # fmt: skip
     return tables

@@ -13,7 +13,7 @@ from argusqt.io import framefiles
 from argusqt.io.atomic import atomic_write_set, settle_sets
 from argusqt.io.framefiles import table_file_paths, table_files
 from argusqt.io.frames import read_frame
-from argusqt.io.microdata import read_microdata
+from argusqt.io.fixedstream import open_microdata as open_microdata_file
 from argusqt.io.rda import read_rda
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
 
@@ -46,7 +46,8 @@ class TabularSource:
 
 
 def open_microdata(s: Session, data_path: str | Path, meta_path: str | Path) -> None:
-    """Read the metadata and the microdata file (replaces any earlier data and tables)."""
+    """Read the metadata and the microdata file (replaces any earlier data and tables); a
+    large fixed-format file is read when the tables are computed (io/fixedstream.py)."""
     data_path, meta_path = Path(data_path), Path(meta_path)
     meta = read_rda(meta_path)
     if meta.kind == "tabular":
@@ -55,7 +56,7 @@ def open_microdata(s: Session, data_path: str | Path, meta_path: str | Path) -> 
             file=meta_path,
         )
     s._log_lines(list(getattr(meta, "warnings", []) or []))
-    micro = read_microdata(meta, data_path)
+    micro = open_microdata_file(meta, data_path)  # a large fixed-format file is streamed
     s.kind = "microdata"
     s.data_path, s.meta_path = data_path, meta_path
     s.metadata, s.microdata = meta, micro

@@ -23,7 +23,7 @@ import scipy.sparse as sp
 
 from argusqt.errors import Cancelled
 from argusqt.progress import CancelToken
-from argusqt.protection.lp.components import DOWN, UP, Component, MoveContext
+from argusqt.protection.lp.components import DOWN, UP, Component, MoveContext, unique_ints
 
 Key = tuple[int, int]  # (primary cell, direction)
 
@@ -57,11 +57,11 @@ class Hops:
         self._mark = np.zeros(sup.shape[0], dtype=bool)
 
     def rows_of(self, cells: np.ndarray) -> np.ndarray:
-        return np.unique(gather(self.csc.indptr, self.csc.indices, cells))
+        return unique_ints(gather(self.csc.indptr, self.csc.indices, cells))
 
     def cells_of(self, rows: np.ndarray) -> np.ndarray:
         """Suppressed cells of the relations `rows`."""
-        cells = np.unique(gather(self.csr.indptr, self.csr.indices, rows))
+        cells = unique_ints(gather(self.csr.indptr, self.csr.indices, rows))
         return cells[self.sup[cells]]
 
     def ball(self, cell: int, limit: int) -> np.ndarray:
@@ -116,6 +116,7 @@ class Cover:
         self.only_cell[single] = ksup.indices[ksup.indptr[single]]
         self.exempt = exempt.tocsc()
         self._in_s = np.zeros(ksup.shape[0], dtype=bool)
+        self._avoided = np.zeros(sup.shape[0], dtype=bool)  # `path`'s lookup (np.isin: slower)
         self._known_in: dict[int, np.ndarray] = {}  # component → its cells an attacker knows
         self._attackers: dict[int, frozenset[int]] = {}
         # the moves: who each touches, its shift on known cells, the sign on every cell
@@ -207,7 +208,9 @@ class Cover:
     def path(self, key: Key, cells: np.ndarray, avoid: np.ndarray) -> bool:
         """One path LP on `cells`, the attackers' cells `avoid` expensive; records the move."""
         cost = np.where(self.prim[cells], PRIMARY_COST, CELL_COST)
-        cost[np.isin(cells, avoid, assume_unique=True)] = AVOID_COST
+        self._avoided[avoid] = True
+        cost[self._avoided[cells]] = AVOID_COST
+        self._avoided[avoid] = False
         d = self.ctx.path_move(key[0], key[1], cells, cost)
         self.n_lps += 1
         if d is None:

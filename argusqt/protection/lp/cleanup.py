@@ -82,11 +82,22 @@ class Witnesses:
         return [(self.moves[m], self.shifts[m]) for m in sorted(set(self.of.values()))]
 
     def users(self) -> dict[int, set[Key]]:
-        """Cell → pairs whose witness move uses it."""
+        """Cell → pairs whose witness move uses it (grouped by a sort: one set per cell, not
+        one `add` per (pair, cell) — 2.4M of them on b31808)."""
         out: dict[int, set[Key]] = defaultdict(set)
-        for key, mid in self.of.items():
-            for c in self.moves[mid].tolist():
-                out[c].add(key)
+        if not self.of:
+            return out
+        keys = list(self.of)
+        moves = [self.moves[mid] for mid in self.of.values()]
+        sizes = np.fromiter((m.size for m in moves), dtype=np.int64, count=len(moves))
+        cells = np.concatenate(moves)
+        pair = np.repeat(np.arange(len(keys)), sizes)
+        order = np.argsort(cells, kind="stable")
+        cells, pair = cells[order], pair[order]
+        starts = np.flatnonzero(np.r_[True, cells[1:] != cells[:-1]])
+        bounds = np.r_[starts, cells.size].tolist()
+        for k, c in enumerate(cells[starts].tolist()):  # a list per cell: no list of all
+            out[c] = {keys[i] for i in pair[bounds[k] : bounds[k + 1]].tolist()}
         return out
 
 
