@@ -11,9 +11,9 @@ from argusqt.actions import OpenMicrodata, OpenTableData
 from argusqt.errors import SpecificationError
 from argusqt.io import framefiles
 from argusqt.io.atomic import atomic_write_set, settle_sets
+from argusqt.io.fixedstream import open_microdata as open_microdata_file
 from argusqt.io.framefiles import table_file_paths, table_files
 from argusqt.io.frames import read_frame
-from argusqt.io.fixedstream import open_microdata as open_microdata_file
 from argusqt.io.rda import read_rda
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
 
