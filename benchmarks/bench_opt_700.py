@@ -74,10 +74,25 @@ def _cpu_clock() -> None:
     branch_and_cut.Model = CpuModel  # type: ignore[attr-defined, misc]
 
 
-def child(folder: Path, seconds: float, cpu: bool) -> dict:
+def _extra_params(extra: dict) -> None:
+    """OPT's solver options beyond the batch syntax (e.g. covers=false, guided=false) for
+    comparisons: merged into what run_method hands solve_optimal."""
+    from argusqt.protection.suppress import optimal
+
+    solve = optimal.solve_optimal
+
+    def with_extra(problem, params=None, *args, **kwargs):  # type: ignore[no-untyped-def]
+        return solve(problem, {**(params or {}), **extra}, *args, **kwargs)
+
+    optimal.solve_optimal = with_extra  # type: ignore[assignment]
+
+
+def child(folder: Path, seconds: float, cpu: bool, extra: dict | None = None) -> dict:
     """Read the table through the batch runner, run OPT as batch does, audit its statuses."""
     if cpu:
         _cpu_clock()
+    if extra:
+        _extra_params(extra)
     from argusqt.batch.runner import run_batch
     from argusqt.model.status import is_suppressed
     from argusqt.protection.audit.publication import publication_audit
@@ -173,7 +188,9 @@ def _engine_cost(path: Path) -> float | None:
 
 
 # ---------------------------------------------------------------------- parent
-def run_table(t: Opt700Table, work: Path, seconds: float, cpu: bool) -> dict:
+def run_table(
+    t: Opt700Table, work: Path, seconds: float, cpu: bool, extra: list[str] | None = None
+) -> dict:
     """One table in a fresh process (peak RSS is that process's); figures as a dict."""
     folder = work / re.sub(r"\W+", "_", t.name).strip("_")
     folder.mkdir(parents=True, exist_ok=True)
@@ -181,6 +198,7 @@ def run_table(t: Opt700Table, work: Path, seconds: float, cpu: bool) -> dict:
     (folder / "read.arb").write_text(t.arb)
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(folder),
            "--seconds", str(seconds)] + ([] if cpu else ["--wall"])  # fmt: skip
+    cmd += [f"--set={kv}" for kv in extra or []]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=folder)
     lines = [x for x in proc.stdout.splitlines() if x.startswith("{")]
     if proc.returncode != 0 or not lines:
@@ -243,11 +261,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--engine", action="store_true", help="τ-Argus engine beside ours")
     ap.add_argument("--no-extras", action="store_true", help="without opt_bound_805 and sample")
     ap.add_argument("--workdir", type=Path, default=None)
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=JSON",
+                    help="an OPT solver option, e.g. covers=false (repeatable)")  # fmt: skip
     ap.add_argument("--json", type=Path, default=None, help="also write the rows here")
     ap.add_argument("--child", type=Path, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child is not None:
-        print(json.dumps(child(args.child, args.seconds, not args.wall)))
+        extra = {k: json.loads(v) for k, v in (kv.split("=", 1) for kv in args.set)}
+        print(json.dumps(child(args.child, args.seconds, not args.wall, extra)))
         return 0
     tables = opt700_set(args.tables, extras=not args.no_extras)
     if args.only:
@@ -258,14 +279,15 @@ def main(argv: list[str] | None = None) -> int:
         print("τ-Argus engine (pytauargus) not installed: its columns are left out")
     work = args.workdir or Path(tempfile.mkdtemp(prefix="opt700_"))
     clock = "wall" if args.wall else "CPU"
-    print(f"OPT limit {args.seconds:g} {clock}-seconds per table; load at start "
+    print(f"OPT limit {args.seconds:g} {clock}-seconds per table{' '.join([''] + args.set)}; "
+          f"load at start "
           f"{os.getloadavg()[0]:.1f}; work folder {work}")  # fmt: skip
     head = HEAD + (ENGINE_HEAD if exe else ())
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head), flush=True)
     rows = []
     for t in tables:
-        r = run_table(t, work, args.seconds, not args.wall)
+        r = run_table(t, work, args.seconds, not args.wall, args.set)
         if exe is not None and "error" not in r:
             r["engine"] = run_engine(exe, work / re.sub(r"\W+", "_", t.name).strip("_"), t,
                                      args.seconds)  # fmt: skip

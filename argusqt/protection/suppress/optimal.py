@@ -385,6 +385,7 @@ def solve_optimal(
         else None,
         guide_delay=float(params.get("guided_delay", guide_delay)),
         bridgeless=bool(params.get("bridgeless", True)),
+        covers=bool(params.get("covers", True)),
     )
     everything = problem.candidate | problem.primary | problem.secondary
     found = out.mask[:n] if out.mask is not None else None
