@@ -175,6 +175,7 @@ def _outcome(
         + ("" if exact else f" (not a proof: {run.uncertified} left a node unchecked)")
         + f", nodes {outcome.nodes}, cuts {outcome.cuts}"
         + (f" ({run.n_insider_cuts} against insiders)" if insiders is not None else "")
+        + f", cover cuts {run.n_cover_cuts}"
         + f", candidate checks {run.n_checks}, attacker LPs {sep.n_lps}, {watch.elapsed:.2f} s"
         + (
             f"; guided heuristic {guided.found} patterns in {guided.calls} runs "
@@ -202,6 +203,7 @@ def solve_pattern(
     guide: Guide | None = None,
     guide_delay: float = GUIDED_DELAY_MIN,
     bridgeless: bool = True,
+    covers: bool = True,
     max_nodes: int | None = None,
     max_lps: int | None = None,
 ) -> PatternOutcome:
@@ -247,6 +249,7 @@ def solve_pattern(
         )
     run.sepa_depth = 10**9 if sepa_depth is None else sepa_depth
     hdlr = _CapacityHandler(sep, free, xvars, run, insiders)
+    hdlr.covers = covers
     stop.work = hdlr.attacker_lps
     if bridgeless and not np.any(cost[free] < 0):
         # valid only for costs ≥ 0: publishing a bridge then never costs more

@@ -201,6 +201,8 @@ class OptOptions(SuppressOptions):
     guided: bool = True
     guided_delay: float | None = None  # None: from the start heuristic's LPs
     bridgeless: bool = True
+    #: cover cuts of the capacity cuts at fractional points (lp/covers.py)
+    covers: bool = True
 
 
 # ---------------------------------------------------------------------- start pattern
@@ -406,6 +408,7 @@ def solve_optimal(
         guide=_guide(problem, work, bool(opts.publish)) if opts.guided else None,
         guide_delay=float(guide_delay if opts.guided_delay is None else opts.guided_delay),
         bridgeless=bool(opts.bridgeless),
+        covers=bool(opts.covers),
     )
     everything = problem.candidate | problem.primary | problem.secondary
     found = out.mask[:n] if out.mask is not None else None

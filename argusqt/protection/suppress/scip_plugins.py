@@ -18,6 +18,7 @@ from pyscipopt import SCIP_EVENTTYPE, SCIP_RESULT, Conshdlr, Eventhdlr, Heur, Mo
 
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch
 from argusqt.protection.core.budget import Deadline
+from argusqt.protection.lp.covers import cover_cuts
 from argusqt.protection.lp.separation import Cut, Separator
 
 #: seconds between two progress events
@@ -68,6 +69,8 @@ class _CapacityHandler(Conshdlr):
         #: 0/1 points the enforcement judged protected in full (see _key)
         self.proven: set[bytes] = set()
         self.bridgeless: _Bridgeless | None = None
+        #: derive cover cuts from the capacity cuts at fractional points (lp/covers.py)
+        self.covers = True
 
     # -- helpers
     def _x(self, sol=None) -> np.ndarray:
@@ -263,7 +266,11 @@ class _CapacityHandler(Conshdlr):
             # bound; a heuristic's probing LP has local bounds and is not
             _report(self.model, self.run, lp_value=float(np.dot(self._obj(), x)))
         cuts, _ = self._cuts_for(x, False)
-        cuts, self.pending = cuts + self.pending, []
+        # valid wherever their capacity cuts are: a stronger LP bound at no LP's cost
+        # (docs/design.md, issue 26 goal 1 record: g04 of bench_opt_700 proven with them)
+        covers = cover_cuts(cuts, x) if self.covers else []
+        self.run.n_cover_cuts += len(covers)
+        cuts, self.pending = cuts + covers + self.pending, []
         # the bridgeless cuts hold for some optimal pattern, not for every protected one: they
         # never join the store that rejects candidates
         self.store.add(cuts)
@@ -576,6 +583,7 @@ class _Run:
     n_cuts: int = 0
     n_checks: int = 0
     n_insider_cuts: int = 0
+    n_cover_cuts: int = 0
     #: the best certified lower bound on the free cost (SCIP's dual bound or the root LP
     #: value, read only while every step so far was exact)
     bound: float | None = None
