@@ -1139,11 +1139,10 @@ class Session:
             table.interval_upper = np.asarray(result.interval_upper, dtype=float)
         else:
             table.interval_lower = table.interval_upper = None
-        public = tuple(
-            (k, float(result.figures[k]))
-            for k in ("base", "steps")
-            if desc.face == "round" and k in result.figures
-        )
+        from argusqt.protection.adjust.ckm import PUBLIC_KEYS as CKM_PUBLIC
+
+        keys = {"round": ("base", "steps"), "ckm": CKM_PUBLIC}.get(desc.face, ())
+        public = tuple((k, float(result.figures[k])) for k in keys if k in result.figures)
         table.protection = ProtectionInfo(desc.name, desc.face, p.describe(), public)
         table.audit = audit
         mark_protected(table, result.verdict)

@@ -194,6 +194,29 @@ def adjusted_verdict(problem: CSPProblem, published: np.ndarray) -> PublicationV
     )
 
 
+def ckm_face_verdict(problem: CSPProblem, face: Face) -> PublicationVerdict:
+    """Perturbed values (CKM, argusqt/docs/methods.md §16.6): the checks and the attacker's
+    interval of originals (face.lower/upper), then each primary's published value, the
+    interval's midpoint and endpoints as estimates (an endpoint at an a-priori bound is none)."""
+    from argusqt.protection.audit.ckm_checks import ckm_verdict
+
+    x = np.asarray(face.published, dtype=float)
+    verdict = ckm_verdict(problem, x, face.base, face.lower, face.upper)
+    lo = x if face.lower is None else np.asarray(face.lower, dtype=float)
+    hi = x if face.upper is None else np.asarray(face.upper, dtype=float)
+    prim = np.flatnonzero(problem.primary)
+    low_end = np.where(lo > problem.lower, lo, np.nan)
+    high_end = np.where(hi < problem.upper, hi, np.nan)
+    extra = estimate_disclosures(
+        problem,
+        [("published value", x), ("midpoint", 0.5 * (lo + hi)), ("endpoint", low_end),
+         ("endpoint", high_end)],
+        prim,
+    )  # fmt: skip
+    verdict.disclosures += extra  # every reason of a cell: the refusal says them all
+    return verdict
+
+
 def face_verdict(
     problem: CSPProblem,
     face: Face,
@@ -212,11 +235,9 @@ def face_verdict(
         return rounded_verdict(problem, face.published, face.base, face.steps, cancel=cancel,
                                progress=progress)  # fmt: skip
     if face.kind == "ckm":
-        from argusqt.protection.audit.ckm_checks import ckm_verdict
-
         if face.published is None:
             raise ValueError("a CKM face needs the published values")
-        return ckm_verdict(problem, face.published, face.base)
+        return ckm_face_verdict(problem, face)
     if face.kind == "cta":
         if face.published is None:
             raise ValueError("an adjusted face needs the published values")

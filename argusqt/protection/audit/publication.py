@@ -31,6 +31,8 @@ Reason = Literal[
     "adjusted value",
     "rounding interval",
     "ckm check",
+    "ckm interval",
+    "published value",
 ]
 
 #: seconds a method may still use after a cancel to finish or audit its best pattern; a
