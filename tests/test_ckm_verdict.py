@@ -1,0 +1,220 @@
+"""The promise for the cell key method (argusqt/docs/methods.md §16.6): an attacker who knows
+the ptable (Kerckhoffs) and the published values must not recompute a primary inside its
+protection interval. The test's attacker reads the ptable rows itself (no argusqt code):
+counts from the originals that can give each published value, magnitudes from the
+published value ± the largest move the ptable and the scaling allow."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_ip_publication import _refused_everywhere
+
+import argusqt
+from argusqt.batch.runner import run_batch
+from argusqt.model.cellkey import MagnitudeCKM
+
+Rows = list[tuple[int, list[tuple[float, float]]]]  # i → [(j, p)]
+
+#: a count of 1 always published as 1 (p(1 → 1) = 1)
+STAY: Rows = [
+    (0, [(0, 1.0)]),
+    (1, [(1, 1.0)]),
+    (2, [(1, 0.5), (3, 0.5)]),
+    (3, [(2, 0.5), (4, 0.5)]),
+]
+#: small counts always move: 1 → 3 | 4, 2 → 4; from 3 up ±2 or ±3
+MOVE: Rows = [
+    (0, [(0, 1.0)]),
+    (1, [(3, 0.5), (4, 0.5)]),
+    (2, [(4, 1.0)]),
+    (3, [(0, 0.25), (1, 0.25), (5, 0.25), (6, 0.25)]),
+]
+
+
+def _frame(rows: Rows, cont: bool = False) -> pd.DataFrame:
+    out = []
+    for i, trans in rows:
+        run = 0.0
+        for j, p in trans:
+            run += p
+            out.append((i, j, p, j - i, run) + (("all",) if cont else ()))
+    cols = ["i", "j", "p", "v", "p_int_ub"] + (["type"] if cont else [])
+    return pd.DataFrame(out, columns=cols)
+
+
+def _records(counts: dict[tuple[str, str], int]) -> pd.DataFrame:
+    recs = [k for k, n in counts.items() for _ in range(n)]
+    return pd.DataFrame(recs, columns=["region", "size"])
+
+
+def _count_attacker(rows: Rows, j: int) -> tuple[int, int]:
+    """Smallest and largest original count that the ptable lets give the published j."""
+    top = rows[-1][0]
+    cand = [i for i, trans in rows[:-1] for jj, p in trans if jj == j and p > 0]
+    cand += [j - (jj - top) for jj, p in rows[-1][1] if p > 0 and j - (jj - top) >= top]
+    return min(cand), max(cand)
+
+
+def _disclosed(x, y, lo, hi, lpl, upl, floor: float = 0.0) -> bool:
+    """The primary's interval fails its protection interval, or an estimate (the published
+    value, the midpoint, an endpoint not at the a-priori bound) lands within tolerance."""
+    tol = max(0.5, 0.1 * 0.5 * (lpl + upl))
+    if lo > x - lpl + 1e-9 or hi < x + upl - 1e-9:
+        return True
+    ends = [e for e in (lo, hi) if e > floor]
+    return any(abs(e - x) <= tol for e in [y, 0.5 * (lo + hi), *ends])
+
+
+def _protect_counts(counts, rows: Rows):
+    return argusqt.protect(
+        _records(counts),
+        explanatory=["region", "size"],
+        rules="FREQ(3,10)",
+        method="CKM",
+        record_key_seed=9,
+        ptable=_frame(rows),
+        progress=False,
+    )
+
+
+def _expected_counts(res, rows: Rows) -> set[int]:
+    t = res.table
+    prim = np.flatnonzero((t.status >= 3) & (t.status <= 9))
+    out = set()
+    for c in prim.tolist():
+        lo, hi = _count_attacker(rows, int(t.published[c]))
+        if _disclosed(t.value[c], t.published[c], lo, hi, t.lpl[c], t.upl[c]):
+            out.add(c)
+    return out
+
+
+STAY_COUNTS = {("A", "s"): 1, ("A", "t"): 20, ("B", "s"): 10, ("B", "t"): 12,
+               ("C", "s"): 6, ("C", "t"): 8}  # fmt: skip
+MOVE_COUNTS = {("A", "s"): 2, ("A", "t"): 20, ("B", "s"): 10, ("B", "t"): 12,
+               ("C", "s"): 2, ("C", "t"): 8}  # fmt: skip
+
+
+def test_a_count_of_one_published_as_one_is_refused_everywhere(tmp_path: Path) -> None:
+    res = _protect_counts(STAY_COUNTS, STAY)[0]
+    t = res.table
+    one = next(c for c in range(t.n_cells) if [x.strip() for x in t.cell_codes(c)] == ["A", "s"])
+    assert t.value[one] == 1 and t.published[one] == 1  # the noise is computed regardless
+    verdict = res.audit()
+    assert set(verdict.failing_cells.tolist()) == _expected_counts(res, STAY) == {one}
+    assert "published value" in verdict.reasons(one)
+    assert res.session.protection_state(1) == "refused"
+    _refused_everywhere(res, tmp_path, "published value", in_message=True)
+    # the confidential CKM-format output stays writable
+    written = res.session.write_table(1, 7, "", tmp_path / "ckm.csv")
+    assert written and all(p.is_file() for p in written)
+
+
+def test_small_counts_that_always_move_and_cover_the_levels_are_published(
+    tmp_path: Path,
+) -> None:
+    res = _protect_counts(MOVE_COUNTS, MOVE)[0]
+    t = res.table
+    prim = np.flatnonzero((t.status >= 3) & (t.status <= 9))
+    assert prim.size == 2 and set(t.published[prim]) == {4.0}
+    assert _expected_counts(res, MOVE) == set()
+    verdict = res.audit()
+    assert verdict.ok, verdict.summary()
+    assert res.session.protection_state(1) == "cleared"
+    frame = res.publish()
+    assert len(frame) > 0
+    assert res.to_excel(tmp_path / "ok.xlsx").is_file()
+
+
+def test_the_same_ptable_refuses_a_count_of_one(tmp_path: Path) -> None:
+    """MOVE moves 1 to 3 or 4: the attacker still knows the cell is not empty (no original
+    0 gives 3 or 4), so [0, 2] is not covered."""
+    counts = dict(MOVE_COUNTS) | {("A", "s"): 1}
+    res = _protect_counts(counts, MOVE)[0]
+    expected = _expected_counts(res, MOVE)
+    assert expected
+    assert set(res.audit().failing_cells.tolist()) == expected
+    assert "ckm interval" in {r for c in expected for r in res.audit().reasons(c)}
+
+
+def test_batch_refuses_the_table_and_writes_the_confidential_output(tmp_path: Path) -> None:
+    out = _protect_counts(STAY_COUNTS, STAY)
+    job = tmp_path / "b.arb"
+    out.write_batch_file(job)
+    confidential = tmp_path / "ckm_conf.csv"
+    job.write_text(
+        job.read_text()
+        + f'<WRITETABLE> (1, 7, , "{confidential.name}")\n'
+        + '<WRITETABLE> (1, 2, , "public.csv")\n'
+    )
+    ran = run_batch(job)
+    assert not ran.ok
+    assert "region=A × size=s" in str(ran.error)
+    assert ran.session.protection_state(1) == "refused"
+    assert confidential.is_file() or any(tmp_path.glob("ckm_conf*"))
+    assert not (tmp_path / "public.csv").exists()
+
+
+# ------------------------------------------------------------------------------ magnitudes
+SIGMA = 0.3
+
+
+def _magnitude(rows: Rows):
+    """Two firms in cell A×s (100 and 10: P(15,1) makes it primary) and larger cells."""
+    recs = [("A", "s", 100.0), ("A", "s", 10.0)]
+    recs += [(r, s, float(v)) for r, s in (("A", "t"), ("B", "s"), ("B", "t"))
+             for v in (50, 60, 70, 80, 90)]  # fmt: skip
+    df = pd.DataFrame(recs, columns=["region", "size", "turnover"])
+    return argusqt.protect(
+        df,
+        explanatory=["region", "size"],
+        response="turnover",
+        rules="P(15,1)",
+        method="CKM",
+        record_key_seed=4,
+        ptable=_frame(rows, cont=True),
+        ckm=MagnitudeCKM(type="V", scaling="N", sigma1=SIGMA),
+        progress=False,
+    )[0]
+
+
+def _expected_magnitudes(res, rows: Rows) -> set[int]:
+    """<CKM> V with N(σ1) scaling moves x by σ1·|x|·v: the attacker's interval is the
+    published value ± σ1·|x|·max|v| (plus half a printed unit)."""
+    big = max(abs(j - i) for i, trans in rows for j, p in trans if p > 0)
+    t = res.table
+    out = set()
+    for c in np.flatnonzero((t.status >= 3) & (t.status <= 9)).tolist():
+        x, y = float(t.value[c]), float(t.published[c])
+        b = SIGMA * abs(x) * big + 0.5
+        if _disclosed(x, y, y - b, y + b, t.lpl[c], t.upl[c], floor=-np.inf):
+            out.add(c)
+    return out
+
+
+def test_magnitudes_moved_by_exactly_d_are_refused(tmp_path: Path) -> None:
+    rows: Rows = [(0, [(0, 1.0)]), (1, [(0, 0.5), (2, 0.5)])]  # always ±1
+    res = _magnitude(rows)
+    t = res.table
+    prim = np.flatnonzero((t.status >= 3) & (t.status <= 9))
+    assert prim.size >= 1
+    assert np.all(np.abs(t.published[prim] - t.value[prim]) == pytest.approx(SIGMA * t.value[prim]))
+    expected = _expected_magnitudes(res, rows)
+    assert expected == set(prim.tolist())
+    assert set(res.audit().failing_cells.tolist()) == expected
+    _refused_everywhere(res, tmp_path, "endpoint")
+
+
+def test_magnitudes_with_room_on_both_sides_are_published() -> None:
+    rows: Rows = [(0, [(0, 1.0)]),
+                  (2, [(0, 0.02), (1, 0.48), (3, 0.48), (4, 0.02)])]  # fmt: skip
+    res = _magnitude(rows)
+    expected = _expected_magnitudes(res, rows)
+    assert expected == set()  # the keys of seed 4 draw ±1: x lies inside, off the estimates
+    verdict = res.audit()
+    assert verdict.ok, verdict.summary()
+    assert res.session.protection_state(1) == "cleared"
+    assert len(res.publish()) > 0
