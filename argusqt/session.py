@@ -51,7 +51,7 @@ from argusqt.model.rulespec import SafetyRules
 from argusqt.model.status import Status, is_primary, is_secondary
 from argusqt.model.table import ProtectionInfo, Table, TableSpec
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
-from argusqt.protection.core.result import TIME_LIMIT_DECIDED
+from argusqt.protection.core.result import TIME_LIMIT_DECIDED, public_figures
 
 if TYPE_CHECKING:
     from argusqt.io.frames import Roles
@@ -1139,10 +1139,7 @@ class Session:
             table.interval_upper = np.asarray(result.interval_upper, dtype=float)
         else:
             table.interval_lower = table.interval_upper = None
-        from argusqt.protection.adjust.ckm import PUBLIC_KEYS as CKM_PUBLIC
-
-        keys = {"round": ("base", "steps"), "ckm": CKM_PUBLIC}.get(desc.face, ())
-        public = tuple((k, float(result.figures[k])) for k in keys if k in result.figures)
+        public = public_figures(desc.face, result.figures)
         table.protection = ProtectionInfo(desc.name, desc.face, p.describe(), public)
         table.audit = audit
         mark_protected(table, result.verdict)

@@ -11,11 +11,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_ip_publication import _refused_everywhere
 
 import argusqt
+from argusqt.batch.arb import parse_specify_table
 from argusqt.batch.runner import run_batch
+from argusqt.errors import PublicationError
+from argusqt.export.gate import table_verdict
 from argusqt.model.cellkey import MagnitudeCKM
+from argusqt.protection.adjust.ckm_ptable import generate_ptable
+from argusqt.rules.parse import parse_safety_rule
+from argusqt.session import Session
+from argusqt.sessionfile import load_session, save_session
 
 Rows = list[tuple[int, list[tuple[float, float]]]]  # i → [(j, p)]
 
@@ -218,3 +227,98 @@ def test_magnitudes_with_room_on_both_sides_are_published() -> None:
     assert verdict.ok, verdict.summary()
     assert res.session.protection_state(1) == "cleared"
     assert len(res.publish()) > 0
+
+
+# ------------------------------------------------------------------------------ the Session
+def _session_files(tmp_path: Path) -> Path:
+    """The small count data as files (the API writes them with its batch file)."""
+    _protect_counts(STAY_COUNTS, STAY).write_batch_file(tmp_path / "b.arb")
+    return tmp_path
+
+
+def _session(folder: Path) -> Session:
+    s = Session()
+    s.open_microdata(folder / "b_data.asc", folder / "b_data.rda")
+    s.specify_table(parse_specify_table('"region""size"|<freq>|""|""'))
+    s.set_safety_rules(parse_safety_rule("FREQ(3,10)"))
+    s.compute_tables()
+    return s
+
+
+def test_the_session_the_gui_calls_refuses_and_keeps_type7(tmp_path: Path) -> None:
+    folder = _session_files(tmp_path)
+    s = _session(folder)
+    s.set_ckm_ptables(1, folder / "b_ptable1.txt")
+    result = s.protect(1, "CKM")
+    assert result.verdict is not None and not result.verdict.ok
+    assert s.protection_state(1) == "refused"
+    assert any("NOT PUBLISHABLE" in e.message and "(A, s)" in e.message for e in s.log)
+    with pytest.raises(PublicationError) as err:
+        s.write_table(1, 2, "", tmp_path / "public.csv")
+    assert [tuple(x.strip() for x in c) for c in err.value.cells] == [("A", "s")]
+    assert "published value" in str(err.value)
+    assert not (tmp_path / "public.csv").exists()
+    assert all(p.is_file() for p in s.write_table(1, 7, "AO+", tmp_path / "ckm.csv"))
+
+
+def test_a_generated_ptable_is_judged_again_after_the_session_file(tmp_path: Path) -> None:
+    """The gate rebuilds a generated ptable from the run's public D, V, js, pstay: the
+    reloaded table gets the verdict the run gave (pstay 0.5 lets small counts stay)."""
+    folder = _session_files(tmp_path)
+    s = _session(folder)
+    gen = {"ptable_d": 3, "ptable_v": 2.0, "ptable_js": 0, "ptable_pstay": 0.5}
+    result = s.protect(1, "CKM", gen)
+    rows: Rows = [
+        (r.i, [(float(j), float(p)) for j, p in zip(r.j, r.p, strict=True)])
+        for r in generate_ptable(3, 2.0, 0, 0.5).table("all")
+    ]
+    t = s.table(1)
+    prim = np.flatnonzero((t.status >= 3) & (t.status <= 9))
+    expected = set()
+    for c in prim.tolist():
+        lo, hi = _count_attacker(rows, int(t.published[c]))
+        if _disclosed(t.value[c], t.published[c], lo, hi, t.lpl[c], t.upl[c]):
+            expected.add(c)
+    assert expected  # the 1 of A × s
+    assert set(result.verdict.failing_cells.tolist()) == expected
+    assert s.protection_state(1) == "refused"
+    save_session(s, tmp_path / "s.aqs")
+    again = load_session(tmp_path / "s.aqs")
+    verdict = table_verdict(again.table(1))
+    assert set(verdict.failing_cells.tolist()) == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.tuples(st.integers(0, 12), st.integers(0, 3)), min_size=1, max_size=4),
+        min_size=2,
+        max_size=5,
+    ),
+    st.lists(st.integers(0, 15), min_size=1, max_size=20),
+)
+def test_count_hull_is_the_plain_set_of_originals(raw, published) -> None:
+    """count_hull against the test's own reading of random ptables (p = 0 transitions
+    included: they never happen, so they give no original)."""
+    from argusqt.model.ptable import PRow, PTable
+    from argusqt.protection.adjust.ckm import count_hull
+
+    rows: Rows = []
+    prows = []
+    for i, trans in enumerate(raw):
+        js = sorted({j for j, _ in trans} | {i})  # every row reaches something with p > 0
+        weights = {j: w for j, w in trans}
+        ps = np.array([weights.get(j, 1) for j in js], dtype=float)
+        if ps.sum() == 0:
+            ps[0] = 1.0
+        ps = ps / ps.sum()
+        rows.append((i, list(zip(map(float, js), ps.tolist(), strict=True))))
+        j = np.array(js, dtype=float)
+        prows.append(PRow(i, j, ps, j - i, np.cumsum(ps)))
+    lo, hi = count_hull(PTable("freq", {"all": prows}), np.array(published, dtype=float))
+    for k, j in enumerate(published):
+        top = rows[-1][0]
+        cand = [i for i, trans in rows[:-1] for jj, p in trans if jj == j and p > 0]
+        cand += [j - (jj - top) for jj, p in rows[-1][1] if p > 0 and j - (jj - top) >= top]
+        want = (min(cand), max(cand)) if cand else (j, j)
+        assert (lo[k], hi[k]) == want

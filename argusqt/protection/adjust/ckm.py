@@ -120,11 +120,6 @@ def _ptable(inputs: CellKeyInputs, source: PTableSource | None, kind: str, what:
     return inputs.reader(source, kind)
 
 
-#: the public parameters of a CKM run an attacker knows (Kerckhoffs) and the gate needs to
-#: judge the table again (Table.protection.public)
-PUBLIC_KEYS = ("mu_c", "ptable_d", "ptable_v", "ptable_js", "ptable_pstay")
-
-
 def _inputs(problem) -> CellKeyInputs:
     source = getattr(problem, "cellkey", None)
     inputs: CellKeyInputs | None = source() if callable(source) else source
@@ -163,10 +158,8 @@ def _magnitude_setup(inputs: CellKeyInputs, mu_c: float) -> tuple[MagnitudeSetup
 
 def _saturated(table: PTable) -> PTable:
     """The ptable with every noise at its largest |v| of positive p: the farthest a cell
-    can move (a transition of p = 0 never happens, and the attacker reads p too)."""
-    big = max(
-        float(np.abs(r.v[r.p > 0]).max(initial=0.0)) for rs in table.rows.values() for r in rs
-    )
+    can move."""
+    big = _largest_noise(table)
     rows = {
         kind: [PRow(r.i, r.j, r.p, np.full_like(r.v, big, dtype=float), r.ub, r.line) for r in rs]
         for kind, rs in table.rows.items()
@@ -180,16 +173,28 @@ def count_hull(ptable: PTable, published: np.ndarray) -> tuple[np.ndarray, np.nd
     rows = ptable.table("all")
     last = rows[-1]
     top = len(rows) - 1
-    shifts = last.v[last.p > 0]
     y = np.rint(np.asarray(published, dtype=float)).astype(np.int64)
-    lo, hi = y.astype(float), y.astype(float)
-    for j in np.unique(y).tolist():
-        cand = [r.i for r in rows[:top] if np.any((r.j == j) & (r.p > 0))]
-        cand += [int(j - v) for v in shifts.tolist() if j - v >= top]
-        if cand:
-            at = y == j
-            lo[at], hi[at] = min(cand), max(cand)
+    lo = np.full(y.shape[0], np.inf)
+    hi = np.full(y.shape[0], -np.inf)
+    for r in rows[:top]:  # few rows: each marks the published values it reaches
+        reach = np.isin(y, r.j[r.p > 0].astype(np.int64))
+        lo[reach] = np.minimum(lo[reach], r.i)
+        hi[reach] = np.maximum(hi[reach], r.i)
+    for v in last.v[last.p > 0].tolist():  # i = j − v, counts from maxNi up
+        i = (y - v).astype(float)
+        ok = i >= top
+        lo[ok] = np.minimum(lo[ok], i[ok])
+        hi[ok] = np.maximum(hi[ok], i[ok])
+    none = ~np.isfinite(lo)  # no original gives j: nothing the ptable explains, a point
+    lo[none], hi[none] = y[none], y[none]
     return lo, hi
+
+
+def _largest_noise(table: PTable) -> float:
+    """max |v| over the transitions of positive p (one of p = 0 never happens)."""
+    return max(
+        float(np.abs(r.v[r.p > 0]).max(initial=0.0)) for rs in table.rows.values() for r in rs
+    )
 
 
 def attacker_intervals(
@@ -213,7 +218,7 @@ def attacker_intervals(
             return count_hull(table, y)
         scale = np.divide(cells.weight, cells.count, out=np.ones_like(cells.weight),
                           where=cells.count > 0)  # fmt: skip
-        bound = table.max_deviation * scale
+        bound = _largest_noise(table) * scale
     else:
         setup, ckm = _magnitude_setup(inputs, float(pub.get("mu_c", 0.0)))
         far = MagnitudeSetup(
