@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from protect_helpers import lp_reach_ok
 from test_ip_publication import _refused_everywhere
 
 import argusqt
@@ -22,6 +23,7 @@ from argusqt.errors import PublicationError
 from argusqt.export.gate import table_verdict
 from argusqt.model.cellkey import MagnitudeCKM
 from argusqt.protection.adjust.ckm_ptable import generate_ptable
+from argusqt.protection.core.problem import CSPProblem
 from argusqt.rules.parse import parse_safety_rule
 from argusqt.session import Session
 from argusqt.sessionfile import load_session, save_session
@@ -78,27 +80,38 @@ def _disclosed(x, y, lo, hi, lpl, upl, floor: float = 0.0) -> bool:
     return any(abs(e - x) <= tol for e in [y, 0.5 * (lo + hi), *ends])
 
 
-def _protect_counts(counts, rows: Rows):
+def _protect_counts(counts, rows: Rows, seed: int = 9):
     return argusqt.protect(
         _records(counts),
         explanatory=["region", "size"],
         rules="FREQ(3,10)",
         method="CKM",
-        record_key_seed=9,
+        record_key_seed=seed,
         ptable=_frame(rows),
         progress=False,
     )
 
 
-def _expected_counts(res, rows: Rows) -> set[int]:
-    t = res.table
-    prim = np.flatnonzero((t.status >= 3) & (t.status <= 9))
+def _judged(t, lo: np.ndarray, hi: np.ndarray, floor: float = 0.0) -> set[int]:
+    """The primaries the test's attacker discloses from every cell's interval: alone
+    (_disclosed), or with the relations (protect_helpers' linprog attacker)."""
+    problem = CSPProblem.from_table(t)
+    a = np.asarray(t.value, dtype=float)
+    lp_lo = np.minimum(np.maximum(lo, problem.lower), a)
+    lp_hi = np.maximum(np.minimum(hi, problem.upper), a)
     out = set()
-    for c in prim.tolist():
-        lo, hi = _count_attacker(rows, int(t.published[c]))
-        if _disclosed(t.value[c], t.published[c], lo, hi, t.lpl[c], t.upl[c]):
+    for c in np.flatnonzero((t.status >= 3) & (t.status <= 9)).tolist():
+        if _disclosed(a[c], t.published[c], lo[c], hi[c], t.lpl[c], t.upl[c], floor):
+            out.add(c)
+        elif not lp_reach_ok(problem, lp_lo, lp_hi, [c]):
             out.add(c)
     return out
+
+
+def _expected_counts(res, rows: Rows) -> set[int]:
+    t = res.table
+    hull = np.array([_count_attacker(rows, int(y)) for y in t.published], dtype=float)
+    return _judged(t, hull[:, 0], hull[:, 1])
 
 
 STAY_COUNTS = {("A", "s"): 1, ("A", "t"): 20, ("B", "s"): 10, ("B", "t"): 12,
@@ -149,6 +162,27 @@ def test_the_same_ptable_refuses_a_count_of_one(tmp_path: Path) -> None:
     assert "ckm interval" in {r for c in expected for r in res.audit().reasons(c)}
 
 
+#: from 3 up only ±3: a total and its other part, each moved by 3, pin the small cell
+MOVE3: Rows = [*MOVE[:3], (3, [(0, 0.5), (6, 0.5)])]
+
+
+def test_the_relations_disclose_what_the_cell_alone_hides() -> None:
+    """A × s = 2 published 4 may come from 1, 2, 6 or 7; but A × Total and A × t, each
+    moved by ±3, pin it (A × s = A × Total − A × t): the outsider's LP over the relations."""
+    counts = dict(MOVE_COUNTS) | {("C", "s"): 9}
+    res = _protect_counts(counts, MOVE3, seed=1)[0]
+    t = res.table
+    a_s = next(c for c in range(t.n_cells) if [x.strip() for x in t.cell_codes(c)] == ["A", "s"])
+    hull = _count_attacker(MOVE3, int(t.published[a_s]))
+    assert not _disclosed(t.value[a_s], t.published[a_s], *hull, t.lpl[a_s], t.upl[a_s])
+    expected = _expected_counts(res, MOVE3)
+    assert expected == {a_s}
+    verdict = res.audit()
+    assert set(verdict.failing_cells.tolist()) == expected
+    assert "outsider" in verdict.reasons(a_s)
+    assert res.session.protection_state(1) == "refused"
+
+
 def test_batch_refuses_the_table_and_writes_the_confidential_output(tmp_path: Path) -> None:
     out = _protect_counts(STAY_COUNTS, STAY)
     job = tmp_path / "b.arb"
@@ -195,13 +229,9 @@ def _expected_magnitudes(res, rows: Rows) -> set[int]:
     published value ± σ1·|x|·max|v| (plus half a printed unit)."""
     big = max(abs(j - i) for i, trans in rows for j, p in trans if p > 0)
     t = res.table
-    out = set()
-    for c in np.flatnonzero((t.status >= 3) & (t.status <= 9)).tolist():
-        x, y = float(t.value[c]), float(t.published[c])
-        b = SIGMA * abs(x) * big + 0.5
-        if _disclosed(x, y, y - b, y + b, t.lpl[c], t.upl[c], floor=-np.inf):
-            out.add(c)
-    return out
+    y = np.asarray(t.published, dtype=float)
+    b = SIGMA * np.abs(np.asarray(t.value, dtype=float)) * big + 0.5
+    return _judged(t, y - b, y + b, floor=-np.inf)
 
 
 def test_magnitudes_moved_by_exactly_d_are_refused(tmp_path: Path) -> None:
@@ -273,12 +303,8 @@ def test_a_generated_ptable_is_judged_again_after_the_session_file(tmp_path: Pat
         for r in generate_ptable(3, 2.0, 0, 0.5).table("all")
     ]
     t = s.table(1)
-    prim = np.flatnonzero((t.status >= 3) & (t.status <= 9))
-    expected = set()
-    for c in prim.tolist():
-        lo, hi = _count_attacker(rows, int(t.published[c]))
-        if _disclosed(t.value[c], t.published[c], lo, hi, t.lpl[c], t.upl[c]):
-            expected.add(c)
+    hull = np.array([_count_attacker(rows, int(y)) for y in t.published], dtype=float)
+    expected = _judged(t, hull[:, 0], hull[:, 1])
     assert expected  # the 1 of A × s
     assert set(result.verdict.failing_cells.tolist()) == expected
     assert s.protection_state(1) == "refused"

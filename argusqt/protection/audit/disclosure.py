@@ -194,7 +194,13 @@ def adjusted_verdict(problem: CSPProblem, published: np.ndarray) -> PublicationV
     )
 
 
-def ckm_face_verdict(problem: CSPProblem, face: Face) -> PublicationVerdict:
+def ckm_face_verdict(
+    problem: CSPProblem,
+    face: Face,
+    *,
+    cancel: CancelToken | None = None,
+    progress: ProgressCallback = no_progress,
+) -> PublicationVerdict:
     """Perturbed values (CKM, argusqt/docs/methods.md §16.6): the checks and the attacker's
     interval of originals (face.lower/upper), then each primary's published value, the
     interval's midpoint and endpoints as estimates (an endpoint at an a-priori bound is none)."""
@@ -214,6 +220,15 @@ def ckm_face_verdict(problem: CSPProblem, face: Face) -> PublicationVerdict:
         prim,
     )  # fmt: skip
     verdict.disclosures += extra  # every reason of a cell: the refusal says them all
+    # the relations: true totals add up, each true value inside its interval (outsider and
+    # insiders, as for rounded values; the hull only widens a method error, never narrows)
+    a = np.asarray(problem.values, dtype=float)
+    lp_lo = np.minimum(np.maximum(lo, problem.lower), a)
+    lp_hi = np.maximum(np.minimum(hi, problem.upper), a)
+    lp = publication_audit(problem, lp_hi > lp_lo, lower=lp_lo, upper=lp_hi, cancel=cancel,
+                           progress=progress)  # fmt: skip
+    verdict.outsider, verdict.insider = lp.outsider, lp.insider
+    verdict.disclosures += lp.disclosures
     return verdict
 
 
@@ -237,7 +252,7 @@ def face_verdict(
     if face.kind == "ckm":
         if face.published is None:
             raise ValueError("a CKM face needs the published values")
-        return ckm_face_verdict(problem, face)
+        return ckm_face_verdict(problem, face, cancel=cancel, progress=progress)
     if face.kind == "cta":
         if face.published is None:
             raise ValueError("an adjusted face needs the published values")
