@@ -151,6 +151,27 @@ def test_small_counts_that_always_move_and_cover_the_levels_are_published(
     assert res.to_excel(tmp_path / "ok.xlsx").is_file()
 
 
+def test_a_table_too_large_for_the_relations_attacker_is_refused(monkeypatch) -> None:
+    """Above cells × primaries = CKM_RELATIONS_LIMIT the LP attackers are not run: the
+    table that passes below the limit cannot be certified, so it is refused, saying why."""
+    import argusqt.protection.audit.disclosure as disclosure
+
+    res = _protect_counts(MOVE_COUNTS, MOVE)[0]
+    assert res.audit().ok
+    t = res.table
+    prim = np.flatnonzero((t.status >= 3) & (t.status <= 9))
+    monkeypatch.setattr(disclosure, "CKM_RELATIONS_LIMIT", t.n_cells * prim.size - 1)
+    verdict = res.audit()
+    assert set(verdict.failing_cells.tolist()) == set(prim.tolist())
+    assert all(verdict.reasons(int(c)) == ["relations not audited"] for c in prim)
+    assert "cannot be certified" in verdict.summary()
+    again = _protect_counts(MOVE_COUNTS, MOVE)[0]  # a run under the limit's verdict
+    assert np.array_equal(again.table.published, t.published)
+    assert again.session.protection_state(1) == "refused"
+    with pytest.raises(PublicationError, match="cannot be certified"):
+        again.publish()
+
+
 def test_the_same_ptable_refuses_a_count_of_one(tmp_path: Path) -> None:
     """MOVE moves 1 to 3 or 4: the attacker still knows the cell is not empty (no original
     0 gives 3 or 4), so [0, 2] is not covered."""

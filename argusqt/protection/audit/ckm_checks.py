@@ -42,16 +42,24 @@ class CKMVerdict(PublicationVerdict):
             return (
                 f"CKM verdict passed: {self.cells:,} cells published with the noise of their "
                 "cell keys; ptable valid, record keys present, no primary recomputed within "
-                "its protection interval by an attacker who knows the ptable."
+                "its protection interval by an attacker who knows the ptable (from its own "
+                "value or with the relations, outside attacker and insiders)."
             )
         bad = self.failing_cells
         parts = [f"{label(int(c))} ({', '.join(self.reasons(int(c)))})" for c in bad[:10]]
+        big = any(d.reason == "relations not audited" for d in self.disclosures)
+        size = (
+            " The table is too large for the attacker over its relations (cells × primaries "
+            "above the limit of argusqt/docs/methods.md §16.6): it cannot be certified."
+            if big
+            else ""
+        )
         return (
             f"CKM VERDICT FAILED: {bad.size} cell{'s' if bad.size != 1 else ''} disclosed or "
             f"not published as the cell key method gives them: {', '.join(parts)}"
             f"{'…' if bad.size > 10 else ''}. An attacker who knows the ptable recomputes a "
             "primary from its published value (argusqt/docs/methods.md §16.6): use a ptable "
-            "that moves small counts (no stay), a larger D, or suppression."
+            "that moves small counts (no stay), a larger D, or suppression." + size
         )
 
 

@@ -32,6 +32,11 @@ from argusqt.protection.core.result import AuditResult, ProtectionResult
 #: counts only exact midpoints, this margin also refuses near misses the printed decimals blur)
 ESTIMATE_FRACTION = 0.1
 
+#: the LP attackers over a CKM table's relations take about cells × primaries work (every
+#: cell has an interval); above this count the run would not end in a bounded time, so the
+#: primaries left are refused as not audited (argusqt/docs/methods.md §16.6)
+CKM_RELATIONS_LIMIT = 1_000_000
+
 
 @dataclass(frozen=True)
 class Face:
@@ -222,6 +227,14 @@ def ckm_face_verdict(
     verdict.disclosures += extra  # every reason of a cell: the refusal says them all
     # the relations: true totals add up, each true value inside its interval (outsider and
     # insiders, as for rounded values; the hull only widens a method error, never narrows)
+    left = np.setdiff1d(prim, verdict.failing_cells)
+    if left.size == 0:
+        return verdict
+    if problem.n_cells * left.size > CKM_RELATIONS_LIMIT:  # no bounded proof: refused
+        verdict.disclosures += [
+            Disclosure(int(c), "relations not audited", float(lo[c]), float(hi[c])) for c in left
+        ]
+        return verdict
     a = np.asarray(problem.values, dtype=float)
     lp_lo = np.minimum(np.maximum(lo, problem.lower), a)
     lp_hi = np.maximum(np.minimum(hi, problem.upper), a)

@@ -33,6 +33,7 @@ Reason = Literal[
     "ckm check",
     "ckm interval",
     "published value",
+    "relations not audited",
 ]
 
 #: seconds a method may still use after a cancel to finish or audit its best pattern; a
