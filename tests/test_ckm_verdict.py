@@ -204,6 +204,32 @@ def test_the_relations_disclose_what_the_cell_alone_hides() -> None:
     assert res.session.protection_state(1) == "refused"
 
 
+def test_weighted_counts_get_the_largest_noise_times_the_mean_weight() -> None:
+    """(n + v)·W/n: the attacker's interval is the published value ± max|v|·W/n."""
+    df = _records(MOVE_COUNTS)
+    df["w"] = np.where(df.region == "A", 2.0, 3.0)
+    res = argusqt.protect(df, explanatory=["region", "size"], rules="FREQ(3,10)",
+                          method="CKM", record_key_seed=9, ptable=_frame(MOVE), weight="w",
+                          progress=False)[0]  # fmt: skip
+    t = res.table
+    big = max(abs(j - i) for i, trans in MOVE for j, p in trans if p > 0)
+    b = big * np.asarray(t.value, dtype=float) / np.maximum(np.asarray(t.freq, dtype=float), 1)
+    y = np.asarray(t.published, dtype=float)
+    expected = _judged(t, y - b, y + b)
+    assert set(res.audit().failing_cells.tolist()) == expected == set()
+    # a weight of 1/4 on A: the same noise is a quarter as wide, and A × s is refused
+    df["w"] = np.where(df.region == "A", 0.25, 3.0)
+    res = argusqt.protect(df, explanatory=["region", "size"], rules="FREQ(3,10)",
+                          method="CKM", record_key_seed=9, ptable=_frame(MOVE), weight="w",
+                          progress=False)[0]  # fmt: skip
+    t = res.table
+    b = big * np.asarray(t.value, dtype=float) / np.maximum(np.asarray(t.freq, dtype=float), 1)
+    y = np.asarray(t.published, dtype=float)
+    expected = _judged(t, y - b, y + b)
+    assert expected
+    assert set(res.audit().failing_cells.tolist()) == expected
+
+
 def test_batch_refuses_the_table_and_writes_the_confidential_output(tmp_path: Path) -> None:
     out = _protect_counts(STAY_COUNTS, STAY)
     job = tmp_path / "b.arb"
