@@ -817,17 +817,14 @@ def _restore(table: Table, saved: dict, where: str, what: str) -> Any:
     if method:
         # lazy: the method registry and parameters (a run that only tabulates needs none)
         from argusqt.protection.core import registry
+        from argusqt.protection.core.result import public_figures
 
         try:
             desc = registry.get(str(method))
         except ArgusError as exc:
             raise SessionFileError(f"{what}: {exc.message}", file=where) from None
         figures = (saved.get("result") or {}).get("figures", {}) or {}
-        public = tuple(
-            (k, float(figures[k]))
-            for k in ("base", "steps")
-            if desc.face == "round" and k in figures
-        )
+        public = public_figures(desc.face, figures)
         table.protection = ProtectionInfo(desc.name, desc.face, public=public)
     table.audit = None
     r = saved.get("result")

@@ -3,7 +3,8 @@
 Builds synthetic microdata in memory (no file: the reader has its own benchmark,
 bench_tabulate.py) with a record key, tabulates a 3-dimensional table of about 105,000
 cells, attaches the cell keys and runs CKM on the counts and on a magnitude (T(3) with
-flex scaling). Prints time and peak Python memory (tracemalloc) per step with the load.
+flex scaling), and the CKM verdict's attacker on the counts (the magnitudes' attacker is one
+more perturbation with every noise at its largest). Prints time and peak Python memory (tracemalloc) per step with the load.
 Usage: python benchmarks/bench_ckm.py [--records 1e6 1e7]
 """
 
@@ -33,12 +34,15 @@ from argusqt.model.cellkey import (  # noqa: E402
 from argusqt.model.metadata import Metadata, Variable  # noqa: E402
 from argusqt.model.table import TableSpec  # noqa: E402
 from argusqt.model.tabulate import build_table  # noqa: E402
+from argusqt.protection.adjust.ckm import count_hull  # noqa: E402
 from argusqt.protection.adjust.ckm_perturb import (  # noqa: E402
     magnitude_setup,
     perturb_counts,
     perturb_magnitudes,
 )
 from argusqt.protection.adjust.ckm_ptable import generate_ptable  # noqa: E402
+from argusqt.protection.audit.disclosure import Face, face_verdict  # noqa: E402
+from argusqt.protection.core.problem import CSPProblem  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "tauargus" / "cellkey"
 
@@ -99,11 +103,15 @@ def run(n: int) -> dict:
     ptable = read_ptable(SHARED / "Magnitude" / "ptab_freq.txt") if SHARED.is_dir() else (
         generate_ptable(5, 3.0, 2, 0.5)
     )  # fmt: skip
-    step(
+    published, _ = step(
         "perturb counts",
         lambda: perturb_counts(inputs.cells.count, None, inputs.cells.key, freq.status, ptable),
         figures,
     )
+    lower, upper = step("attacker hull (counts)", lambda: count_hull(ptable, published), figures)
+    problem = CSPProblem.from_table(freq)
+    face = Face("ckm", published=published, lower=lower, upper=upper)
+    step("CKM verdict (counts)", lambda: face_verdict(problem, face), figures)
     mag = step(
         "tabulate turnover",
         lambda: build_table(meta, data, TableSpec(explanatory, "turnover"), log,

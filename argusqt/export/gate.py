@@ -108,10 +108,8 @@ def table_face(table: Table) -> Any:
         return Face("interval", lower=table.interval_lower, upper=table.interval_upper)
     if kind == "cta":
         return Face("cta", published=published_values(table))
-    if (
-        kind == "ckm"
-    ):  # the checks of argusqt/docs/methods.md §16.6 (D stays confidential: not re-checked)
-        return Face("ckm", published=published_values(table))
+    if kind == "ckm":  # argusqt/docs/methods.md §16.6: the attacker who knows the ptable
+        return _ckm_face(table)
     if kind == "round":
         public = dict(table.protection.public) if table.protection is not None else {}
         if "base" not in public:
@@ -127,6 +125,28 @@ def table_face(table: Table) -> Any:
             steps=int(public.get("steps", 0)),
         )
     return Face("suppress", suppressed=is_suppressed(np.asarray(table.status)))
+
+
+def _ckm_face(table: Table) -> Any:
+    """Perturbed values with the interval of originals an attacker who knows the ptable and
+    the run's public parameters derives from each (argusqt/docs/methods.md §16.6)."""
+    from argusqt.errors import ArgusError
+    from argusqt.export.face import published_values
+    from argusqt.protection.adjust.ckm import attacker_intervals
+    from argusqt.protection.audit.disclosure import Face
+    from argusqt.protection.core.problem import CSPProblem
+
+    published = published_values(table)
+    public = dict(table.protection.public) if table.protection is not None else {}
+    try:
+        lower, upper = attacker_intervals(CSPProblem.from_table(table), published, public)
+    except ArgusError as exc:
+        raise PublicationError(
+            "the table cannot be published: what an attacker learns from its perturbed "
+            f"values cannot be judged ({exc}). Run the cell key method again; nothing was "
+            "written."
+        ) from None
+    return Face("ckm", published=published, lower=lower, upper=upper)
 
 
 def table_verdict(

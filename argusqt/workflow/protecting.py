@@ -20,7 +20,7 @@ from argusqt.model.status import is_suppressed
 from argusqt.model.table import ProtectionInfo, Table, TableSpec
 from argusqt.model.tabulate import build_table
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
-from argusqt.protection.core.result import TIME_LIMIT_DECIDED
+from argusqt.protection.core.result import TIME_LIMIT_DECIDED, public_figures
 from argusqt.rules.changes import keep_pattern, posed_status
 from argusqt.rules.classify import apply_rules
 from argusqt.rules.cost import compute_cost
@@ -103,11 +103,7 @@ def protect(
         table.interval_upper = np.asarray(result.interval_upper, dtype=float)
     else:
         table.interval_lower = table.interval_upper = None
-    public = tuple(
-        (k, float(result.figures[k]))
-        for k in ("base", "steps")
-        if desc.face == "round" and k in result.figures
-    )
+    public = public_figures(desc.face, result.figures)
     table.protection = ProtectionInfo(desc.name, desc.face, p.describe(), public)
     table.audit = audit
     mark_protected(table, result.verdict)

@@ -1,9 +1,11 @@
-"""The publication checks of a CKM table (argusqt/docs/methods.md §16.6): a perturbed table has
-no suppression to audit, so the verdict checks what does apply.
+"""The publication verdict of a CKM table (argusqt/docs/methods.md §16.6): the checks of the
+perturbation, and the attacker who knows the ptable.
 
 Every non-empty cell must come from record keys and be published as a finite number, empty
-cells as 0, and a count within the ptable's maximum deviation of its true value; a cell
-failing a check is named like a disclosed cell, so the gate refuses the table.
+cells as 0, and a count within the ptable's maximum deviation of its true value. A primary is
+disclosed when the originals its published value can come from (`lower`, `upper`: the
+attacker's interval) do not cover its protection interval; the point estimates are added by
+protection.audit.disclosure. A failing cell is named, so the gate refuses the table.
 """
 
 from __future__ import annotations
@@ -38,22 +40,38 @@ class CKMVerdict(PublicationVerdict):
         label = names or self.label
         if self.ok:
             return (
-                f"CKM checks passed: {self.cells:,} cells published with the noise of their "
-                "cell keys; ptable valid, record keys present (no suppression to audit)."
+                f"CKM verdict passed: {self.cells:,} cells published with the noise of their "
+                "cell keys; ptable valid, record keys present, no primary recomputed within "
+                "its protection interval by an attacker who knows the ptable (from its own "
+                "value or with the relations, outside attacker and insiders)."
             )
         bad = self.failing_cells
-        parts = [label(int(c)) for c in bad[:10]]
+        parts = [f"{label(int(c))} ({', '.join(self.reasons(int(c)))})" for c in bad[:10]]
+        big = any(d.reason == "relations not audited" for d in self.disclosures)
+        size = (
+            " The table is too large for the attacker over its relations (cells × primaries "
+            "above the limit of argusqt/docs/methods.md §16.6): it cannot be certified."
+            if big
+            else ""
+        )
         return (
-            f"CKM CHECKS FAILED: {bad.size} cell{'s' if bad.size != 1 else ''} not published "
-            f"as the cell key method gives them: {', '.join(parts)}"
-            f"{'…' if bad.size > 10 else ''}."
+            f"CKM VERDICT FAILED: {bad.size} cell{'s' if bad.size != 1 else ''} disclosed or "
+            f"not published as the cell key method gives them: {', '.join(parts)}"
+            f"{'…' if bad.size > 10 else ''}. An attacker who knows the ptable recomputes a "
+            "primary from its published value (argusqt/docs/methods.md §16.6): use a ptable "
+            "that moves small counts (no stay), a larger D, or suppression." + size
         )
 
 
 def ckm_verdict(
-    problem: CSPProblem, published: np.ndarray, max_deviation: float | None = None
+    problem: CSPProblem,
+    published: np.ndarray,
+    max_deviation: float | None = None,
+    lower: np.ndarray | None = None,
+    upper: np.ndarray | None = None,
 ) -> CKMVerdict:
-    """Keys present, finite values, empty cells 0, counts within the maximum deviation."""
+    """Keys present, finite values, empty cells 0, counts within the maximum deviation, and
+    every primary's attacker interval [lower, upper] covering its protection interval."""
     a = np.asarray(problem.values, dtype=float)
     x = np.asarray(published, dtype=float)
     status = np.asarray(problem.status)
@@ -66,6 +84,18 @@ def ckm_verdict(
     disclosures = [
         Disclosure(int(c), "ckm check", float(x[c]), float(x[c])) for c in np.flatnonzero(bad)
     ]
+    prim = np.flatnonzero(np.asarray(problem.primary) & ~bad)
+    # without the attacker's interval nothing is known of the noise: the value itself
+    lo = x if lower is None else np.asarray(lower, dtype=float)
+    hi = x if upper is None else np.asarray(upper, dtype=float)
+    tol = problem.tolerance
+    short = prim[
+        (lo[prim] > a[prim] - problem.lpl[prim] + tol)
+        | (hi[prim] < a[prim] + problem.upl[prim] - tol)
+        | ~np.isfinite(lo[prim])
+        | ~np.isfinite(hi[prim])
+    ]
+    disclosures += [Disclosure(int(c), "ckm interval", float(lo[c]), float(hi[c])) for c in short]
     return CKMVerdict(
         outsider=_nothing_suppressed(problem),
         disclosures=disclosures,

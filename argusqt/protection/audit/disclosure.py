@@ -32,6 +32,11 @@ from argusqt.protection.core.result import AuditResult, ProtectionResult
 #: counts only exact midpoints, this margin also refuses near misses the printed decimals blur)
 ESTIMATE_FRACTION = 0.1
 
+#: the LP attackers over a CKM table's relations take about cells × primaries work (every
+#: cell has an interval); above this count the run would not end in a bounded time, so the
+#: primaries left are refused as not audited (argusqt/docs/methods.md §16.6)
+CKM_RELATIONS_LIMIT = 1_000_000
+
 
 @dataclass(frozen=True)
 class Face:
@@ -194,6 +199,52 @@ def adjusted_verdict(problem: CSPProblem, published: np.ndarray) -> PublicationV
     )
 
 
+def ckm_face_verdict(
+    problem: CSPProblem,
+    face: Face,
+    *,
+    cancel: CancelToken | None = None,
+    progress: ProgressCallback = no_progress,
+) -> PublicationVerdict:
+    """Perturbed values (CKM, argusqt/docs/methods.md §16.6): the checks and the attacker's
+    interval of originals (face.lower/upper), then each primary's published value, the
+    interval's midpoint and endpoints as estimates (an endpoint at an a-priori bound is none)."""
+    from argusqt.protection.audit.ckm_checks import ckm_verdict
+
+    x = np.asarray(face.published, dtype=float)
+    verdict = ckm_verdict(problem, x, face.base, face.lower, face.upper)
+    lo = x if face.lower is None else np.asarray(face.lower, dtype=float)
+    hi = x if face.upper is None else np.asarray(face.upper, dtype=float)
+    prim = np.flatnonzero(problem.primary)
+    low_end = np.where(lo > problem.lower, lo, np.nan)
+    high_end = np.where(hi < problem.upper, hi, np.nan)
+    extra = estimate_disclosures(
+        problem,
+        [("published value", x), ("midpoint", 0.5 * (lo + hi)), ("endpoint", low_end),
+         ("endpoint", high_end)],
+        prim,
+    )  # fmt: skip
+    verdict.disclosures += extra  # every reason of a cell: the refusal says them all
+    # the relations: true totals add up, each true value inside its interval (outsider and
+    # insiders, as for rounded values; the hull only widens a method error, never narrows)
+    left = np.setdiff1d(prim, verdict.failing_cells)
+    if left.size == 0:
+        return verdict
+    if problem.n_cells * left.size > CKM_RELATIONS_LIMIT:  # no bounded proof: refused
+        verdict.disclosures += [
+            Disclosure(int(c), "relations not audited", float(lo[c]), float(hi[c])) for c in left
+        ]
+        return verdict
+    a = np.asarray(problem.values, dtype=float)
+    lp_lo = np.minimum(np.maximum(lo, problem.lower), a)
+    lp_hi = np.maximum(np.minimum(hi, problem.upper), a)
+    lp = publication_audit(problem, lp_hi > lp_lo, lower=lp_lo, upper=lp_hi, cancel=cancel,
+                           progress=progress)  # fmt: skip
+    verdict.outsider, verdict.insider = lp.outsider, lp.insider
+    verdict.disclosures += lp.disclosures
+    return verdict
+
+
 def face_verdict(
     problem: CSPProblem,
     face: Face,
@@ -212,11 +263,9 @@ def face_verdict(
         return rounded_verdict(problem, face.published, face.base, face.steps, cancel=cancel,
                                progress=progress)  # fmt: skip
     if face.kind == "ckm":
-        from argusqt.protection.audit.ckm_checks import ckm_verdict
-
         if face.published is None:
             raise ValueError("a CKM face needs the published values")
-        return ckm_verdict(problem, face.published, face.base)
+        return ckm_face_verdict(problem, face, cancel=cancel, progress=progress)
     if face.kind == "cta":
         if face.published is None:
             raise ValueError("an adjusted face needs the published values")

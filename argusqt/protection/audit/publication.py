@@ -32,6 +32,9 @@ Reason = Literal[
     "rounding interval",
     "ckm check",
     "combined",  # a determined sum of suppressed cells fails a rule (US#160)
+    "ckm interval",
+    "published value",
+    "relations not audited",
 ]
 
 #: seconds a method may still use after a cancel to finish or audit its best pattern; a

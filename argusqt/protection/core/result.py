@@ -137,6 +137,19 @@ class ProtectionResult:
         return lines
 
 
+#: per face, the figures of a result that are public parameters: an attacker knows them and
+#: the publication gate needs them to judge the table again (Table.protection.public)
+PUBLIC_FIGURES: dict[str, tuple[str, ...]] = {
+    "round": ("base", "steps"),
+    "ckm": ("mu_c", "ptable_d", "ptable_v", "ptable_js", "ptable_pstay"),
+}
+
+
+def public_figures(face: str, figures: dict) -> tuple[tuple[str, float], ...]:
+    """The public parameters among a result's figures, as ProtectionInfo.public keeps them."""
+    return tuple((k, float(figures[k])) for k in PUBLIC_FIGURES.get(face, ()) if k in figures)
+
+
 def grouped(x: float | None) -> str:
     """Grouped digits, two decimals only when the figure has them (never 5.32128e+06)."""
     if x is None:

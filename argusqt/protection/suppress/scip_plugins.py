@@ -267,7 +267,7 @@ class _CapacityHandler(Conshdlr):
             _report(self.model, self.run, lp_value=float(np.dot(self._obj(), x)))
         cuts, _ = self._cuts_for(x, False)
         # valid wherever their capacity cuts are: a stronger LP bound at no LP's cost
-        # (docs/design.md, issue 26 goal 1 record: g04 of bench_opt_700 proven with them)
+        # (docs/design.md, D-44)
         covers = cover_cuts(cuts, x) if self.covers else []
         self.run.n_cover_cuts += len(covers)
         cuts, self.pending = cuts + covers + self.pending, []
