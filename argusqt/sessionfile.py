@@ -89,7 +89,7 @@ from argusqt.model.rulespec import DominanceRule, FreqRule, PRule, RequestRule, 
 from argusqt.model.status import Status, is_secondary, is_suppressed
 from argusqt.model.table import CostSpec, ProtectionInfo, Table, TableSpec
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
-from argusqt.protection.core.result import ProtectionResult
+from argusqt.protection.core.result import ProtectionResult, public_figures
 from argusqt.recode.apply import RecodeState, recode_table
 from argusqt.rules.cost import compute_cost
 from argusqt.session import Session
@@ -817,7 +817,6 @@ def _restore(table: Table, saved: dict, where: str, what: str) -> Any:
     if method:
         # lazy: the method registry and parameters (a run that only tabulates needs none)
         from argusqt.protection.core import registry
-        from argusqt.protection.core.result import public_figures
 
         try:
             desc = registry.get(str(method))

@@ -70,7 +70,7 @@ def _fake_methods(monkeypatch, make_result):
     calls = []
 
     def run_method(problem, method, params, progress, cancel):
-        calls.append((method, dict(params)))
+        calls.append((method, params.as_dict()))  # the solver's typed options, by field
         return make_result(problem, method)
 
     mod.run_method = run_method
@@ -108,13 +108,13 @@ def test_protect_copies_back_only_after_a_passed_audit(ex2, monkeypatch):
     calls = _fake_methods(monkeypatch, passing)
     res = s.protect(1, "opt", {"max_minutes": 1})
     # solvers take seconds; singleton options on by default, MF gets FREQ's minimum
-    assert calls == [
-        (
-            "OPT",
-            {"max_time": 60.0, "singleton_singleton": True, "singleton_multiple": True,
-             "min_freq": 5},
-        )
-    ]  # fmt: skip
+    # every other option at its default (the typed options compared field by field)
+    from argusqt.protection.suppress.optimal import OptOptions
+
+    expected = OptOptions(
+        max_time=60.0, singleton_singleton=True, singleton_multiple=True, min_freq=5
+    ).as_dict()
+    assert calls == [("OPT", expected)]
     assert res.n_secondary == 3
     assert [int(x) for x in s.table(1).status[[4, 5, 10, 11]]] == [11, 3, 11, 11]
     assert s.table(1).audit is res.audit

@@ -145,14 +145,14 @@ def _suppress_line(a: Protect, stem: str, out: BatchText) -> str:
     )  # fmt: skip
     counts, cont, sep = a.ptables or (None, None, None)
 
-    def named(x, k: str) -> str:
+    def named(x: object, k: str) -> str:
         if x is None:
             return ""
         if not isinstance(x, str | Path):  # a ptable given in memory (API)
             from argusqt.io.ptable import ptable_text
 
             name = f"{stem}_ptable{a.table}{k}.txt"
-            out.side_files[name] = ptable_text(x)
+            out.side_files[name] = ptable_text(x)  # type: ignore[arg-type]  # a PTable here
             return f'"{name}"'
         return f'"{x}"'
 

@@ -214,7 +214,7 @@ class MetadataEditor(QDialog):
             return int(t) if t.lstrip("-").isdigit() else None
 
         role = self.grid.cellWidget(r, C["Role"]).currentText()
-        flags = {f: f in _ROLE_FLAGS[role] for f in _ALL_FLAGS}
+        flags: dict[str, Any] = {f: f in _ROLE_FLAGS[role] for f in _ALL_FLAGS}
         width = num("Width")
         missing = [m for m in (self._text(r, "Missing 1"), self._text(r, "Missing 2")) if m]
         if width and flags.get("recodeable"):

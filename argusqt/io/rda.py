@@ -350,7 +350,9 @@ def _parse_scaling(ctx: _Ctx, var: Variable, ckm: MagnitudeCKM, text: str) -> No
         raise ctx.error(f"<SCALING> of {var.name}: σ0, σ1 and x* must be positive")
 
 
-def _cell_key_option(ctx: _Ctx, var: Variable, kw: str, args: list[str], set_role) -> None:
+def _cell_key_option(
+    ctx: _Ctx, var: Variable, kw: str, args: list[str], set_role: Callable[[str], None]
+) -> None:
     """One cell-key keyword (argusqt/docs/formats.md §1.5)."""
     if kw == "<RECORDKEY>":
         if args:

@@ -136,8 +136,8 @@ def _inputs(problem) -> CellKeyInputs:
     inputs: CellKeyInputs | None = source() if callable(source) else source
     if inputs is None:
         raise MethodError(
-            "CKM needs record keys: the data has no <RECORDKEY> variable (argusqt/docs/"
-            "formats.md §1.5); add one to the data, or generate keys and keep them with it"
+            "CKM needs record keys: the data has no <RECORDKEY> variable "
+            "(argusqt/docs/formats.md §1.5); add one to the data, or generate keys and keep them with it"
         )
     return inputs
 

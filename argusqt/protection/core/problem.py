@@ -180,7 +180,7 @@ class CSPProblem:
         )
 
 
-def _cell_key_source(table) -> Callable[[], Any] | None:
+def _cell_key_source(table: Table) -> Callable[[], Any] | None:
     """CKM's inputs of a table, computed only when the method asks (argusqt/docs/methods.md §16.1)."""
     from argusqt.model.cellkey import cell_key_inputs
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -145,7 +146,7 @@ PUBLIC_FIGURES: dict[str, tuple[str, ...]] = {
 }
 
 
-def public_figures(face: str, figures: dict) -> tuple[tuple[str, float], ...]:
+def public_figures(face: str, figures: Mapping[str, float]) -> tuple[tuple[str, float], ...]:
     """The public parameters among a result's figures, as ProtectionInfo.public keeps them."""
     return tuple((k, float(figures[k])) for k in PUBLIC_FIGURES.get(face, ()) if k in figures)
 

@@ -13,6 +13,7 @@ import numpy as np
 from argusqt.model.status import is_suppressed, secondary_status_for
 from argusqt.model.table import Table
 from argusqt.protection.audit.combined import with_combined
+from argusqt.protection.audit.disclosure import face_verdict, result_face
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.result import ProtectionResult
 from argusqt.rules.combined import combined_disclosures, combined_on, repair_choice
@@ -80,14 +81,28 @@ def protect_combined(
         return result
     added = 0
     forced: set[int] = set()
+    direct = False
     for _ in range(MAX_ROUNDS):
         cells = _more_secondaries(table, result.status)
-        if cells.size == 0 or result.cancelled or forced.issuperset(cells.tolist()):
+        if cells.size == 0 or forced.issuperset(cells.tolist()):
             break  # nothing to add, or the method did not keep what it was given
         forced |= set(cells.tolist())
         added += int(cells.size)
         problem = _keeping(problem, cells)
-        result = run(problem)
+        if result.cancelled:
+            # the method cannot run again after a cancel: the cells go into the pattern it
+            # kept, and the pattern is judged again below (more suppressed cells never
+            # narrow an attacker's intervals, but only the verdict says it is publishable)
+            status = np.asarray(result.status).copy()
+            status[cells] = secondary_status_for(status[cells])
+            result.status = status
+            direct = True
+        else:
+            result = run(problem)
+    if direct:
+        result.verdict = face_verdict(problem, result_face("suppress", result))
+        result.audit = result.verdict.outsider
+        result.log.append(f"after the rule on combined cells: {result.verdict.summary()}")
     _finish(table, result, added)
     return result
 
