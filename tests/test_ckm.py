@@ -438,3 +438,32 @@ def test_savings_magnitudes_follow_the_step_by_step_oracle(tmp_path: Path) -> No
         want = perturbed_topk(x, tops, key, 8, large, small, par) if members else 0.0
         assert t.published[c] == round(want), t.cell_codes(c)  # Savings has 0 decimals
     assert (t.published != t.value).mean() > 0.5
+
+
+def test_a_large_keyed_fixed_file_stays_in_memory_so_ckm_has_its_keys(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Fixed-format files above STREAM_BYTES are streamed, but a file with a record key is
+    read whole: the cell keys sum every record's key, which the streamed parts do not keep
+    (with streaming forced on every file, CKM still perturbs as it does in memory)."""
+    from argusqt.io import fixedstream
+    from argusqt.io.fixedstream import StreamedMicroData
+
+    folder, _ = _tau_testw_with_keys(tmp_path)
+
+    def protected() -> tuple[Session, np.ndarray]:
+        s = Session()
+        s.open_microdata(folder / "tau_testW_CKM.asc", folder / "Tau_TestW_CKM.rda")
+        s.specify_table(parse_specify_table('"Size""Region"|"<freq>"||'))
+        s.set_safety_rules(parse_safety_rule("FREQ(3,10)"))
+        s.compute_tables()
+        s.protect(1, "CKM")
+        published = s.table(1).published
+        assert published is not None
+        return s, np.asarray(published)
+
+    _, in_memory = protected()
+    monkeypatch.setattr(fixedstream, "STREAM_BYTES", 0)  # every fixed file "large"
+    s, forced = protected()
+    assert not isinstance(s.microdata, StreamedMicroData)
+    np.testing.assert_array_equal(forced, in_memory)

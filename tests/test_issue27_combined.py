@@ -6,6 +6,8 @@ total, and one enterprise still dominates it."""
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,6 +15,11 @@ import pytest
 import argusqt
 from argusqt.errors import PublicationError, SpecificationError
 from argusqt.model.status import is_suppressed
+from argusqt.progress import CancelToken
+from argusqt.protection.audit.disclosure import face_verdict, result_face
+from argusqt.protection.core.problem import CSPProblem
+from argusqt.protection.core.result import ProtectionResult
+from argusqt.protection.suppress.combined import protect_combined
 from argusqt.rules.combined import combined_disclosures, sum_failures
 from argusqt.rules.parse import format_safety_rule, parse_safety_rule
 
@@ -168,3 +175,61 @@ def test_linked_tables_get_the_rule_too():
     for no in (1, 2):
         t = session.table(no)
         assert combined_disclosures(t, is_suppressed(t.status)) == []
+
+
+class _NoGrace(CancelToken):
+    """A cancel with no time left: every grace it gives is over already."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cancel()
+
+    def grace(self, seconds: float) -> CancelToken:
+        return self
+
+
+def _cancelled_run(table):
+    """A method that was cancelled and kept the rule's pattern (the dominated sum B05–B07),
+    counting its runs: after a cancel it must not be run again."""
+    runs = []
+
+    def run(problem):
+        runs.append(problem)
+        res = ProtectionResult("HEUR", np.asarray(table.status).copy(), cost=0.0, cancelled=True)
+        res.verdict = face_verdict(problem, result_face("suppress", res))  # as run_method does
+        return res
+
+    return run, runs
+
+
+def test_a_cancelled_methods_kept_pattern_gets_the_secondary_directly_and_a_new_verdict():
+    t = protect("HEUR", "NK(2,80)|COMB(0)").table
+    t.spec.rules.combined = True
+    problem = CSPProblem.from_table(t)
+    run, runs = _cancelled_run(t)
+    before = is_suppressed(np.asarray(t.status))
+    out = protect_combined(t, problem, run, cancel=None)
+    assert len(runs) == 1  # a cancelled method is not run again
+    added = np.flatnonzero(is_suppressed(out.status) & ~before)
+    assert added.size >= 1
+    view = copy.copy(t)
+    view.status = out.status
+    assert independent_unsafe_sums(view) == []  # the test's own attacker
+    assert out.cost == pytest.approx(float(np.asarray(problem.cost)[added].sum()))
+    assert out.verdict is not None and out.verdict.ok and not out.optimal
+    assert out.audit is out.verdict.outsider  # the verdict of the statuses kept, not before
+    assert any(line.startswith("after the rule on combined cells") for line in out.log)
+
+
+def test_with_no_grace_left_the_kept_pattern_stays_and_is_not_publishable():
+    t = protect("HEUR", "NK(2,80)|COMB(0)").table
+    t.spec.rules.combined = True
+    problem = CSPProblem.from_table(t)
+    run, _ = _cancelled_run(t)
+    out = protect_combined(t, problem, run, cancel=_NoGrace())
+    np.testing.assert_array_equal(out.status, np.asarray(t.status))  # as the method kept it
+    assert out.cost == 0.0
+    assert any("no time left after the cancel" in line for line in out.log)
+    # the method's own verdict of that pattern, with the unsafe sum in it: NOT PUBLISHABLE
+    assert out.verdict is not None and not out.verdict.ok
+    assert any(d.reason == "combined" for d in out.verdict.disclosures)

@@ -49,9 +49,13 @@ def open_microdata(
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
 ) -> MicroData | StreamedMicroData:
-    """Every variable in memory, or, for a large fixed-format file, a streamed reader."""
+    """Every variable in memory, or, for a large fixed-format file, a streamed reader.
+
+    Data with a record key stays in memory: the cell key method sums the keys of every
+    record of a cell, which the streamed parts do not keep (argusqt/docs/methods.md §16.1)."""
     path = Path(path)
-    if meta.kind == "fixed" and path.is_file() and path.stat().st_size > STREAM_BYTES:
+    keyed = meta.record_key is not None
+    if meta.kind == "fixed" and not keyed and path.is_file() and path.stat().st_size > STREAM_BYTES:
         with open_text(path, "microdata file") as fh:  # binary or UTF-16 refused here
             head = fh.read(PART_BYTES)
         if b"\n" in head:  # else lines end in CR only: read in memory

@@ -68,7 +68,10 @@ def protect(
     try:
         if desc.kind == "suppress":  # every method's secondaries, safe for sums (US#160)
             result = protect_combined(
-                table, problem, lambda pr: run_method(pr, desc.name, options, progress, cancel)
+                table,
+                problem,
+                lambda pr: run_method(pr, desc.name, options, progress, cancel),
+                cancel,
             )
         else:
             result = run_method(problem, desc.name, options, progress, cancel)

@@ -10,10 +10,13 @@ from collections.abc import Callable
 
 import numpy as np
 
+from argusqt.errors import Cancelled
 from argusqt.model.status import is_suppressed, secondary_status_for
 from argusqt.model.table import Table
+from argusqt.progress import CancelToken
 from argusqt.protection.audit.combined import with_combined
 from argusqt.protection.audit.disclosure import face_verdict, result_face
+from argusqt.protection.audit.publication import CANCEL_GRACE, PublicationVerdict
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.result import ProtectionResult
 from argusqt.rules.combined import combined_disclosures, combined_on, repair_choice
@@ -72,16 +75,18 @@ def protect_combined(
     table: Table,
     problem: CSPProblem,
     run: Callable[[CSPProblem], ProtectionResult],
+    cancel: CancelToken | None = None,
 ) -> ProtectionResult:
     """`run(problem)`, then as many repair rounds as unsafe determined sums need; the result
     says how many secondaries the rule on combined cells added. A sum no secondary can make
-    safe stays in the result's verdict (the table reads NOT PUBLISHABLE)."""
+    safe stays in the result's verdict (the table reads NOT PUBLISHABLE). After a cancel the
+    cells go into the kept pattern directly and it is judged again within CANCEL_GRACE."""
     result = run(problem)
     if not _concerned(table):
         return result
     added = 0
     forced: set[int] = set()
-    direct = False
+    kept: tuple[np.ndarray, float, PublicationVerdict | None] | None = None
     for _ in range(MAX_ROUNDS):
         cells = _more_secondaries(table, result.status)
         if cells.size == 0 or forced.issuperset(cells.tolist()):
@@ -93,18 +98,46 @@ def protect_combined(
             # the method cannot run again after a cancel: the cells go into the pattern it
             # kept, and the pattern is judged again below (more suppressed cells never
             # narrow an attacker's intervals, but only the verdict says it is publishable)
+            if kept is None:
+                kept = (np.asarray(result.status), result.cost, result.verdict)
             status = np.asarray(result.status).copy()
-            status[cells] = secondary_status_for(status[cells])
+            new = cells[~is_suppressed(status[cells])]
+            status[new] = secondary_status_for(status[new])
             result.status = status
-            direct = True
+            result.cost += float(np.asarray(problem.cost, dtype=float)[new].sum())
         else:
             result = run(problem)
-    if direct:
-        result.verdict = face_verdict(problem, result_face("suppress", result))
-        result.audit = result.verdict.outsider
-        result.log.append(f"after the rule on combined cells: {result.verdict.summary()}")
+    if kept is not None:
+        _judge_again(problem, result, kept, cancel)
     _finish(table, result, added)
     return result
+
+
+def _judge_again(
+    problem: CSPProblem,
+    result: ProtectionResult,
+    kept: tuple[np.ndarray, float, PublicationVerdict | None],
+    cancel: CancelToken | None,
+) -> None:
+    """The publication verdict of a cancelled run's pattern with the added cells, within the
+    grace a cancel leaves; when the grace ends first, the pattern as the method kept it (its
+    unsafe sums then make it NOT PUBLISHABLE in _finish)."""
+    grace = cancel.grace(CANCEL_GRACE) if cancel is not None else None
+    try:
+        verdict = face_verdict(problem, result_face("suppress", result), cancel=grace)
+    except Cancelled:
+        result.status, result.cost, result.verdict = kept
+        result.log.append(
+            "Rule on combined cells: no time left after the cancel to judge the pattern with "
+            "its added secondaries; the pattern the method kept is judged as it is"
+        )
+        return
+    result.verdict = verdict
+    result.audit = verdict.outsider
+    result.optimal = False
+    if result.lower_bound is not None and result.cost > 0:
+        result.gap = max(0.0, result.cost - result.lower_bound) / result.cost
+    result.log.append(f"after the rule on combined cells: {verdict.summary()}")
 
 
 def protect_combined_linked(
