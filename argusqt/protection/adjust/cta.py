@@ -128,9 +128,12 @@ def solve_cta(
         raise Cancelled("CTA cancelled before a solution was found")
     heuristic = bool(opts.fixed_directions) and len(fixed) < inst.sens.size
     found = None
+    clock_cut = False  # the time limit cut the fixed-direction flips (the result says so)
     if heuristic:
         found = _fixed_direction_heuristic(inst, fixed, max_time, watch, monitor, log)
-        if found is None:
+        clock_cut = found is not None and found.status == "timelimit"
+        if found is None or found.dev is None:
+            found = None
             log.append("fixed-direction heuristic found no feasible directions: solving the MILP")
             heuristic = False
     if found is None:
@@ -147,6 +150,7 @@ def solve_cta(
     user_fixed = opts.directions is not None
     res = _result(problem, inst, sol, x, heuristic or user_fixed, log, watch, cancel)
     res.figures["fixed_directions"] = heuristic
+    res.timed_out = res.timed_out or clock_cut
     res.verdict = verdict
     # confidential: with the seed the extras, and so the true values, follow
     res.figures["seed"] = None if exact else seed
@@ -416,9 +420,13 @@ def _fixed_direction_heuristic(
 
     sol = solve_with(dirs)
     flips = 0
+    clock_cut = False
     order = np.argsort(np.abs(y - 0.5))  # least confident directions first
     for k in order:
-        if sol.dev is not None or watch.elapsed >= max_time:
+        if sol.dev is not None:
+            break
+        if watch.elapsed >= max_time:  # the user's limit, a safety cap: the run says so
+            clock_cut = True
             break
         if max_flips is not None and flips >= max_flips:
             break
@@ -434,6 +442,9 @@ def _fixed_direction_heuristic(
         f"fixed directions from the LP relaxation (bound {grouped(relaxed.objective)}), {flips} flip(s) tried"
     )
     if sol.dev is None:
+        if clock_cut:
+            log.append(f"the time limit stopped the direction flips after {flips}")
+            return _Solve("timelimit")  # no table; which path follows depends on the clock
         return None
     sol.bound = relaxed.objective
     sol.gap = (
