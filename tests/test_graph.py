@@ -48,3 +48,29 @@ def test_large_graphs_use_scipy(monkeypatch):
     count, labels = graph.connected_components(_graph(5, [(0, 4), (1, 2)]))
     assert count == 3
     np.testing.assert_array_equal(labels, [0, 1, 1, 2, 0])
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.integers(1, 40).flatmap(
+        lambda n: st.tuples(
+            st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)))
+        )
+    ),
+    st.booleans(),
+)
+def test_edge_components_number_as_scipy_small_and_large(case, large):
+    """The edge-list entry (no sparse matrix for small graphs, scipy's above SMALL_GRAPH)
+    gives scipy's components and numbering."""
+    n, edges = case
+    rows = np.array([e[0] for e in edges], dtype=np.int64)
+    cols = np.array([e[1] for e in edges], dtype=np.int64)
+    old = graph.SMALL_GRAPH
+    graph.SMALL_GRAPH = 0 if large else old
+    try:
+        count, labels = graph.edge_components(n, rows, cols)
+    finally:
+        graph.SMALL_GRAPH = old
+    ref_count, ref_labels = scipy_components(_graph(n, edges), directed=False)
+    assert count == ref_count
+    np.testing.assert_array_equal(labels, ref_labels)

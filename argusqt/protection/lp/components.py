@@ -20,7 +20,7 @@ from argusqt.errors import Cancelled
 from argusqt.model.status import is_candidate, is_secondary
 from argusqt.protection.core.budget import HIGHS_SEED
 from argusqt.protection.core.problem import CSPProblem
-from argusqt.protection.lp.graph import connected_components
+from argusqt.protection.lp.graph import edge_components
 from argusqt.protection.lp.quiet_highs import quiet_highs
 
 if TYPE_CHECKING:
@@ -38,23 +38,30 @@ class Component:
 
 
 def variable_components(relations: sp.csr_matrix, var: np.ndarray) -> list[Component]:
-    """Connected components of variable cells, via the cell-relation incidence graph."""
+    """Connected components of variable cells, via the cell-relation incidence graph.
+
+    The incidence edges come straight from the CSR arrays (scipy's column slicing and
+    `bmat` cost more than the labelling on a small table; docs/design.md, D-47)."""
+    var = np.asarray(var, dtype=bool)
     var_idx = np.flatnonzero(var)
     nv = var_idx.size
     if nv == 0:
         return []
-    sub = relations.tocsc()[:, var_idx].tocsr()
-    sub.eliminate_zeros()
-    active = np.flatnonzero(np.diff(sub.indptr) > 0)
-    inc = sub[active]
+    rel = relations.tocsr()
+    if not rel.has_canonical_format:
+        rel = rel.copy()
+        rel.sum_duplicates()
+    ind = rel.indices
+    keep = var[ind] & (rel.data != 0)
+    row_e = np.repeat(np.arange(rel.shape[0], dtype=np.int64), np.diff(rel.indptr))[keep]
+    col_e = ind[keep].astype(np.int64)
+    touched = np.zeros(rel.shape[0], dtype=bool)
+    touched[row_e] = True
+    active = np.flatnonzero(touched)
     nr = active.size
-    inc = sp.csr_matrix((np.ones(inc.nnz), inc.indices, inc.indptr), shape=inc.shape)
-    graph: Any = (
-        sp.bmat([[None, inc.T], [inc, None]], format="csr")  # type: ignore[call-overload]
-        if nr
-        else sp.csr_matrix((nv, nv))
-    )
-    _, labels = connected_components(graph)
+    cell_pos = np.cumsum(var) - 1  # cell id → its position among the variable cells
+    row_pos = np.cumsum(touched) - 1
+    _, labels = edge_components(nv + nr, cell_pos[col_e], nv + row_pos[row_e])
     cell_lab = labels[:nv]
     row_lab = labels[nv:]
     order_c = np.argsort(cell_lab, kind="stable")

@@ -33,6 +33,20 @@ def connected_components(graph: Any) -> tuple[int, np.ndarray]:
     return _propagate(n, np.asarray(coo.row, dtype=np.int64), np.asarray(coo.col, dtype=np.int64))
 
 
+def edge_components(n: int, rows: np.ndarray, cols: np.ndarray) -> tuple[int, np.ndarray]:
+    """`connected_components` of the graph on `n` vertices with edges rows[k]–cols[k], without
+    building a sparse matrix for a small graph (scipy's constructor and `tocoo` cost more
+    than the propagation on the blocks of a small table; docs/design.md, D-47)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    cols = np.asarray(cols, dtype=np.int64)
+    if n > SMALL_GRAPH:
+        import scipy.sparse as sp  # lazy: only large graphs (the callers have it loaded)
+
+        graph = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n, n))
+        return connected_components(graph)
+    return _propagate(n, rows, cols)
+
+
 def _propagate(n: int, rows: np.ndarray, cols: np.ndarray) -> tuple[int, np.ndarray]:
     """Every vertex takes the smallest vertex id of its component.
 

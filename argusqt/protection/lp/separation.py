@@ -23,7 +23,7 @@ from argusqt.errors import MethodError
 from argusqt.protection.core.budget import Deadline
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.lp.components import new_highs, pass_model
-from argusqt.protection.lp.graph import connected_components
+from argusqt.protection.lp.graph import edge_components
 
 #: x*ᵢ above this makes a cell a variable of the attacker LP.
 X_EPS = 1e-9
@@ -71,15 +71,95 @@ class AttackerOutcome:
 
 
 def _load_lp(
-    h: highspy.Highs | None, a: sp.spmatrix, lo: np.ndarray, hi: np.ndarray, b: np.ndarray
+    h: highspy.Highs | None, a: _Block, lo: np.ndarray, hi: np.ndarray, b: np.ndarray
 ) -> highspy.Highs:
     """`h` (a new silent dual-simplex instance if None) given the LP min 0·y, A y = b,
     lo ≤ y ≤ hi: instances are reused because creating one costs more than many warm solves."""
-    a = sp.csc_matrix(a)
     if h is None:
         h = new_highs(primal=False, presolve=False)
-    pass_model(h, a.indptr, a.indices, a.data, a.shape[0], np.zeros(a.shape[1]), lo, hi, b, b)
+    pass_model(h, a.indptr, a.indices, a.data, a.n_rows, np.zeros(a.n_cols), lo, hi, b, b)
     return h
+
+
+@dataclass
+class _Block:
+    """The relations `rows` of a block restricted to its cells `cells`, in CSC arrays (rows
+    renumbered 0..k-1, ascending within a column, as scipy's conversion orders them), and
+    every nonzero of those relations (local row, cell, value) for the reduced costs.
+
+    Gathered from the CSR arrays: scipy's slicing and conversions cost more than the LPs
+    of a small table's blocks (docs/design.md, D-47)."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    n_rows: int
+    n_cols: int
+    t_row: np.ndarray  # every nonzero of the block's relations: local row,
+    t_col: np.ndarray  # cell (global id), ordered by cell, then row,
+    t_val: np.ndarray  # value
+
+    @classmethod
+    def of(cls, rel: sp.csr_matrix, cells: np.ndarray, rows: np.ndarray) -> _Block:
+        starts = rel.indptr[rows]
+        lens = rel.indptr[rows + 1] - starts
+        ends = np.cumsum(lens)
+        pos = np.repeat(starts - (ends - lens), lens) + np.arange(int(ends[-1]) if lens.size else 0)
+        local_row = np.repeat(np.arange(rows.size, dtype=np.int64), lens)
+        col = rel.indices[pos].astype(np.int64)
+        val = rel.data[pos]
+        # Mᵀ by cell, rows ascending within a cell: the order of scipy's `sub.T.tocsr()`,
+        # so the reduced costs are summed in the same order (bit-identical cuts)
+        by_col = np.argsort(col, kind="stable")
+        t_row, t_col, t_val = local_row[by_col], col[by_col], val[by_col]
+        j = np.searchsorted(cells, t_col)
+        inside = j < cells.size
+        inside[inside] = cells[j[inside]] == t_col[inside]
+        counts = np.bincount(j[inside], minlength=cells.size)
+        indptr = np.zeros(cells.size + 1, dtype=np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        return cls(
+            indptr,
+            t_row[inside],
+            t_val[inside],
+            int(rows.size),
+            int(cells.size),
+            t_row,
+            t_col,
+            t_val,
+        )
+
+    def reduced(self, pi: np.ndarray, n: int) -> np.ndarray:
+        """−(Mᵀπ) over all n cells, summed per cell in scipy's order (see `of`)."""
+        d = np.bincount(self.t_col, weights=self.t_val * pi[self.t_row], minlength=n)
+        return -d
+
+
+def _sweep_matrix(
+    blk: _Block, pos: np.ndarray, sense: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """CSC arrays of the coverage LP [[M, 0], [±E, −I]]: the block's columns, each target's
+    column with its link row (±1) last, then one column (−1) per target. Entries in the
+    order scipy's `vstack`/`hstack` and CSC conversion give them (docs/design.md, D-47)."""
+    nr, nc, nt = blk.n_rows, blk.n_cols, pos.size
+    counts = np.diff(blk.indptr)
+    lens = counts.copy()
+    lens[pos] += 1
+    indptr = np.zeros(nc + nt + 1, dtype=np.int64)
+    np.cumsum(np.concatenate([lens, np.ones(nt, dtype=np.int64)]), out=indptr[1:])
+    indices = np.empty(int(indptr[-1]), dtype=np.int64)
+    data = np.empty(int(indptr[-1]))
+    nnz = int(blk.indptr[-1])
+    dst = np.repeat(indptr[:nc] - blk.indptr[:-1], counts) + np.arange(nnz)
+    indices[dst] = blk.indices
+    data[dst] = blk.data
+    link_rows = nr + np.arange(nt)
+    last = indptr[pos] + counts[pos]
+    indices[last] = link_rows
+    data[last] = sense
+    indices[indptr[nc : nc + nt]] = link_rows
+    data[indptr[nc : nc + nt]] = -1.0
+    return indptr, indices, data
 
 
 class OutOfTime(RuntimeError):
@@ -131,7 +211,7 @@ class Separator:
         self._nz_row = coo.row.astype(np.int64)
         self._nz_col = coo.col.astype(np.int64)
         self._comp_cache: dict[bytes, tuple[np.ndarray, np.ndarray, int]] = {}
-        self._block_cache: dict[bytes, tuple[sp.csr_matrix, sp.csr_matrix]] = {}
+        self._block_cache: dict[bytes, _Block] = {}
         #: run the coverage LPs before the per-primary LPs of a block
         self.sweep = True
         self._lp: highspy.Highs | None = None  # the block LP, reloaded per block
@@ -164,13 +244,12 @@ class Separator:
         keep = var[self._nz_col]
         cols = self._nz_col[keep]
         rows = self._nz_row[keep]
-        graph = sp.csr_matrix((np.ones(cols.size), (rows + n, cols)), shape=(n + m, n + m))
-        _, labels = connected_components(graph)
+        _, labels = edge_components(n + m, rows + n, cols)
         cell_lab = np.where(var, labels[:n], -1).astype(np.int64)
         row_touch = np.zeros(m, dtype=bool)
         row_touch[rows] = True
         row_lab = np.where(row_touch, labels[n:], -1).astype(np.int64)
-        used = np.unique(np.r_[cell_lab[var], row_lab[row_touch]])
+        used = np.unique(np.concatenate([cell_lab[var], row_lab[row_touch]]))
         # compact labels 0..k-1 (only their equality matters to callers)
         remap = np.full(int(labels.max(initial=-1)) + 2, -1, dtype=np.int64)
         remap[used] = np.arange(used.size)
@@ -182,13 +261,12 @@ class Separator:
         self._comp_cache[key] = out
         return out
 
-    def _block(self, cells: np.ndarray, rows: np.ndarray) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-        """(relations of a block transposed, block matrix on its cells), cached: blocks repeat."""
+    def _block(self, cells: np.ndarray, rows: np.ndarray) -> _Block:
+        """The block's LP matrix and its relations' nonzeros, cached: blocks repeat."""
         key = cells.tobytes() + b"|" + rows.tobytes()
         hit = self._block_cache.get(key)
         if hit is None:
-            sub_rel = self.rel[rows]
-            hit = (sub_rel.T.tocsr(), sub_rel[:, cells])
+            hit = _Block.of(self.rel, cells, rows)
             if len(self._block_cache) >= 256:
                 self._block_cache.pop(next(iter(self._block_cache)))
             self._block_cache[key] = hit
@@ -251,8 +329,8 @@ class Separator:
         t_lab = cell_lab[targets]
         order = np.argsort(t_lab, kind="stable")
         targets, t_lab = targets[order], t_lab[order]
-        starts = np.flatnonzero(np.r_[True, t_lab[1:] != t_lab[:-1]])
-        ends = np.r_[starts[1:], targets.size]
+        starts = np.flatnonzero(np.concatenate([[True], t_lab[1:] != t_lab[:-1]]))
+        ends = np.append(starts[1:], targets.size)
         for s, e in zip(starts, ends, strict=True):
             lab = t_lab[s]
             block_t = targets[s:e]
@@ -267,8 +345,8 @@ class Separator:
                         if stop_at_first:
                             return out
                 continue
-            sub_t, a_blk = self._block(cells, rows)
-            h = self._lp = _load_lp(self._lp, a_blk, lo[cells], hi[cells], rhs_eff[rows])
+            blk = self._block(cells, rows)
+            h = self._lp = _load_lp(self._lp, blk, lo[cells], hi[cells], rhs_eff[rows])
             h.setOptionValue("simplex_strategy", 1)  # dual simplex from scratch, primal after
             self._fresh = True
             pos = np.searchsorted(cells, block_t)
@@ -277,13 +355,13 @@ class Separator:
             self._run_hi = np.zeros(cells.size)
             self._last = -1
             if 3 <= pos.size and cells.size <= SWEEP_CELLS and sweep:
-                self._sweep(a_blk, lo[cells], hi[cells], rhs_eff[rows], pos, block_t)
+                self._sweep(blk, lo[cells], hi[cells], rhs_eff[rows], pos, block_t)
             for p, j in zip(block_t, pos, strict=True):
                 if cancel is not None and cancel.cancelled:
                     self.interrupted = True
                     return out
                 try:
-                    res = self._solve_primary(h, sub_t, int(p), int(j))
+                    res = self._solve_primary(h, blk, int(p), int(j))
                 except OutOfTime:
                     self.interrupted = True
                     return out
@@ -293,7 +371,7 @@ class Separator:
                         return out
         return out
 
-    def _solve_primary(self, h, sub_t, p: int, j: int):
+    def _solve_primary(self, h, blk: _Block, p: int, j: int):
         """Both attacker LPs of primary p (column j of the block model), skipped when an
         earlier attacker solution of the block already shows p protected in that direction."""
         a_p = self.values[p]
@@ -306,38 +384,40 @@ class Separator:
         if need_up:
             obj, pi = self._run(h, j, -1.0)
             hi_val = a_p - obj
-            d_up = self._reduced(sub_t, None, pi, p, -1.0, n)
+            d_up = self._reduced(blk, pi, p, -1.0, n)
         if need_lo:
             obj, pi = self._run(h, j, 1.0)
             lo_val = a_p + obj
-            d_lo = self._reduced(sub_t, None, pi, p, 1.0, n)
+            d_lo = self._reduced(blk, pi, p, 1.0, n)
         return self._judge(p, lo_val, hi_val, d_up, d_lo)
 
-    def _sweep(self, a_blk, lo, hi, b, pos: np.ndarray, targets: np.ndarray) -> None:
+    def _sweep(self, blk: _Block, lo, hi, b, pos: np.ndarray, targets: np.ndarray) -> None:
         """Coverage LPs: move all targets of a block up (then down) towards their levels at
         once, max Σ tₚ/PLₚ with tₚ ≤ ±(yₚ − aₚ), tₚ ≤ PLₚ. Their solutions usually show most
         primaries protected (running extremes), sparing one LP per primary and direction."""
-        nc, nt = a_blk.shape[1], pos.size
+        nc, nt = blk.n_cols, pos.size
         a_t = np.zeros(nt)  # δ of the targets at the true table
         for sense, pl in ((1.0, self.upl[targets]), (-1.0, self.lpl[targets])):
             want = pl > 0
             if want.sum() < 3:
                 continue
             cap = np.where(want, pl + 2 * self.eps, 0.0)
-            link = sp.csr_matrix(
-                (
-                    np.r_[np.full(nt, sense), np.full(nt, -1.0)],
-                    (np.r_[np.arange(nt), np.arange(nt)], np.r_[pos, nc + np.arange(nt)]),
-                ),
-                shape=(nt, nc + nt),
-            )
-            big = sp.vstack([sp.hstack([a_blk, sp.csr_matrix((a_blk.shape[0], nt))]), link])
-            h = self._lp_sweep = _load_lp(
-                self._lp_sweep,
-                big,
-                np.r_[lo, np.zeros(nt)],
-                np.r_[hi, cap],
-                np.r_[b, sense * a_t],
+            indptr, indices, data = _sweep_matrix(blk, pos, sense)
+            if self._lp_sweep is None:
+                self._lp_sweep = new_highs(primal=False, presolve=False)
+            h = self._lp_sweep
+            rows_b = np.concatenate([b, sense * a_t])
+            pass_model(
+                h,
+                indptr,
+                indices,
+                data,
+                blk.n_rows + nt,
+                np.zeros(nc + nt),
+                np.concatenate([lo, np.zeros(nt)]),
+                np.concatenate([hi, cap]),
+                rows_b,
+                rows_b,
             )
             h.changeRowsBounds(  # type: ignore[attr-defined]  # missing from highspy's stubs
                 nt,
@@ -393,10 +473,9 @@ class Separator:
         return obj, np.asarray(sol.row_dual, dtype=float)
 
     @staticmethod
-    def _reduced(sub_t, rows, pi, p: int, c_p: float, n: int) -> np.ndarray:
-        """dᵢ = cᵢ − (Mᵀπ)ᵢ over all cells (HiGHS: col_dual = c − Aᵀ·row_dual); sub_t = Mᵀ."""
-        d = -(sub_t @ pi)
-        d = np.asarray(d, dtype=float).ravel()
+    def _reduced(blk: _Block, pi, p: int, c_p: float, n: int) -> np.ndarray:
+        """dᵢ = cᵢ − (Mᵀπ)ᵢ over all cells (HiGHS: col_dual = c − Aᵀ·row_dual)."""
+        d = blk.reduced(pi, n)
         d[p] += c_p
         return d
 
