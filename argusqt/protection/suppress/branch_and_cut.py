@@ -303,15 +303,29 @@ def _insider_check(problem: CSPProblem) -> InsiderCheck | None:
     if respondents is None or respondents.count == 0:
         return None
     n = problem.n_cells
+    #: disclosures per pattern already audited: SCIP checks one solution in several
+    #: callbacks (check, then separation), the audit's answer stays the same (D-47)
+    seen: dict[bytes, list[tuple[int, np.ndarray]]] = {}
 
     def check(mask: np.ndarray, stop: Any) -> list[tuple[int, np.ndarray]] | None:
+        key = np.packbits(mask[:n]).tobytes()
+        if key in seen:
+            return list(seen[key])
         try:
             out = insider_audit(problem, mask[:n], respondents=respondents, cancel=stop)
         except Cancelled:
             return None
-        return [(d.cell, np.asarray(d.known, dtype=np.int64)) for d in out.disclosures]
+        found = [(d.cell, np.asarray(d.known, dtype=np.int64)) for d in out.disclosures]
+        if len(seen) >= INSIDER_MEMO:
+            seen.pop(next(iter(seen)))
+        seen[key] = found
+        return list(found)
 
     return check
+
+
+#: patterns whose insider disclosures the branch-and-cut's check remembers
+INSIDER_MEMO = 64
 
 
 def _skipped(problem: CSPProblem, **_kw) -> PatternOutcome:
