@@ -84,6 +84,40 @@ def test_batch_of_a_table_file_imports_no_gui_pandas_or_excel(tmp_path):
     assert result["frozen"] > 10_000
 
 
+#: what a table file's batch run reads no microdata with (docs/design.md, D-47)
+MICRODATA_READERS = (
+    "argusqt.io.fixedstream",
+    "argusqt.io.framefiles",
+    "argusqt.io.frames",
+    "argusqt.io.microdata",
+)
+#: modules of a batch_ex1 run (OPT on a 15-cell table file, text output): 449 in all, 97 of
+#: argusqt's, on 2026-11-27 (numpy 2.4, scipy 1.16); the ceilings leave room for growth but
+#: not for a heavy library more (pandas alone brings ~500, scipy.optimize ~150)
+MODULE_CEILING = 520
+ARGUSQT_CEILING = 115
+
+COUNT_PROBE = """
+import json, sys
+from argusqt.cli import main
+sys.argv = ["argusqt", "batch", %r, "log.txt"]
+code = main()
+print(json.dumps({"code": code, "loaded": [m for m in %r if m in sys.modules],
+                  "modules": len(sys.modules),
+                  "argusqt": len([m for m in sys.modules if m.split(".")[0] == "argusqt"])}))
+"""
+
+
+def test_batch_of_a_table_file_reads_no_microdata_and_keeps_its_module_count(tmp_path):
+    """Counts, not time: the start of `argusqt batch` is the modules it imports."""
+    case = copy_case("batch_ex1", tmp_path)
+    result = _run_python(COUNT_PROBE % ("batch_ex1.arb", MICRODATA_READERS), cwd=case)
+    assert result["code"] == 0
+    assert result["loaded"] == [], f"microdata readers imported: {result['loaded']}"
+    assert result["modules"] <= MODULE_CEILING, result
+    assert result["argusqt"] <= ARGUSQT_CEILING, result
+
+
 def test_tabulating_fixed_format_microdata_imports_no_scipy_pandas_or_solver(tmp_path):
     """The path from process start to the first table: read tau_testW.asc, tabulate, write."""
     case = copy_case("tau_testW", tmp_path)

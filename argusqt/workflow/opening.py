@@ -9,11 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from argusqt.actions import OpenMicrodata, OpenTableData
 from argusqt.errors import SpecificationError
-from argusqt.io import framefiles
 from argusqt.io.atomic import atomic_write_set, settle_sets
-from argusqt.io.fixedstream import open_microdata as open_microdata_file
-from argusqt.io.framefiles import table_file_paths, table_files
-from argusqt.io.frames import read_frame
 from argusqt.io.rda import read_rda
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
 
@@ -56,6 +52,9 @@ def open_microdata(s: Session, data_path: str | Path, meta_path: str | Path) -> 
             file=meta_path,
         )
     s._log_lines(list(getattr(meta, "warnings", []) or []))
+    # lazy: the microdata readers stay out of a table file's batch run (D-47)
+    from argusqt.io.fixedstream import open_microdata as open_microdata_file
+
     micro = open_microdata_file(meta, data_path)  # a large fixed-format file is streamed
     s.kind = "microdata"
     s.data_path, s.meta_path = data_path, meta_path
@@ -81,6 +80,8 @@ def open_microdata_frame(
     """Microdata from a data frame (pandas, polars, pyarrow) or a Parquet/CSV file, its
     columns' roles given in Python instead of an `.rda` (replaces earlier data and
     tables). Large files are tabulated chunk by chunk later (io.frames)."""
+    from argusqt.io.frames import read_frame  # lazy: the data-frame reader (D-47)
+
     meta, micro = read_frame(data, roles, progress=progress, cancel=cancel)
     s.kind = "microdata"
     s.data_path, s.meta_path = Path(micro.path), None
@@ -99,6 +100,8 @@ def write_microdata_files(s: Session, beside: str | Path) -> list[Path]:
     """Write the data frame's microdata next to a session or batch file being saved, as
     fixed-width data + generated `.rda` (+ `.hrc`, `.cdl`), one atomic set; returns
     [data, metadata, side files…]. The session keeps reading from the frame."""
+    from argusqt.io import framefiles  # lazy: the microdata writers (D-47)
+
     files = framefiles.write_microdata_files(s.metadata, s.microdata, Path(beside))
     s.add_log(
         f"Microdata of the data frame written to {files[0]} (CONFIDENTIAL: the records) "
@@ -112,6 +115,8 @@ def write_temporary_tables(s: Session, beside: str | Path) -> dict[Path, tuple[P
     """Write the ready tables the Python API put in a temporary folder next to a session or
     batch file being saved (`.tab` + `.rda` + copies of their `.hrc`/`.cdl`, one atomic
     set); returns old table path → (table, metadata) written."""
+    from argusqt.io.framefiles import table_file_paths, table_files  # lazy: as above
+
     temp = [src for src in s.sources if src.temporary]
     files: dict[Path, bytes] = {}
     renamed: dict[Path, tuple[Path, Path]] = {}
