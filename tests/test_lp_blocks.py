@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from protect_helpers import random_1h2d, random_2d, random_3d
 from scipy.sparse.csgraph import connected_components as scipy_components
 
-from argusqt.protection.lp.components import variable_components
-from argusqt.protection.lp.separation import Separator, _Block, _sweep_matrix
+from argusqt.protection.lp.components import RowBlock, variable_components
+from argusqt.protection.lp.separation import Separator, _sweep_matrix
 
 
 def _problem(seed: int):
@@ -66,7 +66,7 @@ def test_block_arrays_and_reduced_costs_equal_scipy_to_the_bit(seed):
     rows = np.flatnonzero(rng.random(rel.shape[0]) < 0.7)
     if cells.size == 0 or rows.size == 0:
         return
-    blk = _Block.of(rel, cells, rows)
+    blk = RowBlock.of(rel, cells, rows)
     ref = sp.csc_matrix(rel[rows][:, cells])
     assert (blk.n_rows, blk.n_cols) == ref.shape
     np.testing.assert_array_equal(blk.indptr, ref.indptr)
@@ -101,14 +101,14 @@ def test_every_block_the_separator_solves_equals_scipys_slicing(seed, monkeypatc
     `M[rows][:, cells]` with its entries in scipy's order."""
     problem = _problem(seed)
     seen = []
-    original = _Block.of.__func__
+    original = RowBlock.of.__func__
 
     def recording(cls, rel, cells, rows):
         blk = original(cls, rel, cells, rows)
         seen.append((rel, cells.copy(), rows.copy(), blk))
         return blk
 
-    monkeypatch.setattr(_Block, "of", classmethod(recording))
+    monkeypatch.setattr(RowBlock, "of", classmethod(recording))
     sep = Separator(problem)
     rng = np.random.default_rng(seed)
     for _ in range(8):
@@ -120,3 +120,23 @@ def test_every_block_the_separator_solves_equals_scipys_slicing(seed, monkeypatc
         np.testing.assert_array_equal(blk.indptr, ref.indptr)
         np.testing.assert_array_equal(blk.indices, ref.indices)
         assert blk.data.tobytes() == ref.data.tobytes()
+
+
+def test_block_of_relations_as_the_audit_holds_them_equals_scipy():
+    """The outsider audit slices `problem.relations.tocsr()` as it is (any dtype, explicit
+    zeros kept): the block's CSC arrays are those of scipy's slicing and conversion."""
+    rel = sp.csr_matrix(
+        (
+            np.array([1, -1, 0, 1, 1, -1, 1], dtype=np.int8),
+            np.array([0, 2, 3, 1, 3, 4, 2]),
+            np.array([0, 3, 6, 7]),
+        ),
+        shape=(3, 5),
+    )
+    cells, rows = np.array([0, 2, 3, 4]), np.array([0, 1, 2])
+    blk = RowBlock.of(rel, cells, rows)
+    ref = sp.csc_matrix(rel[rows][:, cells])
+    np.testing.assert_array_equal(blk.indptr, ref.indptr)
+    np.testing.assert_array_equal(blk.indices, ref.indices)
+    np.testing.assert_array_equal(blk.data, ref.data)
+    assert blk.data.size == 6  # the explicit zero (row 0, cell 3) stays, as in scipy's

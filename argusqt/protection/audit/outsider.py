@@ -21,6 +21,7 @@ from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.result import AuditResult
 from argusqt.protection.lp.components import (
     Grid,
+    RowBlock,
     has_grid,
     make_highs,
     new_highs,
@@ -204,7 +205,7 @@ def audit(
                 if cancel is not None and cancel.cancelled:
                     raise Cancelled("audit cancelled")
                 if h is None:
-                    a = rel[comp.rows][:, comp.cells]
+                    a = RowBlock.of(rel, comp.cells, comp.rows)  # = rel[rows][:, cells]
                     b = rhs_eff[comp.rows]
                     h = make_highs(
                         a,

@@ -79,8 +79,62 @@ def variable_components(relations: sp.csr_matrix, var: np.ndarray) -> list[Compo
     return comps
 
 
+@dataclass
+class RowBlock:
+    """The relations `rows` of a block restricted to its cells `cells`, in CSC arrays (rows
+    renumbered 0..k-1, ascending within a column, as scipy's conversion orders them), and
+    every nonzero of those relations (local row, cell, value) for the reduced costs.
+
+    Gathered from the CSR arrays: scipy's slicing and conversions cost more than the LPs
+    of a small table's blocks (docs/design.md, D-47)."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    n_rows: int
+    n_cols: int
+    t_row: np.ndarray  # every nonzero of the block's relations: local row,
+    t_col: np.ndarray  # cell (global id), ordered by cell, then row,
+    t_val: np.ndarray  # value
+
+    @classmethod
+    def of(cls, rel: sp.csr_matrix, cells: np.ndarray, rows: np.ndarray) -> RowBlock:
+        starts = rel.indptr[rows]
+        lens = rel.indptr[rows + 1] - starts
+        ends = np.cumsum(lens)
+        pos = np.repeat(starts - (ends - lens), lens) + np.arange(int(ends[-1]) if lens.size else 0)
+        local_row = np.repeat(np.arange(rows.size, dtype=np.int64), lens)
+        col = rel.indices[pos].astype(np.int64)
+        val = rel.data[pos]
+        # Mᵀ by cell, rows ascending within a cell: the order of scipy's `sub.T.tocsr()`,
+        # so the reduced costs are summed in the same order (bit-identical cuts)
+        by_col = np.argsort(col, kind="stable")
+        t_row, t_col, t_val = local_row[by_col], col[by_col], val[by_col]
+        j = np.searchsorted(cells, t_col)
+        inside = j < cells.size
+        inside[inside] = cells[j[inside]] == t_col[inside]
+        counts = np.bincount(j[inside], minlength=cells.size)
+        indptr = np.zeros(cells.size + 1, dtype=np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        return cls(
+            indptr,
+            t_row[inside],
+            t_val[inside],
+            int(rows.size),
+            int(cells.size),
+            t_row,
+            t_col,
+            t_val,
+        )
+
+    def reduced(self, pi: np.ndarray, n: int) -> np.ndarray:
+        """−(Mᵀπ) over all n cells, summed per cell in scipy's order (see `of`)."""
+        d = np.bincount(self.t_col, weights=self.t_val * pi[self.t_row], minlength=n)
+        return -d
+
+
 def make_highs(
-    a: sp.spmatrix,
+    a: sp.spmatrix | RowBlock,
     cost: np.ndarray,
     col_lo: np.ndarray,
     col_hi: np.ndarray,
@@ -96,8 +150,11 @@ def make_highs(
     solve from scratch of a big model is much faster with dual simplex + presolve: build
     with primal=False, presolve=True and call `use_primal(h)` after the first solve.
     """
-    a = sp.csc_matrix(a)
     h = new_highs(primal, presolve)
+    if isinstance(a, RowBlock):
+        pass_model(h, a.indptr, a.indices, a.data, a.n_rows, cost, col_lo, col_hi, row_lo, row_hi)
+        return h
+    a = sp.csc_matrix(a)
     pass_model(h, a.indptr, a.indices, a.data, a.shape[0], cost, col_lo, col_hi, row_lo, row_hi)
     return h
 

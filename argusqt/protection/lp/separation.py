@@ -22,7 +22,7 @@ import scipy.sparse as sp
 from argusqt.errors import MethodError
 from argusqt.protection.core.budget import Deadline
 from argusqt.protection.core.problem import CSPProblem
-from argusqt.protection.lp.components import new_highs, pass_model
+from argusqt.protection.lp.components import RowBlock, new_highs, pass_model
 from argusqt.protection.lp.graph import edge_components
 
 #: x*ᵢ above this makes a cell a variable of the attacker LP.
@@ -71,7 +71,7 @@ class AttackerOutcome:
 
 
 def _load_lp(
-    h: highspy.Highs | None, a: _Block, lo: np.ndarray, hi: np.ndarray, b: np.ndarray
+    h: highspy.Highs | None, a: RowBlock, lo: np.ndarray, hi: np.ndarray, b: np.ndarray
 ) -> highspy.Highs:
     """`h` (a new silent dual-simplex instance if None) given the LP min 0·y, A y = b,
     lo ≤ y ≤ hi: instances are reused because creating one costs more than many warm solves."""
@@ -81,62 +81,8 @@ def _load_lp(
     return h
 
 
-@dataclass
-class _Block:
-    """The relations `rows` of a block restricted to its cells `cells`, in CSC arrays (rows
-    renumbered 0..k-1, ascending within a column, as scipy's conversion orders them), and
-    every nonzero of those relations (local row, cell, value) for the reduced costs.
-
-    Gathered from the CSR arrays: scipy's slicing and conversions cost more than the LPs
-    of a small table's blocks (docs/design.md, D-47)."""
-
-    indptr: np.ndarray
-    indices: np.ndarray
-    data: np.ndarray
-    n_rows: int
-    n_cols: int
-    t_row: np.ndarray  # every nonzero of the block's relations: local row,
-    t_col: np.ndarray  # cell (global id), ordered by cell, then row,
-    t_val: np.ndarray  # value
-
-    @classmethod
-    def of(cls, rel: sp.csr_matrix, cells: np.ndarray, rows: np.ndarray) -> _Block:
-        starts = rel.indptr[rows]
-        lens = rel.indptr[rows + 1] - starts
-        ends = np.cumsum(lens)
-        pos = np.repeat(starts - (ends - lens), lens) + np.arange(int(ends[-1]) if lens.size else 0)
-        local_row = np.repeat(np.arange(rows.size, dtype=np.int64), lens)
-        col = rel.indices[pos].astype(np.int64)
-        val = rel.data[pos]
-        # Mᵀ by cell, rows ascending within a cell: the order of scipy's `sub.T.tocsr()`,
-        # so the reduced costs are summed in the same order (bit-identical cuts)
-        by_col = np.argsort(col, kind="stable")
-        t_row, t_col, t_val = local_row[by_col], col[by_col], val[by_col]
-        j = np.searchsorted(cells, t_col)
-        inside = j < cells.size
-        inside[inside] = cells[j[inside]] == t_col[inside]
-        counts = np.bincount(j[inside], minlength=cells.size)
-        indptr = np.zeros(cells.size + 1, dtype=np.int64)
-        np.cumsum(counts, out=indptr[1:])
-        return cls(
-            indptr,
-            t_row[inside],
-            t_val[inside],
-            int(rows.size),
-            int(cells.size),
-            t_row,
-            t_col,
-            t_val,
-        )
-
-    def reduced(self, pi: np.ndarray, n: int) -> np.ndarray:
-        """−(Mᵀπ) over all n cells, summed per cell in scipy's order (see `of`)."""
-        d = np.bincount(self.t_col, weights=self.t_val * pi[self.t_row], minlength=n)
-        return -d
-
-
 def _sweep_matrix(
-    blk: _Block, pos: np.ndarray, sense: float
+    blk: RowBlock, pos: np.ndarray, sense: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """CSC arrays of the coverage LP [[M, 0], [±E, −I]]: the block's columns, each target's
     column with its link row (±1) last, then one column (−1) per target. Entries in the
@@ -211,7 +157,7 @@ class Separator:
         self._nz_row = coo.row.astype(np.int64)
         self._nz_col = coo.col.astype(np.int64)
         self._comp_cache: dict[bytes, tuple[np.ndarray, np.ndarray, int]] = {}
-        self._block_cache: dict[bytes, _Block] = {}
+        self._block_cache: dict[bytes, RowBlock] = {}
         #: run the coverage LPs before the per-primary LPs of a block
         self.sweep = True
         self._lp: highspy.Highs | None = None  # the block LP, reloaded per block
@@ -261,12 +207,12 @@ class Separator:
         self._comp_cache[key] = out
         return out
 
-    def _block(self, cells: np.ndarray, rows: np.ndarray) -> _Block:
+    def _block(self, cells: np.ndarray, rows: np.ndarray) -> RowBlock:
         """The block's LP matrix and its relations' nonzeros, cached: blocks repeat."""
         key = cells.tobytes() + b"|" + rows.tobytes()
         hit = self._block_cache.get(key)
         if hit is None:
-            hit = _Block.of(self.rel, cells, rows)
+            hit = RowBlock.of(self.rel, cells, rows)
             if len(self._block_cache) >= 256:
                 self._block_cache.pop(next(iter(self._block_cache)))
             self._block_cache[key] = hit
@@ -371,7 +317,7 @@ class Separator:
                         return out
         return out
 
-    def _solve_primary(self, h, blk: _Block, p: int, j: int):
+    def _solve_primary(self, h, blk: RowBlock, p: int, j: int):
         """Both attacker LPs of primary p (column j of the block model), skipped when an
         earlier attacker solution of the block already shows p protected in that direction."""
         a_p = self.values[p]
@@ -391,7 +337,7 @@ class Separator:
             d_lo = self._reduced(blk, pi, p, 1.0, n)
         return self._judge(p, lo_val, hi_val, d_up, d_lo)
 
-    def _sweep(self, blk: _Block, lo, hi, b, pos: np.ndarray, targets: np.ndarray) -> None:
+    def _sweep(self, blk: RowBlock, lo, hi, b, pos: np.ndarray, targets: np.ndarray) -> None:
         """Coverage LPs: move all targets of a block up (then down) towards their levels at
         once, max Σ tₚ/PLₚ with tₚ ≤ ±(yₚ − aₚ), tₚ ≤ PLₚ. Their solutions usually show most
         primaries protected (running extremes), sparing one LP per primary and direction."""
@@ -473,7 +419,7 @@ class Separator:
         return obj, np.asarray(sol.row_dual, dtype=float)
 
     @staticmethod
-    def _reduced(blk: _Block, pi, p: int, c_p: float, n: int) -> np.ndarray:
+    def _reduced(blk: RowBlock, pi, p: int, c_p: float, n: int) -> np.ndarray:
         """dᵢ = cᵢ − (Mᵀπ)ᵢ over all cells (HiGHS: col_dual = c − Aᵀ·row_dual)."""
         d = blk.reduced(pi, n)
         d[p] += c_p
