@@ -1,0 +1,131 @@
+"""Process start and small tables (issue 26, goal 2): where a short `argusqt batch` run's CPU
+goes, and this checkout against another one, interleaved.
+
+For each batch file: CPU seconds (user + system, os.wait4) of whole `argusqt batch`
+processes, this checkout and each `--baseline` checkout run in turn `--repeat` times (the
+medians are compared; the machine's load is printed, since CPU seconds grow with it); then
+one instrumented run in this checkout splitting the CPU into the import of the batch runner,
+the dataclasses created by imports (Python compiles their methods), the rest of the run, and
+the floor: numpy, scipy.sparse (as argusqt imports it), highspy and pyscipopt alone.
+
+The batch files are those of `bench_vs_tauargus.py` (batch_ex1 copied from the shared data;
+p78 generated): give folders holding an `.arb` with `--case FOLDER:FILE.arb`, or use
+`--vs-tauargus WORKDIR` after `bench_vs_tauargus.py --instances batch_ex1,p78 --workdir WORKDIR`.
+
+Usage:
+    python benchmarks/bench_start.py --case DIR:batch_ex1.arb [--case DIR:our_OPT.arb]
+        [--baseline /path/to/other/checkout] [--repeat 9]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: CPU of one instrumented run: runner import, dataclass creation, the rest
+PHASES = r"""
+import dataclasses, json, sys, time
+pt = time.process_time
+made = [0.0, 0]
+process = dataclasses._process_class
+def timed(*a, **k):
+    t = pt()
+    try:
+        return process(*a, **k)
+    finally:
+        made[0] += pt() - t
+        made[1] += 1
+dataclasses._process_class = timed
+t0 = pt()
+import argusqt.batch.runner
+from argusqt.cli import main
+t1 = pt()
+sys.argv = ["argusqt", "batch", sys.argv[1], "bench_start.log"]
+import contextlib, io
+with contextlib.redirect_stdout(io.StringIO()):
+    main()
+t2 = pt()
+print(json.dumps({"runner_import": t1 - t0, "run": t2 - t1, "total": t2,
+                  "dataclasses": made[0], "n_dataclasses": made[1], "modules": len(sys.modules),
+                  "argusqt_modules": len([m for m in sys.modules if m.startswith("argusqt")])}))
+"""
+#: the libraries alone, scipy.sparse imported as argusqt does (model/scipy_sparse.py)
+FLOOR = "from argusqt.model import scipy_sparse; scipy_sparse.load(); import highspy, pyscipopt"
+
+
+def cpu_of(argv: list[str], cwd: Path, root: Path) -> float:
+    """CPU seconds (user + system) of one process started in `cwd` with `root` first."""
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    proc = subprocess.Popen(
+        argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    _, status, usage = os.wait4(proc.pid, 0)
+    if status != 0:
+        raise SystemExit(f"{' '.join(argv)} in {cwd} ({root}) failed: status {status}")
+    return usage.ru_utime + usage.ru_stime
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--case", action="append", default=[], help="FOLDER:FILE.arb")
+    ap.add_argument("--vs-tauargus", type=Path, help="bench_vs_tauargus.py's work folder")
+    ap.add_argument("--baseline", type=Path, action="append", default=[])
+    ap.add_argument("--repeat", type=int, default=9)
+    args = ap.parse_args()
+    cases = [(Path(c.split(":")[0]), c.split(":")[1]) for c in args.case]
+    if args.vs_tauargus:
+        w = args.vs_tauargus
+        cases += [(w / "batch_ex1", "batch_ex1.arb")] if (w / "batch_ex1").is_dir() else []
+        cases += [(w / "p78", f"our_{m}.arb") for m in ("OPT", "MOD") if (w / "p78").is_dir()]
+    if not cases:
+        raise SystemExit("no batch file: give --case FOLDER:FILE.arb or --vs-tauargus WORKDIR")
+    trees = [("this", ROOT)] + [(f"base:{b.name}", b.resolve()) for b in args.baseline]
+    for _, tree in trees:  # an installation has bytecode; PYTHONDONTWRITEBYTECODE may be set
+        subprocess.run(
+            [sys.executable, "-m", "compileall", "-q", str(tree / "argusqt")], check=False
+        )
+    print(
+        f"machine: {os.cpu_count()} cores; load {os.getloadavg()}; python {sys.version.split()[0]}"
+    )
+    for folder, arb in cases:
+        cpu: dict[str, list[float]] = {name: [] for name, _ in trees}
+        cpu["floor"] = []
+        for _ in range(args.repeat):
+            for name, tree in trees:
+                cmd = [sys.executable, "-m", "argusqt", "batch", arb, "bench_start.log"]
+                cpu[name].append(cpu_of(cmd, folder, tree))
+            cpu["floor"].append(cpu_of([sys.executable, "-c", FLOOR], folder, ROOT))
+        print(
+            f"\n== {folder.name}/{arb}: median CPU of {args.repeat} interleaved processes; "
+            f"load now {os.getloadavg()}"
+        )
+        ref = statistics.median(cpu["this"])
+        for name, values in cpu.items():
+            med = statistics.median(values)
+            print(f"   {name:24} {med:7.3f} s (min {min(values):.3f})  this/it {ref / med:5.2f}")
+        out = subprocess.run(
+            [sys.executable, "-c", PHASES, arb],
+            cwd=folder,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        ph = json.loads(out.stdout.strip().splitlines()[-1])
+        print(
+            f"   one run, this checkout: runner import {ph['runner_import']:.3f} s, run (method "
+            f"modules, solve, audits, writing) {ph['run']:.3f} s, in all {ph['total']:.3f} s; "
+            f"{ph['n_dataclasses']} dataclasses made {ph['dataclasses']:.3f} s of it; "
+            f"{ph['modules']} modules ({ph['argusqt_modules']} argusqt)"
+        )
+
+
+if __name__ == "__main__":
+    main()
