@@ -28,6 +28,7 @@ __all__ = [
     "CONFIDENTIAL_BANNER",
     "clear_for_publication",
     "clear_linked_for_publication",
+    "linked_table_verdicts",
     "table_verdict",
 ]
 
@@ -240,17 +241,16 @@ def linked_fingerprint(tables: list[Table]) -> str:
     return h.hexdigest()
 
 
-def clear_linked_for_publication(
+def _linked_audit(
     tables: list[Table],
     numbers: list[int],
-    *,
-    progress: ProgressCallback = no_progress,
-    cancel: CancelToken | None = None,
-) -> str:
-    """Tables protected together are audited together before any of them is published:
-    an attacker combines every published table of the set. Returns the set's fingerprint
-    (the caller keeps it to skip the audit while nothing changes); PublicationError names
-    the failing cells as 'table N: codes'."""
+    progress: ProgressCallback,
+    cancel: CancelToken | None,
+) -> tuple[Any, dict[int, tuple[int, int]]]:
+    """The joint publication verdict of tables protected together: an attacker combines
+    every published table of the set (cells named 'table N: codes'), and each joint cell's
+    (table index, cell). PublicationError when the set cannot be judged together (another
+    form on one table, common cells that disagree)."""
     from argusqt.errors import InputError
     from argusqt.protection.audit.publication import publication_audit
     from argusqt.protection.core.problem import CSPProblem
@@ -285,11 +285,45 @@ def clear_linked_for_publication(
 
     progress(ProgressEvent("Publication audit of the linked tables"))
     verdict = publication_audit(joint, is_suppressed(joint.status), cancel=cancel)
+    verdict.label = name
+    return verdict, owner
+
+
+def linked_table_verdicts(
+    tables: list[Table],
+    numbers: list[int],
+    *,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+) -> list[Any]:
+    """What the gate says of each table of a linked set (docs/design.md, D-50): its own
+    verdict (table_verdict, sums of suppressed cells included) when that fails, else the
+    joint verdict of the set; the table is publishable only when both pass."""
+    joint, _owner = _linked_audit(tables, numbers, progress, cancel)
+    out = []
+    for t in tables:
+        own = table_verdict(t, progress=progress, cancel=cancel)
+        out.append(own if not own.ok or joint.ok else joint)
+    return out
+
+
+def clear_linked_for_publication(
+    tables: list[Table],
+    numbers: list[int],
+    *,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+) -> str:
+    """Tables protected together are audited together before any of them is published:
+    an attacker combines every published table of the set. Returns the set's fingerprint
+    (the caller keeps it to skip the audit while nothing changes); PublicationError names
+    the failing cells as 'table N: codes'."""
+    verdict, owner = _linked_audit(tables, numbers, progress, cancel)
     if not verdict.ok:
         cells = [owner[int(j)] for j in verdict.failing_cells]
         raise PublicationError(
             "the linked tables cannot be published: taken together (an attacker combines "
-            f"them) {verdict.summary(name)} Protect them together again; nothing was written.",
+            f"them) {verdict.summary()} Protect them together again; nothing was written.",
             cells=[tables[k].cell_codes(c) for k, c in cells],
         )
     return linked_fingerprint(tables)
