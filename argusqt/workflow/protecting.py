@@ -272,14 +272,14 @@ def protect_linked(
     s.linked = numbers
     s.linked_cleared = None
     verdicts = linked_verdicts(s, cancel)  # the gate's verdict, before any door prints one
-    for no, (t, res) in enumerate(zip(s.tables, results, strict=True), 1):
+    for no, (t, res, audit) in enumerate(zip(s.tables, results, audits, strict=True), 1):
         v = verdicts[no - 1] if verdicts is not None else None
         res.verdict = v
         mark_protected(t, v)
         for line in res.log or []:
             if line.startswith("Rule on combined cells"):  # what US#160's rule did
                 s.add_log(f"Table {no} (linked): {line}")
-        said = (v if v is not None else res.audit).summary()
+        said = (v if v is not None else audit).summary()
         s.add_log(
             f"Table {no} (linked): {'; '.join(res.outcome_lines(desc.face, t.value))}; {said}"
         )
