@@ -9,15 +9,21 @@ sum, which the published section total B gives and one enterprise still dominate
 
 from __future__ import annotations
 
+import copy
+import itertools
+
+import numpy as np
 import pandas as pd
 import pytest
+from protect_helpers import lp_protected
 
 import argusqt
 from argusqt.api import ProtectedTable
 from argusqt.batch.render import write_batch_file
 from argusqt.batch.runner import run_batch
 from argusqt.errors import PublicationError
-from argusqt.model.status import Status, is_suppressed
+from argusqt.model.status import Status, is_primary, is_suppressed
+from argusqt.protection.core.problem import CSPProblem
 
 #: enterprises' turnover per NACE division (one record each), as tests/test_issue27_combined
 ENTERPRISES = {
@@ -178,3 +184,37 @@ def test_the_apis_audit_of_a_linked_table_is_the_joint_one_as_publish_says():
     assert not verdict.ok and f"table 2: nace={nace} × size={size}" in verdict.summary()
     with pytest.raises(PublicationError, match="taken together"):
         one.publish()
+
+
+def test_opts_bound_after_the_rule_holds_for_the_problem_posed():
+    """OPT's rerun keeps the secondary the rule added: its proof is for that narrower
+    problem. What is printed (bound, "Proven optimal") must hold for the problem posed:
+    no pattern the test's own attackers (outsider LP, the sum) accept costs less."""
+    p = argusqt.protect(
+        FRAME,
+        explanatory=["nace"],
+        response="turnover",
+        rules="NK(2,80)",
+        hierarchies={"nace": SECTIONS},
+        method="OPT",
+        progress=False,
+    )[0]
+    t, r = p.table, p.result
+    problem = CSPProblem.from_table(t)
+    prim = is_primary(np.asarray(t.status))
+    free = [c for c in range(t.n_cells) if not prim[c]]
+    best = np.inf
+    for picks in itertools.product((False, True), repeat=len(free)):
+        mask = prim.copy()
+        mask[free] = picks
+        view = copy.copy(t)
+        view.status = np.where(prim, np.asarray(t.status), np.where(mask, 11, 1))
+        if own_unsafe_sums(view) or not lp_protected(problem, mask):
+            continue
+        best = min(best, float(np.asarray(t.cost, dtype=float)[mask & ~prim].sum()))
+    assert r.cost >= best - 1e-9
+    assert r.lower_bound is None or r.lower_bound <= best + 1e-9
+    lines = r.outcome_lines("suppress", t.value)
+    if "Proven optimal" in lines:
+        assert r.cost == pytest.approx(best)
+    assert any(line.startswith("Rule on combined cells: the bound") for line in r.log)
