@@ -131,6 +131,8 @@ def test_linked_tables_that_pass_are_cleared_with_the_gates_verdict(tmp_path):
         s.write_table(no, 3, "", tmp_path / f"t{no}.txt")
         assert (tmp_path / f"t{no}.txt").exists()
     assert not any("publication audit" in e.message for e in s.log[before:])  # no re-audit
+    report = s.audit_report(1)
+    assert report.ok and any("the joint audit passed" in n for n in report.notes)
 
 
 def test_the_batch_logbook_says_not_publishable_and_writes_nothing(tmp_path):
@@ -184,6 +186,12 @@ def test_the_apis_audit_of_a_linked_table_is_the_joint_one_as_publish_says():
     assert not verdict.ok and f"table 2: nace={nace} × size={size}" in verdict.summary()
     with pytest.raises(PublicationError, match="taken together"):
         one.publish()
+    report = s.audit_report(1)  # `<AUDIT>` and the Session's door: the set's verdict too
+    assert not report.ok and "taken together" in report.summary
+    assert f"nace={nace} × size={size}" in report.summary
+    two = s.audit_report(2)
+    line = next(p for p in two.primaries if p.cell == cell)
+    assert any(r.startswith("joint: ") for r in line.reasons)
 
 
 def test_opts_bound_after_the_rule_holds_for_the_problem_posed():
