@@ -291,10 +291,16 @@ class ProtectedTable:
     def audit(self) -> PublicationVerdict:
         """The publication gate's verdict on the table as it will be printed (pattern,
         intervals, rounded or adjusted values; outsider, insiders and point estimates):
-        `ok`, `summary()` and the failing cells. Raises nothing: check `.ok`."""
+        `ok`, `summary()` and the failing cells; for tables protected together the joint
+        one too, as `publish()` (docs/design.md, D-50). Check `.ok`; PublicationError only
+        when such tables can no longer be judged together (see the message)."""
         # lazy: numpy and the core stay out of `import argusqt` (docs/design.md, D-29)
-        from argusqt.export.gate import table_verdict
+        from argusqt.export.gate import linked_table_verdicts, table_verdict
 
+        linked = self.session.linked
+        if self.number in linked:
+            tables = [self.session.table(n) for n in linked]
+            return linked_table_verdicts(tables, linked)[linked.index(self.number)]
         return table_verdict(self.table)
 
     def to_excel(self, path: str | os.PathLike[str]) -> Path:

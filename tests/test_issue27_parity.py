@@ -15,6 +15,7 @@ from shared_paths import copy_case
 
 import argusqt
 from argusqt.batch.runner import run_batch
+from argusqt.errors import MethodError
 from argusqt.model.status import is_primary, is_suppressed
 from argusqt.protection.core.problem import CSPProblem
 
@@ -128,3 +129,35 @@ def test_mod_and_opt_protect_us307_alike():
         assert lp_protected(problem, is_suppressed(np.asarray(t.status)))
         faces[method] = status
     assert faces["OPT"] == faces["MOD"]
+
+
+def test_us307_gh_heur_and_net_say_what_the_gate_says():
+    """The other suppression methods on US#307 (docs/design.md, D-50). HEUR has the
+    minimum-frequency option (MF) as OPT and MOD: it suppresses A. GH has no MF (τ-Argus's
+    hypercube neither; its singletons are its own): it publishes A, so B + C = 8 is known.
+    That is not a false verdict: no cell is recomputable inside its protection interval
+    (the test's own attacker), the rule on sums of suppressed cells leaves frequency tables
+    out (argusqt/docs/rules.md §3.11), and GH's verdict is the gate's. NET refuses a 1-D table."""
+    heur = _us307("HEUR")
+    codes = [heur.cell_codes(c)[0].strip() for c in range(heur.n_cells)]
+    assert dict(zip(codes, np.asarray(heur.status).tolist(), strict=True))["A"] == 11
+    frame = pd.DataFrame({"V1": ["A", "B", "C"], "n": [15, 5, 3], "f": [15, 5, 3]})
+    p = argusqt.protect(
+        table=frame,
+        explanatory=["V1"],
+        response="n",
+        freq="f",
+        rules="FREQ(11,10)",
+        method="GH",
+        progress=False,
+    )[0]
+    t = p.table
+    status = dict(zip(codes, np.asarray(t.status).tolist(), strict=True))
+    assert status["B"] == 5 and status["C"] == 5 and status["A"] == 1  # no MF in GH
+    assert lp_protected(CSPProblem.from_table(t), is_suppressed(np.asarray(t.status)))
+    gate = p.audit()
+    assert p.result.verdict is not None
+    assert gate.ok and p.result.verdict.ok
+    assert p.session.protection_state(1) == "cleared"
+    with pytest.raises(MethodError, match="2-dimensional"):
+        _us307("NET")

@@ -222,10 +222,14 @@ def test_linked_tables_are_audited_together_before_publication(ex2):
         s.specify_table(parse_specify_table(spec))
         s.set_safety_rules(parse_safety_rule("FREQ(5,20)|P(20,5)"))
     s.compute_tables()
+    before = len(s.log)
     s.protect_linked("OPT")
     assert s.linked == [1, 2]
+    # the gate's verdict comes with the protection (docs/design.md, D-50): no door says
+    # "protected" of a set the gate would refuse
+    assert any("joint publication audit passed" in e.message for e in s.log[before:])
+    assert [s.protection_state(no) for no in (1, 2)] == ["cleared", "cleared"]
     s.write_table(1, 3, "", ex2 / "t1.txt")
-    assert any("joint publication audit passed" in e.message for e in s.log[-3:])
     s.write_table(2, 3, "", ex2 / "t2.txt")  # unchanged: the joint verdict is reused
     # table 2 changed by hand: table 1 alone is unchanged, but the pair now disagrees
     t2 = s.table(2)

@@ -28,6 +28,8 @@ __all__ = [
     "CONFIDENTIAL_BANNER",
     "clear_for_publication",
     "clear_linked_for_publication",
+    "linked_audit",
+    "linked_table_verdicts",
     "table_verdict",
 ]
 
@@ -240,17 +242,17 @@ def linked_fingerprint(tables: list[Table]) -> str:
     return h.hexdigest()
 
 
-def clear_linked_for_publication(
+def linked_audit(
     tables: list[Table],
     numbers: list[int],
     *,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
-) -> str:
-    """Tables protected together are audited together before any of them is published:
-    an attacker combines every published table of the set. Returns the set's fingerprint
-    (the caller keeps it to skip the audit while nothing changes); PublicationError names
-    the failing cells as 'table N: codes'."""
+) -> tuple[Any, list[np.ndarray]]:
+    """The joint publication verdict of tables protected together: an attacker combines
+    every published table of the set (cells named 'table N: codes'), and per table the
+    joint cell of each of its cells. PublicationError when the set cannot be judged
+    together (another form on one table, common cells that disagree)."""
     from argusqt.errors import InputError
     from argusqt.protection.audit.publication import publication_audit
     from argusqt.protection.core.problem import CSPProblem
@@ -274,10 +276,7 @@ def clear_linked_for_publication(
             f"disagree on their common cells ({exc}). Protect them together again; nothing "
             "was written."
         ) from None
-    owner: dict[int, tuple[int, int]] = {}
-    for k in range(len(tables) - 1, -1, -1):  # the first table that has the cell names it
-        for cell, j in enumerate(np.asarray(local[k]).tolist()):
-            owner[j] = (k, cell)
+    owner = _owners(local)
 
     def name(j: int) -> str:
         k, cell = owner[j]
@@ -285,11 +284,55 @@ def clear_linked_for_publication(
 
     progress(ProgressEvent("Publication audit of the linked tables"))
     verdict = publication_audit(joint, is_suppressed(joint.status), cancel=cancel)
+    verdict.label = name
+    return verdict, [np.asarray(x) for x in local]
+
+
+def _owners(local: list[np.ndarray]) -> dict[int, tuple[int, int]]:
+    """Joint cell → (table index, cell) of the first table that has it (it names the cell)."""
+    owner: dict[int, tuple[int, int]] = {}
+    for k in range(len(local) - 1, -1, -1):
+        for cell, j in enumerate(np.asarray(local[k]).tolist()):
+            owner[j] = (k, cell)
+    return owner
+
+
+def linked_table_verdicts(
+    tables: list[Table],
+    numbers: list[int],
+    *,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+) -> list[Any]:
+    """What the gate says of each table of a linked set (docs/design.md, D-50): its own
+    verdict (table_verdict, sums of suppressed cells included) when that fails, else the
+    joint verdict of the set; the table is publishable only when both pass."""
+    joint, _local = linked_audit(tables, numbers, progress=progress, cancel=cancel)
+    out = []
+    for t in tables:
+        own = table_verdict(t, progress=progress, cancel=cancel)
+        out.append(own if not own.ok or joint.ok else joint)
+    return out
+
+
+def clear_linked_for_publication(
+    tables: list[Table],
+    numbers: list[int],
+    *,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+) -> str:
+    """Tables protected together are audited together before any of them is published:
+    an attacker combines every published table of the set. Returns the set's fingerprint
+    (the caller keeps it to skip the audit while nothing changes); PublicationError names
+    the failing cells as 'table N: codes'."""
+    verdict, local = linked_audit(tables, numbers, progress=progress, cancel=cancel)
     if not verdict.ok:
+        owner = _owners(local)
         cells = [owner[int(j)] for j in verdict.failing_cells]
         raise PublicationError(
             "the linked tables cannot be published: taken together (an attacker combines "
-            f"them) {verdict.summary(name)} Protect them together again; nothing was written.",
+            f"them) {verdict.summary()} Protect them together again; nothing was written.",
             cells=[tables[k].cell_codes(c) for k, c in cells],
         )
     return linked_fingerprint(tables)

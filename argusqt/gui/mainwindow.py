@@ -1105,8 +1105,11 @@ class MainWindow(QMainWindow):
         face = t.protection.face if t.protection is not None else "suppress"
         lines += r.outcome_lines(face, t.value)  # rounded / adjusted cells, not "secondaries"
         lines.append(f"Time: {r.elapsed:,.1f} s")
-        if r.audit is not None:
-            lines.append(r.audit.summary())
+        # the publication verdict (what saving says) before the outsider audit alone
+        verdict = r.verdict if r.verdict is not None else r.audit
+        if verdict is not None:
+            refused = r.verdict is not None and not r.verdict.ok
+            lines.append(("NOT PUBLISHABLE: " if refused else "") + verdict.summary())
         return lines
 
     # ================================================================== insight docks

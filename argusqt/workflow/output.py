@@ -19,6 +19,7 @@ from argusqt.export.gate import (
     STATE_TEXT,
     clear_for_publication,
     clear_linked_for_publication,
+    linked_audit,
     linked_fingerprint,
     protection_state,
 )
@@ -272,8 +273,40 @@ def audit_report(
     report = audit_table(
         table, table_no, published=published, notes=notes, progress=progress, cancel=cancel
     )
+    if pattern is None and table_no in s.linked:
+        with_joint_verdict(s, table_no, report, progress, cancel)
     s._log_lines(report.log_lines())
     return report
+
+
+def with_joint_verdict(
+    s: Session,
+    table_no: int,
+    report: AuditReport,
+    progress: ProgressCallback,
+    cancel: CancelToken | None,
+) -> None:
+    """A table protected together is published only when the set passes too (the gate,
+    docs/design.md, D-50): the joint verdict goes into its report, its disclosures of this
+    table's primaries on their lines (reason "joint: …")."""
+    tables = [s.table(n) for n in s.linked]
+    try:
+        joint, local = linked_audit(tables, s.linked, progress=progress, cancel=cancel)
+    except PublicationError as exc:
+        report.ok = False
+        report.summary = f"AUDIT FAILED: {exc}"
+        return
+    if joint.ok:
+        report.notes.append(f"Protected together with tables {s.linked}: the joint audit passed.")
+        return
+    mine = np.asarray(local[s.linked.index(table_no)])
+    for line in report.primaries:
+        line.reasons += [f"joint: {r}" for r in joint.reasons(int(mine[line.cell]))]
+    report.ok = False
+    report.summary = (
+        f"AUDIT FAILED: protected together with tables {s.linked}, taken together (an "
+        f"attacker combines them) {joint.summary()}"
+    )
 
 
 def cell_cause(table: Table, cell: int) -> str:

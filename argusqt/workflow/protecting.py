@@ -12,7 +12,7 @@ import numpy as np
 
 from argusqt.actions import Protect
 from argusqt.errors import ArgusError, AuditError, Cancelled, MethodError, SpecificationError
-from argusqt.export.gate import mark_protected
+from argusqt.export.gate import linked_fingerprint, linked_table_verdicts, mark_protected
 from argusqt.io.codelists import codelist_for
 from argusqt.io.ptable import PTable, read_ptable
 from argusqt.model.cellkey import set_ptables
@@ -117,9 +117,11 @@ def protect(
     if result.timed_out and not result.cancelled:
         done += f" ({TIME_LIMIT_DECIDED})"
     figures = "; ".join(result.outcome_lines(desc.face, table.value))
+    refused = result.verdict is not None and not result.verdict.ok
+    said = result.verdict if refused else audit  # never the outsider's pass beside a refusal
     s.add_log(
         f"Table {table_no}: {desc.name} {done} in {result.elapsed:,.1f} s: {figures}"
-        + (f"; {audit.summary()}" if audit is not None else "")
+        + (f"; {said.summary()}" if said is not None else "")
     )
     if result.cancelled:
         result.cancel_note = kept_after_cancel(table_no, result, desc.kind)
@@ -266,22 +268,53 @@ def protect_linked(
         t.published = t.interval_lower = t.interval_upper = None  # a suppression's face
         t.protection = ProtectionInfo(desc.name, desc.face, p.describe() + " (linked)")
         t.audit = verdict
-        mark_protected(t)
         s.results[no] = res
+    s.linked = numbers
+    s.linked_cleared = None
+    verdicts = linked_verdicts(s, cancel)  # the gate's verdict, before any door prints one
+    for no, (t, res, audit) in enumerate(zip(s.tables, results, audits, strict=True), 1):
+        v = verdicts[no - 1] if verdicts is not None else None
+        res.verdict = v
+        mark_protected(t, v)
         for line in res.log or []:
             if line.startswith("Rule on combined cells"):  # what US#160's rule did
                 s.add_log(f"Table {no} (linked): {line}")
+        said = (v if v is not None else audit).summary()
         s.add_log(
-            f"Table {no} (linked): {'; '.join(res.outcome_lines(desc.face, t.value))}; "
-            f"{verdict.summary()}"
+            f"Table {no} (linked): {'; '.join(res.outcome_lines(desc.face, t.value))}; {said}"
         )
+        if v is not None and not v.ok:
+            s.add_log(f"Table {no}: NOT PUBLISHABLE: {v.summary()}")
         if res.cancelled:
             res.cancel_note = kept_after_cancel(no, res, desc.kind)
             s.add_log(res.cancel_note)
-    s.linked = list(range(1, len(s.tables) + 1))
-    s.linked_cleared = None
     s.actions.append(Protect(0, desc.name, p))
     return results
+
+
+def linked_verdicts(s: Session, cancel: CancelToken | None) -> list[Any] | None:
+    """The publication gate's verdict on each table of the linked set just protected (its
+    own, sums of suppressed cells included, and the set's joint one: docs/design.md, D-50),
+    so that every door prints what saving would say. After a cancel it gets CANCEL_GRACE;
+    None when that ends first (the tables then read "protected" and the gate runs when
+    they are saved)."""
+    # lazy: scipy, HiGHS and the audit (docs/design.md, D-39)
+    from argusqt.protection.audit.publication import CANCEL_GRACE
+
+    tables = [s.table(n) for n in s.linked]
+    stop = cancel.grace(CANCEL_GRACE) if cancel is not None else None
+    try:
+        verdicts = linked_table_verdicts(tables, s.linked, cancel=stop)
+    except Cancelled:
+        s.add_log(
+            f"Linked tables {s.linked}: no time left after the cancel for the publication "
+            "audit; it runs when the tables are saved"
+        )
+        return None
+    if all(v.ok for v in verdicts):
+        s.linked_cleared = linked_fingerprint(tables)
+        s.add_log(f"Linked tables {s.linked}: joint publication audit passed")
+    return verdicts
 
 
 def check_numbers(s: Session, table: Table, table_no: int) -> None:

@@ -18,7 +18,7 @@ from argusqt.protection.audit.combined import with_combined
 from argusqt.protection.audit.disclosure import face_verdict, result_face
 from argusqt.protection.audit.publication import CANCEL_GRACE, PublicationVerdict
 from argusqt.protection.core.problem import CSPProblem
-from argusqt.protection.core.result import ProtectionResult
+from argusqt.protection.core.result import ProtectionResult, grouped
 from argusqt.rules.combined import combined_disclosures, combined_on, repair_choice
 
 #: rounds of repair at most (each adds at least one secondary)
@@ -84,6 +84,7 @@ def protect_combined(
     result = run(problem)
     if not _concerned(table):
         return result
+    first_bound = result.lower_bound  # a bound of a relaxation of the problem posed
     added = 0
     forced: set[int] = set()
     kept: tuple[np.ndarray, float, PublicationVerdict | None] | None = None
@@ -109,8 +110,32 @@ def protect_combined(
             result = run(problem)
     if kept is not None:
         _judge_again(problem, result, kept, cancel)
+    elif added:
+        _bound_for_posed(result, first_bound)
     _finish(table, result, added)
     return result
+
+
+def _bound_for_posed(result: ProtectionResult, bound: float | None) -> None:
+    """After runs that kept the added secondaries, their bound and "optimal" are those of
+    that narrower problem; for the problem posed (rule 1) the bound is the first run's,
+    without the sums' constraints (a relaxation), and optimal only when the cost meets it."""
+    narrow = result.lower_bound
+    result.lower_bound = bound
+    if bound is None:
+        result.gap = None
+        result.optimal = False
+    else:
+        result.gap = max(0.0, result.cost - bound) / result.cost if result.cost > 0 else 0.0
+        result.optimal = result.cost <= bound + 1e-9 * max(1.0, abs(bound))
+    if narrow is not None:
+        posed = "none proven" if bound is None else f"{grouped(bound)}"
+        result.log.append(
+            f"Rule on combined cells: the bound {grouped(narrow)} above is that of the problem "
+            f"with the added secondaries kept; for the problem posed the lower bound is "
+            f"{posed} (the first run's)"
+            + ("" if result.optimal else ", so the pattern is not proven optimal")
+        )
 
 
 def _judge_again(
