@@ -133,3 +133,51 @@ def test_swap_stops_at_its_lp_budget_and_stays_publishable(monkeypatch):
     assert "0 published again" in bare.lines[0]
     assert bare.verdict.ok and independent_publishable(p, bare.pattern)
     assert _cost(p, full.pattern) <= _cost(p, bare.pattern)
+
+
+# seeds 1 and 4: the polish proves its pattern; seed 8: it stops at its LP budget
+@pytest.mark.parametrize("seed", [1, 4, 8])
+def test_small_table_mod_spares_the_modular_publication_when_its_polish_is_proven(
+    monkeypatch, seed
+):
+    # D-48: the whole-table branch-and-cut runs from the modular pattern itself; when it
+    # proves its pattern optimal (insiders inside the proof) the modular pattern is not made
+    # publishable as well: no publishable pattern is cheaper than that proof's
+    import argusqt.protection.suppress.modular as modular
+
+    p = mixed_problem(seed)
+    seen: dict[str, list] = {"modular": [], "published": [], "optimal": []}
+    real_polish = modular._polish
+    real_publish = modular.publish_cheaply
+    real_solve = modular.solve_pattern
+
+    def polish(problem, sup, *args, **kw):
+        seen["modular"].append(sup.copy())
+        return real_polish(problem, sup, *args, **kw)
+
+    def publish_spy(problem, pattern, **kw):
+        seen["published"].append(pattern.copy())
+        return real_publish(problem, pattern, **kw)
+
+    def solve(*args, **kw):
+        out = real_solve(*args, **kw)
+        if kw.get("insiders") is not None:
+            seen["optimal"].append(out.optimal)
+        return out
+
+    monkeypatch.setattr(modular, "_polish", polish)
+    monkeypatch.setattr(modular, "publish_cheaply", publish_spy)
+    monkeypatch.setattr(modular, "solve_pattern", solve)
+    r = run_method(p, "MOD", {"polish": True})
+    assert r.verdict is not None and r.verdict.ok
+    mask = is_suppressed(r.status)
+    assert independent_publishable(p, mask)
+    (sup,) = seen["modular"]
+    proven = seen["optimal"] == [True]
+    # the modular pattern is published only when no proof spares it
+    modular_published = any(np.array_equal(x, sup) for x in seen["published"])
+    assert modular_published != proven
+    # never dearer than the modular pattern made publishable (the former last step)
+    alone = publish(p, sup, intervals=False)
+    assert alone.verdict.ok and independent_publishable(p, alone.pattern)
+    assert _cost(p, mask) <= _cost(p, alone.pattern) + 1e-6 * max(1.0, _cost(p, mask))

@@ -478,10 +478,12 @@ def _polish(
     progress: ProgressCallback,
     cancel: CancelToken | None,
 ) -> tuple[np.ndarray, AuditResult, PublicationVerdict] | None:
-    """A small table's cost-aware last step: the modular pattern made publishable (insider
-    repair), then the branch-and-cut on the whole table from it, with the insider attacker
-    inside the proof as OPT has it, within POLISH_LPS attacker LPs (params "polish_lps")
-    and what is left of the run's time limit; the cheaper publishable pattern is kept.
+    """A small table's cost-aware last step: the branch-and-cut on the whole table from the
+    modular pattern, with the insider attacker inside the proof as OPT has it, within
+    POLISH_LPS attacker LPs (params "polish_lps") and what is left of the run's time limit;
+    its pattern is made publishable, and the modular pattern too unless the branch-and-cut
+    proved its own optimal (then no publishable pattern is cheaper: D-48); the cheaper
+    publishable pattern is kept.
 
     Returns (pattern, outsider audit, verdict), or None when cancelled before a pattern was
     publishable (run_method then audits the modular pattern under the cancel grace).
@@ -515,12 +517,17 @@ def _polish(
     room = limits.run.remaining > POLISH_MIN
     if not room:
         limits.clock = True  # the time limit, not the work, skips the branch-and-cut
-    if publish("modular", sup, audited) and best is not None and room:
+    proven = False
+    out = None
+    if room:
         ss, sm, mf = singleton_options(params)
         work = with_singleton_cells(
             problem, singleton_singleton=ss, singleton_multiple=sm, min_freq=mf
         )
-        start = np.r_[best[2], np.ones(work.n_cells - n, dtype=bool)]
+        # the modular pattern (outsider-safe) as the start: SCIP rejects it when an insider
+        # recomputes a primary, and the search is then no longer than from its repair
+        # (b520: 577 attacker LPs against 785; D-48)
+        start = np.r_[sup, np.ones(work.n_cells - n, dtype=bool)]
         progress(ProgressEvent(message="Modular: the branch-and-cut on the whole table"))
         out = solve_pattern(
             work,
@@ -536,7 +543,17 @@ def _polish(
             insiders=_insider_check(problem),
         )
         limits.clock |= out.timed_out
-        if out.mask is not None and not np.array_equal(out.mask[:n], best[2]):
+        if out.mask is not None and out.optimal and not (cancel is not None and cancel.cancelled):
+            if not publish("whole-table branch-and-cut", out.mask[:n].copy(), None):
+                return None  # cancelled: run_method audits the modular pattern
+            # a proof with the insider attacker inside: no publishable pattern is cheaper,
+            # the modular one made publishable included (it could only tie)
+            proven = best is not None
+    if proven:
+        pass
+    elif publish("modular", sup, audited) and out is not None and out.mask is not None:
+        # unproven: its pattern only if it can undercut the modular one (publishing adds)
+        if best is None or _cost_of(problem, out.mask[:n]) < best[0]:
             if not (cancel is not None and cancel.cancelled):
                 publish("whole-table branch-and-cut", out.mask[:n].copy(), None)
     if best is None:
