@@ -181,3 +181,48 @@ def test_small_table_mod_spares_the_modular_publication_when_its_polish_is_prove
     alone = publish(p, sup, intervals=False)
     assert alone.verdict.ok and independent_publishable(p, alone.pattern)
     assert _cost(p, mask) <= _cost(p, alone.pattern) + 1e-6 * max(1.0, _cost(p, mask))
+
+
+def _intervals(problem, mask: np.ndarray, cell: int) -> tuple[float, float]:
+    """The outside attacker's exact interval of one cell (scipy's linprog, every relation)."""
+    import scipy.sparse as sp
+    from scipy.optimize import linprog
+
+    m = sp.csr_matrix(problem.relations)
+    a = problem.values
+    bounds = np.c_[np.where(mask, problem.lower, a), np.where(mask, problem.upper, a)]
+    out = []
+    for sense in (1.0, -1.0):
+        c = np.zeros(a.size)
+        c[cell] = sense
+        r = linprog(c, A_eq=m, b_eq=np.zeros(m.shape[0]), bounds=bounds, method="highs")
+        assert r.status == 0
+        out.append(sense * r.fun)
+    return out[0], out[1]
+
+
+@pytest.mark.parametrize("seed", [1, 8])  # the polish proves its pattern (1) or stops (8)
+def test_small_table_mod_leaves_the_exact_intervals_to_the_verdict(monkeypatch, seed):
+    # D-48: before the polish the modular pattern is audited pass/fail only (its witnesses
+    # decide that without LPs); the intervals of record are the publication verdict's
+    import argusqt.protection.suppress.modular as modular
+
+    asked = []
+    real = modular.audit
+
+    def spy(*args, **kw):
+        asked.append(kw.get("intervals"))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(modular, "audit", spy)
+    p = mixed_problem(seed)
+    r = run_method(p, "MOD", {"polish": True, "audit_intervals": True})
+    assert asked and not any(asked)
+    assert r.verdict is not None and r.verdict.ok and r.audit_exact
+    mask = is_suppressed(r.status)
+    assert independent_publishable(p, mask)
+    scale = max(1.0, float(np.abs(p.values).max()))
+    for cell in np.flatnonzero(p.primary & mask).tolist():
+        lo, hi = _intervals(p, mask, cell)
+        assert r.audit.lower[cell] == pytest.approx(lo, abs=1e-6 * scale)
+        assert r.audit.upper[cell] == pytest.approx(hi, abs=1e-6 * scale)

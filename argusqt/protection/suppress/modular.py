@@ -259,7 +259,8 @@ def _finish(
     progress: ProgressCallback,
     cancel: CancelToken | None,
     grace: CancelToken | None,
-) -> tuple[np.ndarray, AuditResult, int, bool]:
+    defer_intervals: bool = False,
+) -> tuple[np.ndarray, AuditResult, int, bool, bool]:
     """The full table after the subtables: certify, repair, clean up, audit of record.
 
     Every (primary, direction) gets a witness — an attacker move through suppressed cells
@@ -270,7 +271,9 @@ def _finish(
     LPs pricing movement and pricing cells (_PerCell), and the cheaper pattern is kept. The
     audit (with the witnesses as hints) decides; a primary it still finds short is repaired
     again rather than the pattern refused. Singleton options are kept as
-    virtual cells throughout. Returns (pattern, audit, repair rounds, exact intervals).
+    virtual cells throughout. `defer_intervals`: the audit is pass/fail even where exact
+    intervals are asked for (_polish's publication audit computes them when it needs this
+    pattern). Returns (pattern, audit, repair rounds, exact intervals asked for, audit exact).
     """
 
     n = problem.n_cells
@@ -321,12 +324,15 @@ def _finish(
     exact = audit_exactness(params.audit_intervals, sup_w[:n])
     if cancel is not None and cancel.cancelled:
         exact = False
+    # pass/fail is decided by the witnesses (hints) without LPs; exact intervals cost two
+    # LPs per primary, wasted when the polish proves another pattern (b520: 80 of 1,379)
+    judged = exact and not defer_intervals
     rounds = 0
     while True:
         hints = _table_hints(wit, n)
-        final = audit(problem, sup_w[:n], intervals=exact, hints=hints, cancel=grace)
+        final = audit(problem, sup_w[:n], intervals=judged, hints=hints, cancel=grace)
         if final.ok:
-            return sup_w[:n].copy(), final, rounds, exact
+            return sup_w[:n].copy(), final, rounds, exact, judged
         if rounds >= MAX_FINAL_REPAIRS:
             raise MethodError(
                 f"modular pattern still fails the audit after {rounds} repair rounds "
@@ -477,13 +483,15 @@ def _polish(
     log: list[str],
     progress: ProgressCallback,
     cancel: CancelToken | None,
+    audited_exact: bool = True,
 ) -> tuple[np.ndarray, AuditResult, PublicationVerdict] | None:
     """A small table's cost-aware last step: the branch-and-cut on the whole table from the
     modular pattern, with the insider attacker inside the proof as OPT has it, within
     POLISH_LPS attacker LPs (params "polish_lps") and what is left of the run's time limit;
     its pattern is made publishable, and the modular pattern too unless the branch-and-cut
     proved its own optimal (then no publishable pattern is cheaper: D-48); the cheaper
-    publishable pattern is kept.
+    publishable pattern is kept. `audited_exact`: `audited` has exact intervals (else the
+    modular pattern's publication audit computes them, when `exact` asks for them).
 
     Returns (pattern, outsider audit, verdict), or None when cancelled before a pattern was
     publishable (run_method then audits the modular pattern under the cancel grace).
@@ -551,7 +559,11 @@ def _polish(
             proven = best is not None
     if proven:
         pass
-    elif publish("modular", sup, audited) and out is not None and out.mask is not None:
+    elif (
+        publish("modular", sup, audited if audited_exact or not exact else None)
+        and out is not None
+        and out.mask is not None
+    ):
         # unproven: its pattern only if it can undercut the modular one (publishing adds)
         if best is None or _cost_of(problem, out.mask[:n]) < best[0]:
             if not (cancel is not None and cancel.cancelled):
@@ -691,8 +703,12 @@ def solve_modular(
     grace = cancel.grace(CANCEL_GRACE) if cancel is not None else None
     soft = DeadlineToken(limits.run, cancel)
     hard = DeadlineToken(limits.run, grace, extra=stop_after(limit))
+    polish_cells = int(POLISH_CELLS if params.polish_cells is None else params.polish_cells)
+    polish_small = params.polish and not n_extra and problem.n_cells <= polish_cells
     try:
-        sup, final, rounds, exact = _finish(problem, sup, params, log, progress, soft, hard)
+        sup, final, rounds, exact, final_exact = _finish(
+            problem, sup, params, log, progress, soft, hard, defer_intervals=polish_small
+        )
     except Cancelled:
         if hard.out_of_time and not (cancel is not None and cancel.cancelled):
             raise TimeLimitError(
@@ -711,21 +727,23 @@ def solve_modular(
         "repair_rounds": rounds,
     }
     verdict = None
-    polish_cells = int(POLISH_CELLS if params.polish_cells is None else params.polish_cells)
     if params.polish and not n_extra and not cancelled:
-        if problem.n_cells <= polish_cells:
-            polished = _polish(problem, sup, final, exact, params, limits, log, progress, soft)
+        if polish_small:
+            polished = _polish(
+                problem, sup, final, exact, params, limits, log, progress, soft, final_exact
+            )
         else:
             polished = _publishable(problem, sup, final, exact, log, progress, soft)
         limits.clock |= soft.deadline.hit
         if polished is not None:
             sup, final, verdict = polished
+            final_exact = exact  # the publication verdict's audit has the intervals asked for
     result = suppression_result(
         "MOD",
         problem,
         sup,
         final,
-        exact,
+        final_exact,
         watch=watch,
         log=log,
         figures=figures | {"scip_lps": limits.lps.used},
