@@ -325,7 +325,7 @@ def _finish(
     if cancel is not None and cancel.cancelled:
         exact = False
     # pass/fail is decided by the witnesses (hints) without LPs; exact intervals cost two
-    # LPs per primary, wasted when the polish proves another pattern (b520: 80 of 1,379)
+    # LPs per primary, wasted when the polish proves another pattern (docs/design.md, D-48)
     judged = exact and not defer_intervals
     rounds = 0
     while True:
@@ -489,9 +489,9 @@ def _polish(
     modular pattern, with the insider attacker inside the proof as OPT has it, within
     POLISH_LPS attacker LPs (params "polish_lps") and what is left of the run's time limit;
     its pattern is made publishable, and the modular pattern too unless the branch-and-cut
-    proved its own optimal (then no publishable pattern is cheaper: D-48); the cheaper
-    publishable pattern is kept. `audited_exact`: `audited` has exact intervals (else the
-    modular pattern's publication audit computes them, when `exact` asks for them).
+    proved its own optimal (then no publishable pattern is cheaper; docs/design.md, D-48);
+    the cheaper publishable pattern is kept. `audited_exact`: `audited` has exact intervals
+    (else the modular pattern's publication audit computes them, when `exact` asks for them).
 
     Returns (pattern, outsider audit, verdict), or None when cancelled before a pattern was
     publishable (run_method then audits the modular pattern under the cancel grace).
@@ -534,7 +534,7 @@ def _polish(
         )
         # the modular pattern (outsider-safe) as the start: SCIP rejects it when an insider
         # recomputes a primary, and the search is then no longer than from its repair
-        # (b520: 577 attacker LPs against 785; D-48)
+        # (docs/design.md, D-48)
         start = np.r_[sup, np.ones(work.n_cells - n, dtype=bool)]
         progress(ProgressEvent(message="Modular: the branch-and-cut on the whole table"))
         out = solve_pattern(
