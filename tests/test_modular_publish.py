@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from protect_helpers import lp_reach_ok, mixed_problem, sized_problem
+from protect_helpers import lp_reach_ok, mixed_problem, patch_cancel_grace, sized_problem
 
 from argusqt.model.status import is_suppressed
 from argusqt.protection.audit.insider import respondents_of
@@ -226,3 +226,29 @@ def test_small_table_mod_leaves_the_exact_intervals_to_the_verdict(monkeypatch, 
         lo, hi = _intervals(p, mask, cell)
         assert r.audit.lower[cell] == pytest.approx(lo, abs=1e-6 * scale)
         assert r.audit.upper[cell] == pytest.approx(hi, abs=1e-6 * scale)
+
+
+def test_a_cancel_during_the_polish_still_publishes_the_modular_pattern(monkeypatch):
+    # D-48: the modular pattern is made publishable after the polish's branch-and-cut; a
+    # cancel (or the run's limit) during that search leaves it the cancel's grace, as when
+    # its publication came first
+    import argusqt.protection.suppress.modular as modular
+    from argusqt.progress import CancelToken
+
+    patch_cancel_grace(monkeypatch, 600.0)  # the grace is not what this test is about
+    token = CancelToken()
+    real = modular.solve_pattern
+
+    def solve(*args, **kw):
+        out = real(*args, **kw)
+        if kw.get("insiders") is not None:
+            token.cancel()  # the user cancels while the polish searches
+        return out
+
+    monkeypatch.setattr(modular, "solve_pattern", solve)
+    p = mixed_problem(1)
+    r = run_method(p, "MOD", {"polish": True}, cancel=token)
+    line = next(x for x in r.log if x.startswith("whole table:"))
+    assert line.startswith("whole table: modular") and "kept the modular pattern" in line
+    assert r.verdict is not None and r.verdict.ok
+    assert independent_publishable(p, is_suppressed(r.status))

@@ -484,6 +484,7 @@ def _polish(
     progress: ProgressCallback,
     cancel: CancelToken | None,
     audited_exact: bool = True,
+    grace: CancelToken | None = None,
 ) -> tuple[np.ndarray, AuditResult, PublicationVerdict] | None:
     """A small table's cost-aware last step: the branch-and-cut on the whole table from the
     modular pattern, with the insider attacker inside the proof as OPT has it, within
@@ -492,6 +493,8 @@ def _polish(
     proved its own optimal (then no publishable pattern is cheaper; docs/design.md, D-48);
     the cheaper publishable pattern is kept. `audited_exact`: `audited` has exact intervals
     (else the modular pattern's publication audit computes them, when `exact` asks for them).
+    `grace`: the token of the modular pattern's publication when `cancel` (the run's limit
+    or the user) stopped the branch-and-cut, as that publication came first before D-48.
 
     Returns (pattern, outsider audit, verdict), or None when cancelled before a pattern was
     publishable (run_method then audits the modular pattern under the cancel grace).
@@ -501,11 +504,16 @@ def _polish(
     best = None
     lines = []
 
-    def publish(what: str, pattern: np.ndarray, outsider: AuditResult | None) -> bool:
+    def publish(
+        what: str,
+        pattern: np.ndarray,
+        outsider: AuditResult | None,
+        token: CancelToken | None = cancel,
+    ) -> bool:
         nonlocal best
         try:
             done = publish_cheaply(
-                problem, pattern, outsider=outsider, intervals=exact, cancel=cancel
+                problem, pattern, outsider=outsider, intervals=exact, cancel=token
             )
             fixed, verdict, added = done.pattern, done.verdict, done.added
         except (AuditError, MethodError) as err:
@@ -557,17 +565,23 @@ def _polish(
             # a proof with the insider attacker inside: no publishable pattern is cheaper,
             # the modular one made publishable included (it could only tie)
             proven = best is not None
+    late = cancel is not None and cancel.cancelled  # the clock or the user stopped it
     if proven:
         pass
     elif (
-        publish("modular", sup, audited if audited_exact or not exact else None)
+        publish(
+            "modular",
+            sup,
+            audited if audited_exact or not exact else None,
+            grace if late and grace is not None else cancel,
+        )
         and out is not None
         and out.mask is not None
+        and not late
     ):
         # unproven: its pattern only if it can undercut the modular one (publishing adds)
         if best is None or _cost_of(problem, out.mask[:n]) < best[0]:
-            if not (cancel is not None and cancel.cancelled):
-                publish("whole-table branch-and-cut", out.mask[:n].copy(), None)
+            publish("whole-table branch-and-cut", out.mask[:n].copy(), None)
     if best is None:
         return None
     log.append("whole table: " + "; ".join(lines) + f" — kept the {best[1]} pattern")
@@ -730,7 +744,7 @@ def solve_modular(
     if params.polish and not n_extra and not cancelled:
         if polish_small:
             polished = _polish(
-                problem, sup, final, exact, params, limits, log, progress, soft, final_exact
+                problem, sup, final, exact, params, limits, log, progress, soft, final_exact, hard
             )
         else:
             polished = _publishable(problem, sup, final, exact, log, progress, soft)
