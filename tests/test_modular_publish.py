@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from protect_helpers import lp_reach_ok, mixed_problem, sized_problem
+from protect_helpers import lp_reach_ok, mixed_problem, patch_cancel_grace, sized_problem
 
 from argusqt.model.status import is_suppressed
 from argusqt.protection.audit.insider import respondents_of
@@ -133,3 +133,122 @@ def test_swap_stops_at_its_lp_budget_and_stays_publishable(monkeypatch):
     assert "0 published again" in bare.lines[0]
     assert bare.verdict.ok and independent_publishable(p, bare.pattern)
     assert _cost(p, full.pattern) <= _cost(p, bare.pattern)
+
+
+# seeds 1 and 4: the polish proves its pattern; seed 8: it stops at its LP budget
+@pytest.mark.parametrize("seed", [1, 4, 8])
+def test_small_table_mod_spares_the_modular_publication_when_its_polish_is_proven(
+    monkeypatch, seed
+):
+    # D-48: the whole-table branch-and-cut runs from the modular pattern itself; when it
+    # proves its pattern optimal (insiders inside the proof) the modular pattern is not made
+    # publishable as well: no publishable pattern is cheaper than that proof's
+    import argusqt.protection.suppress.modular as modular
+
+    p = mixed_problem(seed)
+    seen: dict[str, list] = {"modular": [], "published": [], "optimal": []}
+    real_polish = modular._polish
+    real_publish = modular.publish_cheaply
+    real_solve = modular.solve_pattern
+
+    def polish(problem, sup, *args, **kw):
+        seen["modular"].append(sup.copy())
+        return real_polish(problem, sup, *args, **kw)
+
+    def publish_spy(problem, pattern, **kw):
+        seen["published"].append(pattern.copy())
+        return real_publish(problem, pattern, **kw)
+
+    def solve(*args, **kw):
+        out = real_solve(*args, **kw)
+        if kw.get("insiders") is not None:
+            seen["optimal"].append(out.optimal)
+        return out
+
+    monkeypatch.setattr(modular, "_polish", polish)
+    monkeypatch.setattr(modular, "publish_cheaply", publish_spy)
+    monkeypatch.setattr(modular, "solve_pattern", solve)
+    r = run_method(p, "MOD", {"polish": True})
+    assert r.verdict is not None and r.verdict.ok
+    mask = is_suppressed(r.status)
+    assert independent_publishable(p, mask)
+    (sup,) = seen["modular"]
+    proven = seen["optimal"] == [True]
+    # the modular pattern is published only when no proof spares it
+    modular_published = any(np.array_equal(x, sup) for x in seen["published"])
+    assert modular_published != proven
+    # never dearer than the modular pattern made publishable (the former last step)
+    alone = publish(p, sup, intervals=False)
+    assert alone.verdict.ok and independent_publishable(p, alone.pattern)
+    assert _cost(p, mask) <= _cost(p, alone.pattern) + 1e-6 * max(1.0, _cost(p, mask))
+
+
+def _intervals(problem, mask: np.ndarray, cell: int) -> tuple[float, float]:
+    """The outside attacker's exact interval of one cell (scipy's linprog, every relation)."""
+    import scipy.sparse as sp
+    from scipy.optimize import linprog
+
+    m = sp.csr_matrix(problem.relations)
+    a = problem.values
+    bounds = np.c_[np.where(mask, problem.lower, a), np.where(mask, problem.upper, a)]
+    out = []
+    for sense in (1.0, -1.0):
+        c = np.zeros(a.size)
+        c[cell] = sense
+        r = linprog(c, A_eq=m, b_eq=np.zeros(m.shape[0]), bounds=bounds, method="highs")
+        assert r.status == 0
+        out.append(sense * r.fun)
+    return out[0], out[1]
+
+
+@pytest.mark.parametrize("seed", [1, 8])  # the polish proves its pattern (1) or stops (8)
+def test_small_table_mod_leaves_the_exact_intervals_to_the_verdict(monkeypatch, seed):
+    # D-48: before the polish the modular pattern is audited pass/fail only (its witnesses
+    # decide that without LPs); the intervals of record are the publication verdict's
+    import argusqt.protection.suppress.modular as modular
+
+    asked = []
+    real = modular.audit
+
+    def spy(*args, **kw):
+        asked.append(kw.get("intervals"))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(modular, "audit", spy)
+    p = mixed_problem(seed)
+    r = run_method(p, "MOD", {"polish": True, "audit_intervals": True})
+    assert asked and not any(asked)
+    assert r.verdict is not None and r.verdict.ok and r.audit_exact
+    mask = is_suppressed(r.status)
+    assert independent_publishable(p, mask)
+    scale = max(1.0, float(np.abs(p.values).max()))
+    for cell in np.flatnonzero(p.primary & mask).tolist():
+        lo, hi = _intervals(p, mask, cell)
+        assert r.audit.lower[cell] == pytest.approx(lo, abs=1e-6 * scale)
+        assert r.audit.upper[cell] == pytest.approx(hi, abs=1e-6 * scale)
+
+
+def test_a_cancel_during_the_polish_still_publishes_the_modular_pattern(monkeypatch):
+    # D-48: the modular pattern is made publishable after the polish's branch-and-cut; a
+    # cancel (or the run's limit) during that search leaves it the cancel's grace, as when
+    # its publication came first
+    import argusqt.protection.suppress.modular as modular
+    from argusqt.progress import CancelToken
+
+    patch_cancel_grace(monkeypatch, 600.0)  # the grace is not what this test is about
+    token = CancelToken()
+    real = modular.solve_pattern
+
+    def solve(*args, **kw):
+        out = real(*args, **kw)
+        if kw.get("insiders") is not None:
+            token.cancel()  # the user cancels while the polish searches
+        return out
+
+    monkeypatch.setattr(modular, "solve_pattern", solve)
+    p = mixed_problem(1)
+    r = run_method(p, "MOD", {"polish": True}, cancel=token)
+    line = next(x for x in r.log if x.startswith("whole table:"))
+    assert line.startswith("whole table: modular") and "kept the modular pattern" in line
+    assert r.verdict is not None and r.verdict.ok
+    assert independent_publishable(p, is_suppressed(r.status))

@@ -259,7 +259,8 @@ def _finish(
     progress: ProgressCallback,
     cancel: CancelToken | None,
     grace: CancelToken | None,
-) -> tuple[np.ndarray, AuditResult, int, bool]:
+    defer_intervals: bool = False,
+) -> tuple[np.ndarray, AuditResult, int, bool, bool]:
     """The full table after the subtables: certify, repair, clean up, audit of record.
 
     Every (primary, direction) gets a witness — an attacker move through suppressed cells
@@ -270,7 +271,9 @@ def _finish(
     LPs pricing movement and pricing cells (_PerCell), and the cheaper pattern is kept. The
     audit (with the witnesses as hints) decides; a primary it still finds short is repaired
     again rather than the pattern refused. Singleton options are kept as
-    virtual cells throughout. Returns (pattern, audit, repair rounds, exact intervals).
+    virtual cells throughout. `defer_intervals`: the audit is pass/fail even where exact
+    intervals are asked for (_polish's publication audit computes them when it needs this
+    pattern). Returns (pattern, audit, repair rounds, exact intervals asked for, audit exact).
     """
 
     n = problem.n_cells
@@ -321,12 +324,15 @@ def _finish(
     exact = audit_exactness(params.audit_intervals, sup_w[:n])
     if cancel is not None and cancel.cancelled:
         exact = False
+    # pass/fail is decided by the witnesses (hints) without LPs; exact intervals cost two
+    # LPs per primary, wasted when the polish proves another pattern (docs/design.md, D-48)
+    judged = exact and not defer_intervals
     rounds = 0
     while True:
         hints = _table_hints(wit, n)
-        final = audit(problem, sup_w[:n], intervals=exact, hints=hints, cancel=grace)
+        final = audit(problem, sup_w[:n], intervals=judged, hints=hints, cancel=grace)
         if final.ok:
-            return sup_w[:n].copy(), final, rounds, exact
+            return sup_w[:n].copy(), final, rounds, exact, judged
         if rounds >= MAX_FINAL_REPAIRS:
             raise MethodError(
                 f"modular pattern still fails the audit after {rounds} repair rounds "
@@ -477,11 +483,18 @@ def _polish(
     log: list[str],
     progress: ProgressCallback,
     cancel: CancelToken | None,
+    audited_exact: bool = True,
+    grace: CancelToken | None = None,
 ) -> tuple[np.ndarray, AuditResult, PublicationVerdict] | None:
-    """A small table's cost-aware last step: the modular pattern made publishable (insider
-    repair), then the branch-and-cut on the whole table from it, with the insider attacker
-    inside the proof as OPT has it, within POLISH_LPS attacker LPs (params "polish_lps")
-    and what is left of the run's time limit; the cheaper publishable pattern is kept.
+    """A small table's cost-aware last step: the branch-and-cut on the whole table from the
+    modular pattern, with the insider attacker inside the proof as OPT has it, within
+    POLISH_LPS attacker LPs (params "polish_lps") and what is left of the run's time limit;
+    its pattern is made publishable, and the modular pattern too unless the branch-and-cut
+    proved its own optimal (then no publishable pattern is cheaper; docs/design.md, D-48);
+    the cheaper publishable pattern is kept. `audited_exact`: `audited` has exact intervals
+    (else the modular pattern's publication audit computes them, when `exact` asks for them).
+    `grace`: the token of the modular pattern's publication when `cancel` (the run's limit
+    or the user) stopped the branch-and-cut, as that publication came first before D-48.
 
     Returns (pattern, outsider audit, verdict), or None when cancelled before a pattern was
     publishable (run_method then audits the modular pattern under the cancel grace).
@@ -491,11 +504,16 @@ def _polish(
     best = None
     lines = []
 
-    def publish(what: str, pattern: np.ndarray, outsider: AuditResult | None) -> bool:
+    def publish(
+        what: str,
+        pattern: np.ndarray,
+        outsider: AuditResult | None,
+        token: CancelToken | None = cancel,
+    ) -> bool:
         nonlocal best
         try:
             done = publish_cheaply(
-                problem, pattern, outsider=outsider, intervals=exact, cancel=cancel
+                problem, pattern, outsider=outsider, intervals=exact, cancel=token
             )
             fixed, verdict, added = done.pattern, done.verdict, done.added
         except (AuditError, MethodError) as err:
@@ -515,12 +533,17 @@ def _polish(
     room = limits.run.remaining > POLISH_MIN
     if not room:
         limits.clock = True  # the time limit, not the work, skips the branch-and-cut
-    if publish("modular", sup, audited) and best is not None and room:
+    proven = False
+    out = None
+    if room:
         ss, sm, mf = singleton_options(params)
         work = with_singleton_cells(
             problem, singleton_singleton=ss, singleton_multiple=sm, min_freq=mf
         )
-        start = np.r_[best[2], np.ones(work.n_cells - n, dtype=bool)]
+        # the modular pattern (outsider-safe) as the start: SCIP rejects it when an insider
+        # recomputes a primary, and the search is then no longer than from its repair
+        # (docs/design.md, D-48)
+        start = np.r_[sup, np.ones(work.n_cells - n, dtype=bool)]
         progress(ProgressEvent(message="Modular: the branch-and-cut on the whole table"))
         out = solve_pattern(
             work,
@@ -536,9 +559,29 @@ def _polish(
             insiders=_insider_check(problem),
         )
         limits.clock |= out.timed_out
-        if out.mask is not None and not np.array_equal(out.mask[:n], best[2]):
-            if not (cancel is not None and cancel.cancelled):
-                publish("whole-table branch-and-cut", out.mask[:n].copy(), None)
+        if out.mask is not None and out.optimal and not (cancel is not None and cancel.cancelled):
+            if not publish("whole-table branch-and-cut", out.mask[:n].copy(), None):
+                return None  # cancelled: run_method audits the modular pattern
+            # a proof with the insider attacker inside: no publishable pattern is cheaper,
+            # the modular one made publishable included (it could only tie)
+            proven = best is not None
+    late = cancel is not None and cancel.cancelled  # the clock or the user stopped it
+    if proven:
+        pass
+    elif (
+        publish(
+            "modular",
+            sup,
+            audited if audited_exact or not exact else None,
+            grace if late and grace is not None else cancel,
+        )
+        and out is not None
+        and out.mask is not None
+        and not late
+    ):
+        # unproven: its pattern only if it can undercut the modular one (publishing adds)
+        if best is None or _cost_of(problem, out.mask[:n]) < best[0]:
+            publish("whole-table branch-and-cut", out.mask[:n].copy(), None)
     if best is None:
         return None
     log.append("whole table: " + "; ".join(lines) + f" — kept the {best[1]} pattern")
@@ -674,8 +717,12 @@ def solve_modular(
     grace = cancel.grace(CANCEL_GRACE) if cancel is not None else None
     soft = DeadlineToken(limits.run, cancel)
     hard = DeadlineToken(limits.run, grace, extra=stop_after(limit))
+    polish_cells = int(POLISH_CELLS if params.polish_cells is None else params.polish_cells)
+    polish_small = params.polish and not n_extra and problem.n_cells <= polish_cells
     try:
-        sup, final, rounds, exact = _finish(problem, sup, params, log, progress, soft, hard)
+        sup, final, rounds, exact, final_exact = _finish(
+            problem, sup, params, log, progress, soft, hard, defer_intervals=polish_small
+        )
     except Cancelled:
         if hard.out_of_time and not (cancel is not None and cancel.cancelled):
             raise TimeLimitError(
@@ -694,21 +741,23 @@ def solve_modular(
         "repair_rounds": rounds,
     }
     verdict = None
-    polish_cells = int(POLISH_CELLS if params.polish_cells is None else params.polish_cells)
     if params.polish and not n_extra and not cancelled:
-        if problem.n_cells <= polish_cells:
-            polished = _polish(problem, sup, final, exact, params, limits, log, progress, soft)
+        if polish_small:
+            polished = _polish(
+                problem, sup, final, exact, params, limits, log, progress, soft, final_exact, hard
+            )
         else:
             polished = _publishable(problem, sup, final, exact, log, progress, soft)
         limits.clock |= soft.deadline.hit
         if polished is not None:
             sup, final, verdict = polished
+            final_exact = exact  # the publication verdict's audit has the intervals asked for
     result = suppression_result(
         "MOD",
         problem,
         sup,
         final,
-        exact,
+        final_exact,
         watch=watch,
         log=log,
         figures=figures | {"scip_lps": limits.lps.used},
