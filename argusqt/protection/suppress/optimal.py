@@ -203,6 +203,8 @@ class OptOptions(SuppressOptions):
     bridgeless: bool = True
     #: cover cuts of the capacity cuts at fractional points (lp/covers.py)
     covers: bool = True
+    #: the neighbourhood heuristic (local_branching.py, docs/design.md D-45)
+    rins: bool = True
 
 
 # ---------------------------------------------------------------------- start pattern
@@ -409,6 +411,7 @@ def solve_optimal(
         guide_delay=float(guide_delay if opts.guided_delay is None else opts.guided_delay),
         bridgeless=bool(opts.bridgeless),
         covers=bool(opts.covers),
+        rins=bool(opts.rins),
     )
     everything = problem.candidate | problem.primary | problem.secondary
     found = out.mask[:n] if out.mask is not None else None
@@ -469,6 +472,8 @@ def solve_optimal(
         "attacker_lps": out.lps,
         "guided_runs": out.guided_runs,
         "guided_found": out.guided_found,
+        "rins_runs": out.rins_runs,
+        "rins_found": out.rins_found,
     }
     verdict = None
     audit_res = None
