@@ -322,7 +322,8 @@ def solve_pattern(
         out.rins_runs, out.rins_found, out.rins_lps = local.calls, local.found, local.spent
         out.log.append(
             f"neighbourhood heuristic {local.found} patterns in {local.calls} runs "
-            f"({local.spent} LPs, {local.seconds:.1f} s)"
+            f"({local.spent} LPs, {local.seconds:.1f} s; free cells "
+            f"{min(local.sizes, default=0)}–{max(local.sizes, default=0)} of {free.size})"
         )
     return out
 

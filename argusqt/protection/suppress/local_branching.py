@@ -90,6 +90,8 @@ class RinsHeur(Heur):
         self.next_at = float(RINS_DELAY if delay is None else delay)
         self.misses = 0
         self.tried: set[bytes] = set()
+        #: free cells of each neighbourhood solved (for the log)
+        self.sizes: list[int] = []
 
     def _incumbent(self) -> np.ndarray | None:
         """The incumbent as 0/1 over all cells (fixed cells at their values), or None."""
@@ -126,6 +128,7 @@ class RinsHeur(Heur):
             return {"result": SCIP_RESULT.DIDNOTRUN}
         inc_obj = float(self.model.getSolObjVal(self.model.getBestSol()))
         t0 = run.watch.elapsed
+        self.sizes.append(n_free)
         out = self.solve(
             sep.problem,
             sub_fixed,
