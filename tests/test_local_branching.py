@@ -111,8 +111,8 @@ def test_opt_optimum_is_the_same_with_and_without_the_neighbourhood(monkeypatch)
     monkeypatch.setattr(local_branching, "RINS_DELAY", 0)
     for seed in range(4):
         p = _problem(seed)
-        off = solve_optimal(p, {"max_time": 300, "rins": False})
-        on = solve_optimal(p, {"max_time": 300})
+        off = solve_optimal(p, {"max_time": 300})
+        on = solve_optimal(p, {"max_time": 300, "rins": True})
         assert off.optimal and on.optimal
         assert on.cost == pytest.approx(off.cost, rel=1e-9, abs=1e-6)
         assert lp_protected(p, (on.status != 1) & (on.status != 14))

@@ -26,6 +26,8 @@ RINS_DELAY = 300
 #: a neighbourhood leaving more than this share of the free cells free is the whole problem
 #: again: not tried
 RINS_MAX_FREE = 0.5
+#: seconds handed to SCIP when the run has no time limit (its limit must be finite)
+NO_CAP = 1e9
 #: an LP value this close to the incumbent's 0 or 1 counts as agreeing
 AGREE = 1e-6
 
@@ -132,7 +134,7 @@ class RinsHeur(Heur):
         out = self.solve(
             sep.problem,
             sub_fixed,
-            max_time=run.stop.deadline.remaining,
+            max_time=min(run.stop.deadline.remaining, NO_CAP),
             gap=0.0,
             start=inc > 0.5,
             cancel=run.cancel,
