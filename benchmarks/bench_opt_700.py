@@ -131,6 +131,8 @@ def child(folder: Path, seconds: float, cpu: bool, extra: dict | None = None) ->
         "nodes": int(res.figures.get("nodes", 0)),
         "lps": int(res.figures.get("attacker_lps", 0)),
         "scip": scip,
+        "rins": next((x for x in res.log or [] if x.startswith("neighbourhood")), ""),
+        "rins_found": int(res.figures.get("rins_found", 0)),
     }
 
 

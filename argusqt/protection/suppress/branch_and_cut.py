@@ -24,7 +24,8 @@ from argusqt.progress import CancelToken, ProgressCallback, Stopwatch, no_progre
 from argusqt.protection.audit.insider import insider_audit, respondents_of
 from argusqt.protection.core.budget import SCIP_SEED_SHIFT, Deadline
 from argusqt.protection.core.problem import CSPProblem
-from argusqt.protection.lp.separation import Separator, default_fixed
+from argusqt.protection.lp.separation import Cut, Separator, default_fixed
+from argusqt.protection.suppress.local_branching import RinsHeur
 from argusqt.protection.suppress.scip_plugins import (
     Guide,
     InsiderCheck,
@@ -60,6 +61,10 @@ class PatternOutcome:
     #: runs of the LP-guided heuristic and the patterns it gave SCIP that SCIP accepted
     guided_runs: int = 0
     guided_found: int = 0
+    #: runs of the neighbourhood heuristic (local_branching.py), its patterns, its LPs
+    rins_runs: int = 0
+    rins_found: int = 0
+    rins_lps: int = 0
     #: why a node was left without a finished check (None: every step was exact, so the
     #: bound and `optimal` are proofs for the model; see _Run.uncertified)
     uncertified: str | None = None
@@ -206,6 +211,8 @@ def solve_pattern(
     covers: bool = True,
     max_nodes: int | None = None,
     max_lps: int | None = None,
+    init_cuts: list[Cut] | None = None,
+    rins: bool = False,
 ) -> PatternOutcome:
     """Branch-and-cut on `problem` with cells fixed as in `fixed` (NaN = free; see Separator).
 
@@ -216,6 +223,8 @@ def solve_pattern(
     and the dual bound on the free cost. `max_nodes` and `max_lps` (attacker LPs of the
     separation) bound the search by work instead of seconds, so a stop at them gives the same
     pattern on any machine; `max_time` is only a safety cap (a stop there sets `timed_out`).
+    `init_cuts` are cuts known valid for every protected pattern (over free cells); `rins`
+    adds the neighbourhood heuristic of local_branching.py.
     """
     watch = Stopwatch()
     fixed = default_fixed(problem) if fixed is None else np.asarray(fixed, dtype=float)
@@ -235,7 +244,7 @@ def solve_pattern(
     if sep.targets.size == 0:
         mask = np.where(sep.free, 0.0, sep.fixed) > 0.5
         return PatternOutcome(mask, 0.0, 0.0, True)
-    init = sep.relation_cuts()
+    init = sep.relation_cuts() + list(init_cuts or [])
     # an initial cut without free cells means no pattern can protect that primary
     if any(c.cells.size == 0 for c in init):
         return PatternOutcome(None, np.inf, None, False, infeasible=True)
@@ -284,6 +293,21 @@ def solve_pattern(
             maxdepth=-1,
             timingmask=SCIP_HEURTIMING.DURINGLPLOOP | SCIP_HEURTIMING.AFTERLPNODE,
         )
+    local = None
+    if rins:
+        local = RinsHeur(hdlr, solve_pattern)
+        model.includeHeur(
+            local,
+            "argusqt-rins",
+            "incumbent's neighbourhood where the LP point agrees (sub-MIP bounded by counts)",
+            "R",
+            priority=-1000,
+            freq=1,
+            freqofs=0,
+            maxdepth=-1,
+            timingmask=SCIP_HEURTIMING.AFTERLPNODE,
+        )
+        stop.work = lambda: hdlr.attacker_lps() + local.spent  # its LPs are the run's work
     if start is not None:
         sol = model.createSol()
         for v, i in zip(xvars, free, strict=True):
@@ -293,7 +317,15 @@ def solve_pattern(
         model.optimizeNogil()
     else:
         model.optimize()
-    return _outcome(model, sep, free, cost, run, stop, hdlr, guided, len(init), insiders, watch)
+    out = _outcome(model, sep, free, cost, run, stop, hdlr, guided, len(init), insiders, watch)
+    if local is not None:
+        out.rins_runs, out.rins_found, out.rins_lps = local.calls, local.found, local.spent
+        out.log.append(
+            f"neighbourhood heuristic {local.found} patterns in {local.calls} runs "
+            f"({local.spent} LPs, {local.seconds:.1f} s; free cells "
+            f"{min(local.sizes, default=0)}–{max(local.sizes, default=0)} of {free.size})"
+        )
+    return out
 
 
 def _insider_check(problem: CSPProblem) -> InsiderCheck | None:

@@ -203,6 +203,9 @@ class OptOptions(SuppressOptions):
     bridgeless: bool = True
     #: cover cuts of the capacity cuts at fractional points (lp/covers.py)
     covers: bool = True
+    #: the neighbourhood heuristic (local_branching.py): off, it cost g04 its proof within
+    #: 60 CPU-s for a cheaper one-minute pattern on g28 (docs/design.md, D-45)
+    rins: bool = False
 
 
 # ---------------------------------------------------------------------- start pattern
@@ -409,6 +412,7 @@ def solve_optimal(
         guide_delay=float(guide_delay if opts.guided_delay is None else opts.guided_delay),
         bridgeless=bool(opts.bridgeless),
         covers=bool(opts.covers),
+        rins=bool(opts.rins),
     )
     everything = problem.candidate | problem.primary | problem.secondary
     found = out.mask[:n] if out.mask is not None else None
@@ -469,6 +473,8 @@ def solve_optimal(
         "attacker_lps": out.lps,
         "guided_runs": out.guided_runs,
         "guided_found": out.guided_found,
+        "rins_runs": out.rins_runs,
+        "rins_found": out.rins_found,
     }
     verdict = None
     audit_res = None
