@@ -73,6 +73,7 @@ def run_method(
     limit = seconds_param(params, "max_time", "time_limit")
     run_deadline = Deadline(limit)
     result = _run(problem, desc, given, params, progress, cancel, run_deadline, limit)
+    result.moves = []  # the audit's start only: not kept with the session
     result.figures |= seeds()  # saved with the session, as the result's figures
     if result.timed_out and TIME_LIMIT_DECIDED not in result.log:
         result.log.append(TIME_LIMIT_DECIDED)
@@ -169,7 +170,7 @@ def _run(
     stop = DeadlineToken(run_deadline, grace, extra=stop_after(limit))
     try:
         fixed, verdict, added = make_publishable(
-            problem, sup, outsider=outsider, intervals=exact, cancel=stop
+            problem, sup, outsider=outsider, intervals=exact, cancel=stop, moves=result.moves
         )
     except AuditError as err:
         raise AuditError(f"{name}: {err}") from None
