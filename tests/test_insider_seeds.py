@@ -15,10 +15,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from protect_helpers import cell_id
 from test_insider_fast import PROPERTY, _outsider_safe, _problem, _row_insider, brute_force
+from test_issue27_combined import MICRODATA, SECTIONS
 
+import argusqt
+import argusqt.protection.run as run_module
 from argusqt.model.status import is_suppressed
 from argusqt.protection.audit.insider import insider_audit
 from argusqt.protection.audit.insider_repair import make_publishable
+from argusqt.protection.run import run_method
 from argusqt.protection.suppress.heuristic import solve_heuristic
 
 
@@ -103,3 +107,53 @@ def test_make_publishable_with_moves_gives_the_same_pattern(seed):
     fixed_b, verdict_b, added_b = make_publishable(problem, sup, moves=moves)
     assert verdict_a.ok and verdict_b.ok
     assert np.array_equal(fixed_a, fixed_b) and added_a == added_b
+
+
+def _attacker_move(problem, sup, cells, d) -> bool:
+    """The test's own check: real cells only, all suppressed, every relation kept."""
+    n = problem.n_cells
+    if cells.size == 0 or cells.max() >= n or not sup[cells].all():
+        return False
+    full = np.zeros(n)
+    full[cells] = d
+    residual = np.abs(problem.relations @ full).max(initial=0.0)
+    return bool(residual <= 1e-6 * max(1.0, float(np.abs(d).max())))
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_run_keeps_the_moves_that_proved_its_pattern(seed):
+    problem = _problem(seed)
+    result = run_method(problem, "HEUR", {"polish": 0})
+    sup = is_suppressed(result.status)
+    found = result.verdict.insider.moves if result.verdict.insider else []
+    assert all(_attacker_move(problem, sup, c, d) for c, d in found)
+    assert len(result.moves) >= len(found)
+    # a second audit of the same pattern from them: the same verdict
+    again = insider_audit(problem, sup, moves=result.moves)
+    assert _pairs(again) == _pairs(insider_audit(problem, sup)) == set()
+
+
+def test_the_rule_on_combined_cells_hands_the_moves_on_and_drops_them(monkeypatch):
+    calls = []
+
+    def recording(problem, *args, **kwargs):
+        result = real(problem, *args, **kwargs)
+        calls.append((len(problem.moves), len(result.moves), result))
+        return result
+
+    real = run_module.run_method
+    monkeypatch.setattr(run_module, "run_method", recording)
+    p = argusqt.protect(
+        MICRODATA,
+        explanatory=["nace"],
+        response="turnover",
+        rules="NK(2,80)",
+        hierarchies={"nace": SECTIONS},
+        method="HEUR",
+        progress=False,
+    )[0]
+    assert len(calls) >= 2  # the rule on combined cells ran HEUR again
+    assert calls[0][0] == 0 and calls[0][1] > 0
+    assert calls[1][0] == calls[0][1]  # the next run's audit starts from them
+    assert calls[-1][2].moves == []  # not kept with the session
+    assert p.audit().ok

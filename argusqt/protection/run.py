@@ -73,7 +73,6 @@ def run_method(
     limit = seconds_param(params, "max_time", "time_limit")
     run_deadline = Deadline(limit)
     result = _run(problem, desc, given, params, progress, cancel, run_deadline, limit)
-    result.moves = []  # the audit's start only: not kept with the session
     result.figures |= seeds()  # saved with the session, as the result's figures
     if result.timed_out and TIME_LIMIT_DECIDED not in result.log:
         result.log.append(TIME_LIMIT_DECIDED)
@@ -170,7 +169,12 @@ def _run(
     stop = DeadlineToken(run_deadline, grace, extra=stop_after(limit))
     try:
         fixed, verdict, added = make_publishable(
-            problem, sup, outsider=outsider, intervals=exact, cancel=stop, moves=result.moves
+            problem,
+            sup,
+            outsider=outsider,
+            intervals=exact,
+            cancel=stop,
+            moves=result.moves + problem.moves,
         )
     except AuditError as err:
         raise AuditError(f"{name}: {err}") from None
@@ -203,6 +207,9 @@ def _run(
     result.audit = verdict.outsider
     result.verdict = verdict
     result.log.append(verdict.summary())
+    # the moves that proved this pattern: a run again on the same table (the rule on
+    # combined cells) starts its insider audit from them; protect_combined drops them
+    result.moves = result.moves + (verdict.insider.moves if verdict.insider else [])
     return result
 
 

@@ -62,6 +62,9 @@ class InsiderOutcome:
     elapsed: float = 0.0
     available: bool = True  # False: no respondent counts, nothing could be checked
     figures: dict = field(default_factory=dict)
+    #: the attacker moves the cover found (cells, shifts): the next audit of a pattern that
+    #: keeps their cells suppressed starts from them (D-49)
+    moves: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -150,6 +153,7 @@ def insider_audit(
                         among.setdefault((int(c), d), set()).add(int(r))
         left = among if sliding else cover.run(sorted(among), cancel, among)
         out.n_lps += cover.n_lps
+        out.moves = cover.found
         attack.run(out, _by_respondent(left), progress, watch)
         out.figures["rechecked_respondents"] = len(recheck)
         out.elapsed = watch.elapsed
@@ -176,6 +180,7 @@ def insider_audit(
         progress(ProgressEvent(message="Insider audit: moves that avoid the respondents"))
         left = cover.run(pairs, cancel)
     out.n_lps += cover.n_lps
+    out.moves = cover.found
     out.figures.update(cover.figures)
     out.figures["cover_seconds"] = watch.elapsed - out.figures["coalition_seconds"]
     todo = _by_respondent(left)

@@ -124,6 +124,9 @@ class Cover:
         self.shift: list[dict[int, float]] = []
         self.sign: list[dict[int, float]] = []
         self.of_pair: dict[Key, list[int]] = {}
+        #: the moves its path LPs found (cells, shifts): a later audit of a pattern that
+        #: still suppresses their cells starts from them (seed)
+        self.found: list[tuple[np.ndarray, np.ndarray]] = []
         self.n_lps = 0
         self.figures = {
             "pairs_open": 0,
@@ -266,6 +269,7 @@ class Cover:
             return False
         moved = d != 0
         self.add(cells[moved], d[moved])
+        self.found.append((cells[moved], d[moved]))
         return True
 
     def settle(self, key: Key, among: set[int] | None = None) -> set[int]:

@@ -217,6 +217,7 @@ def recheck_after_growth(
     if ins is not None:
         inside.n_lps += ins.n_lps
         inside.elapsed += ins.elapsed
+        inside.moves = ins.moves + inside.moves
     disclosures = [
         Disclosure(d.cell, "insider", d.lower, d.upper, d.known) for d in inside.disclosures
     ]

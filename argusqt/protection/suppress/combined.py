@@ -83,6 +83,7 @@ def protect_combined(
     cells go into the kept pattern directly and it is judged again within CANCEL_GRACE."""
     result = run(problem)
     if not _concerned(table):
+        result.moves = []  # the run's own audit used them: not kept with the session
         return result
     added = 0
     forced: set[int] = set()
@@ -94,6 +95,7 @@ def protect_combined(
         forced |= set(cells.tolist())
         added += int(cells.size)
         problem = _keeping(problem, cells)
+        problem.moves = result.moves  # the insider audit's start next time (D-49)
         if result.cancelled:
             # the method cannot run again after a cancel: the cells go into the pattern it
             # kept, and the pattern is judged again below (more suppressed cells never
@@ -110,6 +112,7 @@ def protect_combined(
     if kept is not None:
         _judge_again(problem, result, kept, cancel)
     _finish(table, result, added)
+    result.moves = []  # only for the runs above: not kept with the session
     return result
 
 
