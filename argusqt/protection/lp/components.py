@@ -194,7 +194,9 @@ def solve(h: highspy.Highs) -> tuple[str, np.ndarray | None, float]:
     status = h.getModelStatus()
     if status == highspy.HighsModelStatus.kOptimal:
         sol = h.getSolution()
-        return "optimal", np.asarray(sol.col_value), float(h.getInfo().objective_function_value)
+        # getObjectiveValue: the same number as getInfo()'s, without copying the whole info
+        # record (≈ 50 µs a call, ~20,000 calls per big-table HEUR run; D-49)
+        return "optimal", np.asarray(sol.col_value), float(h.getObjectiveValue())
     if status in (
         highspy.HighsModelStatus.kInfeasible,
         highspy.HighsModelStatus.kUnboundedOrInfeasible,
