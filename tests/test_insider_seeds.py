@@ -44,7 +44,6 @@ def test_seeded_insider_audit_finds_what_the_brute_force_finds(seed):
     plain = insider_audit(problem, sup)
     assert _pairs(seeded) == _pairs(plain)
     assert _outsider_safe(problem, sup, _pairs(seeded)) == brute_force(problem, sup)
-    assert seeded.n_lps <= plain.n_lps + 2  # the seeds replace cover LPs (a few ties aside)
 
 
 def test_heur_moves_are_checked_attacker_moves_and_save_cover_lps():
