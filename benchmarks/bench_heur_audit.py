@@ -78,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         ins = verdict.insider
         assert ins is not None
-        figs = {k: ins.figures.get(k) for k in ("seeded", "pairs_open", "rechecked_respondents")}
+        # the last verdict's figures: the recheck after the repair when there was one
+        figs = {k: v for k, v in ins.figures.items() if k in ("seeded", "rechecked_respondents")}
         print(
             f"publication audit + repair, {name}: {cpu() - c0:.1f} CPU-s, {added} cells added, "
             f"{ins.n_lps:,} insider LPs, {figs}; load {load()}",
