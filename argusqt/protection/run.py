@@ -169,7 +169,12 @@ def _run(
     stop = DeadlineToken(run_deadline, grace, extra=stop_after(limit))
     try:
         fixed, verdict, added = make_publishable(
-            problem, sup, outsider=outsider, intervals=exact, cancel=stop
+            problem,
+            sup,
+            outsider=outsider,
+            intervals=exact,
+            cancel=stop,
+            moves=result.moves + problem.moves,
         )
     except AuditError as err:
         raise AuditError(f"{name}: {err}") from None
@@ -202,6 +207,9 @@ def _run(
     result.audit = verdict.outsider
     result.verdict = verdict
     result.log.append(verdict.summary())
+    # the moves that proved this pattern: a run again on the same table (the rule on
+    # combined cells) starts its insider audit from them; protect_combined drops them
+    result.moves = result.moves + (verdict.insider.moves if verdict.insider else [])
     return result
 
 

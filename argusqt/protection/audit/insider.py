@@ -62,6 +62,9 @@ class InsiderOutcome:
     elapsed: float = 0.0
     available: bool = True  # False: no respondent counts, nothing could be checked
     figures: dict = field(default_factory=dict)
+    #: the attacker moves the cover found (cells, shifts): the next audit of a pattern that
+    #: keeps their cells suppressed starts from them (D-49)
+    moves: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -87,6 +90,7 @@ def insider_audit(
     lower: np.ndarray | None = None,
     upper: np.ndarray | None = None,
     recheck: Mapping[int, Iterable[int]] | None = None,
+    moves: list[tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> InsiderOutcome:
     """Every respondent alone in a suppressed cell against every primary not exempt for it.
 
@@ -94,8 +98,9 @@ def insider_audit(
     caller runs it first); a primary the outsider already recomputes is reported there.
     `lower`/`upper`: published intervals (interval protection) as the attacker's bounds of
     every cell; a cell is then "suppressed" where they differ. `recheck`: respondent row →
-    primaries; only those are attacked (see `recheck_after_growth`). Raises Cancelled when
-    cancelled.
+    primaries; only those are attacked (see `recheck_after_growth`). `moves`: attacker
+    moves a method found through this pattern (Cover.seed checks each; ignored with
+    published intervals). Raises Cancelled when cancelled.
     """
     watch = Stopwatch()
     values = np.asarray(problem.values, dtype=float)
@@ -136,6 +141,7 @@ def insider_audit(
     hops = Hops(rel, sup)
     attack = _Attacks(judge, comps, label, ksup, known, exempt, ctx, hops, sliding, cancel)
     cover = Cover(ctx, sup, ksup, exempt, comps, label, hops)
+    seeds = cover.seed(moves) if moves and lower is None else []
     if recheck is not None:
         # the pairs disclosed before: a move avoiding the respondent's cells in the grown
         # pattern settles most of them (the repair looked for exactly such moves)
@@ -147,11 +153,12 @@ def insider_audit(
                         among.setdefault((int(c), d), set()).add(int(r))
         left = among if sliding else cover.run(sorted(among), cancel, among)
         out.n_lps += cover.n_lps
+        out.moves = cover.found
         attack.run(out, _by_respondent(left), progress, watch)
         out.figures["rechecked_respondents"] = len(recheck)
         out.elapsed = watch.elapsed
         return out
-    settled = _coalition(problem, sup, ksup, prim, lower, upper, cancel)
+    settled = _coalition(problem, sup, ksup, prim, lower, upper, cancel, seeds)
     out.figures["settled_by_coalition"] = int(settled.sum())
     out.figures["coalition_seconds"] = watch.elapsed
 
@@ -173,6 +180,7 @@ def insider_audit(
         progress(ProgressEvent(message="Insider audit: moves that avoid the respondents"))
         left = cover.run(pairs, cancel)
     out.n_lps += cover.n_lps
+    out.moves = cover.found
     out.figures.update(cover.figures)
     out.figures["cover_seconds"] = watch.elapsed - out.figures["coalition_seconds"]
     todo = _by_respondent(left)
@@ -290,7 +298,7 @@ class _Attacks:
 BIG_COMPONENT = 2000
 
 
-def _coalition(problem, sup, ksup, prim, lower, upper, cancel) -> np.ndarray:
+def _coalition(problem, sup, ksup, prim, lower, upper, cancel, seeds=()) -> np.ndarray:
     """Primaries every respondent together still cannot recompute: no one alone can either.
 
     One pass/fail audit with all the respondents' cells published settles most primaries of
@@ -322,11 +330,15 @@ def _coalition(problem, sup, ksup, prim, lower, upper, cancel) -> np.ndarray:
             proofs_only_above=LOCAL_MIN_CELLS,
         )
     else:
+        # the method's checked moves that leave every known cell at its value are points of
+        # this attacker too (the audit checks them again)
+        hints = [(c, d) for c, d in seeds if not kall[c].any()]
         res = audit(
             problem,
             sup & ~kall,
             targets,
             intervals=False,
+            hints=hints,
             cancel=cancel,
             proofs_only_above=LOCAL_MIN_CELLS,
         )

@@ -124,8 +124,17 @@ class Cover:
         self.shift: list[dict[int, float]] = []
         self.sign: list[dict[int, float]] = []
         self.of_pair: dict[Key, list[int]] = {}
+        #: the moves its path LPs found (cells, shifts): a later audit of a pattern that
+        #: still suppresses their cells starts from them (seed)
+        self.found: list[tuple[np.ndarray, np.ndarray]] = []
         self.n_lps = 0
-        self.figures = {"pairs_open": 0, "moves": 0, "combinations": 0, "component_lps": 0}
+        self.figures = {
+            "pairs_open": 0,
+            "moves": 0,
+            "combinations": 0,
+            "component_lps": 0,
+            "seeded": 0,
+        }
 
     # -------------------------------------------------------------- bookkeeping
     def known_in(self, comp: int) -> np.ndarray:
@@ -183,6 +192,49 @@ class Cover:
                     self.figures["combinations"] += 1
         return left
 
+    def seed(
+        self, moves: list[tuple[np.ndarray, np.ndarray]]
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Record a method's moves that are attacker moves of this pattern; returns them.
+
+        Each is checked, never trusted: its table cells (virtual ones dropped: a move less
+        them still holds every table relation, or fails the check) all suppressed, no cell
+        twice, every relation kept (|M d| ≤ 10⁻⁷·max|d|, the outsider audit's hint test).
+        HEUR's witnesses settle most pairs this way, without a path LP (docs/design.md, D-49).
+        """
+        n = self.sup.shape[0]
+        cand: list[tuple[np.ndarray, np.ndarray]] = []
+        for cells, d in moves:
+            cells = np.asarray(cells, dtype=np.int64)
+            d = np.asarray(d, dtype=float)
+            if cells.size != d.size:
+                continue
+            keep = (cells < n) & (d != 0)
+            cells, d = cells[keep], d[keep]
+            if cells.size == 0 or not self.sup[cells].all() or not np.isfinite(d).all():
+                continue
+            if cells.size > 1 and unique_ints(cells).size != cells.size:
+                continue
+            cand.append((cells, d))
+        if not cand:
+            return []
+        sizes = np.fromiter((c.size for c, _ in cand), dtype=np.int64, count=len(cand))
+        moves_m = sp.csc_matrix(
+            (
+                np.concatenate([d for _, d in cand]),
+                np.concatenate([c for c, _ in cand]),
+                np.r_[0, np.cumsum(sizes)],
+            ),
+            shape=(n, len(cand)),
+        )
+        residual = abs(self.hops.csr @ moves_m).max(axis=0).toarray().ravel()
+        scale = np.maximum(1.0, abs(moves_m).max(axis=0).toarray().ravel())
+        good = [cand[k] for k in np.flatnonzero(residual <= 1e-7 * scale).tolist()]
+        for cells, d in good:
+            self.add(cells, d)
+        self.figures["seeded"] = len(good)
+        return good
+
     # -------------------------------------------------------------- the search
     def areas(self, cell: int) -> Iterator[np.ndarray]:
         """Growing sets of suppressed cells around `cell` for its path LPs."""
@@ -217,6 +269,7 @@ class Cover:
             return False
         moved = d != 0
         self.add(cells[moved], d[moved])
+        self.found.append((cells[moved], d[moved]))
         return True
 
     def settle(self, key: Key, among: set[int] | None = None) -> set[int]:

@@ -74,16 +74,25 @@ def make_publishable(
     intervals: bool | None = None,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
+    moves: list[tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> tuple[np.ndarray, PublicationVerdict, int]:
     """(pattern, its passing verdict, cells added) — insider disclosures repaired.
 
     An outsider failure is the method's defect and raises AuditError; so does a pattern
-    still failing after MAX_ROUNDS. Raises Cancelled when cancelled.
+    still failing after MAX_ROUNDS. `moves`: attacker moves the method found through
+    `suppressed` (checked by the insider audit; they hold in every grown pattern too).
+    Raises Cancelled when cancelled.
     """
     sup = np.asarray(suppressed, dtype=bool).copy()
     start = int(sup.sum())
     verdict = publication_audit(
-        problem, sup, outsider=outsider, intervals=intervals, progress=progress, cancel=cancel
+        problem,
+        sup,
+        outsider=outsider,
+        intervals=intervals,
+        progress=progress,
+        cancel=cancel,
+        moves=moves,
     )
     for _ in range(MAX_ROUNDS):
         if verdict.ok:
@@ -95,12 +104,12 @@ def make_publishable(
         grown = repair_insiders(problem, sup, verdict)
         if _exact_intervals(grown, intervals):
             verdict = publication_audit(
-                problem, grown, intervals=intervals, progress=progress, cancel=cancel
+                problem, grown, intervals=intervals, progress=progress, cancel=cancel, moves=moves
             )
         else:
             # more suppression never helps an attacker that failed: recheck what failed
             verdict = recheck_after_growth(
-                problem, sup, grown, verdict, progress=progress, cancel=cancel
+                problem, sup, grown, verdict, progress=progress, cancel=cancel, moves=moves
             )
         sup = grown
     if verdict.ok:

@@ -139,13 +139,15 @@ def publication_audit(
     outsider: AuditResult | None = None,
     lower: np.ndarray | None = None,
     upper: np.ndarray | None = None,
+    moves: list[tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> PublicationVerdict:
     """Outsider and insider attacker on `suppressed`; `ok` only if neither discloses a primary.
 
     `intervals`: exact outsider intervals (True), pass/fail (False) or automatic (None:
     exact up to EXACT_INTERVAL_LIMIT suppressed cells). `outsider`: an audit of this very
     pattern already run by the caller (reused). `lower`/`upper`: published intervals
-    (interval protection) instead of a suppression pattern. Raises Cancelled when cancelled.
+    (interval protection) instead of a suppression pattern. `moves`: attacker moves the
+    method found (insider_audit checks each). Raises Cancelled when cancelled.
     """
     sup = np.asarray(suppressed, dtype=bool)
     if intervals is None:
@@ -165,7 +167,9 @@ def publication_audit(
         Disclosure(int(c), "outsider", float(out.lower[c]), float(out.upper[c]))
         for c in out.failures
     ]
-    inside = insider_audit(problem, sup, progress=progress, cancel=cancel, lower=lower, upper=upper)
+    inside = insider_audit(
+        problem, sup, progress=progress, cancel=cancel, lower=lower, upper=upper, moves=moves
+    )
     disclosures += [
         Disclosure(d.cell, "insider", d.lower, d.upper, d.known) for d in inside.disclosures
     ]
@@ -186,6 +190,7 @@ def recheck_after_growth(
     *,
     cancel: CancelToken | None = None,
     progress: ProgressCallback = no_progress,
+    moves: list[tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> PublicationVerdict:
     """The verdict on `suppressed`, a superset of `before` whose verdict was `previous`.
 
@@ -206,10 +211,13 @@ def recheck_after_growth(
     if ins is not None:
         for d in ins.disclosures:
             recheck.setdefault(d.respondent, []).append(d.cell)
-    inside = insider_audit(problem, sup, progress=progress, cancel=cancel, recheck=recheck)
+    inside = insider_audit(
+        problem, sup, progress=progress, cancel=cancel, recheck=recheck, moves=moves
+    )
     if ins is not None:
         inside.n_lps += ins.n_lps
         inside.elapsed += ins.elapsed
+        inside.moves = ins.moves + inside.moves
     disclosures = [
         Disclosure(d.cell, "insider", d.lower, d.upper, d.known) for d in inside.disclosures
     ]

@@ -83,6 +83,10 @@ class CSPProblem:
     #: the cell key method's inputs (model.cellkey.CellKeyInputs), built when CKM calls it;
     #: None when the table's data has no record keys
     cellkey: Callable[[], Any] | None = None
+    #: attacker moves (cells, shifts) through an earlier pattern of this table (the rule on
+    #: combined cells runs a method again): the insider audit checks each and starts from
+    #: those that still hold (docs/design.md, D-49); nothing else reads them
+    moves: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.lpl, self.upl, self.upper = minimum_protection(self)

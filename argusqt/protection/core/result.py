@@ -86,6 +86,9 @@ class ProtectionResult:
     audit_exact: bool = False
     #: the pattern the method ran the publication verdict (and its repair) on, if it did
     publication_digest: str | None = None
+    #: attacker moves (cells, shifts) through the final pattern the method found: the
+    #: insider audit starts its cover from them after checking each (never trusted as given)
+    moves: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
     log: list[str] = field(default_factory=list)
     #: figures for the log, the report and the session file only; nothing decides on them
     figures: dict[str, Any] = field(default_factory=dict)

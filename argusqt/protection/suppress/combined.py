@@ -83,6 +83,7 @@ def protect_combined(
     cells go into the kept pattern directly and it is judged again within CANCEL_GRACE."""
     result = run(problem)
     if not _concerned(table):
+        result.moves = []  # the run's own audit used them: not kept with the session
         return result
     first_bound = result.lower_bound  # a bound of a relaxation of the problem posed
     added = 0
@@ -95,6 +96,7 @@ def protect_combined(
         forced |= set(cells.tolist())
         added += int(cells.size)
         problem = _keeping(problem, cells)
+        problem.moves = result.moves  # the insider audit's start next time (D-49)
         if result.cancelled:
             # the method cannot run again after a cancel: the cells go into the pattern it
             # kept, and the pattern is judged again below (more suppressed cells never
@@ -113,6 +115,7 @@ def protect_combined(
     elif added:
         _bound_for_posed(result, first_bound)
     _finish(table, result, added)
+    result.moves = []  # only for the runs above: not kept with the session
     return result
 
 

@@ -186,7 +186,7 @@ def solve_heuristic(
         "heuristic_seconds": t_heur,
         "audit_lps": verdict.n_lps,
     }
-    return suppression_result(
+    result = suppression_result(
         "HEUR",
         problem,
         sup,
@@ -201,6 +201,10 @@ def solve_heuristic(
         finished="Heuristic",
         statuses=(status, cost),
     )
+    # every kept move through the final pattern: the insider audit's cover starts from them
+    # (it checks each) instead of finding most of them again by path LPs (D-49)
+    result.moves = [(cells, wit.shifts[m]) for m, cells in enumerate(wit.moves) if sup[cells].all()]
+    return result
 
 
 def _audit_in_time(
