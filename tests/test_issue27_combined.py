@@ -193,7 +193,7 @@ def _cancelled_run(table):
     counting its runs: after a cancel it must not be run again."""
     runs = []
 
-    def run(problem):
+    def run(problem, seconds=None):
         runs.append(problem)
         res = ProtectionResult("HEUR", np.asarray(table.status).copy(), cost=0.0, cancelled=True)
         res.verdict = face_verdict(problem, result_face("suppress", res))  # as run_method does
@@ -233,3 +233,91 @@ def test_with_no_grace_left_the_kept_pattern_stays_and_is_not_publishable():
     # the method's own verdict of that pattern, with the unsafe sum in it: NOT PUBLISHABLE
     assert out.verdict is not None and not out.verdict.ok
     assert any(d.reason == "combined" for d in out.verdict.disclosures)
+
+
+class _Clock:
+    """A clock the test moves: the user's time limit read on it, never the machine's."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _timed_run(table, clock, spend):
+    """A method that spends `spend` seconds of the test's clock per run and keeps what it is
+    given (the rule's added cells); records the seconds each run was left."""
+    given = []
+
+    def run(problem, seconds=None):
+        given.append(seconds)
+        clock.now += spend
+        status = np.asarray(problem.status).copy()  # the added cells kept, nothing else
+        sup = is_suppressed(status) & ~is_suppressed(np.asarray(table.status))
+        status = np.where(is_suppressed(np.asarray(table.status)), np.asarray(table.status), status)
+        res = ProtectionResult("HEUR", status, cost=float(np.asarray(problem.cost)[sup].sum()))
+        res.verdict = face_verdict(problem, result_face("suppress", res))
+        return res
+
+    return run, given
+
+
+def test_a_rerun_for_the_sums_gets_what_is_left_of_the_users_limit(monkeypatch):
+    """US#160's reruns share the user's time limit (a safety cap over the whole Protect):
+    the second run is given what the first left, not the whole limit again."""
+    from argusqt.protection.core import budget
+
+    clock = _Clock()
+    monkeypatch.setattr(budget, "CLOCK", clock)
+    t = protect("HEUR", "NK(2,80)|COMB(0)").table
+    t.spec.rules.combined = True
+    run, given = _timed_run(t, clock, spend=10.0)
+    out = protect_combined(t, CSPProblem.from_table(t), run, cancel=None, limit=60.0)
+    assert given[0] == 60.0 and len(given) >= 2
+    assert given[1] == pytest.approx(50.0)
+    assert not out.timed_out  # the limit decided nothing here
+    view = copy.copy(t)
+    view.status = out.status
+    assert independent_unsafe_sums(view) == []
+
+
+def test_with_the_limit_spent_the_cells_go_in_directly_and_the_result_says_so(monkeypatch):
+    """The first run used the whole limit: no second run; the rule's cells go into its
+    pattern, judged again within the limit's grace; the result says the limit decided."""
+    from argusqt.protection.core import budget
+    from argusqt.protection.core.result import TIME_LIMIT_DECIDED
+
+    clock = _Clock()
+    monkeypatch.setattr(budget, "CLOCK", clock)
+    t = protect("HEUR", "NK(2,80)|COMB(0)").table
+    t.spec.rules.combined = True
+    before = is_suppressed(np.asarray(t.status))
+    run, given = _timed_run(t, clock, spend=61.0)
+    out = protect_combined(t, CSPProblem.from_table(t), run, cancel=None, limit=60.0)
+    assert given == [60.0]  # not run again
+    assert out.timed_out and TIME_LIMIT_DECIDED in out.log
+    assert any("left no time to run the method again" in line for line in out.log)
+    assert (is_suppressed(out.status) & ~before).any()
+    view = copy.copy(t)
+    view.status = out.status
+    assert independent_unsafe_sums(view) == []  # the test's own attacker on the sums
+    assert out.verdict is not None and out.verdict.ok and not out.optimal
+
+
+def test_past_the_limits_grace_the_kept_pattern_is_not_publishable(monkeypatch):
+    """No time left even for the verdict of the pattern with the added cells: the pattern
+    the method kept stays, and its unsafe sum makes it NOT PUBLISHABLE."""
+    from argusqt.protection.core import budget
+
+    clock = _Clock()
+    monkeypatch.setattr(budget, "CLOCK", clock)
+    t = protect("HEUR", "NK(2,80)|COMB(0)").table
+    t.spec.rules.combined = True
+    run, given = _timed_run(t, clock, spend=600.0)
+    out = protect_combined(t, CSPProblem.from_table(t), run, cancel=None, limit=60.0)
+    assert given == [60.0]
+    np.testing.assert_array_equal(out.status, np.asarray(t.status))
+    assert out.timed_out
+    assert any("no time left after the time limit" in line for line in out.log)
+    assert out.verdict is not None and not out.verdict.ok

@@ -3,6 +3,7 @@ back only when the audit passed (behind `Session.protect` and `protect_linked`).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Mapping
 from pathlib import Path
@@ -67,11 +68,19 @@ def protect(
         options = options.with_seed(protection_seed(s, problem))
     try:
         if desc.kind == "suppress":  # every method's secondaries, safe for sums (US#160)
+            limit = options.max_time
             result = protect_combined(
                 table,
                 problem,
-                lambda pr: run_method(pr, desc.name, options, progress, cancel),
+                lambda pr, left: run_method(
+                    pr,
+                    desc.name,
+                    options if left == limit else dataclasses.replace(options, max_time=left),
+                    progress,
+                    cancel,
+                ),
                 cancel,
+                limit,
             )
         else:
             result = run_method(problem, desc.name, options, progress, cancel)
@@ -248,7 +257,17 @@ def protect_linked(
         results = protect_combined_linked(  # sums of suppressed cells (US#160)
             s.tables,
             problems,
-            lambda ps: protect_linked(ps, desc.name, options, progress, cancel, cover=cover),
+            lambda ps, left: protect_linked(
+                ps,
+                desc.name,
+                options
+                if left == options.max_time
+                else dataclasses.replace(options, max_time=left),
+                progress,
+                cancel,
+                cover=cover,
+            ),
+            options.max_time,
         )
     except Cancelled as exc:
         raise nothing_changed(s, numbers, exc) from None

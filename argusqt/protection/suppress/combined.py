@@ -1,7 +1,9 @@
 """Every suppression method's choice of secondaries, made safe for combined cells (US#160):
 after the method, a determined sum of suppressed cells that a rule makes unsafe gets one
 more secondary in its relation (rules.combined chooses it) and the method runs again with
-it kept; bounded by a count of rounds, never by the clock."""
+it kept; bounded by a count of rounds, never by the clock. The user's time limit covers
+all the runs together: a rerun gets what is left of it, and when nothing is left the cells
+go into the pattern directly and the result says the time limit decided."""
 
 from __future__ import annotations
 
@@ -10,19 +12,28 @@ from collections.abc import Callable
 
 import numpy as np
 
-from argusqt.errors import Cancelled
+from argusqt.errors import Cancelled, TimeLimitError
 from argusqt.model.status import is_suppressed, secondary_status_for
 from argusqt.model.table import Table
 from argusqt.progress import CancelToken
 from argusqt.protection.audit.combined import with_combined
 from argusqt.protection.audit.disclosure import face_verdict, result_face
 from argusqt.protection.audit.publication import CANCEL_GRACE, PublicationVerdict
+from argusqt.protection.core.budget import Deadline, DeadlineToken, limit_grace
 from argusqt.protection.core.problem import CSPProblem
-from argusqt.protection.core.result import ProtectionResult, grouped
+from argusqt.protection.core.result import TIME_LIMIT_DECIDED, ProtectionResult, grouped
 from argusqt.rules.combined import combined_disclosures, combined_on, repair_choice
 
 #: rounds of repair at most (each adds at least one secondary)
 MAX_ROUNDS = 25
+
+#: a rerun needs at least this share of the user's time limit left; with less, the cells go
+#: into the pattern directly (a run started with almost no time would only hit the cap)
+RERUN_SHARE = 0.05
+
+#: `run(problem, seconds)`: the method on `problem` with `seconds` of the user's time limit
+#: left for it (None: no limit)
+Runner = Callable[[CSPProblem, "float | None"], ProtectionResult]
 
 
 def _more_secondaries(table: Table, status: np.ndarray) -> np.ndarray:
@@ -74,14 +85,18 @@ def _finish(table: Table, result: ProtectionResult, added: int) -> None:
 def protect_combined(
     table: Table,
     problem: CSPProblem,
-    run: Callable[[CSPProblem], ProtectionResult],
+    run: Runner,
     cancel: CancelToken | None = None,
+    limit: float | None = None,
 ) -> ProtectionResult:
-    """`run(problem)`, then as many repair rounds as unsafe determined sums need; the result
-    says how many secondaries the rule on combined cells added. A sum no secondary can make
-    safe stays in the result's verdict (the table reads NOT PUBLISHABLE). After a cancel the
-    cells go into the kept pattern directly and it is judged again within CANCEL_GRACE."""
-    result = run(problem)
+    """`run(problem, limit)`, then as many repair rounds as unsafe determined sums need; the
+    result says how many secondaries the rule on combined cells added. A sum no secondary
+    can make safe stays in the result's verdict (the table reads NOT PUBLISHABLE). `limit`
+    (seconds, the user's) covers every run: a rerun gets what is left. After a cancel, or
+    when the limit leaves no time for a rerun, the cells go into the kept pattern directly
+    and it is judged again within the cancel's grace (the limit's grace)."""
+    deadline = Deadline(limit)
+    result = run(problem, limit)
     if not _concerned(table):
         result.moves = []  # the run's own audit used them: not kept with the session
         return result
@@ -89,6 +104,8 @@ def protect_combined(
     added = 0
     forced: set[int] = set()
     kept: tuple[np.ndarray, float, PublicationVerdict | None] | None = None
+    reran = False  # the result comes from a run that kept added secondaries
+    said = False  # the log says the limit stopped the reruns
     for _ in range(MAX_ROUNDS):
         cells = _more_secondaries(table, result.status)
         if cells.size == 0 or forced.issuperset(cells.tolist()):
@@ -97,24 +114,44 @@ def protect_combined(
         added += int(cells.size)
         problem = _keeping(problem, cells)
         problem.moves = result.moves  # the insider audit's start next time (D-49)
-        if result.cancelled:
-            # the method cannot run again after a cancel: the cells go into the pattern it
-            # kept, and the pattern is judged again below (more suppressed cells never
-            # narrow an attacker's intervals, but only the verdict says it is publishable)
-            if kept is None:
-                kept = (np.asarray(result.status), result.cost, result.verdict)
-            status = np.asarray(result.status).copy()
-            new = cells[~is_suppressed(status[cells])]
-            status[new] = secondary_status_for(status[new])
-            result.status = status
-            result.cost += float(np.asarray(problem.cost, dtype=float)[new].sum())
-        else:
-            result = run(problem)
+        left = None if limit is None else deadline.remaining
+        out_of_time = left is not None and left < RERUN_SHARE * float(limit or 0.0)
+        if not (result.cancelled or out_of_time):
+            try:
+                result = run(problem, left)
+                reran = True
+                continue
+            except TimeLimitError:
+                out_of_time = True  # the rerun found no pattern in time: add the cells below
+        # the method cannot run again (a cancel, or the user's limit spent): the cells go
+        # into the pattern it kept, and the pattern is judged again below (more suppressed
+        # cells never narrow an attacker's intervals, but only the verdict says it is
+        # publishable)
+        if out_of_time and not said:
+            said = True
+            result.timed_out = True
+            result.log.append(
+                "Rule on combined cells: the time limit left no time to run the method again; "
+                "the added secondaries went into its pattern directly"
+            )
+        if kept is None:
+            kept = (np.asarray(result.status), result.cost, result.verdict)
+        status = np.asarray(result.status).copy()
+        new = cells[~is_suppressed(status[cells])]
+        status[new] = secondary_status_for(status[new])
+        result.status = status
+        result.cost += float(np.asarray(problem.cost, dtype=float)[new].sum())
     if kept is not None:
-        _judge_again(problem, result, kept, cancel)
-    elif added:
+        if result.cancelled:
+            _judge_again(problem, result, kept, cancel)
+        else:  # the user's limit: its grace, the user's cancel still heard
+            grace = DeadlineToken(deadline, cancel, extra=limit_grace(limit))
+            _judge_again(problem, result, kept, grace, within=grace)
+    if reran:
         _bound_for_posed(result, first_bound)
     _finish(table, result, added)
+    if result.timed_out and TIME_LIMIT_DECIDED not in result.log:
+        result.log.append(TIME_LIMIT_DECIDED)
     result.moves = []  # only for the runs above: not kept with the session
     return result
 
@@ -146,18 +183,25 @@ def _judge_again(
     result: ProtectionResult,
     kept: tuple[np.ndarray, float, PublicationVerdict | None],
     cancel: CancelToken | None,
+    within: CancelToken | None = None,
 ) -> None:
-    """The publication verdict of a cancelled run's pattern with the added cells, within the
-    grace a cancel leaves; when the grace ends first, the pattern as the method kept it (its
-    unsafe sums then make it NOT PUBLISHABLE in _finish)."""
-    grace = cancel.grace(CANCEL_GRACE) if cancel is not None else None
+    """The publication verdict of a stopped run's pattern with the added cells, within the
+    grace a cancel leaves (or `within`, the time limit's grace); when the grace ends first,
+    the pattern as the method kept it (its unsafe sums then make it NOT PUBLISHABLE in
+    _finish)."""
+    if within is not None:
+        grace: CancelToken | None = within
+    else:
+        grace = cancel.grace(CANCEL_GRACE) if cancel is not None else None
     try:
         verdict = face_verdict(problem, result_face("suppress", result), cancel=grace)
     except Cancelled:
         result.status, result.cost, result.verdict = kept
         result.log.append(
-            "Rule on combined cells: no time left after the cancel to judge the pattern with "
-            "its added secondaries; the pattern the method kept is judged as it is"
+            "Rule on combined cells: no time left after the "
+            + ("cancel" if within is None else "time limit")
+            + " to judge the pattern with its added secondaries; the pattern the method kept "
+            "is judged as it is"
         )
         return
     result.verdict = verdict
@@ -171,11 +215,15 @@ def _judge_again(
 def protect_combined_linked(
     tables: list[Table],
     problems: list[CSPProblem],
-    run: Callable[[list[CSPProblem]], list[ProtectionResult]],
+    run: Callable[[list[CSPProblem], float | None], list[ProtectionResult]],
+    limit: float | None = None,
 ) -> list[ProtectionResult]:
     """The same for tables protected together: each round repairs every table's unsafe
-    sums and runs the linked method again on all of them."""
-    results = run(problems)
+    sums and runs the linked method again on all of them, with what is left of the user's
+    limit; when too little is left, the rounds stop and the sums still unsafe make the
+    tables NOT PUBLISHABLE (the result says the time limit decided)."""
+    deadline = Deadline(limit)
+    results = run(problems, limit)
     if not any(_concerned(t) for t in tables):
         return results
     added = [0] * len(tables)
@@ -188,12 +236,32 @@ def protect_combined_linked(
         new = any(not f.issuperset(m.tolist()) for f, m in zip(forced, more, strict=True))
         if not new or any(r.cancelled for r in results):
             break  # nothing to add, or the method did not keep what it was given
+        left = None if limit is None else deadline.remaining
+        if left is not None and left < RERUN_SHARE * float(limit or 0.0):
+            for r in results:
+                r.timed_out = True
+                r.log.append(
+                    "Rule on combined cells: the time limit left no time to run the method "
+                    "again for the sums still unsafe"
+                )
+            break
         for k, m in enumerate(more):
             forced[k] |= set(m.tolist())
             added[k] += int(m.size)
         problems = [_keeping(p, m) for p, m in zip(problems, more, strict=True)]
-        results = run(problems)
+        try:
+            results = run(problems, left)
+        except TimeLimitError:
+            for r in results:  # the previous round's patterns stay, their sums judged below
+                r.timed_out = True
+                r.log.append(
+                    "Rule on combined cells: the run again for the sums found no pattern "
+                    "within the time limit"
+                )
+            break
     for t, r, n in zip(tables, results, added, strict=True):
         if _concerned(t):
             _finish(t, r, n)
+        if r.timed_out and TIME_LIMIT_DECIDED not in r.log:
+            r.log.append(TIME_LIMIT_DECIDED)
     return results
