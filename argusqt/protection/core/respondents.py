@@ -242,7 +242,7 @@ def joined(parts: list[Respondents], local: list[np.ndarray], n_cells: int) -> R
     links = [_binary(all_known @ all_known.T)] if k else []
     ids = [p.ids for p in parts]
     if k and all(i is not None for i in ids):
-        flat = np.concatenate([np.asarray(i, dtype=np.int64) for i in ids])  # type: ignore[misc]
+        flat = np.concatenate([np.asarray(i, dtype=np.int64) for i in ids])
         _, inv = np.unique(flat, return_inverse=True)
         by_id = sp.csr_matrix((np.ones(k), (np.arange(k), inv)), shape=(k, int(inv.max()) + 1))
         links.append(_binary(by_id @ by_id.T))
