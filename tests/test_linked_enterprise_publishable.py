@@ -1,5 +1,5 @@
-"""Linked MOD on the enterprise data ends publishable (docs/design.md, D-51): act × product
-and act × region, p% on holdings, MOD on the cover table. The joint problem now carries the
+"""Linked MOD and GH on the enterprise data end publishable (docs/design.md, D-51): act × product
+and act × region, p% on holdings, on the cover table. The joint problem now carries the
 tables' own holdings (merged by holding id, with their exemptions in every table) and gets
 the insider repair one table gets; both tables are cleared and written, the joint pattern
 passes the test's own outside attacker (a linprog attacker that shares no code with the
@@ -23,7 +23,8 @@ from argusqt.session import Session
 pytestmark = [pytest.mark.compat, pytest.mark.slow]
 
 
-def test_linked_mod_on_enterprise_is_publishable(shared_data, tmp_path):
+@pytest.mark.parametrize("method", ["MOD", "GH"])
+def test_linked_method_on_enterprise_is_publishable(method, shared_data, tmp_path):
     folder = tmp_path / "enterprise"
     shutil.copytree(shared_data / "enterprise", folder)
     s = Session()
@@ -36,7 +37,7 @@ def test_linked_mod_on_enterprise_is_publishable(shared_data, tmp_path):
             TableSpec(ex, "turnover", cost=CostSpec("variable", "turnover"), rules=rules)
         )
     s.compute_tables()
-    results = s.protect_linked("MOD", {"max_minutes": 2})
+    results = s.protect_linked(method, {"max_minutes": 2} if method == "MOD" else None)
     for no, res in enumerate(results, start=1):
         assert s.protection_state(no) == "cleared", res.verdict.summary()
         assert res.verdict is not None and res.verdict.ok
