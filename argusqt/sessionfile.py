@@ -44,7 +44,11 @@ Loading reopens the data, recomputes the tables, redoes the recodes, checks that
 table has the saved cells (codes and a digest of the cell values), restores the per-cell
 state and re-runs the audit of every table with secondary suppressions or a suppression
 method: a table saved as protected by a suppression method (HEUR, MOD, OPT) that no longer
-passes raises AuditError (an unverified pattern is never shown as protected).
+passes raises AuditError (an unverified pattern is never shown as protected). Every table
+restored as protected then gets the publication gate's verdict (outsider, insiders for its
+publication form, sums of suppressed cells, and the joint audit of tables protected
+together): it reads "protected (publication audit passed)" or NOT PUBLISHABLE, as saving
+would say (docs/design.md, D-51).
 
 "method" and "result" are saved only while the table's statuses are still the method's
 pattern; after later manual changes (undo secondaries, a new unsafe cell, …) they are saved
@@ -78,8 +82,15 @@ from argusqt.actions import (
     WriteTable,
 )
 from argusqt.batch.arb import parse_arb_lines
-from argusqt.errors import ArgusError, AuditError, Cancelled, InputError
-from argusqt.export.gate import mark_protected
+from argusqt.errors import ArgusError, AuditError, Cancelled, InputError, PublicationError
+from argusqt.export.gate import (
+    fingerprint,
+    linked_fingerprint,
+    linked_table_verdicts,
+    mark_protected,
+    protection_state,
+    table_verdict,
+)
 from argusqt.io.atomic import atomic_write_text
 from argusqt.io.confidential import CONFIDENTIAL_BANNER
 from argusqt.io.outputs import check_outputs
@@ -638,7 +649,8 @@ def load_session(
     session: Any = None,
 ) -> Any:
     """A Session rebuilt from a session file: data reopened, tables recomputed and recoded,
-    per-cell state restored and every protected pattern audited again.
+    per-cell state restored, every protected pattern audited again and given the publication
+    gate's verdict (D-51).
 
     Raises SessionFileError (an InputError) for unreadable files, missing data or data that
     no longer give the saved tables; AuditError when a saved protected pattern fails the
@@ -710,6 +722,7 @@ def load_session(
     s.actions += history
     if any(isinstance(a, Protect) and a.table == 0 for a in history):
         s.linked = list(range(1, len(s.tables) + 1))  # protected together: audited together
+    _gate_verdicts(s, progress, cancel)
     s.add_log(f"Session {path.name} loaded: {len(saved_tables)} table(s) restored")
     return s
 
@@ -932,6 +945,55 @@ def _audit_table(s, no: int, result: Any, where: str, progress, cancel) -> None:
             result.audit = verdict
         mark_protected(table)  # the publication gate still audits it before any export
     s.add_log(f"Table {no}: {verdict.summary()}")
+
+
+def _gate_verdicts(s, progress, cancel) -> None:
+    """Every table restored as protected gets the publication gate's verdict (docs/design.md,
+    D-51): never "protected" after the outsider audit alone, as a table saved NOT PUBLISHABLE
+    would otherwise come back."""
+    numbers = [
+        n for n in range(1, len(s.tables) + 1) if protection_state(s.table(n)) == "protected"
+    ]
+    if not numbers:
+        return
+    verdicts: dict[int, Any] = {}
+    refused: dict[int, str] = {}
+    linked = [n for n in s.linked if n in numbers]
+    if linked:
+        tables = [s.table(n) for n in s.linked]
+        progress(ProgressEvent(f"Publication audit of the linked tables {s.linked}"))
+        try:
+            joint = linked_table_verdicts(tables, s.linked, progress=progress, cancel=cancel)
+        except PublicationError as exc:  # the set cannot be judged together: the gate refuses
+            refused.update({n: exc.message for n in linked})
+        else:
+            verdicts.update({n: v for n, v in zip(s.linked, joint, strict=True) if n in numbers})
+            if all(v.ok for v in joint):
+                s.linked_cleared = linked_fingerprint(tables)
+    for no in numbers:
+        if no in verdicts or no in refused:
+            continue
+        progress(ProgressEvent(f"Publication audit of table {no}"))
+        try:
+            verdicts[no] = table_verdict(s.table(no), progress=progress, cancel=cancel)
+        except PublicationError as exc:  # e.g. a rounding base not known: not judged
+            refused[no] = exc.message
+    for no in numbers:
+        table = s.table(no)
+        result = s.results.get(no)
+        if no in refused:
+            mark_protected(table)
+            table.refused_print = fingerprint(table)
+            s.add_log(f"Table {no}: NOT PUBLISHABLE: {refused[no]}")
+            continue
+        v = verdicts[no]
+        mark_protected(table, v)
+        if result is not None:
+            result.verdict = v
+        if v.ok:
+            s.add_log(f"Table {no}: publication audit passed")
+        else:
+            s.add_log(f"Table {no}: NOT PUBLISHABLE: {v.summary()}")
 
 
 __all__ = [

@@ -19,7 +19,7 @@ def test_ip_intervals_survive_save_and_reopen(ex2):
     s.protect(1, "IP")
     before = s.write_table(1, 3, "", ex2 / "before.txt")[0].read_text()
     again = load_session(save_session(s, ex2 / "w.aqs"))
-    # protected, audited again by the gate before its first export (as RND and CTA)
-    assert again.protection_state(1) == "protected"
+    # reopened with the gate's verdict on its intervals (docs/design.md, D-51)
+    assert again.protection_state(1) == "cleared"
     after = again.write_table(1, 3, "", ex2 / "after.txt")[0].read_text()
     assert after == before

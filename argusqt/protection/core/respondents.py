@@ -9,11 +9,14 @@ which holding is alone in which cell comes from the fine cells the table was bui
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 
 from argusqt.model.tabulate import expand_to_cells
 
@@ -37,6 +40,11 @@ class Respondents:
     unit: str  # "record" or "holding"
     #: how the respondents were identified when not exactly (said in the verdict)
     note: str = ""
+    #: each row's respondent id in the microdata (holdings), None when not known; rows of
+    #: tables built from the same microdata with the same id are the same respondent
+    ids: np.ndarray | None = None
+    #: rows of other holdings (ids) over this table's cells, for a linked set (D-51)
+    rows_of: Callable[[np.ndarray], Respondents] | None = None
 
     @property
     def count(self) -> int:
@@ -51,7 +59,9 @@ class Respondents:
         def pad(m: sp.csr_matrix) -> sp.csr_matrix:
             return sp.csr_matrix((m.data, m.indices, m.indptr), shape=(k, n_cells))
 
-        return Respondents(pad(self.known), pad(self.exempt), self.unit, self.note)
+        return Respondents(
+            pad(self.known), pad(self.exempt), self.unit, self.note, self.ids, self.rows_of
+        )
 
 
 def _sole(freq: np.ndarray) -> np.ndarray:
@@ -154,18 +164,30 @@ def from_table(table: Table, relations: sp.spmatrix) -> Respondents:
 
 def _from_holdings(table: Any, fine: Any, leaf_maps: Any) -> Respondents:
     """One row per holding that is the only holding of some cell, from the fine cells."""
-
-    n = table.n_cells
-    hfreq = np.asarray(table.hfreq, dtype=float)
     per_fine = np.bincount(fine.hold_fine, minlength=fine.n_fine)
     # a fine cell under a one-holding cell has that holding only
     lone_pairs = np.flatnonzero(per_fine[fine.hold_fine] == 1)
     candidates = np.unique(fine.hold_id[lone_pairs])
+    out = _holding_rows(table, fine, leaf_maps, candidates, alone_only=True)
+    # another table of a linked set may need this table's cells of other holdings (D-51)
+    out.rows_of = partial(_holding_rows, table, fine, leaf_maps, alone_only=False)
+    return out
+
+
+def _holding_rows(
+    table: Any, fine: Any, leaf_maps: Any, candidates: np.ndarray, *, alone_only: bool
+) -> Respondents:
+    """Rows of the holdings `candidates` (only those alone in some cell with `alone_only`):
+    the cells each alone makes up and those where it is the largest contributor."""
+    n = table.n_cells
+    hfreq = np.asarray(table.hfreq, dtype=float)
     empty = sp.csr_matrix((0, n))
     if candidates.size == 0:
-        return Respondents(empty, empty, "holding")
+        return Respondents(empty, empty, "holding", ids=np.zeros(0, dtype=np.int64))
     # every (fine cell, holding) pair of those holdings, expanded to the table's cells
     pairs = np.flatnonzero(np.isin(fine.hold_id, candidates))
+    if pairs.size == 0:
+        return Respondents(empty, empty, "holding", ids=np.zeros(0, dtype=np.int64))
     f = fine.hold_fine[pairs]
     nodes = [np.asarray(leaf_maps[d])[fine.keys[f, d]] for d in range(len(table.dims))]
     cells, items = expand_to_cells(nodes, table.dims)
@@ -176,7 +198,8 @@ def _from_holdings(table: Any, fine: Any, leaf_maps: Any) -> Respondents:
     u_hold, u_cell = uniq // n, uniq % n
     alone = _sole(hfreq[u_cell])
     ids, row = np.unique(u_hold, return_inverse=True)
-    keep = np.isin(ids, np.unique(u_hold[alone]))  # holdings alone in some cell
+    # holdings alone in some cell
+    keep = np.isin(ids, np.unique(u_hold[alone])) if alone_only else np.ones(ids.size, bool)
     new_row = np.cumsum(keep) - 1
     sel = keep[row]
     r, c, sh = new_row[row[sel]], u_cell[sel], share[sel]
@@ -188,4 +211,72 @@ def _from_holdings(table: Any, fine: Any, leaf_maps: Any) -> Respondents:
     order = np.lexsort((c, r))
     exempt = _largest(own, sh[order], table.htop)
     assert np.array_equal(coo.row, r[order]) and np.array_equal(coo.col, c[order])
-    return Respondents(known, _binary(exempt + known), "holding")
+    return Respondents(known, _binary(exempt + known), "holding", ids=ids[keep])
+
+
+def joined(parts: list[Respondents], local: list[np.ndarray], n_cells: int) -> Respondents:
+    """The respondents of tables published together, over their joint cells (`local[k]`:
+    joint cell of each cell of table k): one row per respondent, rows of the same
+    respondent merged — same microdata id, or alone in a common cell (a cell made up by one
+    respondent has exactly one), so that no respondent is split into two attackers that
+    each "recompute" the other's cells (docs/design.md, D-51)."""
+    every = [p.ids for p in parts if p.ids is not None]
+    if len(every) == len(parts) and every:
+        wanted = np.unique(np.concatenate(every))
+        parts = [_completed(p, wanted) for p in parts]
+    rows, known, exempt = [], [], []
+    offset = 0
+    for part, loc in zip(parts, local, strict=True):
+        loc = np.asarray(loc, dtype=np.int64)
+        remap = sp.csr_matrix(
+            (np.ones(loc.size), (np.arange(loc.size), loc)), shape=(loc.size, n_cells)
+        )
+        known.append(_binary(part.known[:, : loc.size] @ remap))
+        exempt.append(_binary(part.exempt[:, : loc.size] @ remap))
+        rows.append(np.arange(part.count) + offset)
+        offset += part.count
+    k = offset
+    all_known = sp.vstack(known).tocsr() if k else sp.csr_matrix((0, n_cells))
+    all_exempt = sp.vstack(exempt).tocsr() if k else sp.csr_matrix((0, n_cells))
+    # a graph of rows: rows sharing a known cell, rows sharing an id
+    links = [_binary(all_known @ all_known.T)] if k else []
+    ids = [p.ids for p in parts]
+    if k and all(i is not None for i in ids):
+        flat = np.concatenate([np.asarray(i, dtype=np.int64) for i in ids])
+        _, inv = np.unique(flat, return_inverse=True)
+        by_id = sp.csr_matrix((np.ones(k), (np.arange(k), inv)), shape=(k, int(inv.max()) + 1))
+        links.append(_binary(by_id @ by_id.T))
+    if not k:
+        empty = sp.csr_matrix((0, n_cells))
+        return Respondents(empty, empty, parts[0].unit if parts else "record")
+    n_comp, comp = connected_components(sum(links[1:], links[0]), directed=False)
+    merge = sp.csr_matrix((np.ones(k), (comp, np.arange(k))), shape=(n_comp, k))
+    notes = "; ".join(sorted({p.note for p in parts if p.note}))
+    units = {p.unit for p in parts}
+    return Respondents(
+        _binary(merge @ all_known),
+        _binary(merge @ all_exempt),
+        units.pop() if len(units) == 1 else "respondent",
+        notes,
+    )
+
+
+def _completed(part: Respondents, wanted: np.ndarray) -> Respondents:
+    """`part` with rows for the holdings of `wanted` it lacks (alone in no cell of its
+    table, yet the largest contributor of some): a holding alone in a cell of another
+    linked table keeps its exemptions in this one."""
+    assert part.ids is not None
+    missing = np.setdiff1d(wanted, part.ids)
+    if part.rows_of is None or missing.size == 0:
+        return part
+    more = part.rows_of(missing)
+    if more.count == 0 or more.ids is None:
+        return part
+    n = part.known.shape[1]
+    return Respondents(
+        sp.vstack([part.known, more.known[:, :n]]).tocsr(),
+        sp.vstack([part.exempt, more.exempt[:, :n]]).tocsr(),
+        part.unit,
+        part.note,
+        np.concatenate([part.ids, more.ids]),
+    )

@@ -27,10 +27,12 @@ from argusqt.model.status import (
     secondary_status_for,
 )
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
+from argusqt.protection.audit.insider_repair import make_publishable
 from argusqt.protection.audit.outsider import audit
 from argusqt.protection.core import registry
 from argusqt.protection.core.options import SolverOptions, options_dict
 from argusqt.protection.core.problem import CSPProblem
+from argusqt.protection.core.respondents import joined
 from argusqt.protection.core.result import ProtectionResult, grouped
 from argusqt.protection.suppress.table_repair import repair
 
@@ -169,6 +171,12 @@ def build_linked_problem(
     rel = sp.vstack(blocks).tocsr()
     rel = _unique_rows(rel)
     full = n == int(np.prod([len(c) for c in cover]))
+    parts = [t.respondents for t in tables]
+    respondents = (
+        joined([r for r in parts if r is not None], local, n)
+        if all(r is not None for r in parts)
+        else None  # derived from the joint frequencies when the audit needs them
+    )
     problem = CSPProblem(
         values=values,
         lower=lower,
@@ -183,8 +191,24 @@ def build_linked_problem(
         decimals=decimals,
         dims=list(cover) if full else None,
         freq=freq,
+        respondents=respondents,
     )
     return problem, local, cover
+
+
+def _repair_insiders(
+    joint: CSPProblem, status: np.ndarray, progress: ProgressCallback, cancel: CancelToken | None
+) -> tuple[np.ndarray, int]:
+    """The joint pattern with the insider repair one table gets in run_method
+    (make_publishable), on every table's relations and respondents at once (D-51)."""
+    sup = is_suppressed(status)
+    fixed, _verdict, added = make_publishable(joint, sup, progress=progress, cancel=cancel)
+    if not added:
+        return status, 0
+    out = np.asarray(status).copy()
+    new = fixed & ~sup
+    out[new] = secondary_status_for(out[new])
+    return out, added
 
 
 def _unique_rows(rel: sp.csr_matrix) -> sp.csr_matrix:
@@ -412,6 +436,12 @@ def protect_linked(
                 f"{desc.label} on linked tables needs the cover table: some cover cells "
                 "are in no input table (build it from the microdata) or use the optimal method"
             )
+    joint_status, added = _repair_insiders(joint, joint_status, progress, cancel)
+    if added:
+        extra_log.append(
+            f"linked: {added} cells suppressed in addition so that no respondent alone in a "
+            "suppressed cell recomputes another primary (joint problem)"
+        )
     joint_cost = float(np.asarray(joint.cost, dtype=float)[is_secondary(joint_status)].sum())
     out = []
     for k, (t, loc) in enumerate(zip(tables, local, strict=True), start=1):
