@@ -203,6 +203,8 @@ class OptOptions(SuppressOptions):
     bridgeless: bool = True
     #: cover cuts of the capacity cuts at fractional points (lp/covers.py)
     covers: bool = True
+    #: try an attacker move remembered from an earlier point before each LP (D-46)
+    reuse_moves: bool = True
 
 
 # ---------------------------------------------------------------------- start pattern
@@ -409,6 +411,7 @@ def solve_optimal(
         guide_delay=float(guide_delay if opts.guided_delay is None else opts.guided_delay),
         bridgeless=bool(opts.bridgeless),
         covers=bool(opts.covers),
+        reuse_moves=bool(opts.reuse_moves),
     )
     everything = problem.candidate | problem.primary | problem.secondary
     found = out.mask[:n] if out.mask is not None else None
