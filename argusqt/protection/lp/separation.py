@@ -75,11 +75,12 @@ def _load_lp(
 ) -> highspy.Highs:
     """`h` (a new silent dual-simplex instance if None) given the LP min 0·y, A y = b,
     lo ≤ y ≤ hi: instances are reused because creating one costs more than many warm solves."""
-    if a.format != "csc":
-        a = sp.csc_matrix(a)
+    csc = a if isinstance(a, sp.csc_matrix) else sp.csc_matrix(a)  # blocks come cached as CSC
     if h is None:
         h = new_highs(primal=False, presolve=False)
-    pass_model(h, a.indptr, a.indices, a.data, a.shape[0], np.zeros(a.shape[1]), lo, hi, b, b)
+    pass_model(
+        h, csc.indptr, csc.indices, csc.data, csc.shape[0], np.zeros(csc.shape[1]), lo, hi, b, b
+    )
     return h
 
 
