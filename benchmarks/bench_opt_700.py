@@ -82,7 +82,8 @@ def _extra_params(extra: dict) -> None:
     solve = optimal.solve_optimal
 
     def with_extra(problem, params=None, *args, **kwargs):  # type: ignore[no-untyped-def]
-        return solve(problem, {**(params or {}), **extra}, *args, **kwargs)
+        given = params.as_dict() if hasattr(params, "as_dict") else dict(params or {})
+        return solve(problem, {**given, **extra}, *args, **kwargs)
 
     optimal.solve_optimal = with_extra  # type: ignore[assignment]
 

@@ -167,6 +167,10 @@ class Separator:
         #: the last separate() stopped early (cancel or deadline): not every primary seen
         self.interrupted = False
         self._lp_sweep: highspy.Highs | None = None
+        #: reuse attacker solutions across calls (Certificates): off unless a caller sets it
+        self.reuse = False
+        self.certs = Certificates(self.lb, self.ub)
+        self._additive = not self.rhs_dev.any()
 
     # ------------------------------------------------------------------ helpers
     def full_point(self, x: np.ndarray) -> np.ndarray:
@@ -300,6 +304,8 @@ class Separator:
             self._run_lo = np.zeros(cells.size)
             self._run_hi = np.zeros(cells.size)
             self._last = -1
+            self._cells = cells
+            self._xf = xf
             if 3 <= pos.size and cells.size <= SWEEP_CELLS and sweep:
                 self._sweep(blk, lo[cells], hi[cells], rhs_eff[rows], pos, block_t)
             for p, j in zip(block_t, pos, strict=True):
@@ -319,7 +325,9 @@ class Separator:
 
     def _solve_primary(self, h, blk: RowBlock, p: int, j: int):
         """Both attacker LPs of primary p (column j of the block model), skipped when an
-        earlier attacker solution of the block already shows p protected in that direction."""
+        earlier attacker solution of the block (or a remembered move, `reuse`) already shows
+        p protected in that direction. Reduced costs only for a direction that fails: only
+        its cut needs them."""
         a_p = self.values[p]
         n = self.values.shape[0]
         d_up = d_lo = None
@@ -327,14 +335,31 @@ class Separator:
         hi_val, lo_val = a_p + self._run_hi[j], a_p + self._run_lo[j]
         need_up = sliding or (self.upl[p] > 0 and hi_val - a_p < self.upl[p] + self.eps)
         need_lo = sliding or (self.lpl[p] > 0 and a_p - lo_val < self.lpl[p] + self.eps)
+        reuse = self.reuse and not sliding and self._additive
+        if need_up and reuse:
+            moved = self.certs.reach(p, 1, self._xf)
+            if moved >= self.upl[p] + self.eps:  # an earlier attacker move still fits
+                hi_val, need_up = a_p + moved, False
+                self.certs.reused += 1
+        if need_lo and reuse:
+            moved = self.certs.reach(p, -1, self._xf)
+            if moved >= self.lpl[p] + self.eps:
+                lo_val, need_lo = a_p - moved, False
+                self.certs.reused += 1
         if need_up:
             obj, pi = self._run(h, j, -1.0)
             hi_val = a_p - obj
-            d_up = self._reduced(blk, pi, p, -1.0, n)
+            if sliding or hi_val - a_p < self.upl[p] - self.eps:
+                d_up = self._reduced(blk, pi, p, -1.0, n)
+            elif reuse and hi_val - a_p >= self.upl[p] + self.eps:
+                self.certs.keep(p, 1, self._cells, self._y)
         if need_lo:
             obj, pi = self._run(h, j, 1.0)
             lo_val = a_p + obj
-            d_lo = self._reduced(blk, pi, p, 1.0, n)
+            if sliding or a_p - lo_val < self.lpl[p] - self.eps:
+                d_lo = self._reduced(blk, pi, p, 1.0, n)
+            elif reuse and a_p - lo_val >= self.lpl[p] + self.eps:
+                self.certs.keep(p, -1, self._cells, self._y)
         return self._judge(p, lo_val, hi_val, d_up, d_lo)
 
     def _sweep(self, blk: RowBlock, lo, hi, b, pos: np.ndarray, targets: np.ndarray) -> None:
@@ -414,6 +439,7 @@ class Separator:
         obj = float(h.getInfo().objective_function_value)
         sol = h.getSolution()
         y = np.asarray(sol.col_value, dtype=float)
+        self._y = y
         np.minimum(self._run_lo, y, out=self._run_lo)
         np.maximum(self._run_hi, y, out=self._run_hi)
         return obj, np.asarray(sol.row_dual, dtype=float)
@@ -504,6 +530,41 @@ class Separator:
                     if c is not None and c.cells.size:
                         cuts.append(c)
         return _dedupe(cuts)
+
+
+class Certificates:
+    """Per primary and direction, the last attacker move δ (A δ = 0) that reached its level.
+
+    At a new master point the move scaled by t = min(1, minᵢ capᵢ(x)/|δᵢ|) is still feasible
+    (capᵢ(x) = UBᵢxᵢ up, LBᵢxᵢ down), so t·|δₚ| is a range the attacker reaches there: when
+    it meets the level, the primary is protected in that direction without an LP (in OPT's
+    branch-and-cut 92 % of the attacker LPs pass, at points close to earlier ones).
+    """
+
+    def __init__(self, lb: np.ndarray, ub: np.ndarray):
+        self.lb, self.ub = lb, ub
+        #: (p, sense) → (cells moved, capacity per unit of x over |δ| there, |δₚ|)
+        self.moves: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, float]] = {}
+        self.reused = 0  # attacker LPs spared (counted by the caller that skips them)
+
+    def keep(self, p: int, sense: int, cells: np.ndarray, y: np.ndarray) -> None:
+        """Remember the attacker's move of primary p in direction sense (+1 up, −1 down)."""
+        nz = np.flatnonzero(y)
+        c, d = cells[nz], y[nz]
+        at = np.flatnonzero(c == p)
+        if at.size == 0 or sense * d[at[0]] <= 0:
+            return
+        per_x = np.where(d > 0, self.ub[c], self.lb[c]) / np.abs(d)
+        self.moves[(p, sense)] = (c, per_x, abs(float(d[at[0]])))
+
+    def reach(self, p: int, sense: int, xf: np.ndarray) -> float:
+        """How far the remembered move, scaled to fit x, takes p in direction sense (0: none
+        remembered)."""
+        got = self.moves.get((p, sense))
+        if got is None:
+            return 0.0
+        cells, per_x, dp = got
+        return min(1.0, float((per_x * xf[cells]).min())) * dp
 
 
 def _dedupe(cuts: list[Cut]) -> list[Cut]:

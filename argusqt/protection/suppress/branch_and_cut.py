@@ -181,7 +181,8 @@ def _outcome(
         + f", nodes {outcome.nodes}, cuts {outcome.cuts}"
         + (f" ({run.n_insider_cuts} against insiders)" if insiders is not None else "")
         + f", cover cuts {run.n_cover_cuts}"
-        + f", candidate checks {run.n_checks}, attacker LPs {sep.n_lps}, {watch.elapsed:.2f} s"
+        + f", candidate checks {run.n_checks}, attacker LPs {sep.n_lps}"
+        + f" ({sep.certs.reused} spared by earlier moves), {watch.elapsed:.2f} s"
         + (
             f"; guided heuristic {guided.found} patterns in {guided.calls} runs "
             f"({guided.spent} LPs, {guided.seconds:.1f} s)"
@@ -209,6 +210,7 @@ def solve_pattern(
     guide_delay: float = GUIDED_DELAY_MIN,
     bridgeless: bool = True,
     covers: bool = True,
+    reuse_moves: bool = False,
     max_nodes: int | None = None,
     max_lps: int | None = None,
     init_cuts: list[Cut] | None = None,
@@ -233,6 +235,10 @@ def solve_pattern(
     # again) they cost more than the per-primary LPs they spare — b520 at load 7.7: SCIP
     # 3.4 → 2.1–2.6 s; 1H2D 2,508 cells seeds 0/1/3: 23.6/19.2/45.5 → 21.4/17.6/35.9 s
     sep.sweep = False
+    # an attacker move that reached a level at an earlier point is tried before the LP
+    # (lp/separation.py Certificates; docs/design.md D-46): OPT's choice; off for the
+    # LP-budgeted callers (MOD's subtables, HEUR's polish), whose budgets count LPs
+    sep.reuse = reuse_moves
     free = np.flatnonzero(sep.free)
     cost = np.asarray(problem.cost, dtype=float)
     pos_of = np.full(problem.n_cells, -1, dtype=np.int64)

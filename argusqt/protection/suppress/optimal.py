@@ -206,6 +206,8 @@ class OptOptions(SuppressOptions):
     #: the neighbourhood heuristic (local_branching.py): off, it cost g04 its proof within
     #: 60 CPU-s for a cheaper one-minute pattern on g28 (docs/design.md, D-45)
     rins: bool = False
+    #: try an attacker move remembered from an earlier point before each LP (D-46)
+    reuse_moves: bool = True
 
 
 # ---------------------------------------------------------------------- start pattern
@@ -413,6 +415,7 @@ def solve_optimal(
         bridgeless=bool(opts.bridgeless),
         covers=bool(opts.covers),
         rins=bool(opts.rins),
+        reuse_moves=bool(opts.reuse_moves),
     )
     everything = problem.candidate | problem.primary | problem.secondary
     found = out.mask[:n] if out.mask is not None else None

@@ -90,7 +90,9 @@ class _CapacityHandler(Conshdlr):
         return self.tvars
 
     def attacker_lps(self) -> int:
-        """Attacker LPs of the separation so far (outsider and insiders): the work count."""
+        """Attacker LPs of the separation so far (outsider and insiders): the work count. The
+        checks a remembered move settled (Separator.certs) cost ~1/50 of an LP and are not
+        counted: the guided heuristic's share stays a share of the LP work (D-46)."""
         return self.sep.n_lps + sum(sep.n_lps for sep, _ in self.insider_pool.values())
 
     def _insider_sep(self, known: np.ndarray) -> tuple[Separator, set[int]]:
@@ -104,6 +106,7 @@ class _CapacityHandler(Conshdlr):
             sep = Separator(self.sep.problem, fixed)
             sep.deadline = self.sep.deadline
             sep.sweep = self.sep.sweep
+            sep.reuse = self.sep.reuse
             hit = self.insider_pool[key] = (sep, set())
         return hit
 
