@@ -38,7 +38,10 @@ State = Literal["cleared", "protected", "refused", "changed", "unprotected", "no
 
 STATE_TEXT: dict[str, str] = {
     "cleared": "protected (publication audit passed)",
-    "protected": "protected",
+    # a method's result whose publication audit has not run on these statuses yet (after a
+    # cancel's grace ran out): "protected" alone would be a verdict nobody certified
+    "protected": "protected by the method; publication audit not yet run (it runs before "
+    "anything is written)",
     "refused": "NOT PUBLISHABLE: the result fails the publication audit (see the log)",
     "changed": "NOT PROTECTED: statuses changed after protection",
     "unprotected": "not protected",
