@@ -315,9 +315,16 @@ def test_past_the_limits_grace_the_kept_pattern_is_not_publishable(monkeypatch):
     t = protect("HEUR", "NK(2,80)|COMB(0)").table
     t.spec.rules.combined = True
     run, given = _timed_run(t, clock, spend=600.0)
-    out = protect_combined(t, CSPProblem.from_table(t), run, cancel=None, limit=60.0)
+
+    def proven(problem, seconds=None):  # a first run that proved its (unsafe) pattern optimal
+        res = run(problem, seconds)
+        res.optimal, res.lower_bound, res.gap = True, res.cost, 0.0
+        return res
+
+    out = protect_combined(t, CSPProblem.from_table(t), proven, cancel=None, limit=60.0)
     assert given == [60.0]
     np.testing.assert_array_equal(out.status, np.asarray(t.status))
     assert out.timed_out
+    assert not out.optimal  # never "Proven optimal" beside NOT PUBLISHABLE
     assert any("no time left after the time limit" in line for line in out.log)
     assert out.verdict is not None and not out.verdict.ok

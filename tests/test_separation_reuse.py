@@ -105,3 +105,19 @@ def test_opt_with_remembered_moves_keeps_the_optimum() -> None:
             spared += got
         assert costs[True] == costs[False]
     assert spared > 0
+
+
+def test_a_remembered_move_through_an_unbounded_published_cell_proves_nothing():
+    """An infinite bound on a cell now published (x = 0) gives inf·0 = nan: the move cannot
+    pass through that cell, so it reaches 0, not its full length."""
+    import numpy as np
+
+    from argusqt.protection.lp.separation import Certificates
+
+    lb = np.array([1.0, 1.0, np.inf])
+    ub = np.array([1.0, 1.0, np.inf])
+    certs = Certificates(lb, ub)
+    cells = np.array([0, 1, 2])
+    certs.keep(0, 1, cells, np.array([4.0, -2.0, -2.0]))
+    assert certs.reach(0, 1, np.array([1.0, 1.0, 0.0])) == 0.0
+    assert certs.reach(0, 1, np.array([1.0, 1.0, 1.0])) > 0.0

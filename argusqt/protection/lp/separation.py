@@ -564,7 +564,11 @@ class Certificates:
         if got is None:
             return 0.0
         cells, per_x, dp = got
-        return min(1.0, float((per_x * xf[cells]).min())) * dp
+        x = xf[cells]
+        with np.errstate(invalid="ignore"):
+            room = per_x * x
+        room[x <= 0] = 0.0  # an infinite bound at x = 0 gives nan: no move through a published cell
+        return min(1.0, float(room.min())) * dp
 
 
 def _dedupe(cuts: list[Cut]) -> list[Cut]:

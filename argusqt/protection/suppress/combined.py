@@ -197,6 +197,7 @@ def _judge_again(
         verdict = face_verdict(problem, result_face("suppress", result), cancel=grace)
     except Cancelled:
         result.status, result.cost, result.verdict = kept
+        result.optimal = False  # the kept pattern fails its sums: nothing about it is proven
         result.log.append(
             "Rule on combined cells: no time left after the "
             + ("cancel" if within is None else "time limit")
