@@ -45,3 +45,17 @@ def test_without_ids_respondents_of_different_cells_stay_apart():
     t2 = Respondents(_rows([[1]], 3), _rows([[1]], 3), "record")
     out = joined([t1, t2], [np.array([0, 1, 2]), np.array([0, 3, 4])], 5)
     assert _sets(out.known) == {frozenset({1}), frozenset({3})}
+
+
+def test_a_record_level_table_in_the_set_does_not_split_a_holding():
+    """Review of D-51: one table without ids (record level) turned merging by id off for
+    every table, so a holding alone in cells of two holding tables with no common cell
+    became two weaker attackers."""
+    t1 = Respondents(_rows([[1], [2]], 3), _rows([[1], [2]], 3), "holding", ids=np.array([7, 9]))
+    t2 = Respondents(_rows([[1]], 3), _rows([[1]], 3), "holding", ids=np.array([9]))
+    t3 = Respondents(_rows([[2]], 3), _rows([[2]], 3), "record")  # no ids
+    local = [np.array([0, 1, 2]), np.array([0, 3, 4]), np.array([0, 5, 6])]
+    out = joined([t1, t2, t3], local, 7)
+    assert frozenset({2, 3}) in _sets(out.known)  # holding 9: one attacker knowing both
+    assert frozenset({6}) in _sets(out.known)  # the record stays its own attacker
+    assert out.count == 3

@@ -217,13 +217,15 @@ def _holding_rows(
 def joined(parts: list[Respondents], local: list[np.ndarray], n_cells: int) -> Respondents:
     """The respondents of tables published together, over their joint cells (`local[k]`:
     joint cell of each cell of table k): one row per respondent, rows of the same
-    respondent merged — same microdata id, or alone in a common cell (a cell made up by one
-    respondent has exactly one), so that no respondent is split into two attackers that
-    each "recompute" the other's cells (docs/design.md, D-51)."""
+    respondent merged — same holding id (among the tables that have ids), or alone in a
+    common cell (a cell made up by one respondent has exactly one), so that a holding is
+    never split into two attackers that each "recompute" the other's cells. Record-level
+    rows (no id) of tables that share none of their cells cannot be matched and stay apart
+    (docs/design.md, D-51)."""
     every = [p.ids for p in parts if p.ids is not None]
-    if len(every) == len(parts) and every:
+    if every:  # tables without ids (record level) do not stop the others' merging by id
         wanted = np.unique(np.concatenate(every))
-        parts = [_completed(p, wanted) for p in parts]
+        parts = [_completed(p, wanted) if p.ids is not None else p for p in parts]
     rows, known, exempt = [], [], []
     offset = 0
     for part, loc in zip(parts, local, strict=True):
@@ -241,10 +243,13 @@ def joined(parts: list[Respondents], local: list[np.ndarray], n_cells: int) -> R
     # a graph of rows: rows sharing a known cell, rows sharing an id
     links = [_binary(all_known @ all_known.T)] if k else []
     ids = [p.ids for p in parts]
-    if k and all(i is not None for i in ids):
-        flat = np.concatenate([np.asarray(i, dtype=np.int64) for i in ids])
+    if k and any(i is not None for i in ids):  # rows without an id are linked by cells only
+        id_rows = np.concatenate([r for r, i in zip(rows, ids, strict=True) if i is not None])
+        flat = np.concatenate([np.asarray(i, dtype=np.int64) for i in ids if i is not None])
         _, inv = np.unique(flat, return_inverse=True)
-        by_id = sp.csr_matrix((np.ones(k), (np.arange(k), inv)), shape=(k, int(inv.max()) + 1))
+        by_id = sp.csr_matrix(
+            (np.ones(id_rows.size), (id_rows, inv)), shape=(k, int(inv.max()) + 1)
+        )
         links.append(_binary(by_id @ by_id.T))
     if not k:
         empty = sp.csr_matrix((0, n_cells))
