@@ -160,3 +160,34 @@ def test_cover_must_match_the_tables():
     other.dims = [other.dims[1], other.dims[0], other.dims[2]]
     with pytest.raises(InputError, match="must span the variables"):
         cover_problem_for([p1, p2], other)
+
+
+def test_a_cancel_at_the_methods_end_keeps_the_linked_pattern_audited(monkeypatch):
+    """Review of D-51: the joint insider repair ran on the already-cancelled token and
+    threw the method's pattern away; it gets the cancel's grace, as one table's audit does."""
+    import dataclasses
+
+    import argusqt.protection.suppress.linked as linked_module
+    from argusqt.progress import CancelToken
+
+    p1, p2 = _two_tables()
+    token = CancelToken()
+    real_get = linked_module.registry.get
+
+    def get(name):
+        desc = real_get(name)
+
+        def solve(*args, **kwargs):
+            res = desc.solve(*args, **kwargs)
+            token.cancel()  # the user pressed Cancel as the method returned its pattern
+            res.cancelled = True
+            return res
+
+        return dataclasses.replace(desc, solve=solve)
+
+    monkeypatch.setattr(linked_module.registry, "get", get)
+    results = protect_linked([p1, p2], "OPT", {"max_time": 60}, cancel=token)
+    assert [r.cancelled for r in results] == [True, True]
+    for prob, res in zip((p1, p2), results, strict=True):
+        assert res.audit is not None and res.audit.ok
+        assert lp_protected(prob, _sup(res.status))  # the test's own attacker

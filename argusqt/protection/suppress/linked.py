@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from argusqt.errors import AuditError, InputError, MethodError
+from argusqt.errors import AuditError, Cancelled, InputError, MethodError, TimeLimitError
 from argusqt.model.codelist import CodeList
 from argusqt.model.status import (
     Status,
@@ -29,7 +29,15 @@ from argusqt.model.status import (
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
 from argusqt.protection.audit.insider_repair import make_publishable
 from argusqt.protection.audit.outsider import audit
+from argusqt.protection.audit.publication import CANCEL_GRACE
 from argusqt.protection.core import registry
+from argusqt.protection.core.budget import (
+    Deadline,
+    DeadlineToken,
+    out_of_time,
+    seconds_param,
+    stop_after,
+)
 from argusqt.protection.core.options import SolverOptions, options_dict
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.respondents import joined
@@ -197,12 +205,35 @@ def build_linked_problem(
 
 
 def _repair_insiders(
-    joint: CSPProblem, status: np.ndarray, progress: ProgressCallback, cancel: CancelToken | None
+    joint: CSPProblem,
+    status: np.ndarray,
+    progress: ProgressCallback,
+    cancel: CancelToken | None,
+    deadline: Deadline,
+    method: str,
 ) -> tuple[np.ndarray, int]:
     """The joint pattern with the insider repair one table gets in run_method
-    (make_publishable), on every table's relations and respondents at once (D-51)."""
+    (make_publishable), on every table's relations and respondents at once (D-51); bounded
+    as there: a cancel leaves CANCEL_GRACE, the user's limit its grace."""
     sup = is_suppressed(status)
-    fixed, _verdict, added = make_publishable(joint, sup, progress=progress, cancel=cancel)
+    grace = cancel.grace(CANCEL_GRACE) if cancel is not None else None
+    stop = DeadlineToken(deadline, grace, extra=stop_after(deadline.seconds))
+    try:
+        fixed, _verdict, added = make_publishable(joint, sup, progress=progress, cancel=stop)
+    except Cancelled:
+        if stop.out_of_time and not (cancel is not None and cancel.cancelled):
+            raise TimeLimitError(
+                f"linked {method}: "
+                + out_of_time(
+                    deadline.seconds,
+                    "while auditing the joint pattern (outsider and insiders), so it is not used",
+                    outcome="the tables were left unchanged",
+                )
+            ) from None
+        raise Cancelled(
+            f"linked {method} cancelled: its pattern could not be audited in time, so it is "
+            "not used"
+        ) from None
     if not added:
         return status, 0
     out = np.asarray(status).copy()
@@ -401,6 +432,7 @@ def protect_linked(
     """
 
     params = options_dict(params)
+    run_deadline = Deadline(seconds_param(params, "max_time", "time_limit"))
     desc = registry.get(method)
     registry.require_linked(desc)
     method = desc.name
@@ -436,7 +468,9 @@ def protect_linked(
                 f"{desc.label} on linked tables needs the cover table: some cover cells "
                 "are in no input table (build it from the microdata) or use the optimal method"
             )
-    joint_status, added = _repair_insiders(joint, joint_status, progress, cancel)
+    joint_status, added = _repair_insiders(
+        joint, joint_status, progress, cancel, run_deadline, method
+    )
     if added:
         extra_log.append(
             f"linked: {added} cells suppressed in addition so that no respondent alone in a "
