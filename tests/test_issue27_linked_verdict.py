@@ -226,3 +226,19 @@ def test_opts_bound_after_the_rule_holds_for_the_problem_posed():
     if "Proven optimal" in lines:
         assert r.cost == pytest.approx(best)
     assert any(line.startswith("Rule on combined cells: the bound") for line in r.log)
+
+
+def test_a_set_the_gate_cannot_judge_together_is_kept_recorded_and_not_cleared(monkeypatch):
+    """Review of D-50: a PublicationError from the joint judgement escaped after the
+    tables held the new statuses, before they were marked and the action recorded."""
+    import argusqt.workflow.protecting as protecting
+
+    def cannot_judge(*args, **kwargs):
+        raise PublicationError("the linked tables disagree on their common cells (test)")
+
+    monkeypatch.setattr(protecting, "linked_table_verdicts", cannot_judge)
+    s = linked_session(pinned=False)
+    s.protect_linked("MOD")
+    assert [s.protection_state(no) for no in (1, 2)] == ["protected", "protected"]
+    assert any("NOT PUBLISHABLE as they stand" in e.message for e in s.log)
+    assert type(s.actions[-1]).__name__ == "Protect"  # the session file replays it

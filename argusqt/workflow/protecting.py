@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from argusqt.actions import Protect
-from argusqt.errors import ArgusError, AuditError, Cancelled, MethodError, SpecificationError
+from argusqt.errors import (
+    ArgusError,
+    AuditError,
+    Cancelled,
+    MethodError,
+    PublicationError,
+    SpecificationError,
+)
 from argusqt.export.gate import linked_fingerprint, linked_table_verdicts, mark_protected
 from argusqt.io.codelists import codelist_for
 from argusqt.io.ptable import PTable, read_ptable
@@ -315,8 +322,9 @@ def linked_verdicts(s: Session, cancel: CancelToken | None) -> list[Any] | None:
     """The publication gate's verdict on each table of the linked set just protected (its
     own, sums of suppressed cells included, and the set's joint one: docs/design.md, D-50),
     so that every door prints what saving would say. After a cancel it gets CANCEL_GRACE;
-    None when that ends first (the tables then read "protected" and the gate runs when
-    they are saved)."""
+    None when that ends first or the set cannot be judged together (PublicationError, in
+    the log): the tables then read "publication audit not yet run" and the gate runs, and
+    refuses what fails, when they are saved."""
     # lazy: scipy, HiGHS and the audit (docs/design.md, D-39)
     from argusqt.protection.audit.publication import CANCEL_GRACE
 
@@ -329,6 +337,9 @@ def linked_verdicts(s: Session, cancel: CancelToken | None) -> list[Any] | None:
             f"Linked tables {s.linked}: no time left after the cancel for the publication "
             "audit; it runs when the tables are saved"
         )
+        return None
+    except PublicationError as exc:  # the set cannot be judged together: say so, keep going
+        s.add_log(f"Linked tables {s.linked}: NOT PUBLISHABLE as they stand: {exc}")
         return None
     if all(v.ok for v in verdicts):
         s.linked_cleared = linked_fingerprint(tables)
