@@ -71,6 +71,17 @@ def test_a_move_breaking_a_relation_is_refused():
     assert _pairs(out) == {(0, b)}
 
 
+def test_a_tiny_move_breaking_a_relation_is_refused():
+    """Review of D-49: the relation check was absolute (1e-7), so a move of size 1e-6 that
+    breaks its relation by 1e-7 passed, and `proves` then scaled it up to the bounds."""
+    p, sup = _row_insider()
+    b = cell_id(p, 1, 2)
+    bogus = (np.array([b], dtype=np.int64), np.array([1e-9]))
+    out = insider_audit(p, sup, moves=[bogus])
+    assert out.figures.get("seeded", 0) == 0
+    assert _pairs(out) == {(0, b)}
+
+
 def test_a_move_through_a_published_cell_is_refused():
     p, sup = _row_insider()
     b, row1 = cell_id(p, 1, 2), cell_id(p, 1, 0)

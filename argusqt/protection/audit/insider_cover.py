@@ -228,8 +228,11 @@ class Cover:
             shape=(n, len(cand)),
         )
         residual = abs(self.hops.csr @ moves_m).max(axis=0).toarray().ravel()
-        scale = np.maximum(1.0, abs(moves_m).max(axis=0).toarray().ravel())
-        good = [cand[k] for k in np.flatnonzero(residual <= 1e-7 * scale).tolist()]
+        # relative to the move's own size: `proves` scales a move up to the cells' bounds, so
+        # an absolute tolerance would let a small move grow into a broken relation
+        scale = abs(moves_m).max(axis=0).toarray().ravel()
+        ok = (scale > 0) & (residual <= 1e-7 * scale)
+        good = [cand[k] for k in np.flatnonzero(ok).tolist()]
         for cells, d in good:
             self.add(cells, d)
         self.figures["seeded"] = len(good)
