@@ -305,7 +305,8 @@ def test_batch_ptable_type7_excel_and_round_trips(tmp_path: Path) -> None:
     save_session(out.session, tmp_path / "s.aqs")
     loaded = load_session(tmp_path / "s.aqs")
     assert np.array_equal(loaded.table(1).published, t.published)
-    assert loaded.protection_state(1) == "protected"  # the gate checks it again on writing
+    # a reloaded session gets the gate's verdict at once (docs/design.md, D-51)
+    assert loaded.protection_state(1) == "cleared"
     loaded.write_table(1, 2, "", tmp_path / "pivot.csv")
     assert loaded.protection_state(1) == "cleared"
 

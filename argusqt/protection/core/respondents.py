@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
 from argusqt.model.tabulate import expand_to_cells
 
@@ -254,6 +253,9 @@ def joined(parts: list[Respondents], local: list[np.ndarray], n_cells: int) -> R
     if not k:
         empty = sp.csr_matrix((0, n_cells))
         return Respondents(empty, empty, parts[0].unit if parts else "record")
+    # lazy: scipy.sparse.csgraph imports scipy.linalg (0.3 s): only linked tables need it
+    from scipy.sparse.csgraph import connected_components
+
     n_comp, comp = connected_components(sum(links[1:], links[0]), directed=False)
     merge = sp.csr_matrix((np.ones(k), (comp, np.arange(k))), shape=(n_comp, k))
     notes = "; ".join(sorted({p.note for p in parts if p.note}))
