@@ -51,7 +51,7 @@ class CancelToken:
     def wait(self, timeout: float) -> bool:
         return self._event.wait(timeout)
 
-    def grace(self, seconds: float) -> GraceToken:
+    def grace(self, seconds: float) -> CancelToken:
         """A token cancelled `seconds` after this one: time to finish or audit a result."""
         return GraceToken(self, seconds)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from argusqt.errors import AuditError, MethodError
+from argusqt.errors import AuditError, Cancelled, MethodError
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
 from argusqt.protection.audit.publication import (
     EXACT_INTERVAL_LIMIT,
@@ -31,9 +31,13 @@ MAX_ROUNDS = 10
 
 
 def repair_insiders(
-    problem: CSPProblem, suppressed: np.ndarray, verdict: PublicationVerdict
+    problem: CSPProblem,
+    suppressed: np.ndarray,
+    verdict: PublicationVerdict,
+    cancel: CancelToken | None = None,
 ) -> np.ndarray:
-    """`suppressed` plus the cells that protect every insider disclosure of `verdict`."""
+    """`suppressed` plus the cells that protect every insider disclosure of `verdict`.
+    Polls `cancel` before each disclosure's path LP (the run's time limit, D-52): Cancelled."""
     sup = np.asarray(suppressed, dtype=bool).copy()
     ctx = MoveContext(problem)
     base_movable = ctx.movable.copy()
@@ -42,6 +46,8 @@ def repair_insiders(
     for d in verdict.disclosures:
         if d.reason != "insider":
             continue
+        if cancel is not None and cancel.cancelled:
+            raise Cancelled("insider repair cancelled")
         known = np.asarray(d.known_cells, dtype=np.int64)
         ctx.movable = base_movable.copy()
         ctx.movable[known] = False
@@ -101,7 +107,7 @@ def make_publishable(
             raise AuditError(verdict.summary())
         n = len(verdict.disclosures)
         progress(ProgressEvent(message=f"Protecting {n} cells against respondents (insiders)"))
-        grown = repair_insiders(problem, sup, verdict)
+        grown = repair_insiders(problem, sup, verdict, cancel)
         if _exact_intervals(grown, intervals):
             verdict = publication_audit(
                 problem, grown, intervals=intervals, progress=progress, cancel=cancel, moves=moves

@@ -118,6 +118,25 @@ class DeadlineToken(CancelToken):
         self.deadline = deadline
         self.parent = parent
         self.extra = float(extra)
+        #: the grace this token is (grace()), so that graces do not stack
+        self.graced: float | None = None
+
+    def grace(self, seconds: float) -> CancelToken:
+        """A token cancelled `seconds` after this one: after the deadline on the run's clock
+        (CLOCK: a CPU-second limit stays one, a test's clock drives it; D-52), after the
+        user's cancel by the parent's grace. Graces do not stack."""
+        base = self.extra
+        if self.graced is not None:
+            seconds = min(float(seconds), self.graced)
+            base -= self.graced
+        if self._event.is_set() and not (
+            (self.parent is not None and self.parent.cancelled) or self.out_of_time
+        ):
+            return super().grace(seconds)  # cancelled by a direct cancel(): its wall grace
+        parent = self.parent.grace(seconds) if self.parent is not None else None
+        token = DeadlineToken(self.deadline, parent, extra=base + float(seconds))
+        token.graced = float(seconds)
+        return token
 
     @property
     def out_of_time(self) -> bool:
