@@ -92,6 +92,8 @@ def child(folder: Path, seconds: float, cpu: bool, extra: dict | None = None) ->
     """Read the table through the batch runner, run OPT as batch does, audit its statuses."""
     if cpu:
         _cpu_clock()
+    extra = dict(extra or {})
+    combined = extra.pop("combined", None)  # the rule on combined cells (US#160), not OPT's
     if extra:
         _extra_params(extra)
     from argusqt.batch.runner import run_batch
@@ -106,6 +108,8 @@ def child(folder: Path, seconds: float, cpu: bool, extra: dict | None = None) ->
     if getattr(outcome, "error", None):
         return {"error": str(outcome.error)}
     table = session.table(1)
+    if combined is not None:  # on by default since issue 27; false = COMB(0), the issue's rules
+        table.spec.rules.combined = bool(combined)
     problem = CSPProblem.from_table(table, status=posed_status(table))
     w0, c0 = time.perf_counter(), time.process_time()
     res = session.protect(1, "OPT", {"max_minutes": seconds / 60.0})
@@ -254,7 +258,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-extras", action="store_true", help="without opt_bound_805 and sample")
     ap.add_argument("--workdir", type=Path, default=None)
     ap.add_argument("--set", action="append", default=[], metavar="KEY=JSON",
-                    help="an OPT solver option, e.g. covers=false (repeatable)")  # fmt: skip
+                    help="an OPT solver option, e.g. covers=false (repeatable); combined=false "
+                         "switches the rule on combined cells off (COMB(0))")  # fmt: skip
     ap.add_argument("--json", type=Path, default=None, help="also write the rows here")
     ap.add_argument("--child", type=Path, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
