@@ -108,6 +108,38 @@ def determined_sums(table: Table, suppressed: np.ndarray) -> list[tuple[int, np.
     return out
 
 
+def unsafe_relations(
+    table: Table, suppressed: np.ndarray
+) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    """(published total, suppressed parts, published parts) of each relation whose
+    determined sum of suppressed parts fails a dominance or p% rule: the local configuration
+    no protected pattern may have (a no-good on the relation's cells alone, so it is valid
+    whatever the other cells are)."""
+    if not combined_on(table.spec.rules) or table.spec.is_frequency:
+        return []
+    rel = table.relations.tocsr()
+    sup = np.asarray(suppressed, dtype=bool)
+    unsafe: dict[tuple[int, ...], bool] = {}
+    out: list[tuple[int, np.ndarray, np.ndarray]] = []
+    for r in range(rel.shape[0]):
+        lo, hi = rel.indptr[r], rel.indptr[r + 1]
+        cols, coef = rel.indices[lo:hi], rel.data[lo:hi]
+        totals = cols[coef < 0]
+        parts = cols[coef > 0]
+        if totals.size != 1 or sup[totals[0]]:
+            continue
+        inside = sup[parts]
+        group = np.sort(parts[inside])
+        if group.size < 2:
+            continue
+        key = tuple(group.tolist())
+        if key not in unsafe:
+            unsafe[key] = bool(sum_failures(table, group)[0])
+        if unsafe[key]:
+            out.append((int(totals[0]), group, np.sort(parts[~inside])))
+    return out
+
+
 def combined_disclosures(table: Table, suppressed: np.ndarray) -> list[CombinedSum]:
     """The determined sums of suppressed cells that a dominance or p% rule makes unsafe
     ([] when the option is off or the table has no such rule)."""

@@ -87,6 +87,11 @@ class CSPProblem:
     #: combined cells runs a method again): the insider audit checks each and starts from
     #: those that still hold (docs/design.md, D-49); nothing else reads them
     moves: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
+    #: the rule on combined cells (US#160) as a check of a 0/1 pattern (suppressed mask over
+    #: the table's cells): (published total, suppressed parts, published parts) of each
+    #: relation whose determined sum a rule makes unsafe; OPT rejects such patterns inside
+    #: its branch-and-cut so that its bound and "optimal" hold with the rule (D-53)
+    pattern_rule: Callable[[np.ndarray], list[tuple[int, np.ndarray, np.ndarray]]] | None = None
 
     def __post_init__(self) -> None:
         self.lpl, self.upl, self.upper = minimum_protection(self)

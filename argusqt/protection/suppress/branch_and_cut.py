@@ -29,6 +29,7 @@ from argusqt.protection.suppress.local_branching import RinsHeur
 from argusqt.protection.suppress.scip_plugins import (
     Guide,
     InsiderCheck,
+    PatternRule,
     _Bridgeless,
     _CapacityHandler,
     _GuidedHeur,
@@ -181,6 +182,7 @@ def _outcome(
         + f", nodes {outcome.nodes}, cuts {outcome.cuts}"
         + (f" ({run.n_insider_cuts} against insiders)" if insiders is not None else "")
         + f", cover cuts {run.n_cover_cuts}"
+        + (f", no-goods of sums {run.n_combined_cuts}" if run.n_combined_cuts else "")
         + f", candidate checks {run.n_checks}, attacker LPs {sep.n_lps}"
         + f" ({sep.certs.reused} spared by earlier moves), {watch.elapsed:.2f} s"
         + (
@@ -215,6 +217,7 @@ def solve_pattern(
     max_lps: int | None = None,
     init_cuts: list[Cut] | None = None,
     rins: bool = False,
+    combined: PatternRule | None = None,
 ) -> PatternOutcome:
     """Branch-and-cut on `problem` with cells fixed as in `fixed` (NaN = free; see Separator).
 
@@ -226,7 +229,8 @@ def solve_pattern(
     separation) bound the search by work instead of seconds, so a stop at them gives the same
     pattern on any machine; `max_time` is only a safety cap (a stop there sets `timed_out`).
     `init_cuts` are cuts known valid for every protected pattern (over free cells); `rins`
-    adds the neighbourhood heuristic of local_branching.py.
+    adds the neighbourhood heuristic of local_branching.py. `combined` (the rule on combined
+    cells, CSPProblem.pattern_rule) rejects a 0/1 pattern with an unsafe determined sum.
     """
     watch = Stopwatch()
     fixed = default_fixed(problem) if fixed is None else np.asarray(fixed, dtype=float)
@@ -263,10 +267,12 @@ def solve_pattern(
             sum(float(k) * xvars[int(j)] for k, j in zip(c.coef, pos, strict=True)) >= c.rhs
         )
     run.sepa_depth = 10**9 if sepa_depth is None else sepa_depth
-    hdlr = _CapacityHandler(sep, free, xvars, run, insiders)
+    hdlr = _CapacityHandler(sep, free, xvars, run, insiders, combined)
     hdlr.covers = covers
     stop.work = hdlr.attacker_lps
-    if bridgeless and not np.any(cost[free] < 0):
+    # not with the rule on combined cells: publishing a bridge can make a relation's sum of
+    # suppressed parts determined and unsafe, so an optimal pattern may need its bridges
+    if bridgeless and combined is None and not np.any(cost[free] < 0):
         # valid only for costs ≥ 0: publishing a bridge then never costs more
         # (argusqt/docs/methods.md §3.2)
         hdlr.bridgeless = _Bridgeless(sep)

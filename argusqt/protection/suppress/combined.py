@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 
@@ -22,7 +23,12 @@ from argusqt.protection.audit.publication import CANCEL_GRACE, PublicationVerdic
 from argusqt.protection.core.budget import Deadline, DeadlineToken, limit_grace
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.result import TIME_LIMIT_DECIDED, ProtectionResult, grouped
-from argusqt.rules.combined import combined_disclosures, combined_on, repair_choice
+from argusqt.rules.combined import (
+    combined_disclosures,
+    combined_on,
+    repair_choice,
+    unsafe_relations,
+)
 
 #: rounds of repair at most (each adds at least one secondary)
 MAX_ROUNDS = 25
@@ -54,6 +60,13 @@ def _keeping(problem: CSPProblem, cells: np.ndarray) -> CSPProblem:
     out = copy.copy(problem)
     out.status = status
     return out
+
+
+def _unsafe_relations_of(
+    table: Table, mask: np.ndarray
+) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    """CSPProblem.pattern_rule: the relations whose determined sum is unsafe in `mask`."""
+    return unsafe_relations(table, np.asarray(mask, dtype=bool)[: table.n_cells])
 
 
 def _concerned(table: Table) -> bool:
@@ -96,6 +109,9 @@ def protect_combined(
     when the limit leaves no time for a rerun, the cells go into the kept pattern directly
     and it is judged again within the cancel's grace (the limit's grace)."""
     deadline = Deadline(limit)
+    if _concerned(table):  # methods that can (OPT) keep the rule inside their search
+        problem = copy.copy(problem)
+        problem.pattern_rule = partial(_unsafe_relations_of, table)
     result = run(problem, limit)
     if not _concerned(table):
         result.moves = []  # the run's own audit used them: not kept with the session

@@ -416,12 +416,21 @@ def solve_optimal(
         covers=bool(opts.covers),
         rins=bool(opts.rins),
         reuse_moves=bool(opts.reuse_moves),
+        combined=problem.pattern_rule if opts.publish else None,
     )
     everything = problem.candidate | problem.primary | problem.secondary
     found = out.mask[:n] if out.mask is not None else None
     if found is not None and not out.optimal and np.array_equal(found, everything):
         found = None  # "suppress every candidate" is never published unless proven optimal
-    best = min(published, key=lambda pub: pub.cost, default=None)
+    # with the rule on combined cells (US#160) a published pattern whose determined sums are
+    # unsafe is only a fallback: the branch-and-cut's own pattern, which the rule passed
+    # inside the search, is preferred even when it costs more (D-53)
+    rule = problem.pattern_rule if opts.publish else None
+
+    def rank(pub: _Published) -> tuple[bool, float]:
+        return (rule is not None and bool(rule(pub.mask)), pub.cost)
+
+    best = min(published, key=rank, default=None)
     unaudited = None
     if cancel.cancelled and best is None and found is None and start is not None:
         found = start[:n]  # the heuristic finished within the cancel's grace: audited there
@@ -431,10 +440,10 @@ def solve_optimal(
             # time and keeps it only if that audit passes (run_method)
             if best is None or pattern_cost(found) < best.cost:
                 unaudited = found
-        elif best is None or pattern_cost(found) < best.cost:
+        elif best is None or pattern_cost(found) < best.cost or rank(best)[0]:
             if protected(found):
                 pub = publish(found, "the optimal pattern")
-                if pub is not None and (best is None or pub.cost < best.cost):
+                if pub is not None and (best is None or rank(pub) < rank(best)):
                     best = pub
     if best is None and unaudited is None:
         if cancel.cancelled:

@@ -37,6 +37,10 @@ GUIDED_GAP = 0.20
 #: a 0/1 pattern and the run's stop → (primary, cells its attacker knows) per insider
 #: disclosure, or None when the stop came first
 InsiderCheck = Callable[[np.ndarray, Any], list[tuple[int, np.ndarray]] | None]
+#: a 0/1 pattern → (published total, suppressed parts, published parts) of each relation
+#: whose determined sum the rule on combined cells makes unsafe (CSPProblem.pattern_rule)
+PatternRule = Callable[[np.ndarray], list[tuple[int, np.ndarray, np.ndarray]]]
+
 #: the master's LP point over all cells, the incumbent's cost, a stop token and a seconds cap
 #: (None: none) → a protected 0/1 pattern cheaper than the incumbent, or None (_GuidedHeur)
 Guide = Callable[[np.ndarray, float, CancelToken, "float | None"], np.ndarray | None]
@@ -53,8 +57,11 @@ class _CapacityHandler(Conshdlr):
         xvars: list,
         run: _Run,
         insiders: InsiderCheck | None = None,
+        combined: PatternRule | None = None,
     ):
         self.sep = sep
+        #: the rule on combined cells as a check of a 0/1 pattern (None: not asked)
+        self.combined = combined
         self.free_idx = free
         self.xvars = xvars
         self.run = run
@@ -136,7 +143,11 @@ class _CapacityHandler(Conshdlr):
         outsider, or else to an insider)."""
         outcomes = self._separate(self.sep, x)
         if x_int and not outcomes and not self.sep.interrupted:
-            return self._insider_cuts(x)
+            cuts, fails = self._insider_cuts(x)
+            if fails or self.sep.interrupted:
+                return cuts, fails
+            sums = self._combined_cuts(x)
+            return (sums, True) if sums else (cuts, False)
         cuts = [c for o in outcomes for c in o.cuts]
         if not x_int and self.insider_pool:
             # the respondents met so far, at the fractional point too: a tighter bound
@@ -151,6 +162,30 @@ class _CapacityHandler(Conshdlr):
             if not cuts:
                 cuts.append(self._nogood(x))
         return cuts, bool(outcomes)
+
+    def _combined_cuts(self, x: np.ndarray) -> list[Cut]:
+        """At a 0/1 point every attacker passes: a relation whose published total gives an
+        unsafe sum of its suppressed parts (the rule on combined cells, US#160) is cut off
+        by the no-good of that relation's configuration — Σ published parts and total ≥ 1 +
+        Σ suppressed parts − |those parts| over its free cells. It names only the relation's
+        cells, so it holds for every pattern the rule accepts: the bound stays a proof."""
+        if self.combined is None:
+            return []
+        free = self.sep.free
+        cuts = []
+        for total, group, others in self.combined(self.sep.full_point(x) > 0.5):
+            up = np.r_[total, others].astype(np.int64)
+            up = up[free[up]]
+            down = np.asarray(group, dtype=np.int64)
+            down = down[free[down]]
+            if up.size + down.size == 0:
+                continue  # no free cell can change it: the verdict says NOT PUBLISHABLE
+            cells = np.r_[up, down]
+            coef = np.r_[np.ones(up.size), -np.ones(down.size)]
+            rhs = 1.0 - down.size
+            cuts.append(Cut(-1, "combined", cells, coef, rhs, cells, coef, rhs))
+        self.run.n_combined_cuts += len(cuts)
+        return cuts
 
     def _separate(self, sep: Separator, x: np.ndarray, primaries=None, **kw) -> list:
         """sep.separate under the run's stop; a check stopped early (the stop's poll, or an
@@ -245,8 +280,12 @@ class _CapacityHandler(Conshdlr):
         protected = not self._separate(self.sep, x, stop_at_first=True)
         if protected and not self.sep.interrupted and not self.run.stop.cancelled:
             cuts, fails = self._insider_cuts(x)
+            if not (fails or self.run.stop.cancelled):
+                cuts = self._combined_cuts(x)  # the rule on combined cells (US#160)
+                fails = bool(cuts)
             if fails or self.run.stop.cancelled:
-                # rejected by an insider: its cuts join the model at the next separation
+                # rejected by an insider or by an unsafe sum: its cuts join the model at the
+                # next separation
                 self.store.add(cuts)
                 self.pending.extend(c for c in cuts if c.cells.size)
                 return {"result": SCIP_RESULT.INFEASIBLE}
@@ -587,6 +626,8 @@ class _Run:
     n_checks: int = 0
     n_insider_cuts: int = 0
     n_cover_cuts: int = 0
+    #: no-goods of the rule on combined cells (_combined_cuts)
+    n_combined_cuts: int = 0
     #: the best certified lower bound on the free cost (SCIP's dual bound or the root LP
     #: value, read only while every step so far was exact)
     bound: float | None = None
