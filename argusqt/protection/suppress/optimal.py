@@ -422,10 +422,12 @@ def solve_optimal(
     found = out.mask[:n] if out.mask is not None else None
     if found is not None and not out.optimal and np.array_equal(found, everything):
         found = None  # "suppress every candidate" is never published unless proven optimal
-    # with the rule on combined cells (US#160) a published pattern whose determined sums are
-    # unsafe is only a fallback: the branch-and-cut's own pattern, which the rule passed
-    # inside the search, is preferred even when it costs more (D-53)
-    rule = problem.pattern_rule if opts.publish else None
+    # with the rule on combined cells (US#160): when the branch-and-cut proved its pattern
+    # optimal (the rule inside the search), a cheaper published pattern whose determined
+    # sums are unsafe is no candidate at all; when it did not (the time limit), the cheapest
+    # pattern goes on as before and the rule's repair follows (protect_combined): a search
+    # cut short holds dearer patterns that pass the rule than the repair gives (D-53)
+    rule = problem.pattern_rule if opts.publish and out.optimal else None
 
     def rank(pub: _Published) -> tuple[bool, float]:
         return (rule is not None and bool(rule(pub.mask)), pub.cost)
