@@ -21,16 +21,9 @@ from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_pr
 from argusqt.protection.audit.disclosure import face_verdict, result_face
 from argusqt.protection.audit.insider_repair import make_publishable
 from argusqt.protection.audit.outsider import EXACT_AUDIT_LIMIT, pattern_digest
-from argusqt.protection.audit.publication import CANCEL_GRACE
+from argusqt.protection.audit.publication import audit_stop, audit_stopped
 from argusqt.protection.core import registry
-from argusqt.protection.core.budget import (
-    Deadline,
-    DeadlineToken,
-    out_of_time,
-    seconds_param,
-    seeds,
-    stop_after,
-)
+from argusqt.protection.core.budget import Deadline, seconds_param, seeds
 from argusqt.protection.core.options import SolverOptions, options_dict
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.registry import MethodDescriptor
@@ -163,10 +156,7 @@ def _run(
         result.log.append(verdict_own.summary())
         return result
     progress(ProgressEvent(message="Auditing the pattern (outsider and insiders)"))
-    # a cancel (before or during the audit) leaves CANCEL_GRACE seconds to finish it; the
-    # run's time limit and its grace bound it too
-    grace = cancel.grace(CANCEL_GRACE) if cancel is not None else None
-    stop = DeadlineToken(run_deadline, grace, extra=stop_after(limit))
+    stop = audit_stop(run_deadline, cancel)
     try:
         fixed, verdict, added = make_publishable(
             problem,
@@ -179,17 +169,8 @@ def _run(
     except AuditError as err:
         raise AuditError(f"{name}: {err}") from None
     except Cancelled:
-        if stop.out_of_time and not (cancel is not None and cancel.cancelled):
-            raise TimeLimitError(
-                f"{name}: "
-                + out_of_time(
-                    limit,
-                    "while auditing its pattern (outsider and insiders), so it is not used",
-                    outcome="the table was left unchanged",
-                )
-            ) from None
-        raise Cancelled(
-            f"{name} cancelled: its best pattern could not be audited in time, so it is not used"
+        raise audit_stopped(
+            stop, cancel, name, "its best pattern", "the table was left unchanged"
         ) from None
     if added:
         status = np.asarray(result.status).copy()

@@ -16,6 +16,7 @@ suppressed cells whose sum follows from row and column totals together).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -86,13 +87,10 @@ def sum_failures(table: Table, cells: np.ndarray) -> tuple[list[str], float]:
     return causes, need
 
 
-def determined_sums(table: Table, suppressed: np.ndarray) -> list[tuple[int, np.ndarray]]:
-    """(published total, its suppressed parts) per relation with at least two suppressed
-    parts and a published total: the sums one subtraction gives."""
+def _relation_sums(table: Table, sup: np.ndarray) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+    """(published total, its suppressed parts, its published parts) per relation with one
+    total, published, and at least two suppressed parts: the sums one subtraction gives."""
     rel = table.relations.tocsr()
-    sup = np.asarray(suppressed, dtype=bool)
-    out: list[tuple[int, np.ndarray]] = []
-    seen: set[tuple[int, ...]] = set()
     for r in range(rel.shape[0]):
         lo, hi = rel.indptr[r], rel.indptr[r + 1]
         cols, coef = rel.indices[lo:hi], rel.data[lo:hi]
@@ -100,11 +98,21 @@ def determined_sums(table: Table, suppressed: np.ndarray) -> list[tuple[int, np.
         parts = cols[coef > 0]
         if totals.size != 1 or sup[totals[0]]:
             continue
-        group = np.sort(parts[sup[parts]])
+        inside = sup[parts]
+        if np.count_nonzero(inside) >= 2:
+            yield int(totals[0]), np.sort(parts[inside]), np.sort(parts[~inside])
+
+
+def determined_sums(table: Table, suppressed: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """(published total, its suppressed parts) per relation with at least two suppressed
+    parts and a published total: the sums one subtraction gives."""
+    out: list[tuple[int, np.ndarray]] = []
+    seen: set[tuple[int, ...]] = set()
+    for total, group, _ in _relation_sums(table, np.asarray(suppressed, dtype=bool)):
         key = tuple(group.tolist())
-        if group.size >= 2 and key not in seen:
+        if key not in seen:
             seen.add(key)
-            out.append((int(totals[0]), group))
+            out.append((total, group))
     return out
 
 
@@ -117,26 +125,14 @@ def unsafe_relations(
     whatever the other cells are)."""
     if not combined_on(table.spec.rules) or table.spec.is_frequency:
         return []
-    rel = table.relations.tocsr()
-    sup = np.asarray(suppressed, dtype=bool)
     unsafe: dict[tuple[int, ...], bool] = {}
     out: list[tuple[int, np.ndarray, np.ndarray]] = []
-    for r in range(rel.shape[0]):
-        lo, hi = rel.indptr[r], rel.indptr[r + 1]
-        cols, coef = rel.indices[lo:hi], rel.data[lo:hi]
-        totals = cols[coef < 0]
-        parts = cols[coef > 0]
-        if totals.size != 1 or sup[totals[0]]:
-            continue
-        inside = sup[parts]
-        group = np.sort(parts[inside])
-        if group.size < 2:
-            continue
+    for total, group, others in _relation_sums(table, np.asarray(suppressed, dtype=bool)):
         key = tuple(group.tolist())
         if key not in unsafe:
             unsafe[key] = bool(sum_failures(table, group)[0])
         if unsafe[key]:
-            out.append((int(totals[0]), group, np.sort(parts[~inside])))
+            out.append((total, group, others))
     return out
 
 

@@ -14,9 +14,11 @@ from typing import Literal
 
 import numpy as np
 
+from argusqt.errors import Cancelled, TimeLimitError
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
 from argusqt.protection.audit.insider import InsiderOutcome, insider_audit
 from argusqt.protection.audit.outsider import audit
+from argusqt.protection.core.budget import Deadline, DeadlineToken, out_of_time, stop_after
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.result import AuditResult
 
@@ -40,6 +42,28 @@ Reason = Literal[
 #: seconds a method may still use after a cancel to finish or audit its best pattern; a
 #: pattern not audited by then is dropped and the table stays unprotected
 CANCEL_GRACE = 1.5
+
+
+def audit_stop(deadline: Deadline, cancel: CancelToken | None) -> DeadlineToken:
+    """What a run's final audit (and its insider repair) polls: a cancel, before or during
+    it, leaves CANCEL_GRACE seconds to finish; the run's time limit bounds it too."""
+    grace = cancel.grace(CANCEL_GRACE) if cancel is not None else None
+    return DeadlineToken(deadline, grace, extra=stop_after(deadline.seconds))
+
+
+def audit_stopped(
+    stop: DeadlineToken, cancel: CancelToken | None, who: str, pattern: str, outcome: str
+) -> TimeLimitError | Cancelled:
+    """The error to raise when `stop` (audit_stop) ended the audit of `who`'s `pattern`: the
+    user's limit (TimeLimitError) unless the user cancelled."""
+    if stop.out_of_time and not (cancel is not None and cancel.cancelled):
+        what = f"while auditing {pattern.replace('best ', '')} (outsider and insiders)"
+        return TimeLimitError(
+            f"{who}: "
+            + out_of_time(stop.deadline.seconds, f"{what}, so it is not used", outcome=outcome)
+        )
+    return Cancelled(f"{who} cancelled: {pattern} could not be audited in time, so it is not used")
+
 
 #: above this many suppressed cells the outsider audit decides pass/fail only (no exact intervals)
 EXACT_INTERVAL_LIMIT = 2000

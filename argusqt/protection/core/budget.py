@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from argusqt.progress import CancelToken
+from argusqt.protection.core.options import seconds
 
 #: seconds, monotonic; tests replace it with a fake clock
 CLOCK = time.perf_counter
@@ -103,9 +104,9 @@ class Deadline:
 def seconds_param(params: Mapping[str, Any], *names: str) -> float | None:
     """The first of `names` given in params as a number of seconds (None when none is)."""
     for name in names:
-        value = params.get(name)
-        if value is not None and value != "":
-            return float(value)
+        value = seconds(params.get(name))
+        if value is not None:
+            return value
     return None
 
 

@@ -63,7 +63,8 @@ class SolverOptions:
 
 
 def seconds(value: object) -> float | None:
-    """A number of seconds as solvers read it (None or "" for none), like budget.seconds_param."""
+    """A number of seconds as solvers read it (None or "" for none); budget.seconds_param reads
+    the first of several names with it."""
     if value is None or value == "":
         return None
     return float(value)  # type: ignore[arg-type]

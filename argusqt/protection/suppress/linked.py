@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from argusqt.errors import AuditError, Cancelled, InputError, MethodError, TimeLimitError
+from argusqt.errors import AuditError, Cancelled, InputError, MethodError
 from argusqt.model.codelist import CodeList
 from argusqt.model.status import (
     Status,
@@ -29,15 +29,9 @@ from argusqt.model.status import (
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
 from argusqt.protection.audit.insider_repair import make_publishable
 from argusqt.protection.audit.outsider import audit
-from argusqt.protection.audit.publication import CANCEL_GRACE
+from argusqt.protection.audit.publication import audit_stop, audit_stopped
 from argusqt.protection.core import registry
-from argusqt.protection.core.budget import (
-    Deadline,
-    DeadlineToken,
-    out_of_time,
-    seconds_param,
-    stop_after,
-)
+from argusqt.protection.core.budget import Deadline, seconds_param
 from argusqt.protection.core.options import SolverOptions, options_dict
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.respondents import joined
@@ -216,23 +210,12 @@ def _repair_insiders(
     (make_publishable), on every table's relations and respondents at once (D-51); bounded
     as there: a cancel leaves CANCEL_GRACE, the user's limit its grace."""
     sup = is_suppressed(status)
-    grace = cancel.grace(CANCEL_GRACE) if cancel is not None else None
-    stop = DeadlineToken(deadline, grace, extra=stop_after(deadline.seconds))
+    stop = audit_stop(deadline, cancel)
     try:
         fixed, _verdict, added = make_publishable(joint, sup, progress=progress, cancel=stop)
     except Cancelled:
-        if stop.out_of_time and not (cancel is not None and cancel.cancelled):
-            raise TimeLimitError(
-                f"linked {method}: "
-                + out_of_time(
-                    deadline.seconds,
-                    "while auditing the joint pattern (outsider and insiders), so it is not used",
-                    outcome="the tables were left unchanged",
-                )
-            ) from None
-        raise Cancelled(
-            f"linked {method} cancelled: its pattern could not be audited in time, so it is "
-            "not used"
+        raise audit_stopped(
+            stop, cancel, f"linked {method}", "its joint pattern", "the tables were left unchanged"
         ) from None
     if not added:
         return status, 0
