@@ -7,7 +7,7 @@ import gc
 import os
 import signal
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 
 from argusqt import __version__
 
@@ -217,7 +217,21 @@ def start_gui(argv: Sequence[str]) -> int:
     return int(gui_main(list(argv)) or 0)
 
 
+#: BLAS thread pools numpy's and scipy's OpenBLAS start at import (docs/design.md, D-57)
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS",)
+
+
+def one_blas_thread(environ: MutableMapping[str, str] = os.environ) -> None:
+    """One OpenBLAS thread unless the user chose otherwise: starting its pool of threads costs
+    ~6 % of a small batch run's CPU at numpy's import, argusqt's BLAS calls are dot products
+    of a few cells, and a threaded `np.dot` would sum in an order set by the machine's cores."""
+    for name in BLAS_THREADS:
+        environ.setdefault(name, "1")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None and "numpy" not in sys.modules:  # our own process, before numpy loads
+        one_blas_thread()
     args_in = list(sys.argv[1:] if argv is None else argv)
     verbs = ("batch", "gui", "tidy", "audit")
     if args_in and not args_in[0].startswith("-") and args_in[0] not in verbs:

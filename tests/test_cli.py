@@ -104,3 +104,29 @@ def test_batch_without_logbook_prints_one_line_per_step(shared_data, tmp_path, c
     assert " : Batch line 6: <SUPPRESS> MOD(1)" in captured.out
     assert "stopped with an error" in captured.out
     assert f"{arb}, line 7: <RECODE>" in captured.err
+
+
+def test_the_command_starts_numpy_with_one_blas_thread_unless_told_otherwise():
+    """`argusqt` (our own process) asks OpenBLAS for one thread before numpy loads: no pool
+    to start, and dot products summed in the same order on every machine (D-57); a user's
+    own setting stays."""
+    from argusqt.cli import one_blas_thread
+
+    env = {"OPENBLAS_NUM_THREADS": "4"}
+    one_blas_thread(env)
+    assert env == {"OPENBLAS_NUM_THREADS": "4"}
+    probe = (
+        "import os, sys; from argusqt.cli import main; sys.argv = ['argusqt', '--version']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "import numpy; print(os.environ.get('OPENBLAS_NUM_THREADS'))"
+    )
+    clean = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    for given, expected in ((None, "1"), ("3", "3")):
+        env = dict(clean, PYTHONPATH=str(REPO))
+        if given is not None:
+            env["OPENBLAS_NUM_THREADS"] = given
+        out = subprocess.run(
+            [sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120
+        )
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.split()[-1] == expected

@@ -183,6 +183,23 @@ def test_rounded_values_do_not_stay_under_a_suppression():
     np.testing.assert_array_equal(s.table(1).status, _fresh("HEUR"))
 
 
+def test_the_posed_problem_gives_the_table_facts_of_the_table():
+    """Protect reads the methods' table facts off the problem it solves (built once,
+    docs/design.md D-57): after GH's secondaries and manual statuses they are the facts
+    of the table's own statuses."""
+    from argusqt.protection.core import registry
+    from argusqt.rules.changes import posed_status
+
+    s = _session(manual=True)
+    s.protect(1, "GH")
+    table = s.table(1)
+    assert is_secondary(table.status).any()  # the posed statuses differ from the table's
+    posed = CSPProblem.from_table(table, status=posed_status(table))
+    assert not np.array_equal(posed.status, table.status)
+    assert registry.table_facts(table, 1, posed) == registry.table_facts(table, 1)
+    assert s.table_facts(1) == registry.table_facts(table, 1)
+
+
 # ---------------------------------------------------------------- cancel: one true sentence
 def _no_time(monkeypatch) -> CancelToken:
     """A token cancelled before the run, with no grace: no pattern can be kept."""

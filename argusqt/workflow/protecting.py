@@ -24,7 +24,7 @@ from argusqt.export.gate import linked_fingerprint, linked_table_verdicts, mark_
 from argusqt.io.codelists import codelist_for
 from argusqt.io.ptable import PTable, read_ptable
 from argusqt.model.cellkey import set_ptables
-from argusqt.model.status import is_suppressed
+from argusqt.model.status import is_primary, is_suppressed
 from argusqt.model.table import ProtectionInfo, Table, TableSpec
 from argusqt.model.tabulate import build_table
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
@@ -65,10 +65,12 @@ def protect(
     desc = registry.get(method)
     p = desc.params.coerce(params)
     table = s.table(table_no)
-    options = desc.options_for(p, registry.table_facts(table, table_no))
-    check_numbers(s, table, table_no)
     start = posed_status(table)
     problem = CSPProblem.from_table(table, status=start)
+    # the facts read the primaries, which the posed statuses keep: the same problem serves
+    same = np.array_equal(problem.primary, is_primary(np.asarray(table.status)))
+    options = desc.options_for(p, registry.table_facts(table, table_no, problem if same else None))
+    check_numbers(s, table, table_no)
     s.add_log(f"Table {table_no}: {desc.name} started with {p.describe()}")
     s._log_lines(p.without_effect())
     if desc.kind != "suppress":

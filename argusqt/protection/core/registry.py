@@ -162,8 +162,10 @@ def require_linked(desc: MethodDescriptor) -> None:
         )
 
 
-def table_facts(table: Table, table_no: int) -> TableFacts:
-    """The facts of a table that methods' defaults and checks read."""
+def table_facts(table: Table, table_no: int, problem: CSPProblem | None = None) -> TableFacts:
+    """The facts of a table that methods' defaults and checks read. `problem`: the table's
+    problem when the caller has built it (the facts read only its primaries, which every
+    posed status keeps), so that one Protect builds it once (docs/design.md, D-57)."""
     # lazy: the problem module loads scipy.sparse; a batch reaches the registry before any
     # method runs, and scipy.sparse then loads the light way (model.scipy_sparse)
     from argusqt.protection.core.problem import CSPProblem
@@ -173,7 +175,9 @@ def table_facts(table: Table, table_no: int) -> TableFacts:
     if table.spec.use_holdings and rules.freq_holding is not None:
         fr = rules.freq_holding  # singletons count holdings then (problem.freq)
     min_frequency = int(fr.minfreq) if fr is not None else None
-    return problem_facts(CSPProblem.from_table(table), table_no, min_frequency)
+    if problem is None:
+        problem = CSPProblem.from_table(table)
+    return problem_facts(problem, table_no, min_frequency)
 
 
 def problem_facts(
