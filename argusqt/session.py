@@ -40,7 +40,6 @@ from argusqt.model.table import Table, TableSpec
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
 from argusqt.protection.core.advice import recommend_for_table
 from argusqt.protection.core.result import TIME_LIMIT_DECIDED
-from argusqt.recode.apply import original_codelist, parse_recode_text
 from argusqt.workflow import changing, opening, output, protecting, recoding, specifying
 from argusqt.workflow.opening import TOTALS_MODES, TabularSource
 from argusqt.workflow.output import (
@@ -610,11 +609,15 @@ class Session:
 
     def original_codelist(self, table_no: int, var: str) -> CodeList:
         """The codelist of `var` before any recode (recodes are written against it)."""
+        from argusqt.recode.apply import original_codelist  # lazy: the recode modules (D-57)
+
         return original_codelist(self.table(table_no), var)
 
     def check_recode_text(self, table_no: int, var: str, grc_text: str) -> list[str]:
         """Parse `.grc` text against the variable's original codes: its warnings, or an
         InputError naming the line (before saving it or recoding with it)."""
+        from argusqt.recode.apply import parse_recode_text  # lazy: the recode modules (D-57)
+
         spec = parse_recode_text(grc_text, self.original_codelist(table_no, var), "recode")
         return list(spec.warnings)
 

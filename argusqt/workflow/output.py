@@ -11,7 +11,6 @@ import numpy as np
 
 from argusqt.actions import WriteTable
 from argusqt.errors import PublicationError, SpecificationError
-from argusqt.export import report as reports
 from argusqt.export import writetable
 from argusqt.export.codevalue import shown_values
 from argusqt.export.frame import published_frame as frame_for_publication
@@ -209,6 +208,8 @@ def report_info(s: Session, table_no: int) -> dict[str, Any]:
 
 def report_html(s: Session, table_no: int) -> str:
     """The table's report as HTML, to show (View | Report); it holds per-status sums."""
+    from argusqt.export import report as reports  # lazy: the HTML report (D-57)
+
     return reports.report_html(s.table(table_no), report_info(s, table_no))
 
 
@@ -223,6 +224,8 @@ def write_report(s: Session, table_no: int, path: str | Path, *, tau_name: bool 
     info = report_info(s, table_no)
     atomic_path = Path(path) if tau_name else confidential_path(path)
     s.check_outputs(atomic_path, action=f"saving the report of table {table_no}")
+    from argusqt.export import report as reports  # lazy: the HTML report (D-57)
+
     reports.write_report(table, atomic_path, info)
     s.add_log(f"Table {table_no}: CONFIDENTIAL report (not for publication) {atomic_path}")
     return atomic_path

@@ -22,8 +22,8 @@ from argusqt.errors import (
 )
 from argusqt.export.gate import linked_fingerprint, linked_table_verdicts, mark_protected
 from argusqt.io.codelists import codelist_for
-from argusqt.io.ptable import PTable, read_ptable
 from argusqt.model.cellkey import set_ptables
+from argusqt.model.ptable import PTable
 from argusqt.model.status import is_primary, is_suppressed
 from argusqt.model.table import ProtectionInfo, Table, TableSpec
 from argusqt.model.tabulate import build_table
@@ -159,6 +159,8 @@ def set_ckm_ptables(
     def loaded(x: Any, kind: str) -> Any:
         if x is None or isinstance(x, PTable):
             return x
+        from argusqt.io.ptable import read_ptable  # lazy: the p-table reader, CKM's (D-57)
+
         read_ptable(x, kind)  # type: ignore[arg-type]  # checked now, read at protect
         return str(x)
 

@@ -13,8 +13,6 @@ from argusqt.errors import SpecificationError
 from argusqt.io.text import read_lines
 from argusqt.model.status import is_secondary
 from argusqt.model.table import Table
-from argusqt.recode import apply as recode_apply
-from argusqt.recode.apply import original_codelist, parse_recode_text, recode_variable
 from argusqt.workflow import changing, specifying
 
 if TYPE_CHECKING:
@@ -49,6 +47,9 @@ def recode_all(s: Session, actions: list[Recode]) -> list[Table]:
 
 def recoded(s: Session, table: Table, a: Recode) -> tuple[Table, list[str]]:
     """The table rebuilt from its fine cells with the recode, and its warnings."""
+    # lazy: the recode modules, only when a recode runs (D-57)
+    from argusqt.recode.apply import original_codelist, parse_recode_text, recode_variable
+
     if s.kind == "tabular":
         raise SpecificationError("recoding is not available for tabular input")
     how: Any
@@ -75,6 +76,8 @@ def undo_recode(s: Session, table_no: int, var: str) -> Table:
         for a in s.actions
         if isinstance(a, Recode) and a.table == table_no and a.variable.lower() == var.lower()
     ]
+    from argusqt.recode import apply as recode_apply  # lazy: as in recoded
+
     new = recode_apply.undo_recode(table, var, specifying.distances(s, table))
     s.actions = [a for a in s.actions if not any(a is m for m in mine)]
     s.tables[table_no - 1] = new

@@ -22,7 +22,6 @@ from argusqt.actions import (
 )
 from argusqt.errors import SpecificationError
 from argusqt.io.codelists import codelist_for
-from argusqt.io.ptable import read_ptable
 from argusqt.io.tabular import read_tab
 from argusqt.model.cellkey import attach_cell_keys
 from argusqt.model.rulespec import SafetyRules
@@ -35,6 +34,9 @@ from argusqt.rules.cost import compute_cost
 from argusqt.rules.parse import format_safety_rule
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from argusqt.model.ptable import PTable, PTableKind
     from argusqt.session import Session
 
 
@@ -296,7 +298,7 @@ def build_microdata_tables(
     for t in tables:
         apply_rules(t)
         compute_cost(t, distances(s, t))
-        attach_cell_keys(t, s.metadata, s.microdata, read_ptable)  # argusqt/docs/methods.md §16.1
+        attach_cell_keys(t, s.metadata, s.microdata, _read_ptable)  # argusqt/docs/methods.md §16.1
     return tables
 
 
@@ -304,3 +306,10 @@ def describe_spec(spec: TableSpec) -> str:
     """A specification in the log's words: `Size × Region | Var2`."""
     resp = spec.response or "frequency"
     return f"{' × '.join(spec.explanatory)} | {resp}"
+
+
+def _read_ptable(path: str | Path, kind: PTableKind = "freq") -> PTable:
+    """io.ptable.read_ptable, imported when a table with cell keys reads its p-table."""
+    from argusqt.io.ptable import read_ptable  # lazy: the p-table reader, CKM's (D-57)
+
+    return read_ptable(path, kind)
