@@ -23,6 +23,7 @@ from argusqt.errors import AuditError, Cancelled
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.audit.insider_bounds import LocalBounds
 from argusqt.protection.audit.insider_cover import Cover, Hops
+from argusqt.protection.audit.insider_memo import audit_key, remembered
 from argusqt.protection.audit.outsider import LOCAL_MIN_CELLS, audit
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.respondents import Respondents, from_frequencies
@@ -81,6 +82,49 @@ def respondents_of(problem: CSPProblem) -> Respondents | None:
 
 
 def insider_audit(
+    problem: CSPProblem,
+    suppressed: np.ndarray,
+    *,
+    respondents: Respondents | None = None,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+    lower: np.ndarray | None = None,
+    upper: np.ndarray | None = None,
+    recheck: Mapping[int, Iterable[int]] | None = None,
+    moves: list[tuple[np.ndarray, np.ndarray]] | None = None,
+) -> InsiderOutcome:
+    """_insider_audit, run once per problem, pattern and inputs: the publication audit and the
+    branch-and-cut's check audit the same patterns (insider_memo, D-57)."""
+    resp = respondents if respondents is not None else respondents_of(problem)
+    if recheck is not None or resp is None:  # a partial audit, or nothing to audit
+        return _insider_audit(
+            problem,
+            suppressed,
+            respondents=resp,
+            progress=progress,
+            cancel=cancel,
+            lower=lower,
+            upper=upper,
+            recheck=recheck,
+            moves=moves,
+        )
+    return remembered(
+        problem,
+        audit_key(problem, suppressed, resp, lower, upper, moves),
+        lambda: _insider_audit(
+            problem,
+            suppressed,
+            respondents=resp,
+            progress=progress,
+            cancel=cancel,
+            lower=lower,
+            upper=upper,
+            moves=moves,
+        ),
+    )
+
+
+def _insider_audit(
     problem: CSPProblem,
     suppressed: np.ndarray,
     *,

@@ -1,0 +1,120 @@
+"""The insider audit's outcomes remembered per problem: the same pattern of the same problem
+is audited once (docs/design.md, D-57).
+
+OPT's start pattern and its optimum are audited by the publication audit and again by the
+branch-and-cut's insider check (and the other way round), the same audit on the same
+inputs: on a 78-cell table 40 % of the insider audit's CPU. The key is a digest of every
+input the audit reads — the problem's arrays (values, bounds, levels, statuses, costs,
+relations, frequencies, respondents, attacker moves), the pattern, the published intervals
+and moves given — so a problem changed in place, another pattern or other arguments miss.
+Only completed audits are kept (a cancelled one raises); a hit is a copy, so a caller may
+change what it gets.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import threading
+import weakref
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from argusqt.protection.audit.insider import InsiderOutcome
+    from argusqt.protection.core.problem import CSPProblem
+    from argusqt.protection.core.respondents import Respondents
+
+#: patterns remembered per problem (the oldest goes first)
+PER_PROBLEM = 32
+
+_memo: weakref.WeakKeyDictionary[CSPProblem, dict[bytes, InsiderOutcome]] = (
+    weakref.WeakKeyDictionary()
+)
+_lock = threading.Lock()
+
+
+def remembered(
+    problem: CSPProblem,
+    key: bytes,
+    audit: Callable[[], InsiderOutcome],
+) -> InsiderOutcome:
+    """`audit()`'s outcome, run only when `key` is not remembered for `problem`."""
+    with _lock:
+        hit = _memo.get(problem, {}).get(key)
+    if hit is not None:
+        return copy.deepcopy(hit)
+    out = audit()  # Cancelled propagates: nothing is kept
+    with _lock:
+        seen = _memo.setdefault(problem, {})
+        if len(seen) >= PER_PROBLEM:
+            seen.pop(next(iter(seen)))
+        seen[key] = copy.deepcopy(out)
+    return out
+
+
+def audit_key(
+    problem: CSPProblem,
+    suppressed: np.ndarray,
+    respondents: Respondents | None,
+    lower: np.ndarray | None,
+    upper: np.ndarray | None,
+    moves: list[tuple[np.ndarray, np.ndarray]] | None,
+) -> bytes:
+    """Digest of everything the insider audit of `suppressed` reads."""
+    h = hashlib.blake2b(digest_size=20)
+    _arrays(
+        h,
+        [
+            np.asarray(suppressed, dtype=bool),
+            problem.values,
+            problem.lower,
+            problem.upper,
+            problem.cost,
+            problem.status,
+            problem.lpl,
+            problem.upl,
+            problem.rhs,
+            problem.spl,
+            problem.freq,
+            lower,
+            upper,
+        ],
+    )
+    _sparse(h, problem.relations)
+    h.update(repr((problem.decimals, problem.is_frequency, _ids(problem.dims))).encode())
+    for given in (problem.moves, moves):
+        h.update(b"moves" if given is not None else b"none")
+        for cells, shifts in given or []:
+            _arrays(h, [cells, shifts])
+    h.update(b"respondents" if respondents is not None else b"derived")
+    if respondents is not None:
+        _sparse(h, respondents.known)
+        _sparse(h, respondents.exempt)
+        _arrays(h, [respondents.ids])
+        h.update(repr((respondents.unit, respondents.note)).encode())
+    return h.digest()
+
+
+def _arrays(h: Any, arrays: Iterable[Any]) -> None:
+    for a in arrays:
+        if a is None:
+            h.update(b"|none")
+            continue
+        arr = np.ascontiguousarray(a)
+        h.update(f"|{arr.dtype.str}{arr.shape}".encode())
+        h.update(arr.tobytes())
+
+
+def _sparse(h: Any, m: Any) -> None:
+    csr = m.tocsr()
+    h.update(f"|sparse{csr.shape}".encode())
+    _arrays(h, [csr.indptr, csr.indices, csr.data])
+
+
+def _ids(dims: list[Any] | None) -> tuple[int, ...] | None:
+    """The codelists by identity (the audit's neighbourhoods read them; they are not changed
+    in place)."""
+    return None if dims is None else tuple(id(d) for d in dims)
