@@ -7,6 +7,8 @@ medians are compared; the machine's load is printed, since CPU seconds grow with
 one instrumented run in this checkout splitting the CPU into the import of the batch runner,
 the dataclasses created by imports (Python compiles their methods), the rest of the run, and
 the floor: numpy, scipy.sparse (as argusqt imports it), highspy and pyscipopt alone.
+`--floor` adds the floor piece by piece (each library a whole process of its own) beside
+the τ-Argus engine's whole run of the same batch file, when pytauargus is installed (D-57).
 
 The batch files are those of `bench_vs_tauargus.py` (batch_ex1 copied from the shared data;
 p78 generated): give folders holding an `.arb` with `--case FOLDER:FILE.arb`, or use
@@ -14,12 +16,13 @@ p78 generated): give folders holding an `.arb` with `--case FOLDER:FILE.arb`, or
 
 Usage:
     python benchmarks/bench_start.py --case DIR:batch_ex1.arb [--case DIR:our_OPT.arb]
-        [--baseline /path/to/other/checkout] [--repeat 9]
+        [--baseline /path/to/other/checkout] [--repeat 9] [--floor]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import statistics
@@ -58,11 +61,24 @@ print(json.dumps({"runner_import": t1 - t0, "run": t2 - t1, "total": t2,
 """
 #: the libraries alone, scipy.sparse imported as argusqt does (model/scipy_sparse.py)
 FLOOR = "from argusqt.model import scipy_sparse; scipy_sparse.load(); import highspy, pyscipopt"
+#: the floor piece by piece (each a whole process, with the command's one BLAS thread, D-57):
+#: the interpreter, then each library on top of numpy (highspy and pyscipopt import numpy)
+PIECES = {
+    "python -c pass": "pass",
+    "import numpy": "import numpy",
+    "numpy + scipy.sparse": "from argusqt.model import scipy_sparse; scipy_sparse.load()",
+    "numpy + highspy": "import numpy, highspy",
+    "numpy + pyscipopt": "import numpy, pyscipopt",
+    "all four (the floor)": FLOOR,
+}
 
 
-def cpu_of(argv: list[str], cwd: Path, root: Path) -> float:
-    """CPU seconds (user + system) of one process started in `cwd` with `root` first."""
+def cpu_of(argv: list[str], cwd: Path, root: Path, blas: bool = False) -> float:
+    """CPU seconds (user + system) of one process started in `cwd` with `root` first;
+    `blas`: with the one OpenBLAS thread the `argusqt` command asks for (cli.one_blas_thread)."""
     env = {**os.environ, "PYTHONPATH": str(root)}
+    if blas:
+        env.setdefault("OPENBLAS_NUM_THREADS", "1")
     proc = subprocess.Popen(
         argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
@@ -78,6 +94,11 @@ def main() -> None:
     ap.add_argument("--vs-tauargus", type=Path, help="bench_vs_tauargus.py's work folder")
     ap.add_argument("--baseline", type=Path, action="append", default=[])
     ap.add_argument("--repeat", type=int, default=9)
+    ap.add_argument(
+        "--floor", action="store_true",
+        help="the floor piece by piece (interpreter, numpy, scipy.sparse, highspy, pyscipopt) "
+        "beside the τ-Argus engine's whole run of each batch file (pytauargus, when installed)",
+    )  # fmt: skip
     args = ap.parse_args()
     cases = [(Path(c.split(":")[0]), c.split(":")[1]) for c in args.case]
     if args.vs_tauargus:
@@ -119,12 +140,45 @@ def main() -> None:
             check=True,
         )
         ph = json.loads(out.stdout.strip().splitlines()[-1])
+        if args.floor:
+            floor_pieces(folder, arb, args.repeat, ref)
         print(
             f"   one run, this checkout: runner import {ph['runner_import']:.3f} s, run (method "
             f"modules, solve, audits, writing) {ph['run']:.3f} s, in all {ph['total']:.3f} s; "
             f"{ph['n_dataclasses']} dataclasses made {ph['dataclasses']:.3f} s of it; "
             f"{ph['modules']} modules ({ph['argusqt_modules']} argusqt)"
         )
+
+
+def engine_batch(folder: Path, arb: str) -> Path | None:
+    """The engine's batch file of a case: bench_vs_tauargus's `tau_M.arb` beside `our_M.arb`,
+    else the file itself (batch_ex1 is τ-Argus's own)."""
+    if arb.startswith("our_"):
+        theirs = folder / arb.replace("our_", "tau_", 1)
+        return theirs if theirs.is_file() else None
+    return folder / arb
+
+
+def floor_pieces(folder: Path, arb: str, repeat: int, ours: float) -> None:
+    """Median CPU of each piece of the floor and of the engine's whole run, interleaved."""
+    cmds = {name: [sys.executable, "-c", code] for name, code in PIECES.items()}
+    theirs = engine_batch(folder, arb)
+    if importlib.util.find_spec("pytauargus") is not None and theirs is not None:
+        cmds["τ-Argus engine, whole run"] = [
+            sys.executable, "-m", "pytauargus.cli", "run", str(theirs)
+        ]  # fmt: skip
+    cpu: dict[str, list[float]] = {name: [] for name in cmds}
+    for _ in range(repeat):
+        for name, argv in cmds.items():
+            cpu[name].append(cpu_of(argv, folder, ROOT, blas=True))
+    print(f"   the floor piece by piece (load now {os.getloadavg()}):")
+    engine = statistics.median(cpu.get("τ-Argus engine, whole run", [float("nan")]))
+    for name, values in cpu.items():
+        med = statistics.median(values)
+        print(f"   {name:28} {med:7.3f} s (min {min(values):.3f})  × engine {med / engine:5.2f}")
+    print(
+        f"   argusqt whole run            {ours:7.3f} s               × engine {ours / engine:5.2f}"
+    )
 
 
 if __name__ == "__main__":
