@@ -128,3 +128,46 @@ def test_every_answer_is_the_fresh_audit_of_the_problem_as_it_is(seed, steps):
             p.upl[cell] = 4.0 * p.upl[cell] + 5.0
             continue
         assert _facts(insider_audit(p, patterns[k])) == _facts(_fresh(p, patterns[k]))
+
+
+def test_an_opt_protect_audits_no_pattern_twice_with_the_same_inputs(monkeypatch):
+    """Through the Session (start pattern, its repair, the branch-and-cut's check, the
+    publication audit of the optimum): every insider audit that runs has inputs of its
+    own, and the table is protected as before (the audit's verdict is the gate's)."""
+    from protect_helpers import flat_codelist, hier_codelist, problem_from_table, table_from_leaves
+
+    from argusqt.protection.audit.insider_memo import audit_key
+    from argusqt.session import Session
+
+    rng = np.random.default_rng(7)
+    dims = [hier_codelist("h", [3, 3]), flat_codelist("c", 6)]
+    shape = tuple(int(d.is_leaf.sum()) for d in dims)
+    leaves = np.round(rng.lognormal(3.0, 1.0, size=shape)) + 1
+    freq = rng.integers(1, 4, size=shape).astype(float)  # singletons: insiders to check
+    t = table_from_leaves(dims, leaves, freq)
+    cells = np.flatnonzero(t.freq > 0)
+    prim = rng.choice(cells, size=max(2, cells.size // 10), replace=False)
+    problem_from_table(t, prim, np.maximum(1.0, np.round(0.2 * t.value[prim])))
+    keys: list[bytes] = []
+    audit = insider._insider_audit
+
+    def keyed(problem, suppressed, **kw):
+        keys.append(
+            audit_key(
+                problem,
+                suppressed,
+                kw.get("respondents"),
+                kw.get("lower"),
+                kw.get("upper"),
+                kw.get("moves"),
+            )  # fmt: skip
+        )
+        return audit(problem, suppressed, **kw)
+
+    monkeypatch.setattr(insider, "_insider_audit", keyed)
+    s = Session()
+    s.tables = [t]
+    result = s.protect(1, "OPT")
+    assert result.audit is not None and result.audit.ok
+    assert len(keys) >= 2  # the publication audit and the branch-and-cut's check both ran
+    assert len(set(keys)) == len(keys)
