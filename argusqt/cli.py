@@ -90,9 +90,12 @@ def run_batch_command(
     what is alive after the imports (numpy, argusqt's modules, the methods' modules) lives
     until exit anyway and is frozen out of the garbage collector's passes (`gc.freeze`):
     the later passes and the exit's own collection skip it (docs/design.md,
-    D-16). Unfreezing before exit would cost the whole gain, so a caller that goes on
-    (the tests) gets no freeze at all.
+    D-16); the collector is off until then, its passes over objects that live on being
+    wasted (D-57). Unfreezing before exit would cost the whole gain, so a caller that goes
+    on (the tests) gets no freeze at all.
     """
+    if process_ends:  # no collector passes over the imports: they live until exit (D-57)
+        gc.disable()
     from argusqt.batch.runner import run_batch
     from argusqt.io.atomic import install_cleanup
     from argusqt.progress import CancelToken
@@ -131,6 +134,8 @@ def run_batch_command(
         print(f"{arb}: interrupted", file=sys.stderr)
         return 130
     finally:
+        if process_ends:
+            gc.enable()  # on again at the freeze; here when the run stopped before it
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
     if outcome.error is not None:

@@ -52,7 +52,7 @@ from argusqt.cli import main
 sys.argv = ["argusqt", "batch", %r, "log.txt"]
 code = main()  # as the `argusqt` command runs it: the process ends with the run
 print(json.dumps({"code": code, "loaded": [m for m in %r if m in sys.modules],
-                  "frozen": gc.get_freeze_count()}))
+                  "frozen": gc.get_freeze_count(), "collector": gc.isenabled()}))
 """
 
 
@@ -80,8 +80,19 @@ def test_batch_of_a_table_file_imports_no_gui_pandas_or_excel(tmp_path):
     assert result["code"] == 0
     assert (case / "tabout_ex1.txt").is_file()
     assert result["loaded"] == [], f"imported without need: {result['loaded']}"
-    # the headless command moves its modules out of the collector's passes (gc.freeze)
+    # the headless command moves its modules out of the collector's passes (gc.freeze),
+    # with the collector off while they are imported and on again for the run (D-57)
     assert result["frozen"] > 10_000
+    assert result["collector"] is True
+
+
+def test_a_batch_that_stops_early_leaves_the_collector_on(tmp_path):
+    """The command turns the collector off for its imports; a run that stops at a syntax
+    error, before the freeze, turns it on again."""
+    (tmp_path / "bad.arb").write_text("<NOSUCHCOMMAND>\n")
+    result = _run_probe(tmp_path, "bad.arb", ())
+    assert result["code"] != 0
+    assert result["collector"] is True and result["frozen"] > 0
 
 
 #: what a table file's batch run reads no microdata with (docs/design.md, D-47), nor

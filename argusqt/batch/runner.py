@@ -449,8 +449,9 @@ def run_batch(
     `freeze_modules` (only for the headless command, whose process ends with the run): once
     parsing has imported the methods' modules, everything alive moves to the garbage
     collector's permanent generation (`gc.freeze`), so its later passes skip it
-    (docs/design.md, D-16). Never in the GUI or a caller that goes on: what is
-    frozen is never collected as a cycle.
+    (docs/design.md, D-16), and the collector, which the command turns off while the
+    modules are imported (D-57), is on again. Never in the GUI or a caller that goes on:
+    what is frozen is never collected as a cycle.
 
     `skip`: command names not run (`argusqt audit JOB.arb OUTPUT` builds the tables of the
     job without its `<SUPPRESS>` and `<WRITETABLE>`); each is logged as skipped.
@@ -484,6 +485,7 @@ def run_batch(
         commands = [c for c in commands if c.name not in skip]
         if freeze_modules:
             gc.freeze()
+            gc.enable()  # the command kept the collector off through the imports (D-57)
         runner.run(commands)
     except BatchError as exc:
         outcome.ok = False
