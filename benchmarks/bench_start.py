@@ -51,13 +51,17 @@ import argusqt.batch.runner
 from argusqt.cli import main
 t1 = pt()
 sys.argv = ["argusqt", "batch", sys.argv[1], "bench_start.log"]
-import contextlib, io
+import atexit, contextlib, io
+def report():  # the command ends the process in main (cli.end_process): its exit functions run
+    t2 = pt()
+    print(json.dumps({"runner_import": t1 - t0, "run": t2 - t1, "total": t2,
+                      "dataclasses": made[0], "n_dataclasses": made[1],
+                      "modules": len(sys.modules),
+                      "argusqt_modules": len([m for m in sys.modules if m.startswith("argusqt")])}),
+          file=sys.__stdout__, flush=True)
+atexit.register(report)
 with contextlib.redirect_stdout(io.StringIO()):
     main()
-t2 = pt()
-print(json.dumps({"runner_import": t1 - t0, "run": t2 - t1, "total": t2,
-                  "dataclasses": made[0], "n_dataclasses": made[1], "modules": len(sys.modules),
-                  "argusqt_modules": len([m for m in sys.modules if m.startswith("argusqt")])}))
 """
 #: the libraries alone, scipy.sparse imported as argusqt does (model/scipy_sparse.py)
 FLOOR = "from argusqt.model import scipy_sparse; scipy_sparse.load(); import highspy, pyscipopt"

@@ -130,3 +130,43 @@ def test_the_command_starts_numpy_with_one_blas_thread_unless_told_otherwise():
         )
         assert out.returncode == 0, out.stderr
         assert out.stdout.split()[-1] == expected
+
+
+END_PROBE = """
+import atexit, sys
+atexit.register(lambda: print("exit functions ran"))
+from argusqt.cli import main
+sys.argv = ["argusqt", "batch", %r]
+main()
+print("not reached: the command ends the process")
+"""
+
+
+def test_the_command_ends_without_teardown_but_with_its_streams_and_exit_functions(
+    shared_data, tmp_path
+):
+    """`argusqt batch` ends its process from main (no module teardown, D-57): its exit code,
+    everything it printed (piped, so buffered), its files and the exit functions are kept."""
+    folder = tmp_path / "ex1"
+    shutil.copytree(shared_data / "batch_ex1", folder)
+    bad = tmp_path / "bad.arb"
+    bad.write_text("<READMICRODATA>\n<WHATEVER>\n")
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    for arb, code in ((folder / "batch_ex1.arb", 0), (bad, 1)):
+        res = subprocess.run(
+            [sys.executable, "-c", END_PROBE % str(arb)],
+            cwd=arb.parent, env=env, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert res.returncode == code, res.stderr
+        out = res.stdout.splitlines()
+        assert out[-1] == "exit functions ran" and "not reached" not in res.stdout
+        if code == 0:
+            assert any(
+                line.startswith("written: ")
+                and line.endswith("tabout_ex1.txt (CONFIDENTIAL, not for publication)")
+                for line in out
+            )
+            assert body_lines(folder / "tabout_ex1.txt")
+            assert "Batch file batch_ex1.arb finished" in (folder / "arguslog_ex1.log").read_text()
+        else:
+            assert res.stderr.startswith(f"{bad}, line 2: unknown command <WHATEVER>")

@@ -47,17 +47,19 @@ TABULATION_ONLY = (
 )
 
 PROBE = """
-import gc, json, sys
+import atexit, gc, json, sys
 from argusqt.cli import main
 sys.argv = ["argusqt", "batch", %r, "log.txt"]
-code = main()  # as the `argusqt` command runs it: the process ends with the run
-print(json.dumps({"code": code, "loaded": [m for m in %r if m in sys.modules],
-                  "frozen": gc.get_freeze_count(), "collector": gc.isenabled()}))
+atexit.register(lambda: print(json.dumps({
+    "loaded": [m for m in %r if m in sys.modules],
+    "frozen": gc.get_freeze_count(), "collector": gc.isenabled()})))
+main()  # as the `argusqt` command runs it: the process ends with the run, exit functions run
 """
 
 
-def _run_python(code: str, cwd: Path | None = None) -> dict:
-    """`code` run in a fresh interpreter (nothing imported yet); its last line, as JSON."""
+def _run_python(code: str, cwd: Path | None = None, any_exit: bool = False) -> dict:
+    """`code` run in a fresh interpreter (nothing imported yet); its last line, as JSON, and
+    with `any_exit` its exit status as "code" (else the status must be 0)."""
     out = subprocess.run(
         [sys.executable, "-c", code],
         cwd=cwd,
@@ -66,12 +68,15 @@ def _run_python(code: str, cwd: Path | None = None) -> dict:
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         timeout=600,
     )
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    assert any_exit or out.returncode == 0, out.stderr
+    lines = out.stdout.strip().splitlines()
+    assert lines, out.stderr
+    return {**json.loads(lines[-1]), **({"code": out.returncode} if any_exit else {})}
 
 
 def _run_probe(folder: Path, arb: str, modules: tuple[str, ...]) -> dict:
-    return _run_python(PROBE % (arb, modules), cwd=folder)
+    """The command's run; "code": its exit status."""
+    return _run_python(PROBE % (arb, modules), cwd=folder, any_exit=True)
 
 
 def test_batch_of_a_table_file_imports_no_gui_pandas_or_excel(tmp_path):
@@ -114,20 +119,22 @@ MODULE_CEILING = 460
 ARGUSQT_CEILING = 100
 
 COUNT_PROBE = """
-import json, sys
+import atexit, json, sys
 from argusqt.cli import main
 sys.argv = ["argusqt", "batch", %r, "log.txt"]
-code = main()
-print(json.dumps({"code": code, "loaded": [m for m in %r if m in sys.modules],
-                  "modules": len(sys.modules),
-                  "argusqt": len([m for m in sys.modules if m.split(".")[0] == "argusqt"])}))
+atexit.register(lambda: print(json.dumps({
+    "loaded": [m for m in %r if m in sys.modules], "modules": len(sys.modules),
+    "argusqt": len([m for m in sys.modules if m.split(".")[0] == "argusqt"])})))
+main()
 """
 
 
 def test_batch_of_a_table_file_reads_no_microdata_and_keeps_its_module_count(tmp_path):
     """Counts, not time: the start of `argusqt batch` is the modules it imports."""
     case = copy_case("batch_ex1", tmp_path)
-    result = _run_python(COUNT_PROBE % ("batch_ex1.arb", NOT_FOR_A_TABLE_FILE), cwd=case)
+    result = _run_python(
+        COUNT_PROBE % ("batch_ex1.arb", NOT_FOR_A_TABLE_FILE), cwd=case, any_exit=True
+    )
     assert result["code"] == 0
     assert result["loaded"] == [], f"imported without need: {result['loaded']}"
     assert result["modules"] <= MODULE_CEILING, result
