@@ -37,9 +37,10 @@ def _growing_patterns(p, seed: int) -> list[np.ndarray]:
     return out
 
 
+@pytest.mark.slow
 def test_seeded_check_gives_the_audits_verdict_and_the_independent_one():
     disclosed = 0
-    for seed in (1, 5, 8, 9):  # seeds whose HEUR pattern an insider breaks
+    for seed in (1, 8):  # a 2-D and a 3-D table whose HEUR pattern an insider breaks
         p = mixed_problem(seed)
         check = PolishInsiders(p)
         assert check.active
