@@ -1,5 +1,5 @@
 """MOD's work on the synthetic surveys, in one process: HiGHS solves, insider audits, the
-branch-and-cut's attacker LPs, CPU seconds of the method, cost (docs/design.md, D-48).
+branch-and-cut's attacker LPs, CPU seconds of the method, cost (docs/design.md, D-48, D-58).
 
 The batch file `MOD(1,1,1,1,1)` of bench_vs_tauargus.py runs through the batch runner;
 `run_method` is timed (process CPU, after one warm-up run) and the solves are counted, so
@@ -39,6 +39,7 @@ def measure(key: str, folder: Path, repeat: int) -> dict:
     import argusqt.protection.run as run
     import argusqt.protection.suppress.branch_and_cut as branch_and_cut
     import argusqt.protection.suppress.modular as modular
+    import argusqt.protection.suppress.modular_insiders as modular_insiders
     from argusqt.batch.runner import run_batch
     from argusqt.session import Session
 
@@ -90,6 +91,7 @@ def measure(key: str, folder: Path, repeat: int) -> dict:
     highspy.Highs.run = solves
     publication.insider_audit = insider
     branch_and_cut.insider_audit = insider
+    modular_insiders.insider_audit = insider
     modular.solve_pattern = solve_pattern
     run.run_method = method
     try:
@@ -99,6 +101,7 @@ def measure(key: str, folder: Path, repeat: int) -> dict:
         highspy.Highs.run = real_run
         publication.insider_audit = real_insider
         branch_and_cut.insider_audit = real_insider
+        modular_insiders.insider_audit = real_insider
         modular.solve_pattern = real_solve
         run.run_method = real_method
     res, work = results[-1]

@@ -103,7 +103,8 @@ def test_every_method_suppresses_the_division_that_dilutes_the_sum(method):
     assert status["B08"] == 11 and status["B09"] == 1
     assert independent_unsafe_sums(t) == []
     assert p.audit().ok
-    # OPT keeps the rule inside its branch-and-cut (D-53); the others repair after the run
+    # OPT keeps the rule inside its branch-and-cut (D-53), MOD inside its whole-table one
+    # when its modular pattern fails it (D-58); the others repair after the run
     said = "no-goods of sums" if method == "OPT" else "Rule on combined cells"
     assert any(said in e.message for e in p.session.log)
 

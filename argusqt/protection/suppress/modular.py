@@ -33,11 +33,14 @@ from argusqt.protection.lp.cleanup import Witnesses, cleanup, find_witness
 from argusqt.protection.lp.components import DOWN, UP, MoveContext
 from argusqt.protection.lp.protector import Protector, primary_order, protect_all
 from argusqt.protection.lp.separation import Separator, default_fixed, require_additive
-from argusqt.protection.suppress.branch_and_cut import _insider_check, solve_pattern
+from argusqt.protection.suppress.branch_and_cut import solve_pattern
 from argusqt.protection.suppress.epilogue import audit_exactness, suppression_result
+from argusqt.protection.suppress.modular_cache import SubtableCache
+from argusqt.protection.suppress.modular_insiders import PolishInsiders
 from argusqt.protection.suppress.modular_params import ModOptions, ModParams, _mod_options
 from argusqt.protection.suppress.modular_publish import publish as publish_cheaply
 from argusqt.protection.suppress.optimal import singleton_options, with_singleton_cells
+from argusqt.protection.suppress.scip_plugins import PatternRule
 from argusqt.protection.suppress.subtables import Subtable, _subproblem, _table_part, subtables
 from argusqt.protection.suppress.table_repair import repair
 
@@ -68,6 +71,12 @@ WHOLE_TABLE_REPAIR = 2_000
 POLISH_CELLS = 2_000
 POLISH_MIN = 1.0
 POLISH_LPS = 2_000
+#: the polish's branch-and-cut tries a remembered attacker move before an attacker LP (OPT's
+#: `reuse_moves`, lp/separation.py Certificates): b520 820 → 544 attacker LPs, p78 409 → 336,
+#: the same patterns there and on testw_p/testw_nk, g02 24.53 → 22.35 M (docs/design.md,
+#: D-58). Not in the subtables: there it saved no LP and changed g03's pattern (+0.008 %)
+POLISH_REUSE_MOVES = True
+POLISH_RULE = True
 #: default relative gap at which a subtable's branch-and-cut stops (params["gap"] overrides):
 #: the modular method is a heuristic over near-optimal subtables anyway (τ-Argus's HiTaS
 #: also accepts them); proving the last 1 % took most of the time on 3-D tables
@@ -150,13 +159,69 @@ def _solve_subtable_in(
     limits: _Limits,
     deadline: Deadline,
 ) -> np.ndarray | None:
-    """_solve_subtable's work within `deadline` (the subtable's cap)."""
+    """_solve_subtable's work within `deadline` (the subtable's cap); a subtable solved
+    before with the very same inputs (a rerun for the rule on combined cells) gives its
+    pattern again and is charged the same attacker LPs (modular_cache)."""
     local, fixed, ltrue = _subproblem(problem, sub, sup, true_prim)
     if allow_margins:
         free_margin = sub.margin & ~sup[sub.cells] & problem.candidate[sub.cells]
         fixed[free_margin] = np.nan
     if not local.primary.any():
         return sup
+    cache = SubtableCache.of(problem)
+    key = cache.key(
+        local,
+        fixed,
+        ltrue,
+        (
+            sub.shape,
+            singleton_options(params),
+            scip_lps,
+            SUBTABLE_GAP if params.gap is None else params.gap,
+            SUBTABLE_HEURISTICS if params.scip_heuristics is None else params.scip_heuristics,
+            CLEANUP_LPS_PER_PRIMARY,
+            CLEANUP_MIN_LPS,
+        ),
+    )
+    known = cache.get(key)
+    if known is not None:
+        part, lps = known
+        limits.lps.spend(lps)
+        if part is None:
+            return None
+        new = sup.copy()
+        new[sub.cells] = part
+        return new
+    used, clock = limits.lps.used, limits.clock
+    limits.clock = False
+    try:
+        out = _solve_local(
+            problem, sub, sup, local, fixed, ltrue, params, cancel, scip_lps, limits, deadline
+        )
+    except BaseException:
+        limits.clock |= clock
+        raise
+    exact = not (limits.clock or deadline.hit or (cancel is not None and cancel.cancelled))
+    limits.clock |= clock
+    if exact:  # a pattern the clock or a cancel shaped is not the inputs' own
+        cache.put(key, None if out is None else out[sub.cells].copy(), limits.lps.used - used)
+    return out
+
+
+def _solve_local(
+    problem: CSPProblem,
+    sub: Subtable,
+    sup: np.ndarray,
+    local: CSPProblem,
+    fixed: np.ndarray,
+    ltrue: np.ndarray,
+    params: ModOptions,
+    cancel: CancelToken | None,
+    scip_lps: int | None,
+    limits: _Limits,
+    deadline: Deadline,
+) -> np.ndarray | None:
+    """A subtable's path start and branch-and-cut (the new global mask, None: infeasible)."""
     ss, sm, mf = singleton_options(params)
     work = with_singleton_cells(
         local,
@@ -513,7 +578,12 @@ def _polish(
         nonlocal best
         try:
             done = publish_cheaply(
-                problem, pattern, outsider=outsider, intervals=exact, cancel=token
+                problem,
+                pattern,
+                outsider=outsider,
+                intervals=exact,
+                cancel=token,
+                moves=insiders.moves if insiders is not None else None,
             )
             fixed, verdict, added = done.pattern, done.verdict, done.added
         except (AuditError, MethodError) as err:
@@ -530,6 +600,7 @@ def _polish(
             best = (total, what, fixed, verdict)
         return True
 
+    insiders: PolishInsiders | None = None
     room = limits.run.remaining > POLISH_MIN
     if not room:
         limits.clock = True  # the time limit, not the work, skips the branch-and-cut
@@ -544,6 +615,8 @@ def _polish(
         # recomputes a primary, and the search is then no longer than from its repair
         # (docs/design.md, D-48)
         start = np.r_[sup, np.ones(work.n_cells - n, dtype=bool)]
+        insiders = PolishInsiders(problem)
+        rule = _rule_for(problem, sup)
         progress(ProgressEvent(message="Modular: the branch-and-cut on the whole table"))
         out = solve_pattern(
             work,
@@ -556,9 +629,16 @@ def _polish(
             heuristics=str(
                 SUBTABLE_HEURISTICS if params.scip_heuristics is None else params.scip_heuristics
             ),
-            insiders=_insider_check(problem),
+            insiders=insiders if insiders.active else None,
+            reuse_moves=POLISH_REUSE_MOVES,
+            combined=rule,
         )
         limits.clock |= out.timed_out
+        if rule is not None:
+            lines.append(
+                "Rule on combined cells (US#160) kept inside the branch-and-cut, the modular "
+                f"pattern failing it ({'proven optimal' if out.optimal else 'not proven'})"
+            )
         if out.mask is not None and out.optimal and not (cancel is not None and cancel.cancelled):
             if not publish("whole-table branch-and-cut", out.mask[:n].copy(), None):
                 return None  # cancelled: run_method audits the modular pattern
@@ -586,6 +666,17 @@ def _polish(
         return None
     log.append("whole table: " + "; ".join(lines) + f" — kept the {best[1]} pattern")
     return best[2], best[3].outsider, best[3]
+
+
+def _rule_for(problem: CSPProblem, sup: np.ndarray) -> PatternRule | None:
+    """The rule on combined cells for the polish's branch-and-cut when the modular pattern
+    fails it (then the branch-and-cut's pattern would likely fail it too and
+    protect_combined would run MOD again); else None, which keeps the search's bridgeless
+    cut-off (docs/design.md, D-58)."""
+    rule = problem.pattern_rule
+    if rule is None or not POLISH_RULE:
+        return None
+    return rule if rule(sup[: problem.n_cells]) else None
 
 
 def _publishable(

@@ -204,8 +204,10 @@ def publish(
     intervals: bool | None = None,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
+    moves: list[tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> PublishOutcome:
     """`p0` (outsider-safe) made publishable: repaired for insiders, redundant cells pruned.
+    `moves`: attacker moves found through `p0` before (the insider audit checks each).
 
     Raises AuditError (outsider failure, or no publishable pattern), MethodError (a pair
     cannot be protected), Cancelled.
@@ -214,7 +216,13 @@ def publish(
     p0 = np.asarray(p0, dtype=bool)
     cost = np.asarray(problem.cost, dtype=float)
     verdict = publication_audit(
-        problem, p0, outsider=outsider, intervals=intervals, progress=progress, cancel=cancel
+        problem,
+        p0,
+        outsider=outsider,
+        intervals=intervals,
+        progress=progress,
+        cancel=cancel,
+        moves=moves,
     )
     if verdict.ok or not verdict.outsider.ok:
         return _of_record(problem, p0, p0, verdict, intervals, progress, cancel, [])
