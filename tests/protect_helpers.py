@@ -185,20 +185,56 @@ def sized_problem(kind: str, target_cells: int, seed: int = 0) -> CSPProblem:
 
 def lp_reach_ok(problem: CSPProblem, lo, hi, cells, tol: float = 1e-6) -> bool:
     """Independent attacker (scipy's linprog, every relation): each cell in `cells` can move by
-    its levels with every cell inside [lo, hi]. Shares no code with argusqt's audits."""
+    its levels with every cell inside [lo, hi]. Shares no code with argusqt's audits.
+
+    The same LPs, made small (docs/design.md, D-59): a cell with lo == hi is a number, moved to
+    the right-hand side, and a cell's LP keeps only the relations and free cells connected to
+    it (the other blocks are feasible at the table's own values, so they cannot move it)."""
     import scipy.sparse as sp
     from scipy.optimize import linprog
+    from scipy.sparse.csgraph import connected_components
 
     a = problem.values
+    lo, hi = np.asarray(lo, float), np.asarray(hi, float)
     m = sp.csr_matrix(problem.relations)
-    bounds = np.c_[lo, hi]
+    free = lo < hi
+    fixed = np.where(free, 0.0, lo)
+    rhs = -(m @ fixed)
+    mf = sp.csr_matrix(m[:, np.flatnonzero(free)])
+    mf.eliminate_zeros()
+    empty = np.diff(mf.indptr) == 0  # relations of numbers only: they must add up already
+    scale = np.abs(m) @ np.abs(fixed) + 1.0
+    assert np.all(np.abs(rhs[empty]) <= 1e-7 * scale[empty]), "relations without a free cell"
+    idx = np.flatnonzero(free)  # free cell k of the small LP is table cell idx[k]
+    pos = np.full(a.size, -1)
+    pos[idx] = np.arange(idx.size)
+    rows, cols = mf.nonzero()
+    n_nodes = idx.size + m.shape[0]  # free cells, then relations
+    link = sp.coo_matrix((np.ones(rows.size), (cols, rows + idx.size)), shape=(n_nodes, n_nodes))
+    _, label = connected_components(link, directed=False)
+    blocks: dict[int, tuple] = {}
     for p in cells:
-        for sense, need in ((1.0, problem.lpl[p]), (-1.0, problem.upl[p])):
-            if need <= 0:
-                continue
-            c = np.zeros(a.size)
-            c[p] = sense
-            r = linprog(c, A_eq=m, b_eq=np.zeros(m.shape[0]), bounds=bounds, method="highs")
+        needs = [(s, n) for s, n in ((1.0, problem.lpl[p]), (-1.0, problem.upl[p])) if n > 0]
+        if not needs:
+            continue
+        if pos[p] < 0:  # a number: it cannot move
+            if any(n > tol for _, n in needs):
+                return False
+            continue
+        lab = label[pos[p]]
+        if lab not in blocks:
+            var = np.flatnonzero(label[: idx.size] == lab)
+            row = np.flatnonzero(label[idx.size :] == lab)
+            blocks[lab] = (var, row, mf[row][:, var], rhs[row], np.c_[lo[idx[var]], hi[idx[var]]])
+        var, row, mb, rb, bounds = blocks[lab]
+        k = int(np.searchsorted(var, pos[p]))
+        for sense, need in needs:
+            c = np.zeros(var.size)
+            c[k] = sense
+            if row.size:
+                r = linprog(c, A_eq=mb, b_eq=rb, bounds=bounds, method="highs")
+            else:
+                r = linprog(c, bounds=bounds, method="highs")
             assert r.status == 0
             reach = a[p] - r.fun if sense > 0 else -r.fun - a[p]
             if reach < need - tol:

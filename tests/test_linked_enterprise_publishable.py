@@ -7,37 +7,22 @@ method)."""
 
 from __future__ import annotations
 
-import shutil
-
 import numpy as np
 import pytest
+from enterprise_linked import linked_enterprise
 from protect_helpers import lp_protected
 
-from argusqt.model.rulespec import PRule, SafetyRules
 from argusqt.model.status import is_suppressed
-from argusqt.model.table import CostSpec, TableSpec
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.suppress.linked import build_linked_problem
-from argusqt.session import Session
 
 pytestmark = [pytest.mark.compat, pytest.mark.slow]
 
 
 @pytest.mark.parametrize("method", ["MOD", "GH"])
-def test_linked_method_on_enterprise_is_publishable(method, shared_data, tmp_path):
-    folder = tmp_path / "enterprise"
-    shutil.copytree(shared_data / "enterprise", folder)
-    s = Session()
-    s.open_microdata(folder / "example_enterprise.asc", folder / "example_enterprise.rda")
-    rules = SafetyRules(
-        p_holding=[PRule(10, 100, 1)], missing_safe=True, zero_range=10, manual_margin=10
-    )
-    for ex in (["act", "product"], ["act", "region"]):
-        s.specify_table(
-            TableSpec(ex, "turnover", cost=CostSpec("variable", "turnover"), rules=rules)
-        )
-    s.compute_tables()
-    results = s.protect_linked(method, {"max_minutes": 2} if method == "MOD" else None)
+def test_linked_method_on_enterprise_is_publishable(method, tmp_path_factory, tmp_path):
+    run = linked_enterprise(method, tmp_path_factory)  # the session's one run (D-59)
+    s, results = run.session, run.results
     for no, res in enumerate(results, start=1):
         assert s.protection_state(no) == "cleared", res.verdict.summary()
         assert res.verdict is not None and res.verdict.ok
