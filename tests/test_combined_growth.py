@@ -1,4 +1,4 @@
-"""HEUR and the rule on combined cells without a rerun (D-56): the rule's cells join the
+"""HEUR (and MOD) and the rule on combined cells without a rerun (D-56): the rule's cells join the
 published pattern, and only what grew is judged again (`grown_verdict`).
 
 Judged by the test's own attackers: scipy's linprog over every relation (outsider, and each
@@ -153,12 +153,24 @@ def test_growth_gives_the_same_pattern_every_time():
     np.testing.assert_array_equal(np.asarray(_protect(ent).table.status), first)
 
 
-def test_methods_not_grown_still_run_again(monkeypatch):
-    """MOD keeps the rerun (not in GROWN): its pattern is still safe for the sums."""
+def test_mod_grows_too(monkeypatch):
     ent = _enterprises(GROWN_SEEDS[0])
     runs = _runs_counted(monkeypatch)
     p = _protect(ent, "MOD")
-    assert "MOD" not in combined.GROWN and runs[0] == "MOD"
+    assert runs == ["MOD"]
+    assert any("no run again" in line for line in p.result.log)
+    assert own_unsafe_sums(p.table, ent) == []
+    t = p.table
+    problem = CSPProblem.from_table(t, status=np.where(np.asarray(t.status) >= 11, 1, t.status))
+    assert lp_publishable(problem, is_suppressed(np.asarray(t.status)))
+
+
+def test_methods_not_grown_still_run_again(monkeypatch):
+    """GH keeps the rerun (not in GROWN): its pattern is still safe for the sums."""
+    ent = _enterprises(GROWN_SEEDS[0])
+    runs = _runs_counted(monkeypatch)
+    p = _protect(ent, "GH")
+    assert "GH" not in combined.GROWN and runs[0] == "GH"
     assert own_unsafe_sums(p.table, ent) == []
     assert not any("no run again" in line for line in p.result.log)
 
