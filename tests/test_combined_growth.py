@@ -119,6 +119,7 @@ def test_heur_grows_its_published_pattern_once_and_it_is_publishable(seed, monke
     p = _protect(ent, "HEUR")
     assert runs == ["HEUR"]  # one run: no rerun for the sums
     res, t = p.result, p.table
+    assert res.moves == []  # the run's attacker moves are not kept with the session
     assert any("added to the published pattern (no run again)" in line for line in res.log)
     assert own_unsafe_sums(t, ent) == []  # the test's own reading of the rule
     problem = CSPProblem.from_table(t, status=np.where(np.asarray(t.status) >= 11, 1, t.status))
