@@ -4,17 +4,21 @@ Runs each scenario twice through a batch file (the door GUI, batch and API share
 rule on (`COMB(1)`, the default with NK or P) and off (`COMB(0)`), and prints per method the
 secondaries, their cost (Σ response over statuses 11 and 12), the unsafe determined sums the
 pattern without the rule leaves, and the time. Scenarios: the enterprise data (τ-Argus's
-settings: p% on holdings) and the bundled sample data. Usage:
-    python benchmarks/bench_combined.py [--methods MOD OPT HEUR GH]
+settings: p% on holdings) and the bundled sample data. With `--growth`, the rule on only,
+each method twice: its pattern grown by the rule's cells (D-56) and run again instead,
+with CPU seconds of this process (user + system). Usage:
+    python benchmarks/bench_combined.py [--methods MOD OPT HEUR GH] [--growth]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from argusqt.batch.runner import run_batch  # noqa: E402
 from argusqt.model.status import is_secondary, is_suppressed  # noqa: E402
+from argusqt.protection.suppress import combined  # noqa: E402
 from argusqt.rules.combined import combined_disclosures  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data" / "tauargus" / "enterprise"
@@ -58,11 +63,37 @@ def run(folder: Path, data: str, meta: str, table: str, rules: str, call: str):
     return out.session.table(1), "", elapsed
 
 
+def secondaries(t) -> tuple[int, float]:
+    """The table's secondaries and their cost (Σ |response| over statuses 11 and 12)."""
+    sec_mask = is_secondary(np.asarray(t.status))
+    return int(sec_mask.sum()), float(np.abs(np.asarray(t.value))[sec_mask].sum())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--methods", nargs="+", default=["MOD", "OPT", "HEUR", "GH"])
+    ap.add_argument("--growth", action="store_true", help="grown pattern against reruns")
     args = ap.parse_args()
+    if args.growth:
+        growth(args.methods)
+        return
     print("scenario | method | rule | secondaries | cost | unsafe sums left | seconds")
+    for name, folder, data, meta, table, rules in scenarios():
+        for method in args.methods:
+            for flag in ("COMB(1)", "COMB(0)"):
+                t, err, sec = run(folder, data, meta, table, f"{rules}|{flag}", CALLS[method])
+                if t is None:
+                    print(f"{name} | {method} | {flag} | error: {err} | | | {sec:.1f}")
+                    continue
+                status = np.asarray(t.status)
+                n_sec, cost = secondaries(t)
+                t.spec.rules.combined = True  # count what the pattern leaves either way
+                left = len(combined_disclosures(t, is_suppressed(status)))
+                print(f"{name} | {method} | {flag} | {n_sec} | {cost:,.2f} | {left} | {sec:.1f}")
+
+
+def scenarios() -> Iterator[tuple[str, Path, str, str, str, str]]:
+    """Each scenario whose data is here, its folder a copy in a temporary directory."""
     for name, src, data, meta, table, rules in SCENARIOS:
         if not src.is_dir():
             print(f"{name}: data not found at {src}")
@@ -70,22 +101,30 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp) / "d"
             shutil.copytree(src, folder)
-            for method in args.methods:
-                for flag in ("COMB(1)", "COMB(0)"):
-                    t, err, sec = run(folder, data, meta, table, f"{rules}|{flag}",
-                                      CALLS[method])  # fmt: skip
-                    if t is None:
-                        print(f"{name} | {method} | {flag} | error: {err} | | | {sec:.1f}")
-                        continue
-                    status = np.asarray(t.status)
-                    sec_mask = is_secondary(status)
-                    cost = float(np.abs(np.asarray(t.value))[sec_mask].sum())
-                    t.spec.rules.combined = True  # count what the pattern leaves either way
-                    left = len(combined_disclosures(t, is_suppressed(status)))
-                    print(
-                        f"{name} | {method} | {flag} | {int(sec_mask.sum())} | {cost:,.2f} | "
-                        f"{left} | {sec:.1f}"
-                    )
+            yield name, folder, data, meta, table, rules
+
+
+def cpu() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
+def growth(methods: list[str]) -> None:
+    """The rule on: each method's pattern grown by the rule's cells, then run again."""
+    print(f"load {os.getloadavg()[0]:.2f}")
+    print("scenario | method | rule's cells | secondaries | cost | CPU-s")
+    for name, folder, data, meta, table, rules in scenarios():
+        for method in methods:
+            for how, grown in (("grown", frozenset({method})), ("rerun", frozenset())):
+                combined.GROWN = grown
+                c0 = cpu()
+                t, err, _ = run(folder, data, meta, table, rules, CALLS[method])
+                used = cpu() - c0
+                if t is None:
+                    print(f"{name} | {method} | {how} | error: {err} | | {used:.1f}")
+                    continue
+                n_sec, cost = secondaries(t)
+                print(f"{name} | {method} | {how} | {n_sec} | {cost:,.2f} | {used:.1f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -250,6 +250,35 @@ def lp_protected(problem: CSPProblem, mask: np.ndarray, tol: float = 1e-6) -> bo
     return lp_reach_ok(problem, lo, hi, np.flatnonzero(problem.primary), tol)
 
 
+def lp_publishable(problem: CSPProblem, mask: np.ndarray) -> bool:
+    """Independent publication audit. Outsider: every primary moves by its levels. Each
+    respondent alone in a suppressed cell, its own cells fixed: every primary not exempt
+    for it moves by its levels."""
+    from argusqt.protection.audit.insider import respondents_of
+
+    a = problem.values
+    tol = problem.tolerance
+    lo = np.where(mask, problem.lower, a)
+    hi = np.where(mask, problem.upper, a)
+    prim = np.flatnonzero(problem.primary)
+    if not lp_reach_ok(problem, lo, hi, prim, tol):
+        return False
+    resp = respondents_of(problem)
+    assert resp is not None
+    known = resp.known.tocsr()
+    exempt = resp.exempt.tocsr()
+    for r in range(resp.count):
+        own = known.indices[known.indptr[r] : known.indptr[r + 1]]
+        if not mask[own].any():
+            continue  # knows nothing an outsider does not
+        free = np.setdiff1d(prim, exempt.indices[exempt.indptr[r] : exempt.indptr[r + 1]])
+        lo_r, hi_r = lo.copy(), hi.copy()
+        lo_r[own] = hi_r[own] = a[own]
+        if not lp_reach_ok(problem, lo_r, hi_r, free, tol):
+            return False
+    return True
+
+
 def mixed_problem(seed: int) -> CSPProblem:
     """A 2-level × 2-level table (odd seeds) or a small 3-D one (even), cost = |value|."""
     rng = np.random.default_rng(seed)

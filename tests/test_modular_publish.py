@@ -9,40 +9,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from protect_helpers import lp_reach_ok, mixed_problem, patch_cancel_grace, sized_problem
+from protect_helpers import lp_publishable as independent_publishable
+from protect_helpers import mixed_problem, patch_cancel_grace, sized_problem
 
 from argusqt.model.status import is_suppressed
-from argusqt.protection.audit.insider import respondents_of
 from argusqt.protection.audit.insider_repair import make_publishable
 from argusqt.protection.audit.publication import publication_audit
 from argusqt.protection.run import run_method
 from argusqt.protection.suppress.heuristic import solve_heuristic
 from argusqt.protection.suppress.modular_publish import publish
-
-
-def independent_publishable(problem, mask: np.ndarray) -> bool:
-    """Outsider: every primary moves by its levels. Each respondent alone in a suppressed
-    cell, its own cells fixed: every primary not exempt for it moves by its levels."""
-    a = problem.values
-    tol = problem.tolerance
-    lo = np.where(mask, problem.lower, a)
-    hi = np.where(mask, problem.upper, a)
-    prim = np.flatnonzero(problem.primary)
-    if not lp_reach_ok(problem, lo, hi, prim, tol):
-        return False
-    resp = respondents_of(problem)
-    known = resp.known.tocsr()
-    exempt = resp.exempt.tocsr()
-    for r in range(resp.count):
-        own = known.indices[known.indptr[r] : known.indptr[r + 1]]
-        if not mask[own].any():
-            continue  # knows nothing an outsider does not
-        free = np.setdiff1d(prim, exempt.indices[exempt.indptr[r] : exempt.indptr[r + 1]])
-        lo_r, hi_r = lo.copy(), hi.copy()
-        lo_r[own] = hi_r[own] = a[own]
-        if not lp_reach_ok(problem, lo_r, hi_r, free, tol):
-            return False
-    return True
 
 
 def _cost(p, mask) -> float:

@@ -60,7 +60,7 @@ def protect(
     from argusqt.protection.core import registry
     from argusqt.protection.core.problem import CSPProblem
     from argusqt.protection.run import run_method
-    from argusqt.protection.suppress.combined import protect_combined
+    from argusqt.protection.suppress.combined import growth_mode, protect_combined
 
     desc = registry.get(method)
     p = desc.params.coerce(params)
@@ -90,6 +90,7 @@ def protect(
                 ),
                 cancel,
                 limit,
+                grow=growth_mode(desc.name, options),
             )
         else:
             result = run_method(problem, desc.name, options, progress, cancel)

@@ -252,3 +252,32 @@ def recheck_after_growth(
         elapsed=previous.outsider.elapsed + inside.elapsed,
         label=lambda c: cell_label(problem, c),
     )
+
+
+def grown_verdict(
+    problem: CSPProblem,
+    before: np.ndarray,
+    suppressed: np.ndarray,
+    previous: PublicationVerdict,
+    *,
+    intervals: bool,
+    cancel: CancelToken | None = None,
+    progress: ProgressCallback = no_progress,
+) -> PublicationVerdict:
+    """The verdict on `suppressed`, grown from `before` whose verdict `previous` passed the
+    outsider: the insiders as recheck_after_growth judges them, the outsider again with exact
+    intervals when `intervals` asks for them (the old ones would be inner bounds)."""
+    verdict = recheck_after_growth(
+        problem, before, suppressed, previous, cancel=cancel, progress=progress
+    )
+    if not intervals:
+        return verdict
+    sup = np.asarray(suppressed, dtype=bool)
+    out = audit(problem, sup, intervals=True, progress=progress, cancel=cancel)
+    verdict.disclosures = [
+        Disclosure(int(c), "outsider", float(out.lower[c]), float(out.upper[c]))
+        for c in out.failures
+    ] + verdict.disclosures
+    verdict.elapsed += out.elapsed - verdict.outsider.elapsed
+    verdict.outsider = out
+    return verdict

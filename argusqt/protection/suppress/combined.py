@@ -3,7 +3,10 @@ after the method, a determined sum of suppressed cells that a rule makes unsafe 
 more secondary in its relation (rules.combined chooses it) and the method runs again with
 it kept; bounded by a count of rounds, never by the clock. The user's time limit covers
 all the runs together: a rerun gets what is left of it, and when nothing is left the cells
-go into the pattern directly and the result says the time limit decided."""
+go into the pattern directly and the result says the time limit decided. For the methods
+in GROWN the cells join the method's published pattern instead of a rerun (D-56): more
+suppression never helps an attacker, so only the grown pattern's new insiders and sums
+are judged again."""
 
 from __future__ import annotations
 
@@ -19,10 +22,15 @@ from argusqt.model.table import Table
 from argusqt.progress import CancelToken
 from argusqt.protection.audit.combined import with_combined
 from argusqt.protection.audit.disclosure import face_verdict, result_face
-from argusqt.protection.audit.publication import CANCEL_GRACE, PublicationVerdict
+from argusqt.protection.audit.publication import (
+    CANCEL_GRACE,
+    PublicationVerdict,
+    grown_verdict,
+)
 from argusqt.protection.core.budget import Deadline, DeadlineToken, limit_grace
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.result import TIME_LIMIT_DECIDED, ProtectionResult, grouped
+from argusqt.protection.suppress.epilogue import audit_exactness
 from argusqt.rules.combined import (
     combined_disclosures,
     combined_on,
@@ -36,6 +44,11 @@ MAX_ROUNDS = 25
 #: a rerun needs at least this share of the user's time limit left; with less, the cells go
 #: into the pattern directly (a run started with almost no time would only hit the cap)
 RERUN_SHARE = 0.05
+
+#: methods whose published pattern the rule's cells join instead of a rerun: on b31808 HEUR
+#: ran three times with its publication audit for 34 cells; HEUR's and MOD's grown patterns
+#: cost the same or less than their reruns', GH's more (docs/design.md, D-56)
+GROWN = frozenset({"HEUR", "MOD"})
 
 #: `run(problem, seconds)`: the method on `problem` with `seconds` of the user's time limit
 #: left for it (None: no limit)
@@ -95,19 +108,28 @@ def _finish(table: Table, result: ProtectionResult, added: int) -> None:
         )
 
 
+def growth_mode(method: str, options: object) -> object | None:
+    """protect_combined's `grow` for `method`: its audit_intervals mode when the rule's cells
+    join its pattern (GROWN), None when it runs again."""
+    return getattr(options, "audit_intervals", "auto") if method in GROWN else None
+
+
 def protect_combined(
     table: Table,
     problem: CSPProblem,
     run: Runner,
     cancel: CancelToken | None = None,
     limit: float | None = None,
+    grow: object | None = None,
 ) -> ProtectionResult:
     """`run(problem, limit)`, then as many repair rounds as unsafe determined sums need; the
     result says how many secondaries the rule on combined cells added. A sum no secondary
     can make safe stays in the result's verdict (the table reads NOT PUBLISHABLE). `limit`
     (seconds, the user's) covers every run: a rerun gets what is left. After a cancel, or
     when the limit leaves no time for a rerun, the cells go into the kept pattern directly
-    and it is judged again within the cancel's grace (the limit's grace)."""
+    and it is judged again within the cancel's grace (the limit's grace). `grow` (the
+    method's audit_intervals mode, growth_mode): no rerun, the cells join the published
+    pattern and only what grew is judged again (_grow)."""
     deadline = Deadline(limit)
     if _concerned(table):  # methods that can (OPT) keep the rule inside their search
         problem = copy.copy(problem)
@@ -115,6 +137,17 @@ def protect_combined(
     result = run(problem, limit)
     if not _concerned(table):
         result.moves = []  # the run's own audit used them: not kept with the session
+        return result
+    passed = result.verdict is not None and result.verdict.ok
+    if grow is not None and passed and not result.cancelled:
+        # the verdict within the limit's grace, or CANCEL_GRACE after the user's cancel
+        after_cancel = cancel.grace(CANCEL_GRACE) if cancel is not None else None
+        grace = DeadlineToken(deadline, after_cancel, extra=limit_grace(limit))
+        added = _grow(table, problem, result, audit_exactness(grow, _sup_after(result)), grace)
+        _finish(table, result, added)
+        if result.timed_out and TIME_LIMIT_DECIDED not in result.log:
+            result.log.append(TIME_LIMIT_DECIDED)
+        result.moves = []
         return result
     first_bound = result.lower_bound  # a bound of a relaxation of the problem posed
     added = 0
@@ -170,6 +203,64 @@ def protect_combined(
         result.log.append(TIME_LIMIT_DECIDED)
     result.moves = []  # only for the runs above: not kept with the session
     return result
+
+
+def _sup_after(result: ProtectionResult) -> np.ndarray:
+    return is_suppressed(np.asarray(result.status))
+
+
+def _grow(
+    table: Table,
+    problem: CSPProblem,
+    result: ProtectionResult,
+    intervals: bool,
+    grace: DeadlineToken,
+) -> int:
+    """The rule's cells joined to `result`'s published pattern, round after round (at most
+    MAX_ROUNDS, each adding at least one cell), and the grown pattern's verdict
+    (grown_verdict: its new insiders; exact outsider intervals when `intervals`); the
+    number of cells added. When `grace` (the user's cancel, the limit's grace) ends the
+    verdict first, the method's pattern stays as it was, its unsafe sums judged in
+    _finish."""
+    before = _sup_after(result)
+    status = np.asarray(result.status).copy()
+    for _ in range(MAX_ROUNDS):
+        cells = _more_secondaries(table, status)
+        new = cells[~is_suppressed(status[cells])]
+        if new.size == 0:
+            break
+        status[new] = secondary_status_for(status[new])
+    grown = is_suppressed(status)
+    added = int((grown & ~before).sum())
+    if not added:
+        return 0
+    assert result.verdict is not None  # protect_combined grows passing patterns only
+    try:
+        verdict = grown_verdict(
+            problem, before, grown, result.verdict, intervals=intervals, cancel=grace
+        )
+    except Cancelled:
+        if grace.out_of_time:
+            result.timed_out = True
+        else:
+            result.cancelled = True
+        result.log.append(
+            "Rule on combined cells: no time left to judge the pattern with its added "
+            "secondaries; the pattern the method kept is judged as it is"
+        )
+        return 0
+    result.status = status
+    result.cost += float(np.asarray(problem.cost, dtype=float)[grown & ~before].sum())
+    result.verdict = verdict
+    result.audit = verdict.outsider
+    result.optimal = False
+    if result.lower_bound is not None and result.cost > 0:
+        result.gap = max(0.0, result.cost - result.lower_bound) / result.cost
+    result.log.append(
+        f"Rule on combined cells: {added} cell{'s' if added != 1 else ''} added to the "
+        f"published pattern (no run again); after them: {verdict.summary()}"
+    )
+    return added
 
 
 def _bound_for_posed(result: ProtectionResult, bound: float | None) -> None:
