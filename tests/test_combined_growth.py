@@ -161,8 +161,7 @@ def test_mod_grows_too(monkeypatch):
     assert runs == ["MOD"]
     # MOD's polish keeps the rule inside its branch-and-cut (D-58); what it leaves is grown
     assert any(
-        "no run again" in line or "kept inside the branch-and-cut" in line
-        for line in p.result.log
+        "no run again" in line or "kept inside the branch-and-cut" in line for line in p.result.log
     )
     assert own_unsafe_sums(p.table, ent) == []
     t = p.table

@@ -85,9 +85,11 @@ CASES = [
 
 @pytest.mark.parametrize(("call", "seed", "branching", "ncol"), CASES)
 def test_slow_and_fast_clocks_give_the_same_statuses(monkeypatch, call, seed, branching, ncol):
+    # a fresh problem per run: the insider audit's memory is per problem object (D-57), and
+    # the second run must compute, not replay the first
     p = _peer_table(seed, branching, ncol)
     slow = _run(monkeypatch, p, call, 0.1)
-    fast = _run(monkeypatch, p, call, FAST)
+    fast = _run(monkeypatch, _peer_table(seed, branching, ncol), call, FAST)
     # the cap (an hour on either clock) was never reached: the counts alone decided
     for r in (slow, fast):
         assert not r.timed_out and TIME_LIMIT_DECIDED not in r.log
@@ -107,7 +109,7 @@ def test_the_polish_stops_at_its_work_limit_not_at_ten_seconds(monkeypatch):
     monkeypatch.setattr(heur_polish, "POLISH_LPS", 30)  # the work limit ends it, surely
     quiet = _run(monkeypatch, p, "HEUR(1,9)", 1.0)
     assert any("work limit of 30 attacker LPs" in line for line in quiet.log)
-    loaded = _run(monkeypatch, p, "HEUR(1,9)", 200.0)
+    loaded = _run(monkeypatch, _peer_table(3, [4, 4], 8), "HEUR(1,9)", 200.0)
     assert not loaded.timed_out
     assert np.array_equal(quiet.status, loaded.status)
 
@@ -140,9 +142,8 @@ def test_a_cap_that_decides_says_so(monkeypatch, call, factor):
 def test_mod_subtables_share_a_count_not_seconds(monkeypatch):
     """MOD's branch-and-cut on the subtables shares SCIP_LPS attacker LPs (it shared 30 s):
     the figure is the same whatever the clock."""
-    p = _peer_table(3, [4, 4], 8)
-    slow = _run(monkeypatch, p, "MOD(1,60)", 0.1)
-    fast = _run(monkeypatch, p, "MOD(1,60)", FAST)
+    slow = _run(monkeypatch, _peer_table(3, [4, 4], 8), "MOD(1,60)", 0.1)
+    fast = _run(monkeypatch, _peer_table(3, [4, 4], 8), "MOD(1,60)", FAST)
     assert slow.figures["scip_lps"] == fast.figures["scip_lps"] > 0
 
 

@@ -45,7 +45,11 @@ def remembered(
     with _lock:
         hit = _memo.get(problem, {}).get(key)
     if hit is not None:
-        return copy.deepcopy(hit)
+        # its LP count stays (a budget charging counts runs the same on a hit as on a miss,
+        # same input, same output); no time was spent on it here
+        out = copy.deepcopy(hit)
+        out.elapsed = 0.0
+        return out
     out = audit()  # Cancelled propagates: nothing is kept
     with _lock:
         seen = _memo.setdefault(problem, {})

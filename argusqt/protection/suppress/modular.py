@@ -35,7 +35,6 @@ from argusqt.protection.lp.protector import Protector, primary_order, protect_al
 from argusqt.protection.lp.separation import Separator, default_fixed, require_additive
 from argusqt.protection.suppress.branch_and_cut import solve_pattern
 from argusqt.protection.suppress.epilogue import audit_exactness, suppression_result
-from argusqt.protection.suppress.modular_cache import SubtableCache
 from argusqt.protection.suppress.modular_insiders import PolishInsiders
 from argusqt.protection.suppress.modular_params import ModOptions, ModParams, _mod_options
 from argusqt.protection.suppress.modular_publish import publish as publish_cheaply
@@ -159,53 +158,16 @@ def _solve_subtable_in(
     limits: _Limits,
     deadline: Deadline,
 ) -> np.ndarray | None:
-    """_solve_subtable's work within `deadline` (the subtable's cap); a subtable solved
-    before with the very same inputs (a rerun for the rule on combined cells) gives its
-    pattern again and is charged the same attacker LPs (modular_cache)."""
+    """_solve_subtable's work within `deadline` (the subtable's cap)."""
     local, fixed, ltrue = _subproblem(problem, sub, sup, true_prim)
     if allow_margins:
         free_margin = sub.margin & ~sup[sub.cells] & problem.candidate[sub.cells]
         fixed[free_margin] = np.nan
     if not local.primary.any():
         return sup
-    cache = SubtableCache.of(problem)
-    key = cache.key(
-        local,
-        fixed,
-        ltrue,
-        (
-            sub.shape,
-            singleton_options(params),
-            scip_lps,
-            SUBTABLE_GAP if params.gap is None else params.gap,
-            SUBTABLE_HEURISTICS if params.scip_heuristics is None else params.scip_heuristics,
-            CLEANUP_LPS_PER_PRIMARY,
-            CLEANUP_MIN_LPS,
-        ),
+    return _solve_local(
+        problem, sub, sup, local, fixed, ltrue, params, cancel, scip_lps, limits, deadline
     )
-    known = cache.get(key)
-    if known is not None:
-        part, lps = known
-        limits.lps.spend(lps)
-        if part is None:
-            return None
-        new = sup.copy()
-        new[sub.cells] = part
-        return new
-    used, clock = limits.lps.used, limits.clock
-    limits.clock = False
-    try:
-        out = _solve_local(
-            problem, sub, sup, local, fixed, ltrue, params, cancel, scip_lps, limits, deadline
-        )
-    except BaseException:
-        limits.clock |= clock
-        raise
-    exact = not (limits.clock or deadline.hit or (cancel is not None and cancel.cancelled))
-    limits.clock |= clock
-    if exact:  # a pattern the clock or a cancel shaped is not the inputs' own
-        cache.put(key, None if out is None else out[sub.cells].copy(), limits.lps.used - used)
-    return out
 
 
 def _solve_local(

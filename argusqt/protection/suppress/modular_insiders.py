@@ -1,6 +1,6 @@
 """The insider check of MOD's whole-table branch-and-cut (_polish), with a memory: each audit
-starts from the attacker moves the earlier ones found, and the outcome of the pattern kept
-serves its publication verdict (docs/design.md, D-58).
+starts from the attacker moves the earlier ones found, and those moves start the publication
+audit of the pattern kept (docs/design.md, D-58).
 
 The candidates SCIP checks one after the other differ in a few cells, so most (respondent,
 primary, direction) pairs keep a move of an earlier audit: the insider audit checks each
@@ -28,8 +28,8 @@ Move = tuple[np.ndarray, np.ndarray]
 
 class PolishInsiders:
     """An InsiderCheck (scip_plugins) for the polish: the publication audit's insider
-    attacker, seeded with earlier audits' moves; `outcome(mask)` gives the audit of a
-    pattern it checked, `moves` what the audits found (for the publication audit)."""
+    attacker, seeded with earlier audits' moves (checked, never trusted); `moves` what the
+    audits found, which the publication audit of the pattern kept starts from."""
 
     def __init__(self, problem: CSPProblem) -> None:
         self.problem = problem
@@ -46,10 +46,6 @@ class PolishInsiders:
 
     def _key(self, mask: np.ndarray) -> bytes:
         return np.packbits(np.asarray(mask[: self.n], dtype=bool)).tobytes()
-
-    def outcome(self, mask: np.ndarray) -> InsiderOutcome | None:
-        """The insider audit of exactly this pattern, if this check ran it."""
-        return self.outcomes.get(self._key(mask))
 
     def __call__(self, mask: np.ndarray, stop: Any) -> list[tuple[int, np.ndarray]] | None:
         key = self._key(mask)
