@@ -16,9 +16,14 @@ from protect_helpers import lp_protected
 
 import argusqt
 from argusqt.protection.core.problem import CSPProblem
+from argusqt.protection.lp.separation import Cut
 from argusqt.protection.suppress.branch_and_cut import solve_pattern
 from argusqt.protection.suppress.combined import _unsafe_relations_of
-from argusqt.protection.suppress.combined_repair_heur import repair_pattern
+from argusqt.protection.suppress.combined_repair_heur import (
+    RuleAwareStore,
+    RuleRecorder,
+    repair_pattern,
+)
 
 SECTIONS = {"B": ["B05", "B06", "B07"], "C": ["C10", "C11", "C12"]}
 REGIONS = ["R1", "R2", "R3"]
@@ -202,3 +207,23 @@ def test_branch_and_cut_takes_the_repaired_start_and_repeats(seed):
     assert full.mask is not None and _own_unsafe(frame, t, full.mask) == []
     assert lp_protected(problem, full.mask)
     assert full.cost <= out.cost + 1e-6
+
+
+def test_store_queues_candidates_only_the_rules_no_goods_reject():
+    n = 4
+    recorder = RuleRecorder(lambda m: [], np.array([1.0, 2.0, 3.0, 4.0]))
+    store = RuleAwareStore(n, recorder, lambda x: np.asarray(x, dtype=float))
+    one = np.ones(2)
+    # a capacity cut x0 + x1 ≥ 1 and a rule no-good x2 − x3 ≥ 0 (publish 2 or suppress 3)
+    store.add([Cut(0, "upper", np.array([0, 1]), one, 1.0, np.array([0, 1]), one, 1.0)])
+    nogood = Cut(-1, "combined", np.array([2, 3]), np.array([1.0, -1.0]), 0.0,
+                 np.array([2, 3]), np.array([1.0, -1.0]), 0.0)  # fmt: skip
+    store.add([nogood])
+    assert store.violated(np.array([0.0, 0.0, 1.0, 0.0]))  # the capacity cut: not queued
+    assert not recorder.pending and store.queued == 0
+    assert not store.violated(np.array([1.0, 0.0, 1.0, 1.0]))
+    assert store.violated(np.array([1.0, 0.0, 0.0, 1.0]))  # only the rule's no-good
+    assert store.queued == 1 and len(recorder.pending) == 1
+    cost, mask = recorder.take()
+    assert cost == 5.0 and mask.tolist() == [True, False, False, True]
+    assert store.mat.shape[0] == 1  # the no-good stays out of the capacity cuts' matrix

@@ -25,7 +25,11 @@ from argusqt.protection.audit.insider import insider_audit, respondents_of
 from argusqt.protection.core.budget import SCIP_SEED_SHIFT, Deadline
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.lp.separation import Cut, Separator, default_fixed
-from argusqt.protection.suppress.combined_repair_heur import CombinedRepairHeur, RuleRecorder
+from argusqt.protection.suppress.combined_repair_heur import (
+    CombinedRepairHeur,
+    RuleAwareStore,
+    RuleRecorder,
+)
 from argusqt.protection.suppress.local_branching import RinsHeur
 from argusqt.protection.suppress.scip_plugins import (
     Guide,
@@ -276,6 +280,9 @@ def solve_pattern(
     if combined is not None:
         recorder = RuleRecorder(combined, np.where(sep.free, cost, 0.0))
     hdlr = _CapacityHandler(sep, free, xvars, run, insiders, recorder or combined)
+    store = None
+    if recorder is not None:
+        hdlr.store = store = RuleAwareStore(hdlr.store.n, recorder, sep.full_point)
     hdlr.covers = covers
     stop.work = hdlr.attacker_lps
     # not with the rule on combined cells: publishing a bridge can make a relation's sum of
@@ -365,7 +372,8 @@ def solve_pattern(
         out.repair_runs, out.repair_found = repair.repairs, repair.found
         out.log.append(
             f"rule repair heuristic {repair.found} patterns in {repair.repairs} repairs "
-            f"({repair.checks} rule checks)"
+            f"({repair.checks} rule checks; {store.queued if store else 0} candidates only the "
+            "rule's no-goods rejected)"
         )
     if local is not None:
         out.rins_runs, out.rins_found, out.rins_lps = local.calls, local.found, local.spent

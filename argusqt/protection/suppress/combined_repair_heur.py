@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from pyscipopt import SCIP_RESULT, Heur
 
-from argusqt.protection.suppress.scip_plugins import PatternRule
+from argusqt.protection.suppress.scip_plugins import PatternRule, _CutStore
 
 #: cells one repair may add
 MAX_ADDED = 40
@@ -86,6 +86,16 @@ def repair_pattern(
     return out, checks
 
 
+def repair_cost(
+    mask: np.ndarray, rule: PatternRule, cost: np.ndarray, free: np.ndarray, weight: np.ndarray
+) -> float:
+    """What the rule's cells add to the cost of `mask` (repair_pattern; inf when it cannot be
+    repaired within the counts): a pattern failing the rule costs that much more published."""
+    fixed, _ = repair_pattern(mask, rule, cost, free, weight)
+    m = np.asarray(mask, dtype=bool)
+    return float("inf") if fixed is None else float(np.asarray(cost, dtype=float)[fixed & ~m].sum())
+
+
 class RuleRecorder:
     """The rule on combined cells as the capacity handler calls it — only at 0/1 points every
     attacker (outsider and insider) passed — keeping the patterns it rejects, the cheapest
@@ -102,14 +112,18 @@ class RuleRecorder:
     def __call__(self, mask: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray]]:
         found = self.rule(mask)
         if found:
-            m = np.asarray(mask, dtype=bool)
-            key = np.packbits(m).tobytes()
-            if key not in self.seen and key not in self.pending:
-                self.pending[key] = (float(self.cost[m].sum()), m.copy())
-                if len(self.pending) > QUEUE:
-                    worst = max(self.pending, key=lambda k: (self.pending[k][0], k))
-                    del self.pending[worst]
+            self.keep(mask)
         return found
+
+    def keep(self, mask: np.ndarray) -> None:
+        """Queue a pattern the rule rejects (the QUEUE cheapest stay)."""
+        m = np.asarray(mask, dtype=bool)
+        key = np.packbits(m).tobytes()
+        if key not in self.seen and key not in self.pending:
+            self.pending[key] = (float(self.cost[m].sum()), m.copy())
+            if len(self.pending) > QUEUE:
+                worst = max(self.pending, key=lambda k: (self.pending[k][0], k))
+                del self.pending[worst]
 
     def take(self) -> tuple[float, np.ndarray] | None:
         """The cheapest pattern waiting (ties by its key: the same order on every machine)."""
@@ -118,6 +132,34 @@ class RuleRecorder:
         key = min(self.pending, key=lambda k: (self.pending[k][0], k))
         self.seen.add(key)
         return self.pending.pop(key)
+
+
+class RuleAwareStore(_CutStore):
+    """The capacity handler's store of cuts, with the rule's no-goods apart: a candidate that
+    only they reject (no capacity cut does) is queued for the repair too — SCIP's later
+    candidates meet the rule's no-goods here, before any attacker LP or rule check (D-53).
+    Such a candidate is not known protected: SCIP's check of its repair decides."""
+
+    def __init__(self, n: int, recorder: RuleRecorder, full_point: Any):
+        super().__init__(n)
+        self.rule_cuts = _CutStore(n)
+        self.recorder = recorder
+        self.full_point = full_point
+        #: candidates only the rule's no-goods rejected
+        self.queued = 0
+
+    def add(self, cuts: list) -> None:
+        super().add([c for c in cuts if c.kind != "combined"])
+        self.rule_cuts.add([c for c in cuts if c.kind == "combined"])
+
+    def violated(self, x: np.ndarray) -> bool:
+        if super().violated(x):
+            return True
+        if self.rule_cuts.violated(x):
+            self.queued += 1
+            self.recorder.keep(self.full_point(x) > 0.5)
+            return True
+        return False
 
 
 class CombinedRepairHeur(Heur):
