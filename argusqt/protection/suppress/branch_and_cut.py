@@ -372,8 +372,8 @@ def solve_pattern(
         out.repair_runs, out.repair_found = repair.repairs, repair.found
         out.log.append(
             f"rule repair heuristic {repair.found} patterns in {repair.repairs} repairs "
-            f"({repair.checks} rule checks; {store.queued if store else 0} candidates only the "
-            "rule's no-goods rejected)"
+            f"({repair.checks} rule checks, {repair.lps} attacker LPs in SCIP's checks of them; "
+            f"{store.queued if store else 0} candidates only the rule's no-goods rejected)"
         )
     if local is not None:
         out.rins_runs, out.rins_found, out.rins_lps = local.calls, local.found, local.spent

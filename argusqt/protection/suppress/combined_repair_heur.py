@@ -28,6 +28,10 @@ QUEUE = 16
 MAX_REPAIRS = 200
 #: repairs per call of the heuristic
 PER_CALL = 4
+#: share of the branch-and-cut's attacker LPs that SCIP's checks of the repaired patterns
+#: may take (a count, like the guided heuristic's GUIDED_SHARE): a candidate only the
+#: rule's no-goods rejected is not known protected, so its check may cost a full round
+REPAIR_SHARE = 0.1
 
 
 def _still_unsafe(found: list[tuple[int, np.ndarray, np.ndarray]], total: int, group) -> bool:
@@ -174,6 +178,7 @@ class CombinedRepairHeur(Heur):
         self.repairs = 0
         self.found = 0
         self.checks = 0  # rule checks of the repairs
+        self.lps = 0  # attacker LPs of SCIP's checks of the repaired patterns
 
     def repaired(self, mask: np.ndarray) -> np.ndarray | None:
         """`mask` (over all cells) made to pass the rule with free cells only, or None."""
@@ -192,6 +197,8 @@ class CombinedRepairHeur(Heur):
         run = self.hdlr.run
         if run.stop.cancelled or not self.recorder.pending or self.repairs >= MAX_REPAIRS:
             return {"result": SCIP_RESULT.DIDNOTRUN}
+        if self.lps > REPAIR_SHARE * self.hdlr.attacker_lps():
+            return {"result": SCIP_RESULT.DIDNOTRUN}
         self.calls += 1
         inc = float(self.model.getPrimalbound())
         result = SCIP_RESULT.DIDNOTFIND
@@ -208,7 +215,10 @@ class CombinedRepairHeur(Heur):
             sol = self.model.createSol(self)
             for v, i in zip(self.hdlr.xvars, self.hdlr.free_idx, strict=True):
                 self.model.setSolVal(sol, v, 1.0 if fixed[i] else 0.0)
-            if self.model.trySol(sol):
+            before = self.hdlr.attacker_lps()
+            accepted = self.model.trySol(sol)
+            self.lps += self.hdlr.attacker_lps() - before
+            if accepted:
                 self.found += 1
                 inc = value
                 result = SCIP_RESULT.FOUNDSOL
