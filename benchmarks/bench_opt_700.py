@@ -138,6 +138,8 @@ def child(folder: Path, seconds: float, cpu: bool, extra: dict | None = None) ->
         "scip": scip,
         "rins": next((x for x in res.log or [] if x.startswith("neighbourhood")), ""),
         "rins_found": int(res.figures.get("rins_found", 0)),
+        "repair": next((x for x in res.log or [] if x.startswith("rule repair")), ""),
+        "combined_added": int(res.figures.get("combined_added", 0)),
     }
 
 

@@ -25,6 +25,11 @@ from argusqt.protection.audit.insider import insider_audit, respondents_of
 from argusqt.protection.core.budget import SCIP_SEED_SHIFT, Deadline
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.lp.separation import Cut, Separator, default_fixed
+from argusqt.protection.suppress.combined_repair_heur import (
+    CombinedRepairHeur,
+    RuleAwareStore,
+    RuleRecorder,
+)
 from argusqt.protection.suppress.local_branching import RinsHeur
 from argusqt.protection.suppress.scip_plugins import (
     Guide,
@@ -66,6 +71,9 @@ class PatternOutcome:
     rins_runs: int = 0
     rins_found: int = 0
     rins_lps: int = 0
+    #: repairs for the rule on combined cells (combined_repair_heur.py), patterns SCIP took
+    repair_runs: int = 0
+    repair_found: int = 0
     #: why a node was left without a finished check (None: every step was exact, so the
     #: bound and `optimal` are proofs for the model; see _Run.uncertified)
     uncertified: str | None = None
@@ -267,7 +275,14 @@ def solve_pattern(
             sum(float(k) * xvars[int(j)] for k, j in zip(c.coef, pos, strict=True)) >= c.rhs
         )
     run.sepa_depth = 10**9 if sepa_depth is None else sepa_depth
-    hdlr = _CapacityHandler(sep, free, xvars, run, insiders, combined)
+    # the rule's rejected candidates go to the repair heuristic (D-54)
+    recorder = None
+    if combined is not None:
+        recorder = RuleRecorder(combined, np.where(sep.free, cost, 0.0))
+    hdlr = _CapacityHandler(sep, free, xvars, run, insiders, recorder or combined)
+    store = None
+    if recorder is not None:
+        hdlr.store = store = RuleAwareStore(hdlr.store.n, recorder, sep.full_point)
     hdlr.covers = covers
     stop.work = hdlr.attacker_lps
     # not with the rule on combined cells: publishing a bridge can make a relation's sum of
@@ -320,16 +335,46 @@ def solve_pattern(
             timingmask=SCIP_HEURTIMING.AFTERLPNODE,
         )
         stop.work = lambda: hdlr.attacker_lps() + local.spent  # its LPs are the run's work
-    if start is not None:
+    repair = None
+    starts = []
+    if start is not None:  # as the handler sees it: the fixed cells at their values
+        starts.append(np.where(sep.free, np.asarray(start) > 0.5, np.nan_to_num(sep.fixed) > 0.5))
+    if recorder is not None:
+        repair = CombinedRepairHeur(hdlr, recorder, np.abs(np.asarray(problem.values, float)))
+        model.includeHeur(
+            repair,
+            "argusqt-combined-repair",
+            "a pattern only the rule on combined cells rejects, with the cells the rule needs",
+            "C",
+            priority=900,
+            freq=1,
+            freqofs=0,
+            maxdepth=-1,
+            timingmask=SCIP_HEURTIMING.DURINGLPLOOP
+            | SCIP_HEURTIMING.AFTERLPNODE
+            | SCIP_HEURTIMING.AFTERPSEUDONODE,
+        )
+        # the start pattern with the rule's cells too (the repair after the run, done first)
+        if starts and (fixed_start := repair.repaired(starts[0])) is not None:
+            if not np.array_equal(fixed_start, starts[0]):
+                starts.append(fixed_start)
+    for pattern in starts:
         sol = model.createSol()
         for v, i in zip(xvars, free, strict=True):
-            model.setSolVal(sol, v, 1.0 if start[i] else 0.0)
+            model.setSolVal(sol, v, 1.0 if pattern[i] else 0.0)
         model.addSol(sol, free=True)
     if threads_nogil:
         model.optimizeNogil()
     else:
         model.optimize()
     out = _outcome(model, sep, free, cost, run, stop, hdlr, guided, len(init), insiders, watch)
+    if repair is not None:
+        out.repair_runs, out.repair_found = repair.repairs, repair.found
+        out.log.append(
+            f"rule repair heuristic {repair.found} patterns in {repair.repairs} repairs "
+            f"({repair.checks} rule checks, {repair.lps} attacker LPs in SCIP's checks of them; "
+            f"{store.queued if store else 0} candidates only the rule's no-goods rejected)"
+        )
     if local is not None:
         out.rins_runs, out.rins_found, out.rins_lps = local.calls, local.found, local.spent
         out.log.append(

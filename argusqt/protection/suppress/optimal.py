@@ -36,6 +36,7 @@ from argusqt.protection.suppress.branch_and_cut import (
     _skipped,
     solve_pattern,
 )
+from argusqt.protection.suppress.combined_repair_heur import repair_cost
 from argusqt.protection.suppress.epilogue import audit_exactness
 from argusqt.protection.suppress.heuristic import solve_heuristic
 from argusqt.protection.suppress.singleton import singleton_param, singleton_solver_options
@@ -428,9 +429,20 @@ def solve_optimal(
     # pattern goes on as before and the rule's repair follows (protect_combined): a search
     # cut short holds dearer patterns that pass the rule than the repair gives (D-53)
     rule = problem.pattern_rule if opts.publish and out.optimal else None
+    # cut short: a pattern failing the rule ranks by its cost once repaired (D-54), so SCIP's
+    # pattern, which passes it, wins whenever it costs less than the repair would
+    posed = problem.pattern_rule if opts.publish and not out.optimal else None
+    ranks: dict[int, tuple[bool, float]] = {}
 
     def rank(pub: _Published) -> tuple[bool, float]:
-        return (rule is not None and bool(rule(pub.mask)), pub.cost)
+        if id(pub) not in ranks:
+            cost_r = pub.cost
+            if posed is not None and posed(pub.mask):
+                free = problem.candidate & ~problem.primary
+                weight = np.abs(np.asarray(problem.values, dtype=float))
+                cost_r = pub.cost + repair_cost(pub.mask, posed, cost, free, weight)
+            ranks[id(pub)] = (rule is not None and bool(rule(pub.mask)), cost_r)
+        return ranks[id(pub)]
 
     best = min(published, key=rank, default=None)
     unaudited = None
@@ -442,7 +454,7 @@ def solve_optimal(
             # time and keeps it only if that audit passes (run_method)
             if best is None or pattern_cost(found) < best.cost:
                 unaudited = found
-        elif best is None or pattern_cost(found) < best.cost or rank(best)[0]:
+        elif best is None or pattern_cost(found) < rank(best)[1] or rank(best)[0]:
             if protected(found):
                 pub = publish(found, "the optimal pattern")
                 if pub is not None and (best is None or rank(pub) < rank(best)):
