@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from functools import partial
 
 import numpy as np
 
@@ -26,6 +25,8 @@ from argusqt.protection.core.result import TIME_LIMIT_DECIDED, ProtectionResult,
 from argusqt.rules.combined import (
     combined_disclosures,
     combined_on,
+    forced_nogoods,
+    lifted_nogood,
     repair_choice,
     unsafe_relations,
 )
@@ -62,11 +63,29 @@ def _keeping(problem: CSPProblem, cells: np.ndarray) -> CSPProblem:
     return out
 
 
-def _unsafe_relations_of(
-    table: Table, mask: np.ndarray
-) -> list[tuple[int, np.ndarray, np.ndarray]]:
-    """CSPProblem.pattern_rule: the relations whose determined sum is unsafe in `mask`."""
-    return unsafe_relations(table, np.asarray(mask, dtype=bool)[: table.n_cells])
+class _RelationRule:
+    """CSPProblem.pattern_rule for `table`: the relations whose determined sum is unsafe in a
+    mask; with `free` (the cells a pattern may change) each as its lifted no-good (core,
+    cure); `forced` gives the no-goods every pattern must keep from the start (D-55)."""
+
+    def __init__(self, table: Table):
+        self.table = table
+
+    def __call__(
+        self, mask: np.ndarray, free: np.ndarray | None = None
+    ) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        n = self.table.n_cells
+        found = unsafe_relations(self.table, np.asarray(mask, dtype=bool)[:n])
+        if free is None:
+            return found
+        f = np.asarray(free)[:n]
+        return [(t, *lifted_nogood(self.table, g, o, f)) for t, g, o in found]
+
+    def forced(
+        self, always: np.ndarray, free: np.ndarray
+    ) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        n = self.table.n_cells
+        return forced_nogoods(self.table, np.asarray(always)[:n], np.asarray(free)[:n])
 
 
 def _concerned(table: Table) -> bool:
@@ -111,7 +130,7 @@ def protect_combined(
     deadline = Deadline(limit)
     if _concerned(table):  # methods that can (OPT) keep the rule inside their search
         problem = copy.copy(problem)
-        problem.pattern_rule = partial(_unsafe_relations_of, table)
+        problem.pattern_rule = _RelationRule(table)
     result = run(problem, limit)
     if not _concerned(table):
         result.moves = []  # the run's own audit used them: not kept with the session
