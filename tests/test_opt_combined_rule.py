@@ -15,7 +15,12 @@ from protect_helpers import lp_protected
 import argusqt
 from argusqt.model.status import is_suppressed
 from argusqt.protection.core.problem import CSPProblem
-from argusqt.rules.combined import forced_nogoods, lifted_nogood, unsafe_relations
+from argusqt.rules.combined import (
+    forced_capacities,
+    forced_nogoods,
+    lifted_nogood,
+    unsafe_relations,
+)
 
 DIVISIONS = {"B": ["B05", "B06", "B07", "B08", "B09"], "C": ["C10", "C11"]}
 
@@ -128,7 +133,7 @@ def test_lifted_nogoods_forbid_only_configurations_the_rule_rejects(rules):
     """D-55: every pattern a lifted no-good cuts off (its relation's total published, its core
     suppressed, the parts that can cure published, any other cell anything) has that
     relation's sum unsafe by the test's own reading, over every pattern of eight tables; so
-    does every pattern a no-good forced from the start cuts off."""
+    does every pattern a no-good forced from the start, or its capacity row, cuts off."""
     lifted = forced = 0
     for seed, tiny in itertools.product(range(4), (False, True)):
         p, ent = _protect(seed, rules, tiny)
@@ -161,6 +166,10 @@ def test_lifted_nogoods_forbid_only_configurations_the_rule_rejects(rules):
         for total, core, cure in forced_nogoods(t, problem.primary, free):
             cut_off = ~masks[:, total] & ~masks[:, cure].any(axis=1)
             assert masks[:, core].all() and unsafe[codes[total]][cut_off].all()
+            forced += 1
+        for total, parts, w in forced_capacities(t, problem.primary, free):
+            short = ~masks[:, total] & (masks[:, parts].astype(float) @ w < 1.0 - 1e-9)
+            assert unsafe[codes[total]][short].all()  # its row cuts off only unsafe patterns
             forced += 1
     assert lifted > 0 and forced > 0, (
         lifted,

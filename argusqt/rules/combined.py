@@ -152,19 +152,16 @@ def _cure(table: Table, cells: np.ndarray, used: float, margin: float) -> np.nda
     return np.asarray(sorted(cure), dtype=np.int64)
 
 
-def forced_nogoods(
+def _forced(
     table: Table, always: np.ndarray, free: np.ndarray
-) -> list[tuple[int, np.ndarray, np.ndarray]]:
-    """(total, core, cure) per relation whose parts suppressed in every pattern (`always`:
-    the primaries; two or more) have an unsafe sum: when its total is published a part of
-    `cure` must be suppressed as well, whatever the pattern (the rule forces it). `free` are
-    the cells a pattern may change."""
+) -> Iterator[tuple[int, np.ndarray, np.ndarray, float]]:
+    """(total, core, free parts, margin) per relation whose parts suppressed in every pattern
+    (`always`, two or more) have an unsafe sum and whose total may be published."""
     if not combined_on(table.spec.rules) or table.spec.is_frequency:
-        return []
+        return
     always = np.asarray(always, dtype=bool)
     free = np.asarray(free, dtype=bool)
     rel = table.relations.tocsr()
-    out: list[tuple[int, np.ndarray, np.ndarray]] = []
     for r in range(rel.shape[0]):
         lo, hi = rel.indptr[r], rel.indptr[r + 1]
         cols, coef = rel.indices[lo:hi], rel.data[lo:hi]
@@ -174,8 +171,33 @@ def forced_nogoods(
         core = np.sort(parts[always[parts]])
         if core.size < 2 or not sum_failures(table, core)[0]:
             continue
-        margin = rule_margin(table, core)
-        out.append((int(totals[0]), core, _cure(table, parts[free[parts]], 0.0, margin)))
+        yield int(totals[0]), core, np.sort(parts[free[parts]]), rule_margin(table, core)
+
+
+def forced_nogoods(
+    table: Table, always: np.ndarray, free: np.ndarray
+) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    """(total, core, cure) per relation whose parts suppressed in every pattern (`always`:
+    the primaries; two or more) have an unsafe sum: when its total is published a part of
+    `cure` must be suppressed as well, whatever the pattern (the rule forces it). `free` are
+    the cells a pattern may change."""
+    return [
+        (t, core, _cure(table, parts, 0.0, m)) for t, core, parts, m in _forced(table, always, free)
+    ]
+
+
+def forced_capacities(
+    table: Table, always: np.ndarray, free: np.ndarray
+) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    """(total, free parts, weights) per relation of forced_nogoods with a positive margin m:
+    x_total + Σ min(|shadow|/m, 1)·x ≥ 1 over its free parts, for with the total published
+    the suppressed free parts must add at least m to the primaries' sum (less leaves it
+    unsafe, rule_margin), and then their weights add up to 1 at least."""
+    shadow = np.abs(np.asarray(table.shadow, dtype=float))
+    out = []
+    for total, _, parts, m in _forced(table, always, free):
+        if m > 0 and parts.size:
+            out.append((total, parts, np.minimum(shadow[parts] / m, 1.0)))
     return out
 
 

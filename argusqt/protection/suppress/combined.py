@@ -25,6 +25,7 @@ from argusqt.protection.core.result import TIME_LIMIT_DECIDED, ProtectionResult,
 from argusqt.rules.combined import (
     combined_disclosures,
     combined_on,
+    forced_capacities,
     forced_nogoods,
     lifted_nogood,
     repair_choice,
@@ -66,7 +67,8 @@ def _keeping(problem: CSPProblem, cells: np.ndarray) -> CSPProblem:
 class _RelationRule:
     """CSPProblem.pattern_rule for `table`: the relations whose determined sum is unsafe in a
     mask; with `free` (the cells a pattern may change) each as its lifted no-good (core,
-    cure); `forced` gives the no-goods every pattern must keep from the start (D-55)."""
+    cure); `forced` gives the no-goods every pattern must keep from the start and
+    `forced_weights` their capacity rows (D-55)."""
 
     def __init__(self, table: Table):
         self.table = table
@@ -86,6 +88,12 @@ class _RelationRule:
     ) -> list[tuple[int, np.ndarray, np.ndarray]]:
         n = self.table.n_cells
         return forced_nogoods(self.table, np.asarray(always)[:n], np.asarray(free)[:n])
+
+    def forced_weights(
+        self, always: np.ndarray, free: np.ndarray
+    ) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        n = self.table.n_cells
+        return forced_capacities(self.table, np.asarray(always)[:n], np.asarray(free)[:n])
 
 
 def _concerned(table: Table) -> bool:

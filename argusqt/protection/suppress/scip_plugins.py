@@ -66,14 +66,25 @@ def sum_nogood(free: np.ndarray, total: int, group: np.ndarray, others: np.ndarr
 
 def forced_sum_cuts(rule: PatternRule | None, sep: Separator) -> list[Cut]:
     """The rule's no-goods every pattern keeps from the start (a rule offering `forced`:
-    relations whose primaries alone have an unsafe sum, rules.combined.forced_nogoods), as
-    rows of the first LP: a bound from the root on (D-55)."""
+    relations whose primaries alone have an unsafe sum, rules.combined.forced_nogoods) and
+    their capacity rows (`forced_weights`), as rows of the first LP: a bound from the root
+    on (D-55)."""
     forced = getattr(rule, "forced", None)
     if forced is None:
         return []
-    always = (~sep.free) & (np.nan_to_num(sep.fixed) > 0.5)
-    found = forced(always, sep.free)
-    return [c for c in (sum_nogood(sep.free, *f) for f in found) if c is not None]
+    free = sep.free
+    always = (~free) & (np.nan_to_num(sep.fixed) > 0.5)
+    cuts = [c for c in (sum_nogood(free, *f) for f in forced(always, free)) if c is not None]
+    weights = getattr(rule, "forced_weights", None)
+    for total, parts, w in weights(always, free) if weights is not None else []:
+        # x_total + Σ w·x ≥ 1 (rules.combined.forced_capacities); none when no pattern can
+        # meet it (the verdict then says NOT PUBLISHABLE, as for sum_nogood)
+        if not free[total] and w.sum() < 1.0:
+            continue
+        cells = np.r_[[total] if free[total] else [], parts].astype(np.int64)
+        coef = np.r_[[1.0] if free[total] else [], w]
+        cuts.append(Cut(-1, "combined", cells, coef, 1.0, cells, coef, 1.0))
+    return cuts
 
 
 # ---------------------------------------------------------------------- SCIP plug-ins
