@@ -262,6 +262,7 @@ def solve_pattern(
     init = sep.relation_cuts() + list(init_cuts or [])
     forced = forced_sum_cuts(combined, sep)  # the rule's no-goods known from the start (D-55)
     init += forced
+    run.n_forced_cuts = len(forced)
     # an initial cut without free cells means no pattern can protect that primary
     if any(c.cells.size == 0 for c in init):
         return PatternOutcome(None, np.inf, None, False, infeasible=True)
@@ -275,8 +276,8 @@ def solve_pattern(
         )
     run.sepa_depth = 10**9 if sepa_depth is None else sepa_depth
     hdlr = _CapacityHandler(sep, free, xvars, run, insiders, combined)
-    run.n_forced_cuts = len(forced)
     hdlr.covers = covers
+    hdlr.lift = getattr(combined, "lift", None)  # the rule's lifted no-goods (D-55)
     stop.work = hdlr.attacker_lps
     # not with the rule on combined cells: publishing a bridge can make a relation's sum of
     # suppressed parts determined and unsafe, so an optimal pattern may need its bridges

@@ -66,22 +66,19 @@ def _keeping(problem: CSPProblem, cells: np.ndarray) -> CSPProblem:
 
 class _RelationRule:
     """CSPProblem.pattern_rule for `table`: the relations whose determined sum is unsafe in a
-    mask; with `free` (the cells a pattern may change) each as its lifted no-good (core,
-    cure); `forced` gives the no-goods every pattern must keep from the start and
-    `forced_weights` their capacity rows (D-55)."""
+    mask; `lift` gives such a relation's lifted no-good (core, cure), `forced` the no-goods
+    every pattern must keep from the start and `forced_weights` their capacity rows (D-55)."""
 
     def __init__(self, table: Table):
         self.table = table
 
-    def __call__(
-        self, mask: np.ndarray, free: np.ndarray | None = None
-    ) -> list[tuple[int, np.ndarray, np.ndarray]]:
-        n = self.table.n_cells
-        found = unsafe_relations(self.table, np.asarray(mask, dtype=bool)[:n])
-        if free is None:
-            return found
-        f = np.asarray(free)[:n]
-        return [(t, *lifted_nogood(self.table, g, o, f)) for t, g, o in found]
+    def __call__(self, mask: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        return unsafe_relations(self.table, np.asarray(mask, dtype=bool)[: self.table.n_cells])
+
+    def lift(
+        self, group: np.ndarray, others: np.ndarray, free: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        return lifted_nogood(self.table, group, others, np.asarray(free)[: self.table.n_cells])
 
     def forced(
         self, always: np.ndarray, free: np.ndarray

@@ -37,11 +37,12 @@ GUIDED_GAP = 0.20
 #: a 0/1 pattern and the run's stop → (primary, cells its attacker knows) per insider
 #: disclosure, or None when the stop came first
 InsiderCheck = Callable[[np.ndarray, Any], list[tuple[int, np.ndarray]] | None]
-#: a 0/1 pattern (and, as `free=`, the cells a pattern may change) → (published total,
-#: suppressed parts, published parts) of each relation whose determined sum the rule on
-#: combined cells makes unsafe (CSPProblem.pattern_rule); with `free` the parts are those
-#: of its lifted no-good (rules.combined.lifted_nogood: a core and the parts that can cure)
-PatternRule = Callable[..., list[tuple[int, np.ndarray, np.ndarray]]]
+#: a 0/1 pattern → (published total, suppressed parts, published parts) of each relation
+#: whose determined sum the rule on combined cells makes unsafe (CSPProblem.pattern_rule)
+PatternRule = Callable[[np.ndarray], list[tuple[int, np.ndarray, np.ndarray]]]
+#: (suppressed parts, published parts, free cells) of such a relation → its lifted no-good
+#: (core, cure: rules.combined.lifted_nogood)
+Lift = Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 #: the master's LP point over all cells, the incumbent's cost, a stop token and a seconds cap
 #: (None: none) → a protected 0/1 pattern cheaper than the incumbent, or None (_GuidedHeur)
@@ -119,6 +120,8 @@ class _CapacityHandler(Conshdlr):
         self.bridgeless: _Bridgeless | None = None
         #: derive cover cuts from the capacity cuts at fractional points (lp/covers.py)
         self.covers = True
+        #: the rule's lifted no-goods (None: the no-good of the whole configuration)
+        self.lift: Lift | None = None
 
     # -- helpers
     def _x(self, sol=None) -> np.ndarray:
@@ -215,7 +218,9 @@ class _CapacityHandler(Conshdlr):
         if self.combined is None:
             return []
         free = self.sep.free
-        found = self.combined(self.sep.full_point(x) > 0.5, free=free)
+        found = self.combined(self.sep.full_point(x) > 0.5)
+        if self.lift is not None:
+            found = [(t, *self.lift(g, o, free)) for t, g, o in found]
         cuts = [c for c in (sum_nogood(free, *f) for f in found) if c is not None]
         self.run.n_combined_cuts += len(cuts)
         return cuts
