@@ -64,6 +64,13 @@ def _keeping(problem: CSPProblem, cells: np.ndarray) -> CSPProblem:
     return out
 
 
+def _unsafe_relations_of(
+    table: Table, mask: np.ndarray
+) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    """The relations whose determined sum is unsafe in `mask` (the rule's plain check)."""
+    return unsafe_relations(table, np.asarray(mask, dtype=bool)[: table.n_cells])
+
+
 class _RelationRule:
     """CSPProblem.pattern_rule for `table`: the relations whose determined sum is unsafe in a
     mask; `lift` gives such a relation's lifted no-good (core, cure), `forced` the no-goods
@@ -73,7 +80,7 @@ class _RelationRule:
         self.table = table
 
     def __call__(self, mask: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray]]:
-        return unsafe_relations(self.table, np.asarray(mask, dtype=bool)[: self.table.n_cells])
+        return _unsafe_relations_of(self.table, mask)
 
     def lift(
         self, group: np.ndarray, others: np.ndarray, free: np.ndarray
