@@ -88,10 +88,38 @@ def _extra_params(extra: dict) -> None:
     optimal.solve_optimal = with_extra  # type: ignore[assignment]
 
 
+#: per SCIP model of the run: free cells, root bound, final dual and primal bound, nodes
+SCIP_STATS: list[tuple[int, float, float, float, int]] = []
+
+
+def _scip_stats() -> None:
+    """Record SCIP's root bound, final bound and incumbent of each branch-and-cut (the
+    bound's share of a gap: how far the root LP is from the end and from the pattern)."""
+    from argusqt.protection.suppress import branch_and_cut
+
+    base = branch_and_cut.Model
+
+    class StatsModel(base):  # type: ignore[misc, valid-type]
+        def _note(self) -> None:
+            SCIP_STATS.append((self.getNVars(), self.getDualboundRoot(), self.getDualbound(),
+                               self.getPrimalbound(), self.getNNodes()))  # fmt: skip
+
+        def optimizeNogil(self):  # type: ignore[no-untyped-def]
+            super().optimizeNogil()
+            self._note()
+
+        def optimize(self):  # type: ignore[no-untyped-def]
+            super().optimize()
+            self._note()
+
+    branch_and_cut.Model = StatsModel  # type: ignore[attr-defined, misc]
+
+
 def child(folder: Path, seconds: float, cpu: bool, extra: dict | None = None) -> dict:
     """Read the table through the batch runner, run OPT as batch does, audit its statuses."""
     if cpu:
         _cpu_clock()
+    _scip_stats()
     extra = dict(extra or {})
     combined = extra.pop("combined", None)  # the rule on combined cells (US#160), not OPT's
     if extra:
@@ -117,7 +145,11 @@ def child(folder: Path, seconds: float, cpu: bool, extra: dict | None = None) ->
     suppressed = is_suppressed(res.status)
     verdict = publication_audit(problem, suppressed)
     scip = next((line for line in res.log or [] if line.startswith("SCIP status")), "")
+    main = max(SCIP_STATS, default=(0, None, None, None, 0))
     return {
+        "root": main[1],
+        "scip_bound": main[2],
+        "scip_primal": main[3],
         "cells": int(problem.n_cells),
         "equations": int(problem.relations.shape[0]),
         "primaries": int(problem.primary.sum()),
@@ -213,7 +245,8 @@ def fmt_row(r: dict) -> str:
     cells = [r["name"], r["cells"], r["equations"], r["primaries"],
              f"{100 * r['primaries'] / r['cells']:.1f} %", f"{r['wall']:.1f}", f"{r['cpu']:.1f}",
              f"{r['rss_mb']:.0f}", f"{r['cost']:,.0f}", bound, gap,
-             "yes" if r["proven"] else "no", audit, r["nodes"], r["lps"]]  # fmt: skip
+             "yes" if r["proven"] else "no", audit, r["nodes"], r["lps"],
+             _root(r)]  # fmt: skip
     eng = r.get("engine")
     if eng is not None:
         ec = "-" if eng["cost"] is None else f"{eng['cost']:,.0f}"
@@ -223,7 +256,16 @@ def fmt_row(r: dict) -> str:
 
 
 HEAD = ("table", "cells", "equations", "primaries", "share", "wall s", "CPU s", "RSS MB",
-        "cost", "bound", "gap", "proven", "audit out/ins", "nodes", "attacker LPs")  # fmt: skip
+        "cost", "bound", "gap", "proven", "audit out/ins", "nodes", "attacker LPs",
+        "root / final bound / SCIP best")  # fmt: skip
+
+
+def _root(r: dict) -> str:
+    """SCIP's root bound, final bound and incumbent (free cost, its objective)."""
+    vals = [r.get("root"), r.get("scip_bound"), r.get("scip_primal")]
+    return " / ".join("-" if v is None or abs(v) >= 1e19 else f"{v:,.0f}" for v in vals)
+
+
 ENGINE_HEAD = ("τ wall s", "τ CPU s", "τ cost", "τ proven")
 
 

@@ -15,13 +15,20 @@ from protect_helpers import lp_protected
 import argusqt
 from argusqt.model.status import is_suppressed
 from argusqt.protection.core.problem import CSPProblem
+from argusqt.rules.combined import (
+    forced_capacities,
+    forced_nogoods,
+    lifted_nogood,
+    unsafe_relations,
+)
 
 DIVISIONS = {"B": ["B05", "B06", "B07", "B08", "B09"], "C": ["C10", "C11"]}
 
 
-def _enterprises(seed: int) -> dict[str, list[float]]:
+def _enterprises(seed: int, tiny: bool = False) -> dict[str, list[float]]:
     """Two to five enterprises per division (no respondent alone in a cell: no insider),
-    skewed so that some divisions and some sums are dominated."""
+    skewed so that some divisions and some sums are dominated; `tiny`: B09 and C11 fifty
+    times smaller (parts too small to make a dominated sum safe: the lifting drops them)."""
     rng = np.random.default_rng(seed)
     out = {}
     for divs in DIVISIONS.values():
@@ -30,38 +37,49 @@ def _enterprises(seed: int) -> dict[str, list[float]]:
             v = np.round(rng.lognormal(4, 1.0, size=k)) + 1
             if rng.random() < 0.5:  # a dominant enterprise
                 v[0] *= 8
+            if tiny and d in ("B09", "C11"):
+                v = np.round(v / 50.0) + 1
             out[d] = sorted(v.tolist(), reverse=True)
     return out
 
 
-def _own_unsafe_sums(codes, sup, ent, n=2, k=80.0) -> list[set[str]]:
-    """The test's own reading of the rule: per published total, the (n,k) rule on the union
-    of its suppressed parts (two or more)."""
+def _own_unsafe_totals(codes, sup, ent, rule=("nk", 2, 80.0)) -> dict[str, set[str]]:
+    """The test's own reading of the rule: per published total, the (n,k) rule — or the p%
+    rule with one intruder, ("p", p) — on the union of its suppressed parts (two or more)."""
     groups = {**DIVISIONS, "Total": list(DIVISIONS)}
     contrib = dict(ent)
     for total, parts in DIVISIONS.items():
         contrib[total] = [v for p in parts for v in ent[p]]
     hidden_of = {c for c, s in zip(codes, sup, strict=True) if s}
-    bad = []
+    bad = {}
     for total, parts in groups.items():
         hidden = [p for p in parts if p in hidden_of]
         if total in hidden_of or len(hidden) < 2:
             continue
-        values = sorted((v for p in hidden for v in contrib[p]), reverse=True)
-        if 100 * sum(values[:n]) > k * sum(values):
-            bad.append(set(hidden))
+        values = sorted((v for p in hidden for v in contrib[p]), reverse=True) + [0.0, 0.0]
+        if rule[0] == "nk":
+            unsafe = 100 * sum(values[: rule[1]]) > rule[2] * sum(values)
+        else:  # p%: the second largest estimates the largest to within p %
+            unsafe = rule[1] * values[0] > 100 * (sum(values) - values[0] - values[1])
+        if unsafe:
+            bad[total] = set(hidden)
     return bad
 
 
-def _protect(seed: int):
-    ent = _enterprises(seed)
+def _own_unsafe_sums(codes, sup, ent, n=2, k=80.0) -> list[set[str]]:
+    """The (n,k) reading as a list of the unsafe sums' parts."""
+    return list(_own_unsafe_totals(codes, sup, ent, ("nk", n, k)).values())
+
+
+def _protect(seed: int, rules: str = "NK(2,80)", tiny: bool = False):
+    ent = _enterprises(seed, tiny)
     frame = pd.DataFrame([(d, v) for d, vs in ent.items() for v in vs], columns=["nace", "x"])
     sections = {d: s for s, divs in DIVISIONS.items() for d in divs}
     p = argusqt.protect(
         frame,
         explanatory=["nace"],
         response="x",
-        rules="NK(2,80)",
+        rules=rules,
         hierarchies={"nace": sections},
         method="OPT",
         progress=False,
@@ -103,5 +121,91 @@ def test_opt_proves_the_optimum_with_the_rule_as_an_exhaustive_search_finds_it(s
     assert lp_protected(problem, sup)
     assert res.cost >= best - 1e-6  # nothing cheaper than the true optimum
     if res.optimal:  # a printed "proven optimal" is the optimum of the problem posed
+        assert res.cost == pytest.approx(best)
+        assert res.lower_bound is not None and res.lower_bound <= best + 1e-6
+
+
+RULES = {"NK(2,80)": ("nk", 2, 80.0), "P(15,1)": ("p", 15.0)}
+
+
+@pytest.mark.parametrize("rules", sorted(RULES))
+def test_lifted_nogoods_forbid_only_configurations_the_rule_rejects(rules):
+    """D-55: every pattern a lifted no-good cuts off (its relation's total published, its core
+    suppressed, the parts that can cure published, any other cell anything) has that
+    relation's sum unsafe by the test's own reading, over every pattern of eight tables; so
+    does every pattern a no-good forced from the start, or its capacity row, cuts off."""
+    lifted = forced = 0
+    for seed, tiny in itertools.product(range(4), (False, True)):
+        p, ent = _protect(seed, rules, tiny)
+        t = p.table
+        codes = [t.cell_codes(c)[0].strip() for c in range(t.n_cells)]
+        problem = CSPProblem.from_table(t, status=np.where(np.asarray(t.status) >= 11, 1, t.status))
+        free = ~problem.primary
+        cols = np.flatnonzero(free)
+        grid = np.array(list(itertools.product((False, True), repeat=cols.size)), dtype=bool)
+        masks = np.tile(problem.primary, (grid.shape[0], 1))
+        masks[:, cols] = grid
+        unsafe = {c: np.zeros(len(masks), dtype=bool) for c in codes}
+        for i, m in enumerate(masks):
+            for total in _own_unsafe_totals(codes, m, ent, RULES[rules]):
+                unsafe[total][i] = True
+        for i, m in enumerate(masks):
+            found = unsafe_relations(t, m)
+            assert {codes[total] for total, _, _ in found} == {
+                c for c in codes if unsafe[c][i]
+            }  # the library reads the rule as the test does
+            for total, group, others in found:
+                core, cure = lifted_nogood(t, group, others, free)
+                assert set(core) <= set(group) and set(cure) <= set(others) and core.size >= 2
+                lifted += core.size < group.size or cure.size < np.count_nonzero(free[others])
+                cut_off = (
+                    ~masks[:, total] & masks[:, core].all(axis=1) & ~masks[:, cure].any(axis=1)
+                )
+                assert cut_off[i]  # the pattern found is cut off
+                assert unsafe[codes[total]][cut_off].all()  # and only patterns the rule rejects
+        for total, core, cure in forced_nogoods(t, problem.primary, free):
+            cut_off = ~masks[:, total] & ~masks[:, cure].any(axis=1)
+            assert masks[:, core].all() and unsafe[codes[total]][cut_off].all()
+            forced += 1
+        for total, parts, w in forced_capacities(t, problem.primary, free):
+            short = ~masks[:, total] & (masks[:, parts].astype(float) @ w < 1.0 - 1e-9)
+            assert unsafe[codes[total]][short].all()  # its row cuts off only unsafe patterns
+            forced += 1
+    assert lifted > 0 and forced > 0, (
+        lifted,
+        forced,
+    )  # the lifting acted (fewer terms than the configuration's no-good)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_opt_with_a_p_rule_is_the_exhaustive_optimum(seed):
+    """The lifted no-goods under the p% rule: OPT's pattern keeps the rule and a printed
+    "proven optimal" is the exhaustive search's optimum (the test's own attacker)."""
+    p, ent = _protect(seed, "P(15,1)")
+    t, res = p.table, p.result
+    codes = [t.cell_codes(c)[0].strip() for c in range(t.n_cells)]
+    problem = CSPProblem.from_table(t, status=np.where(np.asarray(t.status) >= 11, 1, t.status))
+    primary = problem.primary
+    cost = np.asarray(problem.cost, dtype=float)
+    free = [c for c in range(t.n_cells) if not primary[c]]
+    best = None
+    for r in range(len(free) + 1):
+        for extra in itertools.combinations(free, r):
+            mask = primary.copy()
+            mask[list(extra)] = True
+            c = float(cost[list(extra)].sum())
+            if best is not None and c >= best:
+                continue
+            if _own_unsafe_totals(codes, mask, ent, RULES["P(15,1)"]):
+                continue
+            if not lp_protected(problem, mask):
+                continue
+            best = c
+    assert best is not None
+    sup = is_suppressed(np.asarray(t.status))
+    assert _own_unsafe_totals(codes, sup, ent, RULES["P(15,1)"]) == {}
+    assert lp_protected(problem, sup)
+    assert res.cost >= best - 1e-6
+    if res.optimal:
         assert res.cost == pytest.approx(best)
         assert res.lower_bound is not None and res.lower_bound <= best + 1e-6

@@ -87,6 +87,120 @@ def sum_failures(table: Table, cells: np.ndarray) -> tuple[list[str], float]:
     return causes, need
 
 
+def rule_margin(table: Table, cells: np.ndarray) -> float:
+    """How much (in absolute shadow) other parts may add to the union of `cells` with one
+    dominance or p% rule still failing whatever they are (> 0 only when the union fails):
+    added parts only raise its largest contributions, so its total is what they can cure.
+    Stricter than sum_failures by its tolerance, so that a failure here is one there."""
+    from argusqt.rules.classify import REL_TOL
+
+    rules = table.spec.rules
+    t = float(np.abs(np.asarray(table.shadow, dtype=float)[cells]).sum())
+    if t <= 0:
+        return 0.0
+    shrink = 1.0 - 4.0 * REL_TOL
+    margin = 0.0
+    levels = []
+    if table.top is not None and (rules.nk_individual or rules.p_individual):
+        levels.append((_merged_top(table.top, cells), rules.nk_individual, rules.p_individual))
+    if table.htop is not None and (rules.nk_holding or rules.p_holding):
+        levels.append((_merged_top(table.htop, cells), rules.nk_holding, rules.p_holding))
+    for top, nks, ps in levels:
+        for r in nks:
+            # 100·top_n(1 − tol) > k·(t + added) ⇒ the (n,k) rule fails with them
+            margin = max(margin, 100.0 * float(top[: r.n].sum()) * shrink / r.k - t)
+        for rp in ps:
+            # p·x1(1 − tol) > q·(rem + added) ⇒ the p% rule fails with them
+            rem = t - float(top[: rp.n + 1].sum())
+            margin = max(margin, rp.p * float(top[0]) * shrink / rp.q - rem)
+    return margin * (1.0 - 1e-12) - 1e-12 * t
+
+
+def lifted_nogood(
+    table: Table, group: np.ndarray, others: np.ndarray, free: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(core, cure): a relation's total published, `core` suppressed and `cure` published is
+    unsafe whatever its other parts are, so the no-good of that configuration holds for every
+    pattern the rule accepts and names fewer cells than the whole relation's. `group` is an
+    unsafe determined sum (unsafe_relations), `others` its published parts, `free` the cells
+    a pattern may change (a published cell not free stays published: it needs no term)."""
+    shadow = np.abs(np.asarray(table.shadow, dtype=float))
+    core = [int(c) for c in group]
+    used = 0.0  # shadow of the parts the cut no longer names (they may be suppressed or not)
+    for c in sorted((int(c) for c in group if free[c]), key=lambda c: (shadow[c], c)):
+        if len(core) <= 2:
+            break
+        rest = [g for g in core if g != c]
+        if rule_margin(table, np.asarray(rest)) > used + shadow[c]:
+            core, used = rest, used + shadow[c]
+    margin = rule_margin(table, np.asarray(core))
+    others = np.asarray(others, dtype=np.int64)
+    cure = _cure(table, others[np.asarray(free, dtype=bool)[others]], used, margin)
+    return np.asarray(sorted(core), dtype=np.int64), cure
+
+
+def _cure(table: Table, cells: np.ndarray, used: float, margin: float) -> np.ndarray:
+    """The parts among `cells` a cut must name: the smallest the margin can take are left
+    out (their sum with `used` stays under it, so the sum stays unsafe whatever they are)."""
+    shadow = np.abs(np.asarray(table.shadow, dtype=float))
+    cure = []
+    for c in sorted((int(c) for c in cells), key=lambda c: (shadow[c], c)):
+        if used + shadow[c] < margin:
+            used += shadow[c]
+        else:
+            cure.append(c)
+    return np.asarray(sorted(cure), dtype=np.int64)
+
+
+def _forced(
+    table: Table, always: np.ndarray, free: np.ndarray
+) -> Iterator[tuple[int, np.ndarray, np.ndarray, float]]:
+    """(total, core, free parts, margin) per relation whose parts suppressed in every pattern
+    (`always`, two or more) have an unsafe sum and whose total may be published."""
+    if not combined_on(table.spec.rules) or table.spec.is_frequency:
+        return
+    always = np.asarray(always, dtype=bool)
+    free = np.asarray(free, dtype=bool)
+    rel = table.relations.tocsr()
+    for r in range(rel.shape[0]):
+        lo, hi = rel.indptr[r], rel.indptr[r + 1]
+        cols, coef = rel.indices[lo:hi], rel.data[lo:hi]
+        totals, parts = cols[coef < 0], cols[coef > 0]
+        if totals.size != 1 or always[totals[0]]:
+            continue
+        core = np.sort(parts[always[parts]])
+        if core.size < 2 or not sum_failures(table, core)[0]:
+            continue
+        yield int(totals[0]), core, np.sort(parts[free[parts]]), rule_margin(table, core)
+
+
+def forced_nogoods(
+    table: Table, always: np.ndarray, free: np.ndarray
+) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    """(total, core, cure) per relation whose parts suppressed in every pattern (`always`:
+    the primaries; two or more) have an unsafe sum: when its total is published a part of
+    `cure` must be suppressed as well, whatever the pattern (the rule forces it). `free` are
+    the cells a pattern may change."""
+    return [
+        (t, core, _cure(table, parts, 0.0, m)) for t, core, parts, m in _forced(table, always, free)
+    ]
+
+
+def forced_capacities(
+    table: Table, always: np.ndarray, free: np.ndarray
+) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    """(total, free parts, weights) per relation of forced_nogoods with a positive margin m:
+    x_total + Σ min(|shadow|/m, 1)·x ≥ 1 over its free parts, for with the total published
+    the suppressed free parts must add at least m to the primaries' sum (less leaves it
+    unsafe, rule_margin), and then their weights add up to 1 at least."""
+    shadow = np.abs(np.asarray(table.shadow, dtype=float))
+    out = []
+    for total, _, parts, m in _forced(table, always, free):
+        if m > 0 and parts.size:
+            out.append((total, parts, np.minimum(shadow[parts] / m, 1.0)))
+    return out
+
+
 def _relation_sums(table: Table, sup: np.ndarray) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
     """(published total, its suppressed parts, its published parts) per relation with one
     total, published, and at least two suppressed parts: the sums one subtraction gives."""

@@ -41,6 +41,7 @@ from argusqt.protection.suppress.scip_plugins import (
     _Progress,
     _Run,
     _Stop,
+    forced_sum_cuts,
 )
 
 #: the guided heuristic waits at least this many attacker LPs of the branch-and-cut
@@ -190,7 +191,11 @@ def _outcome(
         + f", nodes {outcome.nodes}, cuts {outcome.cuts}"
         + (f" ({run.n_insider_cuts} against insiders)" if insiders is not None else "")
         + f", cover cuts {run.n_cover_cuts}"
-        + (f", no-goods of sums {run.n_combined_cuts}" if run.n_combined_cuts else "")
+        + (
+            f", no-goods of sums {run.n_combined_cuts} (+{run.n_forced_cuts} from the start)"
+            if run.n_combined_cuts or run.n_forced_cuts
+            else ""
+        )
         + f", candidate checks {run.n_checks}, attacker LPs {sep.n_lps}"
         + f" ({sep.certs.reused} spared by earlier moves), {watch.elapsed:.2f} s"
         + (
@@ -263,6 +268,9 @@ def solve_pattern(
         mask = np.where(sep.free, 0.0, sep.fixed) > 0.5
         return PatternOutcome(mask, 0.0, 0.0, True)
     init = sep.relation_cuts() + list(init_cuts or [])
+    forced = forced_sum_cuts(combined, sep)  # the rule's no-goods known from the start (D-55)
+    init += forced
+    run.n_forced_cuts = len(forced)
     # an initial cut without free cells means no pattern can protect that primary
     if any(c.cells.size == 0 for c in init):
         return PatternOutcome(None, np.inf, None, False, infeasible=True)
@@ -284,6 +292,7 @@ def solve_pattern(
     if recorder is not None:
         hdlr.store = store = RuleAwareStore(hdlr.store.n, recorder, sep.full_point)
     hdlr.covers = covers
+    hdlr.lift = getattr(combined, "lift", None)  # the rule's lifted no-goods (D-55)
     stop.work = hdlr.attacker_lps
     # not with the rule on combined cells: publishing a bridge can make a relation's sum of
     # suppressed parts determined and unsafe, so an optimal pattern may need its bridges

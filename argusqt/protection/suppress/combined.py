@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from functools import partial
 
 import numpy as np
 
@@ -34,6 +33,9 @@ from argusqt.protection.suppress.epilogue import audit_exactness
 from argusqt.rules.combined import (
     combined_disclosures,
     combined_on,
+    forced_capacities,
+    forced_nogoods,
+    lifted_nogood,
     repair_choice,
     unsafe_relations,
 )
@@ -78,8 +80,37 @@ def _keeping(problem: CSPProblem, cells: np.ndarray) -> CSPProblem:
 def _unsafe_relations_of(
     table: Table, mask: np.ndarray
 ) -> list[tuple[int, np.ndarray, np.ndarray]]:
-    """CSPProblem.pattern_rule: the relations whose determined sum is unsafe in `mask`."""
+    """The relations whose determined sum is unsafe in `mask` (the rule's plain check)."""
     return unsafe_relations(table, np.asarray(mask, dtype=bool)[: table.n_cells])
+
+
+class _RelationRule:
+    """CSPProblem.pattern_rule for `table`: the relations whose determined sum is unsafe in a
+    mask; `lift` gives such a relation's lifted no-good (core, cure), `forced` the no-goods
+    every pattern must keep from the start and `forced_weights` their capacity rows (D-55)."""
+
+    def __init__(self, table: Table):
+        self.table = table
+
+    def __call__(self, mask: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        return _unsafe_relations_of(self.table, mask)
+
+    def lift(
+        self, group: np.ndarray, others: np.ndarray, free: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        return lifted_nogood(self.table, group, others, np.asarray(free)[: self.table.n_cells])
+
+    def forced(
+        self, always: np.ndarray, free: np.ndarray
+    ) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        n = self.table.n_cells
+        return forced_nogoods(self.table, np.asarray(always)[:n], np.asarray(free)[:n])
+
+    def forced_weights(
+        self, always: np.ndarray, free: np.ndarray
+    ) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        n = self.table.n_cells
+        return forced_capacities(self.table, np.asarray(always)[:n], np.asarray(free)[:n])
 
 
 def _concerned(table: Table) -> bool:
@@ -133,7 +164,7 @@ def protect_combined(
     deadline = Deadline(limit)
     if _concerned(table):  # methods that can (OPT) keep the rule inside their search
         problem = copy.copy(problem)
-        problem.pattern_rule = partial(_unsafe_relations_of, table)
+        problem.pattern_rule = _RelationRule(table)
     result = run(problem, limit)
     if not _concerned(table):
         result.moves = []  # the run's own audit used them: not kept with the session

@@ -40,10 +40,52 @@ InsiderCheck = Callable[[np.ndarray, Any], list[tuple[int, np.ndarray]] | None]
 #: a 0/1 pattern → (published total, suppressed parts, published parts) of each relation
 #: whose determined sum the rule on combined cells makes unsafe (CSPProblem.pattern_rule)
 PatternRule = Callable[[np.ndarray], list[tuple[int, np.ndarray, np.ndarray]]]
+#: (suppressed parts, published parts, free cells) of such a relation → its lifted no-good
+#: (core, cure: rules.combined.lifted_nogood)
+Lift = Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 #: the master's LP point over all cells, the incumbent's cost, a stop token and a seconds cap
 #: (None: none) → a protected 0/1 pattern cheaper than the incumbent, or None (_GuidedHeur)
 Guide = Callable[[np.ndarray, float, CancelToken, "float | None"], np.ndarray | None]
+
+
+def sum_nogood(free: np.ndarray, total: int, group: np.ndarray, others: np.ndarray) -> Cut | None:
+    """x_total + Σ_others x − Σ_group x ≥ 1 − |group| over the free cells: the configuration
+    (total published, group suppressed, others published) is cut off; None when no free cell
+    can change it (the verdict then says NOT PUBLISHABLE)."""
+    up = np.r_[total, others].astype(np.int64)
+    up = up[free[up]]
+    down = np.asarray(group, dtype=np.int64)
+    down = down[free[down]]
+    if up.size + down.size == 0:
+        return None
+    cells = np.r_[up, down]
+    coef = np.r_[np.ones(up.size), -np.ones(down.size)]
+    rhs = 1.0 - down.size
+    return Cut(-1, "combined", cells, coef, rhs, cells, coef, rhs)
+
+
+def forced_sum_cuts(rule: PatternRule | None, sep: Separator) -> list[Cut]:
+    """The rule's no-goods every pattern keeps from the start (a rule offering `forced`:
+    relations whose primaries alone have an unsafe sum, rules.combined.forced_nogoods) and
+    their capacity rows (`forced_weights`), as rows of the first LP: a bound from the root
+    on (D-55)."""
+    forced = getattr(rule, "forced", None)
+    if forced is None:
+        return []
+    free = sep.free
+    always = (~free) & (np.nan_to_num(sep.fixed) > 0.5)
+    cuts = [c for c in (sum_nogood(free, *f) for f in forced(always, free)) if c is not None]
+    weights = getattr(rule, "forced_weights", None)
+    for total, parts, w in weights(always, free) if weights is not None else []:
+        # x_total + Σ w·x ≥ 1 (rules.combined.forced_capacities); none when no pattern can
+        # meet it (the verdict then says NOT PUBLISHABLE, as for sum_nogood)
+        if not free[total] and w.sum() < 1.0:
+            continue
+        cells = np.r_[[total] if free[total] else [], parts].astype(np.int64)
+        coef = np.r_[[1.0] if free[total] else [], w]
+        cuts.append(Cut(-1, "combined", cells, coef, 1.0, cells, coef, 1.0))
+    return cuts
 
 
 # ---------------------------------------------------------------------- SCIP plug-ins
@@ -78,6 +120,8 @@ class _CapacityHandler(Conshdlr):
         self.bridgeless: _Bridgeless | None = None
         #: derive cover cuts from the capacity cuts at fractional points (lp/covers.py)
         self.covers = True
+        #: the rule's lifted no-goods (None: the no-good of the whole configuration)
+        self.lift: Lift | None = None
 
     # -- helpers
     def _x(self, sol=None) -> np.ndarray:
@@ -167,23 +211,17 @@ class _CapacityHandler(Conshdlr):
         """At a 0/1 point every attacker passes: a relation whose published total gives an
         unsafe sum of its suppressed parts (the rule on combined cells, US#160) is cut off
         by the no-good of that relation's configuration — Σ published parts and total ≥ 1 +
-        Σ suppressed parts − |those parts| over its free cells. It names only the relation's
-        cells, so it holds for every pattern the rule accepts: the bound stays a proof."""
+        Σ suppressed parts − |those parts| over its free cells, lifted (D-55): only the parts
+        that can cure the sum and a core of the suppressed ones whose sum stays unsafe
+        whatever the others are. It names only the relation's cells, so it holds for every
+        pattern the rule accepts: the bound stays a proof."""
         if self.combined is None:
             return []
         free = self.sep.free
-        cuts = []
-        for total, group, others in self.combined(self.sep.full_point(x) > 0.5):
-            up = np.r_[total, others].astype(np.int64)
-            up = up[free[up]]
-            down = np.asarray(group, dtype=np.int64)
-            down = down[free[down]]
-            if up.size + down.size == 0:
-                continue  # no free cell can change it: the verdict says NOT PUBLISHABLE
-            cells = np.r_[up, down]
-            coef = np.r_[np.ones(up.size), -np.ones(down.size)]
-            rhs = 1.0 - down.size
-            cuts.append(Cut(-1, "combined", cells, coef, rhs, cells, coef, rhs))
+        found = self.combined(self.sep.full_point(x) > 0.5)
+        if self.lift is not None:
+            found = [(t, *self.lift(g, o, free)) for t, g, o in found]
+        cuts = [c for c in (sum_nogood(free, *f) for f in found) if c is not None]
         self.run.n_combined_cuts += len(cuts)
         return cuts
 
@@ -628,6 +666,8 @@ class _Run:
     n_cover_cuts: int = 0
     #: no-goods of the rule on combined cells (_combined_cuts)
     n_combined_cuts: int = 0
+    #: the rule's no-goods known from the start (forced_sum_cuts)
+    n_forced_cuts: int = 0
     #: the best certified lower bound on the free cost (SCIP's dual bound or the root LP
     #: value, read only while every step so far was exact)
     bound: float | None = None
