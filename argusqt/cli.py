@@ -245,8 +245,8 @@ BLAS_THREADS = ("OPENBLAS_NUM_THREADS",)
 
 def one_blas_thread(environ: MutableMapping[str, str] = os.environ) -> None:
     """One OpenBLAS thread unless the user chose otherwise: starting its pool of threads costs
-    ~6 % of a small batch run's CPU at numpy's import, argusqt's BLAS calls are dot products
-    of a few cells, and a threaded `np.dot` would sum in an order set by the machine's cores."""
+    ~6 % of a small batch run's CPU at numpy's import, and argusqt's BLAS calls are dot
+    products of a few cells (a performance setting only: the API does not set it, D-57)."""
     for name in BLAS_THREADS:
         environ.setdefault(name, "1")
 

@@ -432,16 +432,18 @@ def solve_optimal(
     # cut short: a pattern failing the rule ranks by its cost once repaired (D-54), so SCIP's
     # pattern, which passes it, wins whenever it costs less than the repair would
     posed = problem.pattern_rule if opts.publish and not out.optimal else None
-    ranks: dict[int, tuple[bool, float]] = {}
+    ranks: dict[int, tuple[bool, float, bool]] = {}
 
-    def rank(pub: _Published) -> tuple[bool, float]:
+    def rank(pub: _Published) -> tuple[bool, float, bool]:
+        # on equal costs a pattern that passes the rule goes before one to be repaired
         if id(pub) not in ranks:
-            cost_r = pub.cost
+            cost_r, to_repair = pub.cost, False
             if posed is not None and posed(pub.mask):
                 free = problem.candidate & ~problem.primary
                 weight = np.abs(np.asarray(problem.values, dtype=float))
                 cost_r = pub.cost + repair_cost(pub.mask, posed, cost, free, weight)
-            ranks[id(pub)] = (rule is not None and bool(rule(pub.mask)), cost_r)
+                to_repair = True
+            ranks[id(pub)] = (rule is not None and bool(rule(pub.mask)), cost_r, to_repair)
         return ranks[id(pub)]
 
     best = min(published, key=rank, default=None)
@@ -454,7 +456,12 @@ def solve_optimal(
             # time and keeps it only if that audit passes (run_method)
             if best is None or pattern_cost(found) < best.cost:
                 unaudited = found
-        elif best is None or pattern_cost(found) < rank(best)[1] or rank(best)[0]:
+        elif (
+            best is None
+            or pattern_cost(found) < rank(best)[1]
+            or rank(best)[0]
+            or (rank(best)[2] and pattern_cost(found) <= rank(best)[1])
+        ):
             if protected(found):
                 pub = publish(found, "the optimal pattern")
                 if pub is not None and (best is None or rank(pub) < rank(best)):
@@ -474,21 +481,33 @@ def solve_optimal(
         )
     chosen = unaudited if unaudited is not None else best.mask  # type: ignore[union-attr]
     status, sec_cost = problem.pattern_statuses(chosen)
+    # a run cut short may keep a pattern the rule on combined cells rejects (repaired after
+    # the run, protect_combined): its cost bounds nothing and nothing about it is optimal for
+    # the problem posed, whose certified bound (the rule inside the search) stays as it is
+    fails_rule = bool(
+        opts.publish and problem.pattern_rule is not None and problem.pattern_rule(chosen)
+    )
     bound = out.bound
     if bound is not None:
-        bound = min(bound + float(cost[problem.secondary].sum()), sec_cost)
+        bound = bound + float(cost[problem.secondary].sum())
+        if not fails_rule:
+            bound = min(bound, sec_cost)
     gap = None if bound is None else max(0.0, sec_cost - bound) / max(abs(sec_cost), 1e-9)
     # the bound is certified (solve_pattern): a kept pattern of the model that costs no more
     # than it is optimal, whichever step found it (e.g. the insider-repaired start pattern)
     reached = bound is not None and sec_cost - bound <= 1e-9 * max(1.0, abs(sec_cost))
-    optimal = unaudited is None and (
-        bool(
-            out.optimal
-            and found is not None
-            and np.array_equal(found, chosen)
-            and (best is None or best.added == 0)
+    optimal = (
+        not fails_rule
+        and unaudited is None
+        and (
+            bool(
+                out.optimal
+                and found is not None
+                and np.array_equal(found, chosen)
+                and (best is None or best.added == 0)
+            )
+            or (reached and protected(chosen))
         )
-        or (reached and protected(chosen))
     )
     if optimal and float(opts.gap) == 0.0:
         gap = 0.0 if gap is not None and gap < 1e-9 else gap
@@ -518,7 +537,7 @@ def solve_optimal(
                 f"publication audit done within the run ({deadline.elapsed:.1f} s of {limit:g} s)"
             )
     kept = int(np.count_nonzero(problem.secondary))
-    log.append(_bound_line(sec_cost, bound, gap, optimal, out, kept))
+    log.append(_bound_line(sec_cost, bound, gap, optimal, out, kept, fails_rule))
     if bound is not None and not optimal:
         log.append(_bound_scope(problem, work, insiders is not None))
     result = ProtectionResult(
@@ -584,11 +603,28 @@ def _phase(what: str, incumbent: float | None, watch: Stopwatch) -> ProgressEven
 
 
 def _bound_line(
-    cost: float, bound: float | None, gap: float | None, optimal: bool, out, kept: int = 0
+    cost: float,
+    bound: float | None,
+    gap: float | None,
+    optimal: bool,
+    out,
+    kept: int = 0,
+    fails_rule: bool = False,
 ) -> str:
     """The logbook line with OPT's final cost, lower bound and gap: "proven optimal" only
     when the branch-and-cut closed every node by a proof (argusqt/docs/methods.md §3.4);
-    `kept` secondaries of the table stayed suppressed, so the proof is for that problem."""
+    `kept` secondaries of the table stayed suppressed, so the proof is for that problem;
+    `fails_rule`: the pattern's unsafe sums are repaired next, so its cost is no final one."""
+    if fails_rule:
+        scope = (
+            "no certified lower bound"
+            if bound is None
+            else f"certified lower bound {grouped(bound)} for the problem posed"
+        )
+        return (
+            f"OPT: cost {grouped(cost)} before the rule on combined cells' cells are added, "
+            f"not proven optimal; {scope}"
+        )
     if optimal and (gap is None or gap == 0.0):
         given = f" keeping the table's {kept} secondaries" if kept else ""
         return (

@@ -1,0 +1,52 @@
+"""OPT stopped before its proof with a published pattern the rule on combined cells rejects
+(the start pattern, say): that pattern's cost bounds nothing and is not "proven optimal";
+on equal costs SCIP's pattern, which passes the rule, is published (review of D-54)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from test_opt_combined_rule import DIVISIONS, _enterprises
+
+import argusqt
+import argusqt.protection.suppress.combined as combined
+import argusqt.protection.suppress.optimal as optimal
+
+
+@pytest.mark.parametrize("seed", [6])  # SCIP stops with a dearer pattern than the start
+def test_a_search_cut_short_prints_no_proof_for_a_pattern_the_rule_rejects(monkeypatch, seed):
+    seen = []
+    solve = optimal.solve_pattern
+
+    def stopped_early(*args, **kwargs):
+        kwargs["gap"] = 0.99  # SCIP stops at its first pattern, as a time limit would
+        out = solve(*args, **kwargs)
+        seen.append(out)
+        return out
+
+    monkeypatch.setattr(optimal, "solve_pattern", stopped_early)
+    monkeypatch.setattr(combined, "RERUN_SHARE", 2.0)  # the user's limit spent: no rerun
+    ent = _enterprises(seed, seed % 2 == 1)
+    frame = pd.DataFrame([(d, v) for d, vs in ent.items() for v in vs], columns=["nace", "x"])
+    sections = {d: s for s, divs in DIVISIONS.items() for d in divs}
+    r = argusqt.protect(
+        frame,
+        explanatory=["nace"],
+        response="x",
+        rules="NK(2,80)",
+        hierarchies={"nace": sections},
+        method="OPT",
+        progress=False,
+        params={"max_minutes": 1},
+    )[0].result
+    first = seen[0]
+    assert not first.optimal and first.bound is not None
+    proofs = [line for line in r.log if "proven optimal" in line and "not proven" not in line]
+    if not r.optimal:
+        assert proofs == []
+    else:
+        assert r.cost <= r.lower_bound + 1e-6
+    # the bound printed is the search's certified one for the problem posed, not lowered to
+    # the cost of a pattern that fails the rule
+    assert r.lower_bound is not None and r.lower_bound >= first.bound - 1e-6
+    assert r.cost >= r.lower_bound - 1e-6
