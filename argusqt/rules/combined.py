@@ -46,7 +46,12 @@ def combined_on(rules: SafetyRules) -> bool:
 
 def _merged_top(top: np.ndarray, cells: np.ndarray) -> np.ndarray:
     """The largest contributions of the union of disjoint cells (every cell's own largest,
-    merged): exact for records, which belong to one part of a relation each."""
+    merged): exact for records, which belong to one part of a relation each.
+
+    OPT's lifted and forced cuts (D-55) rest on this being monotone: a part added to the
+    union only adds entries (absolute values, each part's holdings taken as other holdings),
+    so the top contributions never fall. Merging one holding's signed entries across parts
+    would break that, and with it the cuts' validity."""
     k = top.shape[1]
     merged = np.sort(np.abs(np.asarray(top[cells], dtype=float)).ravel())[::-1]
     out = np.zeros(k)
