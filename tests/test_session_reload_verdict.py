@@ -37,7 +37,8 @@ def _refused_everywhere(s, no: int, tmp_path) -> None:
 def test_single_table_saved_not_publishable_reloads_not_publishable(tmp_path):
     s = linked_session()  # B08 and B09 protected by hand: the sum B05+B06+B07 stays
     # HEUR: MOD's polish keeps the rule inside since D-58 and, as OPT, suppresses the total
-    # B instead (that sum then follows only from two relations together: rules.md §3.11)
+    # B instead (that sum then follows only from two relations together:
+    # argusqt/docs/rules.md §3.11)
     s.protect(1, "HEUR")
     assert s.protection_state(1) == "refused"
     assert own_unsafe_sums(s.table(1)) == [{"B05", "B06", "B07"}]  # the test's own attacker
