@@ -50,3 +50,5 @@ def test_a_search_cut_short_prints_no_proof_for_a_pattern_the_rule_rejects(monke
     # the cost of a pattern that fails the rule
     assert r.lower_bound is not None and r.lower_bound >= first.bound - 1e-6
     assert r.cost >= r.lower_bound - 1e-6
+    # a gap printed is that of the final pattern against that bound
+    assert r.gap is None or abs(r.gap - (r.cost - r.lower_bound) / r.cost) < 1e-9

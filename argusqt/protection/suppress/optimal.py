@@ -493,6 +493,8 @@ def solve_optimal(
         if not fails_rule:
             bound = min(bound, sec_cost)
     gap = None if bound is None else max(0.0, sec_cost - bound) / max(abs(sec_cost), 1e-9)
+    if fails_rule:
+        gap = None  # no gap of a pattern to be repaired: the repair's cost gets one (combined)
     # the bound is certified (solve_pattern): a kept pattern of the model that costs no more
     # than it is optimal, whichever step found it (e.g. the insider-repaired start pattern)
     reached = bound is not None and sec_cost - bound <= 1e-9 * max(1.0, abs(sec_cost))
