@@ -4,11 +4,9 @@ on equal costs SCIP's pattern, which passes the rule, is published (review of D-
 
 from __future__ import annotations
 
-import pandas as pd
 import pytest
-from test_opt_combined_rule import DIVISIONS, _enterprises
+from test_opt_combined_rule import _protect
 
-import argusqt
 import argusqt.protection.suppress.combined as combined
 import argusqt.protection.suppress.optimal as optimal
 
@@ -26,19 +24,7 @@ def test_a_search_cut_short_prints_no_proof_for_a_pattern_the_rule_rejects(monke
 
     monkeypatch.setattr(optimal, "solve_pattern", stopped_early)
     monkeypatch.setattr(combined, "RERUN_SHARE", 2.0)  # the user's limit spent: no rerun
-    ent = _enterprises(seed, seed % 2 == 1)
-    frame = pd.DataFrame([(d, v) for d, vs in ent.items() for v in vs], columns=["nace", "x"])
-    sections = {d: s for s, divs in DIVISIONS.items() for d in divs}
-    r = argusqt.protect(
-        frame,
-        explanatory=["nace"],
-        response="x",
-        rules="NK(2,80)",
-        hierarchies={"nace": sections},
-        method="OPT",
-        progress=False,
-        params={"max_minutes": 1},
-    )[0].result
+    r = _protect(seed, tiny=seed % 2 == 1, params={"max_minutes": 1})[0].result
     first = seen[0]
     assert not first.optimal and first.bound is not None
     proofs = [line for line in r.log if "proven optimal" in line and "not proven" not in line]
