@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
@@ -96,32 +97,22 @@ def insider_audit(
     """_insider_audit, run once per problem, pattern and inputs: the publication audit and the
     branch-and-cut's check audit the same patterns (insider_memo, D-57)."""
     resp = respondents if respondents is not None else respondents_of(problem)
-    if recheck is not None or resp is None:  # a partial audit, or nothing to audit
-        return _insider_audit(
-            problem,
-            suppressed,
-            respondents=resp,
-            progress=progress,
-            cancel=cancel,
-            lower=lower,
-            upper=upper,
-            recheck=recheck,
-            moves=moves,
-        )
-    return remembered(
+    run_audit = partial(
+        _insider_audit,
         problem,
-        audit_key(problem, suppressed, resp, lower, upper, moves),
-        lambda: _insider_audit(
-            problem,
-            suppressed,
-            respondents=resp,
-            progress=progress,
-            cancel=cancel,
-            lower=lower,
-            upper=upper,
-            moves=moves,
-        ),
+        suppressed,
+        respondents=resp,
+        progress=progress,
+        cancel=cancel,
+        lower=lower,
+        upper=upper,
+        recheck=recheck,
+        moves=moves,
     )
+    if recheck is not None or resp is None:  # a partial audit, or nothing to audit
+        return run_audit()
+    key = audit_key(problem, suppressed, resp, lower, upper, moves)
+    return remembered(problem, key, run_audit)
 
 
 def _insider_audit(
