@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from pyscipopt import SCIP_RESULT, Heur
 
-from argusqt.protection.suppress.scip_plugins import PatternRule, _CutStore
+from argusqt.protection.suppress.scip_plugins import PatternRule, _CutStore, offer
 
 #: cells one repair may add
 MAX_ADDED = 40
@@ -212,11 +212,8 @@ class CombinedRepairHeur(Heur):
             value = float(self.recorder.cost[fixed].sum())
             if abs(inc) < 1e19 and value >= inc - 1e-9 * max(1.0, abs(inc)):
                 continue  # no cheaper than the incumbent: SCIP's check would refuse it
-            sol = self.model.createSol(self)
-            for v, i in zip(self.hdlr.xvars, self.hdlr.free_idx, strict=True):
-                self.model.setSolVal(sol, v, 1.0 if fixed[i] else 0.0)
             before = self.hdlr.attacker_lps()
-            accepted = self.model.trySol(sol)
+            accepted = offer(self, self.hdlr, fixed)
             self.lps += self.hdlr.attacker_lps() - before
             if accepted:
                 self.found += 1

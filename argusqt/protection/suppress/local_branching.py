@@ -14,6 +14,7 @@ import numpy as np
 from pyscipopt import SCIP_RESULT, Heur
 
 from argusqt.protection.lp.separation import Cut
+from argusqt.protection.suppress.scip_plugins import offer
 
 #: share of the branch-and-cut's attacker LPs the sub-MIPs together may take
 RINS_SHARE = 0.3
@@ -156,10 +157,7 @@ class RinsHeur(Heur):
             cost = np.asarray(hdlr._obj())
             obj = float(cost[out.mask].sum())
             if obj < inc_obj - 1e-9 * max(1.0, abs(inc_obj)):
-                sol = self.model.createSol(self)
-                for v, i in zip(hdlr.xvars, hdlr.free_idx, strict=True):
-                    self.model.setSolVal(sol, v, 1.0 if out.mask[i] else 0.0)
-                if self.model.trySol(sol):
+                if offer(self, hdlr, out.mask):
                     self.found += 1
                     self.misses = 0
                     return {"result": SCIP_RESULT.FOUNDSOL}

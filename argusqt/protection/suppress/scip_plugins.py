@@ -448,6 +448,16 @@ class _StopToken(CancelToken):
         return self
 
 
+def offer(heur: Heur, hdlr: Any, mask: np.ndarray) -> bool:
+    """Hand `heur`'s 0/1 pattern (over all cells) to SCIP, which keeps it only if its full
+    check passes (capacity handler: every attacker, insiders, the rule on combined cells)."""
+    model = heur.model
+    sol = model.createSol(heur)
+    for v, i in zip(hdlr.xvars, hdlr.free_idx, strict=True):
+        model.setSolVal(sol, v, 1.0 if mask[i] else 0.0)
+    return bool(model.trySol(sol))
+
+
 class _GuidedHeur(Heur):
     """LP-guided primal heuristic (Fischetti–Salazar): the start heuristic again with every
     cell's cost scaled by (1 − x*) at the master's LP point, so it prefers the cells the LP
@@ -496,10 +506,7 @@ class _GuidedHeur(Heur):
         # the next run no sooner than this one's LPs again, times the misses in a row
         self.next_at = self.hdlr.attacker_lps() + took * (1 + self.misses)
         if mask is not None and not run.stop.cancelled:
-            sol = self.model.createSol(self)
-            for v, i in zip(self.hdlr.xvars, self.hdlr.free_idx, strict=True):
-                self.model.setSolVal(sol, v, 1.0 if mask[i] else 0.0)
-            if self.model.trySol(sol):
+            if offer(self, self.hdlr, mask):
                 self.found += 1
                 self.misses = 0
                 return {"result": SCIP_RESULT.FOUNDSOL}
