@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from argusqt.errors import InputError
 from argusqt.io.atomic import atomic_write_text
 from argusqt.io.text import check_no_control, is_comment, read_lines, tokenize
-from argusqt.model.cellkey import MAX_KEY_DECIMALS, MagnitudeCKM, RecordKeyFiles
 from argusqt.model.metadata import ROLE_FLAGS, TABULAR_NUMERIC_ROLES, Metadata, Variable
+
+if TYPE_CHECKING:  # the cell key module is loaded where a CKM keyword is read (D-62)
+    from argusqt.model.cellkey import MagnitudeCKM
 
 HEADER_KEYWORDS = {"<SEPARATOR>", "<SPSS>", "<SAFE>", "<UNSAFE>", "<PROTECT>"}
 #: Keywords that only tabular metadata has; their presence makes `<SEPARATOR>` mean tabular.
@@ -299,6 +302,8 @@ def _yes_no(ctx: _Ctx, kw: str, var: Variable, args: list[str]) -> bool:
 
 def _parse_ckm_type(ctx: _Ctx, var: Variable, text: str) -> MagnitudeCKM:
     """`N`, `M`, `D`, `V` or `T(k)`."""
+    from argusqt.model.cellkey import MagnitudeCKM  # lazy: CKM's module, for CKM's keywords
+
     t = text.strip().upper()
     if t in ("N", "M", "D", "V"):
         return MagnitudeCKM(type=t)
@@ -354,6 +359,8 @@ def _cell_key_option(
     ctx: _Ctx, var: Variable, kw: str, args: list[str], set_role: Callable[[str], None]
 ) -> None:
     """One cell-key keyword (argusqt/docs/formats.md §1.5)."""
+    from argusqt.model.cellkey import RecordKeyFiles  # lazy: CKM's module, for CKM's keywords
+
     if kw == "<RECORDKEY>":
         if args:
             raise ctx.error(f"<RECORDKEY> of {var.name} takes no argument, got '{args[0]}'")
@@ -410,6 +417,8 @@ def _validate_cell_key(meta: Metadata) -> None:
             )
     key = keys[0] if keys else None
     if key is not None:
+        from argusqt.model.cellkey import MAX_KEY_DECIMALS  # lazy: CKM's, with a record key
+
         if key.pfiles is None or not key.pfiles.pfile:  # τ-Argus requires it; argusqt takes
             meta.warnings.append(  # the ptable from the batch command or the API as well
                 f"warning: {Path(path or '').name}, line {key.line}: the record key {key.name} "

@@ -10,10 +10,12 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from argusqt.errors import SpecificationError
-from argusqt.model.cellkey import MagnitudeCKM, RecordKeyFiles
+
+if TYPE_CHECKING:  # annotations only: the cell key module is loaded by CKM's data (D-62)
+    from argusqt.model.cellkey import MagnitudeCKM, RecordKeyFiles
 
 MetadataKind = Literal["fixed", "free", "tabular"]
 

@@ -18,7 +18,6 @@ from argusqt.actions import (
     Recode,
     StatusChange,
 )
-from argusqt.io.apriori import apply_apriori as apply_file
 from argusqt.model.table import Table
 from argusqt.rules import changes
 
@@ -46,6 +45,8 @@ def apply_apriori(
 
 def read_apriori(s: Session, a: ApplyApriori) -> Any:
     """One logged a-priori file applied to its table, its report in the log."""
+    from argusqt.io.apriori import apply_apriori as apply_file  # lazy: the .hst reader (D-62)
+
     report = apply_file(
         s.table(a.table),
         a.path,

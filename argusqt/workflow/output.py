@@ -23,7 +23,6 @@ from argusqt.export.gate import (
     protection_state,
 )
 from argusqt.export.writetable import TAU_EXACT, is_confidential
-from argusqt.io import apriori
 from argusqt.io.atomic import atomic_write_text
 from argusqt.io.confidential import confidential_path, sidecar_path
 from argusqt.io.textcells import neutralise
@@ -240,6 +239,8 @@ def write_apriori(
     sep: str = ",",
 ) -> int:
     """Output | Generate apriori from the table's current statuses; returns lines written."""
+    from argusqt.io import apriori  # lazy: the .hst module (2 dataclasses), its own action (D-62)
+
     s.check_outputs(path, action="writing the a-priori file")
     n = apriori.write_apriori(s.table(table_no), path, actions, keep, sep)
     s.add_log(

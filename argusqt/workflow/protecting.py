@@ -22,8 +22,6 @@ from argusqt.errors import (
 )
 from argusqt.export.gate import linked_fingerprint, linked_table_verdicts, mark_protected
 from argusqt.io.codelists import codelist_for
-from argusqt.model.cellkey import set_ptables
-from argusqt.model.ptable import PTable
 from argusqt.model.status import is_primary, is_suppressed
 from argusqt.model.table import ProtectionInfo, Table, TableSpec
 from argusqt.model.tabulate import build_table
@@ -154,6 +152,10 @@ def set_ckm_ptables(
     s: Session, table_no: int, first: Any = None, sep: Any = None
 ) -> tuple[Any, Any, Any]:
     """Behind `Session.set_ckm_ptables`: the files read and checked now, kept per table."""
+    # lazy: the cell key and p-table modules (7 dataclasses), CKM's only (D-62)
+    from argusqt.model.cellkey import set_ptables
+    from argusqt.model.ptable import PTable
+
     table = s.table(table_no)
     freq = table.spec.is_frequency
 

@@ -23,7 +23,6 @@ from argusqt.actions import (
 from argusqt.errors import SpecificationError
 from argusqt.io.codelists import codelist_for
 from argusqt.io.tabular import read_tab
-from argusqt.model.cellkey import attach_cell_keys
 from argusqt.model.rulespec import SafetyRules
 from argusqt.model.status import Status, is_primary
 from argusqt.model.table import Table, TableSpec
@@ -298,7 +297,11 @@ def build_microdata_tables(
     for t in tables:
         apply_rules(t)
         compute_cost(t, distances(s, t))
-        attach_cell_keys(t, s.metadata, s.microdata, _read_ptable)  # argusqt/docs/methods.md §16.1
+        if s.metadata is not None and s.metadata.record_key is not None:
+            # lazy: the cell key module (5 dataclasses), only for data with record keys (D-62)
+            from argusqt.model.cellkey import attach_cell_keys
+
+            attach_cell_keys(t, s.metadata, s.microdata, _read_ptable)  # methods.md §16.1
     return tables
 
 

@@ -191,9 +191,9 @@ class CSPProblem:
 
 def _cell_key_source(table: Table) -> Callable[[], Any] | None:
     """CKM's inputs of a table, computed only when the method asks (argusqt/docs/methods.md §16.1)."""
-    from argusqt.model.cellkey import cell_key_inputs
-
     source = getattr(table, "source", None)
     if not isinstance(source, tuple) or getattr(source[0], "cellkey", None) is None:
         return None
+    from argusqt.model.cellkey import cell_key_inputs  # lazy: only tables with cell keys
+
     return lambda: cell_key_inputs(table)
