@@ -301,7 +301,8 @@ def build_microdata_tables(
             # lazy: the cell key module (5 dataclasses), only for data with record keys (D-62)
             from argusqt.model.cellkey import attach_cell_keys
 
-            attach_cell_keys(t, s.metadata, s.microdata, _read_ptable)  # methods.md §16.1
+            # argusqt/docs/methods.md §16.1
+            attach_cell_keys(t, s.metadata, s.microdata, _read_ptable)
     return tables
 
 
