@@ -287,7 +287,7 @@ def _finish(
     cancel: CancelToken | None,
     grace: CancelToken | None,
     defer_intervals: bool = False,
-) -> tuple[np.ndarray, AuditResult, int, bool, bool]:
+) -> tuple[np.ndarray, AuditResult, int, bool, bool, list[tuple[np.ndarray, np.ndarray]]]:
     """The full table after the subtables: certify, repair, clean up, audit of record.
 
     Every (primary, direction) gets a witness — an attacker move through suppressed cells
@@ -300,7 +300,8 @@ def _finish(
     again rather than the pattern refused. Singleton options are kept as
     virtual cells throughout. `defer_intervals`: the audit is pass/fail even where exact
     intervals are asked for (_polish's publication audit computes them when it needs this
-    pattern). Returns (pattern, audit, repair rounds, exact intervals asked for, audit exact).
+    pattern). Returns (pattern, audit, repair rounds, exact intervals asked for, audit exact,
+    the witness moves on the table cells: the polish's insider audits start from them).
     """
 
     n = problem.n_cells
@@ -359,7 +360,7 @@ def _finish(
         hints = _table_hints(wit, n)
         final = audit(problem, sup_w[:n], intervals=judged, hints=hints, cancel=grace)
         if final.ok:
-            return sup_w[:n].copy(), final, rounds, exact, judged
+            return sup_w[:n].copy(), final, rounds, exact, judged, hints
         if rounds >= MAX_FINAL_REPAIRS:
             raise MethodError(
                 f"modular pattern still fails the audit after {rounds} repair rounds "
@@ -512,6 +513,7 @@ def _polish(
     cancel: CancelToken | None,
     audited_exact: bool = True,
     grace: CancelToken | None = None,
+    moves: list[tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> tuple[np.ndarray, AuditResult, PublicationVerdict] | None:
     """A small table's cost-aware last step: the branch-and-cut on the whole table from the
     modular pattern, with the insider attacker inside the proof as OPT has it, within
@@ -522,6 +524,8 @@ def _polish(
     (else the modular pattern's publication audit computes them, when `exact` asks for them).
     `grace`: the token of the modular pattern's publication when `cancel` (the run's limit
     or the user) stopped the branch-and-cut, as that publication came first before D-48.
+    `moves`: the modular pattern's witness moves (_finish), the first insider audit's seeds
+    (checked, never trusted: docs/design.md, D-63).
 
     Returns (pattern, outsider audit, verdict), or None when cancelled before a pattern was
     publishable (run_method then audits the modular pattern under the cancel grace).
@@ -577,7 +581,7 @@ def _polish(
         # recomputes a primary, and the search is then no longer than from its repair
         # (docs/design.md, D-48)
         start = np.r_[sup, np.ones(work.n_cells - n, dtype=bool)]
-        insiders = PolishInsiders(problem)
+        insiders = PolishInsiders(problem, moves)
         rule = _rule_for(problem, sup)
         progress(ProgressEvent(message="Modular: the branch-and-cut on the whole table"))
         out = solve_pattern(
@@ -773,7 +777,7 @@ def solve_modular(
     polish_cells = int(POLISH_CELLS if params.polish_cells is None else params.polish_cells)
     polish_small = params.polish and not n_extra and problem.n_cells <= polish_cells
     try:
-        sup, final, rounds, exact, final_exact = _finish(
+        sup, final, rounds, exact, final_exact, witnesses = _finish(
             problem, sup, params, log, progress, soft, hard, defer_intervals=polish_small
         )
     except Cancelled:
@@ -797,7 +801,18 @@ def solve_modular(
     if params.polish and not n_extra and not cancelled:
         if polish_small:
             polished = _polish(
-                problem, sup, final, exact, params, limits, log, progress, soft, final_exact, hard
+                problem,
+                sup,
+                final,
+                exact,
+                params,
+                limits,
+                log,
+                progress,
+                soft,
+                final_exact,
+                hard,
+                moves=witnesses,
             )
         else:
             polished = _publishable(problem, sup, final, exact, log, progress, soft)
