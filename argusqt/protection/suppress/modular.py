@@ -266,7 +266,7 @@ def _union(works: list[CSPProblem]) -> CSPProblem:
         status=np.concatenate([w.status for w in works]),
         lpl=np.concatenate([w.lpl for w in works]),
         upl=np.concatenate([w.upl for w in works]),
-        relations=sp.block_diag([w.relations for w in works], format="csr"),
+        relations=sp.csr_matrix(sp.block_diag([w.relations for w in works], format="csr")),
         rhs=np.concatenate([np.asarray(w.rhs, dtype=float) for w in works]),
         spl=np.concatenate(
             [np.zeros(w.n_cells) if w.spl is None else np.asarray(w.spl) for w in works]
