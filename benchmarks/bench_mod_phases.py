@@ -96,7 +96,9 @@ def instrumented() -> Iterator[Phases]:
     ph.wrap(Session, "write_table", "writing the table")
     ph.wrap(run, "run_method", "run_method")
     ph.wrap(modular, "subtables", "subtables: enumeration")
-    ph.wrap(modular, "_solve_subtable", "subtables: all")
+    ph.wrap(modular, "_solve_subtable", "subtables: one by one")
+    if hasattr(modular, "_solve_depth"):  # D-63: the subtables of a depth at once
+        ph.wrap(modular, "_solve_depth", "subtables: a depth at once")
     ph.wrap(modular, "_subproblem", "subtables: local problems")
     ph.wrap(modular, "with_singleton_cells", "singleton cells", split=True)
     ph.wrap(modular, "_path_start", "subtables: path start")
