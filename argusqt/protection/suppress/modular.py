@@ -249,9 +249,9 @@ def _with_singletons(
 #: relations are disjoint and their margins are fixed by shallower subtables (a cell is free
 #: in one subtable only, the one whose parents are its cells' parents), so one model of
 #: them side by side is the same problem, without a SCIP model, separator and start check
-#: per subtable. Gap 0: a gap cannot be given per subtable, so each is proven optimal (the
-#: 1 % stop one by one gave the same patterns on b520, p78, the enterprise tables and g00–g09;
-#: docs/design.md, D-63). False: one by one, as before
+#: per subtable. Gap 0: a gap cannot be given per subtable, so each is proven optimal; that
+#: gave the patterns of one by one (1 % each) on b520, p78, the enterprise tables and
+#: g00–g09, where a joint 1 % changed g05 and g07 (docs/design.md, D-63). False: one by one
 JOINT_DEPTH = True
 JOINT_GAP = 0.0
 
