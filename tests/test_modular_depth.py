@@ -83,6 +83,9 @@ def test_side_by_side_each_subtable_keeps_its_own_optimum(seed):
             assert alone is not None
             assert not (alone & one_by_one & ~sup).any()  # each changes its own cells only
             one_by_one |= alone
+        for sub in group:  # the joint pattern protects each subtable on its own (linprog)
+            local = modular._subproblem(p, sub, sup, true_prim)[0]
+            assert lp_protected(local, joint[sub.cells])
         joint_cost = cost[joint & ~sup].sum()
         alone_cost = cost[one_by_one & ~sup].sum()
         assert joint_cost == pytest.approx(alone_cost, rel=1e-9, abs=1e-6)
