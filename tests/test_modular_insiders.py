@@ -68,3 +68,56 @@ def test_no_respondents_means_nothing_to_check():
     p.freq = None
     p.respondents = None
     assert not PolishInsiders(p).active
+
+
+def test_seeds_given_at_the_start_serve_the_first_audit_and_never_change_its_verdict():
+    # D-63: the polish's first insider audit starts from the modular pattern's witness
+    # moves; a seed that is no attacker move of the pattern is dropped by the audit's check
+    p = mixed_problem(1)
+    mask = _growing_patterns(p, 1)[0]
+    plain = insider_audit(p, mask)  # no seeds
+    assert plain.moves
+    rng = np.random.default_rng(0)
+    bogus = [(np.flatnonzero(mask)[:3], rng.normal(size=3)), (np.array([0]), np.array([1.0]))]
+    check = PolishInsiders(p, moves=bogus + list(plain.moves))
+    found = check(mask, None)
+    assert found is not None
+    assert sorted(c for c, _ in found) == sorted(d.cell for d in plain.disclosures)
+    assert (not found) == independent_publishable(p, mask)
+    (seeded,) = check.outcomes.values()
+    assert seeded.n_lps <= plain.n_lps
+    assert PolishInsiders(p, moves=None).moves == []
+
+
+def test_mod_hands_its_witness_moves_to_the_polish(monkeypatch):
+    import argusqt.protection.suppress.modular as modular
+    from argusqt.protection.run import run_method
+
+    p = mixed_problem(1)
+    given: list[list] = []
+
+    class Spy(PolishInsiders):
+        def __init__(self, problem, moves=None):
+            given.append(list(moves or []))
+            super().__init__(problem, moves)
+
+    real_polish = modular._polish
+    seen: list[np.ndarray] = []
+
+    def polish(problem, sup, *args, **kw):
+        seen.append(sup.copy())
+        return real_polish(problem, sup, *args, **kw)
+
+    monkeypatch.setattr(modular, "PolishInsiders", Spy)
+    monkeypatch.setattr(modular, "_polish", polish)
+    r = run_method(p, "MOD", {"polish": True})
+    assert r.verdict is not None and r.verdict.ok
+    assert independent_publishable(p, is_suppressed(r.status))
+    ((moves,), (sup,)) = given, seen
+    assert moves
+    rel = p.relations.tocsr()
+    for cells, d in moves:  # each an attacker move through the modular pattern
+        assert sup[cells].all()
+        x = np.zeros(p.n_cells)
+        x[cells] = d
+        assert np.abs(rel @ x).max() <= 1e-7 * np.abs(d).max()

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from argusqt.errors import AuditError, Cancelled, MethodError, TimeLimitError
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
@@ -184,16 +185,7 @@ def _solve_local(
     deadline: Deadline,
 ) -> np.ndarray | None:
     """A subtable's path start and branch-and-cut (the new global mask, None: infeasible)."""
-    ss, sm, mf = singleton_options(params)
-    work = with_singleton_cells(
-        local,
-        singleton_singleton=ss,
-        singleton_multiple=sm,
-        min_freq=mf,
-        true_primary=ltrue,
-    )
-    if work.n_cells > local.n_cells:
-        fixed = np.r_[fixed, np.ones(work.n_cells - local.n_cells)]
+    work, fixed = _with_singletons(local, fixed, ltrue, params)
     # a cheap protected start (path LPs and clean-up, as HEUR) so that SCIP starts from a
     # good incumbent and a time-out still returns a near-optimal pattern
     try:
@@ -233,6 +225,133 @@ def _solve_local(
         mask = start
     new = sup.copy()
     new[sub.cells] |= mask[: sub.cells.size]
+    return new
+
+
+def _with_singletons(
+    local: CSPProblem, fixed: np.ndarray, ltrue: np.ndarray, params: ModOptions
+) -> tuple[CSPProblem, np.ndarray]:
+    """A subtable's problem with its virtual singleton cells, fixed suppressed."""
+    ss, sm, mf = singleton_options(params)
+    work = with_singleton_cells(
+        local,
+        singleton_singleton=ss,
+        singleton_multiple=sm,
+        min_freq=mf,
+        true_primary=ltrue,
+    )
+    if work.n_cells > local.n_cells:
+        fixed = np.r_[fixed, np.ones(work.n_cells - local.n_cells)]
+    return work, fixed
+
+
+#: the subtables of one depth are solved in one branch-and-cut: their free cells and
+#: relations are disjoint and their margins are fixed by shallower subtables (a cell is free
+#: in one subtable only, the one whose parents are its cells' parents), so one model of
+#: them side by side is the same problem, without a SCIP model, separator and start check
+#: per subtable. Gap 0: a gap cannot be given per subtable, so each is proven optimal; that
+#: gave the patterns of one by one (1 % each) on b520, p78, the enterprise tables and
+#: g00–g09, where a joint 1 % changed g05 and g07 (docs/design.md, D-63). False: one by one
+JOINT_DEPTH = True
+JOINT_GAP = 0.0
+
+
+def _union(works: list[CSPProblem]) -> CSPProblem:
+    """Independent problems side by side: cells concatenated, relations block-diagonal."""
+    return CSPProblem(
+        values=np.concatenate([w.values for w in works]),
+        lower=np.concatenate([w.lower for w in works]),
+        upper=np.concatenate([w.upper for w in works]),
+        cost=np.concatenate([np.asarray(w.cost, dtype=float) for w in works]),
+        status=np.concatenate([w.status for w in works]),
+        lpl=np.concatenate([w.lpl for w in works]),
+        upl=np.concatenate([w.upl for w in works]),
+        relations=sp.csr_matrix(sp.block_diag([w.relations for w in works], format="csr")),
+        rhs=np.concatenate([np.asarray(w.rhs, dtype=float) for w in works]),
+        spl=np.concatenate(
+            [np.zeros(w.n_cells) if w.spl is None else np.asarray(w.spl) for w in works]
+        ),
+        decimals=works[0].decimals,
+    )
+
+
+def _solve_depth(
+    problem: CSPProblem,
+    group: list[Subtable],
+    sup: np.ndarray,
+    true_prim: np.ndarray,
+    params: ModOptions,
+    cancel: CancelToken | None,
+    scip_lps: int | None,
+    limits: _Limits,
+) -> np.ndarray | None:
+    """The subtables of one depth (JOINT_DEPTH): each its own path start, then one
+    branch-and-cut over them side by side; the new global mask, or None when one of them
+    has no start (infeasible, or the clock): solve_modular then solves them one by one."""
+    deadline = Deadline(min(limits.per_subtable * len(group), limits.run.remaining))
+    try:
+        return _solve_depth_in(
+            problem, group, sup, true_prim, params, cancel, scip_lps, limits, deadline
+        )
+    finally:
+        limits.clock |= deadline.hit
+
+
+def _solve_depth_in(
+    problem: CSPProblem,
+    group: list[Subtable],
+    sup: np.ndarray,
+    true_prim: np.ndarray,
+    params: ModOptions,
+    cancel: CancelToken | None,
+    scip_lps: int | None,
+    limits: _Limits,
+    deadline: Deadline,
+) -> np.ndarray | None:
+    """_solve_depth's work within `deadline`."""
+    parts = []
+    for sub in group:
+        local, fixed, ltrue = _subproblem(problem, sub, sup, true_prim)
+        if not local.primary.any():
+            continue
+        work, fixed = _with_singletons(local, fixed, ltrue, params)
+        try:
+            start = _path_start(work, fixed, deadline, cancel)
+        except MethodError:
+            return None  # this subtable needs its margins: one by one, with the backtracking
+        if start is None:
+            return None
+        parts.append((sub, work, fixed, start))
+    if not parts:
+        return sup
+    start_u = np.concatenate([st for _, _, _, st in parts])
+    mask = start_u
+    if deadline.remaining <= 0.05:
+        deadline.hit = True  # the clock, not the work budget, skips the branch-and-cut
+    elif scip_lps is None or scip_lps > 0:
+        out = solve_pattern(
+            _union([w for _, w, _, _ in parts]),
+            np.concatenate([f for _, _, f, _ in parts]),
+            max_time=deadline.remaining,
+            max_lps=scip_lps,
+            gap=float(JOINT_GAP),
+            start=start_u,
+            cancel=cancel,
+            heuristics=str(
+                SUBTABLE_HEURISTICS if params.scip_heuristics is None else params.scip_heuristics
+            ),
+        )
+        limits.lps.spend(out.lps)
+        limits.clock |= out.timed_out
+        if out.infeasible:
+            return None
+        if out.mask is not None:
+            mask = out.mask
+    new = sup.copy()
+    at = 0
+    for sub, work, _, _ in parts:
+        new[sub.cells] |= mask[at : at + sub.cells.size]
+        at += work.n_cells
     return new
 
 
@@ -287,7 +406,7 @@ def _finish(
     cancel: CancelToken | None,
     grace: CancelToken | None,
     defer_intervals: bool = False,
-) -> tuple[np.ndarray, AuditResult, int, bool, bool]:
+) -> tuple[np.ndarray, AuditResult, int, bool, bool, list[tuple[np.ndarray, np.ndarray]]]:
     """The full table after the subtables: certify, repair, clean up, audit of record.
 
     Every (primary, direction) gets a witness — an attacker move through suppressed cells
@@ -300,7 +419,8 @@ def _finish(
     again rather than the pattern refused. Singleton options are kept as
     virtual cells throughout. `defer_intervals`: the audit is pass/fail even where exact
     intervals are asked for (_polish's publication audit computes them when it needs this
-    pattern). Returns (pattern, audit, repair rounds, exact intervals asked for, audit exact).
+    pattern). Returns (pattern, audit, repair rounds, exact intervals asked for, audit exact,
+    the witness moves on the table cells: the polish's insider audits start from them).
     """
 
     n = problem.n_cells
@@ -359,7 +479,7 @@ def _finish(
         hints = _table_hints(wit, n)
         final = audit(problem, sup_w[:n], intervals=judged, hints=hints, cancel=grace)
         if final.ok:
-            return sup_w[:n].copy(), final, rounds, exact, judged
+            return sup_w[:n].copy(), final, rounds, exact, judged, hints
         if rounds >= MAX_FINAL_REPAIRS:
             raise MethodError(
                 f"modular pattern still fails the audit after {rounds} repair rounds "
@@ -512,6 +632,7 @@ def _polish(
     cancel: CancelToken | None,
     audited_exact: bool = True,
     grace: CancelToken | None = None,
+    moves: list[tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> tuple[np.ndarray, AuditResult, PublicationVerdict] | None:
     """A small table's cost-aware last step: the branch-and-cut on the whole table from the
     modular pattern, with the insider attacker inside the proof as OPT has it, within
@@ -522,6 +643,8 @@ def _polish(
     (else the modular pattern's publication audit computes them, when `exact` asks for them).
     `grace`: the token of the modular pattern's publication when `cancel` (the run's limit
     or the user) stopped the branch-and-cut, as that publication came first before D-48.
+    `moves`: the modular pattern's witness moves (_finish), the first insider audit's seeds
+    (checked, never trusted: docs/design.md, D-63).
 
     Returns (pattern, outsider audit, verdict), or None when cancelled before a pattern was
     publishable (run_method then audits the modular pattern under the cancel grace).
@@ -577,7 +700,7 @@ def _polish(
         # recomputes a primary, and the search is then no longer than from its repair
         # (docs/design.md, D-48)
         start = np.r_[sup, np.ones(work.n_cells - n, dtype=bool)]
-        insiders = PolishInsiders(problem)
+        insiders = PolishInsiders(problem, moves)
         rule = _rule_for(problem, sup)
         progress(ProgressEvent(message="Modular: the branch-and-cut on the whole table"))
         out = solve_pattern(
@@ -667,6 +790,17 @@ def _publishable(
     return done.pattern, done.verdict.outsider, done.verdict
 
 
+def _depth_end(subs: list[Subtable], k: int) -> int:
+    """The last subtable of the depth that subs[k] starts (k itself when it does not start
+    one: subtables come sorted by depth)."""
+    if k > 0 and subs[k - 1].depth == subs[k].depth:
+        return k
+    end = k
+    while end + 1 < len(subs) and subs[end + 1].depth == subs[k].depth:
+        end += 1
+    return end
+
+
 def solve_modular(
     problem: CSPProblem,
     params: ModOptions | Mapping[str, Any] | None = None,
@@ -706,6 +840,7 @@ def solve_modular(
         Deadline(limit),
         float(params.max_time_per_subtable),
     )
+    joint_until = -1
     for k, sub in enumerate(subs):
         if cancel is not None and cancel.cancelled:
             cancelled = True
@@ -716,6 +851,28 @@ def solve_modular(
             break
         if only is not None and not only(sub):
             continue
+        if k <= joint_until:
+            continue  # solved with its depth
+        end = _depth_end(subs, k) if JOINT_DEPTH and only is None else k
+        if end > k:
+            # the depth's shares of the branch-and-cut work, together
+            share = limits.lps.share(len(subs) - k) * (end - k + 1)
+            new = _solve_depth(
+                problem, subs[k : end + 1], sup, true_prim, params, cancel, share, limits
+            )
+            if new is not None:
+                sup = new
+                n_done += end - k + 1
+                joint_until = end
+                progress(
+                    ProgressEvent(
+                        message=f"Modular: subtables {k + 1}–{end + 1} of {len(subs)}",
+                        fraction=(end + 1) / len(subs),
+                        incumbent=float(np.asarray(problem.cost)[sup & ~true_prim].sum()),
+                        elapsed=watch.elapsed,
+                    )
+                )
+                continue
         t_sub = watch.elapsed
         # an equal share of what is left of the branch-and-cut work; unused shares roll on
         share = limits.lps.share(len(subs) - k)
@@ -773,7 +930,7 @@ def solve_modular(
     polish_cells = int(POLISH_CELLS if params.polish_cells is None else params.polish_cells)
     polish_small = params.polish and not n_extra and problem.n_cells <= polish_cells
     try:
-        sup, final, rounds, exact, final_exact = _finish(
+        sup, final, rounds, exact, final_exact, witnesses = _finish(
             problem, sup, params, log, progress, soft, hard, defer_intervals=polish_small
         )
     except Cancelled:
@@ -797,7 +954,18 @@ def solve_modular(
     if params.polish and not n_extra and not cancelled:
         if polish_small:
             polished = _polish(
-                problem, sup, final, exact, params, limits, log, progress, soft, final_exact, hard
+                problem,
+                sup,
+                final,
+                exact,
+                params,
+                limits,
+                log,
+                progress,
+                soft,
+                final_exact,
+                hard,
+                moves=witnesses,
             )
         else:
             polished = _publishable(problem, sup, final, exact, log, progress, soft)

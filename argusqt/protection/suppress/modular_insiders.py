@@ -31,12 +31,13 @@ class PolishInsiders:
     attacker, seeded with earlier audits' moves (checked, never trusted); `moves` what the
     audits found, which the publication audit of the pattern kept starts from."""
 
-    def __init__(self, problem: CSPProblem) -> None:
+    def __init__(self, problem: CSPProblem, moves: list[Move] | None = None) -> None:
         self.problem = problem
         self.n = problem.n_cells
         self.respondents = respondents_of(problem)
         self.outcomes: dict[bytes, InsiderOutcome] = {}
-        self.moves: list[Move] = []
+        #: the first audit's seeds: the witness moves of the modular pattern (_finish)
+        self.moves: list[Move] = list(moves or [])[:MAX_MOVES]
         self.audits = 0
 
     @property

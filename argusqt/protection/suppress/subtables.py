@@ -7,6 +7,7 @@ reads them without MOD's branch-and-cut.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass
@@ -57,7 +58,14 @@ def subtables(dims: list[CodeList]) -> list[Subtable]:
 
 
 def _local_relations(shape: tuple[int, ...]) -> sp.csr_matrix:
-    """Relations of a non-hierarchical table with margins at position 0 of every dimension."""
+    """Relations of a non-hierarchical table with margins at position 0 of every dimension
+    (a copy: the subtables of a table share a few shapes, D-63)."""
+    return _relations_of_shape(shape).copy()
+
+
+@functools.lru_cache(maxsize=64)
+def _relations_of_shape(shape: tuple[int, ...]) -> sp.csr_matrix:
+    """_local_relations' matrix, built once per shape (kept read-only: callers get copies)."""
     # CodeList.flat sorts codes by bytes: zero-padded codes keep positions 1..n-1 in order
     flat = [CodeList.flat(f"d{k}", [f"{i:06d}" for i in range(1, n)]) for k, n in enumerate(shape)]
     return build_relations(flat)
