@@ -238,6 +238,16 @@ class Cover:
         self.figures["seeded"] = len(good)
         return good
 
+    def settled_by_moves(self, cells: np.ndarray) -> np.ndarray:
+        """Mask of the primaries of `cells` (a mask) whose every side with a level is proved
+        against every attacker of its component by the moves recorded so far (no LP)."""
+        out = np.zeros_like(cells)
+        for cell in np.flatnonzero(cells).tolist():
+            out[cell] = all(
+                self.ctx.required(cell, d) <= 0 or not self.uncovered((cell, d)) for d in (UP, DOWN)
+            )
+        return out
+
     # -------------------------------------------------------------- the search
     def areas(self, cell: int) -> Iterator[np.ndarray]:
         """Growing sets of suppressed cells around `cell` for its path LPs."""
