@@ -14,12 +14,13 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from protect_helpers import lp_publishable
+from protect_helpers import lp_protected, lp_publishable
 from test_insider_fast import PROPERTY, _problem
 
 from argusqt.model.status import is_suppressed
 from argusqt.protection.audit.insider import insider_audit
 from argusqt.protection.audit.insider_repair import make_publishable, repair_insiders
+from argusqt.protection.audit.outsider import audit
 from argusqt.protection.audit.publication import publication_audit, recheck_after_growth
 from argusqt.protection.suppress.heuristic import solve_heuristic
 
@@ -119,3 +120,21 @@ def test_some_primaries_are_settled_by_the_moves_alone():
         problem, sup, moves = _heur(seed)
         settled += insider_audit(problem, sup, moves=moves).figures.get("settled_by_moves", 0)
     assert settled > 0
+
+
+@PROPERTY
+@given(st.integers(0, 10**6))
+def test_hints_checked_all_at_once_never_make_a_weak_pattern_pass(seed):
+    """The outsider audit's hints, checked all at once (D-64): broken moves, moves through
+    published cells and moves of a pattern with a secondary published again are refused;
+    the verdict is the independent attacker's."""
+    problem, sup, moves = _heur(seed)
+    rng = np.random.default_rng(seed)
+    secondaries = np.flatnonzero(sup & ~problem.primary)
+    weaker = sup.copy()
+    if secondaries.size:
+        weaker[rng.choice(secondaries)] = False
+    bent = [(c, d * (1.0 + rng.random(d.size))) for c, d in moves if c.size > 1]
+    for pattern in (sup, weaker):
+        got = audit(problem, pattern, intervals=False, hints=moves + bent)
+        assert got.ok == lp_protected(problem, pattern)
