@@ -162,8 +162,8 @@ class Cover:
         self.hit.append(frozenset(who[touched].tolist()))
         self.shift.append(dict(zip(idx[touched].tolist(), d[touched].tolist(), strict=True)))
         up, dn = self.ctx.proves(idx, d) if proved is None else proved
-        proved = idx[up | dn]
-        self.sign.append(dict(zip(proved.tolist(), np.sign(d[up | dn]).tolist(), strict=True)))
+        either = idx[up | dn]
+        self.sign.append(dict(zip(either.tolist(), np.sign(d[up | dn]).tolist(), strict=True)))
         for q in idx[up].tolist():
             self.of_pair.setdefault((q, UP), []).append(mid)
         for q in idx[dn].tolist():
