@@ -193,8 +193,14 @@ def _insider_audit(
         out.figures["rechecked_respondents"] = len(recheck)
         out.elapsed = watch.elapsed
         return out
-    settled = _coalition(problem, sup, ksup, prim, lower, upper, cancel, seeds)
-    out.figures["settled_by_coalition"] = int(settled.sum())
+    # primaries the method's checked moves already prove against every respondent need no
+    # coalition LP (D-64): the cover would settle their pairs from those moves anyway
+    by_moves = cover.settled_by_moves(prim) if seeds and not sliding else np.zeros_like(prim)
+    settled = by_moves | _coalition(
+        problem, sup, ksup, prim & ~by_moves, lower, upper, cancel, seeds
+    )
+    out.figures["settled_by_moves"] = int(by_moves.sum())
+    out.figures["settled_by_coalition"] = int(settled.sum()) - int(by_moves.sum())
     out.figures["coalition_seconds"] = watch.elapsed
 
     touched = np.unique(label[ksup.indices])

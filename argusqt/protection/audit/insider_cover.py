@@ -148,16 +148,22 @@ class Cover:
             self._attackers[comp] = frozenset(self.owner[self.known_in(comp)].tolist())
         return self._attackers[comp]
 
-    def add(self, idx: np.ndarray, d: np.ndarray) -> frozenset[int]:
-        """Record a move (cells, shifts): the pairs it proves and the attackers it touches."""
+    def add(
+        self,
+        idx: np.ndarray,
+        d: np.ndarray,
+        proved: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> frozenset[int]:
+        """Record a move (cells, shifts): the pairs it proves and the attackers it touches.
+        `proved`: `ctx.proves(idx, d)` when the caller computed it (seed, for many moves)."""
         mid = len(self.hit)
         who = self.owner[idx]
         touched = who >= 0
         self.hit.append(frozenset(who[touched].tolist()))
         self.shift.append(dict(zip(idx[touched].tolist(), d[touched].tolist(), strict=True)))
-        up, dn = self.ctx.proves(idx, d)
-        proved = idx[up | dn]
-        self.sign.append(dict(zip(proved.tolist(), np.sign(d[up | dn]).tolist(), strict=True)))
+        up, dn = self.ctx.proves(idx, d) if proved is None else proved
+        either = idx[up | dn]
+        self.sign.append(dict(zip(either.tolist(), np.sign(d[up | dn]).tolist(), strict=True)))
         for q in idx[up].tolist():
             self.of_pair.setdefault((q, UP), []).append(mid)
         for q in idx[dn].tolist():
@@ -233,10 +239,24 @@ class Cover:
         scale = abs(moves_m).max(axis=0).toarray().ravel()
         ok = (scale > 0) & (residual <= 1e-7 * scale)
         good = [cand[k] for k in np.flatnonzero(ok).tolist()]
-        for cells, d in good:
-            self.add(cells, d)
+        if good:
+            up, dn = proves_all(self.ctx, good)
+            bounds = np.r_[0, np.cumsum([c.size for c, _ in good])]
+            for k, (cells, d) in enumerate(good):
+                part = slice(bounds[k], bounds[k + 1])
+                self.add(cells, d, (up[part], dn[part]))
         self.figures["seeded"] = len(good)
         return good
+
+    def settled_by_moves(self, cells: np.ndarray) -> np.ndarray:
+        """Mask of the primaries of `cells` (a mask) whose every side with a level is proved
+        against every attacker of its component by the moves recorded so far (no LP)."""
+        out = np.zeros_like(cells)
+        for cell in np.flatnonzero(cells).tolist():
+            out[cell] = all(
+                self.ctx.required(cell, d) <= 0 or not self.uncovered((cell, d)) for d in (UP, DOWN)
+            )
+        return out
 
     # -------------------------------------------------------------- the search
     def areas(self, cell: int) -> Iterator[np.ndarray]:
@@ -325,6 +345,35 @@ class Cover:
             if rest:
                 left[key] = rest
         return left
+
+
+def proves_all(
+    ctx: MoveContext, moves: list[tuple[np.ndarray, np.ndarray]]
+) -> tuple[np.ndarray, np.ndarray]:
+    """`ctx.proves` of every move at once, concatenated in the moves' order: the same
+    element-wise arithmetic, the minima per move by segment (D-64: 10⁴ seeds, one call)."""
+    cells = np.concatenate([c for c, _ in moves])
+    d = np.concatenate([x for _, x in moves])
+    sizes = np.fromiter((c.size for c, _ in moves), dtype=np.int64, count=len(moves))
+    first = np.r_[0, np.cumsum(sizes)[:-1]]
+    pos, neg = d > 0, d < 0
+    ub, lb = ctx.ub[cells], ctx.lb[cells]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a_up = np.where(pos, ub / d, np.inf)
+        b_up = np.where(neg, lb / -d, np.inf)
+        a_dn = np.where(pos, lb / d, np.inf)
+        b_dn = np.where(neg, ub / -d, np.inf)
+    t_up = np.repeat(
+        np.minimum(np.minimum.reduceat(a_up, first), np.minimum.reduceat(b_up, first)), sizes
+    )
+    t_dn = np.repeat(
+        np.minimum(np.minimum.reduceat(a_dn, first), np.minimum.reduceat(b_dn, first)), sizes
+    )
+    eps = 0.25 * ctx.tol
+    rise = np.maximum(np.where(pos, d * t_up, 0.0), np.where(neg, -d * t_dn, 0.0))
+    fall = np.maximum(np.where(neg, -d * t_up, 0.0), np.where(pos, d * t_dn, 0.0))
+    prim = ctx.primary[cells]
+    return prim & (rise >= ctx.upl[cells] - eps), prim & (fall >= ctx.lpl[cells] - eps)
 
 
 class _Suppressed:

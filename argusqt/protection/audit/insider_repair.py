@@ -24,7 +24,7 @@ from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.result import AuditResult
 from argusqt.protection.lp.cleanup import Witnesses
 from argusqt.protection.lp.components import DOWN, UP, MoveContext
-from argusqt.protection.lp.protector import Protector
+from argusqt.protection.lp.protector import Protector, unit_costs
 
 #: rounds of audit + repair before giving up (each round repairs every disclosure found)
 MAX_ROUNDS = 10
@@ -35,12 +35,17 @@ def repair_insiders(
     suppressed: np.ndarray,
     verdict: PublicationVerdict,
     cancel: CancelToken | None = None,
+    found: list[tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> np.ndarray:
     """`suppressed` plus the cells that protect every insider disclosure of `verdict`.
-    Polls `cancel` before each disclosure's path LP (the run's time limit, D-52): Cancelled."""
+    Polls `cancel` before each disclosure's path LP (the run's time limit, D-52): Cancelled.
+    `found` (a list) receives the moves the repair kept: each leaves the respondent's cells
+    at their values, so the recheck's insider audit starts from them (D-64)."""
     sup = np.asarray(suppressed, dtype=bool).copy()
     ctx = MoveContext(problem)
     base_movable = ctx.movable.copy()
+    # the unit costs once: a disclosure's own only makes its respondent's cells immovable
+    unit, delta, eps = unit_costs(ctx)
     values = np.asarray(problem.values, dtype=float)
     tol = problem.tolerance
     for d in verdict.disclosures:
@@ -51,7 +56,10 @@ def repair_insiders(
         known = np.asarray(d.known_cells, dtype=np.int64)
         ctx.movable = base_movable.copy()
         ctx.movable[known] = False
-        prot = Protector(ctx, sup, Witnesses(), k_free=2)
+        base = unit.copy()
+        base[known] = np.inf
+        wit = Witnesses()
+        prot = Protector(ctx, sup, wit, k_free=2, costs=(base, delta, eps))
         cell = d.cell
         directions = []
         if d.upper < values[cell] + ctx.upl[cell] - tol:
@@ -68,6 +76,8 @@ def repair_insiders(
                     "attacker's bounds allow, e.g. with negative contributions); nothing was "
                     "changed"
                 )
+        if found is not None:
+            found.extend(zip(wit.moves, wit.shifts, strict=True))
     ctx.movable = base_movable
     return sup
 
@@ -107,7 +117,12 @@ def make_publishable(
             raise AuditError(verdict.summary())
         n = len(verdict.disclosures)
         progress(ProgressEvent(message=f"Protecting {n} cells against respondents (insiders)"))
-        grown = repair_insiders(problem, sup, verdict, cancel)
+        repaired: list[tuple[np.ndarray, np.ndarray]] = []
+        grown = repair_insiders(problem, sup, verdict, cancel, found=repaired)
+        # the repair's moves are attacker moves of the grown pattern that avoid the
+        # respondents they were found for: the next audit checks them and starts from them
+        before = verdict.insider.moves if verdict.insider is not None else []
+        moves = (moves or []) + before + repaired
         if _exact_intervals(grown, intervals):
             verdict = publication_audit(
                 problem, grown, intervals=intervals, progress=progress, cancel=cancel, moves=moves

@@ -296,37 +296,59 @@ def _solve_again(h):
 
 
 def _apply_hints(hints, mcsc, values, lo, hi, var, run_lo, run_hi) -> int:
-    """Verify candidate moves and widen run_lo/run_hi with the attacker points they give."""
-    used = 0
+    """Verify candidate moves and widen run_lo/run_hi with the attacker points they give.
+
+    All moves at once (one sparse product for the relations, segment reductions for the
+    steps): a loop over 10⁴ moves of a 10⁵-cell table spent ~0.1 ms each slicing columns
+    (docs/design.md D-64). A move is used as the loop used it: variable cells only, every
+    relation kept (|M d| ≤ 10⁻⁷·max(1, max|d|)), pushed both ways to the first bound."""
+    cand = []
     for cells, d in hints:
         cells = np.asarray(cells, dtype=np.int64)
         d = np.asarray(d, dtype=float)
-        if cells.size == 0 or cells.size != d.size or not var[cells].all():
-            continue
-        scale = max(1.0, float(np.abs(d).max()))
-        if np.abs(mcsc[:, cells] @ d).max(initial=0.0) > 1e-7 * scale:
-            continue
-        a = values[cells]
-        pos, neg = d > 0, d < 0
-        room_up = hi[cells] - a
-        room_dn = a - lo[cells]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t_up = min(
-                np.min(room_up[pos] / d[pos], initial=np.inf),
-                np.min(room_dn[neg] / -d[neg], initial=np.inf),
-            )
-            t_dn = min(
-                np.min(room_dn[pos] / d[pos], initial=np.inf),
-                np.min(room_up[neg] / -d[neg], initial=np.inf),
-            )
-        for t in (t_up, -t_dn):
-            if not np.isfinite(t) or t == 0:
-                continue
-            y = np.clip(a + t * d, lo[cells], hi[cells])
-            np.minimum.at(run_lo, cells, y)
-            np.maximum.at(run_hi, cells, y)
-        used += 1
-    return used
+        if cells.size and cells.size == d.size:
+            cand.append((cells, d))
+    if not cand:
+        return 0
+    sizes = np.fromiter((c.size for c, _ in cand), dtype=np.int64, count=len(cand))
+    starts = np.r_[0, np.cumsum(sizes)[:-1]]
+    cells = np.concatenate([c for c, _ in cand])
+    d = np.concatenate([x for _, x in cand])
+    seg = np.repeat(np.arange(len(cand)), sizes)
+    n = var.shape[0]
+    inside = (cells >= 0) & (cells < n)
+    ok = np.bincount(seg[~inside], minlength=len(cand)) == 0
+    safe = np.where(inside, cells, 0)
+    ok &= np.bincount(seg[~var[safe]], minlength=len(cand)) == 0
+    moves = sp.csc_matrix(
+        (np.where(inside, d, 0.0), safe, np.r_[starts, cells.size]), shape=(n, len(cand))
+    )
+    residual = abs(mcsc @ moves).max(axis=0).toarray().ravel()
+    scale = np.maximum(1.0, np.maximum.reduceat(np.abs(d), starts))
+    ok &= residual <= 1e-7 * scale
+    keep = ok[seg]
+    cells, d, seg = cells[keep], d[keep], seg[keep]
+    if cells.size == 0:
+        return 0
+    first = np.r_[0, np.flatnonzero(np.diff(seg)) + 1]
+    a = values[cells]
+    room_up = hi[cells] - a
+    room_dn = a - lo[cells]
+    pos, neg = d > 0, d < 0
+    mag = np.where(pos, d, -d)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # per move: the largest step up (t_up) and down (t_dn) within every cell's bounds
+        r_up = np.where(pos, room_up / mag, np.where(neg, room_dn / mag, np.inf))
+        r_dn = np.where(pos, room_dn / mag, np.where(neg, room_up / mag, np.inf))
+    counts = np.diff(np.r_[first, seg.size])
+    t_up = np.repeat(np.minimum.reduceat(r_up, first), counts)
+    t_dn = np.repeat(np.minimum.reduceat(r_dn, first), counts)
+    for t in (t_up, -t_dn):
+        use = np.isfinite(t) & (t != 0)
+        y = np.clip(a[use] + t[use] * d[use], lo[cells[use]], hi[cells[use]])
+        np.minimum.at(run_lo, cells[use], y)
+        np.maximum.at(run_hi, cells[use], y)
+    return int(ok.sum())
 
 
 class _LocalAttacker:

@@ -23,7 +23,7 @@ LARGE = 20_000
 SUPPRESSED_FIRST = 2000
 
 
-def _unit_costs(ctx: MoveContext) -> tuple[np.ndarray, float, float]:
+def unit_costs(ctx: MoveContext) -> tuple[np.ndarray, float, float]:
     """Cost per unit of movement of a new cell (cost + δ) and of a suppressed one (ε)."""
     w = np.abs(np.asarray(ctx.problem.cost, dtype=float))
     pos = w[w > 0]
@@ -37,12 +37,20 @@ def _unit_costs(ctx: MoveContext) -> tuple[np.ndarray, float, float]:
 class Protector:
     """Runs path LPs for (primary, direction) pairs and keeps the witnesses they prove."""
 
-    def __init__(self, ctx: MoveContext, sup: np.ndarray, witnesses: Witnesses, k_free: int):
+    def __init__(
+        self,
+        ctx: MoveContext,
+        sup: np.ndarray,
+        witnesses: Witnesses,
+        k_free: int,
+        costs: tuple[np.ndarray, float, float] | None = None,
+    ):
+        """`costs`: `unit_costs(ctx)` when the caller has them (the insider repair)."""
         self.ctx = ctx
         self.sup = sup
         self.wit = witnesses
         self.k_free = k_free
-        self.base, self.delta, self.eps = _unit_costs(ctx)
+        self.base, self.delta, self.eps = unit_costs(ctx) if costs is None else costs
         # _LazyScore's penalty: a maximum over the table, once per Protector instead of once
         # per neighbourhood (0.5 ms each on b31808; D-49)
         finite = self.base[np.isfinite(self.base)]
