@@ -202,6 +202,9 @@ class OptOptions(SuppressOptions):
     guided: bool = True
     guided_delay: float | None = None  # None: from the start heuristic's LPs
     bridgeless: bool = True
+    #: bridgeless cuts with the rule on combined cells too, rule-aware: valid, but no better
+    #: bound on the hard generated tables (docs/design.md, D-60)
+    bridgeless_rule: bool = False
     #: cover cuts of the capacity cuts at fractional points (lp/covers.py)
     covers: bool = True
     #: the neighbourhood heuristic (local_branching.py): off, it cost g04 its proof within
@@ -414,6 +417,7 @@ def solve_optimal(
         guide=_guide(problem, work, bool(opts.publish)) if opts.guided else None,
         guide_delay=float(guide_delay if opts.guided_delay is None else opts.guided_delay),
         bridgeless=bool(opts.bridgeless),
+        bridgeless_rule=bool(opts.bridgeless_rule),
         covers=bool(opts.covers),
         rins=bool(opts.rins),
         reuse_moves=bool(opts.reuse_moves),
