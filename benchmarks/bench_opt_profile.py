@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import importlib
 import json
 import os
 import pstats
@@ -54,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         "--variant",
         action="append",
         default=[],
-        help="PARAM=JSON;kw:KEY=JSON;… one run per --variant (default: one base run)",
+        help="PARAM=JSON;kw:KEY=JSON;attr:MOD.CLASS.NAME=JSON;… one run per --variant (default: one base run)",
     )
     ap.add_argument("--top", type=int, default=0, help="print cProfile's top N by cumtime")
     a = ap.parse_args(argv)
@@ -133,8 +134,17 @@ def main(argv: list[str] | None = None) -> int:
     for variant in a.variant or [""]:
         # one variant: SCIP parameters PARAM=JSON and solve_pattern keywords kw:KEY=JSON, ";"
         parts = [v for v in variant.split(";") if v]
-        a.scip = base_scip + [v for v in parts if not v.startswith("kw:")]
         kw = dict(kwargs)
+        undo = []
+        for v in parts:
+            if v.startswith("attr:"):  # attr:module.Class.NAME=JSON (a class constant)
+                path, val = v[5:].split("=", 1)
+                mod, cls, attr = path.rsplit(".", 2)
+                owner = getattr(importlib.import_module(f"argusqt.protection.{mod}"), cls)
+                undo.append((owner, attr, getattr(owner, attr)))
+                setattr(owner, attr, json.loads(val))
+        parts = [v for v in parts if not v.startswith("attr:")]
+        a.scip = base_scip + [v for v in parts if not v.startswith("kw:")]
         for v in parts:
             if v.startswith("kw:"):
                 k, val = v[3:].split("=", 1)
@@ -142,6 +152,8 @@ def main(argv: list[str] | None = None) -> int:
         for k in spent:
             spent[k] = 0 if isinstance(spent[k], int) else 0.0
         one(t.name, a, args, kw, spent, variant or "base")
+        for owner, attr, val in undo:
+            setattr(owner, attr, val)
     return 0
 
 

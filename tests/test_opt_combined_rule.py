@@ -250,3 +250,38 @@ def test_opt_with_rule_aware_bridgeless_cuts_is_the_exhaustive_optimum(seed, mon
     scip = next(line for line in p.result.log if line.startswith("SCIP status"))
     assert "bridgeless cuts" in scip  # the family was on with the rule
     _is_the_exhaustive_optimum(p, ent, RULES["NK(2,80)"])
+
+
+@pytest.mark.parametrize("rules", sorted(RULES))
+def test_fractional_nogoods_forbid_only_configurations_the_rule_rejects(rules):
+    """D-60: the lifted no-goods separated at fractional master points (the parts at 1 in the
+    LP as the group) cut off only patterns whose relation's sum the test's own reading of the
+    rule finds unsafe, over every pattern of eight tables and 40 random points each."""
+    from argusqt.rules.combined import fractional_nogoods
+
+    found_any = 0
+    for seed, tiny in itertools.product(range(4), (False, True)):
+        p, ent = _protect(seed, rules, tiny)
+        t = p.table
+        codes = [t.cell_codes(c)[0].strip() for c in range(t.n_cells)]
+        problem = CSPProblem.from_table(t, status=np.where(np.asarray(t.status) >= 11, 1, t.status))
+        free = ~problem.primary
+        cols = np.flatnonzero(free)
+        grid = np.array(list(itertools.product((False, True), repeat=cols.size)), dtype=bool)
+        masks = np.tile(problem.primary, (grid.shape[0], 1))
+        masks[:, cols] = grid
+        unsafe = {c: np.zeros(len(masks), dtype=bool) for c in codes}
+        for i, m in enumerate(masks):
+            for total in _own_unsafe_totals(codes, m, ent, RULES[rules]):
+                unsafe[total][i] = True
+        rng = np.random.default_rng(seed)
+        for _ in range(40):
+            x = np.where(free, rng.choice([0.0, 0.3, 0.7, 1.0], size=free.size), 1.0)
+            for total, core, cure in fractional_nogoods(t, x, free):
+                assert x[total] < 1 and (x[core] == 1).all() and core.size >= 2
+                cut_off = (
+                    ~masks[:, total] & masks[:, core].all(axis=1) & ~masks[:, cure].any(axis=1)
+                )
+                assert unsafe[codes[total]][cut_off].all()
+                found_any += 1
+    assert found_any > 0

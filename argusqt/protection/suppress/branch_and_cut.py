@@ -193,8 +193,10 @@ def _outcome(
         + f", cover cuts {run.n_cover_cuts}"
         + (f", bridgeless cuts {run.n_bridgeless_cuts}" if hdlr.bridgeless is not None else "")
         + (
-            f", no-goods of sums {run.n_combined_cuts} (+{run.n_forced_cuts} from the start)"
-            if run.n_combined_cuts or run.n_forced_cuts
+            f", no-goods of sums {run.n_combined_cuts} (+{run.n_forced_cuts} from the start"
+            + (f", {run.n_fractional_sums} at fractional points" if run.n_fractional_sums else "")
+            + ")"
+            if run.n_combined_cuts or run.n_forced_cuts or run.n_fractional_sums
             else ""
         )
         + f", candidate checks {run.n_checks}, attacker LPs {sep.n_lps}"
@@ -226,6 +228,7 @@ def solve_pattern(
     guide_delay: float = GUIDED_DELAY_MIN,
     bridgeless: bool = True,
     bridgeless_rule: bool = False,
+    fractional_sums: bool = False,
     covers: bool = True,
     reuse_moves: bool = False,
     max_nodes: int | None = None,
@@ -246,7 +249,8 @@ def solve_pattern(
     `init_cuts` are cuts known valid for every protected pattern (over free cells); `rins`
     adds the neighbourhood heuristic of local_branching.py. `combined` (the rule on combined
     cells, CSPProblem.pattern_rule) rejects a 0/1 pattern with an unsafe determined sum;
-    `bridgeless_rule` keeps bridgeless cuts with it, in their rule-aware form (D-60).
+    `bridgeless_rule` keeps bridgeless cuts with it, in their rule-aware form, and
+    `fractional_sums` separates its lifted no-goods at fractional points too (D-60).
     """
     watch = Stopwatch()
     fixed = default_fixed(problem) if fixed is None else np.asarray(fixed, dtype=float)
@@ -296,6 +300,8 @@ def solve_pattern(
         hdlr.store = store = RuleAwareStore(hdlr.store.n, recorder, sep.full_point)
     hdlr.covers = covers
     hdlr.lift = getattr(combined, "lift", None)  # the rule's lifted no-goods (D-55)
+    if fractional_sums:  # and at fractional points (D-60)
+        hdlr.fractional = getattr(combined, "fractional", None)
     stop.work = hdlr.attacker_lps
     # with the rule on combined cells publishing a bridge may make another relation's sum
     # determined: only the rule-aware form holds then, and it is off unless asked (D-60)

@@ -205,6 +205,8 @@ class OptOptions(SuppressOptions):
     #: bridgeless cuts with the rule on combined cells too, rule-aware: valid, but no better
     #: bound on the hard generated tables (docs/design.md, D-60)
     bridgeless_rule: bool = False
+    #: the rule's lifted no-goods separated at fractional points too (D-60)
+    fractional_sums: bool = False
     #: cover cuts of the capacity cuts at fractional points (lp/covers.py)
     covers: bool = True
     #: the neighbourhood heuristic (local_branching.py): off, it cost g04 its proof within
@@ -418,6 +420,7 @@ def solve_optimal(
         guide_delay=float(guide_delay if opts.guided_delay is None else opts.guided_delay),
         bridgeless=bool(opts.bridgeless),
         bridgeless_rule=bool(opts.bridgeless_rule),
+        fractional_sums=bool(opts.fractional_sums),
         covers=bool(opts.covers),
         rins=bool(opts.rins),
         reuse_moves=bool(opts.reuse_moves),

@@ -122,6 +122,8 @@ class _CapacityHandler(Conshdlr):
         self.covers = True
         #: the rule's lifted no-goods (None: the no-good of the whole configuration)
         self.lift: Lift | None = None
+        #: the rule's lifted no-goods at fractional points (None: at 0/1 points only, D-60)
+        self.fractional: Callable[[np.ndarray, np.ndarray], list] | None = None
 
     # -- helpers
     def _x(self, sol=None) -> np.ndarray:
@@ -350,6 +352,14 @@ class _CapacityHandler(Conshdlr):
         # (docs/design.md, D-44)
         covers = cover_cuts(cuts, x) if self.covers else []
         self.run.n_cover_cuts += len(covers)
+        if self.fractional is not None:
+            # valid for every pattern the rule accepts (rules.combined.fractional_nogoods)
+            free = self.sep.free
+            found = self.fractional(self.sep.full_point(x), free)
+            sums = [c for c in (sum_nogood(free, *f) for f in found) if c is not None]
+            sums = [c for c in sums if c.lhs(x) < c.rhs - 1e-6]
+            self.run.n_fractional_sums += len(sums)
+            covers += sums
         cuts, self.pending = cuts + covers + self.pending, []
         # the bridgeless cuts hold for some optimal pattern, not for every protected one: they
         # never join the store that rejects candidates
@@ -721,6 +731,8 @@ class _Run:
     n_combined_cuts: int = 0
     #: the rule's no-goods known from the start (forced_sum_cuts)
     n_forced_cuts: int = 0
+    #: the rule's lifted no-goods separated at fractional points (D-60)
+    n_fractional_sums: int = 0
     #: the best certified lower bound on the free cost (SCIP's dual bound or the root LP
     #: value, read only while every step so far was exact)
     bound: float | None = None
