@@ -477,10 +477,10 @@ class _Bridgeless:
         weight[i] = 0.0
         # Σ w·x ≥ x_i with the suppressed non-free cells' weights moved to the right
         fixed_part = float(np.dot(weight, self.fixed_one))
-        cells = np.flatnonzero(self.free & (weight > 0))
-        all_cells = np.r_[cells, i]
-        coef = np.r_[weight[cells], -1.0]
-        return Cut(-1, "bridgeless", all_cells, coef, -fixed_part, all_cells, coef, -fixed_part)
+        named = np.flatnonzero(self.free & (weight > 0))
+        with_i = np.r_[named, i]
+        w = np.r_[weight[named], -1.0]
+        return Cut(-1, "bridgeless", with_i, w, -fixed_part, with_i, w, -fixed_part)
 
 
 class _StopToken(CancelToken):
