@@ -187,3 +187,101 @@ def test_opt_with_a_p_rule_is_the_exhaustive_optimum(seed):
     "proven optimal" is the exhaustive search's optimum (the test's own attacker)."""
     p, ent = _protect(seed, "P(15,1)")
     _is_the_exhaustive_optimum(p, ent, RULES["P(15,1)"])
+
+
+@pytest.mark.parametrize("rules", sorted(RULES))
+def test_rule_aware_bridgeless_cuts_keep_a_least_cardinality_optimum(rules):
+    """D-60: the bridgeless cuts with the rule on combined cells (x_i ≤ Σ_{r ∖ i} x +
+    ½·Σ over the other relations r' through i of Σ_{r' ∖ i} x) hold at every least-cardinality
+    optimum of the problem posed (the test's own attacker and reading of the rule), found by
+    enumerating the patterns of eight tables in order of cost; so the bound OPT prints with
+    them stays a proof."""
+    from argusqt.protection.lp.separation import Separator, default_fixed
+    from argusqt.protection.suppress.scip_plugins import _Bridgeless
+
+    checked = halves = 0
+    for seed, tiny in itertools.product(range(4), (False, True)):
+        p, ent = _protect(seed, rules, tiny)
+        t = p.table
+        codes = [t.cell_codes(c)[0].strip() for c in range(t.n_cells)]
+        problem = CSPProblem.from_table(t, status=np.where(np.asarray(t.status) >= 11, 1, t.status))
+        cost = np.asarray(problem.cost, dtype=float)
+        cols = np.flatnonzero(~problem.primary)
+        grid = np.array(list(itertools.product((False, True), repeat=cols.size)), dtype=bool)
+        masks = np.tile(problem.primary, (grid.shape[0], 1))
+        masks[:, cols] = grid
+        costs = masks[:, cols].astype(float) @ cost[cols]
+        optima: list[int] = []
+        for k in np.argsort(costs, kind="stable"):  # cheapest first, up to the optimum's cost
+            if optima and costs[k] > costs[optima[0]] + 1e-9:
+                break
+            m = masks[k]
+            if not _own_unsafe_totals(codes, m, ent, RULES[rules]) and lp_protected(problem, m):
+                optima.append(int(k))
+        assert optima
+        size = masks[optima].sum(axis=1)
+        least = np.asarray(optima)[size == size.min()]
+        bridge = _Bridgeless(Separator(problem, default_fixed(problem)), rule_aware=True)
+        cuts = [bridge._cut(int(r), int(i)) for r, i in zip(bridge.row, bridge.col, strict=True)]
+        halves += sum(bool(np.any(np.abs(c.coef - np.round(c.coef)) > 0)) for c in cuts)
+        for k in least:
+            x = masks[k].astype(float)
+            assert all(c.lhs(x) >= c.rhs - 1e-9 for c in cuts), (seed, tiny, masks[k])
+            assert not bridge.cuts(x)  # the separation reports none violated there
+            checked += len(cuts)
+    assert checked > 0 and halves > 0  # cuts were checked, some with the rule's ½ terms
+
+
+@pytest.mark.parametrize("seed", RULE_SEEDS[:3])
+def test_opt_with_rule_aware_bridgeless_cuts_is_the_exhaustive_optimum(seed, monkeypatch):
+    """D-60, OPT's option `bridgeless_rule`: with the rule-aware bridgeless separation on,
+    OPT's pattern keeps the rule and a printed "proven optimal" and bound are the exhaustive
+    search's (the test's own attacker and reading of the rule). These small tables' LP points
+    violate none of the cuts; their validity is checked above, cut by cut."""
+    from argusqt.protection.suppress import optimal
+
+    solve = optimal.solve_pattern
+
+    def with_rule_aware_cuts(*args, **kwargs):
+        return solve(*args, **{**kwargs, "bridgeless_rule": True})
+
+    monkeypatch.setattr(optimal, "solve_pattern", with_rule_aware_cuts)
+    p, ent = _protect(seed)
+    scip = next(line for line in p.result.log if line.startswith("SCIP status"))
+    assert "bridgeless cuts" in scip  # the family was on with the rule
+    _is_the_exhaustive_optimum(p, ent, RULES["NK(2,80)"])
+
+
+@pytest.mark.parametrize("rules", sorted(RULES))
+def test_fractional_nogoods_forbid_only_configurations_the_rule_rejects(rules):
+    """D-60: the lifted no-goods separated at fractional master points (the parts at 1 in the
+    LP as the group) cut off only patterns whose relation's sum the test's own reading of the
+    rule finds unsafe, over every pattern of eight tables and 40 random points each."""
+    from argusqt.rules.combined import fractional_nogoods
+
+    found_any = 0
+    for seed, tiny in itertools.product(range(4), (False, True)):
+        p, ent = _protect(seed, rules, tiny)
+        t = p.table
+        codes = [t.cell_codes(c)[0].strip() for c in range(t.n_cells)]
+        problem = CSPProblem.from_table(t, status=np.where(np.asarray(t.status) >= 11, 1, t.status))
+        free = ~problem.primary
+        cols = np.flatnonzero(free)
+        grid = np.array(list(itertools.product((False, True), repeat=cols.size)), dtype=bool)
+        masks = np.tile(problem.primary, (grid.shape[0], 1))
+        masks[:, cols] = grid
+        unsafe = {c: np.zeros(len(masks), dtype=bool) for c in codes}
+        for i, m in enumerate(masks):
+            for total in _own_unsafe_totals(codes, m, ent, RULES[rules]):
+                unsafe[total][i] = True
+        rng = np.random.default_rng(seed)
+        for _ in range(40):
+            x = np.where(free, rng.choice([0.0, 0.3, 0.7, 1.0], size=free.size), 1.0)
+            for total, core, cure in fractional_nogoods(t, x, free):
+                assert x[total] < 1 and (x[core] == 1).all() and core.size >= 2
+                cut_off = (
+                    ~masks[:, total] & masks[:, core].all(axis=1) & ~masks[:, cure].any(axis=1)
+                )
+                assert unsafe[codes[total]][cut_off].all()
+                found_any += 1
+    assert found_any > 0

@@ -206,6 +206,37 @@ def forced_capacities(
     return out
 
 
+def fractional_nogoods(
+    table: Table, x: np.ndarray, free: np.ndarray, full: float = 1.0 - 1e-6
+) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    """(total, core, cure) per relation whose parts suppressed in full at a fractional master
+    point x (x ≥ `full`, two or more) have an unsafe sum: lifted_nogood of that group, so the
+    cut holds for every pattern the rule accepts whatever x is (D-60); the caller keeps those
+    x violates. Separates D-55's lifted family where SCIP's LP point lies, not only at 0/1."""
+    if not combined_on(table.spec.rules) or table.spec.is_frequency:
+        return []
+    n = table.n_cells
+    x = np.asarray(x, dtype=float)[:n]
+    free = np.asarray(free, dtype=bool)[:n]
+    rel = table.relations.tocsr()
+    out = []
+    for r in range(rel.shape[0]):
+        lo, hi = rel.indptr[r], rel.indptr[r + 1]
+        cols, coef = rel.indices[lo:hi], rel.data[lo:hi]
+        totals, parts = cols[coef < 0], cols[coef > 0]
+        if totals.size != 1 or x[totals[0]] >= full:
+            continue
+        inside = x[parts] >= full
+        if np.count_nonzero(inside) < 2:
+            continue
+        group = np.sort(parts[inside])
+        if not sum_failures(table, group)[0]:
+            continue
+        core, cure = lifted_nogood(table, group, np.sort(parts[~inside]), free)
+        out.append((int(totals[0]), core, cure))
+    return out
+
+
 def _relation_sums(table: Table, sup: np.ndarray) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
     """(published total, its suppressed parts, its published parts) per relation with one
     total, published, and at least two suppressed parts: the sums one subtraction gives."""

@@ -191,9 +191,12 @@ def _outcome(
         + f", nodes {outcome.nodes}, cuts {outcome.cuts}"
         + (f" ({run.n_insider_cuts} against insiders)" if insiders is not None else "")
         + f", cover cuts {run.n_cover_cuts}"
+        + (f", bridgeless cuts {run.n_bridgeless_cuts}" if hdlr.bridgeless is not None else "")
         + (
-            f", no-goods of sums {run.n_combined_cuts} (+{run.n_forced_cuts} from the start)"
-            if run.n_combined_cuts or run.n_forced_cuts
+            f", no-goods of sums {run.n_combined_cuts} (+{run.n_forced_cuts} from the start"
+            + (f", {run.n_fractional_sums} at fractional points" if run.n_fractional_sums else "")
+            + ")"
+            if run.n_combined_cuts or run.n_forced_cuts or run.n_fractional_sums
             else ""
         )
         + f", candidate checks {run.n_checks}, attacker LPs {sep.n_lps}"
@@ -224,6 +227,8 @@ def solve_pattern(
     guide: Guide | None = None,
     guide_delay: float = GUIDED_DELAY_MIN,
     bridgeless: bool = True,
+    bridgeless_rule: bool = False,
+    fractional_sums: bool = False,
     covers: bool = True,
     reuse_moves: bool = False,
     max_nodes: int | None = None,
@@ -243,7 +248,9 @@ def solve_pattern(
     pattern on any machine; `max_time` is only a safety cap (a stop there sets `timed_out`).
     `init_cuts` are cuts known valid for every protected pattern (over free cells); `rins`
     adds the neighbourhood heuristic of local_branching.py. `combined` (the rule on combined
-    cells, CSPProblem.pattern_rule) rejects a 0/1 pattern with an unsafe determined sum.
+    cells, CSPProblem.pattern_rule) rejects a 0/1 pattern with an unsafe determined sum;
+    `bridgeless_rule` keeps bridgeless cuts with it, in their rule-aware form, and
+    `fractional_sums` separates its lifted no-goods at fractional points too (D-60).
     """
     watch = Stopwatch()
     fixed = default_fixed(problem) if fixed is None else np.asarray(fixed, dtype=float)
@@ -293,13 +300,15 @@ def solve_pattern(
         hdlr.store = store = RuleAwareStore(hdlr.store.n, recorder, sep.full_point)
     hdlr.covers = covers
     hdlr.lift = getattr(combined, "lift", None)  # the rule's lifted no-goods (D-55)
+    if fractional_sums:  # and at fractional points (D-60)
+        hdlr.fractional = getattr(combined, "fractional", None)
     stop.work = hdlr.attacker_lps
-    # not with the rule on combined cells: publishing a bridge can make a relation's sum of
-    # suppressed parts determined and unsafe, so an optimal pattern may need its bridges
-    if bridgeless and combined is None and not np.any(cost[free] < 0):
+    # with the rule on combined cells publishing a bridge may make another relation's sum
+    # determined: only the rule-aware form holds then, and it is off unless asked (D-60)
+    if bridgeless and (combined is None or bridgeless_rule) and not np.any(cost[free] < 0):
         # valid only for costs ≥ 0: publishing a bridge then never costs more
         # (argusqt/docs/methods.md §3.2)
-        hdlr.bridgeless = _Bridgeless(sep)
+        hdlr.bridgeless = _Bridgeless(sep, rule_aware=combined is not None)
     model.includeConshdlr(
         hdlr,
         "capacity",

@@ -35,6 +35,7 @@ from argusqt.rules.combined import (
     combined_on,
     forced_capacities,
     forced_nogoods,
+    fractional_nogoods,
     lifted_nogood,
     repair_choice,
     unsafe_relations,
@@ -99,6 +100,11 @@ class _RelationRule:
         self, group: np.ndarray, others: np.ndarray, free: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
         return lifted_nogood(self.table, group, others, np.asarray(free)[: self.table.n_cells])
+
+    def fractional(
+        self, x: np.ndarray, free: np.ndarray
+    ) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        return fractional_nogoods(self.table, x, free)
 
     def forced(
         self, always: np.ndarray, free: np.ndarray

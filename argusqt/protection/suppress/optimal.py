@@ -202,6 +202,11 @@ class OptOptions(SuppressOptions):
     guided: bool = True
     guided_delay: float | None = None  # None: from the start heuristic's LPs
     bridgeless: bool = True
+    #: bridgeless cuts with the rule on combined cells too, rule-aware: valid, but no better
+    #: bound on the hard generated tables (docs/design.md, D-60)
+    bridgeless_rule: bool = False
+    #: the rule's lifted no-goods separated at fractional points too (D-60)
+    fractional_sums: bool = False
     #: cover cuts of the capacity cuts at fractional points (lp/covers.py)
     covers: bool = True
     #: the neighbourhood heuristic (local_branching.py): off, it cost g04 its proof within
@@ -414,6 +419,8 @@ def solve_optimal(
         guide=_guide(problem, work, bool(opts.publish)) if opts.guided else None,
         guide_delay=float(guide_delay if opts.guided_delay is None else opts.guided_delay),
         bridgeless=bool(opts.bridgeless),
+        bridgeless_rule=bool(opts.bridgeless_rule),
+        fractional_sums=bool(opts.fractional_sums),
         covers=bool(opts.covers),
         rins=bool(opts.rins),
         reuse_moves=bool(opts.reuse_moves),

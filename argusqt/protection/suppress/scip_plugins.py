@@ -122,6 +122,8 @@ class _CapacityHandler(Conshdlr):
         self.covers = True
         #: the rule's lifted no-goods (None: the no-good of the whole configuration)
         self.lift: Lift | None = None
+        #: the rule's lifted no-goods at fractional points (None: at 0/1 points only, D-60)
+        self.fractional: Callable[[np.ndarray, np.ndarray], list] | None = None
 
     # -- helpers
     def _x(self, sol=None) -> np.ndarray:
@@ -350,12 +352,22 @@ class _CapacityHandler(Conshdlr):
         # (docs/design.md, D-44)
         covers = cover_cuts(cuts, x) if self.covers else []
         self.run.n_cover_cuts += len(covers)
+        if self.fractional is not None:
+            # valid for every pattern the rule accepts (rules.combined.fractional_nogoods)
+            free = self.sep.free
+            found = self.fractional(self.sep.full_point(x), free)
+            sums = [c for c in (sum_nogood(free, *f) for f in found) if c is not None]
+            sums = [c for c in sums if c.lhs(x) < c.rhs - 1e-6]
+            self.run.n_fractional_sums += len(sums)
+            covers += sums
         cuts, self.pending = cuts + covers + self.pending, []
         # the bridgeless cuts hold for some optimal pattern, not for every protected one: they
         # never join the store that rejects candidates
         self.store.add(cuts)
         if self.bridgeless is not None:
-            cuts += self.bridgeless.cuts(self.sep.full_point(x))
+            more = self.bridgeless.cuts(self.sep.full_point(x))
+            self.run.n_bridgeless_cuts += len(more)
+            cuts += more
         if not cuts:
             return {"result": SCIP_RESULT.DIDNOTFIND}
         tvars = self._trans()
@@ -392,12 +404,19 @@ class _Bridgeless:
     some optimal pattern (every one, with positive costs) has no such cell. These cuts may
     cut off protected patterns, so they are LP rows only, never a reason to reject a
     candidate (argusqt/docs/methods.md §3.2).
+
+    `rule_aware` (the rule on combined cells is on, D-60): publishing the bridge i may make a
+    sum of suppressed parts determined in another relation r' through i, which the rule then
+    reads; that needs two more suppressed cells of r' besides i, so the cut gets
+    ½·Σ_{j ∈ r' ∖ i} x_j on its right for every such r'. A least-cardinality optimal
+    pattern keeps every such cut: where one fails, publishing i leaves it protected, no
+    dearer and accepted by the rule.
     """
 
     #: most cuts per separation round, the most violated first
     MAX_CUTS = 500
 
-    def __init__(self, sep: Separator):
+    def __init__(self, sep: Separator, rule_aware: bool = False):
         rel = sep.rel.tocsr()
         self.pattern = sp.csr_matrix((np.ones(rel.nnz), rel.indices, rel.indptr), shape=rel.shape)
         row = np.repeat(np.arange(rel.shape[0]), np.diff(rel.indptr))
@@ -406,27 +425,62 @@ class _Bridgeless:
         fixed_one = (~sep.free) & (np.nan_to_num(sep.fixed) > 0.5)
         others = self.pattern @ fixed_one.astype(float)
         keep = sep.free[col] & (others[row] == 0)
+        self.rule_aware = rule_aware
+        if rule_aware:
+            # the suppressed non-free cells of the other relations through i give ½ each on
+            # the right: two of them hold the cut already
+            through = self.pattern.T @ others  # per cell: Σ over its relations
+            keep &= through[col] - others[row] < 2
         self.row, self.col = row[keep], col[keep]
         self.free = sep.free
+        self.fixed_one = fixed_one.astype(float)
         self.rel = rel
+        self.pattern_csc = self.pattern.tocsc()
+        self.count = np.asarray(self.pattern.sum(axis=0)).ravel()  # relations per cell
+
+    def _extra(self, xf: np.ndarray, total: np.ndarray) -> np.ndarray:
+        """Per kept pair (r, i): ½·Σ over the other relations r' through i of Σ_{r' ∖ i} x."""
+        if not self.rule_aware:
+            return np.zeros(self.row.size)
+        through = self.pattern.T @ total  # per cell: Σ over its relations of their sums
+        i, r = self.col, self.row
+        return 0.5 * (through[i] - self.count[i] * xf[i] - (total[r] - xf[i]))
 
     def cuts(self, xf: np.ndarray) -> list[Cut]:
         if self.row.size == 0:
             return []
         total = self.pattern @ xf
-        viol = 2.0 * xf[self.col] - total[self.row]
+        viol = 2.0 * xf[self.col] - total[self.row] - self._extra(xf, total)
         hit = np.flatnonzero(viol > 1e-6)
         hit = hit[np.argsort(-viol[hit], kind="stable")][: self.MAX_CUTS]
         out = []
-        ind, ptr = self.rel.indices, self.rel.indptr
         for k in hit:
-            r, i = int(self.row[k]), int(self.col[k])
+            out.append(self._cut(int(self.row[k]), int(self.col[k])))
+        return out
+
+    def _cut(self, r: int, i: int) -> Cut:
+        """The cut of the pair (r, i) over the free cells (suppressed non-free cells of the
+        other relations folded into the right-hand side)."""
+        ind, ptr = self.rel.indices, self.rel.indptr
+        if not self.rule_aware:
             cells = ind[ptr[r] : ptr[r + 1]]
             cells = cells[self.free[cells] & (cells != i)]
             all_cells = np.r_[cells, i]
             coef = np.r_[np.ones(cells.size), -1.0]
-            out.append(Cut(-1, "bridgeless", all_cells, coef, 0.0, all_cells, coef, 0.0))
-        return out
+            return Cut(-1, "bridgeless", all_cells, coef, 0.0, all_cells, coef, 0.0)
+        weight = np.zeros(self.free.size)
+        csc = self.pattern_csc
+        for r2 in csc.indices[csc.indptr[i] : csc.indptr[i + 1]]:
+            if r2 != r:
+                weight[ind[ptr[r2] : ptr[r2 + 1]]] += 0.5
+        weight[ind[ptr[r] : ptr[r + 1]]] += 1.0
+        weight[i] = 0.0
+        # Σ w·x ≥ x_i with the suppressed non-free cells' weights moved to the right
+        fixed_part = float(np.dot(weight, self.fixed_one))
+        named = np.flatnonzero(self.free & (weight > 0))
+        with_i = np.r_[named, i]
+        w = np.r_[weight[named], -1.0]
+        return Cut(-1, "bridgeless", with_i, w, -fixed_part, with_i, w, -fixed_part)
 
 
 class _StopToken(CancelToken):
@@ -671,10 +725,14 @@ class _Run:
     n_checks: int = 0
     n_insider_cuts: int = 0
     n_cover_cuts: int = 0
+    #: bridgeless cuts offered to the LP (_Bridgeless; some may be already satisfied)
+    n_bridgeless_cuts: int = 0
     #: no-goods of the rule on combined cells (_combined_cuts)
     n_combined_cuts: int = 0
     #: the rule's no-goods known from the start (forced_sum_cuts)
     n_forced_cuts: int = 0
+    #: the rule's lifted no-goods separated at fractional points (D-60)
+    n_fractional_sums: int = 0
     #: the best certified lower bound on the free cost (SCIP's dual bound or the root LP
     #: value, read only while every step so far was exact)
     bound: float | None = None
