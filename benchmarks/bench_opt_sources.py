@@ -98,7 +98,8 @@ def _hooks() -> None:
 
     class Traced(base):  # type: ignore[misc, valid-type]
         def optimizeNogil(self):  # type: ignore[no-untyped-def]
-            if self.getNVars() > 100:  # OPT's run, not a tiny sub-MIP
+            if not TRACE.get("main"):  # OPT's run; a sub-MIP starts inside it, later
+                TRACE["main"] = [self.getNVars()]
                 self.includeEventhdlr(Best(), "bench-best", "new incumbents")
             super().optimizeNogil()
 
