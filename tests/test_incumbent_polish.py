@@ -70,23 +70,27 @@ def test_cleanup_keeps_the_optimum():
 @pytest.mark.parametrize("seed", [7, 11])
 def test_guided_patterns_keep_the_rule(seed):
     """HEUR on LP-scaled costs ignores the rule: its pattern gets the rule's cells before it
-    is offered (SCIP's forced rows would reject it unseen)."""
+    is offered (SCIP's forced rows would reject it unseen). `plain` is the same heuristic
+    without them (what relaxed_search uses): there the rule fails."""
     frame, t, problem, rule = _case(seed)
     problem.pattern_rule = rule
     guide = _guide(problem, problem, publish=True)
     rng = np.random.default_rng(seed)
-    seen = 0
+    repaired = 0
     for _ in range(6):
         x = np.where(_free(problem), rng.random(problem.n_cells), 1.0)
+        raw = guide.plain(x, np.inf, _token(), None)
         mask = guide(x, np.inf, _token(), None)
-        if mask is None:
-            continue
-        seen += 1
+        assert raw is not None and mask is not None
         assert _own_unsafe(frame, t, mask) == [] and lp_protected(problem, mask)
         assert np.all(mask[np.asarray(problem.primary, dtype=bool)])
-    assert seen >= 1
-    # without the rule (publish off) the same call is free to fail it
-    problem.pattern_rule = None
+        assert np.all(mask[raw])  # cells only added, none taken away
+        if _own_unsafe(frame, t, raw):
+            repaired += 1
+            # offered only when cheaper than the incumbent: the repaired cost is the bar
+            cost = float(np.asarray(problem.cost)[mask & _free(problem)].sum())
+            assert guide(x, cost, _token(), None) is None
+    assert repaired >= 1
 
 
 def _token():
