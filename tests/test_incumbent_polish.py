@@ -74,7 +74,7 @@ def test_guided_patterns_keep_the_rule(seed):
     without them (what relaxed_search uses): there the rule fails."""
     frame, t, problem, rule = _case(seed)
     problem.pattern_rule = rule
-    guide = _guide(problem, problem, publish=True)
+    guide = _guide(problem, problem, publish=True, rule_cells=True)
     rng = np.random.default_rng(seed)
     repaired = 0
     for _ in range(6):
@@ -91,6 +91,11 @@ def test_guided_patterns_keep_the_rule(seed):
             cost = float(np.asarray(problem.cost)[mask & _free(problem)].sum())
             assert guide(x, cost, _token(), None) is None
     assert repaired >= 1
+    # by default (OPT option guided_rule off) the heuristic is the plain one
+    off = _guide(problem, problem, publish=True)
+    x = np.where(_free(problem), rng.random(problem.n_cells), 1.0)
+    a, b = off(x, np.inf, _token(), None), guide.plain(x, np.inf, _token(), None)
+    assert a is not None and b is not None and np.array_equal(a, b)
 
 
 def _token():
