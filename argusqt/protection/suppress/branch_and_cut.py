@@ -30,7 +30,9 @@ from argusqt.protection.suppress.combined_repair_heur import (
     RuleAwareStore,
     RuleRecorder,
 )
+from argusqt.protection.suppress.incumbent_polish import PolishHeur
 from argusqt.protection.suppress.local_branching import RinsHeur
+from argusqt.protection.suppress.relaxed_search import RelaxedSearchHeur
 from argusqt.protection.suppress.scip_plugins import (
     Guide,
     InsiderCheck,
@@ -75,6 +77,10 @@ class PatternOutcome:
     #: repairs for the rule on combined cells (combined_repair_heur.py), patterns SCIP took
     repair_runs: int = 0
     repair_found: int = 0
+    #: patterns of the search without the rule, repaired (relaxed_search.py) SCIP took
+    relaxed_found: int = 0
+    #: cheaper patterns of the incumbent's clean-up (incumbent_polish.py) SCIP took
+    polish_found: int = 0
     #: why a node was left without a finished check (None: every step was exact, so the
     #: bound and `optimal` are proofs for the model; see _Run.uncertified)
     uncertified: str | None = None
@@ -236,6 +242,8 @@ def solve_pattern(
     init_cuts: list[Cut] | None = None,
     rins: bool = False,
     combined: PatternRule | None = None,
+    polish: bool = False,
+    relaxed: bool = False,
 ) -> PatternOutcome:
     """Branch-and-cut on `problem` with cells fixed as in `fixed` (NaN = free; see Separator).
 
@@ -251,6 +259,8 @@ def solve_pattern(
     cells, CSPProblem.pattern_rule) rejects a 0/1 pattern with an unsafe determined sum;
     `bridgeless_rule` keeps bridgeless cuts with it, in their rule-aware form, and
     `fractional_sums` separates its lifted no-goods at fractional points too (D-60).
+    `polish` adds the clean-up of the incumbent (incumbent_polish.py); `relaxed` (with
+    `combined`) the search without the rule whose pattern is repaired (relaxed_search.py).
     """
     watch = Stopwatch()
     fixed = default_fixed(problem) if fixed is None else np.asarray(fixed, dtype=float)
@@ -353,6 +363,39 @@ def solve_pattern(
             timingmask=SCIP_HEURTIMING.AFTERLPNODE,
         )
         stop.work = lambda: hdlr.attacker_lps() + local.spent  # its LPs are the run's work
+    cleanup = None
+    if polish:
+        cleanup = PolishHeur(hdlr, combined)
+        model.includeHeur(
+            cleanup,
+            "argusqt-polish",
+            "the incumbent with a secondary published again (1-opt, the full check decides)",
+            "P",
+            priority=-500,
+            freq=1,
+            freqofs=0,
+            maxdepth=-1,
+            timingmask=SCIP_HEURTIMING.DURINGLPLOOP
+            | SCIP_HEURTIMING.AFTERLPNODE
+            | SCIP_HEURTIMING.AFTERPSEUDONODE,
+        )
+    relax = None
+    if relaxed and combined is not None:
+        weight = np.abs(np.asarray(problem.values, float))
+        relax = heur = RelaxedSearchHeur(hdlr, solve_pattern, combined, weight, guide)
+        model.includeHeur(
+            heur,
+            "argusqt-relaxed",
+            "the search without the rule on combined cells, its pattern repaired (counts)",
+            "X",
+            priority=-2000,
+            freq=1,
+            freqofs=0,
+            maxdepth=-1,
+            timingmask=SCIP_HEURTIMING.DURINGLPLOOP | SCIP_HEURTIMING.AFTERLPNODE,
+        )
+        work_of = stop.work
+        stop.work = lambda: work_of() + heur.spent  # its LPs are the run's work
     repair = None
     starts = []
     if start is not None:  # as the handler sees it: the fixed cells at their values
@@ -393,6 +436,18 @@ def solve_pattern(
             f"({repair.checks} rule checks, {repair.lps} attacker LPs in SCIP's checks of them; "
             f"{store.queued if store else 0} candidates only the rule's no-goods rejected)"
         )
+    if relax is not None:
+        out.relaxed_found = relax.found
+        out.log.append(
+            f"search without the rule {relax.found} patterns in {relax.calls} runs "
+            f"({relax.spent} LPs; its best {_m(relax.raw)}, repaired {_m(relax.best)})"
+        )
+    if cleanup is not None:
+        out.polish_found = cleanup.found
+        out.log.append(
+            f"incumbent clean-up {cleanup.found} patterns in {cleanup.trials} trials "
+            f"({cleanup.calls} calls, {cleanup.lps} attacker LPs)"
+        )
     if local is not None:
         out.rins_runs, out.rins_found, out.rins_lps = local.calls, local.found, local.spent
         out.log.append(
@@ -401,6 +456,11 @@ def solve_pattern(
             f"{min(local.sizes, default=0)}–{max(local.sizes, default=0)} of {free.size})"
         )
     return out
+
+
+def _m(cost: float | None) -> str:
+    """A cost for the log ("-" when there is none)."""
+    return "-" if cost is None else f"{cost:,.0f}"
 
 
 def _insider_check(problem: CSPProblem) -> InsiderCheck | None:

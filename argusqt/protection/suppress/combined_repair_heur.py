@@ -24,8 +24,9 @@ MAX_ADDED = 40
 MAX_RULE_CHECKS = 400
 #: candidates waiting for a repair (the cheapest kept)
 QUEUE = 16
-#: repairs in one run of the branch-and-cut
-MAX_REPAIRS = 200
+#: repairs in one run of the branch-and-cut (200 bound on g30 once the guided heuristic's
+#: repaired patterns came first: its no-goods then queue five times more candidates, D-61)
+MAX_REPAIRS = 400
 #: repairs per call of the heuristic
 PER_CALL = 4
 #: share of the branch-and-cut's attacker LPs that SCIP's checks of the repaired patterns

@@ -27,7 +27,7 @@ from argusqt.protection.core.params import MethodParams, TableFacts, minutes_par
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.registry import MethodDescriptor, register
 from argusqt.protection.core.result import ProtectionResult, grouped
-from argusqt.protection.lp.separation import Separator, require_additive
+from argusqt.protection.lp.separation import Separator, default_fixed, require_additive
 from argusqt.protection.suppress.branch_and_cut import (
     GUIDED_DELAY_MIN,
     Guide,
@@ -36,9 +36,10 @@ from argusqt.protection.suppress.branch_and_cut import (
     _skipped,
     solve_pattern,
 )
-from argusqt.protection.suppress.combined_repair_heur import repair_cost
+from argusqt.protection.suppress.combined_repair_heur import repair_cost, repair_pattern
 from argusqt.protection.suppress.epilogue import audit_exactness
 from argusqt.protection.suppress.heuristic import solve_heuristic
+from argusqt.protection.suppress.scip_plugins import PatternRule
 from argusqt.protection.suppress.singleton import singleton_param, singleton_solver_options
 
 #: share of OPT's time limit the start heuristic may use
@@ -58,7 +59,7 @@ SLACK = 0.1
 GUIDED_DELAY = 3.0
 
 
-def _guide(problem: CSPProblem, work: CSPProblem, publish: bool) -> Guide:
+def _guide(problem: CSPProblem, work: CSPProblem, publish: bool, rule_cells: bool = False) -> Guide:
     """The LP-guided heuristic for `work` (problem plus its virtual singleton cells): the start
     heuristic on costs scaled by (1 − x*), then (with `publish`) the insider repair of the
     publication audit, so the pattern SCIP gets has a chance to pass its insider check."""
@@ -69,34 +70,52 @@ def _guide(problem: CSPProblem, work: CSPProblem, publish: bool) -> Guide:
     n = problem.n_cells
     cost = np.asarray(work.cost, dtype=float)
     reach = work.candidate | work.primary | work.secondary
+    # the rule on combined cells (D-53): HEUR's pattern ignores it, and SCIP's rows (the
+    # forced rows, D-55) reject such a candidate before any check sees it, so the rule's
+    # cells are added here first (D-61); `plain` is the same without them (relaxed_search)
+    free = np.isnan(default_fixed(work))
+    weight = np.abs(np.asarray(work.values, dtype=float))
 
-    def run(
-        x: np.ndarray, incumbent: float, stop: CancelToken, seconds: float | None
-    ) -> np.ndarray | None:
-        run.last_lps = 0  # type: ignore[attr-defined]  # the work _GuidedHeur counts
-        if stop.cancelled:
-            return None
-        scaled = replace(work, cost=cost * np.clip(1.0 - x, 0.0, 1.0))
-        try:
-            res = solve_heuristic(scaled, {"max_time": seconds}, cancel=stop)
-        except (Cancelled, MethodError, AuditError):
-            return None
-        figures = res.figures
-        run.last_lps = figures["path_lps"] + figures.get("cleanup_lps", 0)  # type: ignore[attr-defined]
-        mask = ((res.status != work.status) | work.primary | work.secondary) & reach
-        if float(cost[mask & ~work.primary].sum()) >= incumbent - 1e-9 * abs(incumbent):
-            return None
-        if publish and not stop.cancelled:
+    def guided(rule: PatternRule | None) -> Guide:
+        def run(
+            x: np.ndarray, incumbent: float, stop: CancelToken, seconds: float | None
+        ) -> np.ndarray | None:
+            run.last_lps = 0  # type: ignore[attr-defined]  # the work _GuidedHeur counts
+            if stop.cancelled:
+                return None
+            scaled = replace(work, cost=cost * np.clip(1.0 - x, 0.0, 1.0))
             try:
-                fixed, _, _ = repair(problem, mask[:n], intervals=False, cancel=stop)
+                res = solve_heuristic(scaled, {"max_time": seconds}, cancel=stop)
             except (Cancelled, MethodError, AuditError):
                 return None
-            mask = np.r_[fixed, mask[n:]]
+            figures = res.figures
+            run.last_lps = figures["path_lps"] + figures.get("cleanup_lps", 0)  # type: ignore[attr-defined]
+            mask = ((res.status != work.status) | work.primary | work.secondary) & reach
             if float(cost[mask & ~work.primary].sum()) >= incumbent - 1e-9 * abs(incumbent):
                 return None
-        return mask
+            if publish and not stop.cancelled:
+                try:
+                    fixed, _, _ = repair(problem, mask[:n], intervals=False, cancel=stop)
+                except (Cancelled, MethodError, AuditError):
+                    return None
+                mask = np.r_[fixed, mask[n:]]
+                if float(cost[mask & ~work.primary].sum()) >= incumbent - 1e-9 * abs(incumbent):
+                    return None
+            if rule is not None and rule(mask):
+                # more suppressed cells never narrow an attacker's interval: still protected
+                whole, _ = repair_pattern(mask, rule, cost, free, weight)
+                if whole is None:
+                    return None
+                mask = whole
+                if float(cost[mask & ~work.primary].sum()) >= incumbent - 1e-9 * abs(incumbent):
+                    return None
+            return mask
 
-    return run
+        return run
+
+    main = guided(problem.pattern_rule if publish and rule_cells else None)
+    main.plain = guided(None)  # type: ignore[attr-defined]
+    return main
 
 
 # ------------------------------------------------ singletons (argusqt/docs/methods.md §5)
@@ -214,6 +233,15 @@ class OptOptions(SuppressOptions):
     rins: bool = False
     #: try an attacker move remembered from an earlier point before each LP (D-46)
     reuse_moves: bool = True
+    #: the guided heuristic's pattern gets the rule on combined cells' cells before SCIP sees
+    #: it (off: opt_bound_805 −5.8 % at load 9 but +1.8 % at load 2–4, g30 +0.43 %, D-61)
+    guided_rule: bool = False
+    #: the clean-up of the incumbent (incumbent_polish.py; off: small savings that move
+    #: the search elsewhere, D-61)
+    polish: bool = False
+    #: with the rule on combined cells: the search without it, repaired (relaxed_search.py;
+    #: off: its repaired pattern was no cheaper than the guided heuristic's, D-61)
+    relaxed: bool = False
 
 
 # ---------------------------------------------------------------------- start pattern
@@ -416,7 +444,9 @@ def solve_optimal(
         threads_nogil=bool(opts.nogil),
         heuristics=str(opts.scip_heuristics),
         insiders=insiders,
-        guide=_guide(problem, work, bool(opts.publish)) if opts.guided else None,
+        guide=_guide(problem, work, bool(opts.publish), bool(opts.guided_rule))
+        if opts.guided
+        else None,
         guide_delay=float(guide_delay if opts.guided_delay is None else opts.guided_delay),
         bridgeless=bool(opts.bridgeless),
         bridgeless_rule=bool(opts.bridgeless_rule),
@@ -425,6 +455,8 @@ def solve_optimal(
         rins=bool(opts.rins),
         reuse_moves=bool(opts.reuse_moves),
         combined=problem.pattern_rule if opts.publish else None,
+        polish=bool(opts.polish),
+        relaxed=bool(opts.relaxed),
     )
     everything = problem.candidate | problem.primary | problem.secondary
     found = out.mask[:n] if out.mask is not None else None
