@@ -111,7 +111,6 @@ def test_primaries_the_moves_prove_skip_the_coalition_with_the_same_verdict(seed
         (d.respondent, d.cell) for d in plain.disclosures
     }
     assert plain.figures.get("settled_by_moves", 0) == 0
-    assert seeded.figures["settled_by_moves"] >= 0
 
 
 def test_some_primaries_are_settled_by_the_moves_alone():
@@ -138,3 +137,22 @@ def test_hints_checked_all_at_once_never_make_a_weak_pattern_pass(seed):
     for pattern in (sup, weaker):
         got = audit(problem, pattern, intervals=False, hints=moves + bent)
         assert got.ok == lp_protected(problem, pattern)
+
+
+def test_a_table_without_relations_is_audited_with_its_hints(tmp_path):
+    """No relation: every suppressed cell is safe whatever the hints (the all-at-once check
+    must not reduce over zero rows; the loop it replaced allowed it)."""
+    from argusqt.io.jj import read_jj
+    from argusqt.protection.run import run_method
+
+    jj = tmp_path / "zero.jj"
+    jj.write_text("0\n2\n0 10 10 u 0 100 2 2 0\n1 20 20 s 0 100 0 0 0\n0\n", encoding="utf-8")
+    problem = read_jj(jj)
+    assert problem.relations.shape[0] == 0
+    for method in ("HEUR", "OPT"):
+        result = run_method(problem, method)
+        sup = is_suppressed(result.status)
+        assert sup[0] and not sup[1]
+        assert lp_protected(problem, sup)
+    broken = [(np.array([0]), np.array([1.0]))]
+    assert audit(problem, np.array([True, False]), hints=broken).ok

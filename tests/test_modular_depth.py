@@ -127,3 +127,26 @@ def test_mod_solves_a_depth_at_once_and_publishes_a_safe_pattern_every_time(monk
     alone = run_method(p, "MOD", {"polish": False})
     assert len(calls) >= joint_calls
     assert lp_protected(p, is_suppressed(alone.status))
+
+
+def test_a_gap_the_user_gives_keeps_the_subtables_one_by_one(monkeypatch):
+    """The joint search of a depth proves each subtable optimal; a user's gap is per subtable,
+    so with one every branch-and-cut gets that gap (none is joint at gap 0)."""
+    from protect_helpers import mixed_problem
+
+    import argusqt.protection.suppress.modular as modular
+    from argusqt.protection.run import run_method
+
+    gaps: list[float] = []
+    real = modular.solve_pattern
+
+    def spy(work, *args, **kwargs):
+        gaps.append(kwargs.get("gap"))
+        return real(work, *args, **kwargs)
+
+    monkeypatch.setattr(modular, "solve_pattern", spy)
+    run_method(mixed_problem(3), "MOD", {"polish": False, "gap": 0.05})
+    assert gaps and all(g == 0.05 for g in gaps)
+    gaps.clear()
+    run_method(mixed_problem(3), "MOD", {"polish": False})
+    assert 0.0 in gaps  # the default: some depth went through the joint search

@@ -233,7 +233,12 @@ class Cover:
             ),
             shape=(n, len(cand)),
         )
-        residual = abs(self.hops.csr @ moves_m).max(axis=0).toarray().ravel()
+        hops = self.hops.csr
+        residual = (  # no relation: nothing to break
+            abs(hops @ moves_m).max(axis=0).toarray().ravel()
+            if hops.shape[0]
+            else np.zeros(len(cand))
+        )
         # relative to the move's own size: `proves` scales a move up to the cells' bounds, so
         # an absolute tolerance would let a small move grow into a broken relation
         scale = abs(moves_m).max(axis=0).toarray().ravel()

@@ -122,7 +122,7 @@ def make_publishable(
         # the repair's moves are attacker moves of the grown pattern that avoid the
         # respondents they were found for: the next audit checks them and starts from them
         before = verdict.insider.moves if verdict.insider is not None else []
-        moves = (moves or []) + before + repaired
+        moves = distinct_moves((moves or []) + before + repaired)
         if _exact_intervals(grown, intervals):
             verdict = publication_audit(
                 problem, grown, intervals=intervals, progress=progress, cancel=cancel, moves=moves
@@ -143,3 +143,18 @@ def _exact_intervals(suppressed: np.ndarray, intervals: bool | None) -> bool:
     if intervals is None:
         return int(suppressed.sum()) <= EXACT_INTERVAL_LIMIT
     return bool(intervals)
+
+
+def distinct_moves(
+    moves: list[tuple[np.ndarray, np.ndarray]],
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each move once, first occurrence first: the rounds hand on the earlier rounds' moves,
+    which the recheck returns again, and every copy would be checked again."""
+    seen: set[tuple[bytes, bytes]] = set()
+    out = []
+    for cells, d in moves:
+        key = (np.asarray(cells).tobytes(), np.asarray(d).tobytes())
+        if key not in seen:
+            seen.add(key)
+            out.append((cells, d))
+    return out

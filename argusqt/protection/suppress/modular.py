@@ -853,7 +853,10 @@ def solve_modular(
             continue
         if k <= joint_until:
             continue  # solved with its depth
-        end = _depth_end(subs, k) if JOINT_DEPTH and only is None else k
+        # a gap the user gives is per subtable: those depths go one by one (the joint search
+        # proves each subtable optimal, JOINT_GAP)
+        joint = JOINT_DEPTH and only is None and params.gap is None
+        end = _depth_end(subs, k) if joint else k
         if end > k:
             # the depth's shares of the branch-and-cut work, together
             share = limits.lps.share(len(subs) - k) * (end - k + 1)
