@@ -285,3 +285,102 @@ def test_fractional_nogoods_forbid_only_configurations_the_rule_rejects(rules):
                 assert unsafe[codes[total]][cut_off].all()
                 found_any += 1
     assert found_any > 0
+
+
+def _two_way(seed: int):
+    """A 3 × 3 table with margins from skewed records (two-way: cells in two relations, where
+    the rule-aware bridgeless cut's ½ terms matter)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(3):
+        for j in range(3):
+            v = np.round(rng.lognormal(4, 1.0, size=int(rng.integers(2, 5)))) + 1
+            if rng.random() < 0.45:
+                v[0] *= 8
+            rows += [(f"r{i}", f"c{j}", float(x)) for x in v]
+    return pd.DataFrame(rows, columns=["a", "b", "x"])
+
+
+def test_rule_aware_bridgeless_cuts_where_the_plain_ones_would_cut_off_the_optimum():
+    """D-60 on a two-way table (found by review): the plain bridgeless cuts cut off the only
+    optimum that keeps the rule there, the rule-aware ones keep it. Optima by enumeration in
+    order of cost with the test's linprog attacker; the rule read by the library
+    (`unsafe_relations`): what is tested is the cuts, not the rule."""
+    from argusqt.protection.lp.separation import Separator, default_fixed
+    from argusqt.protection.suppress.scip_plugins import _Bridgeless
+
+    t = argusqt.protect(
+        _two_way(15),
+        explanatory=["a", "b"],
+        response="x",
+        rules="P(15,1)",
+        method="OPT",
+        progress=False,
+    )[0].table
+    problem = CSPProblem.from_table(t, status=np.where(np.asarray(t.status) >= 11, 1, t.status))
+    prim = problem.primary
+    cost = np.asarray(problem.cost, dtype=float)
+    cols = np.flatnonzero(~prim)
+    grid = np.array(list(itertools.product((False, True), repeat=cols.size)), dtype=bool)
+    masks = np.tile(prim, (grid.shape[0], 1))
+    masks[:, cols] = grid
+    costs = grid.astype(float) @ cost[cols]
+    optima: list[int] = []
+    for k in np.argsort(costs, kind="stable"):
+        if optima and costs[k] > costs[optima[0]] + 1e-9:
+            break
+        if not unsafe_relations(t, masks[k]) and lp_protected(problem, masks[k]):
+            optima.append(int(k))
+    assert optima
+    size = masks[optima].sum(axis=1)
+    least = [masks[k].astype(float) for k in np.asarray(optima)[size == size.min()]]
+    sep = Separator(problem, default_fixed(problem))
+
+    def cuts(rule_aware: bool):
+        b = _Bridgeless(sep, rule_aware=rule_aware)
+        return [b._cut(int(r), int(i)) for r, i in zip(b.row, b.col, strict=True)]
+
+    aware, plain = cuts(True), cuts(False)
+    assert all(c.lhs(x) >= c.rhs - 1e-9 for c in aware for x in least)
+    # the plain form would have made the printed bound a lie here
+    assert all(any(c.lhs(x) < c.rhs - 1e-9 for c in plain) for x in least)
+
+
+@pytest.mark.parametrize("option", ["bridgeless_rule", "fractional_sums"])
+def test_opt_with_d60_options_on_a_two_way_table_keeps_its_bound_below_the_optimum(
+    option, monkeypatch
+):
+    """D-60's options where they act (a two-way table: the log counts their cuts): the bound
+    OPT prints is at most the optimum found by enumeration (the test's linprog attacker) and
+    "proven optimal" only at that cost."""
+    import re
+
+    from argusqt.protection.suppress import optimal
+    from argusqt.rules.combined import unsafe_relations
+
+    frame = _two_way(13)  # a seed where both families cut (by the log)
+    solve = optimal.solve_pattern
+    monkeypatch.setattr(optimal, "solve_pattern", lambda *a, **k: solve(*a, **{**k, option: True}))
+    p = argusqt.protect(
+        frame, explanatory=["a", "b"], response="x", rules="P(15,1)", method="OPT", progress=False
+    )[0]
+    scip = next(line for line in p.result.log if line.startswith("SCIP status"))
+    pattern = r"bridgeless cuts (\d+)" if option == "bridgeless_rule" else r"(\d+) at fractional"
+    found = re.search(pattern, scip)
+    assert found and int(found.group(1)) > 0, scip
+    t = p.table
+    problem = CSPProblem.from_table(t, status=np.where(np.asarray(t.status) >= 11, 1, t.status))
+    cost = np.asarray(problem.cost, dtype=float)
+    cols = np.flatnonzero(~problem.primary)
+    grid = np.array(list(itertools.product((False, True), repeat=cols.size)), dtype=bool)
+    masks = np.tile(problem.primary, (grid.shape[0], 1))
+    masks[:, cols] = grid
+    costs = grid.astype(float) @ cost[cols]
+    best = next(
+        costs[k]
+        for k in np.argsort(costs, kind="stable")
+        if not unsafe_relations(t, masks[k]) and lp_protected(problem, masks[k])
+    )
+    assert p.result.lower_bound <= best + 1e-6
+    if p.result.optimal:
+        assert p.result.cost == pytest.approx(best)

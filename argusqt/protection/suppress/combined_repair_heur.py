@@ -24,9 +24,10 @@ MAX_ADDED = 40
 MAX_RULE_CHECKS = 400
 #: candidates waiting for a repair (the cheapest kept)
 QUEUE = 16
-#: repairs in one run of the branch-and-cut (200 bound on g30 once the guided heuristic's
-#: repaired patterns came first: its no-goods then queue five times more candidates, D-61)
-MAX_REPAIRS = 400
+#: repairs in one run of the branch-and-cut (OPT's and MOD's whole-table search). 200 bound
+#: on g30 only with the guided heuristic's repaired patterns (option guided_rule, off): its
+#: no-goods then queue five times more candidates; 400 did not make it pay (D-61)
+MAX_REPAIRS = 200
 #: repairs per call of the heuristic
 PER_CALL = 4
 #: share of the branch-and-cut's attacker LPs that SCIP's checks of the repaired patterns
