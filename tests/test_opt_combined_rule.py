@@ -356,7 +356,6 @@ def test_opt_with_d60_options_on_a_two_way_table_keeps_its_bound_below_the_optim
     import re
 
     from argusqt.protection.suppress import optimal
-    from argusqt.rules.combined import unsafe_relations
 
     frame = _two_way(13)  # a seed where both families cut (by the log)
     solve = optimal.solve_pattern
