@@ -198,27 +198,12 @@ def _solve_local(
         start = np.where(np.isnan(fixed), 1.0, fixed) > 0.5
         lps = None
     mask: np.ndarray | None = start if checked else None
-    if deadline.remaining <= 0.05:
-        deadline.hit = True  # the clock, not the work budget, skips the branch-and-cut
-    elif lps is None or lps > 0:
-        out = solve_pattern(
-            work,
-            fixed,
-            max_time=deadline.remaining,
-            max_lps=lps,
-            gap=float(SUBTABLE_GAP if params.gap is None else params.gap),
-            start=start,
-            cancel=cancel,
-            heuristics=str(
-                SUBTABLE_HEURISTICS if params.scip_heuristics is None else params.scip_heuristics
-            ),
-        )
-        limits.lps.spend(out.lps)
-        limits.clock |= out.timed_out
-        if out.infeasible:
-            return None
-        if out.mask is not None:
-            mask = out.mask
+    gap = float(SUBTABLE_GAP if params.gap is None else params.gap)
+    found, infeasible = _search(work, fixed, start, lps, gap, params, cancel, limits, deadline)
+    if infeasible:
+        return None
+    if found is not None:
+        mask = found
     if mask is None:
         if not Separator(work, fixed).is_protected(start.astype(float)):
             return None
@@ -226,6 +211,42 @@ def _solve_local(
     new = sup.copy()
     new[sub.cells] |= mask[: sub.cells.size]
     return new
+
+
+def _search(
+    work: CSPProblem,
+    fixed: np.ndarray,
+    start: np.ndarray,
+    lps: int | None,
+    gap: float,
+    params: ModOptions,
+    cancel: CancelToken | None,
+    limits: _Limits,
+    deadline: Deadline,
+) -> tuple[np.ndarray | None, bool]:
+    """A subtable's branch-and-cut (or a depth's, side by side) from `start` within its share
+    of the work; the user's time per subtable only as a cap, recorded in `limits` when it
+    decides. (SCIP's pattern or None, whether SCIP proved the subproblem infeasible)."""
+    if deadline.remaining <= 0.05:
+        deadline.hit = True  # the clock, not the work budget, skips the branch-and-cut
+        return None, False
+    if lps is not None and lps <= 0:
+        return None, False
+    out = solve_pattern(
+        work,
+        fixed,
+        max_time=deadline.remaining,
+        max_lps=lps,
+        gap=gap,
+        start=start,
+        cancel=cancel,
+        heuristics=str(
+            SUBTABLE_HEURISTICS if params.scip_heuristics is None else params.scip_heuristics
+        ),
+    )
+    limits.lps.spend(out.lps)
+    limits.clock |= out.timed_out
+    return out.mask, bool(out.infeasible)
 
 
 def _with_singletons(
@@ -326,27 +347,21 @@ def _solve_depth_in(
         return sup
     start_u = np.concatenate([st for _, _, _, st in parts])
     mask = start_u
-    if deadline.remaining <= 0.05:
-        deadline.hit = True  # the clock, not the work budget, skips the branch-and-cut
-    elif scip_lps is None or scip_lps > 0:
-        out = solve_pattern(
-            _union([w for _, w, _, _ in parts]),
-            np.concatenate([f for _, _, f, _ in parts]),
-            max_time=deadline.remaining,
-            max_lps=scip_lps,
-            gap=float(JOINT_GAP),
-            start=start_u,
-            cancel=cancel,
-            heuristics=str(
-                SUBTABLE_HEURISTICS if params.scip_heuristics is None else params.scip_heuristics
-            ),
-        )
-        limits.lps.spend(out.lps)
-        limits.clock |= out.timed_out
-        if out.infeasible:
-            return None
-        if out.mask is not None:
-            mask = out.mask
+    found, infeasible = _search(
+        _union([w for _, w, _, _ in parts]),
+        np.concatenate([f for _, _, f, _ in parts]),
+        start_u,
+        scip_lps,
+        float(JOINT_GAP),
+        params,
+        cancel,
+        limits,
+        deadline,
+    )
+    if infeasible:
+        return None
+    if found is not None:
+        mask = found
     new = sup.copy()
     at = 0
     for sub, work, _, _ in parts:
