@@ -132,6 +132,40 @@ def test_opt_proves_the_optimum_with_the_rule_as_an_exhaustive_search_finds_it(s
 RULES = {"NK(2,80)": ("nk", 2, 80.0), "P(15,1)": ("p", 15.0)}
 
 
+def _every_pattern(t) -> tuple[CSPProblem, np.ndarray, np.ndarray]:
+    """The table's problem with its secondaries free again, every pattern over the free cells
+    (the primaries suppressed) and each one's cost: this file's exhaustive searches."""
+    problem = CSPProblem.from_table(t, status=np.where(np.asarray(t.status) >= 11, 1, t.status))
+    cols = np.flatnonzero(~problem.primary)
+    grid = np.array(list(itertools.product((False, True), repeat=cols.size)), dtype=bool)
+    masks = np.tile(problem.primary, (grid.shape[0], 1))
+    masks[:, cols] = grid
+    return problem, masks, grid.astype(float) @ np.asarray(problem.cost, dtype=float)[cols]
+
+
+def _least_optima(masks: np.ndarray, costs: np.ndarray, accepts) -> np.ndarray:
+    """The rows of the cheapest patterns `accepts` takes (in order of cost, up to the
+    optimum's) that have the fewest suppressions."""
+    optima: list[int] = []
+    for k in np.argsort(costs, kind="stable"):
+        if optima and costs[k] > costs[optima[0]] + 1e-9:
+            break
+        if accepts(masks[k]):
+            optima.append(int(k))
+    assert optima
+    size = masks[optima].sum(axis=1)
+    return np.asarray(optima)[size == size.min()]
+
+
+def _unsafe_by_total(codes, masks, ent, rule) -> dict[str, np.ndarray]:
+    """Per total's code, the patterns whose sum under it the test's own reading finds unsafe."""
+    unsafe = {c: np.zeros(len(masks), dtype=bool) for c in codes}
+    for i, m in enumerate(masks):
+        for total in _own_unsafe_totals(codes, m, ent, rule):
+            unsafe[total][i] = True
+    return unsafe
+
+
 @pytest.mark.parametrize("rules", sorted(RULES))
 def test_lifted_nogoods_forbid_only_configurations_the_rule_rejects(rules):
     """D-55: every pattern a lifted no-good cuts off (its relation's total published, its core
@@ -143,16 +177,9 @@ def test_lifted_nogoods_forbid_only_configurations_the_rule_rejects(rules):
         p, ent = _protect(seed, rules, tiny)
         t = p.table
         codes = [t.cell_codes(c)[0].strip() for c in range(t.n_cells)]
-        problem = CSPProblem.from_table(t, status=np.where(np.asarray(t.status) >= 11, 1, t.status))
+        problem, masks, _ = _every_pattern(t)
         free = ~problem.primary
-        cols = np.flatnonzero(free)
-        grid = np.array(list(itertools.product((False, True), repeat=cols.size)), dtype=bool)
-        masks = np.tile(problem.primary, (grid.shape[0], 1))
-        masks[:, cols] = grid
-        unsafe = {c: np.zeros(len(masks), dtype=bool) for c in codes}
-        for i, m in enumerate(masks):
-            for total in _own_unsafe_totals(codes, m, ent, RULES[rules]):
-                unsafe[total][i] = True
+        unsafe = _unsafe_by_total(codes, masks, ent, RULES[rules])
         for i, m in enumerate(masks):
             found = unsafe_relations(t, m)
             assert {codes[total] for total, _, _ in found} == {
@@ -204,23 +231,12 @@ def test_rule_aware_bridgeless_cuts_keep_a_least_cardinality_optimum(rules):
         p, ent = _protect(seed, rules, tiny)
         t = p.table
         codes = [t.cell_codes(c)[0].strip() for c in range(t.n_cells)]
-        problem = CSPProblem.from_table(t, status=np.where(np.asarray(t.status) >= 11, 1, t.status))
-        cost = np.asarray(problem.cost, dtype=float)
-        cols = np.flatnonzero(~problem.primary)
-        grid = np.array(list(itertools.product((False, True), repeat=cols.size)), dtype=bool)
-        masks = np.tile(problem.primary, (grid.shape[0], 1))
-        masks[:, cols] = grid
-        costs = masks[:, cols].astype(float) @ cost[cols]
-        optima: list[int] = []
-        for k in np.argsort(costs, kind="stable"):  # cheapest first, up to the optimum's cost
-            if optima and costs[k] > costs[optima[0]] + 1e-9:
-                break
-            m = masks[k]
-            if not _own_unsafe_totals(codes, m, ent, RULES[rules]) and lp_protected(problem, m):
-                optima.append(int(k))
-        assert optima
-        size = masks[optima].sum(axis=1)
-        least = np.asarray(optima)[size == size.min()]
+        problem, masks, costs = _every_pattern(t)
+
+        def accepts(m, codes=codes, ent=ent, problem=problem):
+            return not _own_unsafe_totals(codes, m, ent, RULES[rules]) and lp_protected(problem, m)
+
+        least = _least_optima(masks, costs, accepts)
         bridge = _Bridgeless(Separator(problem, default_fixed(problem)), rule_aware=True)
         cuts = [bridge._cut(int(r), int(i)) for r, i in zip(bridge.row, bridge.col, strict=True)]
         halves += sum(bool(np.any(np.abs(c.coef - np.round(c.coef)) > 0)) for c in cuts)
@@ -264,16 +280,9 @@ def test_fractional_nogoods_forbid_only_configurations_the_rule_rejects(rules):
         p, ent = _protect(seed, rules, tiny)
         t = p.table
         codes = [t.cell_codes(c)[0].strip() for c in range(t.n_cells)]
-        problem = CSPProblem.from_table(t, status=np.where(np.asarray(t.status) >= 11, 1, t.status))
+        problem, masks, _ = _every_pattern(t)
         free = ~problem.primary
-        cols = np.flatnonzero(free)
-        grid = np.array(list(itertools.product((False, True), repeat=cols.size)), dtype=bool)
-        masks = np.tile(problem.primary, (grid.shape[0], 1))
-        masks[:, cols] = grid
-        unsafe = {c: np.zeros(len(masks), dtype=bool) for c in codes}
-        for i, m in enumerate(masks):
-            for total in _own_unsafe_totals(codes, m, ent, RULES[rules]):
-                unsafe[total][i] = True
+        unsafe = _unsafe_by_total(codes, masks, ent, RULES[rules])
         rng = np.random.default_rng(seed)
         for _ in range(40):
             x = np.where(free, rng.choice([0.0, 0.3, 0.7, 1.0], size=free.size), 1.0)
@@ -317,23 +326,11 @@ def test_rule_aware_bridgeless_cuts_where_the_plain_ones_would_cut_off_the_optim
         method="OPT",
         progress=False,
     )[0].table
-    problem = CSPProblem.from_table(t, status=np.where(np.asarray(t.status) >= 11, 1, t.status))
-    prim = problem.primary
-    cost = np.asarray(problem.cost, dtype=float)
-    cols = np.flatnonzero(~prim)
-    grid = np.array(list(itertools.product((False, True), repeat=cols.size)), dtype=bool)
-    masks = np.tile(prim, (grid.shape[0], 1))
-    masks[:, cols] = grid
-    costs = grid.astype(float) @ cost[cols]
-    optima: list[int] = []
-    for k in np.argsort(costs, kind="stable"):
-        if optima and costs[k] > costs[optima[0]] + 1e-9:
-            break
-        if not unsafe_relations(t, masks[k]) and lp_protected(problem, masks[k]):
-            optima.append(int(k))
-    assert optima
-    size = masks[optima].sum(axis=1)
-    least = [masks[k].astype(float) for k in np.asarray(optima)[size == size.min()]]
+    problem, masks, costs = _every_pattern(t)
+    optima = _least_optima(
+        masks, costs, lambda m: not unsafe_relations(t, m) and lp_protected(problem, m)
+    )
+    least = [masks[k].astype(float) for k in optima]
     sep = Separator(problem, default_fixed(problem))
 
     def cuts(rule_aware: bool):
@@ -368,18 +365,11 @@ def test_opt_with_d60_options_on_a_two_way_table_keeps_its_bound_below_the_optim
     found = re.search(pattern, scip)
     assert found and int(found.group(1)) > 0, scip
     t = p.table
-    problem = CSPProblem.from_table(t, status=np.where(np.asarray(t.status) >= 11, 1, t.status))
-    cost = np.asarray(problem.cost, dtype=float)
-    cols = np.flatnonzero(~problem.primary)
-    grid = np.array(list(itertools.product((False, True), repeat=cols.size)), dtype=bool)
-    masks = np.tile(problem.primary, (grid.shape[0], 1))
-    masks[:, cols] = grid
-    costs = grid.astype(float) @ cost[cols]
-    best = next(
-        costs[k]
-        for k in np.argsort(costs, kind="stable")
-        if not unsafe_relations(t, masks[k]) and lp_protected(problem, masks[k])
+    problem, masks, costs = _every_pattern(t)
+    optima = _least_optima(
+        masks, costs, lambda m: not unsafe_relations(t, m) and lp_protected(problem, m)
     )
+    best = costs[optima[0]]
     assert p.result.lower_bound <= best + 1e-6
     if p.result.optimal:
         assert p.result.cost == pytest.approx(best)
