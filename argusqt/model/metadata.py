@@ -7,7 +7,6 @@ Role flags are plain booleans so readers, tabulation and the GUI can test them d
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -147,6 +146,8 @@ class Metadata:
         """The variable with this name (case-insensitive); SpecificationError when unknown."""
         v = self.find(name)
         if v is None:
+            import difflib  # lazy: only an unknown name needs it (1 ms of each start)
+
             known = ", ".join(
                 f"{x.name} (line {x.line})" if x.line else x.name for x in self.variables
             )

@@ -9,7 +9,6 @@ method, the parameter and what is allowed (argusqt/docs/formats.md §8.5).
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import math
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -275,6 +274,8 @@ _FIELDS: dict[type, list[FieldSpec]] = {}
 
 
 def _unknown(cls: type[MethodParams], names: list[str]) -> ParameterError:
+    import difflib  # lazy: only a misspelt parameter needs it (1 ms of each start)
+
     known = [f.name for f in cls.fields()]
     hints = []
     for name in names:
