@@ -8,11 +8,9 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
-from contextlib import nullcontext
 from typing import NoReturn
 
 from argusqt import __version__
-from argusqt.startup.dataclass_code import compiled_once
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -262,12 +260,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return start_gui(args_in)  # `argusqt data.asc`: open files in the GUI
     args = _parser().parse_args(args_in)
     if args.command == "batch":
-        # argv None: our own command line, so the process ends with the run; its classes'
-        # methods come from stored code instead of being compiled at each start (D-68)
-        with compiled_once() if argv is None else nullcontext():
-            code = run_batch_command(
-                args.arb, args.logbook, args.tempdir, argv is None, report=args.report
-            )
+        # argv None: our own command line, so the process ends with the run
+        code = run_batch_command(
+            args.arb, args.logbook, args.tempdir, argv is None, report=args.report
+        )
         if argv is None:
             end_process(code)
         return code
