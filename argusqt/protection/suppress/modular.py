@@ -16,6 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from argusqt.errors import AuditError, Cancelled, MethodError, TimeLimitError
+from argusqt.model.status import is_suppressed
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.audit.outsider import audit
 from argusqt.protection.audit.publication import CANCEL_GRACE, PublicationVerdict
@@ -34,7 +35,7 @@ from argusqt.protection.lp.cleanup import Witnesses, cleanup, find_witness
 from argusqt.protection.lp.components import DOWN, UP, MoveContext
 from argusqt.protection.lp.protector import Protector, primary_order, protect_all
 from argusqt.protection.lp.separation import Separator, default_fixed, require_additive
-from argusqt.protection.suppress.branch_and_cut import solve_pattern
+from argusqt.protection.suppress.branch_and_cut import PatternOutcome, solve_pattern
 from argusqt.protection.suppress.epilogue import audit_exactness, suppression_result
 from argusqt.protection.suppress.modular_insiders import PolishInsiders
 from argusqt.protection.suppress.modular_params import ModOptions, ModParams, _mod_options
@@ -77,6 +78,11 @@ POLISH_LPS = 2_000
 #: D-58). Not in the subtables: there it saved no LP and changed g03's pattern (+0.008 %)
 POLISH_REUSE_MOVES = True
 POLISH_RULE = True
+#: with the rule on combined cells inside an unproven polish, a second branch-and-cut from
+#: the kept pattern made publishable with the rule's cells (a start every check accepts),
+#: with the incumbent's clean-up (incumbent_polish.py), within this many attacker LPs: the
+#: sample table with NK(2,80) 40.16 → 39.43 M (docs/design.md, D-67); 0: none
+POLISH_AGAIN_LPS = 1_000
 #: default relative gap at which a subtable's branch-and-cut stops (params["gap"] overrides):
 #: the modular method is a heuristic over near-optimal subtables anyway (τ-Argus's HiTaS
 #: also accepts them); proving the last 1 % took most of the time on 3-D tables
@@ -691,10 +697,15 @@ def _polish(
             return True
         except Cancelled:
             return False  # keep what is published already; else run_method audits it
-        total = _cost_of(problem, fixed)
+        total = _cost_of(problem, _grown(problem, fixed))
         lines.append(
             f"{what} {grouped(_cost_of(problem, pattern))}, {added} cells for insiders: "
-            f"{grouped(total)}"
+            f"{grouped(_cost_of(problem, fixed))}"
+            + (
+                f", with the rule's cells {grouped(total)}"
+                if total > _cost_of(problem, fixed)
+                else ""
+            )
         )
         if best is None or total < best[0]:
             best = (total, what, fixed, verdict)
@@ -706,33 +717,41 @@ def _polish(
         limits.clock = True  # the time limit, not the work, skips the branch-and-cut
     proven = False
     out = None
+    rule = None
     if room:
         ss, sm, mf = singleton_options(params)
         work = with_singleton_cells(
             problem, singleton_singleton=ss, singleton_multiple=sm, min_freq=mf
         )
+        insiders = PolishInsiders(problem, moves)
+        rule = _rule_for(problem, sup)
+
+        def search(first: np.ndarray, lps: int, clean: bool = False) -> PatternOutcome:
+            """The whole-table branch-and-cut from `first` within `lps` attacker LPs."""
+            return solve_pattern(
+                work,
+                default_fixed(work),
+                max_time=min(limits.run.remaining, 1e9),
+                max_lps=lps,
+                gap=0.0,
+                start=np.r_[first, np.ones(work.n_cells - n, dtype=bool)],
+                cancel=cancel,
+                heuristics=str(
+                    SUBTABLE_HEURISTICS
+                    if params.scip_heuristics is None
+                    else params.scip_heuristics
+                ),
+                insiders=insiders if insiders is not None and insiders.active else None,
+                reuse_moves=POLISH_REUSE_MOVES,
+                combined=rule,
+                polish=clean,
+            )
+
+        progress(ProgressEvent(message="Modular: the branch-and-cut on the whole table"))
         # the modular pattern (outsider-safe) as the start: SCIP rejects it when an insider
         # recomputes a primary, and the search is then no longer than from its repair
         # (docs/design.md, D-48)
-        start = np.r_[sup, np.ones(work.n_cells - n, dtype=bool)]
-        insiders = PolishInsiders(problem, moves)
-        rule = _rule_for(problem, sup)
-        progress(ProgressEvent(message="Modular: the branch-and-cut on the whole table"))
-        out = solve_pattern(
-            work,
-            default_fixed(work),
-            max_time=min(limits.run.remaining, 1e9),
-            max_lps=int(POLISH_LPS if params.polish_lps is None else params.polish_lps),
-            gap=0.0,
-            start=start,
-            cancel=cancel,
-            heuristics=str(
-                SUBTABLE_HEURISTICS if params.scip_heuristics is None else params.scip_heuristics
-            ),
-            insiders=insiders if insiders.active else None,
-            reuse_moves=POLISH_REUSE_MOVES,
-            combined=rule,
-        )
+        out = search(sup, int(POLISH_LPS if params.polish_lps is None else params.polish_lps))
         limits.clock |= out.timed_out
         if rule is not None:
             lines.append(
@@ -762,10 +781,37 @@ def _polish(
         # unproven: its pattern only if it can undercut the modular one (publishing adds)
         if best is None or _cost_of(problem, out.mask[:n]) < best[0]:
             publish("whole-table branch-and-cut", out.mask[:n].copy(), None)
+    if (
+        rule is not None
+        and POLISH_AGAIN_LPS > 0
+        and out is not None
+        and not out.optimal
+        and best is not None
+        and not late
+    ):
+        # the first search's start (the modular pattern) failed the rule and perhaps an
+        # insider: the kept pattern, publishable and with the rule's cells, passes every
+        # check, and its clean-up finds cheaper ones (docs/design.md, D-67)
+        again = search(_grown(problem, best[2]), POLISH_AGAIN_LPS, clean=True)
+        limits.clock |= again.timed_out
+        late = cancel is not None and cancel.cancelled
+        if again.mask is not None and not late and _cost_of(problem, again.mask[:n]) < best[0]:
+            publish("second branch-and-cut", again.mask[:n].copy(), None)
     if best is None:
         return None
     log.append("whole table: " + "; ".join(lines) + f" — kept the {best[1]} pattern")
     return best[2], best[3].outsider, best[3]
+
+
+def _grown(problem: CSPProblem, pattern: np.ndarray) -> np.ndarray:
+    """`pattern` with the cells the rule on combined cells adds after MOD (protect_combined's
+    growth, D-56): the polish ranks its candidates at that cost (docs/design.md, D-67)."""
+    grow = getattr(problem.pattern_rule, "grown", None)
+    if grow is None:
+        return pattern
+    n = problem.n_cells
+    status, _ = problem.pattern_statuses(np.asarray(pattern[:n], dtype=bool))
+    return np.asarray(is_suppressed(grow(status)))
 
 
 def _rule_for(problem: CSPProblem, sup: np.ndarray) -> PatternRule | None:
