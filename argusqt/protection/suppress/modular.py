@@ -56,6 +56,9 @@ __all__ = [
     "subtables",
 ]
 
+#: an attacker move: (cells, shifts)
+Move = tuple[np.ndarray, np.ndarray]
+
 #: repair rounds after the final audit of record (each re-protects what it found short)
 MAX_FINAL_REPAIRS = 3
 #: witnesses may use the whole suppressed set when it has at most this many cells
@@ -78,6 +81,10 @@ POLISH_LPS = 2_000
 #: D-58). Not in the subtables: there it saved no LP and changed g03's pattern (+0.008 %)
 POLISH_REUSE_MOVES = True
 POLISH_RULE = True
+#: the modular pattern's witness moves (_finish) seed those remembered moves (checked:
+#: lp/seeded_moves.py), sparing most attacker LPs of the check of the polish's start
+#: (docs/design.md, D-67)
+POLISH_SEED_MOVES = True
 #: with the rule on combined cells inside an unproven polish, a second branch-and-cut from
 #: the kept pattern made publishable with the rule's cells (a start every check accepts),
 #: with the incumbent's clean-up (incumbent_polish.py), within this many attacker LPs: the
@@ -427,7 +434,7 @@ def _finish(
     cancel: CancelToken | None,
     grace: CancelToken | None,
     defer_intervals: bool = False,
-) -> tuple[np.ndarray, AuditResult, int, bool, bool, list[tuple[np.ndarray, np.ndarray]]]:
+) -> tuple[np.ndarray, AuditResult, int, bool, bool, list[Move], list[Move]]:
     """The full table after the subtables: certify, repair, clean up, audit of record.
 
     Every (primary, direction) gets a witness — an attacker move through suppressed cells
@@ -441,7 +448,8 @@ def _finish(
     virtual cells throughout. `defer_intervals`: the audit is pass/fail even where exact
     intervals are asked for (_polish's publication audit computes them when it needs this
     pattern). Returns (pattern, audit, repair rounds, exact intervals asked for, audit exact,
-    the witness moves on the table cells: the polish's insider audits start from them).
+    the witness moves on the table cells: the polish's insider audits start from them, and
+    the same moves with the virtual singleton cells: its attacker LPs' remembered moves).
     """
 
     n = problem.n_cells
@@ -500,7 +508,7 @@ def _finish(
         hints = _table_hints(wit, n)
         final = audit(problem, sup_w[:n], intervals=judged, hints=hints, cancel=grace)
         if final.ok:
-            return sup_w[:n].copy(), final, rounds, exact, judged, hints
+            return sup_w[:n].copy(), final, rounds, exact, judged, hints, wit.hints()
         if rounds >= MAX_FINAL_REPAIRS:
             raise MethodError(
                 f"modular pattern still fails the audit after {rounds} repair rounds "
@@ -653,7 +661,8 @@ def _polish(
     cancel: CancelToken | None,
     audited_exact: bool = True,
     grace: CancelToken | None = None,
-    moves: list[tuple[np.ndarray, np.ndarray]] | None = None,
+    moves: list[Move] | None = None,
+    work_moves: list[Move] | None = None,
 ) -> tuple[np.ndarray, AuditResult, PublicationVerdict] | None:
     """A small table's cost-aware last step: the branch-and-cut on the whole table from the
     modular pattern, with the insider attacker inside the proof as OPT has it, within
@@ -680,7 +689,11 @@ def _polish(
         pattern: np.ndarray,
         outsider: AuditResult | None,
         token: CancelToken | None = cancel,
+        ruled: bool = False,
     ) -> bool:
+        """`pattern` made publishable and ranked; `ruled`: it comes from a search with the
+        rule on combined cells inside, so it passes the rule unless the insiders' cells
+        change a sum."""
         nonlocal best
         try:
             done = publish_cheaply(
@@ -697,7 +710,7 @@ def _polish(
             return True
         except Cancelled:
             return False  # keep what is published already; else run_method audits it
-        total = _cost_of(problem, _grown(problem, fixed))
+        total = _cost_of(problem, fixed if ruled and not added else _grown(problem, fixed))
         lines.append(
             f"{what} {grouped(_cost_of(problem, pattern))}, {added} cells for insiders: "
             f"{grouped(_cost_of(problem, fixed))}"
@@ -718,6 +731,7 @@ def _polish(
     proven = False
     out = None
     rule = None
+    ruled = False  # the search keeps the rule on combined cells inside
     if room:
         ss, sm, mf = singleton_options(params)
         work = with_singleton_cells(
@@ -725,8 +739,11 @@ def _polish(
         )
         insiders = PolishInsiders(problem, moves)
         rule = _rule_for(problem, sup)
+        ruled = rule is not None
 
-        def search(first: np.ndarray, lps: int, clean: bool = False) -> PatternOutcome:
+        def search(
+            first: np.ndarray, lps: int, clean: bool = False, seeds: list[Move] | None = None
+        ) -> PatternOutcome:
             """The whole-table branch-and-cut from `first` within `lps` attacker LPs."""
             return solve_pattern(
                 work,
@@ -745,13 +762,15 @@ def _polish(
                 reuse_moves=POLISH_REUSE_MOVES,
                 combined=rule,
                 polish=clean,
+                moves=seeds,
             )
 
         progress(ProgressEvent(message="Modular: the branch-and-cut on the whole table"))
         # the modular pattern (outsider-safe) as the start: SCIP rejects it when an insider
         # recomputes a primary, and the search is then no longer than from its repair
-        # (docs/design.md, D-48)
-        out = search(sup, int(POLISH_LPS if params.polish_lps is None else params.polish_lps))
+        # (docs/design.md, D-48); the witnesses of that pattern spare most LPs of its check
+        lps = int(POLISH_LPS if params.polish_lps is None else params.polish_lps)
+        out = search(sup, lps, seeds=work_moves if POLISH_SEED_MOVES else None)
         limits.clock |= out.timed_out
         if rule is not None:
             lines.append(
@@ -759,7 +778,7 @@ def _polish(
                 f"pattern failing it ({'proven optimal' if out.optimal else 'not proven'})"
             )
         if out.mask is not None and out.optimal and not (cancel is not None and cancel.cancelled):
-            if not publish("whole-table branch-and-cut", out.mask[:n].copy(), None):
+            if not publish("whole-table branch-and-cut", out.mask[:n].copy(), None, ruled=ruled):
                 return None  # cancelled: run_method audits the modular pattern
             # a proof with the insider attacker inside: no publishable pattern is cheaper,
             # the modular one made publishable included (it could only tie)
@@ -780,7 +799,7 @@ def _polish(
     ):
         # unproven: its pattern only if it can undercut the modular one (publishing adds)
         if best is None or _cost_of(problem, out.mask[:n]) < best[0]:
-            publish("whole-table branch-and-cut", out.mask[:n].copy(), None)
+            publish("whole-table branch-and-cut", out.mask[:n].copy(), None, ruled=ruled)
     if (
         rule is not None
         and POLISH_AGAIN_LPS > 0
@@ -796,7 +815,7 @@ def _polish(
         limits.clock |= again.timed_out
         late = cancel is not None and cancel.cancelled
         if again.mask is not None and not late and _cost_of(problem, again.mask[:n]) < best[0]:
-            publish("second branch-and-cut", again.mask[:n].copy(), None)
+            publish("second branch-and-cut", again.mask[:n].copy(), None, ruled=True)
     if best is None:
         return None
     log.append("whole table: " + "; ".join(lines) + f" — kept the {best[1]} pattern")
@@ -994,7 +1013,7 @@ def solve_modular(
     polish_cells = int(POLISH_CELLS if params.polish_cells is None else params.polish_cells)
     polish_small = params.polish and not n_extra and problem.n_cells <= polish_cells
     try:
-        sup, final, rounds, exact, final_exact, witnesses = _finish(
+        sup, final, rounds, exact, final_exact, witnesses, work_moves = _finish(
             problem, sup, params, log, progress, soft, hard, defer_intervals=polish_small
         )
     except Cancelled:
@@ -1030,6 +1049,7 @@ def solve_modular(
                 final_exact,
                 hard,
                 moves=witnesses,
+                work_moves=work_moves,
             )
         else:
             polished = _publishable(problem, sup, final, exact, log, progress, soft)
