@@ -1,6 +1,7 @@
-"""MOD's witness moves as the polish's remembered attacker moves (lp/seeded_moves.py, D-67):
-each checked, never trusted; the polish's branch-and-cut from the modular pattern gives the
-same pattern, bound and proof with them, with fewer attacker LPs.
+"""MOD's witness moves as the polish's remembered attacker moves (lp/seeded_moves.py, D-67;
+off by default, `POLISH_SEED_MOVES`): each checked, never trusted; the polish's
+branch-and-cut from the modular pattern gives the same pattern, bound and proof with them,
+with fewer attacker LPs.
 
 Judged by the test's own linprog attackers (protect_helpers: lp_protected, and the
 publication check of test_modular_publish), which share no code with the separation."""
@@ -32,6 +33,7 @@ def _polish_inputs(monkeypatch, seed: int):
         return real(work, *args, **kw)
 
     monkeypatch.setattr(modular, "solve_pattern", spy)
+    monkeypatch.setattr(modular, "POLISH_SEED_MOVES", True)  # off by default (D-67)
     p = mixed_problem(seed)
     result = run_method(p, "MOD", {"polish": True})
     ((work, start, moves),) = got

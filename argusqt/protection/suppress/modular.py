@@ -82,9 +82,10 @@ POLISH_LPS = 2_000
 POLISH_REUSE_MOVES = True
 POLISH_RULE = True
 #: the modular pattern's witness moves (_finish) seed those remembered moves (checked:
-#: lp/seeded_moves.py), sparing most attacker LPs of the check of the polish's start
-#: (docs/design.md, D-67)
-POLISH_SEED_MOVES = True
+#: lp/seeded_moves.py): b520 785 → 715 attacker LPs, the same patterns on b520, p78, the
+#: sample tables, g00, g01, g03, but an unproven search takes another path, g02 dearer
+#: (23.02 → 24.83 M, +7.9 %), and no CPU saved at load 9; off (docs/design.md, D-67)
+POLISH_SEED_MOVES = False
 #: with the rule on combined cells inside an unproven polish, a second branch-and-cut from
 #: the kept pattern made publishable with the rule's cells (a start every check accepts),
 #: with the incumbent's clean-up (incumbent_polish.py), within this many attacker LPs: the
