@@ -675,7 +675,11 @@ def _polish(
     `grace`: the token of the modular pattern's publication when `cancel` (the run's limit
     or the user) stopped the branch-and-cut, as that publication came first before D-48.
     `moves`: the modular pattern's witness moves (_finish), the first insider audit's seeds
-    (checked, never trusted: docs/design.md, D-63).
+    (checked, never trusted: docs/design.md, D-63); `work_moves` the same with the virtual
+    cells (the search's remembered moves when POLISH_SEED_MOVES). With the rule on combined
+    cells, patterns are ranked at their cost once the rule's cells join them, and a search
+    with the rule inside that proves nothing is followed by a second one from the kept
+    pattern with those cells (POLISH_AGAIN_LPS; docs/design.md, D-67).
 
     Returns (pattern, outsider audit, verdict), or None when cancelled before a pattern was
     publishable (run_method then audits the modular pattern under the cancel grace).
