@@ -24,6 +24,7 @@ from argusqt.progress import CancelToken, ProgressCallback, Stopwatch, no_progre
 from argusqt.protection.audit.insider import insider_audit, respondents_of
 from argusqt.protection.core.budget import SCIP_SEED_SHIFT, Deadline
 from argusqt.protection.core.problem import CSPProblem
+from argusqt.protection.lp.seeded_moves import seed_certificates
 from argusqt.protection.lp.separation import Cut, Separator, default_fixed
 from argusqt.protection.suppress.combined_repair_heur import (
     CombinedRepairHeur,
@@ -244,6 +245,7 @@ def solve_pattern(
     combined: PatternRule | None = None,
     polish: bool = False,
     relaxed: bool = False,
+    moves: list[tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> PatternOutcome:
     """Branch-and-cut on `problem` with cells fixed as in `fixed` (NaN = free; see Separator).
 
@@ -261,6 +263,8 @@ def solve_pattern(
     `fractional_sums` separates its lifted no-goods at fractional points too (D-60).
     `polish` adds the clean-up of the incumbent (incumbent_polish.py); `relaxed` (with
     `combined`) the search without the rule whose pattern is repaired (relaxed_search.py).
+    `moves` (with `reuse_moves`): attacker moves found before, each checked, as remembered
+    moves (lp/seeded_moves.py; MOD's witnesses of its start, D-67).
     """
     watch = Stopwatch()
     fixed = default_fixed(problem) if fixed is None else np.asarray(fixed, dtype=float)
@@ -273,6 +277,8 @@ def solve_pattern(
     # (lp/separation.py Certificates; docs/design.md D-46): OPT's choice; off for the
     # LP-budgeted callers (MOD's subtables, HEUR's polish), whose budgets count LPs
     sep.reuse = reuse_moves
+    if moves:
+        seed_certificates(sep, moves)
     free = np.flatnonzero(sep.free)
     cost = np.asarray(problem.cost, dtype=float)
     pos_of = np.full(problem.n_cells, -1, dtype=np.int64)

@@ -69,6 +69,19 @@ def _more_secondaries(table: Table, status: np.ndarray) -> np.ndarray:
     return np.array(sorted(more), dtype=np.int64)
 
 
+def grown_status(table: Table, status: np.ndarray) -> np.ndarray:
+    """The statuses `status` with the rule's cells joined, round after round (at most
+    MAX_ROUNDS, each adding at least one cell): the pattern _grow publishes (D-56)."""
+    status = np.asarray(status).copy()
+    for _ in range(MAX_ROUNDS):
+        cells = _more_secondaries(table, status)
+        new = cells[~is_suppressed(status[cells])]
+        if new.size == 0:
+            break
+        status[new] = secondary_status_for(status[new])
+    return status
+
+
 def _keeping(problem: CSPProblem, cells: np.ndarray) -> CSPProblem:
     """The problem with `cells` already secondary: every method keeps them suppressed."""
     status = np.asarray(problem.status).copy()
@@ -88,13 +101,20 @@ def _unsafe_relations_of(
 class _RelationRule:
     """CSPProblem.pattern_rule for `table`: the relations whose determined sum is unsafe in a
     mask; `lift` gives such a relation's lifted no-good (core, cure), `forced` the no-goods
-    every pattern must keep from the start and `forced_weights` their capacity rows (D-55)."""
+    every pattern must keep from the start and `forced_weights` their capacity rows (D-55);
+    `grown` a pattern with the rule's cells joined (D-56, D-67)."""
 
     def __init__(self, table: Table):
         self.table = table
 
     def __call__(self, mask: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray]]:
         return _unsafe_relations_of(self.table, mask)
+
+    def grown(self, status: np.ndarray) -> np.ndarray:
+        """The statuses of a pattern (CSPProblem.pattern_statuses) with the cells the rule's
+        growth adds (D-56): what a MOD pattern becomes after the method, so the method can
+        rank its candidates at that cost (docs/design.md, D-67)."""
+        return grown_status(self.table, status)
 
     def lift(
         self, group: np.ndarray, others: np.ndarray, free: np.ndarray
@@ -260,13 +280,7 @@ def _grow(
     verdict first, the method's pattern stays as it was, its unsafe sums judged in
     _finish."""
     before = _sup_after(result)
-    status = np.asarray(result.status).copy()
-    for _ in range(MAX_ROUNDS):
-        cells = _more_secondaries(table, status)
-        new = cells[~is_suppressed(status[cells])]
-        if new.size == 0:
-            break
-        status[new] = secondary_status_for(status[new])
+    status = grown_status(table, result.status)
     grown = is_suppressed(status)
     added = int((grown & ~before).sum())
     if not added:

@@ -16,6 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from argusqt.errors import AuditError, Cancelled, MethodError, TimeLimitError
+from argusqt.model.status import is_suppressed
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.audit.outsider import audit
 from argusqt.protection.audit.publication import CANCEL_GRACE, PublicationVerdict
@@ -34,7 +35,7 @@ from argusqt.protection.lp.cleanup import Witnesses, cleanup, find_witness
 from argusqt.protection.lp.components import DOWN, UP, MoveContext
 from argusqt.protection.lp.protector import Protector, primary_order, protect_all
 from argusqt.protection.lp.separation import Separator, default_fixed, require_additive
-from argusqt.protection.suppress.branch_and_cut import solve_pattern
+from argusqt.protection.suppress.branch_and_cut import PatternOutcome, solve_pattern
 from argusqt.protection.suppress.epilogue import audit_exactness, suppression_result
 from argusqt.protection.suppress.modular_insiders import PolishInsiders
 from argusqt.protection.suppress.modular_params import ModOptions, ModParams, _mod_options
@@ -54,6 +55,9 @@ __all__ = [
     "solve_modular",
     "subtables",
 ]
+
+#: an attacker move: (cells, shifts)
+Move = tuple[np.ndarray, np.ndarray]
 
 #: repair rounds after the final audit of record (each re-protects what it found short)
 MAX_FINAL_REPAIRS = 3
@@ -77,6 +81,16 @@ POLISH_LPS = 2_000
 #: D-58). Not in the subtables: there it saved no LP and changed g03's pattern (+0.008 %)
 POLISH_REUSE_MOVES = True
 POLISH_RULE = True
+#: the modular pattern's witness moves (_finish) seed those remembered moves (checked:
+#: lp/seeded_moves.py): b520 785 → 715 attacker LPs, the same patterns on b520, p78, the
+#: sample tables, g00, g01, g03, but an unproven search takes another path, g02 dearer
+#: (23.02 → 24.83 M, +7.9 %), and no CPU saved at load 9; off (docs/design.md, D-67)
+POLISH_SEED_MOVES = False
+#: with the rule on combined cells inside an unproven polish, a second branch-and-cut from
+#: the kept pattern made publishable with the rule's cells (a start every check accepts),
+#: with the incumbent's clean-up (incumbent_polish.py), within this many attacker LPs: the
+#: sample table with NK(2,80) 40.16 → 39.43 M (docs/design.md, D-67); 0: none
+POLISH_AGAIN_LPS = 1_000
 #: default relative gap at which a subtable's branch-and-cut stops (params["gap"] overrides):
 #: the modular method is a heuristic over near-optimal subtables anyway (τ-Argus's HiTaS
 #: also accepts them); proving the last 1 % took most of the time on 3-D tables
@@ -421,7 +435,7 @@ def _finish(
     cancel: CancelToken | None,
     grace: CancelToken | None,
     defer_intervals: bool = False,
-) -> tuple[np.ndarray, AuditResult, int, bool, bool, list[tuple[np.ndarray, np.ndarray]]]:
+) -> tuple[np.ndarray, AuditResult, int, bool, bool, list[Move], list[Move]]:
     """The full table after the subtables: certify, repair, clean up, audit of record.
 
     Every (primary, direction) gets a witness — an attacker move through suppressed cells
@@ -435,7 +449,8 @@ def _finish(
     virtual cells throughout. `defer_intervals`: the audit is pass/fail even where exact
     intervals are asked for (_polish's publication audit computes them when it needs this
     pattern). Returns (pattern, audit, repair rounds, exact intervals asked for, audit exact,
-    the witness moves on the table cells: the polish's insider audits start from them).
+    the witness moves on the table cells: the polish's insider audits start from them, and
+    the same moves with the virtual singleton cells: its attacker LPs' remembered moves).
     """
 
     n = problem.n_cells
@@ -494,7 +509,7 @@ def _finish(
         hints = _table_hints(wit, n)
         final = audit(problem, sup_w[:n], intervals=judged, hints=hints, cancel=grace)
         if final.ok:
-            return sup_w[:n].copy(), final, rounds, exact, judged, hints
+            return sup_w[:n].copy(), final, rounds, exact, judged, hints, wit.hints()
         if rounds >= MAX_FINAL_REPAIRS:
             raise MethodError(
                 f"modular pattern still fails the audit after {rounds} repair rounds "
@@ -647,7 +662,8 @@ def _polish(
     cancel: CancelToken | None,
     audited_exact: bool = True,
     grace: CancelToken | None = None,
-    moves: list[tuple[np.ndarray, np.ndarray]] | None = None,
+    moves: list[Move] | None = None,
+    work_moves: list[Move] | None = None,
 ) -> tuple[np.ndarray, AuditResult, PublicationVerdict] | None:
     """A small table's cost-aware last step: the branch-and-cut on the whole table from the
     modular pattern, with the insider attacker inside the proof as OPT has it, within
@@ -659,7 +675,11 @@ def _polish(
     `grace`: the token of the modular pattern's publication when `cancel` (the run's limit
     or the user) stopped the branch-and-cut, as that publication came first before D-48.
     `moves`: the modular pattern's witness moves (_finish), the first insider audit's seeds
-    (checked, never trusted: docs/design.md, D-63).
+    (checked, never trusted: docs/design.md, D-63); `work_moves` the same with the virtual
+    cells (the search's remembered moves when POLISH_SEED_MOVES). With the rule on combined
+    cells, patterns are ranked at their cost once the rule's cells join them, and a search
+    with the rule inside that proves nothing is followed by a second one from the kept
+    pattern with those cells (POLISH_AGAIN_LPS; docs/design.md, D-67).
 
     Returns (pattern, outsider audit, verdict), or None when cancelled before a pattern was
     publishable (run_method then audits the modular pattern under the cancel grace).
@@ -674,7 +694,11 @@ def _polish(
         pattern: np.ndarray,
         outsider: AuditResult | None,
         token: CancelToken | None = cancel,
+        ruled: bool = False,
     ) -> bool:
+        """`pattern` made publishable and ranked; `ruled`: it comes from a search with the
+        rule on combined cells inside, so it passes the rule unless the insiders' cells
+        change a sum."""
         nonlocal best
         try:
             done = publish_cheaply(
@@ -691,10 +715,15 @@ def _polish(
             return True
         except Cancelled:
             return False  # keep what is published already; else run_method audits it
-        total = _cost_of(problem, fixed)
+        total = _cost_of(problem, fixed if ruled and not added else _grown(problem, fixed))
         lines.append(
             f"{what} {grouped(_cost_of(problem, pattern))}, {added} cells for insiders: "
-            f"{grouped(total)}"
+            f"{grouped(_cost_of(problem, fixed))}"
+            + (
+                f", with the rule's cells {grouped(total)}"
+                if total > _cost_of(problem, fixed)
+                else ""
+            )
         )
         if best is None or total < best[0]:
             best = (total, what, fixed, verdict)
@@ -706,33 +735,47 @@ def _polish(
         limits.clock = True  # the time limit, not the work, skips the branch-and-cut
     proven = False
     out = None
+    rule = None
+    ruled = False  # the search keeps the rule on combined cells inside
     if room:
         ss, sm, mf = singleton_options(params)
         work = with_singleton_cells(
             problem, singleton_singleton=ss, singleton_multiple=sm, min_freq=mf
         )
-        # the modular pattern (outsider-safe) as the start: SCIP rejects it when an insider
-        # recomputes a primary, and the search is then no longer than from its repair
-        # (docs/design.md, D-48)
-        start = np.r_[sup, np.ones(work.n_cells - n, dtype=bool)]
         insiders = PolishInsiders(problem, moves)
         rule = _rule_for(problem, sup)
+        ruled = rule is not None
+
+        def search(
+            first: np.ndarray, lps: int, clean: bool = False, seeds: list[Move] | None = None
+        ) -> PatternOutcome:
+            """The whole-table branch-and-cut from `first` within `lps` attacker LPs."""
+            return solve_pattern(
+                work,
+                default_fixed(work),
+                max_time=min(limits.run.remaining, 1e9),
+                max_lps=lps,
+                gap=0.0,
+                start=np.r_[first, np.ones(work.n_cells - n, dtype=bool)],
+                cancel=cancel,
+                heuristics=str(
+                    SUBTABLE_HEURISTICS
+                    if params.scip_heuristics is None
+                    else params.scip_heuristics
+                ),
+                insiders=insiders if insiders is not None and insiders.active else None,
+                reuse_moves=POLISH_REUSE_MOVES,
+                combined=rule,
+                polish=clean,
+                moves=seeds,
+            )
+
         progress(ProgressEvent(message="Modular: the branch-and-cut on the whole table"))
-        out = solve_pattern(
-            work,
-            default_fixed(work),
-            max_time=min(limits.run.remaining, 1e9),
-            max_lps=int(POLISH_LPS if params.polish_lps is None else params.polish_lps),
-            gap=0.0,
-            start=start,
-            cancel=cancel,
-            heuristics=str(
-                SUBTABLE_HEURISTICS if params.scip_heuristics is None else params.scip_heuristics
-            ),
-            insiders=insiders if insiders.active else None,
-            reuse_moves=POLISH_REUSE_MOVES,
-            combined=rule,
-        )
+        # the modular pattern (outsider-safe) as the start: SCIP rejects it when an insider
+        # recomputes a primary, and the search is then no longer than from its repair
+        # (docs/design.md, D-48); the witnesses of that pattern spare most LPs of its check
+        lps = int(POLISH_LPS if params.polish_lps is None else params.polish_lps)
+        out = search(sup, lps, seeds=work_moves if POLISH_SEED_MOVES else None)
         limits.clock |= out.timed_out
         if rule is not None:
             lines.append(
@@ -740,7 +783,7 @@ def _polish(
                 f"pattern failing it ({'proven optimal' if out.optimal else 'not proven'})"
             )
         if out.mask is not None and out.optimal and not (cancel is not None and cancel.cancelled):
-            if not publish("whole-table branch-and-cut", out.mask[:n].copy(), None):
+            if not publish("whole-table branch-and-cut", out.mask[:n].copy(), None, ruled=ruled):
                 return None  # cancelled: run_method audits the modular pattern
             # a proof with the insider attacker inside: no publishable pattern is cheaper,
             # the modular one made publishable included (it could only tie)
@@ -761,11 +804,38 @@ def _polish(
     ):
         # unproven: its pattern only if it can undercut the modular one (publishing adds)
         if best is None or _cost_of(problem, out.mask[:n]) < best[0]:
-            publish("whole-table branch-and-cut", out.mask[:n].copy(), None)
+            publish("whole-table branch-and-cut", out.mask[:n].copy(), None, ruled=ruled)
+    if (
+        rule is not None
+        and POLISH_AGAIN_LPS > 0
+        and out is not None
+        and not out.optimal
+        and best is not None
+        and not late
+    ):
+        # the first search's start (the modular pattern) failed the rule and perhaps an
+        # insider: the kept pattern, publishable and with the rule's cells, passes every
+        # check, and its clean-up finds cheaper ones (docs/design.md, D-67)
+        again = search(_grown(problem, best[2]), POLISH_AGAIN_LPS, clean=True)
+        limits.clock |= again.timed_out
+        late = cancel is not None and cancel.cancelled
+        if again.mask is not None and not late and _cost_of(problem, again.mask[:n]) < best[0]:
+            publish("second branch-and-cut", again.mask[:n].copy(), None, ruled=True)
     if best is None:
         return None
     log.append("whole table: " + "; ".join(lines) + f" — kept the {best[1]} pattern")
     return best[2], best[3].outsider, best[3]
+
+
+def _grown(problem: CSPProblem, pattern: np.ndarray) -> np.ndarray:
+    """`pattern` with the cells the rule on combined cells adds after MOD (protect_combined's
+    growth, D-56): the polish ranks its candidates at that cost (docs/design.md, D-67)."""
+    grow = getattr(problem.pattern_rule, "grown", None)
+    if grow is None:
+        return pattern
+    n = problem.n_cells
+    status, _ = problem.pattern_statuses(np.asarray(pattern[:n], dtype=bool))
+    return np.asarray(is_suppressed(grow(status)))
 
 
 def _rule_for(problem: CSPProblem, sup: np.ndarray) -> PatternRule | None:
@@ -948,7 +1018,7 @@ def solve_modular(
     polish_cells = int(POLISH_CELLS if params.polish_cells is None else params.polish_cells)
     polish_small = params.polish and not n_extra and problem.n_cells <= polish_cells
     try:
-        sup, final, rounds, exact, final_exact, witnesses = _finish(
+        sup, final, rounds, exact, final_exact, witnesses, work_moves = _finish(
             problem, sup, params, log, progress, soft, hard, defer_intervals=polish_small
         )
     except Cancelled:
@@ -984,6 +1054,7 @@ def solve_modular(
                 final_exact,
                 hard,
                 moves=witnesses,
+                work_moves=work_moves,
             )
         else:
             polished = _publishable(problem, sup, final, exact, log, progress, soft)
