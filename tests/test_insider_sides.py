@@ -19,7 +19,7 @@ from test_insider_fast import PROPERTY, _Attacker, _outsider_safe, _pattern, _pr
 
 from argusqt.protection.audit import insider
 from argusqt.protection.audit.insider import insider_audit, respondents_of
-from argusqt.protection.lp.components import DOWN, UP
+from argusqt.protection.lp.components import DOWN, UP, MoveContext
 
 
 def _coalition_sides(problem, sup):
@@ -102,3 +102,45 @@ def test_a_sliding_level_is_settled_on_both_sides_or_none():
     problem.spl = np.where(problem.primary, 1.0, 0.0)
     out = insider_audit(problem, sup)
     assert out.figures["sides_settled_by_coalition"] == 0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_path_lp_solved_again_with_other_costs_is_a_cheapest_move(seed):
+    # the cover's next LP in one area re-costs the loaded LP (D-65): its move must keep every
+    # relation, reach the level, and cost what a fresh LP with those costs costs
+    problem = _problem(seed)
+    sup = _pattern(problem, seed)
+    ctx = MoveContext(problem)
+    ctx.movable = sup.copy()
+    m = problem.relations.tocsr()
+    cells = np.flatnonzero(sup)
+    rng = np.random.default_rng(seed)
+    checked = 0
+    for cell in np.flatnonzero(problem.primary & sup).tolist()[:6]:
+        first = ctx.path_move(cell, UP, cells, np.ones(cells.size))
+        if first is None:
+            continue
+        cost = rng.choice([1e-3, 1.0, 1e4], size=cells.size)
+        again = ctx.path_move_again(cost)
+        fresh = ctx.path_move(cell, UP, cells, cost)
+        assert again is not None and fresh is not None
+        move = np.zeros(problem.n_cells)
+        move[cells] = again
+        assert np.abs(m @ move).max() <= 1e-7 * max(1.0, np.abs(again).max())
+        assert again[cells == cell][0] >= ctx.required(cell, UP) - problem.tolerance
+        spent, best = float(cost @ np.abs(again)), float(cost @ np.abs(fresh))
+        assert spent == pytest.approx(best, rel=1e-6, abs=1e-6)
+        checked += 1
+    assert checked > 0
+
+
+def test_no_path_lp_means_no_move_when_solved_again():
+    problem = _problem(1)
+    sup = _pattern(problem, 1)
+    ctx = MoveContext(problem)
+    cell = int(np.flatnonzero(problem.primary & sup)[0])
+    ctx.upl = ctx.upl.copy()
+    ctx.upl[cell] = ctx.ub[cell] + 1.0  # beyond the cell's room: no LP is built
+    cells = np.flatnonzero(sup)
+    assert ctx.path_move(cell, UP, cells, np.ones(cells.size)) is None
+    assert ctx.path_move_again(np.ones(cells.size)) is None
