@@ -28,6 +28,7 @@ from argusqt.protection.audit.insider_memo import audit_key, remembered
 from argusqt.protection.audit.outsider import LOCAL_MIN_CELLS, audit
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.respondents import Respondents, from_frequencies
+from argusqt.protection.core.result import AuditResult
 from argusqt.protection.lp.components import (
     DOWN,
     UP,
@@ -196,11 +197,13 @@ def _insider_audit(
     # primaries the method's checked moves already prove against every respondent need no
     # coalition LP (D-64): the cover would settle their pairs from those moves anyway
     by_moves = cover.settled_by_moves(prim) if seeds and not sliding else np.zeros_like(prim)
-    settled = by_moves | _coalition(
-        problem, sup, ksup, prim & ~by_moves, lower, upper, cancel, seeds
-    )
+    up_ok, down_ok = _coalition(problem, sup, ksup, prim & ~by_moves, lower, upper, cancel, seeds)
+    if sliding:  # a sliding level is judged on the whole interval: both sides or none
+        up_ok = down_ok = up_ok & down_ok
+    side_settled = {UP: by_moves | up_ok, DOWN: by_moves | down_ok}
     out.figures["settled_by_moves"] = int(by_moves.sum())
-    out.figures["settled_by_coalition"] = int(settled.sum()) - int(by_moves.sum())
+    out.figures["settled_by_coalition"] = int((up_ok & down_ok).sum())
+    out.figures["sides_settled_by_coalition"] = int((up_ok ^ down_ok).sum())
     out.figures["coalition_seconds"] = watch.elapsed
 
     touched = np.unique(label[ksup.indices])
@@ -209,9 +212,8 @@ def _insider_audit(
         (cell, direction)
         for k in touched.tolist()
         for cell in comps[k].cells[prim[comps[k].cells]].tolist()
-        if not settled[cell]
         for direction in (UP, DOWN)
-        if ctx.required(cell, direction) > 0 or sliding
+        if not side_settled[direction][cell] and (ctx.required(cell, direction) > 0 or sliding)
     ]
     out.figures["pairs"] = len(pairs)
     if sliding:
@@ -339,8 +341,11 @@ class _Attacks:
 BIG_COMPONENT = 2000
 
 
-def _coalition(problem, sup, ksup, prim, lower, upper, cancel, seeds=()) -> np.ndarray:
-    """Primaries every respondent together still cannot recompute: no one alone can either.
+def _coalition(
+    problem, sup, ksup, prim, lower, upper, cancel, seeds=()
+) -> tuple[np.ndarray, np.ndarray]:
+    """(up, down): the sides of primaries every respondent together still cannot recompute:
+    no one alone can either.
 
     One pass/fail audit with all the respondents' cells published settles most primaries of
     a publishable pattern (docs/design.md, D-14: 942 of 955 on a repaired pattern); only
@@ -348,6 +353,8 @@ def _coalition(problem, sup, ksup, prim, lower, upper, cancel, seeds=()) -> np.n
     the others' attacks. In big components only neighbourhood proofs count: there a
     primary every respondent together recomputes costs two LPs of the whole component
     (31,808-cell HEUR pattern, a 10,457-cell component: 710 s, settling 3,277 of 7,193).
+    Each side counts on its own (D-65): a coalition point that reaches a level is a point
+    of every respondent's attacker, whatever the other side gave.
     """
 
     kall = np.zeros(problem.n_cells, dtype=bool)
@@ -355,7 +362,7 @@ def _coalition(problem, sup, ksup, prim, lower, upper, cancel, seeds=()) -> np.n
     targets = prim & ~kall
     settled = np.zeros(problem.n_cells, dtype=bool)
     if not targets.any():
-        return settled
+        return settled, settled.copy()
     if lower is not None and upper is not None:
         values = np.asarray(problem.values, dtype=float)
         lo = np.where(kall, values, lower)
@@ -383,7 +390,18 @@ def _coalition(problem, sup, ksup, prim, lower, upper, cancel, seeds=()) -> np.n
             cancel=cancel,
             proofs_only_above=LOCAL_MIN_CELLS,
         )
-    return targets & res.passed
+    return _sides_passed(res, targets)
+
+
+def _sides_passed(res: AuditResult, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(up, down) masks of the targets whose side the audit's attacker points cover (the
+    witness bounds of a pass/fail audit: attacker points, never estimates); a cell that
+    passed covers both sides, its sliding level included."""
+    tol = res.tolerance
+    with np.errstate(invalid="ignore"):  # NaN bounds and levels of cells not audited
+        up = res.upper >= res.required_upper - tol
+        down = res.lower <= res.required_lower + tol
+    return targets & (res.passed | up), targets & (res.passed | down)
 
 
 def _check_cancel(cancel: CancelToken | None) -> None:

@@ -285,13 +285,18 @@ class Cover:
         self._in_s[list(left)] = False
         return out
 
-    def path(self, key: Key, cells: np.ndarray, avoid: np.ndarray) -> bool:
-        """One path LP on `cells`, the attackers' cells `avoid` expensive; records the move."""
+    def path(self, key: Key, cells: np.ndarray, avoid: np.ndarray, again: bool = False) -> bool:
+        """One path LP on `cells`, the attackers' cells `avoid` expensive; records the move.
+        `again`: the previous call's LP (same pair and cells), only the costs change: it is
+        re-solved from its basis (D-65)."""
         cost = np.where(self.prim[cells], PRIMARY_COST, CELL_COST)
         self._avoided[avoid] = True
         cost[self._avoided[cells]] = AVOID_COST
         self._avoided[avoid] = False
-        d = self.ctx.path_move(key[0], key[1], cells, cost)
+        if again:
+            d = self.ctx.path_move_again(cost)
+        else:
+            d = self.ctx.path_move(key[0], key[1], cells, cost)
         self.n_lps += 1
         if d is None:
             return False
@@ -318,9 +323,11 @@ class Cover:
             if cells.size == size and size > BALL_LIMITS[-1]:
                 self.figures["component_lps"] += 1
             largest = cells
+            again = False
             while left:
-                if not self.path(key, cells, self.avoid(left, comp)):
+                if not self.path(key, cells, self.avoid(left, comp), again):
                     break
+                again = True
                 now = self.uncovered(key) & left
                 if now == left:
                     break  # the cheapest move still touches them all: a bigger area
@@ -329,9 +336,12 @@ class Cover:
                 return left
         if len(left) > 1 and largest is not None:
             # together they cannot be avoided: one at a time
+            again = largest is cells  # the last area's LP is still the one loaded
             for r in sorted(left):
-                if r in left and self.path(key, largest, self.avoid({r}, comp)):
-                    left &= self.uncovered(key)
+                if r in left:
+                    if self.path(key, largest, self.avoid({r}, comp), again):
+                        left &= self.uncovered(key)
+                    again = True
         return left
 
     def run(

@@ -294,6 +294,7 @@ class MoveContext:
         self._rows = np.zeros(self.mcsc.shape[0], dtype=np.int64)  # column_block's lookup
         self._lp: highspy.Highs | None = None  # reused by every path LP
         self._big_lp: highspy.Highs | None = None  # the same for path LPs HiGHS may interrupt
+        self._last: tuple[highspy.Highs, int, float] | None = None  # path_move_again's LP
         #: a cancel interrupts path LPs of INTERRUPTIBLE_CELLS cells or more inside HiGHS
         self.cancel: CancelToken | None = None
 
@@ -309,6 +310,7 @@ class MoveContext:
         The LP has d = d⁺ − d⁻ (columns [A, −A]); one HiGHS instance is reused for all.
         """
         cells = np.asarray(cells, dtype=np.int64)
+        self._last = None
         pl = self.required(cell, direction)
         room = float(self.ub[cell] if direction == UP else self.lb[cell])
         # within the audit's tolerance a level equal to the room passes: (-140) - (-1091.6)
@@ -333,6 +335,7 @@ class MoveContext:
         nnz = int(indptr[-1])
         zeros = np.zeros(rows.size)
         lp = self._path_lp(n >= INTERRUPTIBLE_CELLS and self.cancel is not None)
+        self._last = (lp, n, pl)
         pass_model(
             lp,
             np.concatenate([indptr, indptr[1:] + nnz]),
@@ -345,6 +348,19 @@ class MoveContext:
             zeros,
             zeros,
         )
+        return self._path_solution(lp, n, pl)
+
+    def path_move_again(self, cost: np.ndarray) -> np.ndarray | None:
+        """The last `path_move`'s LP (same cell, direction and cells) with other costs,
+        re-solved from its basis: the insider cover's next move in one area (D-65)."""
+        if self._last is None:
+            return None  # the last path_move had no LP: the level exceeds the cell's room
+        lp, n, pl = self._last
+        both = np.concatenate([cost, cost]).astype(np.float64)
+        lp.changeColsCost(2 * n, np.arange(2 * n, dtype=np.int32), both)
+        return self._path_solution(lp, n, pl)
+
+    def _path_solution(self, lp: highspy.Highs, n: int, pl: float) -> np.ndarray | None:
         status, x, _ = solve(lp)
         if status != "optimal" or x is None:
             if self.cancel is not None and self.cancel.cancelled:
