@@ -131,6 +131,13 @@ class _CapacityHandler(Conshdlr):
         x[self.free_idx] = [self.model.getSolVal(sol, v) for v in self.xvars]
         return x
 
+    def _x_lp(self) -> np.ndarray:
+        """The current LP solution, as _x() gives it where an LP is solved: read from the
+        variables (getSolVal wraps a solution object per call, D-66)."""
+        x = np.zeros(self.sep.values.shape[0])
+        x[self.free_idx] = [v.getLPSol() for v in self.xvars]
+        return x
+
     def _obj(self) -> np.ndarray:
         if self.obj is None:
             self.obj = np.zeros(self.sep.values.shape[0])
@@ -338,7 +345,7 @@ class _CapacityHandler(Conshdlr):
             return {"result": SCIP_RESULT.DIDNOTRUN}
         if self.model.getDepth() > self.run.sepa_depth:
             return {"result": SCIP_RESULT.DIDNOTRUN}
-        x = self._x()
+        x = self._x_lp()
         if (
             self.model.getDepth() == 0
             and self.model.getLPSolstat() == 1
