@@ -226,6 +226,8 @@ class OptOptions(SuppressOptions):
     bridgeless_rule: bool = False
     #: the rule's lifted no-goods separated at fractional points too (D-60)
     fractional_sums: bool = False
+    #: the rule's capacity rows and their covers at fractional points (D-66)
+    rule_capacities: bool = False
     #: cover cuts of the capacity cuts at fractional points (lp/covers.py)
     covers: bool = True
     #: the neighbourhood heuristic (local_branching.py): off, it cost g04 its proof within
@@ -451,6 +453,7 @@ def solve_optimal(
         bridgeless=bool(opts.bridgeless),
         bridgeless_rule=bool(opts.bridgeless_rule),
         fractional_sums=bool(opts.fractional_sums),
+        rule_capacities=bool(opts.rule_capacities),
         covers=bool(opts.covers),
         rins=bool(opts.rins),
         reuse_moves=bool(opts.reuse_moves),
