@@ -240,6 +240,7 @@ def solve_pattern(
     bridgeless_rule: bool = False,
     fractional_sums: bool = False,
     rule_capacities: bool = False,
+    rule_capacities_stalled: bool = False,
     covers: bool = True,
     reuse_moves: bool = False,
     max_nodes: int | None = None,
@@ -319,6 +320,7 @@ def solve_pattern(
         hdlr.fractional = getattr(combined, "fractional", None)
     if rule_capacities:  # and its capacity rows with their covers (D-66)
         hdlr.rule_capacity = getattr(combined, "fractional_capacities", None)
+        hdlr.rule_capacity_stalled = rule_capacities_stalled
     stop.work = hdlr.attacker_lps
     # with the rule on combined cells publishing a bridge may make another relation's sum
     # determined: only the rule-aware form holds then, and it is off unless asked (D-60)

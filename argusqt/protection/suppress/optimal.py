@@ -228,6 +228,8 @@ class OptOptions(SuppressOptions):
     fractional_sums: bool = False
     #: the rule's capacity rows and their covers at fractional points (D-66)
     rule_capacities: bool = False
+    #: … only where the attacker LPs found no capacity cut (D-66)
+    rule_capacities_stalled: bool = False
     #: cover cuts of the capacity cuts at fractional points (lp/covers.py)
     covers: bool = True
     #: the neighbourhood heuristic (local_branching.py): off, it cost g04 its proof within
@@ -454,6 +456,7 @@ def solve_optimal(
         bridgeless_rule=bool(opts.bridgeless_rule),
         fractional_sums=bool(opts.fractional_sums),
         rule_capacities=bool(opts.rule_capacities),
+        rule_capacities_stalled=bool(opts.rule_capacities_stalled),
         covers=bool(opts.covers),
         rins=bool(opts.rins),
         reuse_moves=bool(opts.reuse_moves),

@@ -156,6 +156,8 @@ class _CapacityHandler(Conshdlr):
         self.fractional: Callable[[np.ndarray, np.ndarray], list] | None = None
         #: the rule's capacity rows at fractional points (None: off, D-66)
         self.rule_capacity: Callable[[np.ndarray, np.ndarray], list] | None = None
+        #: only at points where the attacker LPs found no capacity cut (D-66)
+        self.rule_capacity_stalled = False
 
     # -- helpers
     def _x(self, sol=None) -> np.ndarray:
@@ -399,7 +401,7 @@ class _CapacityHandler(Conshdlr):
             sums = [c for c in sums if c.lhs(x) < c.rhs - 1e-6]
             self.run.n_fractional_sums += len(sums)
             covers += sums
-        if self.rule_capacity is not None:
+        if self.rule_capacity is not None and not (self.rule_capacity_stalled and cuts):
             more = rule_capacity_cuts(self.rule_capacity, self.sep, x)
             self.run.n_rule_capacities += len(more)
             covers += more
