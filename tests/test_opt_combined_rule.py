@@ -392,7 +392,11 @@ def test_opt_with_d60_options_on_a_two_way_table_keeps_its_bound_below_the_optim
     # seeds where the family cuts (by the log); the stalled form cuts on fewer tables
     frame = _two_way(15 if option == "rule_capacities_stalled" else 13)
     solve = optimal.solve_pattern
-    on = {option: True, "rule_capacities": option.startswith("rule_capacities")}
+    on = {
+        "rule_capacities": option.startswith("rule_capacities"),  # D-66's family: on in OPT
+        "rule_capacities_stalled": option == "rule_capacities_stalled",
+        option: True,
+    }
     monkeypatch.setattr(optimal, "solve_pattern", lambda *a, **k: solve(*a, **{**k, **on}))
     p = argusqt.protect(
         frame, explanatory=["a", "b"], response="x", rules="P(15,1)", method="OPT", progress=False
