@@ -296,6 +296,39 @@ def test_fractional_nogoods_forbid_only_configurations_the_rule_rejects(rules):
     assert found_any > 0
 
 
+@pytest.mark.parametrize("rules", sorted(RULES))
+def test_rule_capacity_rows_cut_off_only_patterns_the_rule_rejects(rules):
+    """D-66: the rule's capacity rows at fractional points (the parts at x ≥ ½ as the group,
+    weights of the other parts by the group's margin) and their covers, as OPT adds them,
+    cut off only patterns with some relation's sum unsafe by the test's own reading, over
+    every pattern of eight tables and 40 random points each."""
+    from argusqt.protection.lp.separation import Separator
+    from argusqt.protection.suppress.combined import _RelationRule
+    from argusqt.protection.suppress.scip_plugins import rule_capacity_cuts
+
+    rows = covers = 0
+    for seed, tiny in itertools.product(range(4), (False, True)):
+        p, ent = _protect(seed, rules, tiny)
+        t = p.table
+        codes = [t.cell_codes(c)[0].strip() for c in range(t.n_cells)]
+        problem, masks, _ = _every_pattern(t)
+        free = ~problem.primary
+        unsafe = _unsafe_by_total(codes, masks, ent, RULES[rules])
+        rejected = np.logical_or.reduce(list(unsafe.values()))
+        sep = Separator(problem, np.where(free, np.nan, 1.0))
+        rule = _RelationRule(t)
+        rng = np.random.default_rng(seed)
+        for _ in range(40):
+            x = np.where(free, rng.choice([0.0, 0.3, 0.6, 1.0], size=free.size), 1.0)
+            for cut in rule_capacity_cuts(rule.fractional_capacities, sep, x):
+                assert cut.lhs(x) < cut.rhs - 1e-6  # violated where it was separated
+                cut_off = masks[:, cut.cells].astype(float) @ cut.coef < cut.rhs - 1e-9
+                assert rejected[cut_off].all()
+                rows += cut.rhs < 1.0 or (cut.coef < 1.0).any()
+                covers += cut.rhs == 1.0 and (cut.coef == 1.0).all()
+    assert rows > 0 and covers > 0, (rows, covers)
+
+
 def _two_way(seed: int):
     """A 3 × 3 table with margins from skewed records (two-way: cells in two relations, where
     the rule-aware bridgeless cut's ½ terms matter)."""
@@ -343,7 +376,9 @@ def test_rule_aware_bridgeless_cuts_where_the_plain_ones_would_cut_off_the_optim
     assert all(any(c.lhs(x) < c.rhs - 1e-9 for c in plain) for x in least)
 
 
-@pytest.mark.parametrize("option", ["bridgeless_rule", "fractional_sums"])
+@pytest.mark.parametrize(
+    "option", ["bridgeless_rule", "fractional_sums", "rule_capacities", "rule_capacities_stalled"]
+)
 def test_opt_with_d60_options_on_a_two_way_table_keeps_its_bound_below_the_optimum(
     option, monkeypatch
 ):
@@ -354,14 +389,25 @@ def test_opt_with_d60_options_on_a_two_way_table_keeps_its_bound_below_the_optim
 
     from argusqt.protection.suppress import optimal
 
-    frame = _two_way(13)  # a seed where both families cut (by the log)
+    # seeds where the family cuts (by the log); the stalled form cuts on fewer tables
+    frame = _two_way(15 if option == "rule_capacities_stalled" else 13)
     solve = optimal.solve_pattern
-    monkeypatch.setattr(optimal, "solve_pattern", lambda *a, **k: solve(*a, **{**k, option: True}))
+    on = {
+        "rule_capacities": option.startswith("rule_capacities"),  # D-66's family: on in OPT
+        "rule_capacities_stalled": option == "rule_capacities_stalled",
+        option: True,
+    }
+    monkeypatch.setattr(optimal, "solve_pattern", lambda *a, **k: solve(*a, **{**k, **on}))
     p = argusqt.protect(
         frame, explanatory=["a", "b"], response="x", rules="P(15,1)", method="OPT", progress=False
     )[0]
     scip = next(line for line in p.result.log if line.startswith("SCIP status"))
-    pattern = r"bridgeless cuts (\d+)" if option == "bridgeless_rule" else r"(\d+) at fractional"
+    pattern = {
+        "bridgeless_rule": r"bridgeless cuts (\d+)",
+        "fractional_sums": r"(\d+) at fractional",
+        "rule_capacities": r"(\d+) capacity rows",
+        "rule_capacities_stalled": r"(\d+) capacity rows",
+    }[option]
     found = re.search(pattern, scip)
     assert found and int(found.group(1)) > 0, scip
     t = p.table

@@ -121,3 +121,27 @@ def test_a_remembered_move_through_an_unbounded_published_cell_proves_nothing():
     certs.keep(0, 1, cells, np.array([4.0, -2.0, -2.0]))
     assert certs.reach(0, 1, np.array([1.0, 1.0, 0.0])) == 0.0
     assert certs.reach(0, 1, np.array([1.0, 1.0, 1.0])) > 0.0
+
+
+def test_the_lp_point_read_from_the_variables_is_getsolvals(monkeypatch) -> None:
+    """D-66: the separation reads SCIP's LP point from the variables (`_x_lp`) instead of one
+    getSolVal each; at every separation of a run both give the same point, and the run
+    proves the same optimum as one that reads it the old way."""
+    from argusqt.protection.suppress import scip_plugins
+
+    p = sized_problem("1H2D", 150, seed=1)
+    p.cost = np.abs(p.values)
+    fast = scip_plugins._CapacityHandler._x_lp
+    seen = []
+
+    def both(self):  # type: ignore[no-untyped-def]
+        x = fast(self)
+        seen.append(np.array_equal(x, self._x()))
+        return x
+
+    monkeypatch.setattr(scip_plugins._CapacityHandler, "_x_lp", both)
+    r = solve_optimal(p, {"max_time": 600})
+    assert r.optimal and seen and all(seen), (len(seen), r.log)
+    monkeypatch.setattr(scip_plugins._CapacityHandler, "_x_lp", lambda self: self._x())
+    old = solve_optimal(p, {"max_time": 600})
+    assert old.optimal and old.cost == r.cost and old.lower_bound == r.lower_bound

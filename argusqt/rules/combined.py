@@ -237,6 +237,41 @@ def fractional_nogoods(
     return out
 
 
+def fractional_capacities(
+    table: Table, x: np.ndarray, free: np.ndarray, full: float = 0.5
+) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
+    """(total, group, others, weights) per relation whose parts at x ≥ `full` (two or more:
+    the group) have an unsafe union, with margin m > 0: x_total + Σ_others w·x + Σ_group
+    (1 − x) ≥ 1, w = min(|shadow|/m, 1) over the other free parts. With the total published
+    and the group suppressed, the other suppressed parts must add m at least (less leaves
+    the sum unsafe, rule_margin), so their weights reach 1: the row holds for every pattern
+    the rule accepts whatever x is (D-66); the caller keeps those x violates."""
+    if not combined_on(table.spec.rules) or table.spec.is_frequency:
+        return []
+    n = table.n_cells
+    x = np.asarray(x, dtype=float)[:n]
+    free = np.asarray(free, dtype=bool)[:n]
+    shadow = np.abs(np.asarray(table.shadow, dtype=float))
+    rel = table.relations.tocsr()
+    out = []
+    for r in range(rel.shape[0]):
+        lo, hi = rel.indptr[r], rel.indptr[r + 1]
+        cols, coef = rel.indices[lo:hi], rel.data[lo:hi]
+        totals, parts = cols[coef < 0], cols[coef > 0]
+        if totals.size != 1 or x[totals[0]] >= 1.0 - 1e-6:
+            continue
+        inside = x[parts] >= full
+        if np.count_nonzero(inside) < 2:
+            continue
+        group = np.sort(parts[inside])
+        m = rule_margin(table, group)
+        if m <= 0:
+            continue
+        others = np.sort(parts[~inside & free[parts]])
+        out.append((int(totals[0]), group, others, np.minimum(shadow[others] / m, 1.0)))
+    return out
+
+
 def _relation_sums(table: Table, sup: np.ndarray) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
     """(published total, its suppressed parts, its published parts) per relation with one
     total, published, and at least two suppressed parts: the sums one subtraction gives."""

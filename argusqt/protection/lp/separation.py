@@ -436,7 +436,7 @@ class Separator:
                 raise OutOfTime("attacker LP stopped at the deadline")
             if status != highspy.HighsModelStatus.kOptimal:
                 raise RuntimeError(f"attacker LP not solved: {h.modelStatusToString(status)}")
-        obj = float(h.getInfo().objective_function_value)
+        obj = float(h.getObjectiveValue())  # getInfo() copies every field (D-66)
         sol = h.getSolution()
         y = np.asarray(sol.col_value, dtype=float)
         self._y = y
@@ -565,10 +565,11 @@ class Certificates:
             return 0.0
         cells, per_x, dp = got
         x = xf[cells]
-        with np.errstate(invalid="ignore"):
-            room = per_x * x
-        room[x <= 0] = 0.0  # an infinite bound at x = 0 gives nan: no move through a published cell
-        return min(1.0, float(room.min())) * dp
+        if not (x > 0).all():  # no move through a published cell
+            return 0.0
+        # x > 0 everywhere: an infinite bound gives inf, never nan (no errstate needed: it
+        # cost more than the product, D-66)
+        return min(1.0, float((per_x * x).min())) * dp
 
 
 def _dedupe(cuts: list[Cut]) -> list[Cut]:

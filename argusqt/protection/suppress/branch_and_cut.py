@@ -202,8 +202,12 @@ def _outcome(
         + (
             f", no-goods of sums {run.n_combined_cuts} (+{run.n_forced_cuts} from the start"
             + (f", {run.n_fractional_sums} at fractional points" if run.n_fractional_sums else "")
+            + (f", {run.n_rule_capacities} capacity rows" if run.n_rule_capacities else "")
             + ")"
-            if run.n_combined_cuts or run.n_forced_cuts or run.n_fractional_sums
+            if run.n_combined_cuts
+            or run.n_forced_cuts
+            or run.n_fractional_sums
+            or run.n_rule_capacities
             else ""
         )
         + f", candidate checks {run.n_checks}, attacker LPs {sep.n_lps}"
@@ -236,6 +240,8 @@ def solve_pattern(
     bridgeless: bool = True,
     bridgeless_rule: bool = False,
     fractional_sums: bool = False,
+    rule_capacities: bool = False,
+    rule_capacities_stalled: bool = False,
     covers: bool = True,
     reuse_moves: bool = False,
     max_nodes: int | None = None,
@@ -318,6 +324,9 @@ def solve_pattern(
     hdlr.lift = getattr(combined, "lift", None)  # the rule's lifted no-goods (D-55)
     if fractional_sums:  # and at fractional points (D-60)
         hdlr.fractional = getattr(combined, "fractional", None)
+    if rule_capacities:  # and its capacity rows with their covers (D-66)
+        hdlr.rule_capacity = getattr(combined, "fractional_capacities", None)
+        hdlr.rule_capacity_stalled = rule_capacities_stalled
     stop.work = hdlr.attacker_lps
     # with the rule on combined cells publishing a bridge may make another relation's sum
     # determined: only the rule-aware form holds then, and it is off unless asked (D-60)

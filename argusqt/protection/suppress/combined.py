@@ -35,6 +35,7 @@ from argusqt.rules.combined import (
     combined_on,
     forced_capacities,
     forced_nogoods,
+    fractional_capacities,
     fractional_nogoods,
     lifted_nogood,
     repair_choice,
@@ -125,6 +126,11 @@ class _RelationRule:
         self, x: np.ndarray, free: np.ndarray
     ) -> list[tuple[int, np.ndarray, np.ndarray]]:
         return fractional_nogoods(self.table, x, free)
+
+    def fractional_capacities(
+        self, x: np.ndarray, free: np.ndarray
+    ) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
+        return fractional_capacities(self.table, x, free)
 
     def forced(
         self, always: np.ndarray, free: np.ndarray

@@ -226,6 +226,11 @@ class OptOptions(SuppressOptions):
     bridgeless_rule: bool = False
     #: the rule's lifted no-goods separated at fractional points too (D-60)
     fractional_sums: bool = False
+    #: the rule's capacity rows and their covers at fractional points, only where the
+    #: attacker LPs found no capacity cut: g27 and g30 proven within 60 CPU-s (D-66); at
+    #: every point (stalled off) g03 and g11 took 45–49 % more CPU
+    rule_capacities: bool = True
+    rule_capacities_stalled: bool = True
     #: cover cuts of the capacity cuts at fractional points (lp/covers.py)
     covers: bool = True
     #: the neighbourhood heuristic (local_branching.py): off, it cost g04 its proof within
@@ -451,6 +456,8 @@ def solve_optimal(
         bridgeless=bool(opts.bridgeless),
         bridgeless_rule=bool(opts.bridgeless_rule),
         fractional_sums=bool(opts.fractional_sums),
+        rule_capacities=bool(opts.rule_capacities),
+        rule_capacities_stalled=bool(opts.rule_capacities_stalled),
         covers=bool(opts.covers),
         rins=bool(opts.rins),
         reuse_moves=bool(opts.reuse_moves),

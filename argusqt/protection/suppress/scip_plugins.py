@@ -18,7 +18,7 @@ from pyscipopt import SCIP_EVENTTYPE, SCIP_RESULT, Conshdlr, Eventhdlr, Heur, Mo
 
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch
 from argusqt.protection.core.budget import Deadline
-from argusqt.protection.lp.covers import cover_cuts
+from argusqt.protection.lp.covers import cover_cut, cover_cuts
 from argusqt.protection.lp.separation import Cut, Separator
 
 #: seconds between two progress events
@@ -88,6 +88,36 @@ def forced_sum_cuts(rule: PatternRule | None, sep: Separator) -> list[Cut]:
     return cuts
 
 
+def rule_capacity_cuts(
+    rows: Callable[[np.ndarray, np.ndarray], list], sep: Separator, x: np.ndarray
+) -> list[Cut]:
+    """The rule's capacity rows violated at the master point x (rules.combined.
+    fractional_capacities: x_total + Σ w·x_others − Σ x_group ≥ 1 − |group| over the free
+    cells) and, for a row whose group is fixed suppressed (a knapsack row Σ a·x ≥ 1), its
+    cover cut (lp/covers.py); each holds for every pattern the rule accepts (D-66)."""
+    free = sep.free
+    xf = sep.full_point(x)
+    out: list[Cut] = []
+    for total, group, others, w in rows(xf, free):
+        down = group[free[group]]
+        up_cells = np.r_[[total] if free[total] else [], others].astype(np.int64)
+        up_coef = np.r_[[1.0] if free[total] else [], w]
+        cells = np.r_[up_cells, down].astype(np.int64)
+        coef = np.r_[up_coef, -np.ones(down.size)]
+        rhs = 1.0 - down.size
+        if cells.size == 0:
+            continue
+        cut = Cut(-1, "combined", cells, coef, rhs, cells, coef, rhs)
+        if cut.lhs(x) < rhs - 1e-6:
+            out.append(cut)
+        if down.size == 0 and up_cells.size:
+            knap = Cut(-1, "upper", up_cells, np.minimum(up_coef, 1.0), 1.0, up_cells, up_coef, 1.0)
+            cc = cover_cut(knap, x)
+            if cc is not None:
+                out.append(Cut(-1, "combined", cc.cells, cc.coef, 1.0, cc.cells, cc.coef, 1.0))
+    return out
+
+
 # ---------------------------------------------------------------------- SCIP plug-ins
 class _CapacityHandler(Conshdlr):
     """Separates capacity cuts and accepts an integer point only if every primary passes."""
@@ -124,11 +154,22 @@ class _CapacityHandler(Conshdlr):
         self.lift: Lift | None = None
         #: the rule's lifted no-goods at fractional points (None: at 0/1 points only, D-60)
         self.fractional: Callable[[np.ndarray, np.ndarray], list] | None = None
+        #: the rule's capacity rows at fractional points (None: off, D-66)
+        self.rule_capacity: Callable[[np.ndarray, np.ndarray], list] | None = None
+        #: only at points where the attacker LPs found no capacity cut (D-66)
+        self.rule_capacity_stalled = False
 
     # -- helpers
     def _x(self, sol=None) -> np.ndarray:
         x = np.zeros(self.sep.values.shape[0])
         x[self.free_idx] = [self.model.getSolVal(sol, v) for v in self.xvars]
+        return x
+
+    def _x_lp(self) -> np.ndarray:
+        """The current LP solution, as _x() gives it where an LP is solved: read from the
+        variables (getSolVal wraps a solution object per call, D-66)."""
+        x = np.zeros(self.sep.values.shape[0])
+        x[self.free_idx] = [v.getLPSol() for v in self.xvars]
         return x
 
     def _obj(self) -> np.ndarray:
@@ -338,7 +379,7 @@ class _CapacityHandler(Conshdlr):
             return {"result": SCIP_RESULT.DIDNOTRUN}
         if self.model.getDepth() > self.run.sepa_depth:
             return {"result": SCIP_RESULT.DIDNOTRUN}
-        x = self._x()
+        x = self._x_lp()
         if (
             self.model.getDepth() == 0
             and self.model.getLPSolstat() == 1
@@ -360,6 +401,10 @@ class _CapacityHandler(Conshdlr):
             sums = [c for c in sums if c.lhs(x) < c.rhs - 1e-6]
             self.run.n_fractional_sums += len(sums)
             covers += sums
+        if self.rule_capacity is not None and not (self.rule_capacity_stalled and cuts):
+            more = rule_capacity_cuts(self.rule_capacity, self.sep, x)
+            self.run.n_rule_capacities += len(more)
+            covers += more
         cuts, self.pending = cuts + covers + self.pending, []
         # the bridgeless cuts hold for some optimal pattern, not for every protected one: they
         # never join the store that rejects candidates
@@ -733,6 +778,8 @@ class _Run:
     n_forced_cuts: int = 0
     #: the rule's lifted no-goods separated at fractional points (D-60)
     n_fractional_sums: int = 0
+    #: the rule's capacity rows and their covers separated at fractional points (D-66)
+    n_rule_capacities: int = 0
     #: the best certified lower bound on the free cost (SCIP's dual bound or the root LP
     #: value, read only while every step so far was exact)
     bound: float | None = None
