@@ -71,6 +71,27 @@ def pytest_runtest_makereport(item, call):
     return rep
 
 
+#: files whose tests share a costly result within one process: with the README's
+#: `-n 2 --dist loadgroup` (docs/design.md, D-69) each group runs in one worker, as in a serial
+#: run; the mypy cache of tests/test_typing.py (a cold run ~50 s, the second one ~2 s on it) and
+#: the linked enterprise runs kept for the session by tests/enterprise_linked.py.
+XDIST_GROUPS = {
+    "test_typing.py": "mypy_cache",
+    "test_gh_net_compat.py": "enterprise_linked",
+    "test_linked_enterprise.py": "enterprise_linked",
+    "test_linked_enterprise_publishable.py": "enterprise_linked",
+}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Mark the tests of XDIST_GROUPS's files with their group (before xdist reads the marks)."""
+    for item in items:
+        group = XDIST_GROUPS.get(item.path.name)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
 def pytest_configure(config):
     config.addinivalue_line(
         "markers",
