@@ -95,13 +95,65 @@ def test_audit_with_one_sided_coalition_agrees_with_the_independent_attackers(se
         assert out.ok
 
 
-def test_a_sliding_level_is_settled_on_both_sides_or_none():
-    # a sliding level is judged on the attacker's whole interval: one side's point is no proof
-    problem = _problem(3)
-    sup = _pattern(problem, 3)
-    problem.spl = np.where(problem.primary, 1.0, 0.0)
+def _slide_safe(problem, cell, lo, hi) -> bool:
+    """The independent attacker's interval meets the cell's levels, its sliding one included."""
+    v, tol = float(problem.values[cell]), problem.tolerance
+    return (
+        lo <= v - problem.lpl[cell] + tol
+        and hi >= v + problem.upl[cell] - tol
+        and hi - lo >= problem.spl[cell] - tol
+    )
+
+
+@pytest.mark.parametrize("seed", [0, 2, 5, 9, 13, 38])
+def test_a_sliding_level_is_judged_on_the_width_not_on_the_sides(seed):
+    # τ-Argus's sliding form (lower and upper levels 0): the true value reaches both sides,
+    # so only the interval's width tells; a level between the coalition's width and the
+    # outsider's must send the primary to the respondents' attacks (review of D-65: settling
+    # both sides from the coalition's points let every such disclosure through)
+    problem = _problem(seed)
+    sup = _pattern(problem, seed)
+    resp = respondents_of(problem).padded(problem.n_cells)
+    ksup = (resp.known.tocsr() @ sp.diags(sup.astype(float))).tocsr()
+    ksup.eliminate_zeros()
+    kall = np.zeros(problem.n_cells, dtype=bool)
+    kall[ksup.indices] = True
+    unknown = np.flatnonzero(problem.primary & sup & ~kall)
+    insider_audit(problem, sup)  # argusqt's HiGHS first: its one-thread scheduler is set
+    outsider = _Attacker(problem, sup, np.zeros(problem.n_cells, dtype=bool))
+    coalition = _Attacker(problem, sup, kall)
+    spl = np.zeros(problem.n_cells)
+    for cell in unknown.tolist():
+        lo_o, hi_o = outsider.interval(cell)
+        lo_c, hi_c = coalition.interval(cell)
+        if (hi_o - lo_o) - (hi_c - lo_c) > 1.0:
+            spl[cell] = ((hi_o - lo_o) + (hi_c - lo_c)) / 2
+    assert spl.any(), "the case needs a primary the coalition narrows"
+    problem.lpl = np.zeros(problem.n_cells)
+    problem.upl = np.zeros(problem.n_cells)
+    problem.spl = spl
     out = insider_audit(problem, sup)
-    assert out.figures["sides_settled_by_coalition"] == 0
+    found = {(d.respondent, d.cell) for d in out.disclosures}
+    known = respondents_of(problem).known.tocsr()
+    exempt = respondents_of(problem).exempt.tocsr()
+    outsider_safe = {
+        int(c) for c in np.flatnonzero(spl > 0) if _slide_safe(problem, c, *outsider.interval(c))
+    }
+    wanted = set()
+    for r in range(known.shape[0]):
+        mine = known.indices[known.indptr[r] : known.indptr[r + 1]]
+        if not sup[mine].any():
+            continue
+        fixed = np.zeros(problem.n_cells, dtype=bool)
+        fixed[mine] = True
+        own = set(exempt.indices[exempt.indptr[r] : exempt.indptr[r + 1]].tolist())
+        judge = _Attacker(problem, sup, fixed)
+        for cell in sorted(outsider_safe - own):
+            if not _slide_safe(problem, cell, *judge.interval(cell)):
+                wanted.add((r, cell))
+    assert wanted, "the case needs a respondent who narrows a sliding interval"
+    assert wanted <= found
+    assert not out.ok
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -390,17 +390,21 @@ def _coalition(
             cancel=cancel,
             proofs_only_above=LOCAL_MIN_CELLS,
         )
-    return _sides_passed(res, targets)
+    spl = np.zeros(problem.n_cells) if problem.spl is None else np.asarray(problem.spl, float)
+    return _sides_passed(res, targets, spl > 0)
 
 
-def _sides_passed(res: AuditResult, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _sides_passed(
+    res: AuditResult, targets: np.ndarray, sliding: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """(up, down) masks of the targets whose side the audit's attacker points cover (the
     witness bounds of a pass/fail audit: attacker points, never estimates); a cell that
-    passed covers both sides, its sliding level included."""
+    passed covers both sides. A cell with a sliding level (`sliding`) is settled only when
+    it passed: reaching both sides says nothing of the interval's width (review of D-65)."""
     tol = res.tolerance
     with np.errstate(invalid="ignore"):  # NaN bounds and levels of cells not audited
-        up = res.upper >= res.required_upper - tol
-        down = res.lower <= res.required_lower + tol
+        up = (res.upper >= res.required_upper - tol) & ~sliding
+        down = (res.lower <= res.required_lower + tol) & ~sliding
     return targets & (res.passed | up), targets & (res.passed | down)
 
 
