@@ -84,6 +84,9 @@ class _Attacker:
         lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = a.indptr, a.indices, a.data
         self.h = highspy.Highs()
         self.h.setOptionValue("output_flag", False)
+        # one thread as argusqt's own: HiGHS's process-wide scheduler takes the thread count
+        # of the first instance that runs, and refuses instances asking for another
+        self.h.setOptionValue("threads", 1)
         self.h.passModel(lp)
         self.last = 0
 
