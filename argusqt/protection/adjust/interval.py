@@ -41,7 +41,6 @@ INF = highspy.kHighsInf
 def _highs(quiet: bool = True) -> highspy.Highs:
     h = quiet_highs()
     h.setOptionValue("output_flag", not quiet)
-    h.setOptionValue("threads", 1)
     return h
 
 

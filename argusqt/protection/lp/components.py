@@ -163,7 +163,6 @@ def new_highs(primal: bool = False, presolve: bool | None = None) -> highspy.Hig
     """A silent single-threaded HiGHS simplex instance (see make_highs for the options)."""
     h = quiet_highs()
     h.setOptionValue("solver", "simplex")
-    h.setOptionValue("threads", 1)
     h.setOptionValue("random_seed", HIGHS_SEED)  # fixed: same LPs, same answers (issue 22)
     if primal:
         h.setOptionValue("simplex_strategy", 4)

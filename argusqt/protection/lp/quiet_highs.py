@@ -4,6 +4,11 @@ Copyright …") to stdout from its constructor, before any option can be set, on
 The first instance is therefore built with the process's stdout (file descriptor 1) pointed
 at the null device, C's stdio buffer flushed before it is put back; later instances print
 nothing, and every one gets `output_flag` off. The one place a `highspy.Highs` is created.
+
+Every instance runs on one thread (the same LPs, the same answers). HiGHS's scheduler is
+one per process and keeps the thread count of the first instance that ran: when another
+program in the process ran HiGHS with more threads first, ours would fail every LP, so the
+first instance checks it once and says so (SchedulerTaken).
 """
 
 from __future__ import annotations
@@ -15,8 +20,34 @@ import threading
 
 import highspy
 
+from argusqt.errors import MethodError
+
 _lock = threading.Lock()
 _banner_swallowed = False
+_scheduler_checked = False
+
+
+class SchedulerTaken(MethodError):
+    """HiGHS already runs in this process with another thread count than argusqt's one."""
+
+
+def _check_scheduler() -> None:
+    """Run one empty one-thread LP: HiGHS refuses it when its process-wide scheduler was
+    started with more threads by someone else (an API user's own highspy model)."""
+    global _scheduler_checked
+    probe = highspy.Highs()
+    probe.setOptionValue("output_flag", False)
+    probe.setOptionValue("threads", 1)
+    probe.addVar(0.0, 1.0)
+    if probe.run() == highspy.HighsStatus.kError:
+        raise SchedulerTaken(
+            "HiGHS, the LP solver, already runs in this Python process with more than one "
+            "thread (started before argusqt by another program or model); argusqt solves its "
+            "LPs on one thread so that the same input gives the same output. Run argusqt in "
+            "a process of its own, or call highspy.Highs.resetGlobalScheduler(True) once "
+            "that other model is solved."
+        )
+    _scheduler_checked = True
 
 
 def _flush_c_stdio() -> None:
@@ -30,7 +61,7 @@ def _flush_c_stdio() -> None:
 
 
 def quiet_highs() -> highspy.Highs:
-    """A new HiGHS instance with its console output off, banner included."""
+    """A new one-thread HiGHS instance with its console output off, banner included."""
     global _banner_swallowed
     with _lock:
         if _banner_swallowed:
@@ -56,5 +87,8 @@ def quiet_highs() -> highspy.Highs:
                     os.close(saved)
                     os.close(null)
             _banner_swallowed = True
+        if not _scheduler_checked:
+            _check_scheduler()
     h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", 1)
     return h
