@@ -206,6 +206,28 @@ def forced_capacities(
     return out
 
 
+def _full_groups(
+    table: Table, x: np.ndarray, group_at: float, total_below: float
+) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+    """(total, group, rest) per relation with one total at x < `total_below` and two or more
+    parts at x ≥ `group_at` (the group, sorted; the other parts, sorted, are the rest): where
+    the rule's cuts at a fractional master point look for an unsafe sum (D-60, D-66)."""
+    if not combined_on(table.spec.rules) or table.spec.is_frequency:
+        return
+    x = np.asarray(x, dtype=float)[: table.n_cells]
+    rel = table.relations.tocsr()
+    for r in range(rel.shape[0]):
+        lo, hi = rel.indptr[r], rel.indptr[r + 1]
+        cols, coef = rel.indices[lo:hi], rel.data[lo:hi]
+        totals, parts = cols[coef < 0], cols[coef > 0]
+        if totals.size != 1 or x[totals[0]] >= total_below:
+            continue
+        inside = x[parts] >= group_at
+        if np.count_nonzero(inside) < 2:
+            continue
+        yield int(totals[0]), np.sort(parts[inside]), np.sort(parts[~inside])
+
+
 def fractional_nogoods(
     table: Table, x: np.ndarray, free: np.ndarray, full: float = 1.0 - 1e-6
 ) -> list[tuple[int, np.ndarray, np.ndarray]]:
@@ -213,27 +235,12 @@ def fractional_nogoods(
     point x (x ≥ `full`, two or more) have an unsafe sum: lifted_nogood of that group, so the
     cut holds for every pattern the rule accepts whatever x is (D-60); the caller keeps those
     x violates. Separates D-55's lifted family where SCIP's LP point lies, not only at 0/1."""
-    if not combined_on(table.spec.rules) or table.spec.is_frequency:
-        return []
-    n = table.n_cells
-    x = np.asarray(x, dtype=float)[:n]
-    free = np.asarray(free, dtype=bool)[:n]
-    rel = table.relations.tocsr()
+    free = np.asarray(free, dtype=bool)[: table.n_cells]
     out = []
-    for r in range(rel.shape[0]):
-        lo, hi = rel.indptr[r], rel.indptr[r + 1]
-        cols, coef = rel.indices[lo:hi], rel.data[lo:hi]
-        totals, parts = cols[coef < 0], cols[coef > 0]
-        if totals.size != 1 or x[totals[0]] >= full:
-            continue
-        inside = x[parts] >= full
-        if np.count_nonzero(inside) < 2:
-            continue
-        group = np.sort(parts[inside])
-        if not sum_failures(table, group)[0]:
-            continue
-        core, cure = lifted_nogood(table, group, np.sort(parts[~inside]), free)
-        out.append((int(totals[0]), core, cure))
+    for total, group, rest in _full_groups(table, x, full, full):
+        if sum_failures(table, group)[0]:
+            core, cure = lifted_nogood(table, group, rest, free)
+            out.append((total, core, cure))
     return out
 
 
@@ -246,29 +253,14 @@ def fractional_capacities(
     and the group suppressed, the other suppressed parts must add m at least (less leaves
     the sum unsafe, rule_margin), so their weights reach 1: the row holds for every pattern
     the rule accepts whatever x is (D-66); the caller keeps those x violates."""
-    if not combined_on(table.spec.rules) or table.spec.is_frequency:
-        return []
-    n = table.n_cells
-    x = np.asarray(x, dtype=float)[:n]
-    free = np.asarray(free, dtype=bool)[:n]
+    free = np.asarray(free, dtype=bool)[: table.n_cells]
     shadow = np.abs(np.asarray(table.shadow, dtype=float))
-    rel = table.relations.tocsr()
     out = []
-    for r in range(rel.shape[0]):
-        lo, hi = rel.indptr[r], rel.indptr[r + 1]
-        cols, coef = rel.indices[lo:hi], rel.data[lo:hi]
-        totals, parts = cols[coef < 0], cols[coef > 0]
-        if totals.size != 1 or x[totals[0]] >= 1.0 - 1e-6:
-            continue
-        inside = x[parts] >= full
-        if np.count_nonzero(inside) < 2:
-            continue
-        group = np.sort(parts[inside])
+    for total, group, rest in _full_groups(table, x, full, 1.0 - 1e-6):
         m = rule_margin(table, group)
-        if m <= 0:
-            continue
-        others = np.sort(parts[~inside & free[parts]])
-        out.append((int(totals[0]), group, others, np.minimum(shadow[others] / m, 1.0)))
+        if m > 0:
+            others = rest[free[rest]]
+            out.append((total, group, others, np.minimum(shadow[others] / m, 1.0)))
     return out
 
 
