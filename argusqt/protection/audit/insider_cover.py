@@ -23,7 +23,15 @@ import scipy.sparse as sp
 
 from argusqt.errors import Cancelled
 from argusqt.progress import CancelToken
-from argusqt.protection.lp.components import DOWN, UP, Component, MoveContext, unique_ints
+from argusqt.protection.lp.components import (
+    DOWN,
+    UP,
+    Component,
+    MoveContext,
+    moves_matrix,
+    relation_residuals,
+    unique_ints,
+)
 
 Key = tuple[int, int]  # (primary cell, direction)
 
@@ -224,21 +232,8 @@ class Cover:
             cand.append((cells, d))
         if not cand:
             return []
-        sizes = np.fromiter((c.size for c, _ in cand), dtype=np.int64, count=len(cand))
-        moves_m = sp.csc_matrix(
-            (
-                np.concatenate([d for _, d in cand]),
-                np.concatenate([c for c, _ in cand]),
-                np.r_[0, np.cumsum(sizes)],
-            ),
-            shape=(n, len(cand)),
-        )
-        hops = self.hops.csr
-        residual = (  # no relation: nothing to break
-            abs(hops @ moves_m).max(axis=0).toarray().ravel()
-            if hops.shape[0]
-            else np.zeros(len(cand))
-        )
+        moves_m = moves_matrix(cand, n)
+        residual = relation_residuals(self.hops.csr, moves_m)
         # relative to the move's own size: `proves` scales a move up to the cells' bounds, so
         # an absolute tolerance would let a small move grow into a broken relation
         scale = abs(moves_m).max(axis=0).toarray().ravel()

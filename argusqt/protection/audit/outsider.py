@@ -26,6 +26,7 @@ from argusqt.protection.lp.components import (
     make_highs,
     new_highs,
     pass_model,
+    relation_residuals,
     solve,
     use_primal,
     variable_components,
@@ -323,10 +324,7 @@ def _apply_hints(hints, mcsc, values, lo, hi, var, run_lo, run_hi) -> int:
     moves = sp.csc_matrix(
         (np.where(inside, d, 0.0), safe, np.r_[starts, cells.size]), shape=(n, len(cand))
     )
-    # no relation: nothing to break (a table of free-standing cells; max of no rows is undefined)
-    residual = (
-        abs(mcsc @ moves).max(axis=0).toarray().ravel() if mcsc.shape[0] else np.zeros(len(cand))
-    )
+    residual = relation_residuals(mcsc, moves)
     scale = np.maximum(1.0, np.maximum.reduceat(np.abs(d), starts))
     ok &= residual <= 1e-7 * scale
     keep = ok[seg]

@@ -246,6 +246,28 @@ def unique_ints(a: np.ndarray) -> np.ndarray:
     return s[keep]
 
 
+def moves_matrix(moves: list[tuple[np.ndarray, np.ndarray]], n: int) -> sp.csc_matrix:
+    """Attacker moves (cells, shifts) as the columns of an n × len(moves) matrix: one sparse
+    product checks every move against the relations (instead of a column slice per move)."""
+    sizes = np.fromiter((c.size for c, _ in moves), dtype=np.int64, count=len(moves))
+    return sp.csc_matrix(
+        (
+            np.concatenate([d for _, d in moves]),
+            np.concatenate([c for c, _ in moves]),
+            np.r_[0, np.cumsum(sizes)],
+        ),
+        shape=(n, len(moves)),
+    )
+
+
+def relation_residuals(rel: sp.csr_matrix | sp.csc_matrix, by_move: sp.csc_matrix) -> np.ndarray:
+    """max |M δ| per move (column of `by_move`); zero where there is no relation (a table of
+    free-standing cells: nothing to break, and the max of no rows is undefined)."""
+    if not rel.shape[0]:
+        return np.zeros(by_move.shape[1])
+    return np.asarray(abs(rel @ by_move).max(axis=0).toarray()).ravel()
+
+
 def use_primal(h: highspy.Highs) -> None:
     """Switch a solved model to primal simplex for warm re-solves after objective changes."""
     h.setOptionValue("simplex_strategy", 4)

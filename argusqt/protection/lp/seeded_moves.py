@@ -5,8 +5,8 @@ start without an attacker LP (D-67). Each move is checked, never trusted."""
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
+from argusqt.protection.lp.components import moves_matrix, relation_residuals
 from argusqt.protection.lp.separation import Separator
 
 #: a move keeps a relation when |M δ| ≤ TOL · max|δ| (the insider cover's seed test, D-49)
@@ -39,21 +39,9 @@ def seed_certificates(sep: Separator, moves: list[Move]) -> int:
     cand = _well_formed(moves, n) if sep.reuse else []
     if not cand:
         return 0
-    sizes = np.fromiter((c.size for c, _ in cand), dtype=np.int64, count=len(cand))
-    by_move = sp.csc_matrix(
-        (
-            np.concatenate([d for _, d in cand]),
-            np.concatenate([c for c, _ in cand]),
-            np.r_[0, np.cumsum(sizes)],
-        ),
-        shape=(n, len(cand)),
-    )
+    by_move = moves_matrix(cand, n)
     scale = abs(by_move).max(axis=0).toarray().ravel()
-    residual = (
-        abs(sep.rel @ by_move).max(axis=0).toarray().ravel()
-        if sep.rel.shape[0]
-        else np.zeros(len(cand))
-    )
+    residual = relation_residuals(sep.rel, by_move)
     targets = np.zeros(n, dtype=bool)
     targets[sep.targets] = True
     ok = np.flatnonzero(residual <= TOL * scale)
