@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from pyscipopt import SCIP_HEURTIMING, SCIP_PARAMSETTING, Model
+from pyscipopt import SCIP_HEURTIMING, SCIP_PARAMSETTING, Heur, Model
 
 from argusqt.errors import Cancelled
 from argusqt.progress import CancelToken, ProgressCallback, Stopwatch, no_progress
@@ -222,6 +222,24 @@ def _outcome(
     return outcome
 
 
+def _include_heur(
+    model: Model, heur: Heur, name: str, desc: str, key: str, *, priority: int, timing: int
+) -> None:
+    """One of our heuristics in SCIP, called at every node (depth unlimited) when `timing`
+    says: the settings every heuristic of the branch-and-cut shares."""
+    model.includeHeur(
+        heur,
+        name,
+        desc,
+        key,
+        priority=priority,
+        freq=1,
+        freqofs=0,
+        maxdepth=-1,
+        timingmask=timing,
+    )
+
+
 def solve_pattern(
     problem: CSPProblem,
     fixed: np.ndarray | None = None,
@@ -352,45 +370,39 @@ def solve_pattern(
     guided = None
     if guide is not None:
         guided = _GuidedHeur(hdlr, guide, guide_delay)
-        model.includeHeur(
+        _include_heur(
+            model,
             guided,
             "argusqt-guided",
             "start heuristic with LP-scaled costs",
             "G",
             priority=1000,
-            freq=1,
-            freqofs=0,
-            maxdepth=-1,
-            timingmask=SCIP_HEURTIMING.DURINGLPLOOP | SCIP_HEURTIMING.AFTERLPNODE,
+            timing=SCIP_HEURTIMING.DURINGLPLOOP | SCIP_HEURTIMING.AFTERLPNODE,
         )
     local = None
     if rins:
         local = RinsHeur(hdlr, solve_pattern)
-        model.includeHeur(
+        _include_heur(
+            model,
             local,
             "argusqt-rins",
             "incumbent's neighbourhood where the LP point agrees (sub-MIP bounded by counts)",
             "R",
             priority=-1000,
-            freq=1,
-            freqofs=0,
-            maxdepth=-1,
-            timingmask=SCIP_HEURTIMING.AFTERLPNODE,
+            timing=SCIP_HEURTIMING.AFTERLPNODE,
         )
         stop.work = lambda: hdlr.attacker_lps() + local.spent  # its LPs are the run's work
     cleanup = None
     if polish:
         cleanup = PolishHeur(hdlr, combined)
-        model.includeHeur(
+        _include_heur(
+            model,
             cleanup,
             "argusqt-polish",
             "the incumbent with a secondary published again (1-opt, the full check decides)",
             "P",
             priority=-500,
-            freq=1,
-            freqofs=0,
-            maxdepth=-1,
-            timingmask=SCIP_HEURTIMING.DURINGLPLOOP
+            timing=SCIP_HEURTIMING.DURINGLPLOOP
             | SCIP_HEURTIMING.AFTERLPNODE
             | SCIP_HEURTIMING.AFTERPSEUDONODE,
         )
@@ -398,16 +410,14 @@ def solve_pattern(
     if relaxed and combined is not None:
         weight = np.abs(np.asarray(problem.values, float))
         relax = heur = RelaxedSearchHeur(hdlr, solve_pattern, combined, weight, guide)
-        model.includeHeur(
+        _include_heur(
+            model,
             heur,
             "argusqt-relaxed",
             "the search without the rule on combined cells, its pattern repaired (counts)",
             "X",
             priority=-2000,
-            freq=1,
-            freqofs=0,
-            maxdepth=-1,
-            timingmask=SCIP_HEURTIMING.DURINGLPLOOP | SCIP_HEURTIMING.AFTERLPNODE,
+            timing=SCIP_HEURTIMING.DURINGLPLOOP | SCIP_HEURTIMING.AFTERLPNODE,
         )
         work_of = stop.work
         stop.work = lambda: work_of() + heur.spent  # its LPs are the run's work
@@ -417,16 +427,14 @@ def solve_pattern(
         starts.append(np.where(sep.free, np.asarray(start) > 0.5, np.nan_to_num(sep.fixed) > 0.5))
     if recorder is not None:
         repair = CombinedRepairHeur(hdlr, recorder, np.abs(np.asarray(problem.values, float)))
-        model.includeHeur(
+        _include_heur(
+            model,
             repair,
             "argusqt-combined-repair",
             "a pattern only the rule on combined cells rejects, with the cells the rule needs",
             "C",
             priority=900,
-            freq=1,
-            freqofs=0,
-            maxdepth=-1,
-            timingmask=SCIP_HEURTIMING.DURINGLPLOOP
+            timing=SCIP_HEURTIMING.DURINGLPLOOP
             | SCIP_HEURTIMING.AFTERLPNODE
             | SCIP_HEURTIMING.AFTERPSEUDONODE,
         )
