@@ -103,9 +103,15 @@ class _Attacker:
 
 
 def _safe(problem, cell, lo, hi) -> bool:
+    """The attacker's interval [lo, hi] meets the cell's levels, its sliding one included."""
     v = float(problem.values[cell])
     tol = problem.tolerance
-    return lo <= v - problem.lpl[cell] + tol and hi >= v + problem.upl[cell] - tol
+    spl = 0.0 if problem.spl is None else float(problem.spl[cell])
+    return (
+        lo <= v - problem.lpl[cell] + tol
+        and hi >= v + problem.upl[cell] - tol
+        and (hi - lo >= spl - tol)
+    )
 
 
 def brute_force(problem: CSPProblem, sup: np.ndarray) -> set[tuple[int, int]]:

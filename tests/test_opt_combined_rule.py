@@ -143,6 +143,16 @@ def _every_pattern(t) -> tuple[CSPProblem, np.ndarray, np.ndarray]:
     return problem, masks, grid.astype(float) @ np.asarray(problem.cost, dtype=float)[cols]
 
 
+def _eight_tables(rules: str):
+    """The eight small tables the exhaustive tests search (four seeds, tiny or not), each as
+    (seed, tiny, table, entries, cell codes, _every_pattern's problem, masks and costs)."""
+    for seed, tiny in itertools.product(range(4), (False, True)):
+        p, ent = _protect(seed, rules, tiny)
+        t = p.table
+        codes = [t.cell_codes(c)[0].strip() for c in range(t.n_cells)]
+        yield seed, tiny, t, ent, codes, _every_pattern(t)
+
+
 def _least_optima(masks: np.ndarray, costs: np.ndarray, accepts) -> np.ndarray:
     """The rows of the cheapest patterns `accepts` takes (in order of cost, up to the
     optimum's) that have the fewest suppressions."""
@@ -173,11 +183,7 @@ def test_lifted_nogoods_forbid_only_configurations_the_rule_rejects(rules):
     relation's sum unsafe by the test's own reading, over every pattern of eight tables; so
     does every pattern a no-good forced from the start, or its capacity row, cuts off."""
     lifted = forced = 0
-    for seed, tiny in itertools.product(range(4), (False, True)):
-        p, ent = _protect(seed, rules, tiny)
-        t = p.table
-        codes = [t.cell_codes(c)[0].strip() for c in range(t.n_cells)]
-        problem, masks, _ = _every_pattern(t)
+    for _seed, _tiny, t, ent, codes, (problem, masks, _) in _eight_tables(rules):
         free = ~problem.primary
         unsafe = _unsafe_by_total(codes, masks, ent, RULES[rules])
         for i, m in enumerate(masks):
@@ -227,11 +233,7 @@ def test_rule_aware_bridgeless_cuts_keep_a_least_cardinality_optimum(rules):
     from argusqt.protection.suppress.scip_plugins import _Bridgeless
 
     checked = halves = 0
-    for seed, tiny in itertools.product(range(4), (False, True)):
-        p, ent = _protect(seed, rules, tiny)
-        t = p.table
-        codes = [t.cell_codes(c)[0].strip() for c in range(t.n_cells)]
-        problem, masks, costs = _every_pattern(t)
+    for seed, tiny, _t, ent, codes, (problem, masks, costs) in _eight_tables(rules):
 
         def accepts(m, codes=codes, ent=ent, problem=problem):
             return not _own_unsafe_totals(codes, m, ent, RULES[rules]) and lp_protected(problem, m)
@@ -276,11 +278,7 @@ def test_fractional_nogoods_forbid_only_configurations_the_rule_rejects(rules):
     from argusqt.rules.combined import fractional_nogoods
 
     found_any = 0
-    for seed, tiny in itertools.product(range(4), (False, True)):
-        p, ent = _protect(seed, rules, tiny)
-        t = p.table
-        codes = [t.cell_codes(c)[0].strip() for c in range(t.n_cells)]
-        problem, masks, _ = _every_pattern(t)
+    for seed, _tiny, t, ent, codes, (problem, masks, _) in _eight_tables(rules):
         free = ~problem.primary
         unsafe = _unsafe_by_total(codes, masks, ent, RULES[rules])
         rng = np.random.default_rng(seed)
@@ -307,11 +305,7 @@ def test_rule_capacity_rows_cut_off_only_patterns_the_rule_rejects(rules):
     from argusqt.protection.suppress.scip_plugins import rule_capacity_cuts
 
     rows = covers = 0
-    for seed, tiny in itertools.product(range(4), (False, True)):
-        p, ent = _protect(seed, rules, tiny)
-        t = p.table
-        codes = [t.cell_codes(c)[0].strip() for c in range(t.n_cells)]
-        problem, masks, _ = _every_pattern(t)
+    for seed, _tiny, t, ent, codes, (problem, masks, _) in _eight_tables(rules):
         free = ~problem.primary
         unsafe = _unsafe_by_total(codes, masks, ent, RULES[rules])
         rejected = np.logical_or.reduce(list(unsafe.values()))
