@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-import argparse
 import gc
 import os
 import signal
 import sys
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from argusqt import __version__
 
+if TYPE_CHECKING:
+    import argparse
+
 
 def _parser() -> argparse.ArgumentParser:
+    import argparse  # lazy: a plain `argusqt batch FILE.arb` needs none of it (_plain_batch)
+
     p = argparse.ArgumentParser(
         prog="argusqt",
         description="Statistical disclosure control of tables (τ-Argus 4.1 compatible).",
@@ -251,6 +255,21 @@ def one_blas_thread(environ: MutableMapping[str, str] = os.environ) -> None:
         environ.setdefault(name, "1")
 
 
+def _plain_batch(args_in: Sequence[str]) -> tuple[str, str | None, str | None] | None:
+    """`batch ARB [LOGBOOK [TEMPDIR]]` with no option: its three positionals, as the parser
+    would give them; None for anything else (the parser judges it). Building the parser
+    costs argparse's and gettext's import and their first messages, ~2 % of a small run's
+    CPU (docs/design.md, D-73)."""
+    rest = args_in[1:]
+    if args_in[:1] != ["batch"] or not 1 <= len(rest) <= 3:
+        return None
+    if any(a.startswith("-") for a in rest):  # an option, `--`, `-` or a negative number
+        return None
+    logbook = rest[1] if len(rest) > 1 else None
+    tempdir = rest[2] if len(rest) > 2 else None
+    return rest[0], logbook, tempdir
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     if argv is None and "numpy" not in sys.modules:  # our own process, before numpy loads
         one_blas_thread()
@@ -258,21 +277,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     verbs = ("batch", "gui", "tidy", "audit")
     if args_in and not args_in[0].startswith("-") and args_in[0] not in verbs:
         return start_gui(args_in)  # `argusqt data.asc`: open files in the GUI
+    plain = _plain_batch(args_in)
+    if plain is not None:
+        return _batch(*plain, argv is None, report=False)
     args = _parser().parse_args(args_in)
     if args.command == "batch":
-        # argv None: our own command line, so the process ends with the run
-        code = run_batch_command(
-            args.arb, args.logbook, args.tempdir, argv is None, report=args.report
-        )
-        if argv is None:
-            end_process(code)
-        return code
+        return _batch(args.arb, args.logbook, args.tempdir, argv is None, report=args.report)
     if args.command == "tidy":
         return tidy_command(args.folders)
     if args.command == "audit":
         return audit_command(args)
     files = getattr(args, "files", []) or []
     return start_gui(files)
+
+
+def _batch(
+    arb: str, logbook: str | None, tempdir: str | None, own_process: bool, report: bool
+) -> int:
+    """`argusqt batch`; `own_process`: our own command line, so the process ends with the run."""
+    code = run_batch_command(arb, logbook, tempdir, own_process, report=report)
+    if own_process:
+        end_process(code)
+    return code
 
 
 def audit_command(args: argparse.Namespace) -> int:

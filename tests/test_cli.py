@@ -170,3 +170,34 @@ def test_the_command_ends_without_teardown_but_with_its_streams_and_exit_functio
             assert "Batch file batch_ex1.arb finished" in (folder / "arguslog_ex1.log").read_text()
         else:
             assert res.stderr.startswith(f"{bad}, line 2: unknown command <WHATEVER>")
+
+
+def test_a_plain_batch_command_line_gets_the_parsers_reading_without_the_parser():
+    """`batch ARB [LOGBOOK [TEMPDIR]]` skips argparse (D-73): same three values as the parser;
+    anything else (options, `--`, `-`, too few or too many) goes to the parser."""
+    from argusqt.cli import _parser, _plain_batch
+
+    plain = [
+        ["batch", "a.arb"],
+        ["batch", "a.arb", "log.txt"],
+        ["batch", "a b.arb", "log.txt", "tmp"],
+        ["batch", ""],
+        ["batch", "batch", "gui"],
+    ]
+    for argv in plain:
+        args = _parser().parse_args(argv)
+        assert _plain_batch(argv) == (args.arb, args.logbook, args.tempdir), argv
+        assert args.report is False
+    for argv in (
+        ["batch"],
+        ["batch", "a.arb", "--report"],
+        ["batch", "--", "a.arb"],
+        ["batch", "-", "log.txt"],
+        ["batch", "a.arb", "-1"],
+        ["batch", "a", "b", "c", "d"],
+        ["audit", "a.arb", "out.txt"],
+        ["tidy", "."],
+        ["--version"],
+        [],
+    ):
+        assert _plain_batch(argv) is None, argv
