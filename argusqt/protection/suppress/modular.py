@@ -91,6 +91,10 @@ POLISH_SEED_MOVES = False
 #: with the incumbent's clean-up (incumbent_polish.py), within this many attacker LPs: the
 #: sample table with NK(2,80) 40.16 → 39.43 M (docs/design.md, D-67); 0: none
 POLISH_AGAIN_LPS = 1_000
+#: the subtables' branch-and-cut replays a block met again at the same point instead of
+#: solving its attacker LPs (lp/block_memo.py), counted as solved: the same search and
+#: patterns, fewer HiGHS solves (docs/design.md, D-72)
+MEMO_BLOCKS = True
 #: default relative gap at which a subtable's branch-and-cut stops (params["gap"] overrides):
 #: the modular method is a heuristic over near-optimal subtables anyway (τ-Argus's HiTaS
 #: also accepts them); proving the last 1 % took most of the time on 3-D tables
@@ -257,6 +261,7 @@ def _search(
         heuristics=str(
             SUBTABLE_HEURISTICS if params.scip_heuristics is None else params.scip_heuristics
         ),
+        memo_blocks=MEMO_BLOCKS,
     )
     limits.lps.spend(out.lps)
     limits.clock |= out.timed_out
