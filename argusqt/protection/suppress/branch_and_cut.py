@@ -458,6 +458,7 @@ def solve_pattern(
     else:
         model.optimize()
     out = _outcome(model, sep, free, cost, run, stop, hdlr, guided, len(init), insiders, watch)
+    sep.memo = None  # its outcomes go now, not with the model's reference cycles (D-72)
     if repair is not None:
         out.repair_runs, out.repair_found = repair.repairs, repair.found
         out.log.append(
