@@ -18,7 +18,8 @@ import numpy as np
 if TYPE_CHECKING:
     from argusqt.protection.lp.separation import AttackerOutcome, Cancellable, Separator
 
-#: (each target's outcome or None, the attacker LPs it took), whether every target was seen
+#: (None, the coverage LPs) then (each target's outcome or None, the attacker LPs it took);
+#: whether every target was seen
 Entry = tuple[list[tuple["AttackerOutcome | None", int]], bool]
 
 
@@ -51,7 +52,10 @@ class BlockMemo:
         got = self.entries.get(key)
         if got is not None and (got[0][1] or stop_at_first):
             self.hits += 1
-            for res, lps in got[0][0]:
+            (_, sweep_lps), *targets_done = got[0][0]
+            sep.n_lps += sweep_lps  # the coverage LPs came before the first poll
+            self.spared += sweep_lps
+            for res, lps in targets_done:
                 if cancel is not None and cancel.cancelled:
                     sep.interrupted = True
                     return True

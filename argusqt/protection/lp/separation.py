@@ -323,8 +323,8 @@ class Separator:
     ) -> bool:
         """The attacker LPs of one block's targets (`lo`, `hi`: its cells' move bounds),
         failing outcomes appended to `out`; True when the call must return (the first
-        failure with `stop_at_first`, a cancel, the deadline). `record` gets each target's
-        outcome and the attacker LPs it took (the sweep's with the first): BlockMemo."""
+        failure with `stop_at_first`, a cancel, the deadline). `record` gets the coverage
+        LPs' count, then each target's outcome and the attacker LPs it took: BlockMemo."""
         blk = self._block(cells, rows)
         h = self._lp = _load_lp(self._lp, blk, lo, hi, self.rhs_dev[rows])
         h.setOptionValue("simplex_strategy", 1)  # dual simplex from scratch, primal after
@@ -338,6 +338,9 @@ class Separator:
         before = self.n_lps
         if 3 <= pos.size and cells.size <= SWEEP_CELLS and sweep:
             self._sweep(blk, lo, hi, self.rhs_dev[rows], pos, block_t)
+        if record is not None:  # the coverage LPs, spent before the first poll
+            record.append((None, self.n_lps - before))
+            before = self.n_lps
         for p, j in zip(block_t, pos, strict=True):
             if cancel is not None and cancel.cancelled:
                 self.interrupted = True
