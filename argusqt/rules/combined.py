@@ -266,18 +266,27 @@ def fractional_capacities(
 
 def _relation_sums(table: Table, sup: np.ndarray) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
     """(published total, its suppressed parts, its published parts) per relation with one
-    total, published, and at least two suppressed parts: the sums one subtraction gives."""
+    total, published, and at least two suppressed parts: the sums one subtraction gives.
+    The relations are picked by counts over all of them at once, in their order (a loop over
+    every relation cost 2.4 ms a pattern on b520, the polish checks several: D-72)."""
     rel = table.relations.tocsr()
-    for r in range(rel.shape[0]):
-        lo, hi = rel.indptr[r], rel.indptr[r + 1]
-        cols, coef = rel.indices[lo:hi], rel.data[lo:hi]
-        totals = cols[coef < 0]
-        parts = cols[coef > 0]
-        if totals.size != 1 or sup[totals[0]]:
-            continue
-        inside = sup[parts]
-        if np.count_nonzero(inside) >= 2:
-            yield int(totals[0]), np.sort(parts[inside]), np.sort(parts[~inside])
+    m = rel.shape[0]
+    if m == 0:
+        return
+    cols, coef, ptr = rel.indices, rel.data, rel.indptr
+    row = np.repeat(np.arange(m), np.diff(ptr))
+    neg = coef < 0
+    n_totals = np.bincount(row[neg], minlength=m)
+    inside = np.bincount(row[(coef > 0) & sup[cols]], minlength=m)
+    total_of = np.zeros(m, dtype=np.int64)
+    total_of[row[neg]] = cols[neg]  # the one total where n_totals == 1
+    pick = (n_totals == 1) & (inside >= 2)
+    pick[pick] = ~sup[total_of[pick]]
+    for r in np.flatnonzero(pick).tolist():
+        lo, hi = ptr[r], ptr[r + 1]
+        parts = cols[lo:hi][coef[lo:hi] > 0]
+        ins = sup[parts]
+        yield int(total_of[r]), np.sort(parts[ins]), np.sort(parts[~ins])
 
 
 def determined_sums(table: Table, suppressed: np.ndarray) -> list[tuple[int, np.ndarray]]:

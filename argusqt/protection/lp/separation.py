@@ -22,6 +22,7 @@ import scipy.sparse as sp
 from argusqt.errors import MethodError
 from argusqt.protection.core.budget import Deadline
 from argusqt.protection.core.problem import CSPProblem
+from argusqt.protection.lp.block_memo import BlockMemo
 from argusqt.protection.lp.components import RowBlock, new_highs, pass_model
 from argusqt.protection.lp.graph import edge_components
 
@@ -170,6 +171,9 @@ class Separator:
         #: reuse attacker solutions across calls (Certificates): off unless a caller sets it
         self.reuse = False
         self.certs = Certificates(self.lb, self.ub)
+        #: blocks met again at the same point replayed, not solved (lp/block_memo.py; only
+        #: without `reuse`, whose remembered moves make a block's LPs depend on the past)
+        self.memo: BlockMemo | None = None
         self._additive = not self.rhs_dev.any()
 
     # ------------------------------------------------------------------ helpers
@@ -273,7 +277,7 @@ class Separator:
         # tolerance and made it call the true table infeasible
         lo = -self.lb * xf
         hi = self.ub * xf
-        rhs_eff = self.rhs_dev
+        self._xf = xf  # the remembered moves are scaled to it (Certificates.reach)
         out: list[AttackerOutcome] = []
         # group the targets by block
         t_lab = cell_lab[targets]
@@ -295,33 +299,65 @@ class Separator:
                         if stop_at_first:
                             return out
                 continue
-            blk = self._block(cells, rows)
-            h = self._lp = _load_lp(self._lp, blk, lo[cells], hi[cells], rhs_eff[rows])
-            h.setOptionValue("simplex_strategy", 1)  # dual simplex from scratch, primal after
-            self._fresh = True
-            pos = np.searchsorted(cells, block_t)
-            # running extremes of δ over feasible attacker solutions (the true table: δ = 0)
-            self._run_lo = np.zeros(cells.size)
-            self._run_hi = np.zeros(cells.size)
-            self._last = -1
-            self._cells = cells
-            self._xf = xf
-            if 3 <= pos.size and cells.size <= SWEEP_CELLS and sweep:
-                self._sweep(blk, lo[cells], hi[cells], rhs_eff[rows], pos, block_t)
-            for p, j in zip(block_t, pos, strict=True):
-                if cancel is not None and cancel.cancelled:
-                    self.interrupted = True
-                    return out
-                try:
-                    res = self._solve_primary(h, blk, int(p), int(j))
-                except OutOfTime:
-                    self.interrupted = True
-                    return out
-                if res is not None:
-                    out.append(res)
-                    if stop_at_first:
-                        return out
+            args = (cells, rows, block_t, lo[cells], hi[cells], sweep)
+            if self.memo is not None and not self.reuse:
+                stopped = self.memo.replay(self, args, out, stop_at_first, cancel)
+            else:
+                stopped = self._separate_block(*args, out, stop_at_first, cancel)
+            if stopped:
+                return out
         return out
+
+    def _separate_block(
+        self,
+        cells: np.ndarray,
+        rows: np.ndarray,
+        block_t: np.ndarray,
+        lo: np.ndarray,
+        hi: np.ndarray,
+        sweep: bool,
+        out: list[AttackerOutcome],
+        stop_at_first: bool,
+        cancel: Cancellable | None,
+        record: list[tuple[AttackerOutcome | None, int]] | None = None,
+    ) -> bool:
+        """The attacker LPs of one block's targets (`lo`, `hi`: its cells' move bounds),
+        failing outcomes appended to `out`; True when the call must return (the first
+        failure with `stop_at_first`, a cancel, the deadline). `record` gets the coverage
+        LPs' count, then each target's outcome and the attacker LPs it took: BlockMemo."""
+        blk = self._block(cells, rows)
+        h = self._lp = _load_lp(self._lp, blk, lo, hi, self.rhs_dev[rows])
+        h.setOptionValue("simplex_strategy", 1)  # dual simplex from scratch, primal after
+        self._fresh = True
+        pos = np.searchsorted(cells, block_t)
+        # running extremes of δ over feasible attacker solutions (the true table: δ = 0)
+        self._run_lo = np.zeros(cells.size)
+        self._run_hi = np.zeros(cells.size)
+        self._last = -1
+        self._cells = cells
+        before = self.n_lps
+        if 3 <= pos.size and cells.size <= SWEEP_CELLS and sweep:
+            self._sweep(blk, lo, hi, self.rhs_dev[rows], pos, block_t)
+        if record is not None:  # the coverage LPs, spent before the first poll
+            record.append((None, self.n_lps - before))
+            before = self.n_lps
+        for p, j in zip(block_t, pos, strict=True):
+            if cancel is not None and cancel.cancelled:
+                self.interrupted = True
+                return True
+            try:
+                res = self._solve_primary(h, blk, int(p), int(j))
+            except OutOfTime:
+                self.interrupted = True
+                return True
+            if record is not None:
+                record.append((res, self.n_lps - before))
+                before = self.n_lps
+            if res is not None:
+                out.append(res)
+                if stop_at_first:
+                    return True
+        return False
 
     def _solve_primary(self, h, blk: RowBlock, p: int, j: int):
         """Both attacker LPs of primary p (column j of the block model), skipped when an

@@ -24,6 +24,7 @@ from argusqt.progress import CancelToken, ProgressCallback, Stopwatch, no_progre
 from argusqt.protection.audit.insider import insider_audit, respondents_of
 from argusqt.protection.core.budget import SCIP_SEED_SHIFT, Deadline
 from argusqt.protection.core.problem import CSPProblem
+from argusqt.protection.lp.block_memo import BlockMemo
 from argusqt.protection.lp.seeded_moves import seed_certificates
 from argusqt.protection.lp.separation import Cut, Separator, default_fixed
 from argusqt.protection.suppress.combined_repair_heur import (
@@ -270,6 +271,7 @@ def solve_pattern(
     polish: bool = False,
     relaxed: bool = False,
     moves: list[tuple[np.ndarray, np.ndarray]] | None = None,
+    memo_blocks: bool = False,
 ) -> PatternOutcome:
     """Branch-and-cut on `problem` with cells fixed as in `fixed` (NaN = free; see Separator).
 
@@ -288,7 +290,9 @@ def solve_pattern(
     `polish` adds the clean-up of the incumbent (incumbent_polish.py); `relaxed` (with
     `combined`) the search without the rule whose pattern is repaired (relaxed_search.py).
     `moves` (with `reuse_moves`): attacker moves found before, each checked, as remembered
-    moves (lp/seeded_moves.py; MOD's witnesses of its start, D-67).
+    moves (lp/seeded_moves.py; MOD's witnesses of its start, D-67). `memo_blocks` (without
+    `reuse_moves`): a block met again at the same point is replayed, its LPs counted as
+    solved (lp/block_memo.py; MOD's subtables, D-72).
     """
     watch = Stopwatch()
     fixed = default_fixed(problem) if fixed is None else np.asarray(fixed, dtype=float)
@@ -301,6 +305,8 @@ def solve_pattern(
     # (lp/separation.py Certificates; docs/design.md D-46): OPT's choice; off for the
     # LP-budgeted callers (MOD's subtables, HEUR's polish), whose budgets count LPs
     sep.reuse = reuse_moves
+    if memo_blocks and not reuse_moves:
+        sep.memo = BlockMemo()
     if moves:
         seed_certificates(sep, moves)
     free = np.flatnonzero(sep.free)
@@ -452,6 +458,7 @@ def solve_pattern(
     else:
         model.optimize()
     out = _outcome(model, sep, free, cost, run, stop, hdlr, guided, len(init), insiders, watch)
+    sep.memo = None  # its outcomes go now, not with the model's reference cycles (D-72)
     if repair is not None:
         out.repair_runs, out.repair_found = repair.repairs, repair.found
         out.log.append(

@@ -91,6 +91,10 @@ POLISH_SEED_MOVES = False
 #: with the incumbent's clean-up (incumbent_polish.py), within this many attacker LPs: the
 #: sample table with NK(2,80) 40.16 → 39.43 M (docs/design.md, D-67); 0: none
 POLISH_AGAIN_LPS = 1_000
+#: the subtables' branch-and-cut replays a block met again at the same point instead of
+#: solving its attacker LPs (lp/block_memo.py), counted as solved: the same search and
+#: patterns, fewer HiGHS solves (docs/design.md, D-72)
+MEMO_BLOCKS = True
 #: default relative gap at which a subtable's branch-and-cut stops (params["gap"] overrides):
 #: the modular method is a heuristic over near-optimal subtables anyway (τ-Argus's HiTaS
 #: also accepts them); proving the last 1 % took most of the time on 3-D tables
@@ -257,6 +261,7 @@ def _search(
         heuristics=str(
             SUBTABLE_HEURISTICS if params.scip_heuristics is None else params.scip_heuristics
         ),
+        memo_blocks=MEMO_BLOCKS,
     )
     limits.lps.spend(out.lps)
     limits.clock |= out.timed_out
@@ -669,7 +674,8 @@ def _polish(
     modular pattern, with the insider attacker inside the proof as OPT has it, within
     POLISH_LPS attacker LPs (params "polish_lps") and what is left of the run's time limit;
     its pattern is made publishable, and the modular pattern too unless the branch-and-cut
-    proved its own optimal (then no publishable pattern is cheaper; docs/design.md, D-48);
+    proved its own optimal (then no publishable pattern is cheaper; docs/design.md, D-48)
+    and the rule on combined cells adds no cell to it (D-72);
     the cheaper publishable pattern is kept. `audited_exact`: `audited` has exact intervals
     (else the modular pattern's publication audit computes them, when `exact` asks for them).
     `grace`: the token of the modular pattern's publication when `cancel` (the run's limit
@@ -734,6 +740,7 @@ def _polish(
     if not room:
         limits.clock = True  # the time limit, not the work, skips the branch-and-cut
     proven = False
+    searched = False  # the search's proven pattern is published and ranked
     out = None
     rule = None
     ruled = False  # the search keeps the rule on combined cells inside
@@ -785,9 +792,13 @@ def _polish(
         if out.mask is not None and out.optimal and not (cancel is not None and cancel.cancelled):
             if not publish("whole-table branch-and-cut", out.mask[:n].copy(), None, ruled=ruled):
                 return None  # cancelled: run_method audits the modular pattern
+            searched = True
             # a proof with the insider attacker inside: no publishable pattern is cheaper,
-            # the modular one made publishable included (it could only tie)
-            proven = best is not None
+            # the modular one made publishable included (it could only tie); but where the
+            # search left the rule on combined cells out (the modular pattern passes it),
+            # the proof is of the cost before the rule's cells join: when they add to it,
+            # the modular pattern is ranked too (docs/design.md, D-72)
+            proven = best is not None and best[0] <= _cost_of(problem, best[2])
     late = cancel is not None and cancel.cancelled  # the clock or the user stopped it
     if proven:
         pass
@@ -801,6 +812,7 @@ def _polish(
         and out is not None
         and out.mask is not None
         and not late
+        and not searched
     ):
         # unproven: its pattern only if it can undercut the modular one (publishing adds)
         if best is None or _cost_of(problem, out.mask[:n]) < best[0]:
