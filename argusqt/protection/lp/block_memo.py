@@ -46,9 +46,19 @@ class BlockMemo:
         """Separator._separate_block, from memory when this block was solved at this point
         before (a partial entry, ended by a failure, serves a `stop_at_first` call only)."""
         cells, rows, targets, lo, hi, sweep = args
-        key = b"|".join(
-            (cells.tobytes(), rows.tobytes(), targets.tobytes(), lo.tobytes(), hi.tobytes())
-        ) + (b"s" if sweep else b"-")
+        # the lengths first, so that no two blocks' bytes run together into one key
+        sizes = np.array([cells.size, rows.size, targets.size, lo.size, hi.size], np.int64)
+        key = b"".join(
+            (
+                sizes.tobytes(),
+                cells.tobytes(),
+                rows.tobytes(),
+                targets.tobytes(),
+                lo.tobytes(),
+                hi.tobytes(),
+                b"s" if sweep else b"-",
+            )
+        )
         got = self.entries.get(key)
         if got is not None and (got[0][1] or stop_at_first):
             self.hits += 1
