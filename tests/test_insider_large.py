@@ -142,23 +142,39 @@ def test_unique_ints_is_numpy_unique():
             np.testing.assert_array_equal(got, want)
 
 
-def test_witness_users_group_every_pair_by_cell():
-    # Witnesses.users groups by a sort (issue 26): the same sets as one add per (pair, cell)
+def test_witness_users_are_the_pairs_whose_witness_uses_the_cell():
+    # WitnessUsers (D-71) reads them from the moves indexed by cell: the same sets as the
+    # definition, one add per (pair, cell) of its witness, after witnesses change too
     from collections import defaultdict
 
-    from argusqt.protection.lp.cleanup import Witnesses
+    from argusqt.protection.lp.cleanup import Witnesses, WitnessUsers
 
     rng = np.random.default_rng(3)
     w = Witnesses()
-    assert w.users() == {}
+    assert all(not WitnessUsers(w).of_cell(c) for c in range(5))
     for _ in range(300):
         w.moves.append(rng.choice(500, int(rng.integers(1, 12)), replace=False).astype(np.int64))
     for q in range(400):
         w.of[(q, 1 if q % 2 else -1)] = int(rng.integers(0, 300))
-    want: dict[int, set] = defaultdict(set)
-    for key, mid in w.of.items():
-        for c in w.moves[mid].tolist():
-            want[c].add(key)
-    got = w.users()
-    assert dict(got) == dict(want)
-    got[10**6].add((1, 1))  # a defaultdict, as the clean-up uses it
+    users = WitnessUsers(w)
+
+    def want() -> dict[int, set]:
+        out: dict[int, set] = defaultdict(set)
+        for key, mid in w.of.items():
+            for c in w.moves[mid].tolist():
+                out[c].add(key)
+        return out
+
+    for round_ in range(4):
+        expected = want()
+        assert all(users.of_cell(c) == expected.get(c, set()) for c in range(501))
+        for key in list(w.of)[round_::3]:  # other witnesses, old moves and new ones
+            if rng.random() < 0.5:
+                w.moves.append(rng.choice(500, 5, replace=False).astype(np.int64))
+                new = len(w.moves) - 1
+            else:
+                new = int(rng.integers(0, len(w.moves)))
+            users.change(key, w.of[key], new)
+            w.of[key] = new
+    expected = want()
+    assert all(users.of_cell(c) == expected.get(c, set()) for c in range(501))

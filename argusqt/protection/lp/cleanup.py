@@ -11,6 +11,7 @@ when it is small). If all of them find another witness, the cell stays published
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 
 import numpy as np
 import scipy.sparse as sp
@@ -81,24 +82,49 @@ class Witnesses:
         """The moves that currently prove some pair, as (cells, shifts) for the audit."""
         return [(self.moves[m], self.shifts[m]) for m in sorted(set(self.of.values()))]
 
-    def users(self) -> dict[int, set[Key]]:
-        """Cell → pairs whose witness move uses it (grouped by a sort: one set per cell, not
-        one `add` per (pair, cell) — 2.4M of them on b31808)."""
-        out: dict[int, set[Key]] = defaultdict(set)
-        if not self.of:
-            return out
-        keys = list(self.of)
-        moves = [self.moves[mid] for mid in self.of.values()]
-        sizes = np.fromiter((m.size for m in moves), dtype=np.int64, count=len(moves))
-        cells = np.concatenate(moves)
-        pair = np.repeat(np.arange(len(keys)), sizes)
-        order = np.argsort(cells, kind="stable")
-        cells, pair = cells[order], pair[order]
-        starts = np.flatnonzero(np.r_[True, cells[1:] != cells[:-1]])
-        bounds = np.r_[starts, cells.size].tolist()
-        for k, c in enumerate(cells[starts].tolist()):  # a list per cell: no list of all
-            out[c] = {keys[i] for i in pair[bounds[k] : bounds[k + 1]].tolist()}
+
+class WitnessUsers:
+    """Per cell, the pairs whose witness move uses it, read from the moves indexed by cell and
+    the pairs each move is the witness of: a pair given another witness is one update, not
+    one per cell of both moves (D-71: on b97768's clean-up 4.8 M (cell, pair) entries were
+    built and 2 M removed again, 2 CPU-s; the index holds 0.28 M)."""
+
+    def __init__(self, wit: Witnesses):
+        self.wit = wit
+        self.keys_of: dict[int, set[Key]] = defaultdict(set)  # move → the pairs it witnesses
+        for key, mid in wit.of.items():
+            self.keys_of[mid].add(key)
+        n = len(wit.moves)
+        self.n_indexed = n  # moves recorded later are indexed once a witness (`later`)
+        if n:
+            sizes = np.fromiter((m.size for m in wit.moves), dtype=np.int64, count=n)
+            cells = np.concatenate(wit.moves).astype(np.int64)
+            order = np.argsort(cells, kind="stable")
+            self.cells = cells[order]
+            self.mids = np.repeat(np.arange(n, dtype=np.int64), sizes)[order]
+        else:
+            self.cells = self.mids = np.zeros(0, dtype=np.int64)
+        self.later: dict[int, list[int]] = defaultdict(list)
+        self._indexed_later: set[int] = set()
+
+    def of_cell(self, cell: int) -> set[Key]:
+        """The pairs whose witness uses `cell`."""
+        lo, hi = np.searchsorted(self.cells, (cell, cell + 1)).tolist()
+        out: set[Key] = set()
+        for mid in self.mids[lo:hi].tolist() + self.later.get(cell, []):
+            keys = self.keys_of.get(mid)
+            if keys:
+                out |= keys
         return out
+
+    def change(self, key: Key, old: int, new: int) -> None:
+        """`key`'s witness becomes move `new` (it was `old`)."""
+        self.keys_of[old].discard(key)
+        self.keys_of[new].add(key)
+        if new >= self.n_indexed and new not in self._indexed_later:
+            self._indexed_later.add(new)
+            for c in self.wit.moves[new].tolist():
+                self.later[c].append(new)
 
 
 def find_witness(
@@ -110,22 +136,34 @@ def find_witness(
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """A move for `key` using suppressed cells only (permanent ones preferred), or None."""
     cell, direction = key
-    tries = []
-    if ctx.grid is not None:
-        score = _SupScore(sup)
-        for climb in (1, 1 << 30):
-            n = ctx.grid.neighbourhood(cell, score, k_free=0, k_sup=1 << 30, climb=climb)
-            tries.append(n[sup[n]])
-    n_sup = int(sup.sum())
-    if n_sup <= max_full:
-        tries.append(np.flatnonzero(sup))
-    for cells in tries:
+    for cells in _witness_areas(ctx, cell, sup, max_full):
         cost = np.where(permanent[cells], 1e-3, 1.0)
         d = ctx.path_move(cell, direction, cells, cost)
         if d is not None:
             moved = d != 0
             return cells[moved], d[moved]
     return None
+
+
+def _witness_areas(
+    ctx: MoveContext, cell: int, sup: np.ndarray, max_full: int
+) -> Iterator[np.ndarray]:
+    """find_witness's cell sets in turn, each made only when the one before had no move, and
+    one equal to the one before skipped: the same LP has the same answer (D-71: 1,025 of
+    b97768's 4,094 second LPs of the clean-up were the first again)."""
+    last: np.ndarray | None = None
+    if ctx.grid is not None:
+        score = _SupScore(sup)
+        for climb in (1, 1 << 30):
+            n = ctx.grid.neighbourhood(cell, score, k_free=0, k_sup=1 << 30, climb=climb)
+            n = n[sup[n]]
+            if last is None or not np.array_equal(n, last):
+                last = n
+                yield n
+    if int(sup.sum()) <= max_full:
+        every = np.flatnonzero(sup)
+        if last is None or not np.array_equal(every, last):
+            yield every
 
 
 def _exposes_primary(s, rel, mcsc, count, sup, needs) -> bool:
@@ -201,7 +239,7 @@ def cleanup(
                 if found is not None:
                     witnesses.add_move(found[0], found[1], ctx)
                     witnesses.ensure(int(cell), direction, found[0])
-    users = witnesses.users()
+    users = WitnessUsers(witnesses)
     rel = problem.relations.tocsr()
     pattern = sp.csr_matrix((np.ones(rel.nnz), rel.indices, rel.indptr), shape=rel.shape)
     count = pattern @ sup.astype(float)  # suppressed cells per relation
@@ -224,7 +262,7 @@ def cleanup(
         if _exposes_primary(s, rel, ctx.mcsc, count, sup, needs):
             perm[s] = True
             continue
-        affected = _likely_failures_first(s, users.get(s, ()), rel, ctx.mcsc)
+        affected = _likely_failures_first(s, users.of_cell(s), rel, ctx.mcsc)
         sup[s] = False
         new: dict[Key, int] = {}
         ok = True
@@ -255,12 +293,8 @@ def cleanup(
         removed += 1
         count[ctx.mcsc.indices[ctx.mcsc.indptr[s] : ctx.mcsc.indptr[s + 1]]] -= 1
         for key, mid in new.items():
-            for c in witnesses.moves[witnesses.of[key]].tolist():
-                users[c].discard(key)
+            users.change(key, witnesses.of[key], mid)
             witnesses.of[key] = mid
-            for c in witnesses.moves[mid].tolist():
-                users[c].add(key)
-        users.pop(s, None)
         if n % 200 == 0:
             progress(
                 ProgressEvent(

@@ -59,23 +59,30 @@ GROWN = frozenset({"HEUR", "MOD"})
 Runner = Callable[[CSPProblem, "float | None"], ProtectionResult]
 
 
-def _more_secondaries(table: Table, status: np.ndarray) -> np.ndarray:
+def _more_secondaries(
+    table: Table, status: np.ndarray, memo: dict[tuple[int, ...], tuple] | None = None
+) -> np.ndarray:
     """The cells to suppress as well so that the unsafe determined sums of the pattern
-    `status` become safe (rules.combined.repair_choice), sorted; empty when none can."""
+    `status` become safe (rules.combined.repair_choice), sorted; empty when none can.
+    `memo`: the sums judged before on `table` (combined_disclosures)."""
     view = copy.copy(table)  # the table's rule data with the pattern's statuses
     view.status = np.asarray(status)
     sup = is_suppressed(view.status)
-    found = combined_disclosures(view, sup)
+    found = combined_disclosures(view, sup, memo)
     more = {c for f in found if (c := repair_choice(view, f, sup)) is not None}
     return np.array(sorted(more), dtype=np.int64)
 
 
-def grown_status(table: Table, status: np.ndarray) -> np.ndarray:
+def grown_status(
+    table: Table, status: np.ndarray, memo: dict[tuple[int, ...], tuple] | None = None
+) -> np.ndarray:
     """The statuses `status` with the rule's cells joined, round after round (at most
-    MAX_ROUNDS, each adding at least one cell): the pattern _grow publishes (D-56)."""
+    MAX_ROUNDS, each adding at least one cell): the pattern _grow publishes (D-56). The
+    rounds judge each sum once (`memo`, D-71): most sums are the round before's."""
     status = np.asarray(status).copy()
+    memo = {} if memo is None else memo
     for _ in range(MAX_ROUNDS):
-        cells = _more_secondaries(table, status)
+        cells = _more_secondaries(table, status, memo)
         new = cells[~is_suppressed(status[cells])]
         if new.size == 0:
             break
@@ -149,12 +156,18 @@ def _concerned(table: Table) -> bool:
     return combined_on(table.spec.rules) and not table.spec.is_frequency
 
 
-def _finish(table: Table, result: ProtectionResult, added: int) -> None:
-    """Say what the rule did; a sum still unsafe goes into the verdict (NOT PUBLISHABLE)."""
+def _finish(
+    table: Table,
+    result: ProtectionResult,
+    added: int,
+    memo: dict[tuple[int, ...], tuple] | None = None,
+) -> None:
+    """Say what the rule did; a sum still unsafe goes into the verdict (NOT PUBLISHABLE).
+    `memo`: the sums judged before on `table` (combined_disclosures)."""
     view = copy.copy(table)
     view.status = np.asarray(result.status)
     sup = is_suppressed(view.status)
-    left = combined_disclosures(view, sup)
+    left = combined_disclosures(view, sup, memo)
     if added:
         result.log.append(
             f"Rule on combined cells (US#160): {added} secondar"
@@ -206,8 +219,10 @@ def protect_combined(
         # the verdict within the limit's grace, or CANCEL_GRACE after the user's cancel
         after_cancel = cancel.grace(CANCEL_GRACE) if cancel is not None else None
         grace = DeadlineToken(deadline, after_cancel, extra=limit_grace(limit))
-        added = _grow(table, problem, result, audit_exactness(grow, _sup_after(result)), grace)
-        _finish(table, result, added)
+        memo: dict[tuple[int, ...], tuple] = {}  # the sums judged, for every round and _finish
+        exact = audit_exactness(grow, _sup_after(result))
+        added = _grow(table, problem, result, exact, grace, memo)
+        _finish(table, result, added, memo)
         if result.timed_out and TIME_LIMIT_DECIDED not in result.log:
             result.log.append(TIME_LIMIT_DECIDED)
         result.moves = []
@@ -278,6 +293,7 @@ def _grow(
     result: ProtectionResult,
     intervals: bool,
     grace: DeadlineToken,
+    memo: dict[tuple[int, ...], tuple] | None = None,
 ) -> int:
     """The rule's cells joined to `result`'s published pattern, round after round (at most
     MAX_ROUNDS, each adding at least one cell), and the grown pattern's verdict
@@ -286,7 +302,7 @@ def _grow(
     verdict first, the method's pattern stays as it was, its unsafe sums judged in
     _finish."""
     before = _sup_after(result)
-    status = grown_status(table, result.status)
+    status = grown_status(table, result.status, memo)
     grown = is_suppressed(status)
     added = int((grown & ~before).sum())
     if not added:
