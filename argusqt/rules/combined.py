@@ -18,11 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from argusqt.model.rulespec import SafetyRules
 from argusqt.model.table import Table
+
+if TYPE_CHECKING:
+    from scipy.sparse import csr_matrix
 
 
 @dataclass(frozen=True)
@@ -264,25 +268,35 @@ def fractional_capacities(
     return out
 
 
+def _determined_relations(
+    table: Table, sup: np.ndarray
+) -> tuple[csr_matrix, np.ndarray, np.ndarray, np.ndarray]:
+    """The relations one subtraction settles, picked by counts over all of them at once:
+    one total, published, and at least two suppressed parts (a loop over every relation
+    cost 2.4 ms a pattern on b520 and half of the rule's check on b97768: D-71, D-72).
+    Returns the CSR relations, each entry's row, the picked rows (a mask) and each
+    picked row's total."""
+    rel = table.relations.tocsr()
+    n_rows = rel.shape[0]
+    row_of = np.repeat(np.arange(n_rows, dtype=np.int64), np.diff(rel.indptr))
+    cols, coef = rel.indices, rel.data
+    neg = coef < 0
+    n_totals = np.bincount(row_of[neg], minlength=n_rows)
+    n_suppressed_totals = np.bincount(row_of[neg & sup[cols]], minlength=n_rows)
+    n_inside = np.bincount(row_of[(coef > 0) & sup[cols]], minlength=n_rows)
+    keep = (n_totals == 1) & (n_suppressed_totals == 0) & (n_inside >= 2)
+    total_of = np.full(n_rows, -1, dtype=np.int64)
+    at_total = neg & keep[row_of]
+    total_of[row_of[at_total]] = cols[at_total]
+    return rel, row_of, keep, total_of
+
+
 def _relation_sums(table: Table, sup: np.ndarray) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
     """(published total, its suppressed parts, its published parts) per relation with one
-    total, published, and at least two suppressed parts: the sums one subtraction gives.
-    The relations are picked by counts over all of them at once, in their order (a loop over
-    every relation cost 2.4 ms a pattern on b520, the polish checks several: D-72)."""
-    rel = table.relations.tocsr()
-    m = rel.shape[0]
-    if m == 0:
-        return
+    total, published, and at least two suppressed parts: the sums one subtraction gives."""
+    rel, _, keep, total_of = _determined_relations(table, sup)
     cols, coef, ptr = rel.indices, rel.data, rel.indptr
-    row = np.repeat(np.arange(m), np.diff(ptr))
-    neg = coef < 0
-    n_totals = np.bincount(row[neg], minlength=m)
-    inside = np.bincount(row[(coef > 0) & sup[cols]], minlength=m)
-    total_of = np.zeros(m, dtype=np.int64)
-    total_of[row[neg]] = cols[neg]  # the one total where n_totals == 1
-    pick = (n_totals == 1) & (inside >= 2)
-    pick[pick] = ~sup[total_of[pick]]
-    for r in np.flatnonzero(pick).tolist():
+    for r in np.flatnonzero(keep).tolist():
         lo, hi = ptr[r], ptr[r + 1]
         parts = cols[lo:hi][coef[lo:hi] > 0]
         ins = sup[parts]
@@ -304,22 +318,10 @@ def determined_sums(table: Table, suppressed: np.ndarray) -> list[tuple[int, np.
 
 def _suppressed_parts(table: Table, sup: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
     """_relation_sums's (total, suppressed parts), the same relations in the same order,
-    picked and sorted for all relations at once (D-71: a loop over b97768's relations took
-    half of the rule's check)."""
-    rel = table.relations.tocsr()
-    n_rows = rel.shape[0]
-    row_of = np.repeat(np.arange(n_rows, dtype=np.int64), np.diff(rel.indptr))
-    cols, coef = rel.indices, rel.data
-    neg = coef < 0
-    inside = (coef > 0) & sup[cols]
-    n_totals = np.bincount(row_of[neg], minlength=n_rows)
-    n_suppressed_totals = np.bincount(row_of[neg & sup[cols]], minlength=n_rows)
-    n_inside = np.bincount(row_of[inside], minlength=n_rows)
-    keep = (n_totals == 1) & (n_suppressed_totals == 0) & (n_inside >= 2)
-    total_of = np.full(n_rows, -1, dtype=np.int64)
-    at_total = neg & keep[row_of]
-    total_of[row_of[at_total]] = cols[at_total]
-    take = inside & keep[row_of]
+    sorted for all relations at once (b97768 has thousands: D-71)."""
+    rel, row_of, keep, total_of = _determined_relations(table, sup)
+    cols = rel.indices
+    take = (rel.data > 0) & sup[cols] & keep[row_of]
     rows, parts = row_of[take], cols[take]
     order = np.lexsort((parts, rows))
     rows, parts = rows[order], parts[order]
