@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import tempfile
 import time
@@ -29,7 +28,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from bench_opt_700 import _cpu_clock  # noqa: E402
-from bench_opt_root import capture  # noqa: E402
+from bench_opt_root import capture_table  # noqa: E402
 from opt700_tables import opt700_set  # noqa: E402
 
 
@@ -67,10 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     print("| table | variant | cost | bound | gap | nodes | attacker LPs | CPU s |")
     print("|---|---|---|---|---|---|---|---|", flush=True)
     for t in tables:
-        folder = work / re.sub(r"\W+", "_", t.name).strip("_")
-        folder.mkdir(parents=True)
-        t.setup(folder)
-        args, kwargs = capture(folder, t.arb)
+        args, kwargs = capture_table(t, work)
         for v in variants:
             r = run(args, kwargs, v, a.nodes, a.seconds)
             gap = "-" if r["gap"] is None else f"{100 * r['gap']:.2f} %"

@@ -22,7 +22,6 @@ import importlib
 import json
 import os
 import pstats
-import re
 import sys
 import tempfile
 import time
@@ -33,7 +32,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from bench_opt_700 import _cpu_clock  # noqa: E402
-from bench_opt_root import capture  # noqa: E402
+from bench_opt_root import capture_table  # noqa: E402
 from opt700_tables import opt700_set  # noqa: E402
 
 
@@ -61,10 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     _cpu_clock()
     t = next(t for t in opt700_set() if t.name.startswith(a.only))
-    folder = Path(tempfile.mkdtemp(prefix="optprof_")) / re.sub(r"\W+", "_", t.name)
-    folder.mkdir(parents=True)
-    t.setup(folder)
-    args, kwargs = capture(folder, t.arb)
+    args, kwargs = capture_table(t, Path(tempfile.mkdtemp(prefix="optprof_")))
     from argusqt.protection.lp.separation import Separator
     from argusqt.protection.suppress import branch_and_cut, scip_plugins
 

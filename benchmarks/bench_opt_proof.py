@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import tempfile
 import time
@@ -32,7 +31,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from bench_opt_700 import _cpu_clock  # noqa: E402
-from bench_opt_root import capture  # noqa: E402
+from bench_opt_root import capture_table  # noqa: E402
 from opt700_tables import opt700_set  # noqa: E402
 
 
@@ -88,10 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     _cpu_clock()
     t = next(t for t in opt700_set() if t.name.startswith(a.only))
-    folder = Path(tempfile.mkdtemp(prefix="optproof_")) / re.sub(r"\W+", "_", t.name)
-    folder.mkdir(parents=True)
-    t.setup(folder)
-    args, kwargs = capture(folder, t.arb)
+    args, kwargs = capture_table(t, Path(tempfile.mkdtemp(prefix="optproof_")))
     print(f"{t.name}: load at start {os.getloadavg()[0]:.1f}")
     print("| variant | cost | bound | proven | nodes | attacker LPs | CPU s | load |")
     print("|---|---|---|---|---|---|---|---|", flush=True)

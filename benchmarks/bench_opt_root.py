@@ -26,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from opt700_tables import opt700_set  # noqa: E402
+from opt700_tables import Opt700Table, opt700_set  # noqa: E402
 
 #: variant name → solve_pattern keyword arguments
 VARIANTS: dict[str, dict] = {
@@ -42,6 +42,14 @@ class _Captured(Exception):
     def __init__(self, args: tuple, kwargs: dict):
         self.args_ = args
         self.kwargs = kwargs
+
+
+def capture_table(table: Opt700Table, work: Path) -> tuple[tuple, dict]:
+    """`capture` on one generated table set up in its own folder under `work`."""
+    folder = work / re.sub(r"\W+", "_", table.name).strip("_")
+    folder.mkdir(parents=True)
+    table.setup(folder)
+    return capture(folder, table.arb)
 
 
 def capture(folder: Path, arb: str) -> tuple[tuple, dict]:
@@ -124,10 +132,7 @@ def main(argv: list[str] | None = None) -> int:
           "| CPU s | separation CPU s | cuts |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|---|---|", flush=True)
     for t in tables:
-        folder = work / re.sub(r"\W+", "_", t.name).strip("_")
-        folder.mkdir(parents=True)
-        t.setup(folder)
-        args, kwargs = capture(folder, t.arb)
+        args, kwargs = capture_table(t, work)
         for name in a.variants.split(","):
             r = root_run(args, kwargs, VARIANTS[name], a.nodes, a.seconds, a.guided)
             gap = (r["cost"] - r["bound"]) / r["cost"] if r["bound"] and r["cost"] else None
