@@ -172,7 +172,10 @@ class Separator:
         self.reuse = False
         self.certs = Certificates(self.lb, self.ub)
         #: blocks met again at the same point replayed, not solved (lp/block_memo.py; only
-        #: without `reuse`, whose remembered moves make a block's LPs depend on the past)
+        #: without `reuse`, whose remembered moves make a block's LPs depend on the past).
+        #: Its key holds only the block and its point: everything else a block's outcome
+        #: reads (fixed, free, the protection levels, values, eps) must stay as set here
+        #: for the separator's life — a change in place would replay outdated cuts
         self.memo: BlockMemo | None = None
         self._additive = not self.rhs_dev.any()
 

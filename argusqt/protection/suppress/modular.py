@@ -793,12 +793,12 @@ def _polish(
             if not publish("whole-table branch-and-cut", out.mask[:n].copy(), None, ruled=ruled):
                 return None  # cancelled: run_method audits the modular pattern
             searched = True
-            # a proof with the insider attacker inside: no publishable pattern is cheaper,
-            # the modular one made publishable included (it could only tie); but where the
-            # search left the rule on combined cells out (the modular pattern passes it),
-            # the proof is of the cost before the rule's cells join: when they add to it,
-            # the modular pattern is ranked too (docs/design.md, D-72)
-            proven = best is not None and best[0] <= _cost_of(problem, best[2])
+            # the search's optimum bounds every publishable pattern from below, the modular
+            # one made publishable included; the kept pattern is certified only when it
+            # costs no more than that optimum: not when the insiders' audit or the rule's
+            # growth (the search left the rule out where the modular pattern passes it)
+            # added cells to it — then the modular pattern is ranked too (D-72)
+            proven = best is not None and best[0] <= _cost_of(problem, out.mask[:n])
     late = cancel is not None and cancel.cancelled  # the clock or the user stopped it
     if proven:
         pass
