@@ -385,8 +385,7 @@ def solve_pattern(
         hdlr.bridgeless = _Bridgeless(sep, rule_aware=combined is not None)
     elif bridgeless and bridgeless_rule_root_gap is not None and combined is not None:
         if not np.any(cost[free] < 0):  # a new start with them past this root gap (D-75)
-            late = _Bridgeless(sep, rule_aware=True)
-            hdlr.late_bridgeless = (float(bridgeless_rule_root_gap), late)
+            hdlr.late_bridgeless = float(bridgeless_rule_root_gap)
     model.includeConshdlr(
         hdlr,
         "capacity",

@@ -149,8 +149,8 @@ class _CapacityHandler(Conshdlr):
         self.proven: set[bytes] = set()
         self.bridgeless: _Bridgeless | None = None
         #: the root gap from which the run starts again with the rule-aware bridgeless cuts
-        #: (threshold, cuts; None: no switch; docs/design.md, D-75)
-        self.late_bridgeless: tuple[float, _Bridgeless] | None = None
+        #: (None: no switch; docs/design.md, D-75)
+        self.late_bridgeless: float | None = None
         #: derive cover cuts from the capacity cuts at fractional points (lp/covers.py)
         self.covers = True
         #: the rule's lifted no-goods (None: the no-good of the whole configuration)
@@ -444,9 +444,8 @@ class _CapacityHandler(Conshdlr):
     def _root_switch(self) -> None:
         """Once, at the first separation after the root: the root gap (SCIP's incumbent and
         dual bound, count-bound state, never the clock) decides a new start with the cuts."""
-        assert self.late_bridgeless is not None
-        threshold, cuts = self.late_bridgeless
-        self.late_bridgeless = None
+        threshold, self.late_bridgeless = self.late_bridgeless, None
+        assert threshold is not None
         inc, bound = float(self.model.getPrimalbound()), float(self.model.getDualbound())
         if abs(inc) >= 1e19 or abs(bound) >= 1e19:
             return
