@@ -211,6 +211,12 @@ def _outcome(
             or run.n_rule_capacities
             else ""
         )
+        + (
+            f", root gap {100 * run.root_gap:.2f} % (rule-aware bridgeless cuts "
+            + ("from the root again)" if run.late_bridgeless else "off)")
+            if run.root_gap is not None
+            else ""
+        )
         + f", candidate checks {run.n_checks}, attacker LPs {sep.n_lps}"
         + f" ({sep.certs.reused} spared by earlier moves), {watch.elapsed:.2f} s"
         + (
@@ -221,6 +227,33 @@ def _outcome(
         )
     )
     return outcome
+
+
+def _again_with_cuts(call: dict, first: PatternOutcome, seconds: float) -> PatternOutcome:
+    """The run again from its root with the rule-aware bridgeless cuts, started from the first
+    run's pattern; its counts carry the first run's work (D-75)."""
+    kw = dict(call)
+    nodes, lps = kw["max_nodes"], kw["max_lps"]
+    kw.update(
+        max_time=max(0.0, min(float(kw["max_time"]), seconds)),
+        bridgeless_rule=True,
+        bridgeless_rule_root_gap=None,
+        start=first.mask if first.mask is not None else kw["start"],
+        max_nodes=None if nodes is None else max(1, nodes - first.nodes),
+        max_lps=None if lps is None else max(1, lps - first.lps),
+    )
+    problem = kw.pop("problem")
+    out = solve_pattern(problem, **kw)
+    out.lps += first.lps
+    out.nodes += first.nodes
+    if first.bound is not None and first.uncertified is None:
+        # the first run's bound, a proof, holds for the same problem
+        out.bound = first.bound if out.bound is None else max(out.bound, first.bound)
+    if first.mask is not None and (out.mask is None or first.cost < out.cost):
+        # SCIP keeps the start unless it fails a check; should it, the first pattern stands
+        out.mask, out.cost, out.optimal = first.mask, first.cost, False
+    out.log = [f"first run: {first.log[0]}; again with the rule-aware bridgeless cuts"] + out.log
+    return out
 
 
 def _include_heur(
@@ -258,6 +291,7 @@ def solve_pattern(
     guide_delay: float = GUIDED_DELAY_MIN,
     bridgeless: bool = True,
     bridgeless_rule: bool = False,
+    bridgeless_rule_root_gap: float | None = None,
     fractional_sums: bool = False,
     rule_capacities: bool = False,
     rule_capacities_stalled: bool = False,
@@ -285,7 +319,8 @@ def solve_pattern(
     `init_cuts` are cuts known valid for every protected pattern (over free cells); `rins`
     adds the neighbourhood heuristic of local_branching.py. `combined` (the rule on combined
     cells, CSPProblem.pattern_rule) rejects a 0/1 pattern with an unsafe determined sum;
-    `bridgeless_rule` keeps bridgeless cuts with it, in their rule-aware form, and
+    `bridgeless_rule` keeps bridgeless cuts with it, in their rule-aware form
+    (`bridgeless_rule_root_gap`: from the root again when its gap reaches this, D-75), and
     `fractional_sums` separates its lifted no-goods at fractional points too (D-60).
     `polish` adds the clean-up of the incumbent (incumbent_polish.py); `relaxed` (with
     `combined`) the search without the rule whose pattern is repaired (relaxed_search.py).
@@ -294,6 +329,7 @@ def solve_pattern(
     `reuse_moves`): a block met again at the same point is replayed, its LPs counted as
     solved (lp/block_memo.py; MOD's subtables, D-72).
     """
+    call = dict(locals())  # for a new start with the rule-aware bridgeless cuts (D-75)
     watch = Stopwatch()
     fixed = default_fixed(problem) if fixed is None else np.asarray(fixed, dtype=float)
     sep = Separator(problem, fixed)
@@ -358,6 +394,9 @@ def solve_pattern(
         # valid only for costs ≥ 0: publishing a bridge then never costs more
         # (argusqt/docs/methods.md §3.2)
         hdlr.bridgeless = _Bridgeless(sep, rule_aware=combined is not None)
+    elif bridgeless and bridgeless_rule_root_gap is not None and combined is not None:
+        if not np.any(cost[free] < 0):  # a new start with them past this root gap (D-75)
+            hdlr.late_bridgeless = float(bridgeless_rule_root_gap)
     model.includeConshdlr(
         hdlr,
         "capacity",
@@ -459,6 +498,8 @@ def solve_pattern(
         model.optimize()
     out = _outcome(model, sep, free, cost, run, stop, hdlr, guided, len(init), insiders, watch)
     sep.memo = None  # its outcomes go now, not with the model's reference cycles (D-72)
+    if run.late_bridgeless and not out.cancelled:
+        return _again_with_cuts(call, out, run.stop.deadline.remaining)
     if repair is not None:
         out.repair_runs, out.repair_found = repair.repairs, repair.found
         out.log.append(

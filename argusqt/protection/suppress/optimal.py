@@ -207,6 +207,12 @@ def singleton_options(opts: SuppressOptions) -> tuple[bool, bool, int]:
     )
 
 
+#: the root gap from which OPT solves again from the root with the rule-aware bridgeless cuts:
+#: above every generated table's (≤ 23.5 %) and opt_bound_805's (27.4 %), below the sample's
+#: (33.4 %; docs/design.md, D-75)
+ROOT_GAP_BRIDGELESS = 0.30
+
+
 @dataclass(frozen=True, kw_only=True)
 class OptOptions(SuppressOptions):
     """What solve_optimal reads (see its docstring); max_time defaults to 600 s here."""
@@ -224,6 +230,9 @@ class OptOptions(SuppressOptions):
     #: bridgeless cuts with the rule on combined cells too, rule-aware: valid, but no better
     #: bound on the hard generated tables (docs/design.md, D-60)
     bridgeless_rule: bool = False
+    #: ... or, off, a new start with them when the root gap (incumbent vs bound, a count-
+    #: bound state) reaches this (docs/design.md, D-75); None: never
+    bridgeless_rule_root_gap: float | None = ROOT_GAP_BRIDGELESS
     #: the rule's lifted no-goods separated at fractional points too (D-60)
     fractional_sums: bool = False
     #: the rule's capacity rows and their covers at fractional points, only where the
@@ -455,6 +464,7 @@ def solve_optimal(
         guide_delay=float(guide_delay if opts.guided_delay is None else opts.guided_delay),
         bridgeless=bool(opts.bridgeless),
         bridgeless_rule=bool(opts.bridgeless_rule),
+        bridgeless_rule_root_gap=opts.bridgeless_rule_root_gap,
         fractional_sums=bool(opts.fractional_sums),
         rule_capacities=bool(opts.rule_capacities),
         rule_capacities_stalled=bool(opts.rule_capacities_stalled),

@@ -148,6 +148,9 @@ class _CapacityHandler(Conshdlr):
         #: 0/1 points the enforcement judged protected in full (see _key)
         self.proven: set[bytes] = set()
         self.bridgeless: _Bridgeless | None = None
+        #: the root gap from which the run starts again with the rule-aware bridgeless cuts
+        #: (None: no switch; docs/design.md, D-75)
+        self.late_bridgeless: float | None = None
         #: derive cover cuts from the capacity cuts at fractional points (lp/covers.py)
         self.covers = True
         #: the rule's lifted no-goods (None: the no-good of the whole configuration)
@@ -409,6 +412,9 @@ class _CapacityHandler(Conshdlr):
         # the bridgeless cuts hold for some optimal pattern, not for every protected one: they
         # never join the store that rejects candidates
         self.store.add(cuts)
+        if self.late_bridgeless is not None and self.model.getNNodes() > 1:
+            if not self.model.inProbing():
+                self._root_switch()
         if self.bridgeless is not None:
             more = self.bridgeless.cuts(self.sep.full_point(x))
             self.run.n_bridgeless_cuts += len(more)
@@ -434,6 +440,20 @@ class _CapacityHandler(Conshdlr):
             self.run.n_cuts += 1
             added = True
         return {"result": SCIP_RESULT.SEPARATED if added else SCIP_RESULT.DIDNOTFIND}
+
+    def _root_switch(self) -> None:
+        """Once, at the first separation after the root: the root gap (SCIP's incumbent and
+        dual bound, count-bound state, never the clock) decides a new start with the cuts."""
+        threshold, self.late_bridgeless = self.late_bridgeless, None
+        assert threshold is not None
+        inc, bound = float(self.model.getPrimalbound()), float(self.model.getDualbound())
+        if abs(inc) >= 1e19 or abs(bound) >= 1e19:
+            return
+        gap = max(0.0, inc - bound) / max(abs(inc + self.run.offset), 1e-9)
+        self.run.root_gap = gap
+        if gap >= threshold:  # solve_pattern starts again with the cuts from the root
+            self.run.late_bridgeless = True
+            self.model.interruptSolve()
 
     def conslock(self, constraint, locktype, nlockspos, nlocksneg):
         # rounding a suppression down may unprotect a primary; rounding up never does
@@ -780,6 +800,9 @@ class _Run:
     n_fractional_sums: int = 0
     #: the rule's capacity rows and their covers separated at fractional points (D-66)
     n_rule_capacities: int = 0
+    #: the root gap the late bridgeless switch read (None: not read) and its verdict (D-75)
+    root_gap: float | None = None
+    late_bridgeless: bool = False
     #: the best certified lower bound on the free cost (SCIP's dual bound or the root LP
     #: value, read only while every step so far was exact)
     bound: float | None = None
