@@ -246,6 +246,9 @@ def _again_with_cuts(call: dict, first: PatternOutcome, seconds: float) -> Patte
     out = solve_pattern(problem, **kw)
     out.lps += first.lps
     out.nodes += first.nodes
+    # `seconds` is what the user's time limit (a safety cap) leaves; the work is bounded by
+    # the counts above. Should the cap have cut the first run, the outcome says so too
+    out.timed_out = out.timed_out or first.timed_out
     if first.bound is not None and first.uncertified is None:
         # the first run's bound, a proof, holds for the same problem
         out.bound = first.bound if out.bound is None else max(out.bound, first.bound)
