@@ -21,7 +21,7 @@ from argusqt.model.codelist import CodeList
 from argusqt.model.metadata import Metadata, Variable
 from argusqt.model.rulespec import SafetyRules
 from argusqt.model.status import Status, is_primary
-from argusqt.model.table import Table, TableSpec, build_relations
+from argusqt.model.table import Table, TableSpec, build_relations_small
 from argusqt.model.tabulate import top_k_by_group
 from argusqt.rules.classify import apply_rules
 from argusqt.rules.cost import compute_cost
@@ -606,7 +606,7 @@ def _check_additivity(
     dims, value, decimals: int, path: Path, log: list[str], line_of_cell: np.ndarray | None = None
 ) -> None:
     """`<READTABLE> 0`: every relation must hold within 0.5·10^-d; list the failing ones."""
-    rel = build_relations(dims)
+    rel = build_relations_small(dims)
     if rel.shape[0] == 0:
         return
     r = rel @ value

@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib
 import sys
 import types
+from typing import Any
 
 #: numpy's lazily imported submodules that scipy's namespace copy touches and never uses
 UNUSED = ("testing", "f2py", "polynomial")
@@ -70,3 +71,17 @@ def _take_back(numpy: types.ModuleType, lent: dict[str, types.ModuleType]) -> No
         for module in (numpy, clone):
             if module is not None and vars(module).get(name) is stand_in:
                 delattr(module, name)
+
+
+class _Lazy:
+    """scipy.sparse as a module-level name, imported (by `load`) at the first name read:
+    modules on a small batch run's path name it without paying its import (D-78)."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(load(), name)
+
+
+#: `from argusqt.model.scipy_sparse import lazy as sp` (typed as scipy.sparse where read)
+lazy: Any = _Lazy()

@@ -15,10 +15,11 @@ if TYPE_CHECKING:  # imported when the relations are first built: reading and ta
     import scipy.sparse as sp  # table does not pay scipy.sparse's import (docs/design.md)
 
     # annotations only: the layers above model fill these fields
+    from argusqt.model.smallcsr import SmallCompressed
     from argusqt.protection.core.result import AuditResult
     from argusqt.recode.apply import RecodeState
 
-from argusqt.model import scipy_sparse
+from argusqt.model import scipy_sparse, smallcsr
 from argusqt.model.codelist import CodeList
 from argusqt.model.rulespec import SafetyRules
 from argusqt.model.status import Status
@@ -176,6 +177,13 @@ class Table:
         """Sparse matrix M (relations × cells): −1 on the parent, +1 on each child; M·a = 0."""
         return build_relations(self.dims)
 
+    @cached_property
+    def relations_small(self) -> sp.csr_matrix | SmallCompressed:
+        """`relations`, or on a small table the same arrays without scipy.sparse (D-78)."""
+        if "relations" in self.__dict__:
+            return self.relations
+        return build_relations_small(self.dims)
+
     @property
     def min_protection(self) -> float:
         """Smallest meaningful protection level: 1 for frequency tables, else 10^-decimals."""
@@ -188,7 +196,30 @@ def build_relations(dims: list[CodeList]) -> sp.csr_matrix:
     Order as τ-Argus's JJ output (argusqt/docs/formats.md §9.3): d = 0 first; within d,
     nested loops over the other dimensions in table order; parents in code order.
     """
+    vals, rows, cols, shape = _relation_triplets(dims)
     sparse = scipy_sparse.load()
+    if not rows.size and not shape[0]:
+        return sparse.csr_matrix(shape)
+    return sparse.csr_matrix((vals, (rows, cols)), shape=shape)
+
+
+def build_relations_small(dims: list[CodeList]) -> sp.csr_matrix | SmallCompressed:
+    """`build_relations`, as a SmallCompressed with the same arrays on a small table: its
+    run then needs no scipy.sparse (docs/design.md, D-78)."""
+    vals, rows, cols, shape = _relation_triplets(dims)
+    if rows.size <= smallcsr.MAX_NNZ:
+        if not rows.size and not shape[0]:
+            return smallcsr.empty(shape)
+        small = smallcsr.from_triplets(vals, rows, cols, shape)
+        if small is not None:
+            return small
+    return build_relations(dims)
+
+
+def _relation_triplets(
+    dims: list[CodeList],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int]]:
+    """The relations' (values, rows, columns) in build order and the matrix's shape."""
     shape = tuple(len(d) for d in dims)
     n_cells = int(np.prod(shape))
     strides = np.array([int(np.prod(shape[i + 1 :])) for i in range(len(shape))], dtype=np.int64)
@@ -218,8 +249,5 @@ def build_relations(dims: list[CodeList]) -> sp.csr_matrix:
                 vals.append(np.full(n_other, c))
         row0 += n_other * len(parents)
     if not rows:
-        return sparse.csr_matrix((0, n_cells))
-    return sparse.csr_matrix(
-        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-        shape=(row0, n_cells),
-    )
+        return np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), (0, n_cells)
+    return np.concatenate(vals), np.concatenate(rows), np.concatenate(cols), (row0, n_cells)

@@ -16,9 +16,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+else:  # scipy.sparse imported at its first use: a small table's run never needs it (D-78)
+    from argusqt.model.scipy_sparse import lazy as sp
 
 from argusqt.errors import AuditError, Cancelled
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress

@@ -10,12 +10,18 @@ cell and direction (warm start from the previous basis).
 from __future__ import annotations
 
 import hashlib
+from typing import TYPE_CHECKING
 
 import highspy
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+else:  # scipy.sparse imported at its first use: a small table's run never needs it (D-78)
+    from argusqt.model.scipy_sparse import lazy as sp
 
 from argusqt.errors import AuditError, Cancelled
+from argusqt.model.smallcsr import compressed, pattern_of
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.result import AuditResult
@@ -141,7 +147,7 @@ def audit(
     res_lo[const_t] = lo[const_t]
     res_hi[const_t] = hi[const_t]
 
-    rel = problem.relations.tocsr()
+    rel = problem.relations_small.tocsr()
     # the LPs move variable cells from their values (y = a + δ) so that their rows hold
     # exactly at the true table (A δ = 0), whatever the float noise of big totals (an
     # A y = b form made HiGHS call the true table infeasible); constants away from their
@@ -321,8 +327,8 @@ def _apply_hints(hints, mcsc, values, lo, hi, var, run_lo, run_hi) -> int:
     ok = np.bincount(seg[~inside], minlength=len(cand)) == 0
     safe = np.where(inside, cells, 0)
     ok &= np.bincount(seg[~var[safe]], minlength=len(cand)) == 0
-    moves = sp.csc_matrix(
-        (np.where(inside, d, 0.0), safe, np.r_[starts, cells.size]), shape=(n, len(cand))
+    moves = compressed(
+        np.where(inside, d, 0.0), safe, np.r_[starts, cells.size], (n, len(cand)), "csc", mcsc
     )
     residual = relation_residuals(mcsc, moves)
     scale = np.maximum(1.0, np.maximum.reduceat(np.abs(d), starts))
@@ -367,9 +373,7 @@ class _LocalAttacker:
         self.hi = hi
         self.values = np.clip(np.asarray(problem.values, float), lo, hi)
         inc = rel.tocsr()
-        self.pattern = sp.csr_matrix(
-            (np.ones(inc.nnz), inc.indices, inc.indptr), shape=inc.shape
-        ).T.tocsr()  # cells × relations
+        self.pattern = pattern_of(inc).T.tocsr()  # cells × relations
         self.pattern_t = self.pattern.T.tocsr()  # relations × cells
         self.lp: highspy.Highs | None = None  # reused: one small LP per neighbourhood
 

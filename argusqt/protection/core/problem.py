@@ -10,11 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
-import scipy.sparse as sp
 
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+else:  # scipy.sparse imported at its first use: a small table's run never needs it (D-78)
+    from argusqt.model.scipy_sparse import lazy as sp
+
+from argusqt.model.smallcsr import SmallCompressed, scipy_of
 from argusqt.model.status import (
     Status,
     is_candidate,
@@ -54,6 +59,20 @@ def minimum_protection(problem: CSPProblem) -> tuple[np.ndarray, np.ndarray, np.
     return problem.lpl, upl, upper
 
 
+class _Relations:
+    """`CSPProblem.relations`: scipy's csr_matrix for its readers, as always; a small table's
+    relations are stored as a SmallCompressed (no scipy.sparse on its path) and turned into
+    that matrix, with the same arrays, at the first read (docs/design.md, D-78)."""
+
+    def __get__(self, problem: CSPProblem | None, owner: type | None = None) -> sp.csr_matrix:
+        if problem is None:
+            raise AttributeError("relations")  # a field without a default
+        return scipy_of(problem.__dict__["_relations"])
+
+    def __set__(self, problem: CSPProblem, value: sp.csr_matrix | SmallCompressed) -> None:
+        problem.__dict__["_relations"] = value
+
+
 @dataclass(eq=False)
 class CSPProblem:
     """Cells i with value a_i, bounds l_i ≤ a_i ≤ u_i, cost w_i, status, LPL/UPL/SPL; M a = b."""
@@ -65,7 +84,10 @@ class CSPProblem:
     status: np.ndarray
     lpl: np.ndarray
     upl: np.ndarray
-    relations: sp.csr_matrix
+    if TYPE_CHECKING:
+        relations: sp.csr_matrix
+    else:  # stored as given, read as scipy's matrix (_Relations)
+        relations: sp.csr_matrix = _Relations()
     rhs: np.ndarray
     spl: np.ndarray | None = None
     decimals: int = 0
@@ -95,6 +117,13 @@ class CSPProblem:
 
     def __post_init__(self) -> None:
         self.lpl, self.upl, self.upper = minimum_protection(self)
+
+    @property
+    def relations_small(self) -> sp.csr_matrix | SmallCompressed:
+        """The relations as stored: a SmallCompressed on a small table (read it where scipy's
+        import is not wanted and only its operations are asked), else scipy's (D-78)."""
+        stored: sp.csr_matrix | SmallCompressed = self.__dict__["_relations"]
+        return stored
 
     @property
     def n_cells(self) -> int:
@@ -161,7 +190,7 @@ class CSPProblem:
         upl[~prim] = 0.0
         lower = np.where(prim, np.minimum(lower, values - lpl), lower)
         upper = np.where(prim, np.maximum(upper, values + upl), upper)
-        rel = table.relations
+        rel = table.relations_small
         use_h = bool(table.spec.use_holdings) and table.hfreq is not None
         freq: np.ndarray | None = np.asarray(table.hfreq if use_h else table.freq, dtype=float)
         records = np.asarray(table.freq, dtype=float)
@@ -177,13 +206,13 @@ class CSPProblem:
             status=status,
             lpl=lpl,
             upl=upl,
-            relations=rel,
+            relations=cast("sp.csr_matrix", rel),  # kept as given, read as scipy's (_Relations)
             rhs=np.zeros(rel.shape[0]),
             spl=np.zeros(values.shape),
             decimals=int(table.decimals),
             dims=list(table.dims),
             freq=freq,
-            respondents=respondents_of(table, rel) if freq is not None else None,
+            respondents=respondents_of(table, scipy_of(rel)) if freq is not None else None,
             is_frequency=bool(table.spec.is_frequency),
             cellkey=_cell_key_source(table),
         )

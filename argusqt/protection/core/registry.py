@@ -96,9 +96,16 @@ def register(desc: MethodDescriptor) -> MethodDescriptor:
     return desc
 
 
+#: method modules whose imports name scipy.sparse only lazily (model.scipy_sparse.lazy): a
+#: small table's OPT run never imports it (docs/design.md, D-78)
+WITHOUT_SPARSE = frozenset({"argusqt.protection.suppress.optimal"})
+
+
 def _import_method(module: str) -> None:
-    """Import a method module; scipy.sparse first, the light way (model.scipy_sparse)."""
-    scipy_sparse.load()
+    """Import a method module; scipy.sparse first, the light way (model.scipy_sparse), for
+    those that import it at their top."""
+    if module not in WITHOUT_SPARSE:
+        scipy_sparse.load()
     importlib.import_module(module)
 
 

@@ -12,10 +12,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
+if TYPE_CHECKING:
+    pass
+else:  # scipy.sparse imported at its first use: a small table's run never needs it (D-78)
+    pass
+
+from argusqt.model.smallcsr import pattern_of
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.lp.components import DOWN, UP, MoveContext
@@ -240,8 +246,8 @@ def cleanup(
                     witnesses.add_move(found[0], found[1], ctx)
                     witnesses.ensure(int(cell), direction, found[0])
     users = WitnessUsers(witnesses)
-    rel = problem.relations.tocsr()
-    pattern = sp.csr_matrix((np.ones(rel.nnz), rel.indices, rel.indptr), shape=rel.shape)
+    rel = problem.relations_small.tocsr()
+    pattern = pattern_of(rel)
     count = pattern @ sup.astype(float)  # suppressed cells per relation
     needs = (ctx.lpl > 0) | (ctx.upl > 0)
     cost = np.abs(np.asarray(problem.cost, dtype=float))

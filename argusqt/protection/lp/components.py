@@ -14,9 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 import highspy
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+else:  # scipy.sparse imported at its first use: a small table's run never needs it (D-78)
+    from argusqt.model.scipy_sparse import lazy as sp
 
 from argusqt.errors import Cancelled
+from argusqt.model.smallcsr import SmallCompressed, abs_product_column_max
 from argusqt.model.status import is_candidate, is_secondary
 from argusqt.protection.core.budget import HIGHS_SEED
 from argusqt.protection.core.problem import CSPProblem
@@ -37,7 +42,9 @@ class Component:
     rows: np.ndarray
 
 
-def variable_components(relations: sp.csr_matrix, var: np.ndarray) -> list[Component]:
+def variable_components(
+    relations: sp.csr_matrix | SmallCompressed, var: np.ndarray
+) -> list[Component]:
     """Connected components of variable cells, via the cell-relation incidence graph.
 
     The incidence edges come straight from the CSR arrays (scipy's column slicing and
@@ -98,7 +105,9 @@ class RowBlock:
     t_val: np.ndarray  # value
 
     @classmethod
-    def of(cls, rel: sp.csr_matrix, cells: np.ndarray, rows: np.ndarray) -> RowBlock:
+    def of(
+        cls, rel: sp.csr_matrix | SmallCompressed, cells: np.ndarray, rows: np.ndarray
+    ) -> RowBlock:
         starts = rel.indptr[rows]
         lens = rel.indptr[rows + 1] - starts
         ends = np.cumsum(lens)
@@ -210,7 +219,7 @@ def pass_model(
 
 
 def column_block(
-    csc: sp.csc_matrix, cells: np.ndarray, scratch: np.ndarray | None = None
+    csc: sp.csc_matrix | SmallCompressed, cells: np.ndarray, scratch: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The relations touching `cells` and the block's CSC arrays with rows renumbered 0..k-1.
 
@@ -265,6 +274,8 @@ def relation_residuals(rel: sp.csr_matrix | sp.csc_matrix, by_move: sp.csc_matri
     free-standing cells: nothing to break, and the max of no rows is undefined)."""
     if not rel.shape[0]:
         return np.zeros(by_move.shape[1])
+    if isinstance(rel, SmallCompressed) and isinstance(by_move, SmallCompressed):
+        return abs_product_column_max(rel, by_move)
     return np.asarray(abs(rel @ by_move).max(axis=0).toarray()).ravel()
 
 
@@ -307,7 +318,7 @@ class MoveContext:
         self.lb = np.maximum(self.values - np.asarray(problem.lower, float), 0.0)
         self.primary = problem.primary
         self.movable = self.primary | is_candidate(problem.status) | is_secondary(problem.status)
-        self.mcsc = problem.relations.tocsc()
+        self.mcsc = problem.relations_small.tocsc()
         self.lpl = np.where(self.primary, problem.lpl, 0.0)
         self.upl = np.where(self.primary, problem.upl, 0.0)
         self.tol = problem.tolerance

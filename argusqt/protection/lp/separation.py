@@ -13,13 +13,18 @@ the free master variables (fixed cells moved to the right-hand side) and strengt
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import highspy
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+else:  # scipy.sparse imported at its first use: a small table's run never needs it (D-78)
+    from argusqt.model.scipy_sparse import lazy as sp
 
 from argusqt.errors import MethodError
+from argusqt.model.smallcsr import as_float_csr
 from argusqt.protection.core.budget import Deadline
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.lp.block_memo import BlockMemo
@@ -126,7 +131,7 @@ class Separator:
         self.values = np.asarray(problem.values, dtype=float)
         self.lb = np.maximum(self.values - np.asarray(problem.lower, dtype=float), 0.0)
         self.ub = np.maximum(np.asarray(problem.upper, dtype=float) - self.values, 0.0)
-        self.rel = sp.csr_matrix(problem.relations, dtype=float)
+        self.rel = as_float_csr(problem.relations_small)
         self.rel.eliminate_zeros()
         self.rhs, not_additive = exact_rhs(problem)
         #: right-hand sides of the LPs over moves δ = y − a: 0 where the values hold
@@ -636,7 +641,7 @@ def exact_rhs(problem: CSPProblem) -> tuple[np.ndarray, np.ndarray]:
     of a published table knows the relations exactly, so taking the noise into the
     right-hand side changes nothing an audit could see (its tolerance is ≥ 5·10⁻⁷).
     """
-    rel = sp.csr_matrix(problem.relations, dtype=float)
+    rel = as_float_csr(problem.relations_small)
     rhs = np.asarray(problem.rhs, dtype=float)
     if rel.shape[0] == 0:
         return rhs, np.zeros(0, dtype=bool)

@@ -8,10 +8,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+else:  # scipy.sparse imported at its first use: a small table's run never needs it (D-78)
+    from argusqt.model.scipy_sparse import lazy as sp
 
 from argusqt.errors import AuditError, Cancelled, MethodError, TimeLimitError
 from argusqt.model.status import Status, is_primary

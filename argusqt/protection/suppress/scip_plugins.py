@@ -10,12 +10,18 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+else:  # scipy.sparse imported at its first use: a small table's run never needs it (D-78)
+    from argusqt.model.scipy_sparse import lazy as sp
 from pyscipopt import SCIP_EVENTTYPE, SCIP_RESULT, Conshdlr, Eventhdlr, Heur, Model
 
+from argusqt.model import smallcsr
+from argusqt.model.smallcsr import SmallCompressed, pattern_of, scipy_of
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch
 from argusqt.protection.core.budget import Deadline
 from argusqt.protection.lp.covers import cover_cut, cover_cuts
@@ -139,7 +145,7 @@ class _CapacityHandler(Conshdlr):
         self.run = run
         self.tvars: list | None = None
         self.obj: np.ndarray | None = None
-        self.store = _CutStore(sep.values.shape[0])
+        self.store = _CutStore(sep.values.shape[0], small=isinstance(sep.rel, SmallCompressed))
         #: the insider check of a 0/1 pattern (None: outsiders only)
         self.insiders = insiders
         #: per respondent (its known cells): its attacker LPs and the primaries it recomputed
@@ -483,7 +489,7 @@ class _Bridgeless:
 
     def __init__(self, sep: Separator, rule_aware: bool = False):
         rel = sep.rel.tocsr()
-        self.pattern = sp.csr_matrix((np.ones(rel.nnz), rel.indices, rel.indptr), shape=rel.shape)
+        self.pattern = pattern_of(rel)
         row = np.repeat(np.arange(rel.shape[0]), np.diff(rel.indptr))
         col = rel.indices.astype(np.int64)
         # relations with a suppressed non-free cell (a primary) already hold the cut
@@ -636,10 +642,11 @@ class _GuidedHeur(Heur):
 class _CutStore:
     """Every cut generated so far as one sparse matrix, to reject candidates cheaply."""
 
-    def __init__(self, n: int):
+    def __init__(self, n: int, small: bool = False):
         self.n = n
         self.pending: list[Cut] = []
-        self.mat = sp.csr_matrix((0, n))
+        #: a small table's store is a SmallCompressed, its rows the same (D-78)
+        self.mat: Any = smallcsr.empty((0, n)) if small else sp.csr_matrix((0, n))
         self.rhs = np.zeros(0)
 
     def add(self, cuts: list[Cut]) -> None:
@@ -650,8 +657,15 @@ class _CutStore:
             rows = np.concatenate([np.full(c.cells.size, k) for k, c in enumerate(self.pending)])
             cols = np.concatenate([c.cells for c in self.pending])
             vals = np.concatenate([c.coef for c in self.pending])
-            new = sp.csr_matrix((vals, (rows, cols)), shape=(len(self.pending), self.n))
-            self.mat = sp.vstack([self.mat, new]).tocsr()
+            shape = (len(self.pending), self.n)
+            small = None
+            if isinstance(self.mat, SmallCompressed):
+                small = smallcsr.from_triplets(vals, rows, cols, shape)
+            if small is not None:
+                self.mat = smallcsr.vstack_csr(self.mat, small)
+            else:  # a repeated cell in a cut: scipy sums it, in its order
+                new = sp.csr_matrix((vals, (rows, cols)), shape=shape)
+                self.mat = sp.vstack([scipy_of(self.mat), new]).tocsr()
             self.rhs = np.r_[self.rhs, [c.rhs for c in self.pending]]
             self.pending = []
         if self.mat.shape[0] == 0:

@@ -9,10 +9,14 @@ with a tiny upper protection level, forces a third suppression in that relation.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+else:  # scipy.sparse imported at its first use: a small table's run never needs it (D-78)
+    from argusqt.model.scipy_sparse import lazy as sp
 
 from argusqt.model.status import Status
 from argusqt.protection.core.params import TableFacts, param
