@@ -4,6 +4,8 @@ and degenerate matrices (empty rows, zero shapes, −0.0, inf, nan, cancelling s
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
@@ -198,7 +200,7 @@ def test_in_place_changes_reach_the_arrays():
 def test_relations_of_a_small_table_are_scipys(depths, n_flat, n_dims):
     """build_relations_small: build_relations's matrix, as a SmallCompressed when small."""
     from argusqt.model.codelist import CodeList
-    from argusqt.model.table import build_relations, build_relations_small
+    from argusqt.model.table import build_relations, build_relations_small, relation_nnz
 
     entries, depth = [], 0
     for k, d in enumerate(depths):
@@ -209,6 +211,7 @@ def test_relations_of_a_small_table_are_scipys(depths, n_flat, n_dims):
     dims = [[tree], [tree, flat], [flat, tree, flat]][n_dims]
     small = build_relations_small(dims)
     ref = build_relations(dims)
+    assert relation_nnz(dims) == ref.nnz
     if ref.nnz > smallcsr.MAX_NNZ:
         assert small.format == ref.format and not isinstance(small, SmallCompressed)
         return
@@ -262,3 +265,11 @@ def test_any_stored_order_gives_scipys_sums(r, data):
 
         want = np.asarray(abs(ref @ ref_moves).max(axis=0).toarray()).ravel()
         assert same(relation_residuals(small, moves), want)
+
+
+def test_eq_is_elementwise_as_scipys():
+    vals = np.array([1.0, 0.0])
+    small = smallcsr.from_triplets(vals, np.array([0, 1]), np.array([0, 1]), (2, 2))
+    with warnings.catch_warnings():  # scipy's SparseEfficiencyWarning for `==`
+        warnings.simplefilter("ignore")
+        assert same((small == small).toarray(), (small.to_scipy() == small.to_scipy()).toarray())

@@ -40,6 +40,8 @@ class SmallCompressed:
     """A CSR or CSC matrix (`fmt`) of scipy's three arrays; scipy's at the first op it lacks."""
 
     ndim = 2
+    #: unhashable like scipy's matrices (`==` is elementwise, as theirs)
+    __hash__ = None  # type: ignore[assignment]
 
     def __init__(
         self,
@@ -364,6 +366,7 @@ for _name in (
     "__ge__",
     "__ne__",
     "__iter__",
+    "__eq__",
     "__len__",
     "__bool__",
     "__round__",

@@ -180,9 +180,9 @@ class Table:
     @cached_property
     def relations_small(self) -> sp.csr_matrix | SmallCompressed:
         """`relations`, or on a small table the same arrays without scipy.sparse (D-78)."""
-        if "relations" in self.__dict__:
-            return self.relations
-        return build_relations_small(self.dims)
+        if "relations" not in self.__dict__ and relation_nnz(self.dims) <= smallcsr.MAX_NNZ:
+            return build_relations_small(self.dims)
+        return self.relations
 
     @property
     def min_protection(self) -> float:
@@ -196,11 +196,7 @@ def build_relations(dims: list[CodeList]) -> sp.csr_matrix:
     Order as τ-Argus's JJ output (argusqt/docs/formats.md §9.3): d = 0 first; within d,
     nested loops over the other dimensions in table order; parents in code order.
     """
-    vals, rows, cols, shape = _relation_triplets(dims)
-    sparse = scipy_sparse.load()
-    if not rows.size and not shape[0]:
-        return sparse.csr_matrix(shape)
-    return sparse.csr_matrix((vals, (rows, cols)), shape=shape)
+    return _scipy_relations(*_relation_triplets(dims))
 
 
 def build_relations_small(dims: list[CodeList]) -> sp.csr_matrix | SmallCompressed:
@@ -213,7 +209,28 @@ def build_relations_small(dims: list[CodeList]) -> sp.csr_matrix | SmallCompress
         small = smallcsr.from_triplets(vals, rows, cols, shape)
         if small is not None:
             return small
-    return build_relations(dims)
+    return _scipy_relations(vals, rows, cols, shape)
+
+
+def relation_nnz(dims: list[CodeList]) -> int:
+    """The relations' nonzeros, counted without building them: per dimension, each parent
+    and its children once for every combination of the other dimensions' codes."""
+    n = [len(d) for d in dims]
+    total = 0
+    for d, dim in enumerate(dims):
+        n_other = int(np.prod([n[e] for e in range(len(dims)) if e != d]))
+        total += n_other * sum(1 + len(dim.children[p]) for p in dim.parents)
+    return total
+
+
+def _scipy_relations(
+    vals: np.ndarray, rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int]
+) -> sp.csr_matrix:
+    """scipy's CSR matrix of the relations' triplets."""
+    sparse = scipy_sparse.load()
+    if not rows.size and not shape[0]:
+        return sparse.csr_matrix(shape)
+    return sparse.csr_matrix((vals, (rows, cols)), shape=shape)
 
 
 def _relation_triplets(
