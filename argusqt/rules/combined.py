@@ -162,41 +162,59 @@ def _cure(table: Table, cells: np.ndarray, used: float, margin: float) -> np.nda
 
 
 def _forced(
-    table: Table, always: np.ndarray, free: np.ndarray
+    table: Table,
+    always: np.ndarray,
+    free: np.ndarray,
+    memo: dict[tuple[int, ...], tuple] | None = None,
 ) -> Iterator[tuple[int, np.ndarray, np.ndarray, float]]:
     """(total, core, free parts, margin) per relation whose parts suppressed in every pattern
-    (`always`, two or more) have an unsafe sum and whose total may be published."""
+    (`always`, two or more) have an unsafe sum and whose total may be published. `memo`:
+    as unsafe_relations's."""
     if not combined_on(table.spec.rules) or table.spec.is_frequency:
         return
     always = np.asarray(always, dtype=bool)
     free = np.asarray(free, dtype=bool)
-    rel = table.relations.tocsr()
-    for r in range(rel.shape[0]):
-        lo, hi = rel.indptr[r], rel.indptr[r + 1]
-        cols, coef = rel.indices[lo:hi], rel.data[lo:hi]
-        totals, parts = cols[coef < 0], cols[coef > 0]
-        if totals.size != 1 or always[totals[0]]:
-            continue
+    # the relations with one total outside `always` and two or more parts in it, picked by
+    # counts over all of them at once (the loop over every relation: D-80)
+    rel, _, keep, total_of = _determined_relations(table, always)
+    cols, coef, ptr = rel.indices, rel.data, rel.indptr
+    for r in np.flatnonzero(keep).tolist():
+        lo, hi = ptr[r], ptr[r + 1]
+        parts = cols[lo:hi][coef[lo:hi] > 0]
         core = np.sort(parts[always[parts]])
-        if core.size < 2 or not sum_failures(table, core)[0]:
+        if memo is None:
+            unsafe = bool(sum_failures(table, core)[0])
+        else:
+            key = tuple(core.tolist())
+            if key not in memo:
+                memo[key] = sum_failures(table, core)
+            unsafe = bool(memo[key][0])
+        if not unsafe:
             continue
-        yield int(totals[0]), core, np.sort(parts[free[parts]]), rule_margin(table, core)
+        yield int(total_of[r]), core, np.sort(parts[free[parts]]), rule_margin(table, core)
 
 
 def forced_nogoods(
-    table: Table, always: np.ndarray, free: np.ndarray
+    table: Table,
+    always: np.ndarray,
+    free: np.ndarray,
+    memo: dict[tuple[int, ...], tuple] | None = None,
 ) -> list[tuple[int, np.ndarray, np.ndarray]]:
     """(total, core, cure) per relation whose parts suppressed in every pattern (`always`:
     the primaries; two or more) have an unsafe sum: when its total is published a part of
     `cure` must be suppressed as well, whatever the pattern (the rule forces it). `free` are
     the cells a pattern may change."""
     return [
-        (t, core, _cure(table, parts, 0.0, m)) for t, core, parts, m in _forced(table, always, free)
+        (t, core, _cure(table, parts, 0.0, m))
+        for t, core, parts, m in _forced(table, always, free, memo)
     ]
 
 
 def forced_capacities(
-    table: Table, always: np.ndarray, free: np.ndarray
+    table: Table,
+    always: np.ndarray,
+    free: np.ndarray,
+    memo: dict[tuple[int, ...], tuple] | None = None,
 ) -> list[tuple[int, np.ndarray, np.ndarray]]:
     """(total, free parts, weights) per relation of forced_nogoods with a positive margin m:
     x_total + Σ min(|shadow|/m, 1)·x ≥ 1 over its free parts, for with the total published
@@ -204,7 +222,7 @@ def forced_capacities(
     unsafe, rule_margin), and then their weights add up to 1 at least."""
     shadow = np.abs(np.asarray(table.shadow, dtype=float))
     out = []
-    for total, _, parts, m in _forced(table, always, free):
+    for total, _, parts, m in _forced(table, always, free, memo):
         if m > 0 and parts.size:
             out.append((total, parts, np.minimum(shadow[parts] / m, 1.0)))
     return out
@@ -334,12 +352,13 @@ def _suppressed_parts(table: Table, sup: np.ndarray) -> Iterator[tuple[int, np.n
 
 
 def unsafe_relations(
-    table: Table, suppressed: np.ndarray
+    table: Table, suppressed: np.ndarray, memo: dict[tuple[int, ...], tuple] | None = None
 ) -> list[tuple[int, np.ndarray, np.ndarray]]:
     """(published total, suppressed parts, published parts) of each relation whose
     determined sum of suppressed parts fails a dominance or p% rule: the local configuration
     no protected pattern may have (a no-good on the relation's cells alone, so it is valid
-    whatever the other cells are)."""
+    whatever the other cells are). `memo`: sum_failures of the groups judged before on this
+    table's rule data, as combined_disclosures takes it (D-71, D-80)."""
     if not combined_on(table.spec.rules) or table.spec.is_frequency:
         return []
     unsafe: dict[tuple[int, ...], bool] = {}
@@ -347,7 +366,12 @@ def unsafe_relations(
     for total, group, others in _relation_sums(table, np.asarray(suppressed, dtype=bool)):
         key = tuple(group.tolist())
         if key not in unsafe:
-            unsafe[key] = bool(sum_failures(table, group)[0])
+            if memo is None:
+                unsafe[key] = bool(sum_failures(table, group)[0])
+            else:
+                if key not in memo:
+                    memo[key] = sum_failures(table, group)
+                unsafe[key] = bool(memo[key][0])
         if unsafe[key]:
             out.append((total, group, others))
     return out

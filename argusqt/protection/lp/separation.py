@@ -554,26 +554,84 @@ class Separator:
 
     def relation_cuts(self) -> list[Cut]:
         """Initial cuts: a relation containing a primary needs another suppressed cell
-        (argusqt/docs/methods.md §3.2)."""
+        (argusqt/docs/methods.md §3.2).
+
+        For each target p, each relation r holding it (ascending) and each direction with a
+        level: π on r chosen so that d_p = 0 (d = −(c_p/coef_p)·r's other entries), its
+        capacity cut as `_cut_sparse` makes it. The entries of every (p, r, direction) are
+        gathered at once and each cut's arithmetic is elementwise (so the same numbers as one
+        `_cut_sparse` per cut); only the fixed part keeps its own `np.dot` per cut, as its
+        summation order is BLAS's (docs/design.md, D-80)."""
+        t = np.asarray(self.targets, dtype=np.int64)
+        if t.size == 0:
+            return []
+        rel = self.rel
+        csc = rel.tocsc()
+        # (p, r) pairs in the order of the loop over targets, then their relations
+        at, pos = _segments(csc.indptr, t)
+        p_of = t[at]
+        r_of = csc.indices[pos].astype(np.int64)
+        coef_p = csc.data[pos]
+        # × the two directions (upper first), kept where the level is positive
+        k_p = np.repeat(p_of, 2)
+        k_r = np.repeat(r_of, 2)
+        k_coef = np.repeat(coef_p, 2)
+        k_cp = np.tile(np.array([-1.0, 1.0]), p_of.size)
+        k_pl = np.empty(k_p.size)
+        k_pl[0::2] = self.upl[p_of]
+        k_pl[1::2] = self.lpl[p_of]
+        want = k_pl > 0
+        k_p, k_r, k_coef, k_cp, k_pl = k_p[want], k_r[want], k_coef[want], k_cp[want], k_pl[want]
+        if k_p.size == 0:
+            return []
+        # every entry of each relation, less the target itself
+        trip, e_pos = _segments(rel.indptr, k_r)
+        cells = rel.indices[e_pos]
+        keep = cells != k_p[trip]
+        trip, cells, vals = trip[keep], cells[keep], rel.data[e_pos[keep]]
+        d = -(k_cp / k_coef)[trip] * vals
+        cap = np.maximum(d, 0.0) * self.lb[cells] + np.maximum(-d, 0.0) * self.ub[cells]
+        nz = cap > 0
+        trip, cells, coef = trip[nz], cells[nz], cap[nz]
+        fixed_val = np.where(self.free[cells], 0.0, self.fixed[cells])
+        bounds = np.searchsorted(trip, np.arange(k_p.size + 1))
+        rhs = np.empty(k_p.size)
+        for k in range(k_p.size):
+            a, b = bounds[k], bounds[k + 1]
+            rhs[k] = k_pl[k] - float(np.dot(coef[a:b], fixed_val[a:b]))
+        # a cut needs rhs > eps and a free cell (a cut of fixed cells only is dropped)
+        fmask = self.free[cells]
+        made = rhs > self.eps
+        r_e = np.where(made, rhs, 1.0)[trip]  # the others make no cut
+        fcoef = np.minimum(coef, r_e) / r_e
+        n_free = np.bincount(trip[fmask], minlength=k_p.size)
         cuts: list[Cut] = []
-        rel_csc = self.rel.tocsc()
-        ind, ptr, dat = self.rel.indices, self.rel.indptr, self.rel.data
-        for p in self.targets:
-            rows = rel_csc.indices[rel_csc.indptr[p] : rel_csc.indptr[p + 1]]
-            coefs = rel_csc.data[rel_csc.indptr[p] : rel_csc.indptr[p + 1]]
-            for r, coef_p in zip(rows, coefs, strict=True):
-                cells = ind[ptr[r] : ptr[r + 1]]
-                vals = dat[ptr[r] : ptr[r + 1]]
-                keep = cells != p
-                for kind, c_p, pl in (("upper", -1.0, self.upl[p]), ("lower", 1.0, self.lpl[p])):
-                    if pl <= 0:
-                        continue
-                    # π on relation r chosen so that d_p = 0: c_p − π·coef_p = 0
-                    d = -(c_p / coef_p) * vals[keep]
-                    c = self._cut_sparse(int(p), kind, cells[keep], d, pl)
-                    if c is not None and c.cells.size:
-                        cuts.append(c)
+        for k in np.flatnonzero(made & (n_free > 0)).tolist():
+            a, b = bounds[k], bounds[k + 1]
+            f = fmask[a:b]
+            cuts.append(
+                Cut(
+                    int(k_p[k]),
+                    "upper" if k_cp[k] < 0 else "lower",
+                    cells[a:b][f].copy(),
+                    fcoef[a:b][f].copy(),
+                    1.0,
+                    cells[a:b].copy(),
+                    coef[a:b].copy(),
+                    float(k_pl[k]),
+                )
+            )
         return _dedupe(cuts)
+
+
+def _segments(indptr: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For compressed arrays with pointer `indptr`: (the position in `keys` of each entry,
+    the entries' positions) over the segments of `keys`, in order."""
+    starts = indptr[keys]
+    lens = indptr[keys + 1] - starts
+    ends = np.cumsum(lens)
+    pos = np.repeat(starts - (ends - lens), lens) + np.arange(int(ends[-1]) if lens.size else 0)
+    return np.repeat(np.arange(keys.size, dtype=np.int64), lens), pos
 
 
 class Certificates:

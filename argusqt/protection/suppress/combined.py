@@ -100,10 +100,10 @@ def _keeping(problem: CSPProblem, cells: np.ndarray) -> CSPProblem:
 
 
 def _unsafe_relations_of(
-    table: Table, mask: np.ndarray
+    table: Table, mask: np.ndarray, memo: dict[tuple[int, ...], tuple] | None = None
 ) -> list[tuple[int, np.ndarray, np.ndarray]]:
     """The relations whose determined sum is unsafe in `mask` (the rule's plain check)."""
-    return unsafe_relations(table, np.asarray(mask, dtype=bool)[: table.n_cells])
+    return unsafe_relations(table, np.asarray(mask, dtype=bool)[: table.n_cells], memo)
 
 
 class _RelationRule:
@@ -114,15 +114,19 @@ class _RelationRule:
 
     def __init__(self, table: Table):
         self.table = table
+        #: sum_failures of the groups judged so far (D-71's memo): the rule object lives for
+        #: one protect call, in which the table's shadow, contributions and rules stay as
+        #: they are, and a method asks the same sums again and again (D-80)
+        self.memo: dict[tuple[int, ...], tuple] = {}
 
     def __call__(self, mask: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray]]:
-        return _unsafe_relations_of(self.table, mask)
+        return _unsafe_relations_of(self.table, mask, self.memo)
 
     def grown(self, status: np.ndarray) -> np.ndarray:
         """The statuses of a pattern (CSPProblem.pattern_statuses) with the cells the rule's
         growth adds (D-56): what a MOD pattern becomes after the method, so the method can
         rank its candidates at that cost (docs/design.md, D-67)."""
-        return grown_status(self.table, status)
+        return grown_status(self.table, status, self.memo)
 
     def lift(
         self, group: np.ndarray, others: np.ndarray, free: np.ndarray
@@ -143,13 +147,15 @@ class _RelationRule:
         self, always: np.ndarray, free: np.ndarray
     ) -> list[tuple[int, np.ndarray, np.ndarray]]:
         n = self.table.n_cells
-        return forced_nogoods(self.table, np.asarray(always)[:n], np.asarray(free)[:n])
+        return forced_nogoods(self.table, np.asarray(always)[:n], np.asarray(free)[:n], self.memo)
 
     def forced_weights(
         self, always: np.ndarray, free: np.ndarray
     ) -> list[tuple[int, np.ndarray, np.ndarray]]:
         n = self.table.n_cells
-        return forced_capacities(self.table, np.asarray(always)[:n], np.asarray(free)[:n])
+        return forced_capacities(
+            self.table, np.asarray(always)[:n], np.asarray(free)[:n], self.memo
+        )
 
 
 def _concerned(table: Table) -> bool:
@@ -207,9 +213,10 @@ def protect_combined(
     method's audit_intervals mode, growth_mode): no rerun, the cells join the published
     pattern and only what grew is judged again (_grow)."""
     deadline = Deadline(limit)
+    rule = None
     if _concerned(table):  # methods that can (OPT) keep the rule inside their search
         problem = copy.copy(problem)
-        problem.pattern_rule = _RelationRule(table)
+        problem.pattern_rule = rule = _RelationRule(table)
     result = run(problem, limit)
     if not _concerned(table):
         result.moves = []  # the run's own audit used them: not kept with the session
@@ -219,7 +226,8 @@ def protect_combined(
         # the verdict within the limit's grace, or CANCEL_GRACE after the user's cancel
         after_cancel = cancel.grace(CANCEL_GRACE) if cancel is not None else None
         grace = DeadlineToken(deadline, after_cancel, extra=limit_grace(limit))
-        memo: dict[tuple[int, ...], tuple] = {}  # the sums judged, for every round and _finish
+        # the sums judged, for every round and _finish: the method's own (D-80)
+        memo: dict[tuple[int, ...], tuple] = rule.memo if rule is not None else {}
         exact = audit_exactness(grow, _sup_after(result))
         added = _grow(table, problem, result, exact, grace, memo)
         _finish(table, result, added, memo)

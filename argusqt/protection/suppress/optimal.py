@@ -145,13 +145,16 @@ def with_singleton_cells(
     freq = np.asarray(problem.freq, dtype=float)
     rel = sp.csr_matrix(problem.relations)
     groups: list[tuple[int, ...]] = []
-    child = rel.multiply(rel > 0).tocsr()  # interior cells of each relation (coefficient +1)
-    child.eliminate_zeros()
-    pattern = sp.csr_matrix((np.ones(child.nnz), child.indices, child.indptr), shape=child.shape)
-    n_prim = pattern @ prim.astype(float)
+    # the primaries among the interior cells (coefficient > 0) of each relation, read from
+    # the CSR arrays: scipy's multiply, comparison and product cost ~0.4 ms a call on a
+    # 25-cell subtable, MOD makes one per subtable (docs/design.md, D-80); only the set of
+    # a relation's cells matters below (sorted keys, sums of integer frequencies)
+    row_of = np.repeat(np.arange(rel.shape[0]), np.diff(rel.indptr))
+    inner = (rel.data > 0) & prim[rel.indices]
+    n_prim = np.bincount(row_of[inner], minlength=rel.shape[0])
     for r in np.flatnonzero(n_prim >= 2):
-        cells = child.indices[child.indptr[r] : child.indptr[r + 1]]
-        pc = cells[prim[cells]]
+        lo_r, hi_r = rel.indptr[r], rel.indptr[r + 1]
+        pc = rel.indices[lo_r:hi_r][inner[lo_r:hi_r]]
         f = freq[pc]
         risky = False
         if pc.size == 2:
@@ -174,15 +177,6 @@ def with_singleton_cells(
     unit = 10.0 ** (-problem.decimals)
     upl = np.maximum(1e-4 * np.abs(vals), unit)
     hi = np.maximum(hi, vals + upl)
-    rows = []
-    cols = []
-    data = []
-    for j, g in enumerate(groups):
-        rows += [j] * (len(g) + 1)
-        cols += [n + j, *g]
-        data += [-1.0] + [1.0] * len(g)
-    extra = sp.csr_matrix((data, (rows, cols)), shape=(k, n + k))
-    base = sp.hstack([rel, sp.csr_matrix((rel.shape[0], k))])
     spl = problem.spl if problem.spl is not None else np.zeros(n)
     return CSPProblem(
         values=np.r_[problem.values, vals],
@@ -192,13 +186,39 @@ def with_singleton_cells(
         status=np.r_[problem.status, np.full(k, Status.UNSAFE_MANUAL, dtype=problem.status.dtype)],
         lpl=np.r_[problem.lpl, np.zeros(k)],
         upl=np.r_[problem.upl, upl],
-        relations=sp.vstack([base, extra]).tocsr(),
+        relations=_with_group_rows(rel, groups, n),
         rhs=np.r_[problem.rhs, np.zeros(k)],
         spl=np.r_[spl, np.zeros(k)],
         decimals=problem.decimals,
         dims=None,
         freq=np.r_[freq, np.array([freq[list(g)].sum() for g in groups])],
         names=list(problem.names),
+    )
+
+
+def _with_group_rows(rel: sp.csr_matrix, groups: list[tuple[int, ...]], n: int) -> sp.csr_matrix:
+    """`rel` with k columns of zeros and one row per group (Σ its cells − its virtual cell
+    n + j = 0): the arrays scipy's hstack, COO conversion and vstack gave (each group's
+    cells ascending, then its virtual cell; float data), built without them (D-80)."""
+    k = len(groups)
+    sizes = np.fromiter((len(g) + 1 for g in groups), dtype=np.int64, count=k)
+    cols = np.fromiter(
+        (c for j, g in enumerate(groups) for c in (*g, n + j)),
+        dtype=np.int64,
+        count=int(sizes.sum()),
+    )
+    vals = np.ones(cols.size)
+    vals[np.cumsum(sizes) - 1] = -1.0
+    nnz = int(rel.indptr[-1])
+    indptr = np.concatenate([rel.indptr[:-1].astype(np.int64), nnz + np.r_[0, np.cumsum(sizes)]])
+    idx_type = np.int32 if max(nnz + cols.size, n + k) < np.iinfo(np.int32).max else np.int64
+    return sp.csr_matrix(
+        (
+            np.concatenate([rel.data[:nnz].astype(float), vals]),
+            np.concatenate([rel.indices[:nnz].astype(idx_type), cols.astype(idx_type)]),
+            indptr.astype(idx_type),
+        ),
+        shape=(rel.shape[0] + k, n + k),
     )
 
 
