@@ -243,24 +243,22 @@ def test_the_covers_kept_areas_are_the_fresh_ones():
 
 
 def test_a_moves_shifts_by_cell():
-    """`Cover.shift_at` is the move's shift by cell, made once."""
+    """`Cover.shift_at` is the move's shift by cell on the cells `uncovered` reads (those a
+    respondent alone makes up and the primaries it proves), made once."""
     from argusqt.protection.audit import insider_cover as ic
 
     problem = mixed_problem(2)
     ctx = MoveContext(problem)
     sup = ctx.movable.copy()
-    empty = ic.sp.csr_matrix((1, problem.n_cells))
-    cover = ic.Cover(
-        ctx,
-        sup,
-        empty,
-        empty,
-        [],
-        np.zeros(problem.n_cells, np.int64),
-        ic.Hops(problem.relations, sup),
-    )
-    idx = np.flatnonzero(sup)[:4]
-    d = np.array([1.5, -2.0, 0.25, 3.0])[: idx.size]
-    cover.add(idx, d)
-    assert cover.shift_at(0) == dict(zip(idx.tolist(), d.tolist(), strict=True))
+    idx = np.flatnonzero(sup)[:6]
+    # a respondent alone in the first two cells of the move
+    ksup = ic.sp.csr_matrix((np.ones(2), idx[:2], [0, 2]), shape=(1, problem.n_cells))
+    label = np.zeros(problem.n_cells, np.int64)
+    hops = ic.Hops(problem.relations, sup)
+    cover = ic.Cover(ctx, sup, ksup, ksup * 0, [], label, hops)
+    d = np.array([1.5, -2.0, 0.25, 3.0, -1.0, 2.0])[: idx.size]
+    up, dn = ctx.proves(idx, d)
+    assert cover.add(idx, d) == frozenset({0})
+    keep = np.isin(idx, idx[:2]) | up | dn
+    assert cover.shift_at(0) == dict(zip(idx[keep].tolist(), d[keep].tolist(), strict=True))
     assert cover.shift_at(0) is cover.shift_at(0)

@@ -128,8 +128,9 @@ class Cover:
         self._avoided = np.zeros(sup.shape[0], dtype=bool)  # `path`'s lookup (np.isin: slower)
         self._known_in: dict[int, np.ndarray] = {}  # component → its cells an attacker knows
         self._attackers: dict[int, frozenset[int]] = {}
-        # the moves: who each touches, (cells, shifts), and per pair the moves proving it;
-        # a move's shifts by cell are made only when `uncovered` combines two moves (D-79)
+        # the moves: who each touches, (cells, shifts) on its known and proved cells, and per
+        # pair the moves proving it; a move's shifts by cell are made only when `uncovered`
+        # combines two moves (D-79)
         self.hit: list[frozenset[int]] = []
         self.moves: list[tuple[np.ndarray, np.ndarray]] = []
         self._shift_at: dict[int, dict[int, float]] = {}
@@ -170,9 +171,13 @@ class Cover:
         `proved`: `ctx.proves(idx, d)` when the caller computed it (seed, for many moves)."""
         mid = len(self.hit)
         who = self.owner[idx]
-        self.hit.append(frozenset(who[who >= 0].tolist()))
-        self.moves.append((idx, d))
+        touched = who >= 0
+        self.hit.append(frozenset(who[touched].tolist()))
         up, dn = self.ctx.proves(idx, d) if proved is None else proved
+        # the shifts `uncovered` may read: on known cells and on the primaries proved (only
+        # those, as the dicts before held: all of a move's cells raised b97768's peak 30 MB)
+        keep = touched | up | dn
+        self.moves.append((idx[keep], d[keep]))
         of_pair = self.of_pair
         for q in idx[up].tolist():
             of_pair[(q, UP)].append(mid)
@@ -182,7 +187,7 @@ class Cover:
         return self.hit[mid]
 
     def shift_at(self, mid: int) -> dict[int, float]:
-        """Move `mid`'s shift by cell (made once, on first use)."""
+        """Move `mid`'s shift by cell, on its known and proved cells (made once, on first use)."""
         at = self._shift_at.get(mid)
         if at is None:
             idx, d = self.moves[mid]
