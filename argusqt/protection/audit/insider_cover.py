@@ -16,6 +16,7 @@ and one of them puts that cell back at its value.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -132,11 +133,15 @@ class Cover:
         self._avoided = np.zeros(sup.shape[0], dtype=bool)  # `path`'s lookup (np.isin: slower)
         self._known_in: dict[int, np.ndarray] = {}  # component → its cells an attacker knows
         self._attackers: dict[int, frozenset[int]] = {}
-        # the moves: who each touches, its shift on known cells, the sign on every cell
+        # the moves: who each touches, (cells, shifts) on its known and proved cells, and per
+        # pair the moves proving it; a move's shifts by cell are made only when `uncovered`
+        # combines two moves (D-79)
         self.hit: list[frozenset[int]] = []
-        self.shift: list[dict[int, float]] = []
-        self.sign: list[dict[int, float]] = []
-        self.of_pair: dict[Key, list[int]] = {}
+        self.moves: list[tuple[np.ndarray, np.ndarray]] = []
+        self._shift_at: dict[int, dict[int, float]] = {}
+        self._areas_of = -1  # the cell whose areas `_areas` holds (by ball limit, 0: grid's)
+        self._areas: dict[int, np.ndarray] = {}
+        self.of_pair: defaultdict[Key, list[int]] = defaultdict(list)
         #: the moves its path LPs found (cells, shifts): a later audit of a pattern that
         #: still suppresses their cells starts from them (seed)
         self.found: list[tuple[np.ndarray, np.ndarray]] = []
@@ -173,16 +178,26 @@ class Cover:
         who = self.owner[idx]
         touched = who >= 0
         self.hit.append(frozenset(who[touched].tolist()))
-        self.shift.append(dict(zip(idx[touched].tolist(), d[touched].tolist(), strict=True)))
         up, dn = self.ctx.proves(idx, d) if proved is None else proved
-        either = idx[up | dn]
-        self.sign.append(dict(zip(either.tolist(), np.sign(d[up | dn]).tolist(), strict=True)))
+        # the shifts `uncovered` may read: on known cells and on the primaries proved (only
+        # those, as the dicts before held: all of a move's cells raised b97768's peak 30 MB)
+        keep = touched | up | dn
+        self.moves.append((idx[keep], d[keep]))
+        of_pair = self.of_pair
         for q in idx[up].tolist():
-            self.of_pair.setdefault((q, UP), []).append(mid)
+            of_pair[(q, UP)].append(mid)
         for q in idx[dn].tolist():
-            self.of_pair.setdefault((q, DOWN), []).append(mid)
+            of_pair[(q, DOWN)].append(mid)
         self.figures["moves"] += 1
         return self.hit[mid]
+
+    def shift_at(self, mid: int) -> dict[int, float]:
+        """Move `mid`'s shift by cell, on its known and proved cells (made once, on first use)."""
+        at = self._shift_at.get(mid)
+        if at is None:
+            idx, d = self.moves[mid]
+            at = self._shift_at[mid] = dict(zip(idx.tolist(), d.tolist(), strict=True))
+        return at
 
     def uncovered(self, key: Key) -> set[int]:
         """Attackers of the pair's component none of its moves (or two of them) avoids."""
@@ -204,8 +219,11 @@ class Cover:
             for r in [r for r in left if self.n_known[r] == 1]:
                 k = int(self.only_cell[r])
                 # the point each move gives for the pair: its shift on k times ± (the side
-                # of the move that proves the pair)
-                sides = {np.sign(self.shift[m][k]) * self.sign[m][cell] * direction for m in moves}
+                # of the move that proves the pair: the sign of its shift on the primary)
+                sides = {
+                    np.sign(self.shift_at(m)[k]) * np.sign(self.shift_at(m)[cell]) * direction
+                    for m in moves
+                }
                 if len(sides) > 1:
                     left.discard(r)
                     self.figures["combinations"] += 1
@@ -267,15 +285,32 @@ class Cover:
     def areas(self, cell: int) -> Iterator[np.ndarray]:
         """Growing sets of suppressed cells around `cell` for its path LPs."""
         comp = self.comps[int(self.label[cell])]
-        grid = self.ctx.grid
-        if grid is not None:
-            n = grid.neighbourhood(cell, _Suppressed(self.sup), k_free=0, k_sup=1 << 30, climb=1)
-            yield n[self.sup[n]]
+        if self.ctx.grid is not None:
+            yield self._area(cell, 0)
         for limit in BALL_LIMITS:
             if limit >= comp.cells.size:
                 break
-            yield self.hops.ball(cell, limit)
+            yield self._area(cell, limit)
         yield comp.cells
+
+    def _area(self, cell: int, limit: int) -> np.ndarray:
+        """The grid neighbourhood's suppressed cells (limit 0) or a ball, kept for the last
+        cell asked: its other side asks the same (the pattern is fixed; D-79)."""
+        if self._areas_of != cell:
+            self._areas_of, self._areas = cell, {}
+        got = self._areas.get(limit)
+        if got is None:
+            if limit == 0:
+                grid = self.ctx.grid
+                assert grid is not None
+                n = grid.neighbourhood(
+                    cell, _Suppressed(self.sup), k_free=0, k_sup=1 << 30, climb=1
+                )
+                got = n[self.sup[n]]
+            else:
+                got = self.hops.ball(cell, limit)
+            self._areas[limit] = got
+        return got
 
     def avoid(self, left: set[int], comp: int) -> np.ndarray:
         """The suppressed cells of the attackers `left` in the component."""

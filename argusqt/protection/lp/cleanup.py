@@ -10,7 +10,7 @@ when it is small). If all of them find another witness, the cell stays published
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -133,18 +133,57 @@ class WitnessUsers:
                 self.later[c].append(new)
 
 
+class PathMemo:
+    """The clean-up's path LPs by their exact input, the last `size` of them: the same LP
+    gives the same answer (HiGHS, one thread, a fixed seed, each LP passed whole), so one
+    met again is not solved again (D-79: 377 of b97768's 11,007). Valid for one
+    MoveContext whose bounds and movable cells stay as they are (one clean-up)."""
+
+    def __init__(self, size: int = 2048):
+        self.size = size
+        self.hits = 0
+        self._lps: OrderedDict[tuple[int, int, bytes, bytes], np.ndarray | None] = OrderedDict()
+
+    def path_move(
+        self, ctx: MoveContext, cell: int, direction: int, cells: np.ndarray, permanent: np.ndarray
+    ) -> np.ndarray | None:
+        """`ctx.path_move` with find_witness's costs (fixed by `permanent[cells]`)."""
+        perm = permanent[cells]
+        # cells as int32 (ids below 2³¹), the costs' two values as bits: ≈ 4 bytes a cell
+        # kept, ≤ 8 MB on b97768 (its areas reach thousands of cells)
+        key = (
+            cell,
+            direction,
+            np.asarray(cells, dtype=np.int32).tobytes(),
+            np.packbits(perm).tobytes(),
+        )
+        if key in self._lps:
+            self._lps.move_to_end(key)
+            self.hits += 1
+            return self._lps[key]
+        d = ctx.path_move(cell, direction, cells, np.where(perm, 1e-3, 1.0))
+        self._lps[key] = d
+        if len(self._lps) > self.size:
+            self._lps.popitem(last=False)
+        return d
+
+
 def find_witness(
     ctx: MoveContext,
     key: Key,
     sup: np.ndarray,
     permanent: np.ndarray,
     max_full: int,
+    memo: PathMemo | None = None,
 ) -> tuple[np.ndarray, np.ndarray] | None:
-    """A move for `key` using suppressed cells only (permanent ones preferred), or None."""
+    """A move for `key` using suppressed cells only (permanent ones preferred), or None.
+    `memo`: the clean-up's LPs met before (the same `ctx`, its bounds unchanged)."""
     cell, direction = key
     for cells in _witness_areas(ctx, cell, sup, max_full):
-        cost = np.where(permanent[cells], 1e-3, 1.0)
-        d = ctx.path_move(cell, direction, cells, cost)
+        if memo is not None:
+            d = memo.path_move(ctx, cell, direction, cells, permanent)
+        else:
+            d = ctx.path_move(cell, direction, cells, np.where(permanent[cells], 1e-3, 1.0))
         if d is not None:
             moved = d != 0
             return cells[moved], d[moved]
@@ -253,6 +292,7 @@ def cleanup(
     cost = np.abs(np.asarray(problem.cost, dtype=float))
     cand = np.flatnonzero(sup & ~ctx.primary)
     cand = cand[np.argsort(-cost[cand], kind="stable")]
+    memo = PathMemo()
     removed = 0
     n_reused = 0  # pairs proved again by a kept move instead of an LP
     stopped: str | bool = False
@@ -278,7 +318,7 @@ def cleanup(
                 continue
             mid = witnesses.other_proof(key, sup)
             if mid is None:
-                found = find_witness(ctx, key, sup, perm, max_full)
+                found = find_witness(ctx, key, sup, perm, max_full, memo)
                 n_lps += 1
                 if found is None:
                     ok = False
@@ -310,5 +350,11 @@ def cleanup(
                     elapsed=watch.elapsed,
                 )
             )
-    info = {"removed": removed, "lps": n_lps, "reused": n_reused, "elapsed": watch.elapsed}
+    info = {
+        "removed": removed,
+        "lps": n_lps,
+        "reused": n_reused,
+        "replayed": memo.hits,
+        "elapsed": watch.elapsed,
+    }
     return sup, info | {"stopped": stopped}
