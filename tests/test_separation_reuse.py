@@ -145,3 +145,45 @@ def test_the_lp_point_read_from_the_variables_is_getsolvals(monkeypatch) -> None
     monkeypatch.setattr(scip_plugins._CapacityHandler, "_x_lp", lambda self: self._x())
     old = solve_optimal(p, {"max_time": 600})
     assert old.optimal and old.cost == r.cost and old.lower_bound == r.lower_bound
+
+
+def test_targets_passed_by_remembered_moves_before_the_loop_change_nothing(monkeypatch) -> None:
+    """Separator._may_need_lp (D-76) drops a block's targets that remembered moves show
+    protected before its first LP: the same outcomes, cuts and attacker LPs as the loop
+    asking each target in turn, and reach_many gives reach's floats."""
+    dropped = 0
+    real = Separator._may_need_lp
+    for problem in _problems():
+        fast, slow = Separator(problem), Separator(problem)
+        fast.reuse = slow.reuse = True
+        rng = np.random.default_rng(problem.n_cells + 5)
+        for x in _points(rng, problem.n_cells, 12):
+            monkeypatch.setattr(Separator, "_may_need_lp", real)
+            got = fast.separate(x)
+            xf = fast.full_point(x)
+            for sense in (1, -1):
+                many = fast.certs.reach_many(fast.targets, sense, xf)
+                one = [fast.certs.reach(int(p), sense, xf) for p in fast.targets]
+                assert many.tolist() == one  # to the bit
+            # a target is dropped only when every direction it needs is reached
+            keep = real(fast, fast.targets)
+            for i, p in enumerate(fast.targets):
+                up, down = (fast.certs.reach(int(p), s, xf) for s in (1, -1))
+                need = bool(fast.spl[p] > 0)
+                need |= fast.upl[p] > 0 and up < fast.upl[p] + fast.eps
+                need |= fast.lpl[p] > 0 and down < fast.lpl[p] + fast.eps
+                assert keep[i] == need
+                dropped += int(not need)
+            monkeypatch.setattr(
+                Separator, "_may_need_lp", lambda self, t: np.ones(t.size, dtype=bool)
+            )
+            want = slow.separate(x)
+            assert [(o.primary, o.low, o.high) for o in got] == [
+                (o.primary, o.low, o.high) for o in want
+            ]
+            for a, b in zip(got, want, strict=True):
+                assert [(c.cells.tolist(), c.coef.tolist()) for c in a.cuts] == [
+                    (c.cells.tolist(), c.coef.tolist()) for c in b.cuts
+                ]
+            assert fast.n_lps == slow.n_lps
+    assert dropped > 0
