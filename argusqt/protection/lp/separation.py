@@ -109,36 +109,6 @@ def _sweep_matrix(
     return indptr, indices, data
 
 
-@dataclass
-class _Pending:
-    """One primary's attacker LPs at a point: what is known of its range so far, the LPs it
-    still waits for (`open`) and the reduced costs of its failing directions."""
-
-    p: int
-    j: int  # its column in the block model
-    hi_val: float
-    lo_val: float
-    need_up: bool
-    need_lo: bool
-    reuse: bool
-    sliding: bool
-    open: int
-    d_up: np.ndarray | None = None
-    d_lo: np.ndarray | None = None
-
-
-def _stacked_arrays(blk: RowBlock, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """CSC arrays of k copies of the block's matrix side by side on the diagonal
-    (kron(I_k, M)): copy c has columns c·n_cols… and rows c·n_rows…"""
-    nnz = int(blk.indptr[-1])
-    copies = np.arange(k, dtype=np.int64)
-    indptr = np.empty(k * blk.n_cols + 1, dtype=np.int64)
-    indptr[:-1] = (blk.indptr[:-1][None, :] + nnz * copies[:, None]).ravel()
-    indptr[-1] = k * nnz
-    indices = (blk.indices[None, :] + blk.n_rows * copies[:, None]).ravel()
-    return indptr, indices, np.tile(blk.data, k)
-
-
 class OutOfTime(RuntimeError):
     """An attacker LP reached the separator's deadline."""
 
@@ -208,13 +178,6 @@ class Separator:
         #: for the separator's life — a change in place would replay outdated cuts
         self.memo: BlockMemo | None = None
         self._additive = not self.rhs_dev.any()
-        #: at fractional points, a block's attacker LPs solved this many at a time as one
-        #: HiGHS model of copies of the block (each HiGHS run costs ~0.1 ms whatever its
-        #: size; docs/design.md, D-76); 1: one by one
-        self.stack = 1
-        self._lp_stack: highspy.Highs | None = None
-        self._stack_cols = np.zeros(0, dtype=np.int32)  # the costs the last batch set
-        self._integral = True  # the point of the current separate() call is 0/1
 
     # ------------------------------------------------------------------ helpers
     def full_point(self, x: np.ndarray) -> np.ndarray:
@@ -307,8 +270,7 @@ class Separator:
         var = xf > X_EPS
         # coverage LPs pay off at 0/1 points (mostly protected); at fractional ones most
         # primaries fail anyway
-        self._integral = bool(np.all((xf <= X_EPS) | (xf >= 1 - X_EPS)))
-        sweep = self.sweep and self._integral
+        sweep = self.sweep and bool(np.all((xf <= X_EPS) | (xf >= 1 - X_EPS)))
         targets = self.targets if primaries is None else np.asarray(primaries, dtype=np.int64)
         if targets.size == 0:
             return []
@@ -380,15 +342,12 @@ class Separator:
         self._run_hi = np.zeros(cells.size)
         self._last = -1
         self._cells = cells
-        self._rows = rows
         before = self.n_lps
         if 3 <= pos.size and cells.size <= SWEEP_CELLS and sweep:
             self._sweep(blk, lo, hi, self.rhs_dev[rows], pos, block_t)
         if record is not None:  # the coverage LPs, spent before the first poll
             record.append((None, self.n_lps - before))
             before = self.n_lps
-        elif self.stack > 1 and not self._integral and not stop_at_first and pos.size > 1:
-            return self._separate_stacked(h, blk, block_t, pos, lo, hi, out, cancel)
         for p, j in zip(block_t, pos, strict=True):
             if cancel is not None and cancel.cancelled:
                 self.interrupted = True
@@ -426,153 +385,15 @@ class Separator:
             keep |= need
         return keep
 
-    def _separate_stacked(
-        self,
-        h: highspy.Highs,
-        blk: RowBlock,
-        block_t: np.ndarray,
-        pos: np.ndarray,
-        lo: np.ndarray,
-        hi: np.ndarray,
-        out: list[AttackerOutcome],
-        cancel: Cancellable | None,
-    ) -> bool:
-        """`_separate_block`'s loop at a fractional point with the LPs `stack` at a time: the
-        targets in order, each one's needs judged by the solutions of the batches solved so
-        far, a batch solved once `stack` LPs wait; outcomes appended in the targets' order.
-        Each copy's optimum and duals are those of its own LP (the copies share nothing), so
-        its range and capacity cut are an attacker LP's (docs/design.md, D-76)."""
-        k = int(min(self.stack, 2 * pos.size))
-        hs = self._stack_model(h, blk, lo, hi, k)
-        if hs is None:  # no basis to start from: one by one
-            for p, j in zip(block_t, pos, strict=True):
-                if cancel is not None and cancel.cancelled:
-                    self.interrupted = True
-                    return True
-                try:
-                    res = self._solve_primary(h, blk, int(p), int(j))
-                except OutOfTime:
-                    self.interrupted = True
-                    return True
-                if res is not None:
-                    out.append(res)
-            return False
-        waiting: list[_Pending] = []
-        batch: list[tuple[_Pending, float]] = []
-        done = 0  # waiting[:done] already judged
-        self._stack_cols = np.zeros(0, dtype=np.int32)
-        for i, (p, j) in enumerate(zip(block_t, pos, strict=True)):
-            if cancel is not None and cancel.cancelled:
-                self.interrupted = True
-                return True
-            st = self._needs(int(p), int(j))
-            waiting.append(st)
-            if st.need_up:
-                batch.append((st, -1.0))
-            if st.need_lo:
-                batch.append((st, 1.0))
-            last = i == pos.size - 1
-            while len(batch) >= k or (last and batch):
-                try:
-                    self._run_stacked(hs, blk, batch[:k], k)
-                except OutOfTime:
-                    self.interrupted = True
-                    return True
-                batch = batch[k:]
-            while done < len(waiting) and waiting[done].open == 0:
-                w = waiting[done]
-                res = self._judge(w.p, w.lo_val, w.hi_val, w.d_up, w.d_lo)
-                if res is not None:
-                    out.append(res)
-                done += 1
-        return False
-
-    def _stack_model(
-        self, h: highspy.Highs, blk: RowBlock, lo: np.ndarray, hi: np.ndarray, k: int
-    ) -> highspy.Highs | None:
-        """k copies of the block's LP in one model, each started from the basis of the block
-        LP solved once with no objective (dual simplex from scratch); None when that LP is
-        not solved."""
-        if self.deadline is not None:
-            h.setOptionValue("time_limit", max(0.01, self.deadline.remaining))
-        h.run()
-        self.n_lps += 1
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            return None
-        basis = h.getBasis()
-        h.setOptionValue("simplex_strategy", 4)  # the one-by-one fallback re-solves primal
-        self._fresh = False
-        if self._lp_stack is None:
-            self._lp_stack = new_highs(primal=True, presolve=False)
-        hs = self._lp_stack
-        b = np.tile(self.rhs_dev[self._rows], k)
-        indptr, indices, data = _stacked_arrays(blk, k)
-        pass_model(
-            hs, indptr, indices, data, k * blk.n_rows, np.zeros(k * blk.n_cols),
-            np.tile(lo, k), np.tile(hi, k), b, b,
-        )  # fmt: skip
-        start = highspy.HighsBasis()
-        start.col_status = list(basis.col_status) * k
-        start.row_status = list(basis.row_status) * k
-        start.valid = True
-        hs.setBasis(start)
-        return hs
-
-    def _run_stacked(
-        self, hs: highspy.Highs, blk: RowBlock, batch: list[tuple[_Pending, float]], k: int
-    ) -> None:
-        """Solve the batch's LPs (copy c optimises ±y_j of batch[c]) in one run; every copy's
-        solution joins the running extremes (each is an attacker move)."""
-        nc, nr = blk.n_cols, blk.n_rows
-        cols = np.array([c * nc + st.j for c, (st, _) in enumerate(batch)], dtype=np.int32)
-        if self._stack_cols.size:
-            hs.changeColsCost(
-                self._stack_cols.size, self._stack_cols, np.zeros(self._stack_cols.size)
-            )
-        hs.changeColsCost(cols.size, cols, np.array([s for _, s in batch]))
-        self._stack_cols = cols
-        if self.deadline is not None:
-            hs.setOptionValue("time_limit", max(0.01, self.deadline.remaining))
-        hs.run()
-        self.n_lps += len(batch)
-        status = hs.getModelStatus()
-        if status == highspy.HighsModelStatus.kTimeLimit:
-            raise OutOfTime("attacker LP stopped at the deadline")
-        if status != highspy.HighsModelStatus.kOptimal:
-            hs.clearSolver()  # numerical trouble (the true table is feasible): from scratch
-            hs.run()
-            status = hs.getModelStatus()
-            if status == highspy.HighsModelStatus.kTimeLimit:
-                raise OutOfTime("attacker LP stopped at the deadline")
-            if status != highspy.HighsModelStatus.kOptimal:
-                raise RuntimeError(f"attacker LP not solved: {hs.modelStatusToString(status)}")
-        sol = hs.getSolution()
-        y = np.asarray(sol.col_value, dtype=float).reshape(k, nc)
-        pi = np.asarray(sol.row_dual, dtype=float).reshape(k, nr)
-        np.minimum(self._run_lo, y.min(axis=0), out=self._run_lo)
-        np.maximum(self._run_hi, y.max(axis=0), out=self._run_hi)
-        for c, (st, sense) in enumerate(batch):
-            self._took(blk, st, sense, sense * float(y[c, st.j]), pi[c], y[c])
-
     def _solve_primary(self, h, blk: RowBlock, p: int, j: int):
         """Both attacker LPs of primary p (column j of the block model), skipped when an
         earlier attacker solution of the block (or a remembered move, `reuse`) already shows
         p protected in that direction. Reduced costs only for a direction that fails: only
         its cut needs them."""
-        st = self._needs(p, j)
-        if st.need_up:
-            obj, pi = self._run(h, j, -1.0)
-            self._took(blk, st, -1.0, obj, pi, self._y)
-        if st.need_lo:
-            obj, pi = self._run(h, j, 1.0)
-            self._took(blk, st, 1.0, obj, pi, self._y)
-        return self._judge(p, st.lo_val, st.hi_val, st.d_up, st.d_lo)
-
-    def _needs(self, p: int, j: int) -> _Pending:
-        """Which attacker LPs primary p (column j) needs at this point: the running extremes
-        of the block's solutions so far and the remembered moves (`reuse`) decide."""
         a_p = self.values[p]
-        sliding = bool(self.spl[p] > 0)
+        n = self.values.shape[0]
+        d_up = d_lo = None
+        sliding = self.spl[p] > 0
         hi_val, lo_val = a_p + self._run_hi[j], a_p + self._run_lo[j]
         need_up = sliding or (self.upl[p] > 0 and hi_val - a_p < self.upl[p] + self.eps)
         need_lo = sliding or (self.lpl[p] > 0 and a_p - lo_val < self.lpl[p] + self.eps)
@@ -587,31 +408,21 @@ class Separator:
             if moved >= self.lpl[p] + self.eps:
                 lo_val, need_lo = a_p - moved, False
                 self.certs.reused += 1
-        open_lps = int(bool(need_up)) + int(bool(need_lo))
-        return _Pending(
-            p, j, hi_val, lo_val, bool(need_up), bool(need_lo), reuse, sliding, open_lps
-        )
-
-    def _took(
-        self, blk: RowBlock, st: _Pending, sense: float, obj: float, pi: np.ndarray, y: np.ndarray
-    ) -> None:
-        """Primary st.p's attacker LP in direction `sense` (−1: up, +1: down) solved with
-        optimum `obj`, row duals `pi` and block solution `y`: its range, and the reduced
-        costs when that direction fails (or the move remembered when it holds, `reuse`)."""
-        p, a_p, n = st.p, self.values[st.p], self.values.shape[0]
-        st.open -= 1
-        if sense < 0:
-            st.hi_val = a_p - obj
-            if st.sliding or st.hi_val - a_p < self.upl[p] - self.eps:
-                st.d_up = self._reduced(blk, pi, p, -1.0, n)
-            elif st.reuse and st.hi_val - a_p >= self.upl[p] + self.eps:
-                self.certs.keep(p, 1, self._cells, y)
-        else:
-            st.lo_val = a_p + obj
-            if st.sliding or a_p - st.lo_val < self.lpl[p] - self.eps:
-                st.d_lo = self._reduced(blk, pi, p, 1.0, n)
-            elif st.reuse and a_p - st.lo_val >= self.lpl[p] + self.eps:
-                self.certs.keep(p, -1, self._cells, y)
+        if need_up:
+            obj, pi = self._run(h, j, -1.0)
+            hi_val = a_p - obj
+            if sliding or hi_val - a_p < self.upl[p] - self.eps:
+                d_up = self._reduced(blk, pi, p, -1.0, n)
+            elif reuse and hi_val - a_p >= self.upl[p] + self.eps:
+                self.certs.keep(p, 1, self._cells, self._y)
+        if need_lo:
+            obj, pi = self._run(h, j, 1.0)
+            lo_val = a_p + obj
+            if sliding or a_p - lo_val < self.lpl[p] - self.eps:
+                d_lo = self._reduced(blk, pi, p, 1.0, n)
+            elif reuse and a_p - lo_val >= self.lpl[p] + self.eps:
+                self.certs.keep(p, -1, self._cells, self._y)
+        return self._judge(p, lo_val, hi_val, d_up, d_lo)
 
     def _sweep(self, blk: RowBlock, lo, hi, b, pos: np.ndarray, targets: np.ndarray) -> None:
         """Coverage LPs: move all targets of a block up (then down) towards their levels at

@@ -309,7 +309,6 @@ def solve_pattern(
     relaxed: bool = False,
     moves: list[tuple[np.ndarray, np.ndarray]] | None = None,
     memo_blocks: bool = False,
-    stack_lps: int = 1,
 ) -> PatternOutcome:
     """Branch-and-cut on `problem` with cells fixed as in `fixed` (NaN = free; see Separator).
 
@@ -331,8 +330,7 @@ def solve_pattern(
     `moves` (with `reuse_moves`): attacker moves found before, each checked, as remembered
     moves (lp/seeded_moves.py; MOD's witnesses of its start, D-67). `memo_blocks` (without
     `reuse_moves`): a block met again at the same point is replayed, its LPs counted as
-    solved (lp/block_memo.py; MOD's subtables, D-72). `stack_lps` > 1: at fractional points a
-    block's attacker LPs that many at a time in one HiGHS model (D-76).
+    solved (lp/block_memo.py; MOD's subtables, D-72).
     """
     call = dict(locals())  # for a new start with the rule-aware bridgeless cuts (D-75)
     watch = Stopwatch()
@@ -346,9 +344,6 @@ def solve_pattern(
     # (lp/separation.py Certificates; docs/design.md D-46): OPT's choice; off for the
     # LP-budgeted callers (MOD's subtables, HEUR's polish), whose budgets count LPs
     sep.reuse = reuse_moves
-    # at fractional points the attacker LPs of a block `stack_lps` at a time, one HiGHS run
-    # (lp/separation.py Separator.stack; docs/design.md, D-76)
-    sep.stack = max(1, int(stack_lps))
     if memo_blocks and not reuse_moves:
         sep.memo = BlockMemo()
     if moves:

@@ -247,9 +247,6 @@ class OptOptions(SuppressOptions):
     rins: bool = False
     #: try an attacker move remembered from an earlier point before each LP (D-46)
     reuse_moves: bool = True
-    #: at fractional points a block's attacker LPs this many at a time, one HiGHS model of
-    #: copies of the block (1: one by one; docs/design.md, D-76)
-    stack_lps: int = 1
     #: the guided heuristic's pattern gets the rule on combined cells' cells before SCIP sees
     #: it (off: opt_bound_805 −5.8 % at load 9 but +1.8 % at load 2–4, g30 +0.43 %, D-61)
     guided_rule: bool = False
@@ -474,7 +471,6 @@ def solve_optimal(
         covers=bool(opts.covers),
         rins=bool(opts.rins),
         reuse_moves=bool(opts.reuse_moves),
-        stack_lps=int(opts.stack_lps),
         combined=problem.pattern_rule if opts.publish else None,
         polish=bool(opts.polish),
         relaxed=bool(opts.relaxed),

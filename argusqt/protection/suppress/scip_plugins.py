@@ -204,7 +204,6 @@ class _CapacityHandler(Conshdlr):
             sep.deadline = self.sep.deadline
             sep.sweep = self.sep.sweep
             sep.reuse = self.sep.reuse
-            sep.stack = self.sep.stack
             hit = self.insider_pool[key] = (sep, set())
         return hit
 
