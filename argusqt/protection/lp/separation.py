@@ -328,10 +328,6 @@ class Separator:
         failing outcomes appended to `out`; True when the call must return (the first
         failure with `stop_at_first`, a cancel, the deadline). `record` gets the coverage
         LPs' count, then each target's outcome and the attacker LPs it took: BlockMemo."""
-        if record is None and not sweep and self.reuse and self._additive:
-            block_t = block_t[self._may_need_lp(block_t)]
-            if block_t.size == 0:  # every target shown protected by a remembered move
-                return False
         blk = self._block(cells, rows)
         h = self._lp = _load_lp(self._lp, blk, lo, hi, self.rhs_dev[rows])
         h.setOptionValue("simplex_strategy", 1)  # dual simplex from scratch, primal after
@@ -365,25 +361,6 @@ class Separator:
                 if stop_at_first:
                     return True
         return False
-
-    def _may_need_lp(self, block_t: np.ndarray) -> np.ndarray:
-        """Per target of a block, whether it may need an attacker LP here. Before the block's
-        first LP its running extremes are the true table's (δ = 0), so only a remembered move
-        can show a direction protected, and the block's LPs only widen the extremes: a target
-        whose every direction a remembered move shows protected needs none whatever the
-        order, and its outcome is None. Judged for all targets at once, with the same
-        arithmetic as Certificates.reach, so the loop makes the same decisions (D-76)."""
-        sliding = self.spl[block_t] > 0
-        keep = sliding.copy()
-        for sense, pl in ((1, self.upl[block_t]), (-1, self.lpl[block_t])):
-            ask = (pl > 0) & ~sliding
-            need = ask.copy()
-            if ask.any():
-                moved = self.certs.reach_many(block_t[ask], sense, self._xf)
-                fits = moved >= pl[ask] + self.eps
-                need[np.flatnonzero(ask)[fits]] = False
-            keep |= need
-        return keep
 
     def _solve_primary(self, h, blk: RowBlock, p: int, j: int):
         """Both attacker LPs of primary p (column j of the block model), skipped when an
@@ -618,28 +595,6 @@ class Certificates:
             return
         per_x = np.where(d > 0, self.ub[c], self.lb[c]) / np.abs(d)
         self.moves[(p, sense)] = (c, per_x, abs(float(d[at[0]])))
-
-    def reach_many(self, ps: np.ndarray, sense: int, xf: np.ndarray) -> np.ndarray:
-        """`reach` of each primary in `ps` in direction sense, in one pass: the same products
-        and minima, so the same floats."""
-        out = np.zeros(ps.size)
-        got = [self.moves.get((int(p), sense)) for p in ps]
-        at = [i for i, g in enumerate(got) if g is not None]
-        moves = [g for g in got if g is not None]
-        if not moves:
-            return out
-        cells = np.concatenate([m[0] for m in moves])
-        per_x = np.concatenate([m[1] for m in moves])
-        lens = np.array([m[0].size for m in moves], dtype=np.int64)
-        starts = np.zeros(lens.size, dtype=np.int64)
-        np.cumsum(lens[:-1], out=starts[1:])
-        x = xf[cells]
-        inside = x > 0
-        # published cells give no move (as in reach); x = 1 there keeps inf·0 out
-        low = np.minimum.reduceat(per_x * np.where(inside, x, 1.0), starts)
-        reach = np.minimum(1.0, low) * np.array([m[2] for m in moves])
-        out[at] = np.where(np.logical_and.reduceat(inside, starts), reach, 0.0)
-        return out
 
     def reach(self, p: int, sense: int, xf: np.ndarray) -> float:
         """How far the remembered move, scaled to fit x, takes p in direction sense (0: none
