@@ -211,10 +211,10 @@ def singleton_options(opts: SuppressOptions) -> tuple[bool, bool, int]:
 #: above every generated table's (≤ 23.5 %) and opt_bound_805's (27.4 %), below the sample's
 #: (33.4 %; docs/design.md, D-75)
 ROOT_GAP_BRIDGELESS = 0.30
-#: SCIP's cut selector lets every efficacious cut of a round into the LP, however parallel
-#: to those chosen before it (SCIP's default 0.9 kept ≈ 3 of 19 capacity cuts a round): g04
-#: proven with 36 % fewer attacker LPs and 30 % less CPU (docs/design.md, D-77)
-CUT_ORTHOGONALITY = 0.0
+#: SCIP's cut selector's filter, SCIP's default: at 0 (every efficacious cut of a round into
+#: the LP) g04 is proven with 36 % fewer attacker LPs, g12 and g22 end cheaper, but g28's
+#: one-minute pattern is 2 % dearer side by side (docs/design.md, D-77): off by default
+CUT_ORTHOGONALITY = 0.9
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -261,7 +261,7 @@ class OptOptions(SuppressOptions):
     #: off: its repaired pattern was no cheaper than the guided heuristic's, D-61)
     relaxed: bool = False
     #: SCIP's cut selector's minimal orthogonality of a cut to those already chosen, at the
-    #: root and in the tree (0.9: SCIP's default, as before D-77)
+    #: root and in the tree (0.9: SCIP's default; 0 measured in D-77)
     cut_orthogonality: float = CUT_ORTHOGONALITY
 
 
