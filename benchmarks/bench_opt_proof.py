@@ -1,7 +1,9 @@
 """Issue 26 goal 1 (D-70): which side keeps a generated table unproven — OPT's captured
 branch-and-cut subproblem solved to its proof from its own start (cold), from its optimum
-(warm: the incumbent known from the first node), with SCIP branching priorities, or with
-solve_pattern keywords (a variant `key=json`, e.g. rule_capacities=false).
+(warm: the incumbent known from the first node), with SCIP branching priorities, with
+solve_pattern keywords (a variant `key=json`, e.g. rule_capacities=false) or with SCIP
+parameters (a variant `scip:name=json[;name=json…]`, e.g. `scip:conflict/enable=false`,
+or `scip:emphasis=optimality`; D-77). `--stats DIR` writes SCIP's statistics per variant.
 
 The subproblem is bench_opt_root.capture's (after the singleton options and the start
 heuristic; guided heuristic, insiders and the rule as OPT runs it), on CPU clocks as
@@ -11,7 +13,8 @@ A warm variant needs a cold run that proves the optimum first (same process).
 
 Usage:
     python benchmarks/bench_opt_proof.py --only g04 [--seconds 200]
-        [--variants cold,warm,totals,cost,fractional_sums=true]
+        [--variants cold,warm,totals,cost,fractional_sums=true,scip:separating/maxcuts=50]
+        [--stats /tmp/stats]
 """
 
 from __future__ import annotations
@@ -51,20 +54,60 @@ def priorities(problem, kwargs: dict, variant: str) -> np.ndarray:  # type: igno
     return prio
 
 
-def solve(args: tuple, kwargs: dict, seconds: float, prio: np.ndarray, start=None):  # type: ignore[no-untyped-def]
+#: CPU-s inside SCIP's optimize per run (the rest of a run: the separator's set-up, the
+#: first LP's rows, the start's repair, reading the outcome)
+INSIDE: list[float] = []
+
+
+def scip_settings(variant: str) -> dict:
+    """SCIP parameters of a `scip:name=json;…` variant (`emphasis=NAME` for a preset)."""
+    if not variant.startswith("scip:"):
+        return {}
+    out = {}
+    for item in variant[5:].split(";"):
+        key, val = item.split("=", 1)
+        raw = key in ("emphasis", "heuristics", "presolving", "separating")
+        out[key] = val if raw else json.loads(val)
+    return out
+
+
+def solve(  # type: ignore[no-untyped-def]
+    args: tuple,
+    kwargs: dict,
+    seconds: float,
+    prio: np.ndarray,
+    start=None,
+    settings: dict | None = None,
+    stats: Path | None = None,
+):
     """One run of the captured subproblem with `prio` on the cells' variables (`kwargs` as
-    solve_pattern takes them)."""
+    solve_pattern takes them), SCIP's `settings` over OPT's, its statistics to `stats`."""
     from argusqt.protection.suppress import branch_and_cut
 
     base = branch_and_cut.Model
 
     class PrioModel(base):  # type: ignore[misc, valid-type]
         def optimizeNogil(self):  # type: ignore[no-untyped-def]
+            from pyscipopt import SCIP_PARAMEMPHASIS, SCIP_PARAMSETTING
+
+            for key, val in (settings or {}).items():
+                if key == "emphasis":
+                    self.setEmphasis(getattr(SCIP_PARAMEMPHASIS, val.upper()), True)
+                elif key in ("heuristics", "presolving", "separating"):
+                    setting = getattr(SCIP_PARAMSETTING, val.upper())
+                    getattr(self, "set" + key.capitalize())(setting)
+                else:
+                    self.setParam(key, val)
             for v in self.getVars():
                 name = v.name[2:] if v.name.startswith("t_") else v.name
                 if name.startswith("x") and prio[int(name[1:])]:
                     self.chgVarBranchPriority(v, int(prio[int(name[1:])]))
-            return super().optimizeNogil()
+            c0 = time.process_time()
+            out = super().optimizeNogil()
+            INSIDE.append(time.process_time() - c0)
+            if stats is not None:
+                self.writeStatistics(str(stats))
+            return out
 
     branch_and_cut.Model = PrioModel  # type: ignore[attr-defined, misc]
     kw = dict(kwargs)
@@ -83,14 +126,15 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default="g04")
     ap.add_argument("--seconds", type=float, default=200.0)
-    ap.add_argument("--variants", default="cold,warm")
+    ap.add_argument("--variants", default="cold,warm", help="comma-separated")
+    ap.add_argument("--stats", type=Path, default=None, help="SCIP's statistics per variant here")
     a = ap.parse_args(argv)
     _cpu_clock()
     t = next(t for t in opt700_set() if t.name.startswith(a.only))
     args, kwargs = capture_table(t, Path(tempfile.mkdtemp(prefix="optproof_")))
     print(f"{t.name}: load at start {os.getloadavg()[0]:.1f}")
-    print("| variant | cost | bound | proven | nodes | attacker LPs | CPU s | load |")
-    print("|---|---|---|---|---|---|---|---|", flush=True)
+    print("| variant | cost | bound | proven | nodes | attacker LPs | CPU s | in optimize | load |")
+    print("|---|---|---|---|---|---|---|---|---|", flush=True)
     optimum = None
     for variant in a.variants.split(","):
         start = None
@@ -100,15 +144,24 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             start = optimum[: len(kwargs["start"])] if kwargs.get("start") is not None else optimum
         kw = dict(kwargs)
-        if "=" in variant:  # a solve_pattern keyword
+        settings = scip_settings(variant)
+        if "=" in variant and not settings:  # a solve_pattern keyword
             key, val = variant.split("=", 1)
             kw[key] = json.loads(val)
-        out, cpu = solve(args, kw, a.seconds, priorities(args[0], kwargs, variant), start)
+        stats = None
+        if a.stats is not None:
+            a.stats.mkdir(parents=True, exist_ok=True)
+            name = "".join(c if c.isalnum() else "_" for c in variant)
+            stats = a.stats / f"{t.name}-{name}.txt"
+        out, cpu = solve(args, kw, a.seconds, priorities(args[0], kwargs, variant), start,
+                         settings, stats)  # fmt: skip
         if variant == "cold" and out.optimal:
             optimum = out.mask
         bound = "-" if out.bound is None else f"{out.bound:,.0f}"
         print(f"| {variant} | {out.cost:,.0f} | {bound} | {'yes' if out.optimal else 'no'} | "
-              f"{out.nodes} | {out.lps} | {cpu:.1f} | {os.getloadavg()[0]:.1f} |", flush=True)  # fmt: skip
+              f"{out.nodes} | {out.lps} | {cpu:.1f} | {sum(INSIDE):.1f} | "
+              f"{os.getloadavg()[0]:.1f} |", flush=True)  # fmt: skip
+        INSIDE.clear()
     return 0
 
 

@@ -90,9 +90,16 @@ class PatternOutcome:
 
 
 # ---------------------------------------------------------------------- core solve
-def _scip_model(max_time: float, gap: float, heuristics: str, max_nodes: int | None) -> Model:
+def _scip_model(
+    max_time: float,
+    gap: float,
+    heuristics: str,
+    max_nodes: int | None,
+    min_orthogonality: float | None = None,
+) -> Model:
     """Phase 1: SCIP's model with the settings the proof needs (no presolving or dual
-    reductions: the capacity constraints are not visible to them), the run's caps and seed."""
+    reductions: the capacity constraints are not visible to them), the run's caps and seed;
+    `min_orthogonality` (None: SCIP's 0.9) is the cut selector's filter, D-77."""
     model = Model("argusqt-opt")
     model.hideOutput()
     model.setParam("limits/time", max(0.1, float(max_time)))
@@ -106,6 +113,11 @@ def _scip_model(max_time: float, gap: float, heuristics: str, max_nodes: int | N
     model.setParam("randomization/randomseedshift", SCIP_SEED_SHIFT)
     if max_nodes is not None:
         model.setParam("limits/totalnodes", max(1, int(max_nodes)))
+    if min_orthogonality is not None:
+        # which valid cuts of a round enter the LP, never which cuts are valid: the bound
+        # stays a proof (docs/design.md, D-77)
+        model.setParam("cutselection/hybrid/minortho", float(min_orthogonality))
+        model.setParam("cutselection/hybrid/minorthoroot", float(min_orthogonality))
     model.setHeuristics(
         {"off": SCIP_PARAMSETTING.OFF, "default": SCIP_PARAMSETTING.DEFAULT}.get(
             heuristics.lower(), SCIP_PARAMSETTING.FAST
@@ -309,6 +321,7 @@ def solve_pattern(
     relaxed: bool = False,
     moves: list[tuple[np.ndarray, np.ndarray]] | None = None,
     memo_blocks: bool = False,
+    min_orthogonality: float | None = None,
 ) -> PatternOutcome:
     """Branch-and-cut on `problem` with cells fixed as in `fixed` (NaN = free; see Separator).
 
@@ -330,7 +343,8 @@ def solve_pattern(
     `moves` (with `reuse_moves`): attacker moves found before, each checked, as remembered
     moves (lp/seeded_moves.py; MOD's witnesses of its start, D-67). `memo_blocks` (without
     `reuse_moves`): a block met again at the same point is replayed, its LPs counted as
-    solved (lp/block_memo.py; MOD's subtables, D-72).
+    solved (lp/block_memo.py; MOD's subtables, D-72). `min_orthogonality`: SCIP's cut
+    selector keeps a cut this orthogonal to those already chosen (None: SCIP's 0.9; D-77).
     """
     call = dict(locals())  # for a new start with the rule-aware bridgeless cuts (D-75)
     watch = Stopwatch()
@@ -367,7 +381,7 @@ def solve_pattern(
     if any(c.cells.size == 0 for c in init):
         return PatternOutcome(None, np.inf, None, False, infeasible=True)
 
-    model = _scip_model(max_time, gap, heuristics, max_nodes)
+    model = _scip_model(max_time, gap, heuristics, max_nodes, min_orthogonality)
     xvars = [model.addVar(name=f"x{i}", vtype="B", obj=float(cost[i])) for i in free]
     for c in init:
         pos = pos_of[c.cells]

@@ -235,6 +235,10 @@ def singleton_options(opts: SuppressOptions) -> tuple[bool, bool, int]:
 #: above every generated table's (≤ 23.5 %) and opt_bound_805's (27.4 %), below the sample's
 #: (33.4 %; docs/design.md, D-75)
 ROOT_GAP_BRIDGELESS = 0.30
+#: SCIP's cut selector's filter, SCIP's default: at 0 (every efficacious cut of a round into
+#: the LP) g04 is proven with 36 % fewer attacker LPs, g12 and g22 end cheaper, but g28's
+#: one-minute pattern is 2 % dearer side by side (docs/design.md, D-77): off by default
+CUT_ORTHOGONALITY = 0.9
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -280,6 +284,9 @@ class OptOptions(SuppressOptions):
     #: with the rule on combined cells: the search without it, repaired (relaxed_search.py;
     #: off: its repaired pattern was no cheaper than the guided heuristic's, D-61)
     relaxed: bool = False
+    #: SCIP's cut selector's minimal orthogonality of a cut to those already chosen, at the
+    #: root and in the tree (0.9: SCIP's default; 0 measured in D-77)
+    cut_orthogonality: float = CUT_ORTHOGONALITY
 
 
 # ---------------------------------------------------------------------- start pattern
@@ -498,6 +505,7 @@ def solve_optimal(
         combined=problem.pattern_rule if opts.publish else None,
         polish=bool(opts.polish),
         relaxed=bool(opts.relaxed),
+        min_orthogonality=float(opts.cut_orthogonality),
     )
     everything = problem.candidate | problem.primary | problem.secondary
     found = out.mask[:n] if out.mask is not None else None

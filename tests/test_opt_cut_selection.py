@@ -1,0 +1,34 @@
+"""OPT's option for SCIP's cut selector (D-77; off by default): the setting reaches SCIP,
+only OPT passes it, and it changes which valid rows enter the LP, never the proven optimum."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from protect_helpers import random_1h2d
+
+from argusqt.protection.run import run_method
+from argusqt.protection.suppress.branch_and_cut import _scip_model
+from argusqt.protection.suppress.optimal import CUT_ORTHOGONALITY, OptOptions
+
+KEYS = ("cutselection/hybrid/minortho", "cutselection/hybrid/minorthoroot")
+
+
+def test_the_filter_reaches_scip_and_none_keeps_scips_default():
+    tuned = _scip_model(10.0, 0.0, "fast", None, 0.0)
+    plain = _scip_model(10.0, 0.0, "fast", None)
+    assert [tuned.getParam(k) for k in KEYS] == [0.0, 0.0]
+    assert [plain.getParam(k) for k in KEYS] == [0.9, 0.9]  # MOD's and HEUR's callers
+    assert OptOptions().cut_orthogonality == CUT_ORTHOGONALITY == 0.9  # SCIP's default
+
+
+@pytest.mark.parametrize("seed", [3, 11])
+def test_the_same_proven_optimum_with_and_without_the_filter(seed):
+    p = random_1h2d(np.random.default_rng(seed), [3, 2], 4)
+    out = {
+        ortho: run_method(p, "OPT", {"max_time": 600, "cut_orthogonality": ortho})
+        for ortho in (0.0, 0.9)
+    }
+    for r in out.values():
+        assert r.optimal and r.audit.ok, r.log
+    assert out[0.0].cost == pytest.approx(out[0.9].cost, rel=1e-9)
