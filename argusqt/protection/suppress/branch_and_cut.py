@@ -96,10 +96,12 @@ def _scip_model(
     heuristics: str,
     max_nodes: int | None,
     min_orthogonality: float | None = None,
+    min_orthogonality_root: float | None = None,
 ) -> Model:
     """Phase 1: SCIP's model with the settings the proof needs (no presolving or dual
     reductions: the capacity constraints are not visible to them), the run's caps and seed;
-    `min_orthogonality` (None: SCIP's 0.9) is the cut selector's filter, D-77."""
+    `min_orthogonality` and `…_root` (None: SCIP's 0.9) are the cut selector's filter in
+    the tree and at the root, D-77."""
     model = Model("argusqt-opt")
     model.hideOutput()
     model.setParam("limits/time", max(0.1, float(max_time)))
@@ -113,11 +115,12 @@ def _scip_model(
     model.setParam("randomization/randomseedshift", SCIP_SEED_SHIFT)
     if max_nodes is not None:
         model.setParam("limits/totalnodes", max(1, int(max_nodes)))
+    # which valid cuts of a round enter the LP, never which cuts are valid: the bound stays
+    # a proof (docs/design.md, D-77)
     if min_orthogonality is not None:
-        # which valid cuts of a round enter the LP, never which cuts are valid: the bound
-        # stays a proof (docs/design.md, D-77)
         model.setParam("cutselection/hybrid/minortho", float(min_orthogonality))
-        model.setParam("cutselection/hybrid/minorthoroot", float(min_orthogonality))
+    if min_orthogonality_root is not None:
+        model.setParam("cutselection/hybrid/minorthoroot", float(min_orthogonality_root))
     model.setHeuristics(
         {"off": SCIP_PARAMSETTING.OFF, "default": SCIP_PARAMSETTING.DEFAULT}.get(
             heuristics.lower(), SCIP_PARAMSETTING.FAST
@@ -322,6 +325,7 @@ def solve_pattern(
     moves: list[tuple[np.ndarray, np.ndarray]] | None = None,
     memo_blocks: bool = False,
     min_orthogonality: float | None = None,
+    min_orthogonality_root: float | None = None,
 ) -> PatternOutcome:
     """Branch-and-cut on `problem` with cells fixed as in `fixed` (NaN = free; see Separator).
 
@@ -381,7 +385,9 @@ def solve_pattern(
     if any(c.cells.size == 0 for c in init):
         return PatternOutcome(None, np.inf, None, False, infeasible=True)
 
-    model = _scip_model(max_time, gap, heuristics, max_nodes, min_orthogonality)
+    model = _scip_model(
+        max_time, gap, heuristics, max_nodes, min_orthogonality, min_orthogonality_root
+    )
     xvars = [model.addVar(name=f"x{i}", vtype="B", obj=float(cost[i])) for i in free]
     for c in init:
         pos = pos_of[c.cells]

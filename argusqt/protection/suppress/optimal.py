@@ -284,9 +284,10 @@ class OptOptions(SuppressOptions):
     #: with the rule on combined cells: the search without it, repaired (relaxed_search.py;
     #: off: its repaired pattern was no cheaper than the guided heuristic's, D-61)
     relaxed: bool = False
-    #: SCIP's cut selector's minimal orthogonality of a cut to those already chosen, at the
-    #: root and in the tree (0.9: SCIP's default; 0 measured in D-77)
+    #: SCIP's cut selector's minimal orthogonality of a cut to those already chosen, in the
+    #: tree and at the root (0.9: SCIP's default; 0 measured in D-77)
     cut_orthogonality: float = CUT_ORTHOGONALITY
+    cut_orthogonality_root: float = CUT_ORTHOGONALITY
 
 
 # ---------------------------------------------------------------------- start pattern
@@ -506,6 +507,7 @@ def solve_optimal(
         polish=bool(opts.polish),
         relaxed=bool(opts.relaxed),
         min_orthogonality=float(opts.cut_orthogonality),
+        min_orthogonality_root=float(opts.cut_orthogonality_root),
     )
     everything = problem.candidate | problem.primary | problem.secondary
     found = out.mask[:n] if out.mask is not None else None
