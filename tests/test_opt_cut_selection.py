@@ -15,18 +15,27 @@ KEYS = ("cutselection/hybrid/minortho", "cutselection/hybrid/minorthoroot")
 
 
 def test_the_filter_reaches_scip_and_none_keeps_scips_default():
-    tuned = _scip_model(10.0, 0.0, "fast", None, 0.0)
+    tuned = _scip_model(10.0, 0.0, "fast", None, 0.0, 0.0)
+    tree = _scip_model(10.0, 0.0, "fast", None, 0.0)
+    root = _scip_model(10.0, 0.0, "fast", None, None, 0.0)
     plain = _scip_model(10.0, 0.0, "fast", None)
     assert [tuned.getParam(k) for k in KEYS] == [0.0, 0.0]
+    assert [tree.getParam(k) for k in KEYS] == [0.0, 0.9]
+    assert [root.getParam(k) for k in KEYS] == [0.9, 0.0]
     assert [plain.getParam(k) for k in KEYS] == [0.9, 0.9]  # MOD's and HEUR's callers
     assert OptOptions().cut_orthogonality == CUT_ORTHOGONALITY == 0.9  # SCIP's default
+    assert OptOptions().cut_orthogonality_root == CUT_ORTHOGONALITY
 
 
 @pytest.mark.parametrize("seed", [3, 11])
 def test_the_same_proven_optimum_with_and_without_the_filter(seed):
     p = random_1h2d(np.random.default_rng(seed), [3, 2], 4)
     out = {
-        ortho: run_method(p, "OPT", {"max_time": 600, "cut_orthogonality": ortho})
+        ortho: run_method(
+            p,
+            "OPT",
+            {"max_time": 600, "cut_orthogonality": ortho, "cut_orthogonality_root": ortho},
+        )
         for ortho in (0.0, 0.9)
     }
     for r in out.values():
