@@ -16,6 +16,7 @@ from argusqt.export.writetable import is_confidential
 from argusqt.io.atomic import atomic_write_text
 from argusqt.io.logbook import Logbook
 from argusqt.io.text import NOT_FOUND, resolve_path
+from argusqt.model import scipy_sparse
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
 from argusqt.session import Session
 
@@ -485,6 +486,7 @@ def run_batch(
         commands = [c for c in commands if c.name not in skip]
         if freeze_modules:
             gc.freeze()
+            scipy_sparse.REFREEZE = True  # its mid-run import frozen too (D-78)
             gc.enable()  # the command kept the collector off through the imports (D-57)
         runner.run(commands)
     except BatchError as exc:

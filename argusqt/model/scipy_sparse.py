@@ -19,6 +19,7 @@ from __future__ import annotations
 import gc
 import importlib
 import sys
+import threading
 import types
 from typing import Any
 
@@ -26,26 +27,47 @@ from typing import Any
 UNUSED = ("testing", "f2py", "polynomial")
 #: scipy's copy of numpy's namespace (the stand-ins are taken out of it too)
 CLONE = "scipy._lib.array_api_compat.numpy"
+#: set by the batch command once it froze its imports (D-57): then scipy's modules, imported
+#: mid-run on a small table (D-78), are frozen too; any other process's collector untouched
+REFREEZE = False
+#: one importer at a time: another thread must never get a half-imported scipy.sparse
+_LOADING = threading.RLock()
 
 
 def load() -> types.ModuleType:
     """scipy.sparse, imported without the UNUSED numpy submodules when this is the first."""
-    loaded = sys.modules.get("scipy.sparse")
+    loaded = _initialised()
     if loaded is not None:
         return loaded
-    # a small table's run imports it in the middle of the run (D-78), after the batch
-    # command froze its imports out of the collector (D-57): no collector passes over the
-    # import, and its modules frozen like the others (what else lives now stays too)
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        module = _import()
-        if gc.get_freeze_count():
-            gc.freeze()
-        return module
-    finally:
-        if collecting:
-            gc.enable()
+    with _LOADING:
+        loaded = sys.modules.get("scipy.sparse")
+        if loaded is not None:
+            # imported by now, or still being imported by a plain `import` elsewhere:
+            # importlib waits on the module's import lock for that
+            return importlib.import_module("scipy.sparse")
+        # a small table's run imports it in the middle of the run (D-78), after the batch
+        # command froze its imports out of the collector (D-57): no collector passes over
+        # the import, and its modules frozen like the others (what else lives now stays too)
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            module = _import()
+            if REFREEZE:
+                gc.freeze()
+            return module
+        finally:
+            if collecting:
+                gc.enable()
+
+
+def _initialised() -> types.ModuleType | None:
+    """scipy.sparse when its import is complete (a module still being imported by another
+    thread is in sys.modules already, half-built)."""
+    loaded = sys.modules.get("scipy.sparse")
+    spec = getattr(loaded, "__spec__", None)
+    if loaded is None or getattr(spec, "_initializing", False):
+        return None
+    return loaded
 
 
 def _import() -> types.ModuleType:

@@ -219,7 +219,9 @@ class SmallCompressed:
         return self._major_cache
 
     def sum(self, axis: int | None = None) -> Any:
-        """Column sums (axis 0) of a CSR matrix as scipy's: rows added in order."""
+        """Column sums (axis 0) of a CSR matrix as scipy's: rows added in order. A (1, n)
+        ndarray where scipy gives an np.matrix (numpy warns on making one): read it through
+        `np.asarray(…).ravel()`, as for scipy's."""
         if axis != 0 or self.format != "csr" or self.data.dtype != np.float64:
             return self.to_scipy().sum(axis=axis)
         out = np.zeros(self.shape[1])

@@ -12,14 +12,8 @@ from __future__ import annotations
 
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 import numpy as np
-
-if TYPE_CHECKING:
-    pass
-else:  # scipy.sparse imported at its first use: a small table's run never needs it (D-78)
-    pass
 
 from argusqt.model.smallcsr import pattern_of
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
@@ -150,7 +144,8 @@ class PathMemo:
         """`ctx.path_move` with find_witness's costs (fixed by `permanent[cells]`)."""
         perm = permanent[cells]
         # cells as int32 (ids below 2³¹), the costs' two values as bits: ≈ 4 bytes a cell
-        # kept, ≤ 8 MB on b97768 (its areas reach thousands of cells)
+        # in the key, 8 in the answer kept beside it — ≤ 2,048 × 12 bytes × the area's cells
+        # (b97768's peak 550 MB with it as without, D-79)
         key = (
             cell,
             direction,
@@ -160,6 +155,7 @@ class PathMemo:
         if key in self._lps:
             self._lps.move_to_end(key)
             self.hits += 1
+            ctx._last = None  # no LP solved now: path_move_again must not re-solve another
             return self._lps[key]
         d = ctx.path_move(cell, direction, cells, np.where(perm, 1e-3, 1.0))
         self._lps[key] = d
