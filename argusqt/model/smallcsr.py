@@ -234,23 +234,11 @@ def abs_product_column_max(a: SmallCompressed, b: SmallCompressed) -> np.ndarray
     """max over rows of |A B| per column of B, as scipy's `abs(A @ B).max(axis=0)`: each
     entry of A B added up from 0 in scipy's csr/csc_matmat order, then compared."""
     if a.format == "csr":
-        b = b.tocsr()
         # C[i, j] = Σ over A's row i (stored order) of A[i, k] B[k, j]
-        lens = np.diff(b.indptr)[a.indices]
-        rows = np.repeat(a._major(), lens)
-        take = _ranges(b.indptr[a.indices], lens)
-        cols = b.indices[take]
-        with np.errstate(all="ignore"):
-            vals = np.repeat(a.data, lens) * b.data[take]
+        rows, cols, vals = _products(a, b.tocsr())
     else:
-        b = b.tocsc()
         # column j of C: over B's column j (stored order), B[k, j] times A's column k
-        lens = np.diff(a.indptr)[b.indices]
-        cols = np.repeat(b._major(), lens)
-        take = _ranges(a.indptr[b.indices], lens)
-        rows = a.indices[take]
-        with np.errstate(all="ignore"):
-            vals = np.repeat(b.data, lens) * a.data[take]
+        cols, rows, vals = _products(b.tocsc(), a)
     dense = np.zeros((a.shape[0], b.shape[1]), dtype=np.result_type(a.data, b.data))
     with np.errstate(all="ignore"):
         np.add.at(dense, (rows, cols), vals)
@@ -259,8 +247,21 @@ def abs_product_column_max(a: SmallCompressed, b: SmallCompressed) -> np.ndarray
     return np.abs(dense).max(axis=0)
 
 
-def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
-    """The indices start[i], …, start[i] + len[i] − 1 for every i, one after another."""
+def _products(
+    outer: SmallCompressed, inner: SmallCompressed
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each stored entry of `outer` (major m, minor k) times each entry of `inner`'s line k:
+    (m, the inner entry's minor, the product), in `outer`'s stored order, then `inner`'s."""
+    lens = np.diff(inner.indptr)[outer.indices]
+    take = concat_ranges(inner.indptr[outer.indices], lens)
+    with np.errstate(all="ignore"):
+        vals = np.repeat(outer.data, lens) * inner.data[take]
+    return np.repeat(outer._major(), lens), inner.indices[take], vals
+
+
+def concat_ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """The indices start[i], …, start[i] + len[i] − 1 for every i, one after another: the
+    positions of the segments of compressed sparse arrays, gathered without a loop."""
     total = int(lens.sum())
     if total == 0:
         return np.zeros(0, dtype=np.int64)

@@ -96,6 +96,22 @@ def sum_failures(table: Table, cells: np.ndarray) -> tuple[list[str], float]:
     return causes, need
 
 
+#: sum_failures of the groups (sorted cells) judged before on one table's rule data (its
+#: shadow, largest contributions and rules), shared by calls on patterns of that table
+SumMemo = dict[tuple[int, ...], tuple[list[str], float]]
+
+
+def judged(table: Table, cells: np.ndarray, memo: SumMemo | None) -> tuple[list[str], float]:
+    """sum_failures of the sorted `cells`, from `memo` when judged before (D-71, D-80)."""
+    if memo is None:
+        return sum_failures(table, cells)
+    key = tuple(cells.tolist())
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = sum_failures(table, cells)
+    return found
+
+
 def rule_margin(table: Table, cells: np.ndarray) -> float:
     """How much (in absolute shadow) other parts may add to the union of `cells` with one
     dominance or p% rule still failing whatever they are (> 0 only when the union fails):
@@ -165,7 +181,7 @@ def _forced(
     table: Table,
     always: np.ndarray,
     free: np.ndarray,
-    memo: dict[tuple[int, ...], tuple] | None = None,
+    memo: SumMemo | None = None,
 ) -> Iterator[tuple[int, np.ndarray, np.ndarray, float]]:
     """(total, core, free parts, margin) per relation whose parts suppressed in every pattern
     (`always`, two or more) have an unsafe sum and whose total may be published. `memo`:
@@ -182,14 +198,7 @@ def _forced(
         lo, hi = ptr[r], ptr[r + 1]
         parts = cols[lo:hi][coef[lo:hi] > 0]
         core = np.sort(parts[always[parts]])
-        if memo is None:
-            unsafe = bool(sum_failures(table, core)[0])
-        else:
-            key = tuple(core.tolist())
-            if key not in memo:
-                memo[key] = sum_failures(table, core)
-            unsafe = bool(memo[key][0])
-        if not unsafe:
+        if not judged(table, core, memo)[0]:
             continue
         yield int(total_of[r]), core, np.sort(parts[free[parts]]), rule_margin(table, core)
 
@@ -198,7 +207,7 @@ def forced_nogoods(
     table: Table,
     always: np.ndarray,
     free: np.ndarray,
-    memo: dict[tuple[int, ...], tuple] | None = None,
+    memo: SumMemo | None = None,
 ) -> list[tuple[int, np.ndarray, np.ndarray]]:
     """(total, core, cure) per relation whose parts suppressed in every pattern (`always`:
     the primaries; two or more) have an unsafe sum: when its total is published a part of
@@ -214,7 +223,7 @@ def forced_capacities(
     table: Table,
     always: np.ndarray,
     free: np.ndarray,
-    memo: dict[tuple[int, ...], tuple] | None = None,
+    memo: SumMemo | None = None,
 ) -> list[tuple[int, np.ndarray, np.ndarray]]:
     """(total, free parts, weights) per relation of forced_nogoods with a positive margin m:
     x_total + Σ min(|shadow|/m, 1)·x ≥ 1 over its free parts, for with the total published
@@ -352,7 +361,7 @@ def _suppressed_parts(table: Table, sup: np.ndarray) -> Iterator[tuple[int, np.n
 
 
 def unsafe_relations(
-    table: Table, suppressed: np.ndarray, memo: dict[tuple[int, ...], tuple] | None = None
+    table: Table, suppressed: np.ndarray, memo: SumMemo | None = None
 ) -> list[tuple[int, np.ndarray, np.ndarray]]:
     """(published total, suppressed parts, published parts) of each relation whose
     determined sum of suppressed parts fails a dominance or p% rule: the local configuration
@@ -366,19 +375,14 @@ def unsafe_relations(
     for total, group, others in _relation_sums(table, np.asarray(suppressed, dtype=bool)):
         key = tuple(group.tolist())
         if key not in unsafe:
-            if memo is None:
-                unsafe[key] = bool(sum_failures(table, group)[0])
-            else:
-                if key not in memo:
-                    memo[key] = sum_failures(table, group)
-                unsafe[key] = bool(memo[key][0])
+            unsafe[key] = bool(judged(table, group, memo)[0])
         if unsafe[key]:
             out.append((total, group, others))
     return out
 
 
 def combined_disclosures(
-    table: Table, suppressed: np.ndarray, memo: dict[tuple[int, ...], tuple] | None = None
+    table: Table, suppressed: np.ndarray, memo: SumMemo | None = None
 ) -> list[CombinedSum]:
     """The determined sums of suppressed cells that a dominance or p% rule makes unsafe
     ([] when the option is off or the table has no such rule). `memo`: sum_failures of the
@@ -389,13 +393,7 @@ def combined_disclosures(
     values = np.asarray(table.value, dtype=float)
     found = []
     for total, group in determined_sums(table, suppressed):
-        if memo is None:
-            causes, need = sum_failures(table, group)
-        else:
-            key = tuple(group.tolist())
-            if key not in memo:
-                memo[key] = sum_failures(table, group)
-            causes, need = memo[key]
+        causes, need = judged(table, group, memo)
         if causes:
             found.append(
                 CombinedSum(

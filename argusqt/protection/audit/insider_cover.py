@@ -28,6 +28,7 @@ else:  # scipy.sparse imported at its first use: a small table's run never needs
     from argusqt.model.scipy_sparse import lazy as sp
 
 from argusqt.errors import Cancelled
+from argusqt.model.smallcsr import concat_ranges
 from argusqt.progress import CancelToken
 from argusqt.protection.lp.components import (
     DOWN,
@@ -53,12 +54,7 @@ BALL_LIMITS = (300, 1500)
 def gather(indptr: np.ndarray, indices: np.ndarray, items: np.ndarray) -> np.ndarray:
     """The concatenated index slices of `items` of a compressed sparse matrix."""
     starts = indptr[items]
-    lens = indptr[items + 1] - starts
-    total = int(lens.sum())
-    if total == 0:
-        return np.zeros(0, dtype=indices.dtype)
-    offsets = np.repeat(starts - np.cumsum(lens) + lens, lens)
-    return indices[offsets + np.arange(total)]
+    return indices[concat_ranges(starts, indptr[items + 1] - starts)]
 
 
 class Hops:

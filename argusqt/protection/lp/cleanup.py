@@ -155,9 +155,9 @@ class PathMemo:
         if key in self._lps:
             self._lps.move_to_end(key)
             self.hits += 1
-            ctx._last = None  # no LP solved now: path_move_again must not re-solve another
+            ctx.forget_last_lp()  # no LP solved now: path_move_again must not re-solve another
             return self._lps[key]
-        d = ctx.path_move(cell, direction, cells, np.where(perm, 1e-3, 1.0))
+        d = ctx.path_move(cell, direction, cells, _witness_cost(perm))
         self._lps[key] = d
         if len(self._lps) > self.size:
             self._lps.popitem(last=False)
@@ -179,11 +179,16 @@ def find_witness(
         if memo is not None:
             d = memo.path_move(ctx, cell, direction, cells, permanent)
         else:
-            d = ctx.path_move(cell, direction, cells, np.where(permanent[cells], 1e-3, 1.0))
+            d = ctx.path_move(cell, direction, cells, _witness_cost(permanent[cells]))
         if d is not None:
             moved = d != 0
             return cells[moved], d[moved]
     return None
+
+
+def _witness_cost(permanent: np.ndarray) -> np.ndarray:
+    """A witness's cost per unit of movement of its cells: the permanent ones preferred."""
+    return np.where(permanent, 1e-3, 1.0)
 
 
 def _witness_areas(

@@ -21,7 +21,7 @@ else:  # scipy.sparse imported at its first use: a small table's run never needs
     from argusqt.model.scipy_sparse import lazy as sp
 
 from argusqt.errors import Cancelled
-from argusqt.model.smallcsr import SmallCompressed, abs_product_column_max
+from argusqt.model.smallcsr import SmallCompressed, abs_product_column_max, concat_ranges
 from argusqt.model.status import is_candidate, is_secondary
 from argusqt.protection.core.budget import HIGHS_SEED
 from argusqt.protection.core.problem import CSPProblem
@@ -110,8 +110,7 @@ class RowBlock:
     ) -> RowBlock:
         starts = rel.indptr[rows]
         lens = rel.indptr[rows + 1] - starts
-        ends = np.cumsum(lens)
-        pos = np.repeat(starts - (ends - lens), lens) + np.arange(int(ends[-1]) if lens.size else 0)
+        pos = concat_ranges(starts, lens)
         local_row = np.repeat(np.arange(rows.size, dtype=np.int64), lens)
         col = rel.indices[pos].astype(np.int64)
         val = rel.data[pos]
@@ -384,6 +383,10 @@ class MoveContext:
             zeros,
         )
         return self._path_solution(lp, n, pl)
+
+    def forget_last_lp(self) -> None:
+        """No LP for `path_move_again`: the last answer came from elsewhere (a memo)."""
+        self._last = None
 
     def path_move_again(self, cost: np.ndarray) -> np.ndarray | None:
         """The last `path_move`'s LP (same cell, direction and cells) with other costs,

@@ -24,7 +24,7 @@ else:  # scipy.sparse imported at its first use: a small table's run never needs
     from argusqt.model.scipy_sparse import lazy as sp
 
 from argusqt.errors import MethodError
-from argusqt.model.smallcsr import as_float_csr
+from argusqt.model.smallcsr import as_float_csr, concat_ranges
 from argusqt.protection.core.budget import Deadline
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.lp.block_memo import BlockMemo
@@ -629,9 +629,7 @@ def _segments(indptr: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndar
     the entries' positions) over the segments of `keys`, in order."""
     starts = indptr[keys]
     lens = indptr[keys + 1] - starts
-    ends = np.cumsum(lens)
-    pos = np.repeat(starts - (ends - lens), lens) + np.arange(int(ends[-1]) if lens.size else 0)
-    return np.repeat(np.arange(keys.size, dtype=np.int64), lens), pos
+    return np.repeat(np.arange(keys.size, dtype=np.int64), lens), concat_ranges(starts, lens)
 
 
 class Certificates:

@@ -31,6 +31,7 @@ from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.result import TIME_LIMIT_DECIDED, ProtectionResult, grouped
 from argusqt.protection.suppress.epilogue import audit_exactness
 from argusqt.rules.combined import (
+    SumMemo,
     combined_disclosures,
     combined_on,
     forced_capacities,
@@ -59,9 +60,7 @@ GROWN = frozenset({"HEUR", "MOD"})
 Runner = Callable[[CSPProblem, "float | None"], ProtectionResult]
 
 
-def _more_secondaries(
-    table: Table, status: np.ndarray, memo: dict[tuple[int, ...], tuple] | None = None
-) -> np.ndarray:
+def _more_secondaries(table: Table, status: np.ndarray, memo: SumMemo | None = None) -> np.ndarray:
     """The cells to suppress as well so that the unsafe determined sums of the pattern
     `status` become safe (rules.combined.repair_choice), sorted; empty when none can.
     `memo`: the sums judged before on `table` (combined_disclosures)."""
@@ -73,9 +72,7 @@ def _more_secondaries(
     return np.array(sorted(more), dtype=np.int64)
 
 
-def grown_status(
-    table: Table, status: np.ndarray, memo: dict[tuple[int, ...], tuple] | None = None
-) -> np.ndarray:
+def grown_status(table: Table, status: np.ndarray, memo: SumMemo | None = None) -> np.ndarray:
     """The statuses `status` with the rule's cells joined, round after round (at most
     MAX_ROUNDS, each adding at least one cell): the pattern _grow publishes (D-56). The
     rounds judge each sum once (`memo`, D-71): most sums are the round before's."""
@@ -100,7 +97,7 @@ def _keeping(problem: CSPProblem, cells: np.ndarray) -> CSPProblem:
 
 
 def _unsafe_relations_of(
-    table: Table, mask: np.ndarray, memo: dict[tuple[int, ...], tuple] | None = None
+    table: Table, mask: np.ndarray, memo: SumMemo | None = None
 ) -> list[tuple[int, np.ndarray, np.ndarray]]:
     """The relations whose determined sum is unsafe in `mask` (the rule's plain check)."""
     return unsafe_relations(table, np.asarray(mask, dtype=bool)[: table.n_cells], memo)
@@ -117,7 +114,7 @@ class _RelationRule:
         #: sum_failures of the groups judged so far (D-71's memo): the rule object lives for
         #: one protect call, in which the table's shadow, contributions and rules stay as
         #: they are, and a method asks the same sums again and again (D-80)
-        self.memo: dict[tuple[int, ...], tuple] = {}
+        self.memo: SumMemo = {}
 
     def __call__(self, mask: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray]]:
         return _unsafe_relations_of(self.table, mask, self.memo)
@@ -166,7 +163,7 @@ def _finish(
     table: Table,
     result: ProtectionResult,
     added: int,
-    memo: dict[tuple[int, ...], tuple] | None = None,
+    memo: SumMemo | None = None,
 ) -> None:
     """Say what the rule did; a sum still unsafe goes into the verdict (NOT PUBLISHABLE).
     `memo`: the sums judged before on `table` (combined_disclosures)."""
@@ -227,7 +224,7 @@ def protect_combined(
         after_cancel = cancel.grace(CANCEL_GRACE) if cancel is not None else None
         grace = DeadlineToken(deadline, after_cancel, extra=limit_grace(limit))
         # the sums judged, for every round and _finish: the method's own (D-80)
-        memo: dict[tuple[int, ...], tuple] = rule.memo if rule is not None else {}
+        memo: SumMemo = rule.memo if rule is not None else {}
         exact = audit_exactness(grow, _sup_after(result))
         added = _grow(table, problem, result, exact, grace, memo)
         _finish(table, result, added, memo)
@@ -301,7 +298,7 @@ def _grow(
     result: ProtectionResult,
     intervals: bool,
     grace: DeadlineToken,
-    memo: dict[tuple[int, ...], tuple] | None = None,
+    memo: SumMemo | None = None,
 ) -> int:
     """The rule's cells joined to `result`'s published pattern, round after round (at most
     MAX_ROUNDS, each adding at least one cell), and the grown pattern's verdict
