@@ -24,6 +24,7 @@ else:  # scipy.sparse imported at its first use: a small table's run never needs
     from argusqt.model.scipy_sparse import lazy as sp
 
 from argusqt.errors import MethodError
+from argusqt.model.distinct import sorted_distinct
 from argusqt.model.smallcsr import as_float_csr, concat_ranges
 from argusqt.protection.core.budget import Deadline
 from argusqt.protection.core.problem import CSPProblem
@@ -211,7 +212,7 @@ class Separator:
         row_touch = np.zeros(m, dtype=bool)
         row_touch[rows] = True
         row_lab = np.where(row_touch, labels[n:], -1).astype(np.int64)
-        used = np.unique(np.concatenate([cell_lab[var], row_lab[row_touch]]))
+        used = sorted_distinct(np.concatenate([cell_lab[var], row_lab[row_touch]]))
         # compact labels 0..k-1 (only their equality matters to callers)
         remap = np.full(int(labels.max(initial=-1)) + 2, -1, dtype=np.int64)
         remap[used] = np.arange(used.size)
