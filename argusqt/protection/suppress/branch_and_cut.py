@@ -97,11 +97,13 @@ def _scip_model(
     max_nodes: int | None,
     min_orthogonality: float | None = None,
     min_orthogonality_root: float | None = None,
+    plugins_off: tuple[str, ...] = (),
 ) -> Model:
     """Phase 1: SCIP's model with the settings the proof needs (no presolving or dual
     reductions: the capacity constraints are not visible to them), the run's caps and seed;
     `min_orthogonality` and `…_root` (None: SCIP's 0.9) are the cut selector's filter in
-    the tree and at the root, D-77."""
+    the tree and at the root, D-77; `plugins_off` names SCIP heuristics and separators
+    ("heuristics/trivial", "separating/rapidlearning") that never run (D-84)."""
     model = Model("argusqt-opt")
     model.hideOutput()
     model.setParam("limits/time", max(0.1, float(max_time)))
@@ -126,6 +128,10 @@ def _scip_model(
             heuristics.lower(), SCIP_PARAMSETTING.FAST
         )
     )
+    # which candidates SCIP offers, never how one is judged: each is checked in full
+    # (conscheck), so the bound and every verdict stay proofs (D-84)
+    for name in plugins_off:
+        model.setParam(f"{name}/freq", -1)
     return model
 
 
@@ -326,6 +332,7 @@ def solve_pattern(
     memo_blocks: bool = False,
     min_orthogonality: float | None = None,
     min_orthogonality_root: float | None = None,
+    plugins_off: tuple[str, ...] = (),
 ) -> PatternOutcome:
     """Branch-and-cut on `problem` with cells fixed as in `fixed` (NaN = free; see Separator).
 
@@ -349,6 +356,8 @@ def solve_pattern(
     `reuse_moves`): a block met again at the same point is replayed, its LPs counted as
     solved (lp/block_memo.py; MOD's subtables, D-72). `min_orthogonality`: SCIP's cut
     selector keeps a cut this orthogonal to those already chosen (None: SCIP's 0.9; D-77).
+    `plugins_off`: SCIP heuristics and separators by their parameter path (e.g.
+    "heuristics/trivial") that never run (MOD's polish, D-84).
     """
     call = dict(locals())  # for a new start with the rule-aware bridgeless cuts (D-75)
     watch = Stopwatch()
@@ -386,7 +395,13 @@ def solve_pattern(
         return PatternOutcome(None, np.inf, None, False, infeasible=True)
 
     model = _scip_model(
-        max_time, gap, heuristics, max_nodes, min_orthogonality, min_orthogonality_root
+        max_time,
+        gap,
+        heuristics,
+        max_nodes,
+        min_orthogonality,
+        min_orthogonality_root,
+        plugins_off,
     )
     xvars = [model.addVar(name=f"x{i}", vtype="B", obj=float(cost[i])) for i in free]
     for c in init:

@@ -91,6 +91,23 @@ POLISH_SEED_MOVES = False
 #: with the incumbent's clean-up (incumbent_polish.py), within this many attacker LPs: the
 #: sample table with NK(2,80) 40.16 → 39.43 M (docs/design.md, D-67); 0: none
 POLISH_AGAIN_LPS = 1_000
+#: SCIP plugins that never run in the polish's branch-and-cut. Before the root LP the heuristics
+#: "trivial", "locks" and "shiftandpropagate" build a pattern from the variables' locks and
+#: bounds, and the capacity handler locks every cell against publishing (conslock): all
+#: three offer every free cell suppressed. Where the start (the modular pattern) fails an
+#: insider or the rule, that candidate gets the full check (b520: 30 attacker LPs on a
+#: 454-cell block and an insider audit, ≈ 27 ms) and becomes an incumbent at ≈ 118 × the
+#: optimum that is never kept (the modular pattern made publishable, ranked too, costs no
+#: more). Without that incumbent SCIP's rapid learning would run its sub-SCIP at the root
+#: (p78: 92 M instructions), so it is off too. b520's process −7.7 % in instructions, p78
+#: −2.4 %; the same patterns on 36 of 39 tables and 360 generated NACE × region tables,
+#: enterprise act × product, g02 and g19 cheaper, none dearer (docs/design.md, D-84)
+POLISH_PLUGINS_OFF: tuple[str, ...] = (
+    "heuristics/trivial",
+    "heuristics/locks",
+    "heuristics/shiftandpropagate",
+    "separating/rapidlearning",
+)
 #: the subtables' branch-and-cut replays a block met again at the same point instead of
 #: solving its attacker LPs (lp/block_memo.py), counted as solved: the same search and
 #: patterns, fewer HiGHS solves (docs/design.md, D-72)
@@ -775,6 +792,7 @@ def _polish(
                 combined=rule,
                 polish=clean,
                 moves=seeds,
+                plugins_off=POLISH_PLUGINS_OFF,
             )
 
         progress(ProgressEvent(message="Modular: the branch-and-cut on the whole table"))
