@@ -221,3 +221,27 @@ def test_session_file_reload_gives_the_joint_verdict(ex2, tmp_path):
     back = load_session(path)
     assert {back.protection_state(1), back.protection_state(2)} & {"refused"}
     assert any("table 2: region=" in str(e) for e in back.log)
+
+
+def test_a_variable_coded_differently_is_refused_saying_which(shared_data, tmp_path):
+    """tau_testW: Size recoded (GK.GRC) in table 1 only; table 2 spans Size as it is. The
+    tables share cells (the grand total, Region's margins) but their codes cannot be matched: the
+    gate refuses both and names the variable, never 'audit passed' for a set nobody judged."""
+    import shutil
+
+    w = tmp_path / "w"
+    shutil.copytree(shared_data / "tau_testW", w)
+    s = Session()
+    s.open_microdata(w / "tau_testW.asc", w / "tau_testW.rda")
+    for spec in ('"Size""Region"|"Var2"|""|""', '"Year""Size"|"Var2"|""|""'):
+        s.specify_table(parse_specify_table(spec))
+        s.set_safety_rules(parse_safety_rule("P(15,1)"))
+    s.compute_tables()
+    s.recode(1, "Size", w / "GK.GRC")
+    s.protect(1, "OPT")
+    s.protect(2, "OPT")
+    for no in (1, 2):
+        with pytest.raises(PublicationError, match="cannot be matched.*'Size'.*same way"):
+            s.write_table(no, 3, "", w / f"t{no}.txt")
+        with pytest.raises(PublicationError, match="cannot be matched"):
+            ProtectedTable(s, no, s.results.get(no)).audit()

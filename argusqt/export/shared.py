@@ -104,8 +104,10 @@ def shared_audit(
         raise PublicationError(
             f"{_tables_words(numbers)} share cells (the same response from the same data), "
             f"but their common cells cannot be matched ({exc}), so the tables cannot be "
-            "judged together. Code the variables the same way in every table (or as "
-            f"sub-hierarchies of one another). {_WHAT_TO_DO}"
+            "judged together. Code the variable the same way in every table (the same recode, "
+            "or one table's codes a sub-hierarchy of the other's) and save again, or publish "
+            "only one of them (specify the tables again without the others, or a batch file "
+            "with that table alone); nothing was written."
         ) from None
     n = joint.n_cells
     a = np.asarray(joint.values, dtype=float)
