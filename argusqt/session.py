@@ -227,6 +227,7 @@ class Session:
         self.tables = []
         self.results = {}
         self.linked = []
+        self.shared_cleared = set()  # new tables: judged again (D-81)
         self.actions = []
         self.insight = {}
         self.add_log("Session cleared")
@@ -237,6 +238,7 @@ class Session:
         self.tables = []
         self.results = {}
         self.linked = []
+        self.shared_cleared = set()  # new tables: judged again (D-81)
         for src in self.sources[-1:]:
             src.spec = None
         self.sources = self.sources[-1:]

@@ -245,3 +245,60 @@ def test_a_variable_coded_differently_is_refused_saying_which(shared_data, tmp_p
             s.write_table(no, 3, "", w / f"t{no}.txt")
         with pytest.raises(PublicationError, match="cannot be matched"):
             ProtectedTable(s, no, s.results.get(no)).audit()
+
+
+@pytest.mark.slow
+def test_enterprise_tables_protected_apart_refused_for_a_real_insider(shared_data, tmp_path):
+    """act × product and act × region (p% on holdings), MOD on each alone: the gate refuses
+    the pair; an LP apart from the joint code (each table's relations, the act margins made
+    equal, printed cells fixed, the insider's two cells of table 2 known) bounds
+    act=36 × product=11 inside its protection interval, as the gate says."""
+    import shutil
+
+    import scipy.sparse as sp
+
+    from argusqt.model.rulespec import PRule, SafetyRules
+    from argusqt.model.table import CostSpec, TableSpec
+    from argusqt.protection.core.problem import CSPProblem
+
+    f = tmp_path / "e"
+    shutil.copytree(shared_data / "enterprise", f)
+    s = Session()
+    s.open_microdata(f / "example_enterprise.asc", f / "example_enterprise.rda")
+    rules = SafetyRules(
+        p_holding=[PRule(10, 100, 1)], missing_safe=True, zero_range=10, manual_margin=10
+    )
+    for ex in (["act", "product"], ["act", "region"]):
+        s.specify_table(
+            TableSpec(ex, "turnover", cost=CostSpec("variable", "turnover"), rules=rules)
+        )
+    s.compute_tables()
+    for no in (1, 2):
+        s.protect(no, "MOD")
+    with pytest.raises(PublicationError, match=r"table 1: act=36 × product=11 \(insider\)"):
+        s.write_table(1, 3, "", f / "t1.txt")
+    t1, t2 = s.table(1), s.table(2)
+    p1, p2 = CSPProblem.from_table(t1), CSPProblem.from_table(t2)
+    n1, n2 = p1.n_cells, p2.n_cells
+    same = np.zeros((t1.shape[0], n1 + n2))
+    for a in range(t1.shape[0]):  # the act margins are the same cells
+        same[a, t1.cell_index((a, 0))] = 1
+        same[a, n1 + t2.cell_index((a, 0))] = -1
+    eq = sp.vstack([sp.block_diag([p1.relations, p2.relations]), sp.csr_matrix(same)]).tocsr()
+    vals = np.concatenate([p1.values, p2.values])
+    sup = np.concatenate([is_suppressed(np.asarray(t.status)) for t in (t1, t2)])
+    lo = np.where(sup, np.concatenate([p1.lower, p2.lower]), vals)
+    hi = np.where(sup, np.concatenate([p1.upper, p2.upper]), vals)
+    codes2 = {" × ".join(x.strip() for x in t2.cell_codes(c)): c for c in range(n2)}
+    for known in ("37 × RegB", "37 × 08"):  # the insider's own cells
+        lo[n1 + codes2[known]] = hi[n1 + codes2[known]] = vals[n1 + codes2[known]]
+    target = next(c for c in range(n1) if [x.strip() for x in t1.cell_codes(c)] == ["36", "11"])
+    obj = np.zeros(n1 + n2)
+    obj[target] = -1.0
+    bounds = [
+        (None if np.isinf(a) else a, None if np.isinf(b) else b)
+        for a, b in zip(lo, hi, strict=True)
+    ]
+    top = linprog(obj, A_eq=eq, b_eq=eq @ vals, bounds=bounds, method="highs")
+    assert top.status == 0
+    assert -top.fun < vals[target] + p1.upl[target] - 0.005
