@@ -77,6 +77,7 @@ def specify_table(s: Session, spec: TableSpec) -> int:
     s.specs.append(spec)
     s.tables = []
     s.linked = []
+    s.shared_cleared = set()  # new tables: judged again (D-81)
     s.add_log(f"Table {len(s.specs)} specified: {describe_spec(spec)}")
     s.actions = [
         a for a in s.actions if isinstance(a, OpenMicrodata | OpenTableData | SpecifyTable)
@@ -140,6 +141,7 @@ def compute_tables(
     s.results = {}
     s._ckm_ptables = {}
     s.linked = []
+    s.shared_cleared = set()  # new tables: judged again (D-81)
     s.history.clear()  # its steps name the tables just replaced
     s.actions = [
         a for a in s.actions if isinstance(a, OpenMicrodata | OpenTableData | SpecifyTable)
