@@ -1,0 +1,191 @@
+"""HiGHS's physical core count, counted once per process instead of once per LP.
+
+highspy ≥ 1.16 calls `highs::parallel::available_core_count()` at the start of every
+`Highs::run` (`Highs::initializeMultiThreading`) only to log "Scheduler initialized: n
+threads (physical cores: m)" at the developer log level; on Linux it reads sysfs (the
+possible CPUs, the affinity mask, each CPU's topology files): ≈ 36 µs of a 60-µs re-run,
+the larger part of the fixed cost of our tiny attacker LPs (docs/design.md, D-83). On Linux
+x86-64 this module points the extension's one GOT slot for that function at a
+two-instruction stub returning the count the real function gave once. Every other path in
+HiGHS is untouched; the count is never read by the simplex, so the LPs, their answers and
+their order are the same. When anything does not match what is expected (another
+platform, no such symbol, the slot not writable or not pointing at the function or its
+PLT entry), nothing is changed. ARGUSQT_HIGHS_CORE_COUNT=per-run keeps HiGHS's own call.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import mmap
+import os
+import platform
+import struct
+import sys
+import threading
+from dataclasses import dataclass
+
+SYMBOL = b"_ZN5highs8parallel20available_core_countEv"
+ENV = "ARGUSQT_HIGHS_CORE_COUNT"
+_R_X86_64_JUMP_SLOT = 7
+_SHT_RELA = 4
+_SHT_DYNSYM = 11
+
+_lock = threading.Lock()
+_done = False
+_cached: int | None = None  # the count HiGHS's stub returns; None when not patched
+_keep: list[object] = []  # the stub's page: mapped for the life of the process
+
+
+@dataclass(frozen=True)
+class _Slot:
+    """Where the extension calls the function through: GOT slot and symbol, as file offsets."""
+
+    got: int  # r_offset of the JUMP_SLOT relocation (link-time virtual address)
+    value: int  # st_value of the symbol (link-time virtual address)
+    plt: tuple[int, int]  # link-time [start, end) of the .plt/.plt.sec sections
+
+
+def core_count_cached() -> int | None:
+    """The core count HiGHS now gets from the stub, or None when HiGHS counts per run."""
+    return _cached
+
+
+def _elf_slot(path: str, jump_slot: int) -> _Slot | None:
+    """Find SYMBOL's JUMP_SLOT relocation in the ELF64 little-endian file at `path`."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:  # ELF64, little-endian
+        return None
+    (shoff,) = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    sections = [
+        struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)
+    ]
+    names_off = sections[shstrndx][4]
+
+    def name(sec: tuple[int, ...]) -> bytes:
+        start = names_off + sec[0]
+        return data[start : data.index(b"\0", start)]
+
+    plt = [(s[3], s[3] + s[5]) for s in sections if name(s) in (b".plt", b".plt.sec")]
+    dynsym = next((s for s in sections if s[1] == _SHT_DYNSYM), None)
+    if dynsym is None or not plt:
+        return None
+    dynstr = sections[dynsym[6]][4]
+    sym_index = None
+    for k in range(dynsym[5] // 24):
+        (st_name,) = struct.unpack_from("<I", data, dynsym[4] + 24 * k)
+        start = dynstr + st_name
+        if data[start : start + len(SYMBOL) + 1] == SYMBOL + b"\0":
+            sym_index = k
+            break
+    if sym_index is None:
+        return None
+    (st_value,) = struct.unpack_from("<Q", data, dynsym[4] + 24 * sym_index + 8)
+    for s in sections:
+        if s[1] != _SHT_RELA or s[6] not in (sections.index(dynsym),):
+            continue
+        for k in range(s[5] // 24):
+            r_offset, r_info = struct.unpack_from("<QQ", data, s[4] + 24 * k)
+            if r_info >> 32 == sym_index and r_info & 0xFFFFFFFF == jump_slot:
+                return _Slot(r_offset, st_value, (min(p[0] for p in plt), max(p[1] for p in plt)))
+    return None
+
+
+def _writable(address: int) -> bool:
+    """Whether the page holding `address` is mapped writable (Linux /proc/self/maps)."""
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            span, perms = line.split()[:2]
+            lo, hi = (int(v, 16) for v in span.split("-"))
+            if lo <= address < hi:
+                return perms[1] == "w"
+    return False
+
+
+def _stub(count: int) -> int | None:
+    """Address of native code returning `count` (an unsigned int), in a read+execute page."""
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return None
+    code = b"\xb8" + struct.pack("<I", count) + b"\xc3"  # mov eax, count; ret
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [
+        ctypes.c_void_p,
+        ctypes.c_size_t,
+        ctypes.c_int,
+        ctypes.c_int,
+        ctypes.c_int,
+        ctypes.c_long,
+    ]
+    libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    size = mmap.PAGESIZE
+    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
+    page = libc.mmap(None, size, mmap.PROT_READ | mmap.PROT_WRITE, flags, -1, 0)
+    if page in (None, ctypes.c_void_p(-1).value):
+        return None
+    ctypes.memmove(page, code, len(code))
+    # read and execute, never writable and executable at once (W^X); a refusal: no stub
+    if libc.mprotect(page, size, mmap.PROT_READ | mmap.PROT_EXEC) != 0:
+        return None
+    _keep.append(page)
+    return int(page)
+
+
+def count_cores_once() -> int | None:
+    """Point highspy's calls of available_core_count at a stub with the count taken now.
+
+    Idempotent and thread-safe; returns the cached count, or None when HiGHS keeps its own
+    per-run count (not Linux x86-64, another highspy, ARGUSQT_HIGHS_CORE_COUNT set
+    to per-run, or anything in the extension not as expected)."""
+    global _done, _cached
+    with _lock:
+        if _done:
+            return _cached
+        _done = True
+        if os.environ.get(ENV, "") == "per-run" or not sys.platform.startswith("linux"):
+            return None
+        try:
+            _cached = _patch()
+        # anything unexpected (a C library ctypes cannot open: TypeError on some platforms)
+        # means no patch, never a failed HiGHS
+        except (OSError, ValueError, TypeError, AttributeError, LookupError, struct.error):
+            _cached = None
+        return _cached
+
+
+def _patch() -> int | None:
+    """The patch itself (see count_cores_once); None when a check fails before any write."""
+    import highspy._core as core  # the extension module: one shared object
+
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return None
+    path = core.__file__
+    if path is None:
+        return None
+    slot = _elf_slot(path, _R_X86_64_JUMP_SLOT)
+    if slot is None:
+        return None
+    lib = ctypes.CDLL(path)  # already loaded: the same mapping, one more reference
+    real = ctypes.cast(getattr(lib, SYMBOL.decode()), ctypes.c_void_p).value
+    if not real:
+        return None
+    base = real - slot.value
+    got = base + slot.got
+    current = ctypes.c_void_p.from_address(got).value or 0
+    # the slot must lead to the function: resolved already, or still the lazy PLT entry
+    if current != real and not base + slot.plt[0] <= current < base + slot.plt[1]:
+        return None
+    if not _writable(got):
+        return None
+    fn = ctypes.CFUNCTYPE(ctypes.c_uint)(real)
+    count = int(fn())
+    if count <= 0:
+        return None
+    stub = _stub(count)
+    if stub is None:
+        return None
+    if int(ctypes.CFUNCTYPE(ctypes.c_uint)(stub)()) != count:
+        return None
+    ctypes.c_void_p.from_address(got).value = stub  # one aligned 8-byte store
+    return count
