@@ -24,6 +24,8 @@ import sys
 import threading
 from dataclasses import dataclass
 
+import numpy as np
+
 SYMBOL = b"_ZN5highs8parallel20available_core_countEv"
 ENV = "ARGUSQT_HIGHS_CORE_COUNT"
 _R_X86_64_JUMP_SLOT = 7
@@ -50,45 +52,61 @@ def core_count_cached() -> int | None:
     return _cached
 
 
+_SYM = np.dtype([("name", "<u4"), ("info", "u1"), ("other", "u1"), ("shndx", "<u2"),
+                 ("value", "<u8"), ("size", "<u8")])  # fmt: skip
+_RELA = np.dtype([("offset", "<u8"), ("info", "<u8"), ("addend", "<i8")])
+
+
 def _elf_slot(path: str, jump_slot: int) -> _Slot | None:
-    """Find SYMBOL's JUMP_SLOT relocation in the ELF64 little-endian file at `path`."""
+    """Find SYMBOL's JUMP_SLOT relocation in the ELF64 little-endian file at `path`
+    (only the section headers, the dynamic symbols and relocations are read: ≈ 0.15 ms)."""
     with open(path, "rb") as f:
-        data = f.read()
-    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:  # ELF64, little-endian
-        return None
-    (shoff,) = struct.unpack_from("<Q", data, 0x28)
-    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
-    sections = [
-        struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)
-    ]
-    names_off = sections[shstrndx][4]
 
-    def name(sec: tuple[int, ...]) -> bytes:
-        start = names_off + sec[0]
-        return data[start : data.index(b"\0", start)]
+        def read(offset: int, size: int) -> bytes:
+            f.seek(offset)
+            return f.read(size)
 
-    plt = [(s[3], s[3] + s[5]) for s in sections if name(s) in (b".plt", b".plt.sec")]
-    dynsym = next((s for s in sections if s[1] == _SHT_DYNSYM), None)
-    if dynsym is None or not plt:
-        return None
-    dynstr = sections[dynsym[6]][4]
-    sym_index = None
-    for k in range(dynsym[5] // 24):
-        (st_name,) = struct.unpack_from("<I", data, dynsym[4] + 24 * k)
-        start = dynstr + st_name
-        if data[start : start + len(SYMBOL) + 1] == SYMBOL + b"\0":
-            sym_index = k
-            break
-    if sym_index is None:
-        return None
-    (st_value,) = struct.unpack_from("<Q", data, dynsym[4] + 24 * sym_index + 8)
-    for s in sections:
-        if s[1] != _SHT_RELA or s[6] not in (sections.index(dynsym),):
-            continue
-        for k in range(s[5] // 24):
-            r_offset, r_info = struct.unpack_from("<QQ", data, s[4] + 24 * k)
-            if r_info >> 32 == sym_index and r_info & 0xFFFFFFFF == jump_slot:
-                return _Slot(r_offset, st_value, (min(p[0] for p in plt), max(p[1] for p in plt)))
+        head = read(0, 64)
+        if head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:  # ELF64, little-endian
+            return None
+        (shoff,) = struct.unpack_from("<Q", head, 0x28)
+        shentsize, shnum, shstrndx = struct.unpack_from("<HHH", head, 0x3A)
+        table = read(shoff, shentsize * shnum)
+        sections = [struct.unpack_from("<IIQQQQIIQQ", table, i * shentsize) for i in range(shnum)]
+        shstr = read(sections[shstrndx][4], sections[shstrndx][5])
+        names = [shstr[sec[0] : shstr.index(b"\0", sec[0])] for sec in sections]
+        plt = [
+            (s[3], s[3] + s[5])
+            for s, n in zip(sections, names, strict=True)
+            if n in (b".plt", b".plt.sec")
+        ]
+        k_dynsym = next((k for k, s in enumerate(sections) if s[1] == _SHT_DYNSYM), None)
+        if k_dynsym is None or not plt:
+            return None
+        dynsym = sections[k_dynsym]
+        dynstr = read(sections[dynsym[6]][4], sections[dynsym[6]][5])
+        at = dynstr.find(b"\0" + SYMBOL + b"\0")
+        if at < 0:
+            return None
+        syms = np.frombuffer(read(dynsym[4], dynsym[5]), dtype=_SYM)
+        hits = np.flatnonzero(syms["name"] == at + 1)
+        if hits.size != 1:
+            return None
+        sym_index = int(hits[0])
+        for sec in sections:
+            if sec[1] != _SHT_RELA or sec[6] != k_dynsym:
+                continue
+            rela = np.frombuffer(read(sec[4], sec[5]), dtype=_RELA)
+            mine = (rela["info"] >> np.uint64(32) == sym_index) & (
+                rela["info"] & np.uint64(0xFFFFFFFF) == jump_slot
+            )
+            found = np.flatnonzero(mine)
+            if found.size:
+                return _Slot(
+                    int(rela["offset"][found[0]]),
+                    int(syms["value"][sym_index]),
+                    (min(p[0] for p in plt), max(p[1] for p in plt)),
+                )
     return None
 
 
