@@ -40,7 +40,7 @@ _keep: list[object] = []  # the stub's page: mapped for the life of the process
 
 @dataclass(frozen=True)
 class _Slot:
-    """Where the extension calls the function through: GOT slot and symbol, as file offsets."""
+    """Where the extension calls the function through: its GOT slot, the symbol, the PLT."""
 
     got: int  # r_offset of the JUMP_SLOT relocation (link-time virtual address)
     value: int  # st_value of the symbol (link-time virtual address)
