@@ -3,13 +3,15 @@ only OPT passes it, and it changes which valid rows enter the LP, never the prov
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
-from protect_helpers import random_1h2d
+from protect_helpers import random_1h2d, sized_problem
 
 from argusqt.protection.run import run_method
 from argusqt.protection.suppress.branch_and_cut import _scip_model
-from argusqt.protection.suppress.optimal import CUT_ORTHOGONALITY, OptOptions
+from argusqt.protection.suppress.optimal import CUT_ORTHOGONALITY, OptOptions, solve_optimal
 
 KEYS = ("cutselection/hybrid/minortho", "cutselection/hybrid/minorthoroot")
 
@@ -41,3 +43,36 @@ def test_the_same_proven_optimum_with_and_without_the_filter(seed):
     for r in out.values():
         assert r.optimal and r.audit.ok, r.log
     assert out[0.0].cost == pytest.approx(out[0.9].cost, rel=1e-9)
+
+
+def _search(log: list[str]) -> tuple[str, str]:
+    """(nodes, attacker LPs) of an OPT run's SCIP status line."""
+    line = next(x for x in log if x.startswith("SCIP status"))
+    nodes = re.search(r"nodes (\d+)", line)
+    lps = re.search(r"attacker LPs (\d+)", line)
+    assert nodes is not None and lps is not None, line
+    return nodes.group(1), lps.group(1)
+
+
+def test_the_root_gap_rule_is_the_trees_filter_or_none_node_for_node():
+    """D-82: the tree's filter set by the root gap (count-bound state) gives the search of
+    that filter in the tree when the gap is below the threshold, and SCIP's default search
+    when it is not; the optimum is the same."""
+    p = sized_problem("1H2D", 150, seed=2)
+    p.cost = np.abs(p.values)
+    runs = {
+        name: solve_optimal(p, {"max_time": 600, **params})
+        for name, params in (
+            ("default", {}),
+            ("tree", {"cut_orthogonality": 0.0}),
+            ("below", {"cut_orthogonality_by_gap": (1.0, 0.0)}),
+            ("above", {"cut_orthogonality_by_gap": (0.0, 0.0)}),
+        )
+    }
+    for r in runs.values():
+        assert r.optimal, r.log
+        assert r.cost == runs["default"].cost
+    assert _search(runs["below"].log) == _search(runs["tree"].log)
+    assert _search(runs["above"].log) == _search(runs["default"].log)
+    assert _search(runs["tree"].log) != _search(runs["default"].log)  # the filter matters here
+    assert any("cut filter 0 by the root gap" in x for x in runs["below"].log)

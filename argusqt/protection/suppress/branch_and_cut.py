@@ -25,6 +25,7 @@ from argusqt.protection.audit.insider import insider_audit, respondents_of
 from argusqt.protection.core.budget import SCIP_SEED_SHIFT, Deadline
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.lp.block_memo import BlockMemo
+from argusqt.protection.lp.move_pool import MovePool
 from argusqt.protection.lp.seeded_moves import seed_certificates
 from argusqt.protection.lp.separation import Cut, Separator, default_fixed
 from argusqt.protection.suppress.combined_repair_heur import (
@@ -232,8 +233,15 @@ def _outcome(
             if run.root_gap is not None
             else ""
         )
+        + (
+            f", the tree's cut filter {run.tree_filter:g} by the root gap"
+            if run.tree_filter is not None
+            else ""
+        )
         + f", candidate checks {run.n_checks}, attacker LPs {sep.n_lps}"
-        + f" ({sep.certs.reused} spared by earlier moves), {watch.elapsed:.2f} s"
+        + f" ({sep.certs.reused} spared by earlier moves"
+        + (f", the last {sep.pool.size} moves kept" if sep.pool is not None else "")
+        + f"), {watch.elapsed:.2f} s"
         + (
             f"; guided heuristic {guided.found} patterns in {guided.calls} runs "
             f"({guided.spent} LPs, {guided.seconds:.1f} s)"
@@ -326,6 +334,8 @@ def solve_pattern(
     memo_blocks: bool = False,
     min_orthogonality: float | None = None,
     min_orthogonality_root: float | None = None,
+    move_pool: int = 0,
+    tree_filter: tuple[float, float] | None = None,
 ) -> PatternOutcome:
     """Branch-and-cut on `problem` with cells fixed as in `fixed` (NaN = free; see Separator).
 
@@ -349,6 +359,10 @@ def solve_pattern(
     `reuse_moves`): a block met again at the same point is replayed, its LPs counted as
     solved (lp/block_memo.py; MOD's subtables, D-72). `min_orthogonality`: SCIP's cut
     selector keeps a cut this orthogonal to those already chosen (None: SCIP's 0.9; D-77).
+    `move_pool` (with `reuse_moves`): the last this many attacker moves, scaled to the
+    point, start each block's running extremes (lp/move_pool.py, D-82; 0: off).
+    `tree_filter` (root gap, filter): the cut selector's filter in the tree becomes that
+    value when the root ends below that gap (None: `min_orthogonality` throughout, D-82).
     """
     call = dict(locals())  # for a new start with the rule-aware bridgeless cuts (D-75)
     watch = Stopwatch()
@@ -364,6 +378,8 @@ def solve_pattern(
     sep.reuse = reuse_moves
     if memo_blocks and not reuse_moves:
         sep.memo = BlockMemo()
+    if move_pool > 0 and reuse_moves:
+        sep.pool = MovePool(sep.lb, sep.ub, move_pool)
     if moves:
         seed_certificates(sep, moves)
     free = np.flatnonzero(sep.free)
@@ -411,6 +427,7 @@ def solve_pattern(
         hdlr.rule_capacity = getattr(combined, "fractional_capacities", None)
         hdlr.rule_capacity_stalled = rule_capacities_stalled
     stop.work = hdlr.attacker_lps
+    hdlr.tree_filter = tree_filter
     # with the rule on combined cells publishing a bridge may make another relation's sum
     # determined: only the rule-aware form holds then, and it is off unless asked (D-60)
     if bridgeless and (combined is None or bridgeless_rule) and not np.any(cost[free] < 0):

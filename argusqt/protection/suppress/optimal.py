@@ -288,6 +288,11 @@ class OptOptions(SuppressOptions):
     #: tree and at the root (0.9: SCIP's default; 0 measured in D-77)
     cut_orthogonality: float = CUT_ORTHOGONALITY
     cut_orthogonality_root: float = CUT_ORTHOGONALITY
+    #: (root gap, filter): the tree's filter becomes this when the root ends below that gap
+    #: (a count-bound state; None: `cut_orthogonality` throughout, D-82)
+    cut_orthogonality_by_gap: tuple[float, float] | None = None
+    #: the last this many attacker moves start each block's running extremes (0: off, D-82)
+    move_pool: int = 0
 
 
 # ---------------------------------------------------------------------- start pattern
@@ -508,6 +513,10 @@ def solve_optimal(
         relaxed=bool(opts.relaxed),
         min_orthogonality=float(opts.cut_orthogonality),
         min_orthogonality_root=float(opts.cut_orthogonality_root),
+        move_pool=int(opts.move_pool),
+        tree_filter=None
+        if opts.cut_orthogonality_by_gap is None
+        else (float(opts.cut_orthogonality_by_gap[0]), float(opts.cut_orthogonality_by_gap[1])),
     )
     everything = problem.candidate | problem.primary | problem.secondary
     found = out.mask[:n] if out.mask is not None else None
