@@ -57,7 +57,7 @@ def _search(log: list[str]) -> tuple[str, str]:
 def test_the_root_gap_rule_is_the_trees_filter_or_none_node_for_node():
     """D-82: the tree's filter set by the root gap (count-bound state) gives the search of
     that filter in the tree when the gap is below the threshold, and SCIP's default search
-    when it is not; the optimum is the same."""
+    (no pool of moves started) when it is not; the optimum is the same."""
     p = sized_problem("1H2D", 150, seed=2)
     p.cost = np.abs(p.values)
     runs = {
@@ -67,6 +67,8 @@ def test_the_root_gap_rule_is_the_trees_filter_or_none_node_for_node():
             ("tree", {"cut_orthogonality": 0.0}),
             ("below", {"cut_orthogonality_by_gap": (1.0, 0.0)}),
             ("above", {"cut_orthogonality_by_gap": (0.0, 0.0)}),
+            ("above, pool", {"cut_orthogonality_by_gap": (0.0, 0.0), "move_pool_by_gap": 64}),
+            ("below, pool", {"cut_orthogonality_by_gap": (1.0, 0.0), "move_pool_by_gap": 64}),
         )
     }
     for r in runs.values():
@@ -74,5 +76,7 @@ def test_the_root_gap_rule_is_the_trees_filter_or_none_node_for_node():
         assert r.cost == runs["default"].cost
     assert _search(runs["below"].log) == _search(runs["tree"].log)
     assert _search(runs["above"].log) == _search(runs["default"].log)
+    assert _search(runs["above, pool"].log) == _search(runs["default"].log)  # no pool started
+    assert any("the last 64 moves kept" in x for x in runs["below, pool"].log)
     assert _search(runs["tree"].log) != _search(runs["default"].log)  # the filter matters here
     assert any("cut filter 0 by the root gap" in x for x in runs["below"].log)

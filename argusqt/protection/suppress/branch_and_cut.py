@@ -336,6 +336,7 @@ def solve_pattern(
     min_orthogonality_root: float | None = None,
     move_pool: int = 0,
     tree_filter: tuple[float, float] | None = None,
+    tree_pool: int = 0,
 ) -> PatternOutcome:
     """Branch-and-cut on `problem` with cells fixed as in `fixed` (NaN = free; see Separator).
 
@@ -362,7 +363,8 @@ def solve_pattern(
     `move_pool` (with `reuse_moves`): the last this many attacker moves, scaled to the
     point, start each block's running extremes (lp/move_pool.py, D-82; 0: off).
     `tree_filter` (root gap, filter): the cut selector's filter in the tree becomes that
-    value when the root ends below that gap (None: `min_orthogonality` throughout, D-82).
+    value when the root ends below that gap (None: `min_orthogonality` throughout, D-82),
+    and then a pool of the last `tree_pool` moves starts (0: none).
     """
     call = dict(locals())  # for a new start with the rule-aware bridgeless cuts (D-75)
     watch = Stopwatch()
@@ -428,6 +430,7 @@ def solve_pattern(
         hdlr.rule_capacity_stalled = rule_capacities_stalled
     stop.work = hdlr.attacker_lps
     hdlr.tree_filter = tree_filter
+    hdlr.tree_pool = tree_pool
     # with the rule on combined cells publishing a bridge may make another relation's sum
     # determined: only the rule-aware form holds then, and it is off unless asked (D-60)
     if bridgeless and (combined is None or bridgeless_rule) and not np.any(cost[free] < 0):

@@ -293,6 +293,8 @@ class OptOptions(SuppressOptions):
     cut_orthogonality_by_gap: tuple[float, float] | None = None
     #: the last this many attacker moves start each block's running extremes (0: off, D-82)
     move_pool: int = 0
+    #: ... from the moment the root gap sets the tree's filter (`cut_orthogonality_by_gap`)
+    move_pool_by_gap: int = 0
 
 
 # ---------------------------------------------------------------------- start pattern
@@ -514,6 +516,7 @@ def solve_optimal(
         min_orthogonality=float(opts.cut_orthogonality),
         min_orthogonality_root=float(opts.cut_orthogonality_root),
         move_pool=int(opts.move_pool),
+        tree_pool=int(opts.move_pool_by_gap),
         tree_filter=None
         if opts.cut_orthogonality_by_gap is None
         else (float(opts.cut_orthogonality_by_gap[0]), float(opts.cut_orthogonality_by_gap[1])),

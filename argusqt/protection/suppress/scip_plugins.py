@@ -25,6 +25,7 @@ from argusqt.model.smallcsr import SmallCompressed, pattern_of, scipy_of
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch
 from argusqt.protection.core.budget import Deadline
 from argusqt.protection.lp.covers import cover_cut, cover_cuts
+from argusqt.protection.lp.move_pool import MovePool
 from argusqt.protection.lp.separation import Cut, Separator
 
 #: seconds between two progress events
@@ -170,6 +171,9 @@ class _CapacityHandler(Conshdlr):
         #: (root gap, filter): the cut selector's filter in the tree when the root ends
         #: below that gap (None: unchanged; docs/design.md, D-82)
         self.tree_filter: tuple[float, float] | None = None
+        #: ... and from then on the last this many attacker moves start each block's running
+        #: extremes (lp/move_pool.py; 0: no pool)
+        self.tree_pool = 0
 
     # -- helpers
     def _x(self, sol=None) -> np.ndarray:
@@ -463,14 +467,18 @@ class _CapacityHandler(Conshdlr):
 
     def _tree_filter(self) -> None:
         """Once, at the first separation after the root: below the root gap `tree_filter[0]`
-        the cut selector's filter in the tree becomes `tree_filter[1]` (D-82). Which valid
-        rows enter the LP, never which rows are valid (D-77)."""
+        the cut selector's filter in the tree becomes `tree_filter[1]` and the pool of moves
+        starts (`tree_pool`, D-82). Which valid rows enter the LP, never which rows are
+        valid (D-77); which LPs run, never which primaries fail (D-82)."""
         rule, self.tree_filter = self.tree_filter, None
         assert rule is not None
         gap = self._root_gap()
         if gap is not None and gap < rule[0]:
             self.model.setParam("cutselection/hybrid/minortho", float(rule[1]))
             self.run.tree_filter = float(rule[1])
+            if self.tree_pool > 0 and self.sep.reuse and self.sep.pool is None:
+                # with every cut in the LP the pool pays: g04 −18 % LPs (D-82)
+                self.sep.pool = MovePool(self.sep.lb, self.sep.ub, self.tree_pool)
 
     def _root_switch(self) -> None:
         """Once, at the first separation after the root: the root gap (SCIP's incumbent and
