@@ -27,6 +27,7 @@ def test_the_filter_reaches_scip_and_none_keeps_scips_default():
     assert [plain.getParam(k) for k in KEYS] == [0.9, 0.9]  # MOD's and HEUR's callers
     assert OptOptions().cut_orthogonality == CUT_ORTHOGONALITY == 0.9  # SCIP's default
     assert OptOptions().cut_orthogonality_root == CUT_ORTHOGONALITY
+    assert OptOptions().cut_orthogonality_by_gap == (0.25, 0.0)  # D-82: by the root gap
 
 
 @pytest.mark.parametrize("seed", [3, 11])
@@ -43,6 +44,10 @@ def test_the_same_proven_optimum_with_and_without_the_filter(seed):
     for r in out.values():
         assert r.optimal and r.audit.ok, r.log
     assert out[0.0].cost == pytest.approx(out[0.9].cost, rel=1e-9)
+
+
+#: a root gap nothing is below: the rule never switches
+NEVER = (0.0, 0.0)
 
 
 def _search(log: list[str]) -> tuple[str, str]:
@@ -64,19 +69,18 @@ def test_the_root_gap_rule_is_the_trees_filter_or_none_node_for_node():
         name: solve_optimal(p, {"max_time": 600, **params})
         for name, params in (
             ("default", {}),
-            ("tree", {"cut_orthogonality": 0.0}),
-            ("below", {"cut_orthogonality_by_gap": (1.0, 0.0)}),
-            ("above", {"cut_orthogonality_by_gap": (0.0, 0.0)}),
-            ("above, pool", {"cut_orthogonality_by_gap": (0.0, 0.0), "move_pool_by_gap": 64}),
+            ("never", {"cut_orthogonality_by_gap": NEVER, "move_pool_by_gap": 0}),
+            ("tree", {"cut_orthogonality": 0.0, "cut_orthogonality_by_gap": NEVER}),
+            ("below", {"cut_orthogonality_by_gap": (1.0, 0.0), "move_pool_by_gap": 0}),
+            ("above, pool", {"cut_orthogonality_by_gap": NEVER, "move_pool_by_gap": 64}),
             ("below, pool", {"cut_orthogonality_by_gap": (1.0, 0.0), "move_pool_by_gap": 64}),
         )
     }
     for r in runs.values():
         assert r.optimal, r.log
-        assert r.cost == runs["default"].cost
+        assert r.cost == runs["never"].cost
     assert _search(runs["below"].log) == _search(runs["tree"].log)
-    assert _search(runs["above"].log) == _search(runs["default"].log)
-    assert _search(runs["above, pool"].log) == _search(runs["default"].log)  # no pool started
+    assert _search(runs["above, pool"].log) == _search(runs["never"].log)  # no pool started
     assert any("the last 64 moves kept" in x for x in runs["below, pool"].log)
-    assert _search(runs["tree"].log) != _search(runs["default"].log)  # the filter matters here
+    assert _search(runs["tree"].log) != _search(runs["never"].log)  # the filter matters here
     assert any("cut filter 0 by the root gap" in x for x in runs["below"].log)
