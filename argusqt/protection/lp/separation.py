@@ -31,6 +31,7 @@ from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.lp.block_memo import BlockMemo
 from argusqt.protection.lp.components import RowBlock, new_highs, pass_model
 from argusqt.protection.lp.graph import edge_components
+from argusqt.protection.lp.move_pool import MovePool
 
 #: x*ᵢ above this makes a cell a variable of the attacker LP.
 X_EPS = 1e-9
@@ -177,6 +178,9 @@ class Separator:
         #: reuse attacker solutions across calls (Certificates): off unless a caller sets it
         self.reuse = False
         self.certs = Certificates(self.lb, self.ub)
+        #: the last attacker moves of every LP, scaled to a new point, start each block's
+        #: running extremes (with `reuse` only; None: off; docs/design.md, D-82)
+        self.pool: MovePool | None = None
         #: blocks met again at the same point replayed, not solved (lp/block_memo.py; only
         #: without `reuse`, whose remembered moves make a block's LPs depend on the past).
         #: Its key holds only the block and its point: everything else a block's outcome
@@ -342,6 +346,9 @@ class Separator:
         # running extremes of δ over feasible attacker solutions (the true table: δ = 0)
         self._run_lo = np.zeros(cells.size)
         self._run_hi = np.zeros(cells.size)
+        if self.pool is not None and self.reuse and self._additive:
+            # earlier LPs' moves scaled to this point: extremes the attacker reaches (D-82)
+            self._run_lo, self._run_hi = self.pool.extremes(cells, self._xf)
         self._last = -1
         self._cells = cells
         before = self.n_lps
@@ -485,6 +492,8 @@ class Separator:
         sol = h.getSolution()
         y = np.asarray(sol.col_value, dtype=float)
         self._y = y
+        if self.pool is not None and self.reuse and self._additive:
+            self.pool.add(self._cells, y)
         np.minimum(self._run_lo, y, out=self._run_lo)
         np.maximum(self._run_hi, y, out=self._run_hi)
         return obj, np.asarray(sol.row_dual, dtype=float)

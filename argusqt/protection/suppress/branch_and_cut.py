@@ -25,6 +25,7 @@ from argusqt.protection.audit.insider import insider_audit, respondents_of
 from argusqt.protection.core.budget import SCIP_SEED_SHIFT, Deadline
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.lp.block_memo import BlockMemo
+from argusqt.protection.lp.move_pool import MovePool
 from argusqt.protection.lp.seeded_moves import seed_certificates
 from argusqt.protection.lp.separation import Cut, Separator, default_fixed
 from argusqt.protection.suppress.combined_repair_heur import (
@@ -238,8 +239,15 @@ def _outcome(
             if run.root_gap is not None
             else ""
         )
+        + (
+            f", the tree's cut filter {run.tree_filter:g} by the root gap"
+            if run.tree_filter is not None
+            else ""
+        )
         + f", candidate checks {run.n_checks}, attacker LPs {sep.n_lps}"
-        + f" ({sep.certs.reused} spared by earlier moves), {watch.elapsed:.2f} s"
+        + f" ({sep.certs.reused} spared by earlier moves"
+        + (f", the last {sep.pool.size} moves kept" if sep.pool is not None else "")
+        + f"), {watch.elapsed:.2f} s"
         + (
             f"; guided heuristic {guided.found} patterns in {guided.calls} runs "
             f"({guided.spent} LPs, {guided.seconds:.1f} s)"
@@ -333,6 +341,9 @@ def solve_pattern(
     min_orthogonality: float | None = None,
     min_orthogonality_root: float | None = None,
     plugins_off: tuple[str, ...] = (),
+    move_pool: int = 0,
+    tree_filter: tuple[float, float] | None = None,
+    tree_pool: int = 0,
 ) -> PatternOutcome:
     """Branch-and-cut on `problem` with cells fixed as in `fixed` (NaN = free; see Separator).
 
@@ -358,6 +369,11 @@ def solve_pattern(
     selector keeps a cut this orthogonal to those already chosen (None: SCIP's 0.9; D-77).
     `plugins_off`: SCIP heuristics and separators by their parameter path (e.g.
     "heuristics/trivial") that never run (MOD's polish, D-84).
+    `move_pool` (with `reuse_moves`): the last this many attacker moves, scaled to the
+    point, start each block's running extremes (lp/move_pool.py, D-82; 0: off).
+    `tree_filter` (root gap, filter): the cut selector's filter in the tree becomes that
+    value when the root ends below that gap (None: `min_orthogonality` throughout, D-82),
+    and then a pool of the last `tree_pool` moves starts (0: none).
     """
     call = dict(locals())  # for a new start with the rule-aware bridgeless cuts (D-75)
     watch = Stopwatch()
@@ -373,6 +389,8 @@ def solve_pattern(
     sep.reuse = reuse_moves
     if memo_blocks and not reuse_moves:
         sep.memo = BlockMemo()
+    if move_pool > 0 and reuse_moves:
+        sep.pool = MovePool(sep.lb, sep.ub, move_pool)
     if moves:
         seed_certificates(sep, moves)
     free = np.flatnonzero(sep.free)
@@ -426,6 +444,8 @@ def solve_pattern(
         hdlr.rule_capacity = getattr(combined, "fractional_capacities", None)
         hdlr.rule_capacity_stalled = rule_capacities_stalled
     stop.work = hdlr.attacker_lps
+    hdlr.tree_filter = tree_filter
+    hdlr.tree_pool = tree_pool
     # with the rule on combined cells publishing a bridge may make another relation's sum
     # determined: only the rule-aware form holds then, and it is off unless asked (D-60)
     if bridgeless and (combined is None or bridgeless_rule) and not np.any(cost[free] < 0):

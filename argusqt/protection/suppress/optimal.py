@@ -239,6 +239,11 @@ ROOT_GAP_BRIDGELESS = 0.30
 #: the LP) g04 is proven with 36 % fewer attacker LPs, g12 and g22 end cheaper, but g28's
 #: one-minute pattern is 2 % dearer side by side (docs/design.md, D-77): off by default
 CUT_ORTHOGONALITY = 0.9
+#: below this root gap the tree's filter is off (0), between the generated tables' root gaps
+#: (≤ 23.5 %) and the extras' (27.4 %, 33.4 %; docs/design.md, D-82)
+ROOT_GAP_TREE_FILTER = (0.25, 0.0)
+#: moves in the pool started with it (lp/move_pool.py, D-82)
+MOVE_POOL = 64
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -288,6 +293,16 @@ class OptOptions(SuppressOptions):
     #: tree and at the root (0.9: SCIP's default; 0 measured in D-77)
     cut_orthogonality: float = CUT_ORTHOGONALITY
     cut_orthogonality_root: float = CUT_ORTHOGONALITY
+    #: (root gap, filter): the tree's filter becomes this when the root ends below that gap
+    #: (a count-bound state; None: `cut_orthogonality` throughout): every generated table
+    #: (root gap ≤ 23.5 %) gets D-77's filter off in the tree, opt_bound_805 (27.4 %) and the
+    #: sample (33.4 %) keep main's search (docs/design.md, D-82)
+    cut_orthogonality_by_gap: tuple[float, float] | None = ROOT_GAP_TREE_FILTER
+    #: the last this many attacker moves start each block's running extremes from the start
+    #: (0: off; with SCIP's filter g04's proof took 45 % more nodes, D-82)
+    move_pool: int = 0
+    #: ... from the moment the root gap sets the tree's filter: g04's proof −10 % LPs (D-82)
+    move_pool_by_gap: int = MOVE_POOL
 
 
 # ---------------------------------------------------------------------- start pattern
@@ -508,6 +523,11 @@ def solve_optimal(
         relaxed=bool(opts.relaxed),
         min_orthogonality=float(opts.cut_orthogonality),
         min_orthogonality_root=float(opts.cut_orthogonality_root),
+        move_pool=int(opts.move_pool),
+        tree_pool=int(opts.move_pool_by_gap),
+        tree_filter=None
+        if opts.cut_orthogonality_by_gap is None
+        else (float(opts.cut_orthogonality_by_gap[0]), float(opts.cut_orthogonality_by_gap[1])),
     )
     everything = problem.candidate | problem.primary | problem.secondary
     found = out.mask[:n] if out.mask is not None else None

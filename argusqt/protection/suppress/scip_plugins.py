@@ -25,6 +25,7 @@ from argusqt.model.smallcsr import SmallCompressed, pattern_of, scipy_of
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch
 from argusqt.protection.core.budget import Deadline
 from argusqt.protection.lp.covers import cover_cut, cover_cuts
+from argusqt.protection.lp.move_pool import MovePool
 from argusqt.protection.lp.separation import Cut, Separator
 
 #: seconds between two progress events
@@ -167,6 +168,12 @@ class _CapacityHandler(Conshdlr):
         self.rule_capacity: Callable[[np.ndarray, np.ndarray], list] | None = None
         #: only at points where the attacker LPs found no capacity cut (D-66)
         self.rule_capacity_stalled = False
+        #: (root gap, filter): the cut selector's filter in the tree when the root ends
+        #: below that gap (None: unchanged; docs/design.md, D-82)
+        self.tree_filter: tuple[float, float] | None = None
+        #: ... and from then on the last this many attacker moves start each block's running
+        #: extremes (lp/move_pool.py; 0: no pool)
+        self.tree_pool = 0
 
     # -- helpers
     def _x(self, sol=None) -> np.ndarray:
@@ -421,6 +428,9 @@ class _CapacityHandler(Conshdlr):
         if self.late_bridgeless is not None and self.model.getNNodes() > 1:
             if not self.model.inProbing():
                 self._root_switch()
+        if self.tree_filter is not None and self.model.getNNodes() > 1:
+            if not self.model.inProbing():
+                self._tree_filter()
         if self.bridgeless is not None:
             more = self.bridgeless.cuts(self.sep.full_point(x))
             self.run.n_bridgeless_cuts += len(more)
@@ -447,15 +457,37 @@ class _CapacityHandler(Conshdlr):
             added = True
         return {"result": SCIP_RESULT.SEPARATED if added else SCIP_RESULT.DIDNOTFIND}
 
+    def _root_gap(self) -> float | None:
+        """The gap of SCIP's incumbent and dual bound now (count-bound state, never the
+        clock); None without an incumbent or a bound."""
+        inc, bound = float(self.model.getPrimalbound()), float(self.model.getDualbound())
+        if abs(inc) >= 1e19 or abs(bound) >= 1e19:
+            return None
+        return max(0.0, inc - bound) / max(abs(inc + self.run.offset), 1e-9)
+
+    def _tree_filter(self) -> None:
+        """Once, at the first separation after the root: below the root gap `tree_filter[0]`
+        the cut selector's filter in the tree becomes `tree_filter[1]` and the pool of moves
+        starts (`tree_pool`, D-82). Which valid rows enter the LP, never which rows are
+        valid (D-77); which LPs run, never which primaries fail (D-82)."""
+        rule, self.tree_filter = self.tree_filter, None
+        assert rule is not None
+        gap = self._root_gap()
+        if gap is not None and gap < rule[0]:
+            self.model.setParam("cutselection/hybrid/minortho", float(rule[1]))
+            self.run.tree_filter = float(rule[1])
+            if self.tree_pool > 0 and self.sep.reuse and self.sep.pool is None:
+                # with every cut in the LP the pool pays: g04 −18 % LPs (D-82)
+                self.sep.pool = MovePool(self.sep.lb, self.sep.ub, self.tree_pool)
+
     def _root_switch(self) -> None:
         """Once, at the first separation after the root: the root gap (SCIP's incumbent and
         dual bound, count-bound state, never the clock) decides a new start with the cuts."""
         threshold, self.late_bridgeless = self.late_bridgeless, None
         assert threshold is not None
-        inc, bound = float(self.model.getPrimalbound()), float(self.model.getDualbound())
-        if abs(inc) >= 1e19 or abs(bound) >= 1e19:
+        gap = self._root_gap()
+        if gap is None:
             return
-        gap = max(0.0, inc - bound) / max(abs(inc + self.run.offset), 1e-9)
         self.run.root_gap = gap
         if gap >= threshold:  # solve_pattern starts again with the cuts from the root
             self.run.late_bridgeless = True
@@ -816,6 +848,8 @@ class _Run:
     n_rule_capacities: int = 0
     #: the root gap the late bridgeless switch read (None: not read) and its verdict (D-75)
     root_gap: float | None = None
+    #: the cut selector's filter set in the tree by the root gap (None: unchanged, D-82)
+    tree_filter: float | None = None
     late_bridgeless: bool = False
     #: the best certified lower bound on the free cost (SCIP's dual bound or the root LP
     #: value, read only while every step so far was exact)
