@@ -152,6 +152,36 @@ def _outsider_safe(problem, sup, pairs):
     return {(r, p) for r, p in pairs if p in safe}
 
 
+def _insider_margin(problem: CSPProblem, sup: np.ndarray, respondent: int, cell: int) -> float:
+    """How far the insider's interval (the independent LP) falls short of the cell's levels;
+    ≤ 0 when it meets them."""
+    known = respondents_of(problem).known.tocsr()
+    fixed = np.zeros(problem.n_cells, dtype=bool)
+    fixed[known.indices[known.indptr[respondent] : known.indptr[respondent + 1]]] = True
+    lo, hi = _Attacker(problem, sup, fixed).interval(cell)
+    v, tol = float(problem.values[cell]), problem.tolerance
+    spl = 0.0 if problem.spl is None else float(problem.spl[cell])
+    return max(
+        lo - (v - problem.lpl[cell] + tol),
+        (v + problem.upl[cell] - tol) - hi,
+        (spl - tol) - (hi - lo),
+    )
+
+
+def assert_agrees_with_brute_force(
+    problem: CSPProblem, sup: np.ndarray, pairs: set[tuple[int, int]]
+) -> None:
+    """The audit's (respondent, primary) pairs against the independent attackers': it misses
+    none, and one it reports beyond them sits on a level's edge, where the two LPs' last bits
+    decide (seed 1128 of the one-sided coalition: 113.50000000000001 against 113.5); the
+    audit's side is the cautious one there."""
+    ours, truth = _outsider_safe(problem, sup, pairs), brute_force(problem, sup)
+    assert truth <= ours, f"the audit misses {sorted(truth - ours)}"
+    for r, p in sorted(ours - truth):
+        edge = 1e-9 * max(1.0, abs(float(problem.values[p])))
+        assert _insider_margin(problem, sup, r, p) > -edge, (r, p)
+
+
 PROPERTY = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -161,7 +191,7 @@ PROPERTY = settings(max_examples=20, deadline=None, suppress_health_check=[Healt
 def test_fast_insider_audit_agrees_with_brute_force(seed):
     problem = _problem(seed)
     sup = _pattern(problem, seed)
-    assert _outsider_safe(problem, sup, fast(problem, sup)) == brute_force(problem, sup)
+    assert_agrees_with_brute_force(problem, sup, fast(problem, sup))
 
 
 @pytest.mark.slow
@@ -172,7 +202,7 @@ def test_big_table_paths_agree_with_brute_force(monkeypatch_module, seed):
     # before the component's LP, small balls, the component-wide path LP, few hops
     problem = _problem(seed)
     sup = _pattern(problem, seed)
-    assert _outsider_safe(problem, sup, fast(problem, sup)) == brute_force(problem, sup)
+    assert_agrees_with_brute_force(problem, sup, fast(problem, sup))
 
 
 @pytest.fixture(scope="module")

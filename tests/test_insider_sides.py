@@ -12,10 +12,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from protect_helpers import lp_publishable
-from test_insider_fast import PROPERTY, _Attacker, _outsider_safe, _pattern, _problem, brute_force
+from test_insider_fast import (
+    PROPERTY,
+    _Attacker,
+    _pattern,
+    _problem,
+    assert_agrees_with_brute_force,
+    brute_force,
+)
 
 from argusqt.protection.audit import insider
 from argusqt.protection.audit.insider import insider_audit, respondents_of
@@ -85,12 +92,13 @@ def test_some_primaries_are_settled_on_one_side_only():
 
 @PROPERTY
 @given(st.integers(0, 10**6))
+@example(1128)  # a level's edge decided by the last bit (assert_agrees_with_brute_force)
 def test_audit_with_one_sided_coalition_agrees_with_the_independent_attackers(seed):
     problem = _problem(seed)
     sup = _pattern(problem, seed)
     out = insider_audit(problem, sup)
     found = {(d.respondent, d.cell) for d in out.disclosures}
-    assert _outsider_safe(problem, sup, found) == brute_force(problem, sup)
+    assert_agrees_with_brute_force(problem, sup, found)
     if lp_publishable(problem, sup):
         assert out.ok
 
