@@ -106,7 +106,7 @@ def clear_together(
     table = s.table(table_no)
     if protection_state(table) != "cleared":  # its own verdict first: its own words
         clear_for_publication(table, progress=progress, cancel=cancel)
-    numbers = [n for n in numbers if n == table_no or _publishable(s, n, progress, cancel)]
+    numbers = _joining(s, numbers, table_no)
     if len(numbers) < 2:
         return
     tables = [s.table(n) for n in numbers]
@@ -117,17 +117,18 @@ def clear_together(
     s.add_log(f"Tables {numbers} share cells: joint publication audit passed")
 
 
-def _publishable(
-    s: Session, table_no: int, progress: ProgressCallback, cancel: CancelToken | None
-) -> bool:
-    """Whether another table of the set passes its own gate as it stands: one that does not
-    cannot be published (its own write is refused) and tells an attacker nothing yet; once
-    it passes, its write runs the joint audit with the tables here (D-81)."""
-    try:
-        clear_for_publication(s.table(table_no), progress=progress, cancel=cancel)
-    except PublicationError:
-        return False
-    return True
+#: the partner states that join a table's set: a partner in another state ("unprotected",
+#: "changed", "protected", "refused") is left out without its own audit (its own write runs
+#: that audit and then judges the whole set); D-81
+_JOINS = ("cleared", "nothing to protect")
+
+
+def _joining(s: Session, numbers: list[int], table_no: int) -> list[int]:
+    """The tables of `numbers` judged with `table_no`: itself and the partners whose state
+    says they pass their own gate (protection_state, fingerprints only: no partner's own
+    audit runs to decide this). A partner left out cannot be published as it stands; once it
+    is cleared, its own write judges the set with it (D-81)."""
+    return [n for n in numbers if n == table_no or protection_state(s.table(n)) in _JOINS]
 
 
 def joint_pending(s: Session, table_no: int) -> list[int]:
@@ -142,8 +143,7 @@ def joint_pending(s: Session, table_no: int) -> list[int]:
     # lazy: the joint audit of tables sharing cells, only for a session that has them (D-81)
     from argusqt.export.shared import shared_fingerprint
 
-    ready = ("cleared", "nothing to protect")  # the tables clear_together would judge
-    numbers = [n for n in numbers if n == table_no or protection_state(s.table(n)) in ready]
+    numbers = _joining(s, numbers, table_no)  # the tables clear_together would judge
     if len(numbers) < 2:
         return []
     tables = [s.table(n) for n in numbers]
@@ -401,8 +401,7 @@ def with_shared_verdict(
     # lazy: the joint audit of tables sharing cells, only for a session that has them (D-81)
     from argusqt.export.shared import shared_audit
 
-    numbers = sharing_set(s, table_no)
-    numbers = [n for n in numbers if n == table_no or _publishable(s, n, progress, cancel)]
+    numbers = _joining(s, sharing_set(s, table_no), table_no)  # as clear_together
     tables = [s.table(n) for n in numbers]
     if len(numbers) < 2 or not any(is_primary(np.asarray(t.status)).any() for t in tables):
         return
