@@ -151,6 +151,25 @@ def test_separately_protected_tables_safe_together_are_written(ex2):
     assert s.clipboard_state(s.table(1))[0] == "cleared"
 
 
+def test_a_table_with_no_unsafe_cells_printing_another_tables_is_not_shown_clear(ex2):
+    """Table 1 (region × gender, no unsafe cell) prints the region margins table 2 (region,
+    strict rules, OPT) suppresses: write_table(1) is refused, so its clipboard state (what
+    the table view shows and the copy marks) is not 'nothing to protect' either (review of
+    D-81); no audit runs to say so."""
+    s = _session(
+        ex2, [('"region""gender"|"num1"|""|""', "FREQ(1,0)"), ('"region"|"num1"|""|""', STRICT)]
+    )
+    assert not is_primary(np.asarray(s.table(1).status)).any()
+    s.protect(2, "OPT")
+    assert s.protection_state(1) == "nothing to protect"
+    state, words = s.clipboard_state(s.table(1))
+    assert state not in ("cleared", "nothing to protect")
+    assert "no unsafe cells" in words and "table(s) 2" in words
+    with pytest.raises(PublicationError, match="share cells"):
+        s.write_table(1, 3, "", ex2 / "t1.txt")
+    assert s.clipboard_state(s.table(1))[0] not in ("cleared", "nothing to protect")
+
+
 def test_tables_of_different_responses_are_each_judged_alone(ex2):
     """region × gender of num1 rounded, region of num2 exact: no common cell, both written."""
     s = _session(

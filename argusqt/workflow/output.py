@@ -147,6 +147,8 @@ def joint_pending(s: Session, table_no: int) -> list[int]:
     if len(numbers) < 2:
         return []
     tables = [s.table(n) for n in numbers]
+    if not any(is_primary(np.asarray(t.status)).any() for t in tables):
+        return []  # no unsafe cell in the set: nothing to judge (clear_together does no work)
     return [] if shared_fingerprint(tables, numbers) in s.shared_cleared else numbers
 
 
@@ -199,12 +201,14 @@ def save_text(s: Session, path: str | Path, text: str) -> Path:
 
 def clipboard_state(s: Session, table: Table) -> tuple[str, str]:
     """(state, words) for what leaves the program without a gate (the clipboard): the
-    table's own state (export.gate), except that a table protected together with others
-    is not 'cleared' while the set's joint publication audit is not current (another
-    table of the set changed). Fingerprints only: no audit runs (the GUI thread asks)."""
+    table's own state (export.gate), except that a table protected together with others,
+    or sharing cells with others (D-81), is not 'cleared' nor 'nothing to protect' while the
+    set's joint publication audit is not current (another table of the set changed, or a
+    table with no unsafe cells prints another's unsafe cells). Fingerprints only: no audit
+    runs (the GUI thread asks)."""
     state, words = table_protection(table)
     no = next((i for i, t in enumerate(s.tables, 1) if t is table), None)
-    if state != "cleared" or no is None:
+    if state not in ("cleared", "nothing to protect") or no is None:
         return state, words
     pending = joint_pending(s, no)
     if pending and no in s.linked:
@@ -214,8 +218,11 @@ def clipboard_state(s: Session, table: Table) -> tuple[str, str]:
         )
     if pending:
         others = ", ".join(str(n) for n in pending if n != no)
+        own = "it has no unsafe cells" if state == "nothing to protect" else (
+            "its own publication audit passed"
+        )  # fmt: skip
         return "protected", (
-            f"its own publication audit passed; it shares cells with table(s) {others}, "
+            f"{own}; it shares cells with table(s) {others}, "
             "whose joint publication audit has not passed on their current figures (it "
             "runs before anything is written)"
         )
