@@ -260,7 +260,10 @@ def test_a_variable_coded_differently_is_refused_saying_which(shared_data, tmp_p
     s.protect(1, "OPT")
     s.protect(2, "OPT")
     for no in (1, 2):
-        with pytest.raises(PublicationError, match="cannot be matched.*'Size'.*same way"):
+        with pytest.raises(
+            PublicationError,
+            match="cannot be matched.*'Size'.*do not nest.*Publish only one.*hierarchy level",
+        ):
             s.write_table(no, 3, "", w / f"t{no}.txt")
         with pytest.raises(PublicationError, match="cannot be matched"):
             ProtectedTable(s, no, s.results.get(no)).audit()

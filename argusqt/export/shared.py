@@ -103,11 +103,11 @@ def shared_audit(
     except ArgusError as exc:  # codings that do not nest, or values that differ
         raise PublicationError(
             f"{_tables_words(numbers)} share cells (the same response from the same data), "
-            f"but their common cells cannot be matched ({exc}), so the tables cannot be "
-            "judged together. Code the variable the same way in every table (the same recode, "
-            "or one table's codes a sub-hierarchy of the other's) and save again, or publish "
-            "only one of them (specify the tables again without the others, or a batch file "
-            "with that table alone); nothing was written."
+            f"but their common cells cannot be matched ({exc}): tables whose codings of a "
+            "variable do not nest (e.g. a .grc recode in one table only) cannot be judged "
+            "together. Publish only one of them (specify the tables again without the others, "
+            "or a batch file with that table alone), or give the other table the variable's "
+            "hierarchy level instead of a .grc recode; nothing was written."
         ) from None
     n = joint.n_cells
     a = np.asarray(joint.values, dtype=float)
