@@ -324,3 +324,27 @@ def test_enterprise_tables_protected_apart_refused_for_a_real_insider(shared_dat
     top = linprog(obj, A_eq=eq, b_eq=eq @ vals, bounds=bounds, method="highs")
     assert top.status == 0
     assert -top.fun < vals[target] + p1.upl[target] - 0.005
+
+
+def test_the_stored_pass_is_keyed_on_hierarchies_and_holdings(ex2):
+    """A set's pass (Session.shared_cleared) is not reused for tables whose hierarchy
+    (each code's parent) or whose rules' use of holdings differ (review of D-81)."""
+    from argusqt.export.shared import shared_fingerprint
+    from argusqt.model.rulespec import FreqRule
+
+    s = _session(
+        ex2, [('"region""gender"|"num1"|""|""', LENIENT), ('"region"|"num1"|""|""', LENIENT)]
+    )
+    tables = [s.table(1), s.table(2)]
+    before = shared_fingerprint(tables, [1, 2])
+    rules = s.table(2).spec.rules
+    rules.freq_holding = FreqRule(3, 20.0)
+    assert rules.uses_holdings
+    holdings = shared_fingerprint(tables, [1, 2])
+    assert holdings != before
+    dim = s.table(2).dims[0]
+    other = np.asarray(dim.parent).copy()
+    other[2] = 1  # the second code a child of the first: another hierarchy, the same codes
+    assert not np.array_equal(other, dim.parent)
+    dim.parent = other
+    assert shared_fingerprint(tables, [1, 2]) not in (before, holdings)

@@ -46,10 +46,13 @@ def _tables_words(numbers: list[int]) -> str:
 
 
 def shared_fingerprint(tables: list[Table], numbers: list[int]) -> str:
-    """Digest of a set of tables published together: their numbers, variables and faces."""
+    """Digest of a set of tables published together: their numbers, variables, codes and
+    hierarchies (each code's parent), whether their rules count holdings, and faces."""
     h = hashlib.sha1(repr(numbers).encode())
     for t in tables:
         h.update(repr((t.spec.explanatory, t.spec.response, [d.codes for d in t.dims])).encode())
+        h.update(repr([np.asarray(d.parent).tolist() for d in t.dims]).encode())
+        h.update(repr(bool(t.spec.rules.uses_holdings)).encode())
         h.update(fingerprint(t).encode())
     return h.hexdigest()
 
