@@ -4,7 +4,6 @@ the publication audit on demand and what leaves by the clipboard."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -378,38 +377,22 @@ def with_joint_verdict(
     docs/design.md, D-50): the joint verdict goes into its report, its disclosures of this
     table's primaries on their lines (reason "joint: …")."""
     tables = [s.table(n) for n in s.linked]
-    _joint_into_report(
-        report,
-        lambda: linked_audit(tables, s.linked, progress=progress, cancel=cancel),
-        s.linked.index(table_no),
-        f"protected together with tables {s.linked}",
-    )
-
-
-def _joint_into_report(
-    report: AuditReport,
-    joint_audit: Callable[[], tuple[Any, list[np.ndarray]]],
-    index: int,
-    how: str,
-) -> None:
-    """The joint verdict of a set in one table's report: a note when it passes, else the
-    disclosures of this table's primaries on their lines (reason "joint: …"); `index` is
-    the table's place in the set, `how` says how the set was formed."""
     try:
-        joint, local = joint_audit()
+        joint, local = linked_audit(tables, s.linked, progress=progress, cancel=cancel)
     except PublicationError as exc:
         report.ok = False
         report.summary = f"AUDIT FAILED: {exc}"
         return
     if joint.ok:
-        report.notes.append(f"{how[0].upper()}{how[1:]}: the joint audit passed.")
+        report.notes.append(f"Protected together with tables {s.linked}: the joint audit passed.")
         return
-    mine = np.asarray(local[index])
+    mine = np.asarray(local[s.linked.index(table_no)])
     for line in report.primaries:
         line.reasons += [f"joint: {r}" for r in joint.reasons(int(mine[line.cell]))]
     report.ok = False
     report.summary = (
-        f"AUDIT FAILED: {how}, taken together (an attacker combines them) {joint.summary()}"
+        f"AUDIT FAILED: protected together with tables {s.linked}, taken together (an "
+        f"attacker combines them) {joint.summary()}"
     )
 
 
@@ -429,11 +412,22 @@ def with_shared_verdict(
     tables = [s.table(n) for n in numbers]
     if len(numbers) < 2 or not any(is_primary(np.asarray(t.status)).any() for t in tables):
         return
-    _joint_into_report(
-        report,
-        lambda: shared_audit(tables, numbers, progress=progress, cancel=cancel)[:2],
-        numbers.index(table_no),
-        f"shares cells with tables {numbers}",
+    try:
+        joint, local, _owner = shared_audit(tables, numbers, progress=progress, cancel=cancel)
+    except PublicationError as exc:
+        report.ok = False
+        report.summary = f"AUDIT FAILED: {exc}"
+        return
+    if joint.ok:
+        report.notes.append(f"Shares cells with tables {numbers}: the joint audit passed.")
+        return
+    mine = np.asarray(local[numbers.index(table_no)])
+    for line in report.primaries:
+        line.reasons += [f"joint: {r}" for r in joint.reasons(int(mine[line.cell]))]
+    report.ok = False
+    report.summary = (
+        f"AUDIT FAILED: shares cells with tables {numbers}, taken together (an attacker "
+        f"combines them) {joint.summary()}"
     )
 
 
