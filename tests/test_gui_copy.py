@@ -105,22 +105,6 @@ def test_linked_tables_copy_marked_while_their_joint_audit_is_stale(qtbot, ex2, 
     _no_suppressed_value(s.table(2), _copied_values(text))
 
 
-def test_table_with_no_unsafe_cells_sharing_cells_copies_marked(qtbot, ex2, monkeypatch):
-    """Table 1 has no unsafe cell but prints the region margins table 2 suppresses (D-81,
-    review): its copy is marked and its status line does not say 'no unsafe cells' alone."""
-    from test_linked_shared import STRICT, _session
-
-    s = _session(
-        ex2, [('"region""gender"|"num1"|""|""', "FREQ(1,0)"), ('"region"|"num1"|""|""', STRICT)]
-    )
-    s.protect(2, "OPT")
-    v1 = _view(qtbot, s, 1)
-    v1.refresh()
-    _no_audit(monkeypatch)
-    assert _copy_all(qtbot, v1).startswith(NOT_FOR_PUBLICATION)
-    assert "shares cells with table(s) 2" in v1.protection.text()
-
-
 def test_main_window_views_ask_the_session(window, ex2):
     """The main window wires its table views to Session.clipboard_state."""
     s = _linked_session(ex2)

@@ -46,13 +46,10 @@ def _tables_words(numbers: list[int]) -> str:
 
 
 def shared_fingerprint(tables: list[Table], numbers: list[int]) -> str:
-    """Digest of a set of tables published together: their numbers, variables, codes and
-    hierarchies (each code's parent), whether their rules count holdings, and faces."""
+    """Digest of a set of tables published together: their numbers, variables and faces."""
     h = hashlib.sha1(repr(numbers).encode())
     for t in tables:
         h.update(repr((t.spec.explanatory, t.spec.response, [d.codes for d in t.dims])).encode())
-        h.update(repr([np.asarray(d.parent).tolist() for d in t.dims]).encode())
-        h.update(repr(bool(t.spec.rules.uses_holdings)).encode())
         h.update(fingerprint(t).encode())
     return h.hexdigest()
 
@@ -106,11 +103,11 @@ def shared_audit(
     except ArgusError as exc:  # codings that do not nest, or values that differ
         raise PublicationError(
             f"{_tables_words(numbers)} share cells (the same response from the same data), "
-            f"but their common cells cannot be matched ({exc}): tables whose codings of a "
-            "variable do not nest (e.g. a .grc recode in one table only) cannot be judged "
-            "together. Publish only one of them (specify the tables again without the others, "
-            "or a batch file with that table alone), or give the other table the variable's "
-            "hierarchy level instead of a .grc recode; nothing was written."
+            f"but their common cells cannot be matched ({exc}), so the tables cannot be "
+            "judged together. Code the variable the same way in every table (the same recode, "
+            "or one table's codes a sub-hierarchy of the other's) and save again, or publish "
+            "only one of them (specify the tables again without the others, or a batch file "
+            "with that table alone); nothing was written."
         ) from None
     n = joint.n_cells
     a = np.asarray(joint.values, dtype=float)

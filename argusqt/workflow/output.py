@@ -106,7 +106,7 @@ def clear_together(
     table = s.table(table_no)
     if protection_state(table) != "cleared":  # its own verdict first: its own words
         clear_for_publication(table, progress=progress, cancel=cancel)
-    numbers = _joining(s, numbers, table_no)
+    numbers = [n for n in numbers if n == table_no or _publishable(s, n, progress, cancel)]
     if len(numbers) < 2:
         return
     tables = [s.table(n) for n in numbers]
@@ -117,18 +117,17 @@ def clear_together(
     s.add_log(f"Tables {numbers} share cells: joint publication audit passed")
 
 
-#: the partner states that join a table's set: a partner in another state ("unprotected",
-#: "changed", "protected", "refused") is left out without its own audit (its own write runs
-#: that audit and then judges the whole set); D-81
-_JOINS = ("cleared", "nothing to protect")
-
-
-def _joining(s: Session, numbers: list[int], table_no: int) -> list[int]:
-    """The tables of `numbers` judged with `table_no`: itself and the partners whose state
-    says they pass their own gate (protection_state, fingerprints only: no partner's own
-    audit runs to decide this). A partner left out cannot be published as it stands; once it
-    is cleared, its own write judges the set with it (D-81)."""
-    return [n for n in numbers if n == table_no or protection_state(s.table(n)) in _JOINS]
+def _publishable(
+    s: Session, table_no: int, progress: ProgressCallback, cancel: CancelToken | None
+) -> bool:
+    """Whether another table of the set passes its own gate as it stands: one that does not
+    cannot be published (its own write is refused) and tells an attacker nothing yet; once
+    it passes, its write runs the joint audit with the tables here (D-81)."""
+    try:
+        clear_for_publication(s.table(table_no), progress=progress, cancel=cancel)
+    except PublicationError:
+        return False
+    return True
 
 
 def joint_pending(s: Session, table_no: int) -> list[int]:
@@ -143,12 +142,11 @@ def joint_pending(s: Session, table_no: int) -> list[int]:
     # lazy: the joint audit of tables sharing cells, only for a session that has them (D-81)
     from argusqt.export.shared import shared_fingerprint
 
-    numbers = _joining(s, numbers, table_no)  # the tables clear_together would judge
+    ready = ("cleared", "nothing to protect")  # the tables clear_together would judge
+    numbers = [n for n in numbers if n == table_no or protection_state(s.table(n)) in ready]
     if len(numbers) < 2:
         return []
     tables = [s.table(n) for n in numbers]
-    if not any(is_primary(np.asarray(t.status)).any() for t in tables):
-        return []  # no unsafe cell in the set: nothing to judge (clear_together does no work)
     return [] if shared_fingerprint(tables, numbers) in s.shared_cleared else numbers
 
 
@@ -201,14 +199,12 @@ def save_text(s: Session, path: str | Path, text: str) -> Path:
 
 def clipboard_state(s: Session, table: Table) -> tuple[str, str]:
     """(state, words) for what leaves the program without a gate (the clipboard): the
-    table's own state (export.gate), except that a table protected together with others,
-    or sharing cells with others (D-81), is not 'cleared' nor 'nothing to protect' while the
-    set's joint publication audit is not current (another table of the set changed, or a
-    table with no unsafe cells prints another's unsafe cells). Fingerprints only: no audit
-    runs (the GUI thread asks)."""
+    table's own state (export.gate), except that a table protected together with others
+    is not 'cleared' while the set's joint publication audit is not current (another
+    table of the set changed). Fingerprints only: no audit runs (the GUI thread asks)."""
     state, words = table_protection(table)
     no = next((i for i, t in enumerate(s.tables, 1) if t is table), None)
-    if state not in ("cleared", "nothing to protect") or no is None:
+    if state != "cleared" or no is None:
         return state, words
     pending = joint_pending(s, no)
     if pending and no in s.linked:
@@ -218,11 +214,8 @@ def clipboard_state(s: Session, table: Table) -> tuple[str, str]:
         )
     if pending:
         others = ", ".join(str(n) for n in pending if n != no)
-        own = "it has no unsafe cells" if state == "nothing to protect" else (
-            "its own publication audit passed"
-        )  # fmt: skip
         return "protected", (
-            f"{own}; it shares cells with table(s) {others}, "
+            f"its own publication audit passed; it shares cells with table(s) {others}, "
             "whose joint publication audit has not passed on their current figures (it "
             "runs before anything is written)"
         )
@@ -408,7 +401,8 @@ def with_shared_verdict(
     # lazy: the joint audit of tables sharing cells, only for a session that has them (D-81)
     from argusqt.export.shared import shared_audit
 
-    numbers = _joining(s, sharing_set(s, table_no), table_no)  # as clear_together
+    numbers = sharing_set(s, table_no)
+    numbers = [n for n in numbers if n == table_no or _publishable(s, n, progress, cancel)]
     tables = [s.table(n) for n in numbers]
     if len(numbers) < 2 or not any(is_primary(np.asarray(t.status)).any() for t in tables):
         return
