@@ -291,23 +291,16 @@ class ProtectedTable:
     def audit(self) -> PublicationVerdict:
         """The publication gate's verdict on the table as it will be printed (pattern,
         intervals, rounded or adjusted values; outsider, insiders and point estimates):
-        `ok`, `summary()` and the failing cells; for tables protected together, or sharing
-        cells with other tables of the data, the joint one too, as `publish()`
-        (docs/design.md, D-50, D-81). Check `.ok`; PublicationError only when such tables
-        cannot be judged together (see the message)."""
+        `ok`, `summary()` and the failing cells; for tables protected together the joint
+        one too, as `publish()` (docs/design.md, D-50). Check `.ok`; PublicationError only
+        when such tables can no longer be judged together (see the message)."""
         # lazy: numpy and the core stay out of `import argusqt` (docs/design.md, D-29)
         from argusqt.export.gate import linked_table_verdicts, table_verdict
-        from argusqt.export.shared import shared_table_verdicts
-        from argusqt.workflow.sharing import sharing_set
 
         linked = self.session.linked
         if self.number in linked:
             tables = [self.session.table(n) for n in linked]
             return linked_table_verdicts(tables, linked)[linked.index(self.number)]
-        numbers = sharing_set(self.session, self.number)
-        if len(numbers) > 1:
-            tables = [self.session.table(n) for n in numbers]
-            return shared_table_verdicts(tables, numbers, which=[self.number])[0]
         return table_verdict(self.table)
 
     def to_excel(self, path: str | os.PathLike[str]) -> Path:

@@ -140,9 +140,6 @@ class Session:
     #: tables protected together (table 0): published only after a joint audit
     linked: list[int] = field(default_factory=list)
     linked_cleared: str | None = None  # export.gate.linked_fingerprint when it last passed
-    #: sets of tables protected apart that share cells whose joint publication audit passed
-    #: (export.shared.shared_fingerprint: content, so still true after an undo; D-81)
-    shared_cleared: set[str] = field(default_factory=set)
     #: what the windows show beside the tables, JSON-able, kept in session files: per table
     #: number (text), its recode history and the methods compared (gui/insight.py)
     insight: dict[str, Any] = field(default_factory=dict)
@@ -227,7 +224,6 @@ class Session:
         self.tables = []
         self.results = {}
         self.linked = []
-        self.shared_cleared = set()  # new tables: judged again (D-81)
         self.actions = []
         self.insight = {}
         self.add_log("Session cleared")
@@ -238,7 +234,6 @@ class Session:
         self.tables = []
         self.results = {}
         self.linked = []
-        self.shared_cleared = set()  # new tables: judged again (D-81)
         for src in self.sources[-1:]:
             src.spec = None
         self.sources = self.sources[-1:]

@@ -104,7 +104,6 @@ from argusqt.protection.core.result import ProtectionResult, public_figures
 from argusqt.recode.apply import RecodeState, recode_table
 from argusqt.rules.cost import compute_cost
 from argusqt.session import Session
-from argusqt.workflow.sharing import sharing_sets
 
 FORMAT = "argusqt-session"
 #: what a session file says about itself in its first key
@@ -971,7 +970,6 @@ def _gate_verdicts(s, progress, cancel) -> None:
             verdicts.update({n: v for n, v in zip(s.linked, joint, strict=True) if n in numbers})
             if all(v.ok for v in joint):
                 s.linked_cleared = linked_fingerprint(tables)
-    _shared_verdicts(s, numbers, verdicts, refused, progress, cancel)
     for no in numbers:
         if no in verdicts or no in refused:
             continue
@@ -996,29 +994,6 @@ def _gate_verdicts(s, progress, cancel) -> None:
             s.add_log(f"Table {no}: publication audit passed")
         else:
             s.add_log(f"Table {no}: NOT PUBLISHABLE: {v.summary()}")
-
-
-def _shared_verdicts(s, numbers, verdicts, refused, progress, cancel) -> None:
-    """The tables of `numbers` that share cells with other tables of the data (protected
-    apart): the gate's verdict with the set's joint audit (docs/design.md, D-81)."""
-    # lazy: the joint audit of tables sharing cells, only for a session that has them (D-81)
-    from argusqt.export.shared import shared_fingerprint, shared_table_verdicts
-
-    for group in sharing_sets(s):
-        mine = [n for n in group if n in numbers and n not in verdicts and n not in refused]
-        if len(group) < 2 or not mine:
-            continue
-        tables = [s.table(n) for n in group]
-        progress(ProgressEvent(f"Publication audit of tables {group} (they share cells)"))
-        try:
-            got = shared_table_verdicts(tables, group, which=mine, progress=progress,
-                                        cancel=cancel)  # fmt: skip
-        except PublicationError as exc:  # the set cannot be judged together: refused
-            refused.update({n: exc.message for n in mine})
-            continue
-        verdicts.update(dict(zip(mine, got, strict=True)))
-        if all(v.ok for v in got) and len(mine) == len(group):
-            s.shared_cleared.add(shared_fingerprint(tables, group))
 
 
 __all__ = [

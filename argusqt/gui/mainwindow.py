@@ -1311,9 +1311,6 @@ class MainWindow(QMainWindow):
     def _refresh_view(self, table_no: int) -> None:
         if 0 < table_no <= len(self.views):
             self.views[table_no - 1].update_protection()
-        for no, view in enumerate(self.views, 1):  # a joint audit speaks for its set (D-81)
-            if no != table_no and len(self.session.tables) > 1:
-                view.update_protection()
         self._update_status()
 
     def _publication_refused(self, table_no: int, exc: PublicationError) -> None:

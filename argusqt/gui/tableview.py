@@ -441,9 +441,7 @@ class TableView(QWidget):
         """Show whether the table may be saved for publication (state from export.gate)."""
         from argusqt.gui import core
 
-        # the session's state when the main window gave it: tables protected together or
-        # sharing cells are 'cleared' only once their joint audit passed (D-81)
-        self.protection_state, words = (self.state_of or core.protection_of)(self.table)
+        self.protection_state, words = core.protection_of(self.table)
         bad = self.protection_state in ("changed", "unprotected", "refused")
         self.protection.setText(f"Publication: {words}")
         self.protection.setStyleSheet(

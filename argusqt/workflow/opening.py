@@ -61,7 +61,6 @@ def open_microdata(s: Session, data_path: str | Path, meta_path: str | Path) -> 
     s.metadata, s.microdata = meta, micro
     s.specs, s.sources, s.tables, s.results = [], [], [], {}
     s.linked = []
-    s.shared_cleared = set()  # new tables: judged again (D-81)
     n = getattr(micro, "n_records", None)
     s.add_log(
         f"Microdata {data_path.name} opened with metadata {meta_path.name}"
@@ -89,7 +88,6 @@ def open_microdata_frame(
     s.metadata, s.microdata = meta, micro
     s.specs, s.sources, s.tables, s.results = [], [], [], {}
     s.linked = []
-    s.shared_cleared = set()  # new tables: judged again (D-81)
     s.add_log(
         f"Microdata {Path(micro.path).name} opened ({micro.n_records} records; columns "
         f"{', '.join(v.name for v in meta.variables)})"
@@ -144,7 +142,6 @@ def open_table_data(s: Session, tab_path: str | Path, meta_path: str | Path) -> 
     if s.kind != "tabular" or s.tables:
         s.specs, s.sources, s.tables, s.results = [], [], [], {}
         s.linked = []
-        s.shared_cleared = set()  # new tables: judged again (D-81)
         s.actions = []
     s.kind = "tabular"
     s.data_path, s.meta_path, s.metadata = tab_path, meta_path, meta

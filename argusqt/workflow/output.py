@@ -26,11 +26,10 @@ from argusqt.export.writetable import TAU_EXACT, is_confidential
 from argusqt.io.atomic import atomic_write_text
 from argusqt.io.confidential import confidential_path, sidecar_path
 from argusqt.io.textcells import neutralise
-from argusqt.model.status import is_primary, is_secondary
+from argusqt.model.status import is_secondary
 from argusqt.model.table import Table
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
 from argusqt.rules.cause import cause_codes, cause_words
-from argusqt.workflow.sharing import sharing_set
 
 if TYPE_CHECKING:
     from argusqt.export.audit_report import AuditReport
@@ -65,8 +64,8 @@ def write_table(
     )
     s.check_outputs(path, *side, *([html] if report else []), action=f"saving table {table_no}")
     try:
-        if not is_confidential(out_type, options, path):
-            clear_together(s, table_no, progress, cancel)
+        if table_no in s.linked and not is_confidential(out_type, options, path):
+            clear_linked(s, progress, cancel)
         files = writetable.write_table(
             table, out_type, options, path, progress, cancel, tau_exact=tau_exact
         )
@@ -86,68 +85,6 @@ def write_table(
         opt += f"{TAU_EXACT}+"
     s.actions.append(WriteTable(table_no, out_type, opt, Path(path)))
     return files
-
-
-def clear_together(
-    s: Session, table_no: int, progress: ProgressCallback, cancel: CancelToken | None
-) -> None:
-    """Before a table is published: the joint audit of the tables an attacker combines with
-    it (protected together: clear_linked; protected apart but sharing cells: D-81), once per
-    change. A table no other table shares a cell with: no work."""
-    if table_no in s.linked:
-        clear_linked(s, progress, cancel)
-        return
-    numbers = sharing_set(s, table_no)
-    if len(numbers) < 2:
-        return
-    # lazy: the joint audit of tables sharing cells, only for a session that has them (D-81)
-    from argusqt.export.shared import clear_shared_for_publication, shared_fingerprint
-
-    table = s.table(table_no)
-    if protection_state(table) != "cleared":  # its own verdict first: its own words
-        clear_for_publication(table, progress=progress, cancel=cancel)
-    numbers = [n for n in numbers if n == table_no or _publishable(s, n, progress, cancel)]
-    if len(numbers) < 2:
-        return
-    tables = [s.table(n) for n in numbers]
-    if shared_fingerprint(tables, numbers) in s.shared_cleared:
-        return
-    s.shared_cleared.add(clear_shared_for_publication(tables, numbers, progress=progress,
-                                                      cancel=cancel))  # fmt: skip
-    s.add_log(f"Tables {numbers} share cells: joint publication audit passed")
-
-
-def _publishable(
-    s: Session, table_no: int, progress: ProgressCallback, cancel: CancelToken | None
-) -> bool:
-    """Whether another table of the set passes its own gate as it stands: one that does not
-    cannot be published (its own write is refused) and tells an attacker nothing yet; once
-    it passes, its write runs the joint audit with the tables here (D-81)."""
-    try:
-        clear_for_publication(s.table(table_no), progress=progress, cancel=cancel)
-    except PublicationError:
-        return False
-    return True
-
-
-def joint_pending(s: Session, table_no: int) -> list[int]:
-    """The tables whose joint publication audit with `table_no` has not passed on their
-    current faces ([] when none is needed or it passed); fingerprints only, no audit."""
-    if table_no in s.linked:
-        tables = [s.table(n) for n in s.linked]
-        return [] if s.linked_cleared == linked_fingerprint(tables) else list(s.linked)
-    numbers = sharing_set(s, table_no)
-    if len(numbers) < 2:
-        return []
-    # lazy: the joint audit of tables sharing cells, only for a session that has them (D-81)
-    from argusqt.export.shared import shared_fingerprint
-
-    ready = ("cleared", "nothing to protect")  # the tables clear_together would judge
-    numbers = [n for n in numbers if n == table_no or protection_state(s.table(n)) in ready]
-    if len(numbers) < 2:
-        return []
-    tables = [s.table(n) for n in numbers]
-    return [] if shared_fingerprint(tables, numbers) in s.shared_cleared else numbers
 
 
 def clear_linked(s: Session, progress: ProgressCallback, cancel: CancelToken | None) -> None:
@@ -204,21 +141,13 @@ def clipboard_state(s: Session, table: Table) -> tuple[str, str]:
     table of the set changed). Fingerprints only: no audit runs (the GUI thread asks)."""
     state, words = table_protection(table)
     no = next((i for i, t in enumerate(s.tables, 1) if t is table), None)
-    if state != "cleared" or no is None:
-        return state, words
-    pending = joint_pending(s, no)
-    if pending and no in s.linked:
-        return "protected", (
-            f"protected together with tables {', '.join(map(str, s.linked))}, whose "
-            "joint publication audit has not passed on their current statuses"
-        )
-    if pending:
-        others = ", ".join(str(n) for n in pending if n != no)
-        return "protected", (
-            f"its own publication audit passed; it shares cells with table(s) {others}, "
-            "whose joint publication audit has not passed on their current figures (it "
-            "runs before anything is written)"
-        )
+    if state == "cleared" and no is not None and no in s.linked:
+        tables = [s.table(n) for n in s.linked]
+        if s.linked_cleared != linked_fingerprint(tables):
+            return "protected", (
+                f"protected together with tables {', '.join(map(str, s.linked))}, whose "
+                "joint publication audit has not passed on their current statuses"
+            )
     return state, words
 
 
@@ -232,10 +161,6 @@ def audit_publication(
     returns its verdict in words, PublicationError naming the cells when it fails."""
     try:
         text = clear_for_publication(s.table(table_no), progress=progress, cancel=cancel)
-        numbers = [table_no] if table_no in s.linked else sharing_set(s, table_no)
-        if len(numbers) > 1:  # what saving would say: the set's joint audit too
-            clear_together(s, table_no, progress, cancel)
-            text += f" Joint audit with tables {numbers} (they share cells) passed."
     except PublicationError as exc:
         s.add_log(f"Table {table_no}: publication audit failed: {exc}")
         raise PublicationError(f"table {table_no}: {exc}", cells=exc.cells) from None
@@ -253,7 +178,8 @@ def published_frame(
     NA where suppressed); only through the publication gate (PublicationError naming the
     cells otherwise)."""
     try:
-        clear_together(s, table_no, progress, cancel)  # the same joint audit as write_table
+        if table_no in s.linked:  # the same joint audit as write_table
+            clear_linked(s, progress, cancel)
         frame = frame_for_publication(s.table(table_no), progress=progress, cancel=cancel)
     except PublicationError as exc:
         s.add_log(f"Table {table_no} NOT published as a data frame: {exc}")
@@ -353,8 +279,6 @@ def audit_report(
     )
     if pattern is None and table_no in s.linked:
         with_joint_verdict(s, table_no, report, progress, cancel)
-    elif pattern is None and len(sharing_set(s, table_no)) > 1:
-        with_shared_verdict(s, table_no, report, progress, cancel)
     s._log_lines(report.log_lines())
     return report
 
@@ -386,42 +310,6 @@ def with_joint_verdict(
     report.summary = (
         f"AUDIT FAILED: protected together with tables {s.linked}, taken together (an "
         f"attacker combines them) {joint.summary()}"
-    )
-
-
-def with_shared_verdict(
-    s: Session,
-    table_no: int,
-    report: AuditReport,
-    progress: ProgressCallback,
-    cancel: CancelToken | None,
-) -> None:
-    """A table sharing cells with others is published only when the set passes too (D-81):
-    the joint verdict goes into its report as for tables protected together."""
-    # lazy: the joint audit of tables sharing cells, only for a session that has them (D-81)
-    from argusqt.export.shared import shared_audit
-
-    numbers = sharing_set(s, table_no)
-    numbers = [n for n in numbers if n == table_no or _publishable(s, n, progress, cancel)]
-    tables = [s.table(n) for n in numbers]
-    if len(numbers) < 2 or not any(is_primary(np.asarray(t.status)).any() for t in tables):
-        return
-    try:
-        joint, local, _owner = shared_audit(tables, numbers, progress=progress, cancel=cancel)
-    except PublicationError as exc:
-        report.ok = False
-        report.summary = f"AUDIT FAILED: {exc}"
-        return
-    if joint.ok:
-        report.notes.append(f"Shares cells with tables {numbers}: the joint audit passed.")
-        return
-    mine = np.asarray(local[numbers.index(table_no)])
-    for line in report.primaries:
-        line.reasons += [f"joint: {r}" for r in joint.reasons(int(mine[line.cell]))]
-    report.ok = False
-    report.summary = (
-        f"AUDIT FAILED: shares cells with tables {numbers}, taken together (an attacker "
-        f"combines them) {joint.summary()}"
     )
 
 

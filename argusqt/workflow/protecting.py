@@ -31,7 +31,6 @@ from argusqt.rules.changes import keep_pattern, posed_status
 from argusqt.rules.classify import apply_rules
 from argusqt.rules.cost import compute_cost
 from argusqt.workflow import specifying
-from argusqt.workflow.sharing import sharing_set
 
 if TYPE_CHECKING:
     from argusqt.protection.core.params import MethodParams
@@ -141,13 +140,6 @@ def protect(
         f"Table {table_no}: {desc.name} {done} in {result.elapsed:,.1f} s: {figures}"
         + (f"; {said.summary()}" if said is not None else "")
     )
-    shared = [] if table_no in s.linked else sharing_set(s, table_no)
-    if len(shared) > 1:  # its own verdict is not the set's (D-81)
-        s.add_log(
-            f"Table {table_no} shares cells with tables {[n for n in shared if n != table_no]} "
-            "(the same response from the same data): their joint publication audit runs "
-            "before any of them is written"
-        )
     if result.cancelled:
         result.cancel_note = kept_after_cancel(table_no, result, desc.kind)
         s.add_log(result.cancel_note)

@@ -77,7 +77,6 @@ def specify_table(s: Session, spec: TableSpec) -> int:
     s.specs.append(spec)
     s.tables = []
     s.linked = []
-    s.shared_cleared = set()  # new tables: judged again (D-81)
     s.add_log(f"Table {len(s.specs)} specified: {describe_spec(spec)}")
     s.actions = [
         a for a in s.actions if isinstance(a, OpenMicrodata | OpenTableData | SpecifyTable)
@@ -141,7 +140,6 @@ def compute_tables(
     s.results = {}
     s._ckm_ptables = {}
     s.linked = []
-    s.shared_cleared = set()  # new tables: judged again (D-81)
     s.history.clear()  # its steps name the tables just replaced
     s.actions = [
         a for a in s.actions if isinstance(a, OpenMicrodata | OpenTableData | SpecifyTable)

@@ -37,7 +37,6 @@ Reason = Literal[
     "ckm interval",
     "published value",
     "relations not audited",
-    "printed figures",  # another table of the same data prints it (too narrowly): D-81
 ]
 
 #: seconds a method may still use after a cancel to finish or audit its best pattern; a

@@ -42,12 +42,8 @@ from argusqt.protection.suppress.table_repair import repair
 MAX_COVER_DIMS = 4
 
 
-def cover_dims(
-    tables: list[CSPProblem], max_dims: int | None = MAX_COVER_DIMS
-) -> tuple[list[CodeList], list[list[np.ndarray]]]:
-    """Cover code lists (by variable name) and, per table and dimension, node → cover node.
-
-    `max_dims`: the optimisation methods' limit; None for an audit (any number of variables)."""
+def cover_dims(tables: list[CSPProblem]) -> tuple[list[CodeList], list[list[np.ndarray]]]:
+    """Cover code lists (by variable name) and, per table and dimension, node → cover node."""
     names: list[str] = []
     best: dict[str, CodeList] = {}
     for t in tables:
@@ -59,10 +55,10 @@ def cover_dims(
                 best[cl.name] = cl
             elif len(cl) > len(best[cl.name]):
                 best[cl.name] = cl
-    if max_dims is not None and len(names) > max_dims:
+    if len(names) > MAX_COVER_DIMS:
         raise MethodError(
             f"the cover table of these linked tables has {len(names)} spanning variables "
-            f"({', '.join(names)}); at most {max_dims} are allowed"
+            f"({', '.join(names)}); at most {MAX_COVER_DIMS} are allowed"
         )
     cover = [best[n] for n in names]
     maps: list[list[np.ndarray]] = []
@@ -116,18 +112,12 @@ def _cover_cells(t: CSPProblem, tmap: list[np.ndarray], cover: list[CodeList]) -
 
 def build_linked_problem(
     tables: list[CSPProblem],
-    *,
-    separately: bool = False,
 ) -> tuple[CSPProblem, list[np.ndarray], list[CodeList]]:
     """The joint problem over all cover cells used by some table, and each table's cell map.
 
     Raises InputError listing the cover cells whose value or status differ between tables.
-    `separately`: tables protected apart (the publication gate's joint audit, D-81): their
-    statuses may disagree on a common cell (a primary in any table is a primary of the
-    joint cell, with the widest levels; which cells are printed is the caller's), values
-    may not; any number of spanning variables.
     """
-    cover, maps = cover_dims(tables, None if separately else MAX_COVER_DIMS)
+    cover, maps = cover_dims(tables)
     cover_ids = [_cover_cells(t, m, cover) for t, m in zip(tables, maps, strict=True)]
     used = np.unique(np.concatenate(cover_ids))
     local = [np.searchsorted(used, ids) for ids in cover_ids]
@@ -147,7 +137,7 @@ def build_linked_problem(
     for k, (t, loc) in enumerate(zip(tables, local, strict=True)):
         seen = first[loc] >= 0
         bad_v = seen & (np.abs(values[loc] - t.values) > tol)
-        bad_s = seen & (status[loc] != t.status) & (not separately)
+        bad_s = seen & (status[loc] != t.status)
         for j in np.flatnonzero(bad_v | bad_s)[:20]:
             problems.append(
                 f"cell {j} of table {k + 1} (cover cell {int(used[loc[j]])}): value "
@@ -155,8 +145,6 @@ def build_linked_problem(
                 f"{int(status[loc[j]])} in table {int(first[loc[j]]) + 1}"
             )
         new = ~seen
-        if separately:  # a primary in this table makes the common cell a primary
-            new = new | (seen & is_primary(t.status) & ~is_primary(status[loc]))
         first[loc[new]] = k
         values[loc[new]] = t.values[new]
         status[loc[new]] = t.status[new]
