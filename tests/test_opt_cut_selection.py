@@ -27,7 +27,8 @@ def test_the_filter_reaches_scip_and_none_keeps_scips_default():
     assert [plain.getParam(k) for k in KEYS] == [0.9, 0.9]  # MOD's and HEUR's callers
     assert OptOptions().cut_orthogonality == CUT_ORTHOGONALITY == 0.9  # SCIP's default
     assert OptOptions().cut_orthogonality_root == CUT_ORTHOGONALITY
-    assert OptOptions().cut_orthogonality_by_gap == (0.25, 0.0)  # D-82: by the root gap
+    assert OptOptions().cut_orthogonality_by_gap is None  # D-82: measured, off by default
+    assert OptOptions().move_pool_by_gap == 0
 
 
 @pytest.mark.parametrize("seed", [3, 11])

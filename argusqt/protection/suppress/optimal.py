@@ -294,15 +294,16 @@ class OptOptions(SuppressOptions):
     cut_orthogonality: float = CUT_ORTHOGONALITY
     cut_orthogonality_root: float = CUT_ORTHOGONALITY
     #: (root gap, filter): the tree's filter becomes this when the root ends below that gap
-    #: (a count-bound state; None: `cut_orthogonality` throughout): every generated table
-    #: (root gap ≤ 23.5 %) gets D-77's filter off in the tree, opt_bound_805 (27.4 %) and the
-    #: sample (33.4 %) keep main's search (docs/design.md, D-82)
-    cut_orthogonality_by_gap: tuple[float, float] | None = ROOT_GAP_TREE_FILTER
+    #: (a count-bound state; None: `cut_orthogonality` throughout). Off: ROOT_GAP_TREE_FILTER
+    #: with MOVE_POOL proves the same 28 generated tables with 35 % fewer LPs and g12's minute
+    #: 3.5 % cheaper, but g04's minute pattern 0.96 % dearer on a quiet machine (D-82)
+    cut_orthogonality_by_gap: tuple[float, float] | None = None
     #: the last this many attacker moves start each block's running extremes from the start
     #: (0: off; with SCIP's filter g04's proof took 45 % more nodes, D-82)
     move_pool: int = 0
-    #: ... from the moment the root gap sets the tree's filter: g04's proof −10 % LPs (D-82)
-    move_pool_by_gap: int = MOVE_POOL
+    #: ... from the moment the root gap sets the tree's filter: g04's proof −10 % LPs (D-82;
+    #: off with `cut_orthogonality_by_gap`)
+    move_pool_by_gap: int = 0
 
 
 # ---------------------------------------------------------------------- start pattern
