@@ -6,40 +6,13 @@ stops a move whatever its bound."""
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from protect_helpers import random_1h2d, random_2d
-from scipy.optimize import linprog
+from test_separation_reuse import _points, _reach
 
-from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.lp.move_pool import MovePool
 from argusqt.protection.lp.separation import Separator
-
-
-def _reach(problem: CSPProblem, xf: np.ndarray, p: int) -> tuple[float, float]:
-    """(how far p moves down, how far up) for an attacker whose cells move within
-    [a − (a − lower)·x, a + (upper − a)·x] on every relation."""
-    a = np.asarray(problem.values, dtype=float)
-    lo = a - np.maximum(a - np.asarray(problem.lower, dtype=float), 0) * xf
-    hi = a + np.maximum(np.asarray(problem.upper, dtype=float) - a, 0) * xf
-    m = sp.csr_matrix(problem.relations)
-    c = np.zeros(a.size)
-    c[p] = 1.0
-    down = linprog(c, A_eq=m, b_eq=m @ a, bounds=np.c_[lo, hi], method="highs")
-    up = linprog(-c, A_eq=m, b_eq=m @ a, bounds=np.c_[lo, hi], method="highs")
-    assert down.status == 0 and up.status == 0
-    return a[p] - down.fun, -up.fun - a[p]
-
-
-def _points(rng: np.random.Generator, n: int, k: int) -> list[np.ndarray]:
-    """k master points that drift like a branch-and-cut's: fractional, some 0/1."""
-    x = rng.random(n) * (rng.random(n) < 0.5)
-    out = []
-    for step in range(k):
-        x = np.clip(x + rng.normal(0, 0.15, n) * (rng.random(n) < 0.3), 0, 1)
-        out.append(np.round(x) if step % 3 == 2 else x.copy())
-    return out
 
 
 @settings(max_examples=12, deadline=None)
