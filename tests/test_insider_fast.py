@@ -102,16 +102,29 @@ class _Attacker:
         return out[0], out[1]
 
 
-def _safe(problem, cell, lo, hi) -> bool:
-    """The attacker's interval [lo, hi] meets the cell's levels, its sliding one included."""
+def _shortfall(problem, cell, lo, hi) -> float:
+    """How far the attacker's interval [lo, hi] falls short of the cell's levels, its
+    sliding one included; ≤ 0 when it meets them."""
     v = float(problem.values[cell])
     tol = problem.tolerance
     spl = 0.0 if problem.spl is None else float(problem.spl[cell])
-    return (
-        lo <= v - problem.lpl[cell] + tol
-        and hi >= v + problem.upl[cell] - tol
-        and (hi - lo >= spl - tol)
+    return max(
+        lo - (v - problem.lpl[cell] + tol),
+        (v + problem.upl[cell] - tol) - hi,
+        (spl - tol) - (hi - lo),
     )
+
+
+def _safe(problem, cell, lo, hi) -> bool:
+    """The attacker's interval [lo, hi] meets the cell's levels, its sliding one included."""
+    return _shortfall(problem, cell, lo, hi) <= 0
+
+
+def _insider(problem: CSPProblem, sup: np.ndarray, known, respondent: int) -> _Attacker:
+    """The attacker who knows `respondent`'s own contributions (`known`: respondents × cells)."""
+    fixed = np.zeros(problem.n_cells, dtype=bool)
+    fixed[known.indices[known.indptr[respondent] : known.indptr[respondent + 1]]] = True
+    return _Attacker(problem, sup, fixed)
 
 
 def brute_force(problem: CSPProblem, sup: np.ndarray) -> set[tuple[int, int]]:
@@ -127,10 +140,8 @@ def brute_force(problem: CSPProblem, sup: np.ndarray) -> set[tuple[int, int]]:
         mine = known.indices[known.indptr[r] : known.indptr[r + 1]]
         if not sup[mine].any():
             continue  # alone in no suppressed cell: it knows nothing the outsider does not
-        fixed = np.zeros(problem.n_cells, dtype=bool)
-        fixed[mine] = True
         skip = set(exempt.indices[exempt.indptr[r] : exempt.indptr[r + 1]].tolist())
-        attacker = _Attacker(problem, sup, fixed)
+        attacker = _insider(problem, sup, known, r)
         for p in sorted(outsider_safe - skip):
             if not _safe(problem, p, *attacker.interval(p)):
                 found.add((r, p))
@@ -156,16 +167,7 @@ def _insider_margin(problem: CSPProblem, sup: np.ndarray, respondent: int, cell:
     """How far the insider's interval (the independent LP) falls short of the cell's levels;
     ≤ 0 when it meets them."""
     known = respondents_of(problem).known.tocsr()
-    fixed = np.zeros(problem.n_cells, dtype=bool)
-    fixed[known.indices[known.indptr[respondent] : known.indptr[respondent + 1]]] = True
-    lo, hi = _Attacker(problem, sup, fixed).interval(cell)
-    v, tol = float(problem.values[cell]), problem.tolerance
-    spl = 0.0 if problem.spl is None else float(problem.spl[cell])
-    return max(
-        lo - (v - problem.lpl[cell] + tol),
-        (v + problem.upl[cell] - tol) - hi,
-        (spl - tol) - (hi - lo),
-    )
+    return _shortfall(problem, cell, *_insider(problem, sup, known, respondent).interval(cell))
 
 
 def assert_agrees_with_brute_force(
