@@ -239,10 +239,11 @@ ROOT_GAP_BRIDGELESS = 0.30
 #: the LP) g04 is proven with 36 % fewer attacker LPs, g12 and g22 end cheaper, but g28's
 #: one-minute pattern is 2 % dearer side by side (docs/design.md, D-77): off by default
 CUT_ORTHOGONALITY = 0.9
-#: below this root gap the tree's filter is off (0), between the generated tables' root gaps
+#: the measured setting of `OptOptions.cut_orthogonality_by_gap` (off by default): below
+#: this root gap the tree's filter is off (0), a gap between the generated tables' root gaps
 #: (≤ 23.5 %) and the extras' (27.4 %, 33.4 %; docs/design.md, D-82)
 ROOT_GAP_TREE_FILTER = (0.25, 0.0)
-#: moves in the pool started with it (lp/move_pool.py, D-82)
+#: ... and of `move_pool_by_gap`: the moves in the pool started with it (lp/move_pool.py)
 MOVE_POOL = 64
 
 
