@@ -140,6 +140,12 @@ class Session:
     #: tables protected together (table 0): published only after a joint audit
     linked: list[int] = field(default_factory=list)
     linked_cleared: str | None = None  # export.gate.linked_fingerprint when it last passed
+    #: every face written for publication from this data (export.shared.Printed): a table
+    #: is published only if an attacker reading it beside them all learns no primary
+    #: (docs/design.md, D-81); the files stay out there when a table is protected again
+    printed: list[Any] = field(default_factory=list)
+    #: export.shared.set_print of the sets whose joint audit passed
+    printed_cleared: set[str] = field(default_factory=set)
     #: what the windows show beside the tables, JSON-able, kept in session files: per table
     #: number (text), its recode history and the methods compared (gui/insight.py)
     insight: dict[str, Any] = field(default_factory=dict)
@@ -224,6 +230,8 @@ class Session:
         self.tables = []
         self.results = {}
         self.linked = []
+        self.printed = []  # other data: what was published from the last has no cell in common
+        self.printed_cleared = set()
         self.actions = []
         self.insight = {}
         self.add_log("Session cleared")

@@ -91,6 +91,7 @@ from argusqt.export.gate import (
     protection_state,
     table_verdict,
 )
+from argusqt.export.writetable import is_confidential
 from argusqt.io.atomic import atomic_write_text
 from argusqt.io.confidential import CONFIDENTIAL_BANNER
 from argusqt.io.outputs import check_outputs
@@ -104,6 +105,7 @@ from argusqt.protection.core.result import ProtectionResult, public_figures
 from argusqt.recode.apply import RecodeState, recode_table
 from argusqt.rules.cost import compute_cost
 from argusqt.session import Session
+from argusqt.workflow.output import remember_printed
 
 FORMAT = "argusqt-session"
 #: what a session file says about itself in its first key
@@ -723,8 +725,23 @@ def load_session(
     if any(isinstance(a, Protect) and a.table == 0 for a in history):
         s.linked = list(range(1, len(s.tables) + 1))  # protected together: audited together
     _gate_verdicts(s, progress, cancel)
+    _remember_written(s, history)
     s.add_log(f"Session {path.name} loaded: {len(saved_tables)} table(s) restored")
     return s
+
+
+def _remember_written(s, history: list[Any]) -> None:
+    """Files the session had written for publication: their tables' faces as restored join
+    the joint audit of what is published next (docs/design.md, D-81). It is the face that
+    was written unless the table was changed after writing (a session file keeps only the
+    last face)."""
+    for a in history:
+        if not isinstance(a, WriteTable) or not 1 <= a.table <= len(s.tables):
+            continue
+        if is_confidential(a.out_type, a.options, a.path):
+            continue
+        if protection_state(s.table(a.table)) in ("cleared", "nothing to protect"):
+            remember_printed(s, a.table, Path(a.path).name)
 
 
 def _redo_recodes(s, no: int, saved: dict, where: str) -> None:

@@ -106,11 +106,6 @@ def _assert_nothing_disclosing(s: Session, ex2) -> None:
         assert lo <= a - lpl + 0.005 and hi >= a + upl - 0.005, (region, gender, lo, hi, a)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tables of one data set protected separately are each audited alone: the gate "
-    "has no joint audit of tables that share cells unless they were protected together",
-)
 def test_separately_protected_tables_sharing_a_margin_are_not_published_disclosing(ex2):
     """The same two tables, not linked: table 1 rounded (base 49), table 2 has no unsafe
     cell and prints its region margins exactly; combined they bound A × female."""

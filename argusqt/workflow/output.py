@@ -63,15 +63,20 @@ def write_table(
         out_type, [sidecar_path(path)]
     )
     s.check_outputs(path, *side, *([html] if report else []), action=f"saving table {table_no}")
+    public = not is_confidential(out_type, options, path)
     try:
-        if table_no in s.linked and not is_confidential(out_type, options, path):
+        if table_no in s.linked and public:
             clear_linked(s, progress, cancel)
+        if public:
+            clear_beside(s, table_no, progress, cancel)
         files = writetable.write_table(
             table, out_type, options, path, progress, cancel, tau_exact=tau_exact
         )
     except PublicationError as exc:
         s.add_log(f"Table {table_no} NOT written to {path}: {exc}")
         raise PublicationError(f"table {table_no}: {exc}", cells=exc.cells) from None
+    if public:
+        remember_printed(s, table_no, Path(path).name)
     if report:
         files.append(s.write_report(table_no, html))
     what = "CONFIDENTIAL, not for publication: " if is_confidential(out_type, options, path) else ""
@@ -85,6 +90,35 @@ def write_table(
         opt += f"{TAU_EXACT}+"
     s.actions.append(WriteTable(table_no, out_type, opt, Path(path)))
     return files
+
+
+def clear_beside(
+    s: Session, table_no: int, progress: ProgressCallback, cancel: CancelToken | None
+) -> str | None:
+    """The table alone through the gate, then beside every face already published from the
+    same data (docs/design.md, D-81); the joint verdict's words, None when none shares."""
+    from argusqt.export.shared import clear_beside_published  # lazy: only a second table
+
+    table = s.table(table_no)
+    if not s.printed:
+        return None
+    clear_for_publication(table, progress=progress, cancel=cancel)
+    words = clear_beside_published(
+        table, table_no, s.printed, s.printed_cleared, progress=progress, cancel=cancel
+    )
+    if words is not None:
+        s.add_log(f"Table {table_no}: {words}")
+    return words
+
+
+def remember_printed(s: Session, table_no: int, where: str) -> None:
+    """What a published file showed, kept for the joint audit of the files that follow."""
+    from argusqt.export.shared import Printed, snapshot  # lazy: only a published table
+
+    table = s.table(table_no)
+    face = Printed(table_no, snapshot(table), where)
+    if not any(p.number == table_no and p.print == face.print for p in s.printed):
+        s.printed.append(face)
 
 
 def clear_linked(s: Session, progress: ProgressCallback, cancel: CancelToken | None) -> None:
@@ -141,6 +175,16 @@ def clipboard_state(s: Session, table: Table) -> tuple[str, str]:
     table of the set changed). Fingerprints only: no audit runs (the GUI thread asks)."""
     state, words = table_protection(table)
     no = next((i for i, t in enumerate(s.tables, 1) if t is table), None)
+    if state == "cleared" and no is not None and s.printed:
+        from argusqt.export.shared import partners, set_print  # lazy: only a second table
+
+        others = partners(table, no, s.printed)
+        if others and set_print(table, no, others) not in s.printed_cleared:
+            return "protected", (
+                "shares cells with tables already published (tables "
+                f"{', '.join(sorted({str(p.number) for p in others}))}); the joint "
+                "publication audit has not passed on them together"
+            )
     if state == "cleared" and no is not None and no in s.linked:
         tables = [s.table(n) for n in s.linked]
         if s.linked_cleared != linked_fingerprint(tables):
@@ -161,6 +205,9 @@ def audit_publication(
     returns its verdict in words, PublicationError naming the cells when it fails."""
     try:
         text = clear_for_publication(s.table(table_no), progress=progress, cancel=cancel)
+        beside = clear_beside(s, table_no, progress, cancel)
+        if beside is not None:
+            text = f"{text}; {beside}"
     except PublicationError as exc:
         s.add_log(f"Table {table_no}: publication audit failed: {exc}")
         raise PublicationError(f"table {table_no}: {exc}", cells=exc.cells) from None
@@ -180,10 +227,12 @@ def published_frame(
     try:
         if table_no in s.linked:  # the same joint audit as write_table
             clear_linked(s, progress, cancel)
+        clear_beside(s, table_no, progress, cancel)
         frame = frame_for_publication(s.table(table_no), progress=progress, cancel=cancel)
     except PublicationError as exc:
         s.add_log(f"Table {table_no} NOT published as a data frame: {exc}")
         raise PublicationError(f"table {table_no}: {exc}", cells=exc.cells) from None
+    remember_printed(s, table_no, "a data frame")
     s.add_log(f"Table {table_no} published as a data frame ({len(frame)} cells)")
     return frame
 

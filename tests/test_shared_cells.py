@@ -1,0 +1,170 @@
+"""Tables of one data set protected apart and published one after another (docs/design.md,
+D-81): whatever the doors let out, an attacker reading every published frame together
+recomputes no primary of any of them inside its protection interval.
+
+The attacker here is the test's own: the records' sums per data-code combination
+(region leaf × size code) as unknowns ≥ 0, every published figure (exact, empty, or a
+rounding interval with RND's public base) as a constraint on the sum of the combinations
+its codes cover, scipy's linprog; nothing from argusqt.protection or argusqt.export.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.optimize import linprog
+
+from argusqt.errors import ArgusError, PublicationError
+from argusqt.io.frames import Roles, tree_from_pairs
+from argusqt.model.status import is_primary
+from argusqt.model.table import TableSpec
+from argusqt.rules.parse import parse_safety_rule
+from argusqt.session import Session
+
+REGIONS = {"N": None, "N1": "N", "N2": "N", "S": None, "S1": "S", "S2": "S", "S3": "S"}
+LEAVES = ["N1", "N2", "S1", "S2", "S3"]
+SIZES = ["1", "2", "3", "4"]
+#: the size classes recoded in two (a `.grc` as a statistician types it)
+SIZE_GRC = "A: 1-2\nB: 3-4\n"
+SIZE_GROUPS = {"A": {"1", "2"}, "B": {"3", "4"}}
+
+#: the tables a statistician may specify from these records: variables, size recoded
+SPECS = {
+    "region x size": (["region", "size"], False),
+    "region": (["region"], False),
+    "size": (["size"], False),
+    "region x size (recoded)": (["region", "size"], True),
+    "size (recoded)": (["size"], True),
+}
+
+
+def _records(rng: np.random.Generator, n: int) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "region": rng.choice(LEAVES, n, p=[0.3, 0.05, 0.35, 0.2, 0.1]),
+            "size": rng.choice(SIZES, n, p=[0.4, 0.3, 0.2, 0.1]),
+            # skewed whole numbers: dominant contributors make p% primaries
+            "turnover": np.floor(rng.lognormal(4, 1.6, n)) + 1,
+        }
+    )
+
+
+def _session(rng: np.random.Generator, names: list[str]) -> Session:
+    roles = Roles(explanatory=["region", "size"], numeric=["turnover"], decimals={"turnover": 0})
+    roles.trees["region"] = tree_from_pairs(list(REGIONS.items()), "region")
+    s = Session()
+    s.open_microdata_frame(_records(rng, int(rng.integers(60, 160))), roles)
+    for name in names:
+        s.specify_table(TableSpec(SPECS[name][0], "turnover"))
+        s.set_safety_rules(parse_safety_rule("P(20,1)|FREQ(3,10)"))
+    s.compute_tables()
+    for no, name in enumerate(names, 1):
+        if SPECS[name][1]:
+            s.recode_text(no, "size", SIZE_GRC)
+    return s
+
+
+def _covered(var: str, code: str) -> set[str]:
+    """The data codes a printed code of `var` sums."""
+    if var == "region":
+        if code == "Total":
+            return set(LEAVES)
+        return {c for c, p in REGIONS.items() if p == code} or {code}
+    if code == "Total":
+        return set(SIZES)
+    return SIZE_GROUPS.get(code, {code})
+
+
+UNKNOWNS = [(r, z) for r in LEAVES for z in SIZES]
+
+
+def _row(codes: dict[str, str]) -> np.ndarray:
+    """The unknowns a cell with these codes sums (a variable not in the table: all)."""
+    regions = _covered("region", codes.get("region", "Total"))
+    sizes = _covered("size", codes.get("size", "Total"))
+    return np.array([float(r in regions and z in sizes) for r, z in UNKNOWNS])
+
+
+def _constraints(frames: list[tuple[pd.DataFrame, float]]):
+    """Every published figure: (row, lowest, highest) of the sum it prints."""
+    out = []
+    for frame, base in frames:
+        variables = [c for c in ("region", "size") if c in frame.columns]
+        for rec in frame.to_dict("records"):
+            row = _row({v: str(rec[v]) for v in variables})
+            if rec["flag"] == "-":
+                out.append((row, 0.0, 0.0))
+            elif rec["flag"] == "":
+                x = float(rec["value"])
+                span = base - 1 if base else 0.0  # RND: strictly within the base (0 decimals)
+                out.append((row, x - span, x + span))
+    return out
+
+
+def _attack(constraints, row: np.ndarray) -> tuple[float, float]:
+    a_ub = [r for r, _lo, _hi in constraints] + [-r for r, _lo, _hi in constraints]
+    b_ub = [hi for _r, _lo, hi in constraints] + [-lo for _r, lo, _hi in constraints]
+    lo = linprog(row, A_ub=a_ub, b_ub=b_ub, bounds=(0, None), method="highs")
+    hi = linprog(-row, A_ub=a_ub, b_ub=b_ub, bounds=(0, None), method="highs")
+    assert lo.status == 0 and hi.status in (0, 3)  # 3: unbounded above
+    return float(lo.fun), (float(-hi.fun) if hi.status == 0 else np.inf)
+
+
+def _primaries(s: Session, no: int):
+    """(cell row, value, lpl, upl) of each primary of table `no` as published."""
+    t = s.table(no)
+    names = [d.name for d in t.dims]
+    for cell in np.flatnonzero(is_primary(t.status)).tolist():
+        codes = dict(zip(names, (c.strip() for c in t.cell_codes(cell)), strict=True))
+        yield _row(codes), float(t.value[cell]), float(t.lpl[cell]), float(t.upl[cell])
+
+
+def _one_session(seed: int) -> tuple[int, int]:
+    """Protect 2–3 random tables apart by random methods, publish them in random order;
+    the attacker over everything published must not bound a primary inside its interval.
+    Returns (tables published, tables refused)."""
+    rng = np.random.default_rng(seed)
+    names = list(rng.choice(list(SPECS), int(rng.integers(2, 4)), replace=False))
+    s = _session(rng, names)
+    for no in range(1, len(names) + 1):
+        method = str(rng.choice(["OPT", "MOD", "HEUR", "RND"]))
+        if method == "RND":  # the base RND proposes (the dialog's default)
+            facts = s.table_facts(no)
+            base = max(facts.covering_rounding_base, facts.min_rounding_base, 1)
+            try:
+                s.protect(no, "RND", {"base": base})
+            except ArgusError:  # no safe rounding at that base: the table stays unprotected
+                pass
+        else:
+            s.protect(no, method)
+    published, refused = [], 0
+    for no in rng.permutation(len(names)) + 1:
+        try:
+            frame = s.published_frame(int(no))
+        except PublicationError as exc:
+            refused += "beside" in str(exc)  # refused for what was published before it
+            continue
+        t = s.table(int(no))
+        base = dict(t.protection.public).get("base") if t.protection is not None else None
+        published.append((int(no), frame, float(base) if base else 0.0))
+    constraints = _constraints([(f, b) for _no, f, b in published])
+    for no, _frame, _base in published:
+        for row, a, lpl, upl in _primaries(s, no):
+            lo, hi = _attack(constraints, row)
+            assert lo <= a - lpl + 1e-6 and hi >= a + upl - 1e-6, (seed, names, no, a, lo, hi)
+    return len(published), refused
+
+
+def test_tables_published_apart_never_disclose_together():
+    """24 random sessions: every set published passes the independent attacker; the gate
+    both publishes second tables and refuses some (the test is not vacuous)."""
+    outcomes = [_one_session(seed) for seed in range(24)]
+    assert sum(p >= 2 for p, _r in outcomes) >= 6, outcomes
+    assert sum(r for _p, r in outcomes) >= 1, outcomes
+
+
+@pytest.mark.slow
+def test_tables_published_apart_never_disclose_together_more_sessions():
+    outcomes = [_one_session(seed) for seed in range(24, 124)]
+    assert sum(p >= 2 for p, _r in outcomes) >= 25, outcomes
