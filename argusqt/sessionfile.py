@@ -741,7 +741,7 @@ def _remember_written(s, history: list[Any]) -> None:
         if is_confidential(a.out_type, a.options, a.path):
             continue
         if protection_state(s.table(a.table)) in ("cleared", "nothing to protect"):
-            remember_printed(s, a.table, Path(a.path).name)
+            remember_printed(s, a.table, a.path)
 
 
 def _redo_recodes(s, no: int, saved: dict, where: str) -> None:

@@ -168,3 +168,73 @@ def test_tables_published_apart_never_disclose_together():
 def test_tables_published_apart_never_disclose_together_more_sessions():
     outcomes = [_one_session(seed) for seed in range(24, 124)]
     assert sum(p >= 2 for p, _r in outcomes) >= 25, outcomes
+
+
+# ------------------------------------------------------------------ the doors, on batch example 2
+def _ex2_tables(ex2) -> Session:
+    """region × gender and region from batch example 2 (they share the region margin)."""
+    from argusqt.batch.arb import parse_specify_table
+
+    s = Session()
+    s.open_microdata(ex2 / "microdata_ex2.asc", ex2 / "metadata_ex2.rda")
+    for spec in ('"region""gender"|"num1"|""|""', '"region"|"num1"|""|""'):
+        s.specify_table(parse_specify_table(spec))
+        s.set_safety_rules(parse_safety_rule("FREQ(5,20)|P(20,5)"))
+    s.compute_tables()
+    return s
+
+
+def test_a_file_written_over_replaces_the_face_it_held(ex2):
+    """Saved again to the same file after protecting again: the earlier face is gone from
+    the disk and from the set; saved to another file, both faces are judged together."""
+    s = _ex2_tables(ex2)
+    s.protect(1, "OPT")
+    s.write_table(1, 3, "", ex2 / "t1.txt")
+    s.protect(1, "RND", {"base": 49})
+    s.write_table(1, 3, "", ex2 / "t1.txt")
+    assert [p.where for p in s.printed] == ["t1.txt"]
+    assert not any("beside" in e.message for e in s.log)
+    s.protect(1, "OPT")
+    try:
+        s.write_table(1, 3, "", ex2 / "t1_opt.txt")
+    except PublicationError as exc:  # the two patterns together disclose
+        assert "beside table 1 as published in t1.txt" in str(exc)
+        assert not (ex2 / "t1_opt.txt").exists()
+    else:
+        assert any("beside table 1 as published in t1.txt" in e.message for e in s.log)
+
+
+def test_the_second_table_is_refused_through_every_door(ex2, tmp_path):
+    """Table 1 rounded and saved; table 2 (no unsafe cell, exact region margins) is refused
+    by write_table, the data frame and the API; the clipboard marks it; the refusal names
+    the earlier file and the cell."""
+    from argusqt.api import ProtectedTable
+
+    s = _ex2_tables(ex2)
+    s.protect(1, "RND", {"base": 49})
+    s.write_table(1, 3, "", ex2 / "t1.txt")
+    assert s.clipboard_state(s.table(2))[0] == "protected"
+    with pytest.raises(PublicationError, match="beside table 1 as published in t1.txt") as exc:
+        s.write_table(2, 3, "", ex2 / "t2.txt")
+    assert "region=A × gender=female" in str(exc.value)
+    assert not (ex2 / "t2.txt").exists()
+    with pytest.raises(PublicationError, match="beside table 1"):
+        s.published_frame(2)
+    with pytest.raises(PublicationError, match="beside table 1"):
+        s.write_table(2, 1, "", tmp_path / "t2.xlsx")
+    assert not (tmp_path / "t2.xlsx").exists()
+    with pytest.raises(PublicationError, match="beside table 1"):
+        ProtectedTable(s, 2, None).publish()
+
+
+def test_a_reopened_session_remembers_the_files_it_wrote(ex2, tmp_path):
+    from argusqt.sessionfile import load_session, save_session
+
+    s = _ex2_tables(ex2)
+    s.protect(1, "RND", {"base": 49})
+    s.write_table(1, 3, "", ex2 / "t1.txt")
+    save_session(s, tmp_path / "work.argusqt")
+    again = load_session(tmp_path / "work.argusqt")
+    assert [(p.number, p.where) for p in again.printed] == [(1, "t1.txt")]
+    with pytest.raises(PublicationError, match="beside table 1 as published in t1.txt"):
+        again.write_table(2, 3, "", ex2 / "t2.txt")

@@ -49,7 +49,9 @@ class Printed:
 
     number: int
     table: Table
-    where: str
+    where: str  # the file's name (or "a data frame"), as the refusal names it
+    #: the file written: a later file written over it replaces this face (what is on disk)
+    path: str | None = None
 
     @property
     def print(self) -> str:

@@ -68,7 +68,7 @@ def write_table(
         if table_no in s.linked and public:
             clear_linked(s, progress, cancel)
         if public:
-            clear_beside(s, table_no, progress, cancel)
+            clear_beside(s, table_no, progress, cancel, over=path)
         files = writetable.write_table(
             table, out_type, options, path, progress, cancel, tau_exact=tau_exact
         )
@@ -76,7 +76,7 @@ def write_table(
         s.add_log(f"Table {table_no} NOT written to {path}: {exc}")
         raise PublicationError(f"table {table_no}: {exc}", cells=exc.cells) from None
     if public:
-        remember_printed(s, table_no, Path(path).name)
+        remember_printed(s, table_no, path)
     if report:
         files.append(s.write_report(table_no, html))
     what = "CONFIDENTIAL, not for publication: " if is_confidential(out_type, options, path) else ""
@@ -93,30 +93,42 @@ def write_table(
 
 
 def clear_beside(
-    s: Session, table_no: int, progress: ProgressCallback, cancel: CancelToken | None
+    s: Session,
+    table_no: int,
+    progress: ProgressCallback,
+    cancel: CancelToken | None,
+    over: str | Path | None = None,
 ) -> str | None:
     """The table alone through the gate, then beside every face already published from the
-    same data (docs/design.md, D-81); the joint verdict's words, None when none shares."""
+    same data (docs/design.md, D-81) but the one in the file `over` it replaces; the joint
+    verdict's words, None when none shares."""
     from argusqt.export.shared import clear_beside_published  # lazy: only a second table
 
     table = s.table(table_no)
-    if not s.printed:
+    replaced = str(Path(over).resolve()) if over is not None else None
+    printed = [p for p in s.printed if replaced is None or p.path != replaced]
+    if not printed:
         return None
     clear_for_publication(table, progress=progress, cancel=cancel)
     words = clear_beside_published(
-        table, table_no, s.printed, s.printed_cleared, progress=progress, cancel=cancel
+        table, table_no, printed, s.printed_cleared, progress=progress, cancel=cancel
     )
     if words is not None:
         s.add_log(f"Table {table_no}: {words}")
     return words
 
 
-def remember_printed(s: Session, table_no: int, where: str) -> None:
-    """What a published file showed, kept for the joint audit of the files that follow."""
+def remember_printed(s: Session, table_no: int, path: str | Path | None) -> None:
+    """What a published file (None: a data frame) showed, kept for the joint audit of the
+    files that follow; a file written over an earlier one replaces what that one showed."""
     from argusqt.export.shared import Printed, snapshot  # lazy: only a published table
 
     table = s.table(table_no)
-    face = Printed(table_no, snapshot(table), where)
+    where = Path(path).name if path is not None else "a data frame"
+    key = str(Path(path).resolve()) if path is not None else None
+    face = Printed(table_no, snapshot(table), where, key)
+    if key is not None:
+        s.printed = [p for p in s.printed if p.path != key]
     if not any(p.number == table_no and p.print == face.print for p in s.printed):
         s.printed.append(face)
 
@@ -175,7 +187,7 @@ def clipboard_state(s: Session, table: Table) -> tuple[str, str]:
     table of the set changed). Fingerprints only: no audit runs (the GUI thread asks)."""
     state, words = table_protection(table)
     no = next((i for i, t in enumerate(s.tables, 1) if t is table), None)
-    if state == "cleared" and no is not None and s.printed:
+    if state in ("cleared", "nothing to protect") and no is not None and s.printed:
         from argusqt.export.shared import partners, set_print  # lazy: only a second table
 
         others = partners(table, no, s.printed)
@@ -232,7 +244,7 @@ def published_frame(
     except PublicationError as exc:
         s.add_log(f"Table {table_no} NOT published as a data frame: {exc}")
         raise PublicationError(f"table {table_no}: {exc}", cells=exc.cells) from None
-    remember_printed(s, table_no, "a data frame")
+    remember_printed(s, table_no, None)
     s.add_log(f"Table {table_no} published as a data frame ({len(frame)} cells)")
     return frame
 
