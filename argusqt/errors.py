@@ -106,6 +106,8 @@ class PublicationError(ArgusError):
     """A table may not be published: its current statuses fail (or were never given) the audit.
 
     `cells` names the failing cells by their codes so users can find them; nothing was written.
+    `beside`: the faces published before (e.g. "table 1 as published in t1.txt") that the
+    table, alone publishable, would disclose with (docs/design.md, D-81); empty otherwise.
     """
 
     def __init__(
@@ -114,6 +116,8 @@ class PublicationError(ArgusError):
         cells: list[tuple[str, ...]] | None = None,
         file: str | Path | None = None,
         line: int | None = None,
+        beside: list[str] | None = None,
     ):
         self.cells = list(cells or [])
+        self.beside = list(beside or [])
         super().__init__(message, file=file, line=line)

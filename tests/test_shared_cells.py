@@ -238,3 +238,21 @@ def test_a_reopened_session_remembers_the_files_it_wrote(ex2, tmp_path):
     assert [(p.number, p.where) for p in again.printed] == [(1, "t1.txt")]
     with pytest.raises(PublicationError, match="beside table 1 as published in t1.txt"):
         again.write_table(2, 3, "", ex2 / "t2.txt")
+
+
+def test_a_deleted_file_no_longer_counts(ex2):
+    """What is on disk counts: table 2 is refused beside t1.txt, and saved once t1.txt (a
+    draft never released) is deleted; a data frame handed out always counts."""
+    s = _ex2_tables(ex2)
+    s.protect(1, "RND", {"base": 49})
+    s.write_table(1, 3, "", ex2 / "t1.txt")
+    with pytest.raises(PublicationError, match="beside table 1 as published in t1.txt"):
+        s.write_table(2, 3, "", ex2 / "t2.txt")
+    (ex2 / "t1.txt").unlink()
+    s.write_table(2, 3, "", ex2 / "t2.txt")
+    s.published_frame(2)  # the same face as t2.txt: nothing new
+    with pytest.raises(PublicationError, match="beside table 2 as published in t2.txt"):
+        s.published_frame(1)
+    (ex2 / "t2.txt").unlink()
+    with pytest.raises(PublicationError, match="beside table 2 as published in a data frame"):
+        s.write_table(1, 3, "", ex2 / "t1.txt")

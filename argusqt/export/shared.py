@@ -467,6 +467,7 @@ def clear_beside_published(
         f"the table cannot be published beside {', '.join(who[1:])}: they share cells (the same "
         f"records), and an attacker who reads them together can recompute primary cells. "
         f"{verdict.summary()} Protect the tables together (linked), or publish only one of "
-        "them; nothing was written.",
+        "them (a file deleted or written over no longer counts); nothing was written.",
         cells=cells,
+        beside=who[1:],
     )

@@ -21,12 +21,23 @@ class PublicationRefusedDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Table not saved")
         self.error = exc
-        head = QLabel(
-            f"<b>Table {table_no} was not saved: it is not protected for publication.</b><br>"
-            "Its current statuses fail the audit, so the saved table would let someone "
-            "recompute a sensitive cell. Nothing was written."
-        )
+        if exc.beside:  # publishable alone, not beside what was published before it
+            head = QLabel(
+                f"<b>Table {table_no} was not saved: it shares cells with "
+                f"{', '.join(exc.beside)}.</b><br>"
+                "Each passes the audit alone, but someone who reads them together could "
+                "recompute a sensitive cell. Nothing was written. Protect the tables "
+                "together (Protect all tables together, linked), protect this table again "
+                "with more suppression, or publish only one of them (delete a draft never released: a file deleted or written over no longer counts)."
+            )
+        else:
+            head = QLabel(
+                f"<b>Table {table_no} was not saved: it is not protected for publication.</b>"
+                "<br>Its current statuses fail the audit, so the saved table would let "
+                "someone recompute a sensitive cell. Nothing was written."
+            )
         head.setWordWrap(True)
+        self.head = head
         self.details = QPlainTextEdit(str(exc))
         self.details.setReadOnly(True)
         cells = [" × ".join(c.strip() or c for c in codes) for codes in exc.cells]

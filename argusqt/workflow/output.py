@@ -74,7 +74,9 @@ def write_table(
         )
     except PublicationError as exc:
         s.add_log(f"Table {table_no} NOT written to {path}: {exc}")
-        raise PublicationError(f"table {table_no}: {exc}", cells=exc.cells) from None
+        raise PublicationError(
+            f"table {table_no}: {exc}", cells=exc.cells, beside=exc.beside
+        ) from None
     if public:
         remember_printed(s, table_no, path)
     if report:
@@ -105,8 +107,7 @@ def clear_beside(
     from argusqt.export.shared import clear_beside_published  # lazy: only a second table
 
     table = s.table(table_no)
-    replaced = str(Path(over).resolve()) if over is not None else None
-    printed = [p for p in s.printed if replaced is None or p.path != replaced]
+    printed = printed_out(s, over)
     if not printed:
         return None
     clear_for_publication(table, progress=progress, cancel=cancel)
@@ -127,10 +128,21 @@ def remember_printed(s: Session, table_no: int, path: str | Path | None) -> None
     where = Path(path).name if path is not None else "a data frame"
     key = str(Path(path).resolve()) if path is not None else None
     face = Printed(table_no, snapshot(table), where, key)
-    if key is not None:
+    if key is not None:  # one face per file: the one on disk
         s.printed = [p for p in s.printed if p.path != key]
-    if not any(p.number == table_no and p.print == face.print for p in s.printed):
-        s.printed.append(face)
+    elif any(p.path is None and p.number == table_no and p.print == face.print for p in s.printed):
+        return
+    s.printed.append(face)
+
+
+def printed_out(s: Session, over: str | Path | None = None) -> list[Any]:
+    """The published faces still out there: data frames, and files still on disk but the
+    one `over` that a file about to be written replaces (a file deleted or written over no
+    longer tells anything: docs/design.md, D-81)."""
+    replaced = str(Path(over).resolve()) if over is not None else None
+    return [
+        p for p in s.printed if p.path is None or (p.path != replaced and Path(p.path).exists())
+    ]
 
 
 def clear_linked(s: Session, progress: ProgressCallback, cancel: CancelToken | None) -> None:
@@ -190,7 +202,7 @@ def clipboard_state(s: Session, table: Table) -> tuple[str, str]:
     if state in ("cleared", "nothing to protect") and no is not None and s.printed:
         from argusqt.export.shared import partners, set_print  # lazy: only a second table
 
-        others = partners(table, no, s.printed)
+        others = partners(table, no, printed_out(s))
         if others and set_print(table, no, others) not in s.printed_cleared:
             return "protected", (
                 "shares cells with tables already published (tables "
@@ -222,7 +234,9 @@ def audit_publication(
             text = f"{text}; {beside}"
     except PublicationError as exc:
         s.add_log(f"Table {table_no}: publication audit failed: {exc}")
-        raise PublicationError(f"table {table_no}: {exc}", cells=exc.cells) from None
+        raise PublicationError(
+            f"table {table_no}: {exc}", cells=exc.cells, beside=exc.beside
+        ) from None
     s.add_log(f"Table {table_no}: publication audit: {text}")
     return text
 
@@ -243,7 +257,9 @@ def published_frame(
         frame = frame_for_publication(s.table(table_no), progress=progress, cancel=cancel)
     except PublicationError as exc:
         s.add_log(f"Table {table_no} NOT published as a data frame: {exc}")
-        raise PublicationError(f"table {table_no}: {exc}", cells=exc.cells) from None
+        raise PublicationError(
+            f"table {table_no}: {exc}", cells=exc.cells, beside=exc.beside
+        ) from None
     remember_printed(s, table_no, None)
     s.add_log(f"Table {table_no} published as a data frame ({len(frame)} cells)")
     return frame
