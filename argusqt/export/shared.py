@@ -14,15 +14,24 @@ insiders) judges every primary of every face over them all.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from argusqt.errors import PublicationError
+from argusqt.errors import AuditError, MethodError, PublicationError
+from argusqt.export.face import protection_kind
 from argusqt.export.gate import cell_name, fingerprint, table_face
-from argusqt.model.status import Status, is_primary
+from argusqt.model.status import (
+    Status,
+    is_candidate,
+    is_primary,
+    is_secondary,
+    is_suppressed,
+    secondary_status_for,
+)
 from argusqt.model.table import Table
 from argusqt.model.tabulate import expand_to_cells
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
@@ -471,3 +480,65 @@ def clear_beside_published(
         cells=cells,
         beside=who[1:],
     )
+
+
+def beside_status(
+    table: Table,
+    status: np.ndarray,
+    others: list[Printed],
+    *,
+    seconds: float | None = None,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+) -> tuple[np.ndarray, int] | None:
+    """`status` (the table's pattern from a suppression method) with the secondaries added
+    so that, beside the faces already published, no outsider or insider recomputes a primary
+    of any: the LP steps of argusqt/docs/methods.md §4 and the insider repair on the joint
+    problem, where only this table's cells may be added (a published cell stays published).
+    Returns (statuses, cells added); None when a published face is not a suppression
+    pattern (then the joint verdict at saving judges the pair)."""
+    # lazy: the repairs (scipy, HiGHS), for a table protected after another was published
+    from argusqt.protection.core.budget import Deadline
+    from argusqt.protection.suppress.linked import repair_insiders_jointly
+    from argusqt.protection.suppress.table_repair import repair
+
+    if not others or any(protection_kind(p.table) != "suppress" for p in others):
+        return None
+    mine = snapshot(table)
+    mine.status = np.asarray(status).copy()
+    joint = joint_problem([mine] + [p.table for p in others])
+    n = joint.problem.n_cells
+    shown = np.zeros(n, dtype=bool)  # printed exactly by a face already published
+    for k, p in enumerate(others, start=1):
+        sup = is_suppressed(np.asarray(p.table.status))
+        shown[joint.local[k][~sup]] = True
+    own = joint.local[0]
+    st = np.full(n, Status.SECONDARY_MANUAL, dtype=np.int16)  # unknown: margins, suppressed
+    st[shown] = Status.PROTECTED  # out there: never a secondary
+    theirs = is_primary(np.asarray(joint.problem.status))
+    st[theirs] = np.asarray(joint.problem.status)[theirs]
+    mine_st = np.asarray(status).astype(np.int16)
+    keep = ~(shown[own] & ~is_primary(mine_st))
+    st[own[keep]] = mine_st[keep]
+    cost = np.zeros(n)
+    cost[own] = np.asarray(table.cost, dtype=float)
+    problem = dataclasses.replace(joint.problem, status=st, cost=cost)
+    sup = is_suppressed(st)
+    try:
+        fixed, _rounds = repair(problem, sup, cancel, progress)
+    except MethodError:
+        return None  # no pattern of this table protects them: the gate refuses at saving
+    grown = st.copy()
+    new = fixed & ~sup & is_candidate(st)
+    grown[new] = secondary_status_for(grown[new])
+    try:
+        grown, _added = repair_insiders_jointly(
+            problem, grown, progress, cancel, Deadline(seconds), "the shared-cells repair"
+        )
+    except (AuditError, MethodError):  # no pattern of this table: the gate refuses at saving
+        return None
+    out = np.asarray(status).copy()
+    js = grown[own]
+    add = is_secondary(js) & is_candidate(out)
+    out[add] = js[add]
+    return out, int(add.sum())

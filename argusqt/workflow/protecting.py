@@ -20,9 +20,14 @@ from argusqt.errors import (
     PublicationError,
     SpecificationError,
 )
-from argusqt.export.gate import linked_fingerprint, linked_table_verdicts, mark_protected
+from argusqt.export.gate import (
+    linked_fingerprint,
+    linked_table_verdicts,
+    mark_protected,
+    table_verdict,
+)
 from argusqt.io.codelists import codelist_for
-from argusqt.model.status import is_primary, is_suppressed
+from argusqt.model.status import is_primary, is_secondary, is_suppressed
 from argusqt.model.table import ProtectionInfo, Table, TableSpec
 from argusqt.model.tabulate import build_table
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
@@ -114,6 +119,9 @@ def protect(
         raise AuditError(
             f"{desc.name} on table {table_no}: {audit.summary()} The table was left unchanged."
         )
+    added = 0
+    if desc.kind == "suppress" and s.printed:
+        added = beside_published(s, table_no, table, result, options.max_time, progress, cancel)
     keep_pattern(table, start, result.status)
     # a new method's face replaces the last one's: no rounded values under a suppression
     adjusted = desc.kind == "adjust" and result.published is not None
@@ -126,6 +134,9 @@ def protect(
     public = public_figures(desc.face, result.figures)
     table.protection = ProtectionInfo(desc.name, desc.face, p.describe(), public)
     table.audit = audit
+    if added:  # the verdict of record is on the grown pattern (sums of suppressed cells too)
+        result.verdict = table_verdict(table, progress=progress, cancel=cancel)
+        table.audit = result.audit = result.verdict.outsider
     mark_protected(table, result.verdict)
     if result.verdict is not None and not result.verdict.ok:
         s.add_log(f"Table {table_no}: NOT PUBLISHABLE: {result.verdict.summary()}")
@@ -235,6 +246,49 @@ def state_in_words(s: Session, table_no: int) -> str:
     if state == "nothing to protect":
         return f"table {table_no} has no unsafe cells"
     return f"table {table_no} stays unprotected"
+
+
+def beside_published(
+    s: Session,
+    table_no: int,
+    table: Table,
+    result: ProtectionResult,
+    seconds: float | None,
+    progress: ProgressCallback,
+    cancel: CancelToken | None,
+) -> int:
+    """A suppression pattern grown so that the table is safe beside the faces already
+    published from the same records (docs/design.md, D-81): without it the gate would
+    refuse the table at saving. Returns the cells added (the result is changed in place:
+    no longer the method's own optimum, its lower bound still valid)."""
+    from argusqt.export.shared import beside_status, partners  # lazy: a second table only
+    from argusqt.workflow.output import printed_out
+
+    others = partners(table, -1, printed_out(s))
+    if not others:
+        return 0
+    grown = beside_status(
+        table, np.asarray(result.status), others, seconds=seconds, progress=progress,
+        cancel=cancel,
+    )  # fmt: skip
+    if grown is None or grown[1] == 0:
+        return 0
+    status, added = grown
+    result.status = status
+    result.cost = float(np.asarray(table.cost, dtype=float)[is_secondary(status)].sum())
+    if result.optimal or result.gap is not None:
+        result.optimal = False
+        lb = result.lower_bound
+        result.gap = (result.cost - lb) / result.cost if lb is not None and result.cost else None
+    where = ", ".join(sorted({f"table {p.number} ({p.where})" for p in others}))
+    line = (
+        f"{added} cells suppressed in addition so that the table is safe beside what was "
+        f"published before from the same records: {where} (docs/design.md, D-81); the "
+        "pattern is no longer the method's own optimum"
+    )
+    result.log = [*(result.log or []), line]
+    s.add_log(f"  {line}")
+    return added
 
 
 def protect_linked(

@@ -198,7 +198,7 @@ def build_linked_problem(
     return problem, local, cover
 
 
-def _repair_insiders(
+def repair_insiders_jointly(
     joint: CSPProblem,
     status: np.ndarray,
     progress: ProgressCallback,
@@ -451,7 +451,7 @@ def protect_linked(
                 f"{desc.label} on linked tables needs the cover table: some cover cells "
                 "are in no input table (build it from the microdata) or use the optimal method"
             )
-    joint_status, added = _repair_insiders(
+    joint_status, added = repair_insiders_jointly(
         joint, joint_status, progress, cancel, run_deadline, method
     )
     if added:
