@@ -26,9 +26,9 @@ class PublicationRefusedDialog(QDialog):
                 f"<b>Table {table_no} was not saved: it shares cells with "
                 f"{', '.join(exc.beside)}.</b><br>"
                 "Each passes the audit alone, but someone who reads them together could "
-                "recompute a sensitive cell. Nothing was written. Protect the tables "
-                "together (Protect all tables together, linked), protect this table again "
-                "with more suppression, or publish only one of them (delete a draft never released: a file deleted or written over no longer counts)."
+                "recompute a sensitive cell. Nothing was written. Protect this table again "
+                "(a suppression method now adds the cells it needs beside what is "
+                "published), protect the tables together (linked), or publish only one of them (delete a draft never released: a file deleted or written over no longer counts)."
             )
         else:
             head = QLabel(
