@@ -261,7 +261,8 @@ def beside_published(
     published from the same records (docs/design.md, D-81): without it the gate would
     refuse the table at saving. Returns the cells added (the result is changed in place:
     no longer the method's own optimum, its lower bound still valid)."""
-    from argusqt.export.shared import beside_status, partners  # lazy: a second table only
+    # lazy: the shared-cells repair (scipy, HiGHS), only once a table was published
+    from argusqt.export.shared import beside_status, partners
     from argusqt.workflow.output import printed_out
 
     others = partners(table, -1, printed_out(s))
