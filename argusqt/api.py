@@ -296,12 +296,19 @@ class ProtectedTable:
         when such tables can no longer be judged together (see the message)."""
         # lazy: numpy and the core stay out of `import argusqt` (docs/design.md, D-29)
         from argusqt.export.gate import linked_table_verdicts, table_verdict
+        from argusqt.workflow.output import beside_verdict  # lazy: as above
 
         linked = self.session.linked
         if self.number in linked:
             tables = [self.session.table(n) for n in linked]
-            return linked_table_verdicts(tables, linked)[linked.index(self.number)]
-        return table_verdict(self.table)
+            own = linked_table_verdicts(tables, linked)[linked.index(self.number)]
+        else:
+            own = table_verdict(self.table)
+        if not own.ok:
+            return own
+        # beside the tables already published from the same records (D-81)
+        joint = beside_verdict(self.session, self.number)
+        return joint if joint is not None and not joint.ok else own
 
     def to_excel(self, path: str | os.PathLike[str]) -> Path:
         """The published Excel workbook (through the publication gate)."""

@@ -22,7 +22,11 @@ A session file is UTF-8 JSON (written atomically) with this layout (format versi
              "status": ARRAY, "lpl": ARRAY, "upl": ARRAY, "cost": ARRAY,
              "published": ARRAY | null, "method": "HEUR" | null,
              "suppressed_from": ARRAY | null,  # the method's secondaries' former statuses
-             "result": {...ProtectionResult figures, interval bounds as ARRAY...} | null}]}
+             "result": {...ProtectionResult figures, interval bounds as ARRAY...} | null}],
+ "printed": [{"table": N, "where": file name, "path": {...} | null,  # published faces (D-81)
+              "codes": [[...], ...], "status": ARRAY, "published": ARRAY | null,
+              "interval_lower": ARRAY | null, "interval_upper": ARRAY | null,
+              "protection": {"method", "face", "params", "public"} | null}]}
 ```
 
 Paths are relative to the session file's folder when possible ("path") with the absolute
@@ -556,6 +560,7 @@ def session_to_dict(
             }
         )
     doc["tables"] = tables
+    doc["printed"] = [_printed_to_dict(p, base) for p in session.printed]
     doc["insight"] = _insight_json(session)
     if session.protection_seed is not None:  # confidential, like the whole file
         doc["protection_seed"] = int(session.protection_seed)
@@ -725,16 +730,87 @@ def load_session(
     if any(isinstance(a, Protect) and a.table == 0 for a in history):
         s.linked = list(range(1, len(s.tables) + 1))  # protected together: audited together
     _gate_verdicts(s, progress, cancel)
-    _remember_written(s, history)
+    if not _restore_printed(s, doc, path, where):
+        _remember_written(s, history)
     s.add_log(f"Session {path.name} loaded: {len(saved_tables)} table(s) restored")
     return s
 
 
+def _printed_to_dict(p: Any, base: Path) -> dict:
+    """A face published (export.shared.Printed) as it was: its statuses and printed figures
+    over its table's codes (docs/design.md, D-81)."""
+    t = p.table
+    info = t.protection
+    return {
+        "table": p.number,
+        "where": p.where,
+        "path": _path_entry(Path(p.path), base) if p.path is not None else None,
+        "codes": [list(d.codes) for d in t.dims],
+        "status": encode_array(t.status, "int8"),
+        "published": encode_array(t.published, "float64"),
+        "interval_lower": encode_array(t.interval_lower, "float64"),
+        "interval_upper": encode_array(t.interval_upper, "float64"),
+        "protection": None
+        if info is None
+        else {
+            "method": info.method,
+            "face": info.face,
+            "params": info.params,
+            "public": [[k, float(v)] for k, v in info.public],
+        },
+    }
+
+
+def _restore_printed(s, doc: dict, path: Path, where: str) -> bool:
+    """The faces published before the session was saved, over their tables as restored;
+    False when the file has none recorded (older files: _remember_written). A face whose
+    table was recoded since cannot be rebuilt: said in the log."""
+    from argusqt.export.shared import Printed, snapshot  # lazy: a session that published
+
+    entries = doc.get("printed")
+    if not isinstance(entries, list):
+        return False
+    for k, e in enumerate(entries, 1):
+        try:
+            no = int(e["table"])
+            table = s.table(no)
+            if [list(d.codes) for d in table.dims] != e["codes"]:
+                s.add_log(
+                    f"warning: {e.get('where')} was written from table {no} before a recode; "
+                    "it is not known to the audit of tables published beside it"
+                )
+                continue
+            status = decode_array(e["status"], where, f"published face {k}")
+            if status is None or status.size != table.n_cells:
+                raise ValueError(f"its statuses do not fit table {no}")
+            face = snapshot(table)
+            face.status = status
+            face.published = decode_array(e.get("published"), where, f"published face {k}")
+            face.interval_lower = decode_array(e.get("interval_lower"), where, "interval")
+            face.interval_upper = decode_array(e.get("interval_upper"), where, "interval")
+            info = e.get("protection")
+            face.protection = (
+                None
+                if info is None
+                else ProtectionInfo(
+                    str(info["method"]),
+                    info["face"],
+                    str(info.get("params", "")),
+                    tuple((str(a), float(b)) for a, b in info.get("public", [])),
+                )
+            )
+            file = _entry_path(e.get("path"), path)
+        except (KeyError, TypeError, ValueError, ArgusError) as exc:
+            raise SessionFileError(f"published face {k} is malformed ({exc})", file=where) from None
+        written = None if file is None else str(file.resolve())
+        s.printed.append(Printed(no, face, str(e.get("where", "")), written))
+    return True
+
+
 def _remember_written(s, history: list[Any]) -> None:
-    """Files the session had written for publication: their tables' faces as restored join
-    the joint audit of what is published next (docs/design.md, D-81). It is the face that
-    was written unless the table was changed after writing (a session file keeps only the
-    last face)."""
+    """Files an older session file had written for publication (no faces recorded): their
+    tables' faces as restored join the joint audit of what is published next (docs/design.md,
+    D-81); the face written unless the table was changed after writing."""
     for a in history:
         if not isinstance(a, WriteTable) or not 1 <= a.table <= len(s.tables):
             continue

@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 from scipy.optimize import linprog
 
+from argusqt.batch.arb import parse_specify_table
 from argusqt.errors import ArgusError, PublicationError
 from argusqt.io.frames import Roles, tree_from_pairs
 from argusqt.model.status import is_primary
@@ -193,8 +194,6 @@ def test_tables_published_apart_never_disclose_together_more_sessions():
 # ------------------------------------------------------------------ the doors, on batch example 2
 def _ex2_tables(ex2) -> Session:
     """region × gender and region from batch example 2 (they share the region margin)."""
-    from argusqt.batch.arb import parse_specify_table
-
     s = Session()
     s.open_microdata(ex2 / "microdata_ex2.asc", ex2 / "metadata_ex2.rda")
     for spec in ('"region""gender"|"num1"|""|""', '"region"|"num1"|""|""'):
@@ -276,3 +275,83 @@ def test_a_deleted_file_no_longer_counts(ex2):
     (ex2 / "t2.txt").unlink()
     with pytest.raises(PublicationError, match="beside table 2 as published in a data frame"):
         s.write_table(1, 3, "", ex2 / "t1.txt")
+
+
+def test_other_data_opened_later_is_not_judged_beside_the_first(ex2, tmp_path):
+    """Next year's file (other records: another grand total) is protected and published
+    without the first year's files; a copy of the same data opened again is the same data."""
+    import shutil
+
+    other = tmp_path / "next_year"
+    shutil.copytree(ex2, other)
+    lines = (other / "microdata_ex2.asc").read_text().splitlines()
+    fields = lines[0].split(",")
+    fields[4] = fields[4][:-1] + ("1" if fields[4][-1] != "1" else "2")  # one num1 changed
+    lines[0] = ",".join(fields)
+    (other / "microdata_ex2.asc").write_text("\n".join(lines) + "\n")
+    same = tmp_path / "copy"
+    shutil.copytree(ex2, same)
+
+    s = _ex2_tables(ex2)
+    s.protect(1, "RND", {"base": 49})
+    s.write_table(1, 3, "", tmp_path / "y1_t1.txt")
+    s.open_microdata(other / "microdata_ex2.asc", other / "metadata_ex2.rda")
+    for spec in ('"region""gender"|"num1"|""|""', '"region"|"num1"|""|""'):
+        s.specify_table(parse_specify_table(spec))
+        s.set_safety_rules(parse_safety_rule("FREQ(5,20)|P(20,5)"))
+    s.compute_tables()
+    s.write_table(2, 3, "", tmp_path / "y2_t2.txt")  # not beside y1_t1.txt: other records
+    s.open_microdata(same / "microdata_ex2.asc", same / "metadata_ex2.rda")
+    for spec in ('"region""gender"|"num1"|""|""', '"region"|"num1"|""|""'):
+        s.specify_table(parse_specify_table(spec))
+        s.set_safety_rules(parse_safety_rule("FREQ(5,20)|P(20,5)"))
+    s.compute_tables()
+    with pytest.raises(PublicationError, match="beside table 1 as published in y1_t1.txt"):
+        s.write_table(2, 3, "", tmp_path / "t2.txt")
+
+
+def test_a_reopened_session_remembers_faces_changed_since_and_data_frames(ex2, tmp_path):
+    """The session file keeps each published face as it was published: table 1 rounded,
+    written, then protected again by OPT, and a data frame of it; reopened, table 2 is
+    still refused beside the rounded file."""
+    from argusqt.sessionfile import load_session, save_session
+
+    s = _ex2_tables(ex2)
+    s.protect(1, "RND", {"base": 49})
+    s.write_table(1, 3, "", ex2 / "t1.txt")
+    s.published_frame(1)
+    s.protect(1, "OPT")
+    save_session(s, tmp_path / "work.argusqt")
+    again = load_session(tmp_path / "work.argusqt")
+    assert [(p.number, p.where) for p in again.printed] == [(1, "t1.txt"), (1, "a data frame")]
+    assert again.printed[0].table.protection.method == "RND"
+    with pytest.raises(PublicationError, match="beside table 1 as published in t1.txt"):
+        again.write_table(2, 3, "", ex2 / "t2.txt")
+
+
+def test_tables_whose_variables_form_a_cycle_are_not_judged_by_their_margins(tmp_path):
+    """a × b, b × c and a × c: their pairwise margins do not tell what the three tell
+    together (the reviewer's seed 44 disclosed a cell that way), so the third is refused
+    as not judgeable rather than let through."""
+    rng = np.random.default_rng(44)
+    n = 150
+    frame = pd.DataFrame(
+        {
+            "a": rng.choice(["1", "2", "3"], n),
+            "b": rng.choice(["x", "y", "z"], n),
+            "c": rng.choice(["p", "q"], n),
+            "v": np.floor(rng.lognormal(4, 1.5, n)) + 1,
+        }
+    )
+    s = Session()
+    s.open_microdata_frame(frame, Roles(explanatory=["a", "b", "c"], numeric=["v"]))
+    for spec in (["a", "b"], ["b", "c"], ["a", "c"]):
+        s.specify_table(TableSpec(spec, "v"))
+        s.set_safety_rules(parse_safety_rule("P(20,1)|FREQ(3,10)"))
+    s.compute_tables()
+    for no in (1, 2):
+        s.protect(no, "HEUR")
+        s.published_frame(no)  # two tables: their margin over b tells all they tell
+    s.protect(3, "HEUR")
+    with pytest.raises(PublicationError, match="form a cycle"):
+        s.published_frame(3)

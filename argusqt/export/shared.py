@@ -123,6 +123,12 @@ def joint_problem(tables: list[Table]) -> Joint:
     from argusqt.protection.core.problem import CSPProblem
     from argusqt.protection.core.respondents import joined
 
+    if not _acyclic([{_variable(t, d) for d in range(t.ndim)} for t in tables if t.source]):
+        raise PublicationError(
+            "the tables sharing cells cannot be judged together: their variables form a "
+            "cycle (say a × b, b × c and a × c), and their common margins do not tell what "
+            "all of them together tell; protect them together (linked) or publish fewer"
+        )
     problems = [CSPProblem.from_table(t) for t in tables]
     names = sorted({_variable(t, d) for t in tables for d in range(t.ndim)})
     col = {v: i for i, v in enumerate(names)}
@@ -214,6 +220,27 @@ def joint_problem(tables: list[Table]) -> Joint:
         dims=None, freq=freq, respondents=respondents,
     )  # fmt: skip
     return Joint(problem, local, lo, hi)
+
+
+def _acyclic(sets: list[set[str]]) -> bool:
+    """Graham's reduction: variable sets whose pairwise margins determine everything their
+    tables tell together (no cycle such as a × b, b × c, a × c); what the data-level
+    margins of each pair rely on (docs/design.md, D-81)."""
+    work = [set(v) for v in sets]
+    changed = True
+    while changed and len(work) > 1:
+        changed = False
+        for v in {x for w in work for x in w}:  # a variable of one set only
+            if sum(v in w for w in work) == 1:
+                for w in work:
+                    w.discard(v)
+                changed = True
+        for i, w in enumerate(work):  # a set inside another
+            if any(j != i and w <= o for j, o in enumerate(work)):
+                del work[i]
+                changed = True
+                break
+    return len(work) <= 1
 
 
 def _agree(values: np.ndarray, loc: np.ndarray, new: np.ndarray, tol: float, who: str) -> None:
@@ -389,8 +416,8 @@ def partners(table: Table, number: int, printed: list[Printed]) -> list[Printed]
     for p in printed:
         if data_key(p.table) != key or (p.number == number and p.print == now):
             continue
-        if table.source is None and not _same_total(table, p.table):
-            continue  # table files of other data (another year, another survey)
+        if not _same_total(table, p.table):
+            continue  # other data (next year's file, another survey) opened since
         if any(q.number == p.number and q.print == p.print for q in out):
             continue
         out.append(p)
@@ -398,7 +425,9 @@ def partners(table: Table, number: int, printed: list[Printed]) -> list[Printed]
 
 
 def _same_total(a: Table, b: Table) -> bool:
-    """Table files of one data set have the same grand total (to the printed decimals)."""
+    """Tables of one data set have the same grand total (to the printed decimals): a copy
+    of the data opened again is the same data, next year's file is not (a frequency table
+    of as many records is then refused as not judgeable, never let through)."""
     tol = 0.5 * 10.0 ** (-max(a.decimals, b.decimals))
     return abs(float(a.value[0]) - float(b.value[0])) <= tol
 
@@ -506,7 +535,10 @@ def beside_status(
         return None
     mine = snapshot(table)
     mine.status = np.asarray(status).copy()
-    joint = joint_problem([mine] + [p.table for p in others])
+    try:
+        joint = joint_problem([mine] + [p.table for p in others])
+    except PublicationError:  # not judgeable together: the gate says why at saving
+        return None
     n = joint.problem.n_cells
     shown = np.zeros(n, dtype=bool)  # printed exactly by a face already published
     for k, p in enumerate(others, start=1):

@@ -119,6 +119,20 @@ def clear_beside(
     return words
 
 
+def beside_verdict(
+    s: Session, table_no: int, progress: ProgressCallback = no_progress
+) -> Any | None:
+    """The joint verdict of the table beside the faces already published (None when none
+    shares its records): what the gate will say at saving (docs/design.md, D-81)."""
+    from argusqt.export.shared import partners, shared_verdict  # lazy: a second table only
+
+    table = s.table(table_no)
+    others = partners(table, table_no, printed_out(s))
+    if not others:
+        return None
+    return shared_verdict(table, table_no, others, progress=progress)[0]
+
+
 def remember_printed(s: Session, table_no: int, path: str | Path | None) -> None:
     """What a published file (None: a data frame) showed, kept for the joint audit of the
     files that follow; a file written over an earlier one replaces what that one showed."""
@@ -138,7 +152,8 @@ def remember_printed(s: Session, table_no: int, path: str | Path | None) -> None
 def printed_out(s: Session, over: str | Path | None = None) -> list[Any]:
     """The published faces still out there: data frames, and files still on disk but the
     one `over` that a file about to be written replaces (a file deleted or written over no
-    longer tells anything: docs/design.md, D-81)."""
+    longer tells anything: docs/design.md, D-81). Faces of other data are told apart by
+    export.shared.partners (their grand totals)."""
     replaced = str(Path(over).resolve()) if over is not None else None
     return [
         p for p in s.printed if p.path is None or (p.path != replaced and Path(p.path).exists())
