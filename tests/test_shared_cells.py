@@ -355,3 +355,16 @@ def test_tables_whose_variables_form_a_cycle_are_not_judged_by_their_margins(tmp
     s.protect(3, "HEUR")
     with pytest.raises(PublicationError, match="form a cycle"):
         s.published_frame(3)
+
+
+def test_one_face_in_two_files_counts_while_either_is_on_disk(ex2):
+    """Table 1 written to X and Y; table 2 written over X is still judged beside Y."""
+    s = _ex2_tables(ex2)
+    s.protect(1, "RND", {"base": 49})
+    s.write_table(1, 3, "", ex2 / "X.txt")
+    s.write_table(1, 3, "", ex2 / "Y.txt")
+    with pytest.raises(PublicationError, match="beside table 1 as published in Y.txt"):
+        s.write_table(2, 3, "", ex2 / "X.txt")
+    from argusqt.api import ProtectedTable
+
+    assert not ProtectedTable(s, 2, None).audit().ok  # the API's audit says what publish does
