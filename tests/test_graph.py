@@ -74,3 +74,30 @@ def test_edge_components_number_as_scipy_small_and_large(case, large):
     ref_count, ref_labels = scipy_components(_graph(n, edges), directed=False)
     assert count == ref_count
     np.testing.assert_array_equal(labels, ref_labels)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(0, 60).flatmap(
+        lambda n: st.tuples(
+            st.just(n),
+            st.lists(st.tuples(st.integers(0, max(n - 1, 0)), st.integers(0, max(n - 1, 0))))
+            if n
+            else st.just([]),
+        )
+    )
+)
+def test_numbering_is_np_unique_exactly(case):
+    """The roots' numbering (D-87) gives np.unique's count and inverse: values, dtype, shape."""
+    n, edges = case
+    rows = np.array([e[0] for e in edges], dtype=np.int64)
+    cols = np.array([e[1] for e in edges], dtype=np.int64)
+    count, labels = graph._propagate(n, rows, cols)
+    label = np.arange(n, dtype=np.int64)
+    if n:  # the fixed point, recomputed: each vertex's smallest vertex of its component
+        _, ref = scipy_components(_graph(n, edges), directed=False)
+        label = np.array([np.flatnonzero(ref == ref[v])[0] for v in range(n)], dtype=np.int64)
+    roots, inverse = np.unique(label, return_inverse=True)
+    assert count == roots.size
+    assert labels.dtype == np.int32 and labels.shape == (n,)
+    np.testing.assert_array_equal(labels, inverse.astype(np.int32).reshape(n))

@@ -70,5 +70,14 @@ def _propagate(n: int, rows: np.ndarray, cols: np.ndarray) -> tuple[int, np.ndar
             if np.array_equal(new, label):
                 break
             label = new
-    roots, labels = np.unique(label, return_inverse=True)
-    return int(roots.size), labels.astype(np.int32).reshape(n)
+    return _numbered(label)
+
+
+def _numbered(label: np.ndarray) -> tuple[int, np.ndarray]:
+    """`np.unique(label, return_inverse=True)`'s count and inverse without its sort: at the
+    fixed point the labels are exactly the roots (label[v] == v), ascending by vertex id."""
+    n = label.size
+    roots = np.flatnonzero(label == np.arange(n, dtype=np.int64))
+    number = np.empty(n, dtype=np.int32)
+    number[roots] = np.arange(roots.size, dtype=np.int32)
+    return int(roots.size), number[label]
