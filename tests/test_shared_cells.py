@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy.optimize import linprog
+from test_linked_mixed_forms import _two_tables
 
 from argusqt.batch.arb import parse_specify_table
 from argusqt.errors import ArgusError, PublicationError
@@ -192,21 +193,10 @@ def test_tables_published_apart_never_disclose_together_more_sessions():
 
 
 # ------------------------------------------------------------------ the doors, on batch example 2
-def _ex2_tables(ex2) -> Session:
-    """region × gender and region from batch example 2 (they share the region margin)."""
-    s = Session()
-    s.open_microdata(ex2 / "microdata_ex2.asc", ex2 / "metadata_ex2.rda")
-    for spec in ('"region""gender"|"num1"|""|""', '"region"|"num1"|""|""'):
-        s.specify_table(parse_specify_table(spec))
-        s.set_safety_rules(parse_safety_rule("FREQ(5,20)|P(20,5)"))
-    s.compute_tables()
-    return s
-
-
 def test_a_file_written_over_replaces_the_face_it_held(ex2):
     """Saved again to the same file after protecting again: the earlier face is gone from
     the disk and from the set; saved to another file, both faces are judged together."""
-    s = _ex2_tables(ex2)
+    s = _two_tables(ex2)
     s.protect(1, "OPT")
     s.write_table(1, 3, "", ex2 / "t1.txt")
     s.protect(1, "RND", {"base": 49})
@@ -229,7 +219,7 @@ def test_the_second_table_is_refused_through_every_door(ex2, tmp_path):
     the earlier file and the cell."""
     from argusqt.api import ProtectedTable
 
-    s = _ex2_tables(ex2)
+    s = _two_tables(ex2)
     s.protect(1, "RND", {"base": 49})
     s.write_table(1, 3, "", ex2 / "t1.txt")
     assert s.clipboard_state(s.table(2))[0] == "protected"
@@ -249,7 +239,7 @@ def test_the_second_table_is_refused_through_every_door(ex2, tmp_path):
 def test_a_reopened_session_remembers_the_files_it_wrote(ex2, tmp_path):
     from argusqt.sessionfile import load_session, save_session
 
-    s = _ex2_tables(ex2)
+    s = _two_tables(ex2)
     s.protect(1, "RND", {"base": 49})
     s.write_table(1, 3, "", ex2 / "t1.txt")
     save_session(s, tmp_path / "work.argusqt")
@@ -262,7 +252,7 @@ def test_a_reopened_session_remembers_the_files_it_wrote(ex2, tmp_path):
 def test_a_deleted_file_no_longer_counts(ex2):
     """What is on disk counts: table 2 is refused beside t1.txt, and saved once t1.txt (a
     draft never released) is deleted; a data frame handed out always counts."""
-    s = _ex2_tables(ex2)
+    s = _two_tables(ex2)
     s.protect(1, "RND", {"base": 49})
     s.write_table(1, 3, "", ex2 / "t1.txt")
     with pytest.raises(PublicationError, match="beside table 1 as published in t1.txt"):
@@ -292,7 +282,7 @@ def test_other_data_opened_later_is_not_judged_beside_the_first(ex2, tmp_path):
     same = tmp_path / "copy"
     shutil.copytree(ex2, same)
 
-    s = _ex2_tables(ex2)
+    s = _two_tables(ex2)
     s.protect(1, "RND", {"base": 49})
     s.write_table(1, 3, "", tmp_path / "y1_t1.txt")
     s.open_microdata(other / "microdata_ex2.asc", other / "metadata_ex2.rda")
@@ -316,7 +306,7 @@ def test_a_reopened_session_remembers_faces_changed_since_and_data_frames(ex2, t
     still refused beside the rounded file."""
     from argusqt.sessionfile import load_session, save_session
 
-    s = _ex2_tables(ex2)
+    s = _two_tables(ex2)
     s.protect(1, "RND", {"base": 49})
     s.write_table(1, 3, "", ex2 / "t1.txt")
     s.published_frame(1)
@@ -359,7 +349,7 @@ def test_tables_whose_variables_form_a_cycle_are_not_judged_by_their_margins(tmp
 
 def test_one_face_in_two_files_counts_while_either_is_on_disk(ex2):
     """Table 1 written to X and Y; table 2 written over X is still judged beside Y."""
-    s = _ex2_tables(ex2)
+    s = _two_tables(ex2)
     s.protect(1, "RND", {"base": 49})
     s.write_table(1, 3, "", ex2 / "X.txt")
     s.write_table(1, 3, "", ex2 / "Y.txt")

@@ -122,6 +122,7 @@ def joint_problem(tables: list[Table]) -> Joint:
 
     from argusqt.protection.core.problem import CSPProblem
     from argusqt.protection.core.respondents import joined
+    from argusqt.protection.suppress.linked import distinct_rows, relations_over
 
     if not _acyclic([{_variable(t, d) for d in range(t.ndim)} for t in tables if t.source]):
         raise PublicationError(
@@ -198,16 +199,10 @@ def joint_problem(tables: list[Table]) -> Joint:
     upper = np.where(prim, np.maximum(upper, values + upl), upper)
     lo = np.minimum(np.maximum(printed_lo, lower), values)  # a face never narrower than true
     hi = np.maximum(np.minimum(printed_hi, upper), values)
-    blocks = []
-    for t, loc in zip(tables, local, strict=True):
-        rel = sparse.csr_matrix(t.relations)
-        remap = sparse.csr_matrix(
-            (np.ones(t.n_cells), (np.arange(t.n_cells), loc)), shape=(t.n_cells, n)
-        )
-        blocks.append((rel @ remap).tocsr())
+    blocks = relations_over(tables, local, n)
     for m, loc in zip(margins, m_local, strict=True):
         blocks.append(_margin_rows(m, local, loc, n))
-    rel = _distinct_rows(sparse.vstack(blocks).tocsr()) if blocks else sparse.csr_matrix((0, n))
+    rel = distinct_rows(sparse.vstack(blocks).tocsr()) if blocks else sparse.csr_matrix((0, n))
     parts = [p.respondents for p in problems]
     respondents = (
         joined([r for r in parts if r is not None], local, n)
@@ -388,23 +383,6 @@ def _margin_rows(m: _Margin, local: list[np.ndarray], m_loc: np.ndarray, n: int)
     out = sparse.vstack(rows).tocsr()
     out.eliminate_zeros()
     return out
-
-
-def _distinct_rows(rel: sp.csr_matrix) -> sp.csr_matrix:
-    """Rows without a nonzero (a cell equal to itself) dropped, repeated rows once."""
-    rel.eliminate_zeros()
-    rel.sort_indices()
-    seen: set[tuple[bytes, bytes]] = set()
-    keep = []
-    for r in range(rel.shape[0]):  # relations, not records: one pass over the rows
-        a, b = rel.indptr[r], rel.indptr[r + 1]
-        if a == b:
-            continue
-        key = (rel.indices[a:b].tobytes(), np.round(rel.data[a:b], 12).tobytes())
-        if key not in seen:
-            seen.add(key)
-            keep.append(r)
-    return rel[keep]
 
 
 def partners(table: Table, number: int, printed: list[Printed]) -> list[Printed]:

@@ -163,15 +163,7 @@ def build_linked_problem(
     prim = is_primary(status)
     lower = np.where(prim, np.minimum(lower, values - lpl), lower)
     upper = np.where(prim, np.maximum(upper, values + upl), upper)
-    blocks = []
-    for t, loc in zip(tables, local, strict=True):
-        r = sp.csr_matrix(t.relations)
-        remap = sp.csr_matrix(
-            (np.ones(t.n_cells), (np.arange(t.n_cells), loc)), shape=(t.n_cells, n)
-        )
-        blocks.append((r @ remap).tocsr())
-    rel = sp.vstack(blocks).tocsr()
-    rel = _unique_rows(rel)
+    rel = distinct_rows(sp.vstack(relations_over(tables, local, n)).tocsr())
     full = n == int(np.prod([len(c) for c in cover]))
     parts = [t.respondents for t in tables]
     respondents = (
@@ -225,16 +217,33 @@ def repair_insiders_jointly(
     return out, added
 
 
-def _unique_rows(rel: sp.csr_matrix) -> sp.csr_matrix:
-    """Drop relations that appear in several tables (same cells, same coefficients)."""
+def relations_over(tables: list[Any], local: list[np.ndarray], n: int) -> list[sp.csr_matrix]:
+    """Each table's relations over the joint cells (`local[k]`: joint cell of each cell of
+    table k); tables: anything with `relations` and `n_cells` (CSPProblem, Table)."""
+    blocks = []
+    for t, loc in zip(tables, local, strict=True):
+        r = sp.csr_matrix(t.relations)
+        remap = sp.csr_matrix(
+            (np.ones(t.n_cells), (np.arange(t.n_cells), loc)), shape=(t.n_cells, n)
+        )
+        blocks.append((r @ remap).tocsr())
+    return blocks
+
+
+def distinct_rows(rel: sp.csr_matrix) -> sp.csr_matrix:
+    """Drop relations that appear in several tables (same cells, same coefficients) and
+    those left without a cell (two cells that became one joint cell)."""
+    rel.eliminate_zeros()
     rel.sort_indices()
-    keys = {}
+    seen: set[tuple[bytes, bytes]] = set()
     keep = []
-    for r in range(rel.shape[0]):
+    for r in range(rel.shape[0]):  # relations, not records: one pass over the rows
         a, b = rel.indptr[r], rel.indptr[r + 1]
+        if a == b:
+            continue
         key = (rel.indices[a:b].tobytes(), np.round(rel.data[a:b], 12).tobytes())
-        if key not in keys:
-            keys[key] = r
+        if key not in seen:
+            seen.add(key)
             keep.append(r)
     return rel[keep]
 
