@@ -1,4 +1,4 @@
-"""Issue 26 goal 2 (D-87): our whole `argusqt batch` process against the τ-Argus engine's whole
+"""Issue 26 goal 2 (D-86): our whole `argusqt batch` process against the τ-Argus engine's whole
 run of the same case, both in one interleaved loop, as a ratio per round with its spread.
 
 Each round runs every case once in this checkout, once in each `--baseline` tree and once in

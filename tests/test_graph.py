@@ -88,7 +88,7 @@ def test_edge_components_number_as_scipy_small_and_large(case, large):
     )
 )
 def test_numbering_is_np_unique_exactly(case):
-    """The roots' numbering (D-87) gives np.unique's count and inverse: values, dtype, shape."""
+    """The roots' numbering (D-86) gives np.unique's count and inverse: values, dtype, shape."""
     n, edges = case
     rows = np.array([e[0] for e in edges], dtype=np.int64)
     cols = np.array([e[1] for e in edges], dtype=np.int64)
