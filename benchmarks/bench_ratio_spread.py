@@ -17,23 +17,12 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
+from bench_start import cpu_of  # one way to time a whole process (user + system CPU)
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def cpu_of(argv: list[str], cwd: Path, root: Path) -> float:
-    """CPU seconds of one process in `cwd` with `root` first on the path (one BLAS thread)."""
-    env = {**os.environ, "PYTHONPATH": str(root), "OPENBLAS_NUM_THREADS": "1"}
-    proc = subprocess.Popen(
-        argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    _, status, usage = os.wait4(proc.pid, 0)
-    if status != 0:
-        raise SystemExit(f"{' '.join(argv)} in {cwd} failed: status {status}")
-    return usage.ru_utime + usage.ru_stime
 
 
 def quartiles(xs: list[float]) -> str:
@@ -67,9 +56,9 @@ def main() -> None:
         for c, folder, ours, theirs in cases:
             for name, tree in trees:
                 argv = [py, "-m", "argusqt", "batch", ours, "ratio.log"]
-                cpu.setdefault((c, name), []).append(cpu_of(argv, folder, tree))
+                cpu.setdefault((c, name), []).append(cpu_of(argv, folder, tree, blas=True))
             argv = [py, "-m", "pytauargus.cli", "run", str(folder / theirs)]
-            cpu.setdefault((c, "engine"), []).append(cpu_of(argv, folder, ROOT))
+            cpu.setdefault((c, "engine"), []).append(cpu_of(argv, folder, ROOT, blas=True))
     print(f"{args.rounds} interleaved rounds; load now {os.getloadavg()}")
     for c, *_ in cases:
         eng = cpu[(c, "engine")]
