@@ -358,3 +358,17 @@ def test_one_face_in_two_files_counts_while_either_is_on_disk(ex2):
     from argusqt.api import ProtectedTable
 
     assert not ProtectedTable(s, 2, None).audit().ok  # the API's audit says what publish does
+
+
+def test_the_audit_report_and_the_states_say_what_saving_will(ex2):
+    """After table 1 is saved: table 2's audit report fails with the joint disclosure on the
+    primary's line of table 1 named in its summary, and its state is not called clear."""
+    s = _two_tables(ex2)
+    s.protect(1, "RND", {"base": 49})
+    assert s.audit_report(2).ok  # nothing published yet: table 2 alone passes
+    s.write_table(1, 3, "", ex2 / "t1.txt")
+    report = s.audit_report(2)
+    assert not report.ok
+    assert "beside table 1 as published in t1.txt" in report.summary
+    state, words = s.clipboard_state(s.table(2))
+    assert state == "protected" and "joint publication audit has not passed yet" in words

@@ -1297,7 +1297,8 @@ class MainWindow(QMainWindow):
             self._sync_log()
             self.log_message(f"Table {table_no} written to {p}")
             self.statusBar().showMessage(f"Saved {p}", 8000)
-            self._refresh_view(table_no)
+            for no in range(1, len(self.views) + 1):  # a saved table is a partner of others
+                self._refresh_view(no)
 
         def failed(exc: BaseException) -> None:
             self._refresh_view(table_no)

@@ -441,7 +441,9 @@ class TableView(QWidget):
         """Show whether the table may be saved for publication (state from export.gate)."""
         from argusqt.gui import core
 
-        self.protection_state, words = core.protection_of(self.table)
+        # the session's words when it knows them: a table sharing cells with tables already
+        # published is not called clear before their joint audit passed (D-81)
+        self.protection_state, words = (self.state_of or core.protection_of)(self.table)
         bad = self.protection_state in ("changed", "unprotected", "refused")
         self.protection.setText(f"Publication: {words}")
         self.protection.setStyleSheet(

@@ -220,9 +220,9 @@ def clipboard_state(s: Session, table: Table) -> tuple[str, str]:
         others = partners(table, no, printed_out(s))
         if others and set_print(table, no, others) not in s.printed_cleared:
             return "protected", (
-                "shares cells with tables already published (tables "
-                f"{', '.join(sorted({str(p.number) for p in others}))}); the joint "
-                "publication audit has not passed on them together"
+                f"{words}; it shares cells with tables already published (tables "
+                f"{', '.join(sorted({str(p.number) for p in others}))}), and their joint "
+                "publication audit has not passed yet (it runs before anything is written)"
             )
     if state == "cleared" and no is not None and no in s.linked:
         tables = [s.table(n) for n in s.linked]
@@ -371,6 +371,8 @@ def audit_report(
     )
     if pattern is None and table_no in s.linked:
         with_joint_verdict(s, table_no, report, progress, cancel)
+    if pattern is None and report.ok:
+        with_beside_verdict(s, table_no, report, progress, cancel)
     s._log_lines(report.log_lines())
     return report
 
@@ -392,16 +394,50 @@ def with_joint_verdict(
         report.ok = False
         report.summary = f"AUDIT FAILED: {exc}"
         return
-    if joint.ok:
-        report.notes.append(f"Protected together with tables {s.linked}: the joint audit passed.")
+    joint_into_report(
+        report, joint, local[s.linked.index(table_no)],
+        f"protected together with tables {s.linked}",
+    )  # fmt: skip
+
+
+def with_beside_verdict(
+    s: Session,
+    table_no: int,
+    report: AuditReport,
+    progress: ProgressCallback,
+    cancel: CancelToken | None,
+) -> None:
+    """A table is published only if it passes beside the faces already published from the
+    same records (docs/design.md, D-81): that joint verdict goes into its report too."""
+    from argusqt.export.shared import partners, shared_verdict  # lazy: a second table only
+
+    table = s.table(table_no)
+    others = partners(table, table_no, printed_out(s))
+    if not others:
         return
-    mine = np.asarray(local[s.linked.index(table_no)])
+    try:
+        joint, problem, who = shared_verdict(
+            table, table_no, others, progress=progress, cancel=cancel
+        )
+    except PublicationError as exc:
+        report.ok = False
+        report.summary = f"AUDIT FAILED: {exc}"
+        return
+    joint_into_report(report, joint, problem.local[0], f"beside {', '.join(who[1:])}")
+
+
+def joint_into_report(report: AuditReport, joint: Any, mine: np.ndarray, what: str) -> None:
+    """A set's joint verdict in one table's report (`mine`: the joint cell of each of its
+    cells): a note when it passed, else its disclosures on the primaries' lines."""
+    if joint.ok:
+        report.notes.append(f"{what[0].upper()}{what[1:]}: the joint audit passed.")
+        return
+    mine = np.asarray(mine)
     for line in report.primaries:
         line.reasons += [f"joint: {r}" for r in joint.reasons(int(mine[line.cell]))]
     report.ok = False
-    report.summary = (
-        f"AUDIT FAILED: protected together with tables {s.linked}, taken together (an "
-        f"attacker combines them) {joint.summary()}"
+    report.summary = f"AUDIT FAILED: {what}, taken together (an attacker combines them) " + (
+        joint.summary()
     )
 
 
