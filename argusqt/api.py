@@ -9,9 +9,11 @@ the GUI and batch), so every check, log line and safety rule is the same there.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import tempfile
 import threading
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from copy import deepcopy
 from dataclasses import dataclass, field
@@ -754,6 +756,8 @@ def _open_table(session, frame, dims, response, freq, top, status, shadow, cost,
     from argusqt.io.tables import write_tabular_input
 
     folder = Path(tempfile.mkdtemp(prefix="argusqt-table-"))
+    # the files are read again on every recompute: kept while the session lives, then gone
+    weakref.finalize(session, shutil.rmtree, folder, ignore_errors=True)
     tab, rda = write_tabular_input(
         frame, folder, dims, response, freq, list(top), status, shadow,
         cost if cost not in (None, "frequency", "unity", "distance") else None,

@@ -650,6 +650,11 @@ class Session:
         table of the set changed). Fingerprints only: no audit runs (the GUI thread asks)."""
         return output.clipboard_state(self, table)
 
+    def remember_copied(self, table: Table) -> bool:
+        """A clipboard copy without the not-for-publication line counts as published beside
+        the tables published after it (docs/design.md, D-90); False when nothing was kept."""
+        return output.remember_copied(self, table)
+
     def audit_publication(
         self,
         table_no: int,

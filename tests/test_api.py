@@ -3,6 +3,7 @@ files agree, rules and parameters are checked, chunked tabulation equals in-memo
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import subprocess
@@ -396,6 +397,12 @@ def test_ready_table_from_a_dataframe(records, testw):
     )
     assert result.n_primary == 9 and result.audit().ok
     assert np.allclose(result.table.value, micro.table.value)  # totals computed from leaves
+    # the τ-Argus files the frame went through live as long as the session, no longer
+    folder = result.session.sources[-1].tab_path.parent
+    assert folder.is_dir() and folder.name.startswith("argusqt-table-")
+    del result
+    gc.collect()
+    assert not folder.exists()
 
 
 @pytest.mark.parametrize("method", ["CTA", "IP"])

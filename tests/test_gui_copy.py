@@ -150,3 +150,27 @@ def test_a_face_that_cannot_be_printed_copies_nothing_with_a_message(qtbot, monk
     v.show()
     assert _copy_all(qtbot, v) == ""  # _copy_all empties the clipboard first
     assert shown and "decimals" in shown[0]
+
+
+@pytest.mark.no_replay("the session is built by the test; the copy is not a batch action")
+def test_a_copy_fit_for_publication_is_counted_beside_later_tables(qtbot, window, ex2):
+    """Ctrl+C on a cleared table in the real window: the copy is counted as published
+    (D-90), the other table's publication line and its own copy then say their joint audit
+    has not passed, and saving it is judged beside the copy."""
+    from test_linked_mixed_forms import _two_tables
+
+    from argusqt.gui import core
+
+    s = _two_tables(ex2)
+    s.protect(1, "RND", {"base": 49})
+    window._set_session(s, ("test",))
+    window._show_tables(core.tables_of(s))
+    assert not window.views[1].protection.text().startswith("Publication: NOT")
+    text = _copy_all(qtbot, window.views[0])
+    assert not text.startswith("NOT FOR")
+    assert [(p.number, p.where) for p in s.printed] == [(1, "a clipboard copy")]
+    line = window.views[1].protection.text()
+    assert "shares cells with tables already published (tables 1)" in line, line
+    text = _copy_all(qtbot, window.views[1])
+    assert text.startswith(NOT_FOR_PUBLICATION)
+    assert [p.number for p in s.printed] == [1]  # the marked copy is not counted

@@ -372,3 +372,37 @@ def test_the_audit_report_and_the_states_say_what_saving_will(ex2):
     assert "beside table 1 as published in t1.txt" in report.summary
     state, words = s.clipboard_state(s.table(2))
     assert state == "protected" and "joint publication audit has not passed yet" in words
+
+
+def test_a_clipboard_copy_fit_for_publication_counts_as_published(ex2):
+    """A copy without the not-for-publication line may be pasted into a publication (D-90):
+    table 2 is then judged beside it, and refused where together they disclose; a copy that
+    carried the line is not counted; counted once however often it is copied; kept by the
+    session file."""
+    s = _two_tables(ex2)
+    assert not s.remember_copied(s.table(1))  # not protected: the copy was marked
+    assert s.printed == []
+    s.protect(1, "RND", {"base": 49})
+    assert s.remember_copied(s.table(1)) and s.remember_copied(s.table(1))
+    assert [(p.number, p.where, p.path) for p in s.printed] == [(1, "a clipboard copy", None)]
+    assert any("copied to the clipboard: counted as published" in e.message for e in s.log)
+    assert s.clipboard_state(s.table(2))[0] == "protected"  # its copy now carries the line
+    assert not s.remember_copied(s.table(2))
+    with pytest.raises(PublicationError, match="beside table 1 as published in a clipboard"):
+        s.write_table(2, 3, "", ex2 / "t2.txt")
+    assert not (ex2 / "t2.txt").exists()
+    with pytest.raises(PublicationError, match="beside table 1"):
+        s.published_frame(2)
+
+
+def test_a_reopened_session_remembers_a_clipboard_copy(ex2, tmp_path):
+    from argusqt.sessionfile import load_session, save_session
+
+    s = _two_tables(ex2)
+    s.protect(1, "RND", {"base": 49})
+    s.remember_copied(s.table(1))
+    save_session(s, tmp_path / "work.argusqt")
+    again = load_session(tmp_path / "work.argusqt")
+    assert [(p.number, p.where) for p in again.printed] == [(1, "a clipboard copy")]
+    with pytest.raises(PublicationError, match="beside table 1 as published in a clipboard"):
+        again.write_table(2, 3, "", ex2 / "t2.txt")

@@ -871,6 +871,7 @@ class MainWindow(QMainWindow):
         """One table view wired like every other (labels option, status changes, status bar)."""
         v = TableView(table, title)
         v.state_of = lambda t: self.session.clipboard_state(t)  # knows tables linked together
+        v.copied = self._copied
         v.labels_box.setChecked(option(self.settings, "options/showLabels"))
         v.change_status.connect(self.change_status)
         v.view.selectionModel().currentChanged.connect(lambda *_: self._update_status())
@@ -1308,6 +1309,14 @@ class MainWindow(QMainWindow):
                 self._job_error(exc)
 
         self.runner.start("Save table", job, done, on_error=failed)
+
+    def _copied(self, table: Table) -> None:
+        """A copy fit for publication is counted as published: the other tables' publication
+        lines may change (they are now judged beside it)."""
+        if self.session.remember_copied(table):
+            self._sync_log()
+            for no in range(1, len(self.views) + 1):
+                self._refresh_view(no)
 
     def _refresh_view(self, table_no: int) -> None:
         if 0 < table_no <= len(self.views):

@@ -91,6 +91,8 @@ class TableView(QWidget):
         #: (state, words) of the table for a copy; the main window asks the session, which
         #: also knows tables protected together (Session.clipboard_state)
         self.state_of: Callable[[Table], tuple[str, str]] | None = None
+        # told of a copy fit for publication (the session counts it as published)
+        self.copied: Callable[[Table], object] | None = None
         self.model = TableModel(table, self)
 
         # --- axis controls
@@ -384,6 +386,8 @@ class TableView(QWidget):
             lines.append("\t".join([name, *cells]))
         text = "\n".join(lines) + "\n"
         QApplication.clipboard().setText(text)
+        if not lines[0].startswith(NOT_FOR_PUBLICATION) and self.copied is not None:
+            self.copied(self.table)
         return text
 
     def _fold_current(self, expand: bool) -> None:

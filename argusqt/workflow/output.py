@@ -133,13 +133,16 @@ def beside_verdict(
     return shared_verdict(table, table_no, others, progress=progress)[0]
 
 
-def remember_printed(s: Session, table_no: int, path: str | Path | None) -> None:
-    """What a published file (None: a data frame) showed, kept for the joint audit of the
-    files that follow; a file written over an earlier one replaces what that one showed."""
+def remember_printed(
+    s: Session, table_no: int, path: str | Path | None, where: str = "a data frame"
+) -> None:
+    """What a published file (None: a data frame or the clipboard, `where`) showed, kept for
+    the joint audit of the files that follow; a file written over an earlier one replaces
+    what that one showed."""
     from argusqt.export.shared import Printed, snapshot  # lazy: only a published table
 
     table = s.table(table_no)
-    where = Path(path).name if path is not None else "a data frame"
+    where = Path(path).name if path is not None else where
     key = str(Path(path).resolve()) if path is not None else None
     face = Printed(table_no, snapshot(table), where, key)
     if key is not None:  # one face per file: the one on disk
@@ -232,6 +235,24 @@ def clipboard_state(s: Session, table: Table) -> tuple[str, str]:
                 "joint publication audit has not passed on their current statuses"
             )
     return state, words
+
+
+def remember_copied(s: Session, table: Table) -> bool:
+    """A copy without the not-for-publication line may be pasted into a publication: its
+    face counts beside the tables published after it, like a data frame (docs/design.md,
+    D-90). The whole face, whatever block was selected: the program cannot know which part
+    was pasted. False (nothing kept) for a copy that carried the line."""
+    no = next((i for i, t in enumerate(s.tables, 1) if t is table), None)
+    if no is None or clipboard_state(s, table)[0] not in ("cleared", "nothing to protect"):
+        return False
+    known = len(s.printed)
+    remember_printed(s, no, None, where="a clipboard copy")
+    if len(s.printed) > known:
+        s.add_log(
+            f"Table {no} copied to the clipboard: counted as published, so tables of the same "
+            "data published after it are judged beside it"
+        )
+    return True
 
 
 def audit_publication(
