@@ -184,12 +184,59 @@ def test_a_table_protected_after_others_were_published_is_grown_beside_them():
     assert sum(p for p, _r in outcomes) > sum(p for p, _r in apart), (outcomes, apart)
 
 
+def _linked_after_one(seed: int) -> tuple[int, int, int]:
+    """One table protected alone and published; then every table protected together
+    (linked) and published in order, the first table's earlier face still out there; the
+    attacker over everything published must not bound a primary inside its interval.
+    Returns (published after the linked run, refused, cells added beside)."""
+    rng = np.random.default_rng(seed)
+    plain = ["region x size", "region", "size"]  # a linked set needs codes that nest
+    names = list(rng.choice(plain, int(rng.integers(2, 4)), replace=False))
+    s = _session(rng, names)
+    first = int(rng.integers(1, len(names) + 1))
+    _protect(s, first, str(rng.choice(["OPT", "MOD", "HEUR"])))
+    published = [(first, s.published_frame(first))]
+    s.protect_linked(str(rng.choice(["OPT", "MOD", "GH"])))
+    added = sum(
+        int(m.split()[0]) for e in s.log if "in addition so that" in (m := e.message.strip())
+    )
+    later, refused = [], 0
+    for no in range(1, len(names) + 1):
+        try:
+            later.append((no, s.published_frame(no)))
+        except PublicationError as exc:
+            refused += "beside" in str(exc)
+    constraints = _constraints([(f, 0.0) for _no, f in published + later])
+    for no, _frame in later:
+        for row, a, lpl, upl in _primaries(s, no):
+            lo, hi = _attack(constraints, row)
+            assert lo <= a - lpl + 1e-6 and hi >= a + upl - 1e-6, (seed, names, no, a, lo, hi)
+    return len(later), refused, added
+
+
+def test_linked_tables_protected_after_one_was_published_are_grown_beside_it(monkeypatch):
+    """D-90: a linked run after a table was published grows the set's patterns beside that
+    face (and each table beside the set's tables before it), so the set is published where,
+    judged without growth, some of it is refused; the independent attacker finds nothing
+    either way."""
+    import argusqt.workflow.protecting as protecting
+
+    grown = [_linked_after_one(seed) for seed in range(24, 42)]
+    assert sum(a for _p, _r, a in grown) > 0, grown  # the growth ran
+    monkeypatch.setattr(protecting, "linked_beside_published", lambda *a, **k: None)
+    plain = [_linked_after_one(seed) for seed in range(24, 42)]
+    assert sum(p for p, _r, _a in grown) > sum(p for p, _r, _a in plain), (grown, plain)
+    assert sum(r for _p, r, _a in grown) < sum(r for _p, r, _a in plain), (grown, plain)
+
+
 @pytest.mark.slow
 def test_tables_published_apart_never_disclose_together_more_sessions():
     outcomes = [_one_session(seed) for seed in range(24, 124)]
     assert sum(p >= 2 for p, _r in outcomes) >= 25, outcomes
     grown = [_one_session(seed, interleaved=True) for seed in range(24, 124)]
     assert sum(p >= 2 for p, _r in grown) >= 25, grown
+    linked = [_linked_after_one(seed) for seed in range(42, 142)]
+    assert sum(a for _p, _r, a in linked) > 0, linked
 
 
 # ------------------------------------------------------------------ the doors, on batch example 2

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -256,11 +256,13 @@ def beside_published(
     seconds: float | None,
     progress: ProgressCallback,
     cancel: CancelToken | None,
+    members: Sequence[Any] = (),
 ) -> int:
     """A suppression pattern grown so that the table is safe beside the faces already
     published from the same records (docs/design.md, D-81): without it the gate would
-    refuse the table at saving. Returns the cells added (the result is changed in place:
-    no longer the method's own optimum, its lower bound still valid)."""
+    refuse the table at saving. `members`: the faces of the tables protected with it
+    (linked), judged with the published ones. Returns the cells added (the result is
+    changed in place: no longer the method's own optimum, its lower bound still valid)."""
     # lazy: the shared-cells repair (scipy, HiGHS), only once a table was published
     from argusqt.export.shared import beside_status, partners
     from argusqt.workflow.output import printed_out
@@ -269,8 +271,8 @@ def beside_published(
     if not others:
         return 0
     grown = beside_status(
-        table, np.asarray(result.status), others, seconds=seconds, progress=progress,
-        cancel=cancel,
+        table, np.asarray(result.status), [*others, *members], seconds=seconds,
+        progress=progress, cancel=cancel,
     )  # fmt: skip
     if grown is None or grown[1] == 0:
         return 0
@@ -357,6 +359,8 @@ def protect_linked(
         t.protection = ProtectionInfo(desc.name, desc.face, p.describe() + " (linked)")
         t.audit = verdict
         s.results[no] = res
+    if s.printed:
+        linked_beside_published(s, results, starts, problems, options.max_time, progress, cancel)
     s.linked = numbers
     s.linked_cleared = None
     verdicts = linked_verdicts(s, cancel)  # the gate's verdict, before any door prints one
@@ -378,6 +382,30 @@ def protect_linked(
             s.add_log(res.cancel_note)
     s.actions.append(Protect(0, desc.name, p))
     return results
+
+
+def linked_beside_published(
+    s: Session,
+    results: list[ProtectionResult],
+    starts: list[np.ndarray],
+    problems: list[Any],
+    seconds: float | None,
+    progress: ProgressCallback,
+    cancel: CancelToken | None,
+) -> None:
+    """Linked tables protected after tables of the same records were published: each grown
+    beside those faces and the set's tables before it (docs/design.md, D-90), as saving
+    them in order will judge them; a table's growth is seen by the ones after it."""
+    # lazy: only once a table was published
+    from argusqt.export.shared import Printed, snapshot
+    from argusqt.protection.audit.outsider import audit as run_audit
+
+    members: list[Any] = []
+    for no, (t, res) in enumerate(zip(s.tables, results, strict=True), start=1):
+        if beside_published(s, no, t, res, seconds, progress, cancel, members):
+            keep_pattern(t, starts[no - 1], res.status)
+            t.audit = res.audit = run_audit(problems[no - 1], is_suppressed(res.status))
+        members.append(Printed(no, snapshot(t), f"table {no} of the set", None))
 
 
 def linked_verdicts(s: Session, cancel: CancelToken | None) -> list[Any] | None:
