@@ -106,7 +106,7 @@ from argusqt.model.status import Status, is_secondary, is_suppressed
 from argusqt.model.table import CostSpec, ProtectionInfo, Table, TableSpec
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
 from argusqt.protection.core.result import ProtectionResult, public_figures
-from argusqt.recode.apply import RecodeState, recode_table
+from argusqt.recode.apply import RecodeState, recode_table, undo_recode
 from argusqt.rules.cost import compute_cost
 from argusqt.session import Session
 from argusqt.workflow.output import remember_printed
@@ -746,6 +746,8 @@ def _printed_to_dict(p: Any, base: Path) -> dict:
         "where": p.where,
         "path": _path_entry(Path(p.path), base) if p.path is not None else None,
         "codes": [list(d.codes) for d in t.dims],
+        # its codings as written: the face is rebuilt from them after a later recode
+        "recodes": _recodes_of(t, p.number, {}),
         "status": encode_array(t.status, "int8"),
         "published": encode_array(t.published, "float64"),
         "interval_lower": encode_array(t.interval_lower, "float64"),
@@ -762,9 +764,10 @@ def _printed_to_dict(p: Any, base: Path) -> dict:
 
 
 def _restore_printed(s, doc: dict, path: Path, where: str) -> bool:
-    """The faces published before the session was saved, over their tables as restored;
-    False when the file has none recorded (older files: _remember_written). A face whose
-    table was recoded since cannot be rebuilt: said in the log."""
+    """The faces published before the session was saved, over their tables as restored, or
+    as they were coded when written (a recode since: rebuilt from the data with the codings
+    the face records); False when the file has none recorded (older files:
+    _remember_written). A face that cannot be rebuilt is said in the log."""
     from argusqt.export.shared import Printed, snapshot  # lazy: a session that published
 
     entries = doc.get("printed")
@@ -775,9 +778,12 @@ def _restore_printed(s, doc: dict, path: Path, where: str) -> bool:
             no = int(e["table"])
             table = s.table(no)
             if [list(d.codes) for d in table.dims] != e["codes"]:
+                table = _as_coded(s, table, e.get("recodes"), where, k)
+            if table is None or [list(d.codes) for d in table.dims] != e["codes"]:
                 s.add_log(
-                    f"warning: {e.get('where')} was written from table {no} before a recode; "
-                    "it is not known to the audit of tables published beside it"
+                    f"warning: {e.get('where')} was written from table {no} before a recode "
+                    "and cannot be rebuilt; it is not known to the audit of tables published "
+                    "beside it"
                 )
                 continue
             status = decode_array(e["status"], where, f"published face {k}")
@@ -805,6 +811,33 @@ def _restore_printed(s, doc: dict, path: Path, where: str) -> bool:
         written = None if file is None else str(file.resolve())
         s.printed.append(Printed(no, face, str(e.get("where", "")), written))
     return True
+
+
+def _as_coded(s, table: Table, recodes: Any, where: str, k: int) -> Table | None:
+    """The table coded as a published face recorded (`recodes`, as `_recodes_of` writes
+    them): its recodes applied, the variables it had uncoded put back; None for an older
+    file that did not record them."""
+    if not isinstance(recodes, list):
+        return None
+    try:
+        wanted = {str(r["variable"]).lower(): r for r in recodes}
+        for var in table.spec.explanatory:
+            rec = wanted.get(var.lower())
+            if rec is not None:
+                table = recode_table(
+                    table, var, codelist_from_dict(rec["codelist"]),
+                    np.asarray(rec["node_map"], dtype=np.int64),
+                    str(rec.get("description") or "recoded"), s._distances(table),
+                )  # fmt: skip
+            elif isinstance(table.recode_state, RecodeState) and any(
+                v.lower() == var.lower() for v in table.recode_state.recodes
+            ):
+                table = undo_recode(table, var, s._distances(table))
+    except (KeyError, TypeError, ValueError, ArgusError) as exc:
+        raise SessionFileError(
+            f"published face {k}: its codings cannot be redone on the data ({exc})", file=where
+        ) from None
+    return table
 
 
 def _remember_written(s, history: list[Any]) -> None:

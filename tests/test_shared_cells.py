@@ -366,6 +366,50 @@ def test_a_reopened_session_remembers_faces_changed_since_and_data_frames(ex2, t
         again.write_table(2, 3, "", ex2 / "t2.txt")
 
 
+def test_a_reopened_session_rebuilds_a_face_written_before_a_recode(tmp_path):
+    """Table 1 published detailed, then recoded, protected again and published: reopened,
+    both faces are back with the codes they were written with (D-90; before, the detailed
+    one was dropped with a warning), and what table 2 adds passes the test's attacker over
+    all three frames."""
+    from argusqt.sessionfile import load_session, save_session
+
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        s = _session(rng, ["region x size", "size"])
+        s.protect(1, "OPT")
+        frames = [s.published_frame(1)]
+        detailed = (list(s.table(1).dims[1].codes), s.table(1).status.copy())
+        s.undo_protection(1)
+        s.recode_text(1, "size", SIZE_GRC)
+        s.protect(1, "OPT")
+        codes = [detailed[0]]
+        try:
+            frames.append(s.published_frame(1))
+            codes.append(["Total", "A", "B"])
+        except PublicationError:  # an insider in the two codings (D-81's limits): refused
+            pass
+        save_session(s, tmp_path / f"work{seed}.argusqt")
+        again = load_session(tmp_path / f"work{seed}.argusqt")
+        assert not any("cannot be rebuilt" in e.message for e in again.log)
+        faces = [p.table for p in again.printed]
+        assert [list(f.dims[1].codes) for f in faces] == codes
+        assert np.array_equal(faces[0].status, detailed[1])
+        assert len(faces) == 1 or np.array_equal(faces[1].status, s.table(1).status)
+        again.protect(2, "OPT")
+        try:
+            frames.append(again.published_frame(2))
+        except PublicationError:
+            continue
+        constraints = _constraints([(f, 0.0) for f in frames])
+        for no, table in ((1, faces[0]), (2, again.table(2))):
+            names = [d.name for d in table.dims]
+            for cell in np.flatnonzero(is_primary(table.status)).tolist():
+                codes = dict(zip(names, (c.strip() for c in table.cell_codes(cell)), strict=True))
+                a, lpl, upl = (float(x[cell]) for x in (table.value, table.lpl, table.upl))
+                lo, hi = _attack(constraints, _row(codes))
+                assert lo <= a - lpl + 1e-6 and hi >= a + upl - 1e-6, (seed, no, codes, lo, hi)
+
+
 def test_tables_whose_variables_form_a_cycle_are_not_judged_by_their_margins(tmp_path):
     """a × b, b × c and a × c: their pairwise margins do not tell what the three tell
     together (the reviewer's seed 44 disclosed a cell that way), so the third is refused
