@@ -217,14 +217,23 @@ def _holding_rows(
     return Respondents(known, _binary(exempt + known), "holding", ids=ids[keep])
 
 
-def joined(parts: list[Respondents], local: list[np.ndarray], n_cells: int) -> Respondents:
+def joined(
+    parts: list[Respondents],
+    local: list[np.ndarray],
+    n_cells: int,
+    same: sp.csr_matrix | None = None,
+    largest: sp.csr_matrix | None = None,
+) -> Respondents:
     """The respondents of tables published together, over their joint cells (`local[k]`:
     joint cell of each cell of table k): one row per respondent, rows of the same
-    respondent merged — same holding id (among the tables that have ids), or alone in a
-    common cell (a cell made up by one respondent has exactly one), so that a holding is
-    never split into two attackers that each "recompute" the other's cells. Record-level
-    rows (no id) of tables that share none of their cells cannot be matched and stay apart
-    (docs/design.md, D-51)."""
+    respondent merged — same holding id (among the tables that have ids), alone in a
+    common cell (a cell made up by one respondent has exactly one), or alone in two cells
+    that `same` (joint cells × joint cells) says one record makes up, so that a respondent
+    is never split into two attackers that each "recompute" the other's cells; `largest`
+    (cell alone made up → cell) adds the cells of other tables a record is the largest
+    contributor of to its exempt ones. Record-level
+    rows (no id) of tables that share none of their cells and have no `same` pair stay
+    apart (docs/design.md, D-51, D-90)."""
     every = [p.ids for p in parts if p.ids is not None]
     if every:  # tables without ids (record level) do not stop the others' merging by id
         wanted = np.unique(np.concatenate(every))
@@ -243,8 +252,12 @@ def joined(parts: list[Respondents], local: list[np.ndarray], n_cells: int) -> R
     k = offset
     all_known = sp.vstack(known).tocsr() if k else sp.csr_matrix((0, n_cells))
     all_exempt = sp.vstack(exempt).tocsr() if k else sp.csr_matrix((0, n_cells))
+    if k and largest is not None:
+        all_exempt = _binary(all_exempt + all_known @ largest)
     # a graph of rows: rows sharing a known cell, rows sharing an id
     links = [_binary(all_known @ all_known.T)] if k else []
+    if k and same is not None:
+        links.append(_binary(all_known @ same @ all_known.T))
     ids = [p.ids for p in parts]
     if k and any(i is not None for i in ids):  # rows without an id are linked by cells only
         id_rows = np.concatenate([r for r, i in zip(rows, ids, strict=True) if i is not None])
