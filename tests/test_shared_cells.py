@@ -483,10 +483,10 @@ def test_one_record_in_two_codings_is_one_insider(monkeypatch):
     one insider, whose own cells (where it is the largest) are exempt in both; counted as
     two, each "recomputed" the other's cell, and the recoded table was refused far more
     often. Both attackers of the test find nothing in what is published."""
-    import argusqt.export.shared as shared
+    import argusqt.protection.core.respondents as respondents
 
     linked = [_detailed_then_recoded(seed) for seed in range(16)]
-    monkeypatch.setattr(shared, "_record_links", lambda *a, **k: (None, None))
+    monkeypatch.setattr(respondents, "record_links", lambda *a, **k: (None, None))
     apart = [_detailed_then_recoded(seed) for seed in range(16)]
     assert sum(linked) > sum(apart), (linked, apart)
 

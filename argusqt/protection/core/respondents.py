@@ -304,3 +304,93 @@ def _completed(part: Respondents, wanted: np.ndarray) -> Respondents:
         part.note,
         np.concatenate([part.ids, more.ids]),
     )
+
+
+def _one_record_cells(t: Table) -> tuple[np.ndarray, np.ndarray]:
+    """(cell, fine cell) for each cell of a microdata table made up by one record: that
+    record's fine cell (the only one under the cell, since fine cells hold records)."""
+    fine, maps = t.source
+    one = np.flatnonzero(np.isclose(np.asarray(fine.freq, dtype=float), 1.0))
+    nodes = [np.asarray(maps[d], dtype=np.int64)[fine.keys[one, d]] for d in range(t.ndim)]
+    mapped = np.logical_and.reduce([nd >= 0 for nd in nodes])
+    cells, items = expand_to_cells([nd[mapped] for nd in nodes], t.dims)
+    alone = np.isclose(np.asarray(t.freq, dtype=float)[cells], 1.0)
+    return cells[alone], one[mapped][items[alone]]
+
+
+def record_links(
+    tables: list[Table], local: list[np.ndarray], n: int
+) -> tuple[sp.csr_matrix | None, sp.csr_matrix | None]:
+    """What a record alone in a cell of one record-level microdata table is in the others
+    (joint cells × joint cells): `same`, the cells it alone makes up there too, so that
+    the insider is that one record, not two that each recompute the other's cell; and
+    `largest`, the cells where it is the largest contributor, whose protection is meant
+    for it (docs/design.md, D-90). For tables A and B whose variables A's are among B's:
+    the record alone in a cell b of B lies in the one fine cell of A with its codes, and
+    so in every cell of A over that fine cell. Tables of one data set hold the same
+    records (as export.shared's joint problem assumes)."""
+    usable = [
+        k for k, t in enumerate(tables)
+        if t.source is not None and t.ndim and not t.spec.use_holdings
+    ]  # fmt: skip
+    rows: list[np.ndarray] = []
+    cols: list[np.ndarray] = []
+    top_rows: list[np.ndarray] = []
+    top_cols: list[np.ndarray] = []
+    for b in usable:
+        tb = tables[b]
+        names_b = [_name(tb, d) for d in range(tb.ndim)]
+        cells_b, fine_b = _one_record_cells(tb)
+        if not cells_b.size:
+            continue
+        fb = tb.source[0]
+        for a in usable:
+            ta = tables[a]
+            names_a = [_name(ta, d) for d in range(ta.ndim)]
+            if a == b or not set(names_a) <= set(names_b):
+                continue
+            fa, maps_a = ta.source
+            sizes = [len(fa.fine_codes[d]) for d in range(ta.ndim)]
+            if float(np.prod(sizes, dtype=float)) >= 2.0**62:
+                continue  # the codes do not fit one integer key: no pair found (safe side)
+            ids = np.empty((cells_b.size, ta.ndim), dtype=np.int64)
+            for da, v in enumerate(names_a):  # a variable's codes: a few thousand at most
+                db = names_b.index(v)
+                at = {c: i for i, c in enumerate(fa.fine_codes[da])}
+                trans = np.array([at.get(c, -1) for c in fb.fine_codes[db]], dtype=np.int64)
+                ids[:, da] = trans[fb.keys[fine_b, db]]
+            found = np.flatnonzero((ids >= 0).all(axis=1))
+            if not found.size:
+                continue
+            key_a = np.ravel_multi_index(tuple(np.asarray(fa.keys, dtype=np.int64).T), sizes)
+            key_q = np.ravel_multi_index(tuple(ids[found].T), sizes)
+            order = np.argsort(key_a, kind="stable")
+            pos = np.minimum(np.searchsorted(key_a[order], key_q), order.size - 1)
+            hit = key_a[order][pos] == key_q
+            f_a, q = order[pos[hit]], found[hit]
+            nodes = [np.asarray(maps_a[d], dtype=np.int64)[fa.keys[f_a, d]] for d in range(ta.ndim)]
+            mapped = np.logical_and.reduce([nd >= 0 for nd in nodes])
+            cells_a, items = expand_to_cells([nd[mapped] for nd in nodes], ta.dims)
+            of_b = cells_b[q[mapped][items]]  # the cell of B the record is alone in
+            alone = np.isclose(np.asarray(ta.freq, dtype=float)[cells_a], 1.0)
+            rows.append(local[a][cells_a[alone]])
+            cols.append(local[b][of_b[alone]])
+            share = np.abs(np.asarray(tb.shadow, dtype=float))[of_b]
+            top = np.asarray(ta.top, dtype=float)
+            biggest = top[cells_a, 0] if top.ndim == 2 and top.shape[1] else np.zeros(of_b.size)
+            hit = (biggest <= 0) | (share >= biggest * (1 - 1e-9) - 1e-9)  # as respondents
+            top_rows.append(local[b][of_b[hit]])
+            top_cols.append(local[a][cells_a[hit]])
+
+    def matrix(r: list[np.ndarray], c: list[np.ndarray]) -> sp.csr_matrix | None:
+        if not r:
+            return None
+        i, j = np.concatenate(r), np.concatenate(c)
+        return sp.csr_matrix((np.ones(i.size), (i, j)), shape=(n, n))
+
+    same = matrix(rows, cols)
+    return (same + same.T if same is not None else None), matrix(top_rows, top_cols)
+
+
+def _name(t: Table, d: int) -> str:
+    return str(t.dims[d].name or t.spec.explanatory[d])
