@@ -79,3 +79,21 @@ def test_a_holding_knows_every_cell_it_alone_makes_up():
     codes = _known(p.respondents, t)
     assert {("1", "1"), ("2", "2")} in codes  # one holding, both cells at once
     assert np.array_equal(p.freq, t.hfreq)  # singleton options count holdings
+
+
+def test_a_weighted_record_is_the_largest_only_by_its_own_value():
+    """A record of weight 3 and value 10 alone in cell b: its cell sums 30, yet in the
+    total (its 10 beside another record's 20) it is not the largest contributor, and the
+    total is not its own (exempt) cell; the record of 20 alone in cell a is (D-90)."""
+    import scipy.sparse as sp
+
+    rel = sp.csr_matrix(np.array([[-1.0, 1.0, 1.0]]))  # total = a + b
+    freq = np.array([2.0, 1.0, 1.0])
+    shadow = np.array([50.0, 20.0, 30.0])  # weighted sums: b is 3 × 10
+    top = np.array([[20.0, 10.0], [20.0, 0.0], [10.0, 0.0]])  # unit contributions
+    resp = from_frequencies(rel, freq, "record", shadow=shadow, top=top)
+    exempt = {int(r): set(resp.exempt.tocsr()[r].indices.tolist()) for r in range(resp.count)}
+    known = {int(r): set(resp.known.tocsr()[r].indices.tolist()) for r in range(resp.count)}
+    by_cell = {min(k): r for r, k in known.items()}
+    assert exempt[by_cell[1]] == {0, 1}  # the 20: the largest in the total
+    assert exempt[by_cell[2]] == {2}  # the 10 (weight 3): only the cell it alone makes up

@@ -124,9 +124,20 @@ def from_frequencies(
     if top is None or shadow is None:
         exempt = own
     else:
-        share = np.abs(np.asarray(shadow, dtype=float))[anchors]
+        share = unit_share(shadow, top, anchors)
         exempt = _largest(own, share[own.tocoo().row], top)
     return Respondents(known, _binary(exempt + known), unit, note)
+
+
+def unit_share(shadow: np.ndarray, top: np.ndarray | None, cells: np.ndarray) -> np.ndarray:
+    """The contribution of the one record of each of `cells`, on the scale of `top` (unit
+    contributions, argusqt/docs/rules.md §3.9): its cell's largest unit. The cell's sum
+    would be its weight times that, and a weight above 1 would make it look the largest
+    of cells where it is not (docs/design.md, D-90)."""
+    t = np.asarray(top, dtype=float) if top is not None else None
+    if t is None or t.ndim != 2 or not t.shape[1]:
+        return np.abs(np.asarray(shadow, dtype=float))[cells]
+    return t[cells, 0]
 
 
 def _largest(own: sp.csr_matrix, share: np.ndarray, top: np.ndarray) -> sp.csr_matrix:
@@ -375,7 +386,7 @@ def record_links(
             alone = np.isclose(np.asarray(ta.freq, dtype=float)[cells_a], 1.0)
             rows.append(local[a][cells_a[alone]])
             cols.append(local[b][of_b[alone]])
-            share = np.abs(np.asarray(tb.shadow, dtype=float))[of_b]
+            share = unit_share(tb.shadow, tb.top, of_b)
             top = np.asarray(ta.top, dtype=float)
             biggest = top[cells_a, 0] if top.ndim == 2 and top.shape[1] else np.zeros(of_b.size)
             hit = (biggest <= 0) | (share >= biggest * (1 - 1e-9) - 1e-9)  # as respondents
