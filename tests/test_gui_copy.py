@@ -170,7 +170,7 @@ def test_a_copy_fit_for_publication_is_counted_beside_later_tables(qtbot, window
     assert not text.startswith("NOT FOR")
     assert [(p.number, p.where) for p in s.printed] == [(1, "a clipboard copy")]
     line = window.views[1].protection.text()
-    assert "shares cells with tables already published (tables 1)" in line, line
+    assert "shares cells with tables already published (table 1)" in line, line
     text = _copy_all(qtbot, window.views[1])
     assert text.startswith(NOT_FOR_PUBLICATION)
     assert [p.number for p in s.printed] == [1]  # the marked copy is not counted

@@ -449,14 +449,22 @@ class TableView(QWidget):
         # published is not called clear before their joint audit passed (D-81)
         self.protection_state, words = (self.state_of or core.protection_of)(self.table)
         bad = self.protection_state in ("changed", "unprotected", "refused")
+        pending = self.protection_state == "protected"  # the gate has not judged it yet
         self.protection.setText(f"Publication: {words}")
         self.protection.setStyleSheet(
-            "color:#b00020;font-weight:bold;" if bad else "color:#1b5e20;"
+            "color:#b00020;font-weight:bold;"
+            if bad
+            else "color:#8a4b00;"
+            if pending
+            else "color:#1b5e20;"
         )
         self.protection.setToolTip(
             "Saving for publication needs a pattern that passes the audit (outside attacker "
             "and insiders) on the current statuses: protect the table (again)."
             if bad
+            else "The publication audit runs before saving (Output | View report shows its "
+            "verdict now); what fails it is not written."
+            if pending
             else "The publication audit runs again before saving if anything changed."
         )
 

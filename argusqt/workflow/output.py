@@ -222,10 +222,12 @@ def clipboard_state(s: Session, table: Table) -> tuple[str, str]:
 
         others = partners(table, no, printed_out(s))
         if others and set_print(table, no, others) not in s.printed_cleared:
+            numbers = sorted({p.number for p in others})
+            which = f"table{'s' if len(numbers) > 1 else ''} {', '.join(map(str, numbers))}"
             return "protected", (
-                f"{words}; it shares cells with tables already published (tables "
-                f"{', '.join(sorted({str(p.number) for p in others}))}), and their joint "
-                "publication audit has not passed yet (it runs before anything is written)"
+                f"{words}; it shares cells with tables already published ({which}), and "
+                "their joint publication audit has not passed yet (it runs before anything "
+                "is written)"
             )
     if state == "cleared" and no is not None and no in s.linked:
         tables = [s.table(n) for n in s.linked]
