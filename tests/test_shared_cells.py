@@ -273,6 +273,29 @@ def test_linked_tables_protected_after_one_was_published_are_grown_beside_it(mon
     assert sum(r for _p, r, _a in grown) < sum(r for _p, r, _a in plain), (grown, plain)
 
 
+def test_a_cancel_while_growing_a_linked_set_keeps_its_audited_patterns(monkeypatch):
+    """Cancelled during the growth beside published tables: the set keeps the patterns the
+    method audited, the log says which tables were not grown, and their state is not
+    called clear (the gate judges them when saved)."""
+    import argusqt.export.shared as shared
+    from argusqt.errors import Cancelled
+
+    rng = np.random.default_rng(28)
+    s = _session(rng, ["region x size", "region", "size"])
+    s.protect(1, "OPT")
+    s.published_frame(1)
+
+    def cancelled(*_a, **_k):
+        raise Cancelled("cancelled")
+
+    monkeypatch.setattr(shared, "beside_status", cancelled)
+    results = s.protect_linked("OPT")
+    assert len(results) == 3 and all(r.audit.ok for r in results)
+    assert any("cancelled while growing table 1" in e.message for e in s.log)
+    # table 1 prints what was published of it; tables 2 and 3 wait for the joint audit
+    assert [s.clipboard_state(s.table(no))[0] for no in (2, 3)] == ["protected", "protected"]
+
+
 @pytest.mark.slow
 def test_tables_published_apart_never_disclose_together_more_sessions():
     outcomes = [_one_session(seed) for seed in range(24, 124)]

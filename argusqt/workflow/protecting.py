@@ -402,7 +402,16 @@ def linked_beside_published(
 
     members: list[Any] = []
     for no, (t, res) in enumerate(zip(s.tables, results, strict=True), start=1):
-        if beside_published(s, no, t, res, seconds, progress, cancel, members):
+        try:
+            grown = beside_published(s, no, t, res, seconds, progress, cancel, members)
+        except Cancelled:  # the set's own audited patterns stay; the gate judges the rest
+            s.add_log(
+                f"Linked tables: cancelled while growing table {no} beside the tables "
+                "published before; tables from it on are not grown, and saving judges them "
+                "beside what was published"
+            )
+            return
+        if grown:
             keep_pattern(t, starts[no - 1], res.status)
             t.audit = res.audit = run_audit(problems[no - 1], is_suppressed(res.status))
         members.append(Printed(no, snapshot(t), f"table {no} of the set", None))
