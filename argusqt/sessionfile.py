@@ -749,6 +749,9 @@ def _printed_to_dict(p: Any, base: Path) -> dict:
         # its codings as written: the face is rebuilt from them after a later recode
         "recodes": _recodes_of(t, p.number, {}),
         "status": encode_array(t.status, "int8"),
+        # its protection levels as written (manual ones, rules changed since)
+        "lpl": encode_array(t.lpl, "float64"),
+        "upl": encode_array(t.upl, "float64"),
         "published": encode_array(t.published, "float64"),
         "interval_lower": encode_array(t.interval_lower, "float64"),
         "interval_upper": encode_array(t.interval_upper, "float64"),
@@ -777,8 +780,12 @@ def _restore_printed(s, doc: dict, path: Path, where: str) -> bool:
         try:
             no = int(e["table"])
             table = s.table(no)
-            if [list(d.codes) for d in table.dims] != e["codes"]:
-                table = _as_coded(s, table, e.get("recodes"), where, k)
+            recorded = e.get("recodes")
+            if [list(d.codes) for d in table.dims] != e["codes"] or (
+                isinstance(recorded, list)
+                and _coding(recorded) != _coding(_recodes_of(table, no, {}))
+            ):  # recoded since (the same codes may group other data codes)
+                table = _as_coded(s, table, recorded, where, k)
             if table is None or [list(d.codes) for d in table.dims] != e["codes"]:
                 s.add_log(
                     f"warning: {e.get('where')} was written from table {no} before a recode "
@@ -791,6 +798,12 @@ def _restore_printed(s, doc: dict, path: Path, where: str) -> bool:
                 raise ValueError(f"its statuses do not fit table {no}")
             face = snapshot(table)
             face.status = status
+            for name in ("lpl", "upl"):  # older files: the levels of the table as restored
+                levels = decode_array(e.get(name), where, f"published face {k}")
+                if levels is not None:
+                    if levels.size != table.n_cells:
+                        raise ValueError(f"its {name} do not fit table {no}")
+                    setattr(face, name, levels)
             face.published = decode_array(e.get("published"), where, f"published face {k}")
             face.interval_lower = decode_array(e.get("interval_lower"), where, "interval")
             face.interval_upper = decode_array(e.get("interval_upper"), where, "interval")
@@ -811,6 +824,19 @@ def _restore_printed(s, doc: dict, path: Path, where: str) -> bool:
         written = None if file is None else str(file.resolve())
         s.printed.append(Printed(no, face, str(e.get("where", "")), written))
     return True
+
+
+def _coding(recodes: list[Any]) -> list[tuple[str, str, list[int]]]:
+    """A table's recodes (as `_recodes_of` writes them) in a form that compares: which data
+    codes each printed code of each variable sums."""
+    return sorted(
+        (
+            str(r["variable"]).lower(),
+            json.dumps(r["codelist"], sort_keys=True),
+            [int(x) for x in r["node_map"]],
+        )
+        for r in recodes
+    )
 
 
 def _as_coded(s, table: Table, recodes: Any, where: str, k: int) -> Table | None:

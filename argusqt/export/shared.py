@@ -439,9 +439,11 @@ def shared_verdict(
         for cell, j in enumerate(joint.local[k].tolist()):
             owner[j] = (k, cell)
     progress(ProgressEvent("Publication audit beside the tables already published"))
+    # a primary of one face printed exactly by another is judged too (it is recomputed)
+    hidden = (joint.upper > joint.lower) | is_primary(np.asarray(joint.problem.status))
     verdict = publication_audit(
-        joint.problem, joint.upper > joint.lower, lower=joint.lower, upper=joint.upper,
-        cancel=cancel, progress=progress,
+        joint.problem, hidden, lower=joint.lower, upper=joint.upper, cancel=cancel,
+        progress=progress,
     )  # fmt: skip
 
     def name(j: int) -> str:
@@ -528,7 +530,11 @@ def beside_status(
     theirs = is_primary(np.asarray(joint.problem.status))
     st[theirs] = np.asarray(joint.problem.status)[theirs]
     mine_st = np.asarray(status).astype(np.int16)
-    keep = ~(shown[own] & ~is_primary(mine_st))
+    # a primary of a published face that this table would print: suppressed here too
+    need = theirs[own] & ~is_suppressed(mine_st)
+    if (need & ~is_candidate(mine_st)).any():
+        return None  # a cell this table must print: the gate refuses at saving
+    keep = ~(shown[own] & ~is_primary(mine_st)) & ~need
     st[own[keep]] = mine_st[keep]
     cost = np.zeros(n)
     cost[own] = np.asarray(table.cost, dtype=float)
@@ -551,4 +557,5 @@ def beside_status(
     js = grown[own]
     add = is_secondary(js) & is_candidate(out)
     out[add] = js[add]
-    return out, int(add.sum())
+    out[need] = secondary_status_for(out[need])
+    return out, int(add.sum() + need.sum())

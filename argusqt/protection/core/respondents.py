@@ -332,14 +332,12 @@ def _one_record_cells(t: Table) -> tuple[np.ndarray, np.ndarray]:
 def record_links(
     tables: list[Table], local: list[np.ndarray], n: int
 ) -> tuple[sp.csr_matrix | None, sp.csr_matrix | None]:
-    """What a record alone in a cell of one record-level microdata table is in the others
-    (joint cells × joint cells): `same`, the cells it alone makes up there too, so that
-    the insider is that one record, not two that each recompute the other's cell; and
-    `largest`, the cells where it is the largest contributor, whose protection is meant
-    for it (docs/design.md, D-90). For tables A and B whose variables A's are among B's:
-    the record alone in a cell b of B lies in the one fine cell of A with its codes, and
-    so in every cell of A over that fine cell. Tables of one data set hold the same
-    records (as export.shared's joint problem assumes)."""
+    """A record alone in a cell of one record-level microdata table, found in the others
+    (joint cells × joint cells): `same`, the cells it alone makes up there too; `largest`,
+    the cells it is the largest contributor of (docs/design.md, D-90)."""
+    # For tables A and B whose variables A's are among B's, the record alone in a cell b
+    # of B lies in the one fine cell of A with its codes, and so in every cell of A over
+    # it. Tables of one data set hold the same records (as export.shared assumes).
     usable = [
         k for k, t in enumerate(tables)
         if t.source is not None and t.ndim and not t.spec.use_holdings
@@ -377,8 +375,8 @@ def record_links(
             key_q = np.ravel_multi_index(tuple(ids[found].T), sizes)
             order = np.argsort(key_a, kind="stable")
             pos = np.minimum(np.searchsorted(key_a[order], key_q), order.size - 1)
-            hit = key_a[order][pos] == key_q
-            f_a, q = order[pos[hit]], found[hit]
+            located = key_a[order][pos] == key_q
+            f_a, q = order[pos[located]], found[located]
             nodes = [np.asarray(maps_a[d], dtype=np.int64)[fa.keys[f_a, d]] for d in range(ta.ndim)]
             mapped = np.logical_and.reduce([nd >= 0 for nd in nodes])
             cells_a, items = expand_to_cells([nd[mapped] for nd in nodes], ta.dims)
@@ -386,12 +384,16 @@ def record_links(
             alone = np.isclose(np.asarray(ta.freq, dtype=float)[cells_a], 1.0)
             rows.append(local[a][cells_a[alone]])
             cols.append(local[b][of_b[alone]])
+            if _scale(ta) != _scale(tb) or ta.spec.use_weights:
+                # another shadow: its share in B says nothing of its rank in A; weights:
+                # `top` holds units, which fractional weights blur (no exemption: safe side)
+                continue
             share = unit_share(tb.shadow, tb.top, of_b)
             top = np.asarray(ta.top, dtype=float)
             biggest = top[cells_a, 0] if top.ndim == 2 and top.shape[1] else np.zeros(of_b.size)
-            hit = (biggest <= 0) | (share >= biggest * (1 - 1e-9) - 1e-9)  # as respondents
-            top_rows.append(local[b][of_b[hit]])
-            top_cols.append(local[a][cells_a[hit]])
+            first = (biggest <= 0) | (share >= biggest * (1 - 1e-9) - 1e-9)  # as _largest
+            top_rows.append(local[b][of_b[first]])
+            top_cols.append(local[a][cells_a[first]])
 
     def matrix(r: list[np.ndarray], c: list[np.ndarray]) -> sp.csr_matrix | None:
         if not r:
@@ -405,3 +407,8 @@ def record_links(
 
 def _name(t: Table, d: int) -> str:
     return str(t.dims[d].name or t.spec.explanatory[d])
+
+
+def _scale(t: Table) -> tuple[str | None, bool]:
+    """What a table's contributions (`shadow`, `top`) measure: its shadow, weighted or not."""
+    return (t.spec.shadow or t.spec.response, bool(t.spec.use_weights))
