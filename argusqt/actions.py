@@ -99,20 +99,28 @@ class WriteTable:
     path: Path
 
 
+@dataclass(frozen=True)
+class CopyTable:
+    """A copy to the clipboard fit for publication: it counts as published (D-90)."""
+
+    table: int
+
+
 #: what is done before the tables exist (a new table specification starts again from here)
 SetupAction = OpenMicrodata | OpenTableData | SpecifyTable | ComputeTables
 #: what is done to computed tables
-TableAction = Recode | ApplyApriori | ChangeStatus | Protect | WriteTable
+TableAction = Recode | ApplyApriori | ChangeStatus | Protect | WriteTable | CopyTable
 Action = SetupAction | TableAction
 
 SETUP_ACTIONS = (OpenMicrodata, OpenTableData, SpecifyTable, ComputeTables)
-TABLE_ACTIONS = (Recode, ApplyApriori, ChangeStatus, Protect, WriteTable)
+TABLE_ACTIONS = (Recode, ApplyApriori, ChangeStatus, Protect, WriteTable, CopyTable)
 
 __all__ = [
     "Action",
     "ApplyApriori",
     "ChangeStatus",
     "ComputeTables",
+    "CopyTable",
     "OpenMicrodata",
     "OpenTableData",
     "Protect",

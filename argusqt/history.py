@@ -27,6 +27,7 @@ from argusqt.actions import (
     Action,
     ApplyApriori,
     ChangeStatus,
+    CopyTable,
     Protect,
     Recode,
     WriteTable,
@@ -227,13 +228,13 @@ def _at(tables: Sequence[Table], no: int) -> Table | None:
 
 def _extra_actions(
     current: Sequence[Action], expected: Sequence[Action]
-) -> list[WriteTable] | None:
-    """Actions appended after `expected` (only written tables may be: writing is not undone);
-    None when the log went elsewhere (the history is stale)."""
+) -> list[WriteTable | CopyTable] | None:
+    """Actions appended after `expected` (only written or copied tables may be: what left
+    the program is not undone); None when the log went elsewhere (the history is stale)."""
     n = len(expected)
     if len(current) < n or any(a is not b for a, b in zip(current[:n], expected, strict=True)):
         return None
-    extra = [a for a in current[n:] if isinstance(a, WriteTable)]
+    extra = [a for a in current[n:] if isinstance(a, WriteTable | CopyTable)]
     return extra if len(extra) == len(current) - n else None
 
 

@@ -80,6 +80,7 @@ from argusqt.actions import (
     TABLE_ACTIONS,
     ApplyApriori,
     ChangeStatus,
+    CopyTable,
     Protect,
     Recode,
     TableAction,
@@ -305,6 +306,8 @@ def action_to_json(a: Any, base: Path) -> dict:
             "options": a.options,
             "path": _path_entry(a.path, base),
         }
+    if isinstance(a, CopyTable):
+        return {"action": "copy", "table": a.table}
     raise TypeError(f"not a table action: {a!r}")
 
 
@@ -360,6 +363,8 @@ def _action_from_json(d: Any, path: Path, k: int) -> TableAction:
             where = _entry_path(d["path"], path)
             assert where is not None
             return WriteTable(table, int(d["out_type"]), str(d["options"]), where)
+        if kind == "copy":
+            return CopyTable(table)
         raise ValueError(f"unknown action {kind!r}")
     except ArgusError as exc:
         raise SessionFileError(f"action {k}: {exc.message}", file=path) from None

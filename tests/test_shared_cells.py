@@ -716,6 +716,36 @@ def test_a_clipboard_copy_fit_for_publication_counts_as_published(ex2):
         s.published_frame(2)
 
 
+def test_a_batch_file_repeats_a_clipboard_copy(tmp_path):
+    """The copy is an action: the batch file written from the session says `<COPIED> 1`,
+    and running it grows table 2 beside the copy as the session did (the same statuses),
+    where without it table 2 would be judged alone (review rev16, D-90)."""
+    from argusqt.batch.render import write_batch_file
+    from argusqt.batch.runner import run_batch
+
+    grown = 0
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        s = _session(rng, ["region x size", "size"])
+        s.protect(1, "OPT")
+        assert s.remember_copied(s.table(1))
+        s.protect(2, "OPT")
+        if not any("in addition so that" in e.message for e in s.log):
+            continue
+        grown += 1
+        s.write_microdata_files(tmp_path / f"data{seed}")
+        arb = tmp_path / f"s{seed}.arb"
+        write_batch_file(s, arb)
+        assert "<COPIED> 1" in arb.read_text()
+        out = run_batch(arb)
+        assert out.ok, out.error
+        assert [(p.number, p.where) for p in out.session.printed] == [(1, "a clipboard copy")]
+        assert np.array_equal(out.session.table(2).status, s.table(2).status), seed
+        if grown == 2:
+            break
+    assert grown, "no session grew table 2 beside the copy"
+
+
 def test_a_reopened_session_remembers_a_clipboard_copy(ex2, tmp_path):
     from argusqt.sessionfile import load_session, save_session
 

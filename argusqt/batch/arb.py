@@ -27,6 +27,7 @@ OTHER = {
     "SAFETYRULE",
     "SAFETYRULEHOLDING",  # argusqt's readable holding-level rules (US#204)
     "AUDIT",  # argusqt: audit the current pattern, verdict in the logbook (US#314)
+    "COPIED",  # argusqt: a table copied for publication in the GUI counts as published
     "READTABLE",
     "APRIORI",
     "RECODE",
@@ -407,6 +408,14 @@ def parse_audit(text: str) -> Audit:
     return Audit(table, path)
 
 
+def parse_copied(text: str) -> int:
+    """`<COPIED> 1` (argusqt's extension): the table whose GUI copy counts as published."""
+    table = _int(text, "a table number")
+    if table < 1:
+        raise ValueError(f"expected a table number ≥ 1, got {table}")
+    return table
+
+
 def parse_safety(text: str, file: Path, line: int) -> SafetyRules:
     from argusqt.rules.parse import parse_safety_rule
 
@@ -431,6 +440,8 @@ def _args(name: str, text: str, file: Path, line: int) -> Any:
         return text.strip()
     if name == "AUDIT":
         return parse_audit(text)
+    if name == "COPIED":
+        return parse_copied(text)
     if name == "READTABLE":
         return parse_readtable(text)
     if name == "APRIORI":

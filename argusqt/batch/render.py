@@ -19,6 +19,7 @@ from argusqt.actions import (
     ApplyApriori,
     ChangeStatus,
     ComputeTables,
+    CopyTable,
     OpenMicrodata,
     OpenTableData,
     Protect,
@@ -128,6 +129,8 @@ def render_actions(actions: Sequence[Action], batch_path: str | Path) -> BatchTe
             lines.append(_suppress_line(a, stem, out))
         elif isinstance(a, WriteTable):
             lines.append(f'<WRITETABLE> ({a.table}, {a.out_type}, {a.options}, "{a.path}")')
+        elif isinstance(a, CopyTable):
+            lines.append(f"<COPIED> {a.table}")
     flush()
     return out
 

@@ -43,7 +43,7 @@ ANYTIME = {
     "GOINTERACTIVE",
 }
 #: Commands that need the tables.
-AFTER_TABLES = {"SUPPRESS", "WRITETABLE", "APRIORI", "RECODE", "AUDIT"}
+AFTER_TABLES = {"SUPPRESS", "WRITETABLE", "APRIORI", "RECODE", "AUDIT", "COPIED"}
 
 
 @dataclass
@@ -337,6 +337,12 @@ class _Runner:
             ses.set_safety_rules(add_holding_rules(rules, a, self.path, cmd.line))
         elif n == "AUDIT":
             self.audit(cmd)
+        elif n == "COPIED":  # what the GUI's copy let out is judged beside what follows
+            if not ses.remember_copied(ses.table(a)):
+                ses.add_log(
+                    f"<COPIED> {a}: table {a} has not passed the publication audit, so its "
+                    "copy was marked not for publication and is not counted"
+                )
         elif n == "READMICRODATA":
             ses.compute_tables(self.progress, self.cancel)
             self.state = State.READY if ses.tables else self.state

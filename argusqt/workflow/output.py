@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from argusqt.actions import WriteTable
+from argusqt.actions import CopyTable, WriteTable
 from argusqt.errors import PublicationError, SpecificationError
 from argusqt.export import writetable
 from argusqt.export.codevalue import shown_values
@@ -254,6 +254,7 @@ def remember_copied(s: Session, table: Table) -> bool:
             f"Table {no} copied to the clipboard: counted as published, so tables of the same "
             "data published after it are judged beside it"
         )
+        s.actions.append(CopyTable(no))  # a batch file repeats it (<COPIED>)
     return True
 
 
