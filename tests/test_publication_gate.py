@@ -90,6 +90,9 @@ def test_status_change_after_protection_refused_until_protected_again(ex2):
         assert name in str(err.value) and not (ex2 / file).exists()
     with pytest.raises(PublicationError):
         s.audit_publication(1)
+    # the drafts printed the cell now unsafe: deleted, they no longer count (D-81, D-90)
+    (ex2 / "before.txt").unlink()
+    (ex2 / "before.csv").unlink()
     # protected again: published, and the new primary is suppressed in the file
     s.protect(1, "OPT")
     assert s.protection_state(1) == "cleared"

@@ -121,7 +121,15 @@ def protect(
         )
     added = 0
     if desc.kind == "suppress" and s.printed:
-        added = beside_published(s, table_no, table, result, options.max_time, progress, cancel)
+        try:  # after a cancel: the grace's time to make the audited result safe beside
+            added = beside_published(
+                s, table_no, table, result, options.max_time, progress, after_cancel(cancel)
+            )
+        except Cancelled:
+            s.add_log(
+                f"Table {table_no}: cancelled before the pattern was grown beside the tables "
+                "published before; saving judges it beside them"
+            )
     keep_pattern(table, start, result.status)
     # a new method's face replaces the last one's: no rounded values under a suppression
     adjusted = desc.kind == "adjust" and result.published is not None
@@ -138,6 +146,8 @@ def protect(
         result.verdict = table_verdict(table, progress=progress, cancel=cancel)
         table.audit = result.audit = result.verdict.outsider
     mark_protected(table, result.verdict)
+    if s.printed:
+        judged_beside(s, table_no, table, result, progress, cancel)
     if result.verdict is not None and not result.verdict.ok:
         s.add_log(f"Table {table_no}: NOT PUBLISHABLE: {result.verdict.summary()}")
     s.results[table_no] = result
@@ -368,6 +378,9 @@ def protect_linked(
         v = verdicts[no - 1] if verdicts is not None else None
         res.verdict = v
         mark_protected(t, v)
+        if s.printed:
+            judged_beside(s, no, t, res, progress, cancel)
+        v = res.verdict
         for line in res.log or []:
             if line.startswith("Rule on combined cells"):  # what US#160's rule did
                 s.add_log(f"Table {no} (linked): {line}")
@@ -382,6 +395,55 @@ def protect_linked(
             s.add_log(res.cancel_note)
     s.actions.append(Protect(0, desc.name, p))
     return results
+
+
+def after_cancel(cancel: CancelToken | None) -> CancelToken | None:
+    """The token for work on an audited result that a cancel must not throw away: cancelled
+    only once the cancel's grace has run out (as linked_verdicts)."""
+    from argusqt.protection.audit.publication import CANCEL_GRACE  # lazy: scipy, HiGHS
+
+    return cancel.grace(CANCEL_GRACE) if cancel is not None else None
+
+
+def judged_beside(
+    s: Session,
+    table_no: int,
+    table: Table,
+    result: ProtectionResult,
+    progress: ProgressCallback,
+    cancel: CancelToken | None,
+) -> None:
+    """The verdict beside the faces already published becomes the result's when it fails, so
+    that every door prints what saving will say (docs/design.md, D-90); a pass is kept."""
+    from argusqt.export.shared import partners, set_print, shared_verdict
+    from argusqt.workflow.output import printed_out
+
+    if result.verdict is None or not result.verdict.ok:
+        return
+    others = partners(table, table_no, printed_out(s))
+    if not others:
+        return
+    try:
+        joint, _problem, who = shared_verdict(
+            table, table_no, others, progress=progress, cancel=after_cancel(cancel)
+        )
+    except Cancelled:
+        s.add_log(f"Table {table_no}: the audit beside the tables published before runs at saving")
+        return
+    except PublicationError as exc:  # not judgeable together: refused at saving
+        s.add_log(f"Table {table_no}: NOT PUBLISHABLE beside the tables published before: {exc}")
+        mark_protected(table, None)
+        return
+    if joint.ok:
+        s.printed_cleared.add(set_print(table, table_no, others))
+        s.add_log(f"Table {table_no}: beside {', '.join(who[1:])}: the joint audit passed")
+        return
+    result.verdict = joint
+    mark_protected(table, joint)
+    s.add_log(
+        f"Table {table_no}: it cannot be published beside {', '.join(who[1:])} (no pattern "
+        f"of this table made it safe beside them): {joint.summary()}"
+    )
 
 
 def linked_beside_published(
@@ -403,7 +465,9 @@ def linked_beside_published(
     members: list[Any] = []
     for no, (t, res) in enumerate(zip(s.tables, results, strict=True), start=1):
         try:
-            grown = beside_published(s, no, t, res, seconds, progress, cancel, members)
+            grown = beside_published(
+                s, no, t, res, seconds, progress, after_cancel(cancel), members
+            )
         except Cancelled:  # the set's own audited patterns stay; the gate judges the rest
             s.add_log(
                 f"Linked tables: cancelled while growing table {no} beside the tables "
