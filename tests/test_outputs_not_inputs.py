@@ -136,3 +136,34 @@ def test_api_parquet_over_the_input_parquet_is_refused(tmp_path):
     with pytest.raises(SpecificationError, match="microdata"):
         result.to_parquet(src)
     assert src.read_bytes() == before
+
+
+def test_known_inputs_judge_as_same_file(tmp_path):
+    """The inputs resolved once (KnownInputs, D-89) refuse exactly what same_file refuses:
+    the name itself, a symbolic and a hard link, another spelling; nothing else."""
+    from argusqt.io.outputs import KnownInputs, check_outputs, same_file
+
+    data = tmp_path / "data.asc"
+    data.write_text("1\n")
+    (tmp_path / "sym.asc").symlink_to(data)
+    (tmp_path / "hard.asc").hardlink_to(data)
+    (tmp_path / "sub").mkdir()
+    names = [
+        data,
+        tmp_path / "sym.asc",
+        tmp_path / "hard.asc",
+        tmp_path / "sub" / ".." / "data.asc",
+        tmp_path / "other.asc",
+        tmp_path / "missing" / "data.asc",
+    ]
+    inputs = [("microdata", data), ("metadata", tmp_path / "absent.rda")]
+    known = KnownInputs(inputs)
+    for out in names:
+        expected = any(same_file(out, p) for _, p in inputs)
+        for given in (inputs, known):
+            if expected:
+                with pytest.raises(SpecificationError, match="microdata"):
+                    check_outputs([out], given, "x")
+            else:
+                check_outputs([out], given, "x")
+    assert [same_file(n, data) for n in names] == [True, True, True, True, False, False]

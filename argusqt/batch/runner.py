@@ -181,11 +181,12 @@ class _Runner:
 
     def check_outputs(self, commands: list[Command]) -> None:
         """Refuse, before anything runs, an output that is one of the batch's inputs."""
-        from argusqt.io.outputs import check_outputs
+        from argusqt.io.outputs import KnownInputs, check_outputs
 
-        inputs = self.named_inputs(commands)
-        self.session.other_inputs = [inputs[0]]
+        named = self.named_inputs(commands)
+        self.session.other_inputs = [named[0]]
         self.tidy({self.folder} | {p.parent for c in commands for p in self.output_paths(c)})
+        inputs = KnownInputs(named)  # each input resolved once for every command (D-89)
         logbook = getattr(self.session.logbook, "path", None)  # None: the console
         if logbook is not None:
             check_outputs([logbook], inputs, "the logbook")
@@ -471,13 +472,15 @@ def run_batch(
     runner = _Runner(path, session, interactive, progress, cancel)
     runner.report = report
     outcome = runner.outcome
+    parsed: list[Command] | None = None
     try:
         if logbook is not None:
             # never appended to an input (nothing is logged before this check)
             from argusqt.io.outputs import check_outputs
 
             with contextlib.suppress(BatchError):  # a syntax error is reported below
-                named = runner.named_inputs(parse_arb(path))
+                parsed = parse_arb(path)
+                named = runner.named_inputs(parsed)
                 check_outputs([Path(logbook)], named, "the logbook")
             check_outputs([Path(logbook)], [("batch file", path)], "the logbook")
             session.logbook = Logbook(logbook)
@@ -485,7 +488,8 @@ def run_batch(
         elif session.tempdir is not None:
             session.logbook = Logbook(session.tempdir / "Logbook.txt")
         session.add_log(f"Batch file {path} started")
-        commands = parse_arb(path)
+        # parsed once when the logbook's check read it already (the same file, D-89)
+        commands = parse_arb(path) if parsed is None else parsed
         for cmd in commands:
             if cmd.name in skip:
                 session.add_log(f"Batch line {cmd.line}: {cmd} skipped (not part of this run)")
