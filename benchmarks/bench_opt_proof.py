@@ -128,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=200.0)
     ap.add_argument("--variants", default="cold,warm", help="comma-separated")
     ap.add_argument("--stats", type=Path, default=None, help="SCIP's statistics per variant here")
+    ap.add_argument("--log", action="store_true", help="print SCIP's status line per variant")
     a = ap.parse_args(argv)
     _cpu_clock()
     t = next(t for t in opt700_set() if t.name.startswith(a.only))
@@ -145,9 +146,10 @@ def main(argv: list[str] | None = None) -> int:
             start = optimum[: len(kwargs["start"])] if kwargs.get("start") is not None else optimum
         kw = dict(kwargs)
         settings = scip_settings(variant)
-        if "=" in variant and not settings:  # a solve_pattern keyword
-            key, val = variant.split("=", 1)
-            kw[key] = json.loads(val)
+        if "=" in variant and not settings:  # solve_pattern keywords, `;` between them
+            for item in variant.split(";"):
+                key, val = item.split("=", 1)
+                kw[key] = json.loads(val)
         stats = None
         if a.stats is not None:
             a.stats.mkdir(parents=True, exist_ok=True)
@@ -161,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {variant} | {out.cost:,.0f} | {bound} | {'yes' if out.optimal else 'no'} | "
               f"{out.nodes} | {out.lps} | {cpu:.1f} | {sum(INSIDE):.1f} | "
               f"{os.getloadavg()[0]:.1f} |", flush=True)  # fmt: skip
+        if a.log:
+            print("  " + next((x for x in out.log if x.startswith("SCIP status")), ""), flush=True)
         INSIDE.clear()
     return 0
 

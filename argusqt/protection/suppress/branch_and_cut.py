@@ -247,6 +247,7 @@ def _outcome(
         + f", candidate checks {run.n_checks}, attacker LPs {sep.n_lps}"
         + f" ({sep.certs.reused} spared by earlier moves"
         + (f", the last {sep.pool.size} moves kept" if sep.pool is not None else "")
+        + (f"; {sep.n_pareto} Pareto LPs, {sep.n_pareto_kept} duals kept" if sep.pareto > 0 else "")
         + f"), {watch.elapsed:.2f} s"
         + (
             f"; guided heuristic {guided.found} patterns in {guided.calls} runs "
@@ -344,6 +345,10 @@ def solve_pattern(
     move_pool: int = 0,
     tree_filter: tuple[float, float] | None = None,
     tree_pool: int = 0,
+    pareto_cuts: float = 0.0,
+    pareto_core: str = "ones",
+    pareto_both: bool = False,
+    pareto_pick: str = "replace",
 ) -> PatternOutcome:
     """Branch-and-cut on `problem` with cells fixed as in `fixed` (NaN = free; see Separator).
 
@@ -374,6 +379,8 @@ def solve_pattern(
     `tree_filter` (root gap, filter): the cut selector's filter in the tree becomes that
     value when the root ends below that gap (None: `min_orthogonality` throughout, D-82),
     and then a pool of the last `tree_pool` moves starts (0: none).
+    `pareto_cuts` (μ > 0): each failing direction's cut from the optimal dual that its LP
+    at x* + μ(1 − x*) gives (Separator.pareto, D-88; 0: off).
     """
     call = dict(locals())  # for a new start with the rule-aware bridgeless cuts (D-75)
     watch = Stopwatch()
@@ -387,6 +394,10 @@ def solve_pattern(
     # (lp/separation.py Certificates; docs/design.md D-46): OPT's choice; off for the
     # LP-budgeted callers (MOD's subtables, HEUR's polish), whose budgets count LPs
     sep.reuse = reuse_moves
+    sep.pareto = float(pareto_cuts)
+    sep.pareto_core = pareto_core
+    sep.pareto_both = pareto_both
+    sep.pareto_pick = pareto_pick
     if memo_blocks and not reuse_moves:
         sep.memo = BlockMemo()
     if move_pool > 0 and reuse_moves:

@@ -305,6 +305,9 @@ class OptOptions(SuppressOptions):
     #: ... from the moment the root gap sets the tree's filter: g04's proof −10 % LPs (D-82;
     #: off with `cut_orthogonality_by_gap`)
     move_pool_by_gap: int = 0
+    #: each failing direction's cut from a Pareto-optimal dual (its LP again at x* moved
+    #: this far toward the all-ones core point; 0: off; docs/design.md, D-88)
+    pareto_cuts: float = 0.0
 
 
 # ---------------------------------------------------------------------- start pattern
@@ -527,6 +530,7 @@ def solve_optimal(
         min_orthogonality_root=float(opts.cut_orthogonality_root),
         move_pool=int(opts.move_pool),
         tree_pool=int(opts.move_pool_by_gap),
+        pareto_cuts=float(opts.pareto_cuts),
         tree_filter=None
         if opts.cut_orthogonality_by_gap is None
         else (float(opts.cut_orthogonality_by_gap[0]), float(opts.cut_orthogonality_by_gap[1])),
