@@ -190,12 +190,8 @@ class Separator:
         self._additive = not self.rhs_dev.any()
         #: Pareto-optimal cuts (0: off): a failing direction's LP solved again at the point
         #: moved this far toward the all-ones core point, its duals kept when still optimal
-        #: at the point (docs/design.md, D-88)
+        #: at the point; another search, not a better one on the generated set (D-88)
         self.pareto = 0.0
-        self.pareto_core = "ones"  # the core point's weights: ones, zero, cost
-        self.pareto_both = False  # the LP's own cut kept beside the Pareto one
-        self.pareto_pick = "replace"  # or the stronger at x*: "efficacy", "violation"
-        self._alt: list[tuple[str, np.ndarray]] = []
         self.n_pareto = 0  # those second LPs (not in n_lps)
         self.n_pareto_kept = 0  # ... whose duals were still optimal at the point
         self._lp_mw: highspy.Highs | None = None
@@ -396,7 +392,6 @@ class Separator:
         its cut needs them."""
         a_p = self.values[p]
         n = self.values.shape[0]
-        self._alt = []
         d_up = d_lo = None
         sliding = self.spl[p] > 0
         hi_val, lo_val = a_p + self._run_hi[j], a_p + self._run_lo[j]
@@ -419,7 +414,7 @@ class Separator:
             if sliding or hi_val - a_p < self.upl[p] - self.eps:
                 d_up = self._reduced(blk, pi, p, -1.0, n)
                 if self.pareto > 0:
-                    d_up = self._pareto_dual(blk, p, -1.0, d_up, -obj, self.upl[p])
+                    d_up = self._pareto_dual(blk, p, -1.0, d_up, -obj)
             elif reuse and hi_val - a_p >= self.upl[p] + self.eps:
                 self.certs.keep(p, 1, self._cells, self._y)
         if need_lo:
@@ -428,35 +423,30 @@ class Separator:
             if sliding or a_p - lo_val < self.lpl[p] - self.eps:
                 d_lo = self._reduced(blk, pi, p, 1.0, n)
                 if self.pareto > 0:
-                    d_lo = self._pareto_dual(blk, p, 1.0, d_lo, -obj, self.lpl[p])
+                    d_lo = self._pareto_dual(blk, p, 1.0, d_lo, -obj)
             elif reuse and a_p - lo_val >= self.lpl[p] + self.eps:
                 self.certs.keep(p, -1, self._cells, self._y)
         return self._judge(p, lo_val, hi_val, d_up, d_lo)
 
     def _pareto_dual(
-        self, blk: RowBlock, p: int, sense: float, d: np.ndarray, reach: float, pl: float
+        self, blk: RowBlock, p: int, sense: float, d: np.ndarray, reach: float
     ) -> np.ndarray:
-        """Reduced costs of another optimal dual of p's failing LP: the LP over the block's
-        relations and every cell in them at x* + μ(1 − x*) on free cells (Magnanti–Wong by
-        perturbation); kept when its cut's capacity at x* is still the attacker's `reach`."""
+        """Reduced costs of another optimal dual of p's failing LP, from its LP at x* + μ(1 − x*)
+        (Magnanti–Wong by perturbation): any dual gives a valid cut; kept when still optimal."""
         if self._mw is None:
+            # every cell of the block's relations, the published ones given a room of μ: the
+            # dual then prefers little capacity on them (their rows elsewhere are left out, a
+            # relaxation, so its duals stay duals of the attacker's LP)
             cols = sorted_distinct(blk.t_col)
             xf = self._xf[cols]
-            free = self.free[cols]
-            w = 1.0 - xf
-            if self.pareto_core == "zero":
-                w = np.where(xf > X_EPS, 0.0, 1.0)
-            elif self.pareto_core == "cost":
-                c = np.asarray(self.problem.cost, dtype=float)
-                ref = float(np.median(c[self.free])) if self.free.any() else 1.0
-                w = w * np.minimum(1.0, ref / np.maximum(c[cols], 1e-12))
-            xm = np.where(free, xf + self.pareto * w, xf)
-            mb = self._block(cols, self._rows)
+            xm = np.where(self.free[cols], xf + self.pareto * (1.0 - xf), xf)
+            lo = np.where(xm > 0, -self.lb[cols] * xm, 0.0)  # no inf·0 on unbounded cells
+            hi = np.where(xm > 0, self.ub[cols] * xm, 0.0)
             if self._lp_mw is None:
                 self._lp_mw = new_highs(primal=False, presolve=False)
-            h = _load_lp(self._lp_mw, mb, -self.lb[cols] * xm, self.ub[cols] * xm,
-                         self.rhs_dev[self._rows])  # fmt: skip
-            h.setOptionValue("simplex_strategy", 1)
+            mb = self._block(cols, self._rows)
+            _load_lp(self._lp_mw, mb, lo, hi, self.rhs_dev[self._rows])
+            self._lp_mw.setOptionValue("simplex_strategy", 1)
             self._mw = (cols, -1)
         cols, last = self._mw
         h = self._lp_mw
@@ -466,39 +456,22 @@ class Separator:
             h.changeColCost(last, 0.0)
         h.changeColCost(jj, sense)
         self._mw = (cols, jj)
+        if self.deadline is not None:
+            h.setOptionValue("time_limit", max(0.01, self.deadline.remaining))
         h.run()
         self.n_pareto += 1
         if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            return d
-        h.setOptionValue("simplex_strategy", 4)
-        d2 = self._reduced(blk, np.asarray(h.getSolution().row_dual, dtype=float), p, sense,
-                           self.values.shape[0])  # fmt: skip
+            return d  # the LP's own dual serves (the deadline, or numerical trouble)
+        h.setOptionValue("simplex_strategy", 4)  # primal re-solves after a cost change
+        pi = np.asarray(h.getSolution().row_dual, dtype=float)
+        d2 = self._reduced(blk, pi, p, sense, self.values.shape[0])
         idx = np.flatnonzero(d2)
-        dd = d2[idx]
-        cap = np.maximum(dd, 0.0) * self.lb[idx] + np.maximum(-dd, 0.0) * self.ub[idx]
+        cap = np.maximum(d2[idx], 0.0) * self.lb[idx] + np.maximum(-d2[idx], 0.0) * self.ub[idx]
         at_x = float(np.dot(np.nan_to_num(cap), self._xf[idx]))
-        if at_x > reach + self.eps + 1e-9 * abs(reach):
+        if at_x > reach + self.eps + 1e-9 * abs(reach):  # μ moved the optimum: not optimal at x*
             return d
-        if self.pareto_pick != "replace":
-            e1, v1 = self._strength(d, pl)
-            e2, v2 = self._strength(d2, pl)
-            better = e2 > e1 if self.pareto_pick == "efficacy" else v2 > v1
-            if not better:
-                return d
         self.n_pareto_kept += 1
-        if self.pareto_both:
-            self._alt.append(("upper" if sense < 0 else "lower", d2))
-            return d
         return d2
-
-    def _strength(self, d: np.ndarray, pl: float) -> tuple[float, float]:
-        """The strengthened cut's efficacy and violation at the point (lab)."""
-        idx = np.flatnonzero(d)
-        c = self._cut_sparse(0, "upper", idx, d[idx], pl)
-        if c is None:
-            return -np.inf, -np.inf
-        viol = 1.0 - float(np.dot(c.coef, self._xf[c.cells]))
-        return viol / max(float(np.linalg.norm(c.coef)), 1e-12), viol
 
     def _sweep(self, blk: RowBlock, lo, hi, b, pos: np.ndarray, targets: np.ndarray) -> None:
         """Coverage LPs: move all targets of a block up (then down) towards their levels at
@@ -614,13 +587,8 @@ class Separator:
                 c = self._sliding_cut(p, (d_up, d_lo))
                 if c is not None:
                     cuts.append(c)
-        alt, self._alt = self._alt, []
         if not fail:
             return None
-        for kind, d in alt:
-            c = self._cut(p, kind, d, self.upl[p] if kind == "upper" else self.lpl[p])
-            if c is not None:
-                cuts.append(c)
         return AttackerOutcome(int(p), float(lo_val), float(hi_val), cuts)
 
     def _sliding_cut(self, p: int, ds: tuple[np.ndarray, np.ndarray]) -> Cut | None:

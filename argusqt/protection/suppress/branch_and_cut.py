@@ -346,9 +346,6 @@ def solve_pattern(
     tree_filter: tuple[float, float] | None = None,
     tree_pool: int = 0,
     pareto_cuts: float = 0.0,
-    pareto_core: str = "ones",
-    pareto_both: bool = False,
-    pareto_pick: str = "replace",
 ) -> PatternOutcome:
     """Branch-and-cut on `problem` with cells fixed as in `fixed` (NaN = free; see Separator).
 
@@ -395,9 +392,6 @@ def solve_pattern(
     # LP-budgeted callers (MOD's subtables, HEUR's polish), whose budgets count LPs
     sep.reuse = reuse_moves
     sep.pareto = float(pareto_cuts)
-    sep.pareto_core = pareto_core
-    sep.pareto_both = pareto_both
-    sep.pareto_pick = pareto_pick
     if memo_blocks and not reuse_moves:
         sep.memo = BlockMemo()
     if move_pool > 0 and reuse_moves:
