@@ -1,7 +1,8 @@
 """Issue 26 goal 1 (D-70): which side keeps a generated table unproven — OPT's captured
 branch-and-cut subproblem solved to its proof from its own start (cold), from its optimum
 (warm: the incumbent known from the first node), with SCIP branching priorities, with
-solve_pattern keywords (a variant `key=json`, e.g. rule_capacities=false) or with SCIP
+solve_pattern keywords (a variant `key=json[;key=json…]`, e.g. rule_capacities=false or
+pareto_cuts=1e-6;covers=false, D-88) or with SCIP
 parameters (a variant `scip:name=json[;name=json…]`, e.g. `scip:conflict/enable=false`,
 or `scip:emphasis=optimality`; D-77). `--stats DIR` writes SCIP's statistics per variant.
 
@@ -12,7 +13,7 @@ CPU-s. Nodes and LPs are counts (the same on every machine); CPU-s depends on th
 A warm variant needs a cold run that proves the optimum first (same process).
 
 Usage:
-    python benchmarks/bench_opt_proof.py --only g04 [--seconds 200]
+    python benchmarks/bench_opt_proof.py --only g04 [--seconds 200] [--log]
         [--variants cold,warm,totals,cost,fractional_sums=true,scip:separating/maxcuts=50]
         [--stats /tmp/stats]
 """

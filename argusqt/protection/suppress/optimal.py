@@ -306,7 +306,8 @@ class OptOptions(SuppressOptions):
     #: off with `cut_orthogonality_by_gap`)
     move_pool_by_gap: int = 0
     #: each failing direction's cut from a Pareto-optimal dual (its LP again at x* moved
-    #: this far toward the all-ones core point; 0: off; docs/design.md, D-88)
+    #: this far toward the all-ones core point; 0: off). At 1e-6 g12, g22 and the sample end
+    #: cheaper, but g27 loses its proof in the minute (docs/design.md, D-88): off
     pareto_cuts: float = 0.0
 
 
