@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -138,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     print("| variant | cost | bound | proven | nodes | attacker LPs | CPU s | in optimize | load |")
     print("|---|---|---|---|---|---|---|---|---|", flush=True)
     optimum = None
-    for variant in a.variants.split(","):
+    for variant in re.split(r",(?![^\[]*\])", a.variants):  # not inside [..]: tree_filter=[0.25,0]
         start = None
         if variant == "warm":
             if optimum is None:
