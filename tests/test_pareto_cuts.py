@@ -54,10 +54,11 @@ def test_pareto_duals_change_no_verdict_and_their_cuts_are_valid(
             assert c.raw_lhs(xf) >= reach - tol
 
 
+@pytest.mark.parametrize("where", [{}, {"pareto_depth": 0}, {"pareto_gap": 0.05}])
 @SETTINGS
 @given(p=tiny_tables())
-def test_opt_with_pareto_cuts_proves_the_brute_force_optimum(p):
+def test_opt_with_pareto_cuts_proves_the_brute_force_optimum(where, p):
     best = cheapest_protected(p)
-    r = run_method(p, "OPT", {"max_time": 600, "pareto_cuts": 1e-6})
+    r = run_method(p, "OPT", {"max_time": 600, "pareto_cuts": 1e-6, **where})
     assert r.optimal and r.cost == pytest.approx(best, rel=EPS, abs=EPS)
     assert r.lower_bound is not None and r.lower_bound <= best + EPS * max(1.0, best)

@@ -247,7 +247,7 @@ def _outcome(
         + f", candidate checks {run.n_checks}, attacker LPs {sep.n_lps}"
         + f" ({sep.certs.reused} spared by earlier moves"
         + (f", the last {sep.pool.size} moves kept" if sep.pool is not None else "")
-        + (f"; {sep.n_pareto} Pareto LPs, {sep.n_pareto_kept} duals kept" if sep.pareto > 0 else "")
+        + (f"; {sep.n_pareto} Pareto LPs, {sep.n_pareto_kept} duals kept" if sep.n_pareto else "")
         + f"), {watch.elapsed:.2f} s"
         + (
             f"; guided heuristic {guided.found} patterns in {guided.calls} runs "
@@ -346,6 +346,8 @@ def solve_pattern(
     tree_filter: tuple[float, float] | None = None,
     tree_pool: int = 0,
     pareto_cuts: float = 0.0,
+    pareto_depth: int | None = None,
+    pareto_gap: float = 0.0,
 ) -> PatternOutcome:
     """Branch-and-cut on `problem` with cells fixed as in `fixed` (NaN = free; see Separator).
 
@@ -377,7 +379,8 @@ def solve_pattern(
     value when the root ends below that gap (None: `min_orthogonality` throughout, D-82),
     and then a pool of the last `tree_pool` moves starts (0: none).
     `pareto_cuts` (μ > 0): each failing direction's cut from the optimal dual that its LP
-    at x* + μ(1 − x*) gives (Separator.pareto, D-88; 0: off).
+    at x* + μ(1 − x*) gives (Separator.pareto, D-88; 0: off), only at nodes at most
+    `pareto_depth` deep (None: every node) whose gap is at least `pareto_gap`.
     """
     call = dict(locals())  # for a new start with the rule-aware bridgeless cuts (D-75)
     watch = Stopwatch()
@@ -451,6 +454,7 @@ def solve_pattern(
     stop.work = hdlr.attacker_lps
     hdlr.tree_filter = tree_filter
     hdlr.tree_pool = tree_pool
+    hdlr.pareto_mu, hdlr.pareto_depth, hdlr.pareto_gap = sep.pareto, pareto_depth, pareto_gap
     # with the rule on combined cells publishing a bridge may make another relation's sum
     # determined: only the rule-aware form holds then, and it is off unless asked (D-60)
     if bridgeless and (combined is None or bridgeless_rule) and not np.any(cost[free] < 0):

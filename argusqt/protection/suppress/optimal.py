@@ -309,6 +309,10 @@ class OptOptions(SuppressOptions):
     #: this far toward the all-ones core point; 0: off). At 1e-6 g12, g22 and the sample end
     #: cheaper, but g27 loses its proof in the minute (docs/design.md, D-88): off
     pareto_cuts: float = 0.0
+    #: ... only at nodes this deep at most (None: every node; D-88's continuation)
+    pareto_depth: int | None = None
+    #: ... only at nodes whose gap to the incumbent is at least this share (0: every node)
+    pareto_gap: float = 0.0
 
 
 # ---------------------------------------------------------------------- start pattern
@@ -532,6 +536,8 @@ def solve_optimal(
         move_pool=int(opts.move_pool),
         tree_pool=int(opts.move_pool_by_gap),
         pareto_cuts=float(opts.pareto_cuts),
+        pareto_depth=None if opts.pareto_depth is None else int(opts.pareto_depth),
+        pareto_gap=float(opts.pareto_gap),
         tree_filter=None
         if opts.cut_orthogonality_by_gap is None
         else (float(opts.cut_orthogonality_by_gap[0]), float(opts.cut_orthogonality_by_gap[1])),
