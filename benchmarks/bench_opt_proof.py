@@ -1,7 +1,8 @@
 """Issue 26 goal 1 (D-70): which side keeps a generated table unproven — OPT's captured
 branch-and-cut subproblem solved to its proof from its own start (cold), from its optimum
 (warm: the incumbent known from the first node), with SCIP branching priorities, with
-solve_pattern keywords (a variant `key=json`, e.g. rule_capacities=false) or with SCIP
+solve_pattern keywords (a variant `key=json[;key=json…]`, e.g. rule_capacities=false or
+pareto_cuts=1e-6;covers=false, D-88) or with SCIP
 parameters (a variant `scip:name=json[;name=json…]`, e.g. `scip:conflict/enable=false`,
 or `scip:emphasis=optimality`; D-77). `--stats DIR` writes SCIP's statistics per variant.
 
@@ -12,7 +13,7 @@ CPU-s. Nodes and LPs are counts (the same on every machine); CPU-s depends on th
 A warm variant needs a cold run that proves the optimum first (same process).
 
 Usage:
-    python benchmarks/bench_opt_proof.py --only g04 [--seconds 200]
+    python benchmarks/bench_opt_proof.py --only g04 [--seconds 200] [--log]
         [--variants cold,warm,totals,cost,fractional_sums=true,scip:separating/maxcuts=50]
         [--stats /tmp/stats]
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -128,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=200.0)
     ap.add_argument("--variants", default="cold,warm", help="comma-separated")
     ap.add_argument("--stats", type=Path, default=None, help="SCIP's statistics per variant here")
+    ap.add_argument("--log", action="store_true", help="print SCIP's status line per variant")
     a = ap.parse_args(argv)
     _cpu_clock()
     t = next(t for t in opt700_set() if t.name.startswith(a.only))
@@ -136,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     print("| variant | cost | bound | proven | nodes | attacker LPs | CPU s | in optimize | load |")
     print("|---|---|---|---|---|---|---|---|---|", flush=True)
     optimum = None
-    for variant in a.variants.split(","):
+    for variant in re.split(r",(?![^\[]*\])", a.variants):  # not inside [..]: tree_filter=[0.25,0]
         start = None
         if variant == "warm":
             if optimum is None:
@@ -145,9 +148,10 @@ def main(argv: list[str] | None = None) -> int:
             start = optimum[: len(kwargs["start"])] if kwargs.get("start") is not None else optimum
         kw = dict(kwargs)
         settings = scip_settings(variant)
-        if "=" in variant and not settings:  # a solve_pattern keyword
-            key, val = variant.split("=", 1)
-            kw[key] = json.loads(val)
+        if "=" in variant and not settings:  # solve_pattern keywords, `;` between them
+            for item in variant.split(";"):
+                key, val = item.split("=", 1)
+                kw[key] = json.loads(val)
         stats = None
         if a.stats is not None:
             a.stats.mkdir(parents=True, exist_ok=True)
@@ -161,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {variant} | {out.cost:,.0f} | {bound} | {'yes' if out.optimal else 'no'} | "
               f"{out.nodes} | {out.lps} | {cpu:.1f} | {sum(INSIDE):.1f} | "
               f"{os.getloadavg()[0]:.1f} |", flush=True)  # fmt: skip
+        if a.log:
+            print("  " + next((x for x in out.log if x.startswith("SCIP status")), ""), flush=True)
         INSIDE.clear()
     return 0
 

@@ -188,6 +188,14 @@ class Separator:
         #: for the separator's life — a change in place would replay outdated cuts
         self.memo: BlockMemo | None = None
         self._additive = not self.rhs_dev.any()
+        #: Pareto-optimal cuts (0: off): a failing direction's LP solved again at the point
+        #: moved this far toward the all-ones core point, its duals kept when still optimal
+        #: at the point; another search, not a better one on the generated set (D-88)
+        self.pareto = 0.0
+        self.n_pareto = 0  # those second LPs (not in n_lps)
+        self.n_pareto_kept = 0  # ... whose duals were still optimal at the point
+        self._lp_mw: highspy.Highs | None = None
+        self._mw: tuple[np.ndarray, int] | None = None  # the loaded model's columns, last cost
 
     # ------------------------------------------------------------------ helpers
     def full_point(self, x: np.ndarray) -> np.ndarray:
@@ -351,6 +359,8 @@ class Separator:
             self._run_lo, self._run_hi = self.pool.extremes(cells, self._xf)
         self._last = -1
         self._cells = cells
+        self._rows = rows
+        self._mw = None
         before = self.n_lps
         if 3 <= pos.size and cells.size <= SWEEP_CELLS and sweep:
             self._sweep(blk, lo, hi, self.rhs_dev[rows], pos, block_t)
@@ -403,6 +413,8 @@ class Separator:
             hi_val = a_p - obj
             if sliding or hi_val - a_p < self.upl[p] - self.eps:
                 d_up = self._reduced(blk, pi, p, -1.0, n)
+                if self.pareto > 0:
+                    d_up = self._pareto_dual(blk, p, -1.0, d_up, -obj)
             elif reuse and hi_val - a_p >= self.upl[p] + self.eps:
                 self.certs.keep(p, 1, self._cells, self._y)
         if need_lo:
@@ -410,9 +422,56 @@ class Separator:
             lo_val = a_p + obj
             if sliding or a_p - lo_val < self.lpl[p] - self.eps:
                 d_lo = self._reduced(blk, pi, p, 1.0, n)
+                if self.pareto > 0:
+                    d_lo = self._pareto_dual(blk, p, 1.0, d_lo, -obj)
             elif reuse and a_p - lo_val >= self.lpl[p] + self.eps:
                 self.certs.keep(p, -1, self._cells, self._y)
         return self._judge(p, lo_val, hi_val, d_up, d_lo)
+
+    def _pareto_dual(
+        self, blk: RowBlock, p: int, sense: float, d: np.ndarray, reach: float
+    ) -> np.ndarray:
+        """Reduced costs of another optimal dual of p's failing LP, from its LP at x* + μ(1 − x*)
+        (Magnanti–Wong by perturbation): any dual gives a valid cut; kept when still optimal."""
+        if self._mw is None:
+            # every cell of the block's relations, the published ones given a room of μ: the
+            # dual then prefers little capacity on them (their rows elsewhere are left out, a
+            # relaxation, so its duals stay duals of the attacker's LP)
+            cols = sorted_distinct(blk.t_col)
+            xf = self._xf[cols]
+            xm = np.where(self.free[cols], xf + self.pareto * (1.0 - xf), xf)
+            lo = np.where(xm > 0, -self.lb[cols] * xm, 0.0)  # no inf·0 on unbounded cells
+            hi = np.where(xm > 0, self.ub[cols] * xm, 0.0)
+            if self._lp_mw is None:
+                self._lp_mw = new_highs(primal=False, presolve=False)
+            mb = self._block(cols, self._rows)
+            _load_lp(self._lp_mw, mb, lo, hi, self.rhs_dev[self._rows])
+            self._lp_mw.setOptionValue("simplex_strategy", 1)
+            self._mw = (cols, -1)
+        cols, last = self._mw
+        h = self._lp_mw
+        assert h is not None
+        jj = int(np.searchsorted(cols, p))
+        if last >= 0 and last != jj:
+            h.changeColCost(last, 0.0)
+        h.changeColCost(jj, sense)
+        self._mw = (cols, jj)
+        if self.deadline is not None:
+            h.setOptionValue("time_limit", max(0.01, self.deadline.remaining))
+        h.run()
+        self.n_pareto += 1
+        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            return d  # the LP's own dual serves (the deadline, or numerical trouble)
+        h.setOptionValue("simplex_strategy", 4)  # primal re-solves after a cost change
+        pi = np.asarray(h.getSolution().row_dual, dtype=float)
+        d2 = self._reduced(blk, pi, p, sense, self.values.shape[0])
+        idx = np.flatnonzero(d2)
+        cap = np.maximum(d2[idx], 0.0) * self.lb[idx] + np.maximum(-d2[idx], 0.0) * self.ub[idx]
+        at_x = float(np.dot(np.nan_to_num(cap), self._xf[idx]))
+        if at_x > reach + self.eps + 1e-9 * abs(reach):  # μ moved the optimum: not optimal at x*
+            return d
+        self.n_pareto_kept += 1
+        return d2
 
     def _sweep(self, blk: RowBlock, lo, hi, b, pos: np.ndarray, targets: np.ndarray) -> None:
         """Coverage LPs: move all targets of a block up (then down) towards their levels at

@@ -247,6 +247,7 @@ def _outcome(
         + f", candidate checks {run.n_checks}, attacker LPs {sep.n_lps}"
         + f" ({sep.certs.reused} spared by earlier moves"
         + (f", the last {sep.pool.size} moves kept" if sep.pool is not None else "")
+        + (f"; {sep.n_pareto} Pareto LPs, {sep.n_pareto_kept} duals kept" if sep.n_pareto else "")
         + f"), {watch.elapsed:.2f} s"
         + (
             f"; guided heuristic {guided.found} patterns in {guided.calls} runs "
@@ -344,6 +345,9 @@ def solve_pattern(
     move_pool: int = 0,
     tree_filter: tuple[float, float] | None = None,
     tree_pool: int = 0,
+    pareto_cuts: float = 0.0,
+    pareto_depth: int | None = None,
+    pareto_gap: float = 0.0,
 ) -> PatternOutcome:
     """Branch-and-cut on `problem` with cells fixed as in `fixed` (NaN = free; see Separator).
 
@@ -374,6 +378,9 @@ def solve_pattern(
     `tree_filter` (root gap, filter): the cut selector's filter in the tree becomes that
     value when the root ends below that gap (None: `min_orthogonality` throughout, D-82),
     and then a pool of the last `tree_pool` moves starts (0: none).
+    `pareto_cuts` (μ > 0): each failing direction's cut from the optimal dual that its LP
+    at x* + μ(1 − x*) gives (Separator.pareto, D-88; 0: off), only at nodes at most
+    `pareto_depth` deep (None: every node) whose gap is at least `pareto_gap`.
     """
     call = dict(locals())  # for a new start with the rule-aware bridgeless cuts (D-75)
     watch = Stopwatch()
@@ -387,6 +394,7 @@ def solve_pattern(
     # (lp/separation.py Certificates; docs/design.md D-46): OPT's choice; off for the
     # LP-budgeted callers (MOD's subtables, HEUR's polish), whose budgets count LPs
     sep.reuse = reuse_moves
+    sep.pareto = float(pareto_cuts)
     if memo_blocks and not reuse_moves:
         sep.memo = BlockMemo()
     if move_pool > 0 and reuse_moves:
@@ -446,6 +454,7 @@ def solve_pattern(
     stop.work = hdlr.attacker_lps
     hdlr.tree_filter = tree_filter
     hdlr.tree_pool = tree_pool
+    hdlr.pareto_mu, hdlr.pareto_depth, hdlr.pareto_gap = sep.pareto, pareto_depth, pareto_gap
     # with the rule on combined cells publishing a bridge may make another relation's sum
     # determined: only the rule-aware form holds then, and it is off unless asked (D-60)
     if bridgeless and (combined is None or bridgeless_rule) and not np.any(cost[free] < 0):

@@ -305,6 +305,14 @@ class OptOptions(SuppressOptions):
     #: ... from the moment the root gap sets the tree's filter: g04's proof −10 % LPs (D-82;
     #: off with `cut_orthogonality_by_gap`)
     move_pool_by_gap: int = 0
+    #: each failing direction's cut from a Pareto-optimal dual (its LP again at x* moved
+    #: this far toward the all-ones core point; 0: off). At 1e-6 g12, g22 and the sample end
+    #: cheaper, but g27 loses its proof in the minute (docs/design.md, D-88): off
+    pareto_cuts: float = 0.0
+    #: ... only at nodes this deep at most (None: every node; D-88's continuation)
+    pareto_depth: int | None = None
+    #: ... only at nodes whose gap to the incumbent is at least this share (0: every node)
+    pareto_gap: float = 0.0
 
 
 # ---------------------------------------------------------------------- start pattern
@@ -527,6 +535,9 @@ def solve_optimal(
         min_orthogonality_root=float(opts.cut_orthogonality_root),
         move_pool=int(opts.move_pool),
         tree_pool=int(opts.move_pool_by_gap),
+        pareto_cuts=float(opts.pareto_cuts),
+        pareto_depth=None if opts.pareto_depth is None else int(opts.pareto_depth),
+        pareto_gap=float(opts.pareto_gap),
         tree_filter=None
         if opts.cut_orthogonality_by_gap is None
         else (float(opts.cut_orthogonality_by_gap[0]), float(opts.cut_orthogonality_by_gap[1])),

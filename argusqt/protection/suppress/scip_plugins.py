@@ -174,8 +174,26 @@ class _CapacityHandler(Conshdlr):
         #: ... and from then on the last this many attacker moves start each block's running
         #: extremes (lp/move_pool.py; 0: no pool)
         self.tree_pool = 0
+        #: Pareto duals (Separator.pareto, μ) only at nodes this deep at most (None: at
+        #: every node) and only while the node's gap is at least `pareto_gap` (D-88)
+        self.pareto_mu = 0.0
+        self.pareto_depth: int | None = None
+        self.pareto_gap = 0.0
 
     # -- helpers
+    def _pareto_here(self) -> None:
+        """The Pareto duals on or off at this node by its depth and gap (count-bound state,
+        never the clock): where they pay, the root's bound, without the tree's other path."""
+        if self.pareto_mu <= 0 or (self.pareto_depth is None and self.pareto_gap <= 0):
+            return
+        on = self.pareto_depth is None or self.model.getDepth() <= self.pareto_depth
+        if on and self.pareto_gap > 0:
+            inc, node = float(self.model.getPrimalbound()), self.model.getCurrentNode()
+            low = float(node.getLowerbound()) if node is not None else -np.inf
+            if abs(inc) < 1e19 and abs(low) < 1e19:
+                on = inc - low >= self.pareto_gap * max(abs(inc + self.run.offset), 1e-9)
+        self.sep.pareto = self.pareto_mu if on else 0.0
+
     def _x(self, sol=None) -> np.ndarray:
         x = np.zeros(self.sep.values.shape[0])
         x[self.free_idx] = [self.model.getSolVal(sol, v) for v in self.xvars]
@@ -328,6 +346,7 @@ class _CapacityHandler(Conshdlr):
         if self._cancelled():
             return self._give_up(self.run.uncertified or _stop_reason(self.run))
         x = self._x(sol)
+        self._pareto_here()
         cuts, fails = self._cuts_for(np.round(x), True)
         if fails:
             # a primary that fails was judged in full: its cuts (or the no-good) hold for
@@ -396,6 +415,7 @@ class _CapacityHandler(Conshdlr):
         if self.model.getDepth() > self.run.sepa_depth:
             return {"result": SCIP_RESULT.DIDNOTRUN}
         x = self._x_lp()
+        self._pareto_here()
         if (
             self.model.getDepth() == 0
             and self.model.getLPSolstat() == 1
