@@ -56,16 +56,22 @@ def _records(rng: np.random.Generator, n: int) -> pd.DataFrame:
     )
 
 
-def _session(rng: np.random.Generator, names: list[str]) -> Session:
+def _session(
+    rng: np.random.Generator,
+    names: list[str],
+    records: pd.DataFrame | None = None,
+    rules: list[str] | None = None,
+) -> Session:
     roles = Roles(explanatory=["region", "size"], numeric=["turnover"], decimals={"turnover": 0})
     roles.trees["region"] = tree_from_pairs(list(REGIONS.items()), "region")
     s = Session()
-    records = _records(rng, int(rng.integers(60, 160)))
+    if records is None:
+        records = _records(rng, int(rng.integers(60, 160)))
     RECORDS[id(s)] = records  # for the test's insider attacker
     s.open_microdata_frame(records, roles)
-    for name in names:
+    for k, name in enumerate(names):
         s.specify_table(TableSpec(SPECS[name][0], "turnover"))
-        s.set_safety_rules(parse_safety_rule("P(20,1)|FREQ(3,10)"))
+        s.set_safety_rules(parse_safety_rule(rules[k] if rules else "P(20,1)|FREQ(3,10)"))
     s.compute_tables()
     for no, name in enumerate(names, 1):
         if SPECS[name][1]:
@@ -517,16 +523,8 @@ def _same_cells_other_rules(seed: int, order: list[int]) -> tuple[int, int]:
     other. Protected by OPT and published in `order`; both attackers must find nothing.
     Returns (faces published, cells grown beside)."""
     rng = np.random.default_rng(seed)
-    records = _records(rng, int(rng.integers(60, 160)))
-    roles = Roles(explanatory=["region", "size"], numeric=["turnover"], decimals={"turnover": 0})
-    roles.trees["region"] = tree_from_pairs(list(REGIONS.items()), "region")
-    s = Session()
-    RECORDS[id(s)] = records
-    s.open_microdata_frame(records, roles)
-    for rule in ("P(10,1)|FREQ(3,10)", "P(30,1)|FREQ(3,10)"):
-        s.specify_table(TableSpec(["region", "size"], "turnover"))
-        s.set_safety_rules(parse_safety_rule(rule))
-    s.compute_tables()
+    rules = ["P(10,1)|FREQ(3,10)", "P(30,1)|FREQ(3,10)"]
+    s = _session(rng, ["region x size", "region x size"], rules=rules)
     frames, primaries = [], []
     for no in order:
         s.protect(no, "OPT")
@@ -592,21 +590,10 @@ def test_record_links_agree_with_the_records():
     for seed in range(10):
         rng = np.random.default_rng(seed)
         names = ["region x size", "region x size (recoded)", "region", "size (recoded)"]
-        s = _session(rng, names)
-        records = RECORDS[id(s)]
+        records = _records(rng, int(rng.integers(60, 160)))
         if seed % 2:  # negative contributions too
             records["turnover"] *= np.where(rng.random(len(records)) < 0.2, -1, 1)
-            s = Session()
-            roles = Roles(["region", "size"], numeric=["turnover"], decimals={"turnover": 0})
-            roles.trees["region"] = tree_from_pairs(list(REGIONS.items()), "region")
-            s.open_microdata_frame(records, roles)
-            for name in names:
-                s.specify_table(TableSpec(SPECS[name][0], "turnover"))
-                s.set_safety_rules(parse_safety_rule("P(20,1)|FREQ(3,10)"))
-            s.compute_tables()
-            for no, name in enumerate(names, 1):
-                if SPECS[name][1]:
-                    s.recode_text(no, "size", SIZE_GRC)
+        s = _session(rng, names, records)
         tables = s.tables
         joint = joint_problem(tables)
         same, largest = record_links(tables, joint.local, joint.problem.n_cells)

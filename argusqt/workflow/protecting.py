@@ -415,6 +415,7 @@ def judged_beside(
 ) -> None:
     """The verdict beside the faces already published becomes the result's when it fails, so
     that every door prints what saving will say (docs/design.md, D-90); a pass is kept."""
+    # lazy: the shared-cells audit (scipy, HiGHS), only once a table was published
     from argusqt.export.shared import partners, set_print, shared_verdict
     from argusqt.workflow.output import printed_out
 
