@@ -24,7 +24,8 @@ A session file is UTF-8 JSON (written atomically) with this layout (format versi
              "suppressed_from": ARRAY | null,  # the method's secondaries' former statuses
              "result": {...ProtectionResult figures, interval bounds as ARRAY...} | null}],
  "printed": [{"table": N, "where": file name, "path": {...} | null,  # published faces (D-81)
-              "codes": [[...], ...], "status": ARRAY, "published": ARRAY | null,
+              "codes": [[...], ...], "recodes": [...as a table's...],  # its codings (D-90)
+              "status": ARRAY, "lpl": ARRAY, "upl": ARRAY, "published": ARRAY | null,
               "interval_lower": ARRAY | null, "interval_upper": ARRAY | null,
               "protection": {"method", "face", "params", "public"} | null}]}
 ```
@@ -855,11 +856,7 @@ def _as_coded(s, table: Table, recodes: Any, where: str, k: int) -> Table | None
         for var in table.spec.explanatory:
             rec = wanted.get(var.lower())
             if rec is not None:
-                table = recode_table(
-                    table, var, codelist_from_dict(rec["codelist"]),
-                    np.asarray(rec["node_map"], dtype=np.int64),
-                    str(rec.get("description") or "recoded"), s._distances(table),
-                )  # fmt: skip
+                table = _recoded(s, table, rec)
             elif isinstance(table.recode_state, RecodeState) and any(
                 v.lower() == var.lower() for v in table.recode_state.recodes
             ):
@@ -884,23 +881,25 @@ def _remember_written(s, history: list[Any]) -> None:
             remember_printed(s, a.table, a.path)
 
 
+def _recoded(s, table: Table, rec: dict) -> Table:
+    """The table with one recode a session file records (as `_recodes_of` writes it) redone."""
+    return recode_table(
+        table, str(rec["variable"]), codelist_from_dict(rec["codelist"]),
+        np.asarray(rec["node_map"], dtype=np.int64), str(rec.get("description") or "recoded"),
+        s._distances(table),
+    )  # fmt: skip
+
+
 def _redo_recodes(s, no: int, saved: dict, where: str) -> None:
 
     for rec in saved.get("recodes", []) or []:
         try:
-            cl = codelist_from_dict(rec["codelist"])
-            node_map = np.asarray(rec["node_map"], dtype=np.int64)
             var = str(rec["variable"])
+            new = _recoded(s, s.table(no), rec)
         except (KeyError, TypeError, ValueError) as exc:
             raise SessionFileError(
                 f"table {no}: a recode is malformed ({exc})", file=where
             ) from None
-        table = s.table(no)
-        try:
-            new = recode_table(
-                table, var, cl, node_map, str(rec.get("description") or "recoded"),
-                s._distances(table),
-            )  # fmt: skip
         except ArgusError as exc:
             raise SessionFileError(
                 f"table {no}: the recode of {var} cannot be redone on the data ({exc.message})",

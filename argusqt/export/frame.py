@@ -49,7 +49,7 @@ def _codes_and_labels(table: Table) -> dict[str, Any]:
     cols: dict[str, Any] = {}
     idx = np.unravel_index(np.arange(table.n_cells), table.shape)
     for d, dim in enumerate(table.dims):
-        name = dim.name or table.spec.explanatory[d]
+        name = table.variable(d)
         codes = np.array([c.strip() or c for c in dim.codes], dtype=object)
         labels = np.array([dim.label(i) for i in range(len(dim))], dtype=object)
         cols[name] = pd.Categorical(codes[idx[d]], categories=list(dict.fromkeys(codes)))

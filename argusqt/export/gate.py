@@ -96,8 +96,8 @@ def protection_state(table: Table) -> State:
 def cell_name(table: Table, cell: int) -> str:
     """A cell by its codes, e.g. 'Size=9 × Region=4' (users know codes, not indices)."""
     parts = [
-        f"{dim.name or table.spec.explanatory[d]}={code.strip() or code}"
-        for d, (dim, code) in enumerate(zip(table.dims, table.cell_codes(cell), strict=True))
+        f"{table.variable(d)}={code.strip() or code}"
+        for d, code in enumerate(table.cell_codes(cell))
     ]
     return " × ".join(parts) if parts else f"cell {cell}"
 

@@ -83,10 +83,6 @@ def data_key(table: Table) -> tuple[Any, ...]:
     return (spec.response, bool(spec.use_weights), table.source is not None)
 
 
-def _variable(table: Table, d: int) -> str:
-    return table.dims[d].name or table.spec.explanatory[d]
-
-
 def _node_codes(table: Table, d: int) -> list[frozenset[str]]:
     """Per node of dimension d, the data codes it sums: the records' codes for a table from
     microdata (so any recode is matched), the leaf codes below it for a table file."""
@@ -124,20 +120,20 @@ def joint_problem(tables: list[Table]) -> Joint:
     from argusqt.protection.core.respondents import joined, record_links
     from argusqt.protection.suppress.linked import distinct_rows, relations_over
 
-    if not _acyclic([{_variable(t, d) for d in range(t.ndim)} for t in tables if t.source]):
+    if not _acyclic([{t.variable(d) for d in range(t.ndim)} for t in tables if t.source]):
         raise PublicationError(
             "the tables sharing cells cannot be judged together: their variables form a "
             "cycle (say a × b, b × c and a × c), and their common margins do not tell what "
             "all of them together tell; protect them together (linked) or publish fewer"
         )
     problems = [CSPProblem.from_table(t) for t in tables]
-    names = sorted({_variable(t, d) for t in tables for d in range(t.ndim)})
+    names = sorted({t.variable(d) for t in tables for d in range(t.ndim)})
     col = {v: i for i, v in enumerate(names)}
     universe: dict[str, set[str]] = {v: set() for v in names}
     node_sets = [[_node_codes(t, d) for d in range(t.ndim)] for t in tables]
     for t, sets in zip(tables, node_sets, strict=True):
         for d in range(t.ndim):
-            universe[_variable(t, d)].update(sets[d][0])
+            universe[t.variable(d)].update(sets[d][0])
     ids: dict[str, dict[frozenset[str], int]] = {v: {frozenset(universe[v]): ALL} for v in names}
 
     def set_id(v: str, s: frozenset[str]) -> int:
@@ -148,7 +144,7 @@ def joint_problem(tables: list[Table]) -> Joint:
         key = np.full((t.n_cells, len(names)), ALL, dtype=np.int64)
         nodes = np.unravel_index(np.arange(t.n_cells), t.shape) if t.ndim else ()
         for d in range(t.ndim):
-            v = _variable(t, d)
+            v = t.variable(d)
             per_node = np.array([set_id(v, s) for s in sets[d]], dtype=np.int64)
             key[:, col[v]] = per_node[nodes[d]]
         keys.append(key)
@@ -301,7 +297,7 @@ def _margins(
             if a.source is None or b.source is None:
                 continue
             common = sorted(
-                {_variable(a, d) for d in range(a.ndim)} & {_variable(b, d) for d in range(b.ndim)}
+                {a.variable(d) for d in range(a.ndim)} & {b.variable(d) for d in range(b.ndim)}
             )
             out.append(_margin(tables, (k, j), common, universe, col, len(names), set_id))
     return out
@@ -322,7 +318,7 @@ def _margin(
     # aggregated per combination, so the same for both tables)
     first = tables[pair[0]]
     fine, _maps = first.source
-    dim_of = {_variable(first, d): d for d in range(first.ndim)}
+    dim_of = {first.variable(d): d for d in range(first.ndim)}
     position = {v: {c: i for i, c in enumerate(codes[v])} for v in common}
     fine_codes = [np.array([position[v][c] for c in fine.fine_codes[dim_of[v]]], dtype=np.int64)
                   for v in common]  # fmt: skip
@@ -345,7 +341,7 @@ def _margin(
         t_fine, maps = t.source
         nodes = []
         for d in range(t.ndim):
-            v = _variable(t, d)
+            v = t.variable(d)
             if v not in common:
                 nodes.append(np.zeros(combos.size, dtype=np.int64))
                 continue

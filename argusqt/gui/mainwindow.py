@@ -1298,8 +1298,7 @@ class MainWindow(QMainWindow):
             self._sync_log()
             self.log_message(f"Table {table_no} written to {p}")
             self.statusBar().showMessage(f"Saved {p}", 8000)
-            for no in range(1, len(self.views) + 1):  # a saved table is a partner of others
-                self._refresh_view(no)
+            self._refresh_views()  # a saved table is a partner of others
 
         def failed(exc: BaseException) -> None:
             self._refresh_view(table_no)
@@ -1315,8 +1314,11 @@ class MainWindow(QMainWindow):
         lines may change (they are now judged beside it)."""
         if self.session.remember_copied(table):
             self._sync_log()
-            for no in range(1, len(self.views) + 1):
-                self._refresh_view(no)
+            self._refresh_views()
+
+    def _refresh_views(self) -> None:
+        for no in range(1, len(self.views) + 1):
+            self._refresh_view(no)
 
     def _refresh_view(self, table_no: int) -> None:
         if 0 < table_no <= len(self.views):

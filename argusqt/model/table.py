@@ -162,6 +162,10 @@ class Table:
     def cell_codes(self, cell: int) -> tuple[str, ...]:
         return tuple(d.codes[i] for d, i in zip(self.dims, self.cell_nodes(cell), strict=True))
 
+    def variable(self, d: int) -> str:
+        """The variable of dimension d (its code list's name, else the specification's)."""
+        return str(self.dims[d].name or self.spec.explanatory[d])
+
     @cached_property
     def missing_mask(self) -> np.ndarray:
         """Cells with a missing code in some dimension (MIS(1) makes them safe)."""

@@ -348,14 +348,14 @@ def record_links(
     top_cols: list[np.ndarray] = []
     for b in usable:
         tb = tables[b]
-        names_b = [_name(tb, d) for d in range(tb.ndim)]
+        names_b = [tb.variable(d) for d in range(tb.ndim)]
         cells_b, fine_b = _one_record_cells(tb)
         if not cells_b.size:
             continue
         fb = tb.source[0]
         for a in usable:
             ta = tables[a]
-            names_a = [_name(ta, d) for d in range(ta.ndim)]
+            names_a = [ta.variable(d) for d in range(ta.ndim)]
             if a == b or not set(names_a) <= set(names_b):
                 continue
             fa, maps_a = ta.source
@@ -403,10 +403,6 @@ def record_links(
 
     same = matrix(rows, cols)
     return (same + same.T if same is not None else None), matrix(top_rows, top_cols)
-
-
-def _name(t: Table, d: int) -> str:
-    return str(t.dims[d].name or t.spec.explanatory[d])
 
 
 def _scale(t: Table) -> tuple[str | None, bool]:
