@@ -310,6 +310,27 @@ def test_a_cancel_while_growing_a_linked_set_keeps_its_audited_patterns(monkeypa
             assert state != "cleared", no
 
 
+def test_no_verdict_is_printed_when_the_audit_beside_published_tables_did_not_run(ex2, monkeypatch):
+    """Cancelled (grace spent) before the audit beside the published tables: the result
+    carries no verdict and the table reads "protected" (publication audit not yet run),
+    never the table-alone pass (D-90)."""
+    import argusqt.export.shared as shared
+    from argusqt.errors import Cancelled
+
+    s = _two_tables(ex2)
+    s.protect(1, "RND", {"base": 49})
+    s.write_table(1, 3, "", ex2 / "t1.txt")
+
+    def cancelled(*_a, **_k):
+        raise Cancelled("cancelled")
+
+    monkeypatch.setattr(shared, "shared_verdict", cancelled)
+    result = s.protect(2, "OPT")
+    assert result.verdict is None
+    assert s.protection_state(2) == "protected"
+    assert any("runs at saving" in e.message for e in s.log)
+
+
 @pytest.mark.slow
 def test_tables_published_apart_never_disclose_together_more_sessions():
     outcomes = [_one_session(seed) for seed in range(24, 124)]

@@ -428,11 +428,14 @@ def judged_beside(
         joint, _problem, who = shared_verdict(
             table, table_no, others, progress=progress, cancel=after_cancel(cancel)
         )
-    except Cancelled:
+    except Cancelled:  # as linked_verdicts after a cancel: no verdict, the gate judges it
         s.add_log(f"Table {table_no}: the audit beside the tables published before runs at saving")
+        result.verdict = None
+        mark_protected(table, None)
         return
     except PublicationError as exc:  # not judgeable together: refused at saving
         s.add_log(f"Table {table_no}: NOT PUBLISHABLE beside the tables published before: {exc}")
+        result.verdict = None
         mark_protected(table, None)
         return
     if joint.ok:
