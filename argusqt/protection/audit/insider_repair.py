@@ -44,6 +44,7 @@ def repair_insiders(
     sup = np.asarray(suppressed, dtype=bool).copy()
     ctx = MoveContext(problem)
     base_movable = ctx.movable.copy()
+    base_lb = ctx.lb.copy()
     # the unit costs once: a disclosure's own only makes its respondent's cells immovable
     unit, delta, eps = unit_costs(ctx)
     values = np.asarray(problem.values, dtype=float)
@@ -56,6 +57,12 @@ def repair_insiders(
         known = np.asarray(d.known_cells, dtype=np.int64)
         ctx.movable = base_movable.copy()
         ctx.movable[known] = False
+        # a respondent sharing cells: each may go down only to its contribution (D-91)
+        ctx.lb = base_lb.copy()
+        if d.floors:
+            fc = np.array([c for c, _ in d.floors], dtype=np.int64)
+            fb = np.array([b for _, b in d.floors], dtype=float)
+            ctx.lb[fc] = np.minimum(ctx.lb[fc], np.maximum(values[fc] - fb, 0.0))
         base = unit.copy()
         base[known] = np.inf
         wit = Witnesses()
@@ -79,6 +86,7 @@ def repair_insiders(
         if found is not None:
             found.extend(zip(wit.moves, wit.shifts, strict=True))
     ctx.movable = base_movable
+    ctx.lb = base_lb
     return sup
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from argusqt.errors import Cancelled, TimeLimitError
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
 from argusqt.protection.audit.insider import InsiderOutcome, insider_audit
+from argusqt.protection.audit.insider_floor import FloorOutcome, floor_audit
 from argusqt.protection.audit.outsider import audit
 from argusqt.protection.core.budget import Deadline, DeadlineToken, out_of_time, stop_after
 from argusqt.protection.core.problem import CSPProblem
@@ -79,6 +80,8 @@ class Disclosure:
     upper: float
     #: insider: the cells the attacking contributor knows (it alone makes them up)
     known_cells: tuple[int, ...] = ()
+    #: insider sharing cells: (cell, lower bound) it knows besides (its contribution, D-91)
+    floors: tuple[tuple[int, float], ...] = ()
 
 
 @dataclass
@@ -89,6 +92,8 @@ class PublicationVerdict:
     disclosures: list[Disclosure] = field(default_factory=list)
     insider: InsiderOutcome | None = None
     elapsed: float = 0.0
+    #: the attack of respondents sharing cells (their contributions as lower bounds, D-91)
+    floor: FloorOutcome | None = None
     label: Callable[[int], str] = str  # cell → words (codes), set by publication_audit
 
     @property
@@ -197,13 +202,47 @@ def publication_audit(
     disclosures += [
         Disclosure(d.cell, "insider", d.lower, d.upper, d.known) for d in inside.disclosures
     ]
+    floor = _floor_attack(problem, sup, out.ok, lower, upper, None, cancel)
+    disclosures += _floor_disclosures(problem, floor)
     return PublicationVerdict(
         outsider=out,
         disclosures=disclosures,
         insider=inside,
         elapsed=out.elapsed + inside.elapsed,
         label=lambda c: cell_label(problem, c),
+        floor=floor,
     )
+
+
+def _floor_attack(
+    problem: CSPProblem,
+    sup: np.ndarray,
+    outsider_ok: bool,
+    lower: np.ndarray | None,
+    upper: np.ndarray | None,
+    only: list[tuple[int, int]] | None,
+    cancel: CancelToken | None,
+) -> FloorOutcome | None:
+    """The respondents sharing cells (D-91), once the outsider passed (a failing pattern is
+    the method's defect, judged by the outsider alone); None without their contributions."""
+    if problem.floors is None or not outsider_ok:
+        return None
+    return floor_audit(problem, sup, problem.floors, lower=lower, upper=upper, only=only,
+                       cancel=cancel)  # fmt: skip
+
+
+def _floor_disclosures(problem: CSPProblem, floor: FloorOutcome | None) -> list[Disclosure]:
+    """One insider disclosure per (primary, side, respondent) the floor attack found; the
+    side not attacked is reported at its level."""
+    if floor is None:
+        return []
+    v = np.asarray(problem.values, dtype=float)
+    out = []
+    for d in floor.disclosures:
+        lo = d.reach if d.direction < 0 else float(v[d.cell] - problem.lpl[d.cell])
+        hi = d.reach if d.direction > 0 else float(v[d.cell] + problem.upl[d.cell])
+        out.append(Disclosure(d.cell, "insider", lo, hi, d.known, d.floors))
+    return out
 
 
 def recheck_after_growth(
@@ -245,12 +284,18 @@ def recheck_after_growth(
     disclosures = [
         Disclosure(d.cell, "insider", d.lower, d.upper, d.known) for d in inside.disclosures
     ]
+    # the floor attack's pairs that failed before; the others passed and still pass
+    floor = None
+    if previous.floor is not None:
+        floor = _floor_attack(problem, sup, True, None, None, previous.floor.failed, cancel)
+        disclosures += _floor_disclosures(problem, floor)
     return PublicationVerdict(
         outsider=previous.outsider,
         disclosures=disclosures,
         insider=inside,
         elapsed=previous.outsider.elapsed + inside.elapsed,
         label=lambda c: cell_label(problem, c),
+        floor=floor,
     )
 
 

@@ -27,7 +27,7 @@ from argusqt.model.status import (
     is_secondary,
     secondary_status_for,
 )
-from argusqt.protection.core.respondents import Respondents
+from argusqt.protection.core.respondents import Floors, Respondents, floors_of
 from argusqt.protection.core.respondents import from_table as respondents_of
 
 if TYPE_CHECKING:
@@ -100,6 +100,9 @@ class CSPProblem:
     #: respondents that alone make up some cell (the insider attacker); None: derived from
     #: `freq` and the relations when the audit needs it
     respondents: Respondents | None = None
+    #: every respondent's contribution in the cells it shares (the insider's lower bounds,
+    #: docs/design.md D-91); None: only the respondents alone in a cell attack
+    floors: Floors | None = None
     #: True for a frequency (count) table, False for a magnitude table, None when unknown
     is_frequency: bool | None = None
     #: the cell key method's inputs (model.cellkey.CellKeyInputs), built when CKM calls it;
@@ -213,6 +216,7 @@ class CSPProblem:
             dims=list(table.dims),
             freq=freq,
             respondents=respondents_of(table, scipy_of(rel)) if freq is not None else None,
+            floors=floors_of(table) if freq is not None else None,
             is_frequency=bool(table.spec.is_frequency),
             cellkey=_cell_key_source(table),
         )

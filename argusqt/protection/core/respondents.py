@@ -408,3 +408,124 @@ def record_links(
 def _scale(t: Table) -> tuple[str | None, bool]:
     """What a table's contributions (`shadow`, `top`) measure: its shadow, weighted or not."""
     return (t.spec.shadow or t.spec.response, bool(t.spec.use_weights))
+
+
+@dataclass(eq=False)
+class Floors:
+    """What every respondent knows of the cells it shares (docs/design.md, D-91): with
+    non-negative data a cell is at least any one contribution to it.
+
+    `amount` is attackers × cells: the attacker's contribution in each cell it is in (an
+    upper estimate where it stands for several records: a stronger attacker, so a pass
+    stays true); `exempt` the cells whose rule protects the attacker itself (it is the
+    largest contributor); `alone` the cells with one respondent, known exactly by it.
+    """
+
+    amount: sp.csr_matrix
+    exempt: sp.csr_matrix
+    alone: np.ndarray
+    note: str = ""
+
+    @property
+    def count(self) -> int:
+        return int(self.amount.shape[0])
+
+    def padded(self, n_cells: int) -> Floors:
+        """The same attackers over a problem with more cells (virtual cells appended)."""
+        k, n = self.amount.shape
+        if n == n_cells:
+            return self
+
+        def pad(m: sp.csr_matrix) -> sp.csr_matrix:
+            return sp.csr_matrix((m.data, m.indices, m.indptr), shape=(k, n_cells))
+
+        alone = np.concatenate([self.alone, np.zeros(n_cells - n, dtype=bool)])
+        return Floors(pad(self.amount), pad(self.exempt), alone, self.note)
+
+
+def floors_of(table: Table) -> Floors | None:
+    """Every respondent's contribution in every cell it is in, from the fine cells; None for
+    a table file (who shares which cell is unknown: only the respondents alone in a cell
+    are attackers then, as the verdict's note says)."""
+    source = getattr(table, "source", None)
+    fine = source[0] if source is not None else None
+    if fine is None or not table.dims:
+        return None
+    maps = source[1]
+    n = table.n_cells
+    nd = len(table.dims)
+    use_h = bool(table.spec.use_holdings) and table.hfreq is not None
+    if use_h and getattr(fine, "hold_fine", None) is not None:
+        f = fine.hold_fine
+        nodes = [np.asarray(maps[d], dtype=np.int64)[fine.keys[f, d]] for d in range(nd)]
+        mapped = np.logical_and.reduce([nd_ >= 0 for nd_ in nodes])
+        cells, items = expand_to_cells([x[mapped] for x in nodes], table.dims)
+        pair = np.flatnonzero(mapped)[items]
+        key = fine.hold_id[pair].astype(np.int64) * n + cells
+        uniq, inv = np.unique(key, return_inverse=True)
+        share = np.abs(np.bincount(inv, weights=np.asarray(fine.hold_sum, float)[pair]))
+        _, row = np.unique(uniq // n, return_inverse=True)
+        col = uniq % n
+        first = _first(table.htop, n)
+        exempt = (first[col] <= 0) | (share >= first[col] * (1 - 1e-9) - 1e-9)
+        alone = _sole(table.hfreq)
+        return _floors(row, col, share, exempt, alone, n, "")
+    nodes = [np.asarray(maps[d], dtype=np.int64)[fine.keys[:, d]] for d in range(nd)]
+    mapped = np.logical_and.reduce([x >= 0 for x in nodes])
+    cells, items = expand_to_cells([x[mapped] for x in nodes], table.dims)
+    fid = np.flatnonzero(mapped)[items]
+    freq = np.asarray(fine.freq, dtype=np.int64)
+    first = _first(table.top, n)
+    alone = _sole(table.freq)
+    unit_top = np.asarray(fine.top, dtype=float)
+    same_scale = not table.spec.use_weights and (
+        not table.spec.shadow or table.spec.shadow == table.spec.response
+    )
+    if not same_scale or unit_top.ndim != 2 or not unit_top.shape[1]:
+        # weights, or contributions measured on another variable: the fine cell's sum
+        # bounds each of its records' contributions (its records together: stronger)
+        amount = np.abs(np.asarray(fine.value, dtype=float))[fid]
+        one = freq[fid] == 1
+        share = unit_share(np.zeros(0), fine.top, fid) if unit_top.ndim == 2 else amount
+        exempt = one & ((first[cells] <= 0) | (share >= first[cells] * (1 - 1e-9) - 1e-9))
+        note = "weighted: each fine cell's sum stands for its records"
+        return _floors(fid, cells, amount, exempt, alone, n, note)
+    rows, cols, amounts, exempts = [], [], [], []
+    k_max = unit_top.shape[1]
+    for k in range(k_max):  # K ≤ 4 columns of the top contributions, never the records
+        has = freq[fid] > k
+        x = unit_top[fid[has], k]
+        c = cells[has]
+        ex = (first[c] <= 0) | (x >= first[c] * (1 - 1e-9) - 1e-9)
+        # the last row stands for the fine cell's smaller records too: exempt nowhere
+        ex &= ~((k == k_max - 1) & (freq[fid[has]] > k_max))
+        rows.append(fid[has] * k_max + k)
+        cols.append(c)
+        amounts.append(x)
+        exempts.append(ex)
+    row = np.concatenate(rows)
+    _, row = np.unique(row, return_inverse=True)
+    return _floors(
+        row, np.concatenate(cols), np.concatenate(amounts), np.concatenate(exempts), alone, n, ""
+    )
+
+
+def _first(top: np.ndarray | None, n: int) -> np.ndarray:
+    t = np.asarray(top, dtype=float) if top is not None else np.zeros((n, 0))
+    return t[:, 0] if t.ndim == 2 and t.shape[1] else np.zeros(n)
+
+
+def _floors(
+    row: np.ndarray,
+    col: np.ndarray,
+    amount: np.ndarray,
+    exempt: np.ndarray,
+    alone: np.ndarray,
+    n: int,
+    note: str,
+) -> Floors:
+    k = int(row.max()) + 1 if row.size else 0
+    amt = sp.csr_matrix((np.asarray(amount, float), (row, col)), shape=(k, n))
+    ex = np.asarray(exempt, dtype=bool)
+    exm = sp.csr_matrix((np.ones(int(ex.sum())), (row[ex], col[ex])), shape=(k, n))
+    return Floors(amt, exm, np.asarray(alone, dtype=bool), note)
