@@ -203,7 +203,7 @@ def publication_audit(
         Disclosure(d.cell, "insider", d.lower, d.upper, d.known) for d in inside.disclosures
     ]
     floor = _floor_attack(problem, sup, out.ok, lower, upper, None, cancel)
-    disclosures += _floor_disclosures(problem, floor)
+    disclosures += _floor_disclosures(problem, floor, disclosures)
     return PublicationVerdict(
         outsider=out,
         disclosures=disclosures,
@@ -231,14 +231,20 @@ def _floor_attack(
                        cancel=cancel)  # fmt: skip
 
 
-def _floor_disclosures(problem: CSPProblem, floor: FloorOutcome | None) -> list[Disclosure]:
-    """One insider disclosure per (primary, side, respondent) the floor attack found; the
-    side not attacked is reported at its level."""
+def _floor_disclosures(
+    problem: CSPProblem, floor: FloorOutcome | None, before: list[Disclosure]
+) -> list[Disclosure]:
+    """One insider disclosure per (primary, side, respondent) the floor attack found, the
+    side not attacked at its level; a cell already disclosed is left to the next round
+    (the floor outcome keeps it: the recheck attacks it again)."""
     if floor is None:
         return []
+    done = {d.cell for d in before}
     v = np.asarray(problem.values, dtype=float)
     out = []
     for d in floor.disclosures:
+        if d.cell in done:
+            continue
         lo = d.reach if d.direction < 0 else float(v[d.cell] - problem.lpl[d.cell])
         hi = d.reach if d.direction > 0 else float(v[d.cell] + problem.upl[d.cell])
         out.append(Disclosure(d.cell, "insider", lo, hi, d.known, d.floors))
@@ -288,7 +294,7 @@ def recheck_after_growth(
     floor = None
     if previous.floor is not None:
         floor = _floor_attack(problem, sup, True, None, None, previous.floor.failed, cancel)
-        disclosures += _floor_disclosures(problem, floor)
+        disclosures += _floor_disclosures(problem, floor, disclosures)
     return PublicationVerdict(
         outsider=previous.outsider,
         disclosures=disclosures,
