@@ -34,7 +34,7 @@ class Found:
 
 
 def _bounds(table, status: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """τ-Argus's default a-priori bounds (methods.md §1.3), widened for primaries."""
+    """τ-Argus's default a-priori bounds (argusqt/docs/methods.md §1.3), widened for primaries."""
     v = np.asarray(table.value, dtype=float)
     ne = status != Status.EMPTY
     vmin, vmax = (float(v[ne].min()), float(v[ne].max())) if ne.any() else (0.0, 0.0)

@@ -10,18 +10,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
 from argusqt.errors import Cancelled, TimeLimitError
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
 from argusqt.protection.audit.insider import InsiderOutcome, insider_audit
-from argusqt.protection.audit.insider_floor import FloorOutcome, floor_audit
 from argusqt.protection.audit.outsider import audit
 from argusqt.protection.core.budget import Deadline, DeadlineToken, out_of_time, stop_after
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.result import AuditResult
+
+if TYPE_CHECKING:
+    from argusqt.protection.audit.insider_floor import FloorOutcome
 
 #: how a primary is disclosed: the LP attackers or a point estimate
 #: (argusqt/docs/methods.md §12, §13, §2.1)
@@ -227,6 +229,9 @@ def _floor_attack(
     the method's defect, judged by the outsider alone); None without their contributions."""
     if problem.floors is None or not outsider_ok:
         return None
+    # lazy: a table file (no floors) never needs it (D-16)
+    from argusqt.protection.audit.insider_floor import floor_audit
+
     return floor_audit(problem, sup, problem.floors, lower=lower, upper=upper, only=only,
                        cancel=cancel)  # fmt: skip
 

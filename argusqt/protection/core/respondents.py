@@ -449,7 +449,7 @@ def floors_of(table: Table) -> Floors | None:
     are attackers then, as the verdict's note says)."""
     source = getattr(table, "source", None)
     fine = source[0] if source is not None else None
-    if fine is None or not table.dims:
+    if source is None or fine is None or not table.dims:
         return None
     maps = source[1]
     n = table.n_cells
@@ -468,7 +468,7 @@ def floors_of(table: Table) -> Floors | None:
         col = uniq % n
         first = _first(table.htop, n)
         exempt = (first[col] <= 0) | (share >= first[col] * (1 - 1e-9) - 1e-9)
-        alone = _sole(table.hfreq)
+        alone = _sole(np.asarray(table.hfreq, dtype=float))
         return _floors(row, col, share, exempt, alone, n, "")
     nodes = [np.asarray(maps[d], dtype=np.int64)[fine.keys[:, d]] for d in range(nd)]
     mapped = np.logical_and.reduce([x >= 0 for x in nodes])
