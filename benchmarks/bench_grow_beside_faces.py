@@ -8,7 +8,7 @@ insider attackers find (must be 0), the cost of the published tables 2, and the 
 the growth (`beside_status`). `--old REV`: the growth of that commit instead (before D-93
 it stopped at any face but a suppression pattern), for the before/after table.
 Usage: python benchmarks/bench_grow_beside_faces.py [--seeds 40] [--faces RND,IP,CTA,OPT]
-       [--old c736727]
+       [--old c736727] [--per-seed] [--mixed 60]
 """
 
 from __future__ import annotations
@@ -48,6 +48,8 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=40)
     ap.add_argument("--faces", default="RND,IP,CTA,OPT")
     ap.add_argument("--old", default=None, help="a commit whose growth to run instead")
+    ap.add_argument("--per-seed", action="store_true", help="one line per session too")
+    ap.add_argument("--mixed", type=int, default=0, help="random sessions of all six methods")
     args = ap.parse_args()
     import test_shared_cells as tsc
 
@@ -62,12 +64,16 @@ def main() -> None:
             spent[0] += time.process_time() - t0
 
     shared.beside_status = timed
-    print(f"growth: {args.old or 'this tree'}; seeds 0–{args.seeds - 1}")
-    print(
-        f"{'face':<5} {'sessions':>8} {'published':>9} {'refused':>7} {'added':>6} "
-        f"{'disclosed':>9} {'cost (published)':>16} {'growth CPU-s':>12}"
-    )
-    for face in args.faces.split(","):
+    print(f"growth: {args.old or 'this tree'}")
+    if args.mixed:
+        mixed(tsc, args.mixed, spent)
+    if args.faces:
+        print(f"seeds 0–{args.seeds - 1}")
+        print(
+            f"{'face':<5} {'sessions':>8} {'published':>9} {'refused':>7} {'added':>6} "
+            f"{'disclosed':>9} {'cost (published)':>16} {'growth CPU-s':>12}"
+        )
+    for face in args.faces.split(",") if args.faces else []:
         spent[0] = 0.0
         published = refused = added = disclosed = 0
         cost = 0.0
@@ -94,10 +100,30 @@ def main() -> None:
                 tsc._insiders_find_nothing(s, frames, primaries)
             except AssertionError:
                 disclosed += 1
+            if args.per_seed:
+                print(f"  {face} seed {seed}: {len(frames) - 1} {float(result.cost):,.0f}")
         print(
             f"{face:<5} {args.seeds:>8} {published:>9} {refused:>7} {added:>6} {disclosed:>9} "
             f"{cost:>16,.0f} {spent[0]:>12.2f}"
         )
+
+
+def mixed(tsc, seeds: int, spent: list[float]) -> None:
+    """The test's random sessions of 2–3 tables, each protected by one of all six methods
+    just before it is published (grown beside what is out); its attackers assert."""
+    spent[0] = 0.0
+    faces = ("OPT", "MOD", "HEUR", "RND", "IP", "CTA")
+    runs, disclosed = [], 0
+    for seed in range(seeds):
+        try:
+            runs.append(tsc._one_session(seed, interleaved=True, methods_from=faces))
+        except AssertionError:
+            disclosed += 1
+    print(
+        f"mixed: {seeds} sessions, {sum(p for p, _r in runs)} tables published, "
+        f"{sum(r for _p, r in runs)} refused beside, {disclosed} sessions disclosing; "
+        f"growth {spent[0]:.2f} CPU-s"
+    )
 
 
 if __name__ == "__main__":

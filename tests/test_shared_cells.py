@@ -134,6 +134,8 @@ def _base(s: Session, no: int) -> float:
 
 
 def _attack(constraints, row: np.ndarray) -> tuple[float, float]:
+    if not constraints:  # nothing certain published (CTA alone): the sums are only ≥ 0
+        return 0.0, np.inf
     a_ub = [r for r, _lo, hi in constraints if hi < np.inf] + [-r for r, _lo, _hi in constraints]
     b_ub = [hi for _r, _lo, hi in constraints if hi < np.inf] + [-lo for _r, lo, _hi in constraints]
     lo = linprog(row, A_ub=a_ub, b_ub=b_ub, bounds=(0, None), method="highs")
