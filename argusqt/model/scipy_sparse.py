@@ -6,7 +6,8 @@ scipy (1.15+) copies numpy's namespace for its array-API layer when it is import
 importlib.metadata, email, concurrent.futures), numpy.f2py (58 regular expressions
 compiled), numpy.polynomial, numpy.fft and numpy.ctypeslib — a quarter of a small batch
 run's CPU (docs/design.md, D-16, D-92). scipy.sparse reaches none of them while it is
-imported, and argusqt uses them only in its tests, if at all (numpy.ma is left alone: `np.unique` imports it anyway). `load()`
+imported, and argusqt uses them only in its tests, if at all (numpy.ma is left alone:
+`np.unique` imports it anyway). `load()`
 lends numpy empty stand-ins for them while scipy.sparse is imported and takes them back
 after, so a later `import numpy.testing` is the real one. Should a scipy release need them
 during its import, the import is repeated the ordinary way: slower, never wrong. (Another
