@@ -20,6 +20,8 @@ StatusChange = Literal["safe", "unsafe", "protected", "cost", "levels"]
 
 @dataclass(frozen=True)
 class OpenMicrodata:
+    """A microdata file with its metadata."""
+
     data: Path
     metadata: Path
 
@@ -62,6 +64,8 @@ class Recode:
 
 @dataclass(frozen=True)
 class ApplyApriori:
+    """An a-priori file applied to one table."""
+
     table: int
     path: Path
     sep: str = ","
@@ -93,6 +97,8 @@ class Protect:
 
 @dataclass(frozen=True)
 class WriteTable:
+    """A table written (its type, options and file), replayed as `<WRITETABLE>`."""
+
     table: int
     out_type: int
     options: str

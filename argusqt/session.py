@@ -111,6 +111,8 @@ def undoable(
 
 @dataclass
 class LogEntry:
+    """One line of the session's log, with its time."""
+
     when: datetime
     message: str
 

@@ -1,10 +1,10 @@
 """Tables of the same records published one after another (D-81): what the joint work costs.
 
 tau_testW's GUI acceptance pair (Size × Region with Size recoded by GK.GRC, Year × Size ×
-Region, p%(15,1)): table 1 by OPT, saved; then table 2 by each method, grown beside the saved
-workbook and saved (its joint verdict). Prints per method: cells, secondaries, cells added
+Region, p%(15,1)): table 1 by OPT (`--first`: RND, IP or CTA, D-93), saved; then table 2 by
+each method, grown beside the saved workbook and saved (its joint verdict). Prints per method: cells, secondaries, cells added
 beside, cost, CPU-s of the protection (growth included) and of the save (joint verdict).
-Usage: python benchmarks/bench_shared_cells.py [--methods HEUR,MOD,OPT]
+Usage: python benchmarks/bench_shared_cells.py [--methods HEUR,MOD,OPT] [--first OPT]
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "tauargus" / "t
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--methods", default="HEUR,MOD,OPT")
+    ap.add_argument("--first", default="OPT", help="table 1's method: OPT, RND, IP or CTA")
     args = ap.parse_args()
     from argusqt.errors import PublicationError
     from argusqt.model.table import TableSpec
@@ -41,7 +42,12 @@ def main() -> None:
             s.set_safety_rules(parse_safety_rule("P(15,1)"))
         s.compute_tables()
         s.recode(1, "Size", work / "GK.GRC")
-        s.protect(1, "OPT", {"max_minutes": 1})
+        if args.first == "RND":  # the base the dialog proposes
+            facts = s.table_facts(1)
+            base = max(facts.covering_rounding_base, facts.min_rounding_base, 1)
+            s.protect(1, "RND", {"base": base})
+        else:
+            s.protect(1, args.first, {"max_minutes": 1})
         s.write_table(1, 1, "", work / f"table1_{method}.xlsx")
         t0 = time.process_time()
         result = s.protect(2, method)

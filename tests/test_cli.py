@@ -172,6 +172,42 @@ def test_the_command_ends_without_teardown_but_with_its_streams_and_exit_functio
             assert res.stderr.startswith(f"{bad}, line 2: unknown command <WHATEVER>")
 
 
+FLAGS_PROBE = """
+import atexit, sys
+atexit.register(lambda: print("dlopen flags", sys.getdlopenflags()))
+from argusqt.cli import main
+sys.argv = ["argusqt", "batch", %r, "flags.log"]
+main()
+"""
+
+
+def test_the_batch_command_binds_c_libraries_lazily_a_caller_keeps_its_flags(shared_data, tmp_path):
+    """`argusqt batch` (its own process) loads numpy's, HiGHS's and SCIP's libraries with
+    lazy binding (D-92) and writes the same table; `main(argv)` leaves a caller's flags."""
+    if not hasattr(sys, "setdlopenflags") or not hasattr(os, "RTLD_LAZY"):
+        return  # Windows: nothing to set
+    tables = []
+    for own in (True, False):
+        folder = tmp_path / f"ex1-{own}"
+        shutil.copytree(shared_data / "batch_ex1", folder)
+        arb = folder / "batch_ex1.arb"
+        if own:
+            env = dict(os.environ, PYTHONPATH=str(REPO))
+            res = subprocess.run(
+                [sys.executable, "-c", FLAGS_PROBE % str(arb)],
+                cwd=folder, env=env, capture_output=True, text=True, timeout=300,
+            )  # fmt: skip
+            assert res.returncode == 0, res.stderr
+            flags = int(res.stdout.split("dlopen flags")[-1])
+            assert flags & os.RTLD_LAZY and not flags & os.RTLD_NOW
+        else:
+            before = sys.getdlopenflags()
+            assert main(["batch", str(arb), str(folder / "flags.log")]) == 0
+            assert sys.getdlopenflags() == before
+        tables.append(body_lines(folder / "tabout_ex1.txt"))
+    assert tables[0] == tables[1]
+
+
 def test_a_plain_batch_command_line_gets_the_parsers_reading_without_the_parser():
     """`batch ARB [LOGBOOK [TEMPDIR]]` skips argparse (D-73): same three values as the parser;
     anything else (options, `--`, `-`, too few or too many) goes to the parser."""

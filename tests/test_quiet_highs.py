@@ -82,27 +82,48 @@ def test_no_c_library_to_flush_is_no_error():
     assert proc.stdout.endswith("built\n")
 
 
+#: a fresh process's table whose primary an LP recomputes (alone in its row)
+_TABLE = (
+    "import sys; sys.path.insert(0, 'tests')\n"
+    "import highspy\n"
+    "from protect_helpers import problem_2d\n"
+    "from argusqt.protection.audit.outsider import audit\n"
+    "from argusqt.protection.lp.quiet_highs import SchedulerTaken\n"
+    "p = problem_2d([[5, 7], [9, 4]], [(0, 0)], 0.3)\n"
+    "sup = p.primary.copy()  # alone in its row: recomputed, an LP says so\n"
+)
+#: an API user's own model on two threads, then argusqt's audit, then again after a reset
+_USERS_MODEL_THEN_AUDIT = (
+    "own = highspy.Highs(); own.setOptionValue('output_flag', False)\n"
+    "own.setOptionValue('threads', 2); own.addVar(0.0, 1.0); own.run()\n"
+    "try:\n"
+    "    audit(p, sup)\n"
+    "    print('no error')\n"
+    "except SchedulerTaken as e:\n"
+    "    print('named:', 'resetGlobalScheduler' in str(e))\n"
+    "highspy.Highs.resetGlobalScheduler(True)\n"
+    "print('after reset:', audit(p, sup).ok)\n"
+)
+
+
 def test_a_highs_started_with_more_threads_before_argusqt_is_named_not_blamed_on_the_table():
     """HiGHS keeps the thread count of the first model run in a process: an API user's own
     multi-threaded highspy model first made every argusqt LP fail, reported as a table "not
     additive". The audit now names the cause, and works once the user resets the scheduler."""
-    proc = _fresh_process(
-        "import sys; sys.path.insert(0, 'tests')\n"
-        "import highspy, numpy as np\n"
-        "from protect_helpers import problem_2d\n"
-        "from argusqt.protection.audit.outsider import audit\n"
-        "from argusqt.protection.lp.quiet_highs import SchedulerTaken\n"
-        "own = highspy.Highs(); own.setOptionValue('output_flag', False)\n"
-        "own.setOptionValue('threads', 2); own.addVar(0.0, 1.0); own.run()\n"
-        "p = problem_2d([[5, 7], [9, 4]], [(0, 0)], 0.3)\n"
-        "sup = p.primary.copy()  # alone in its row: recomputed, an LP says so\n"
-        "try:\n"
-        "    audit(p, sup)\n"
-        "    print('no error')\n"
-        "except SchedulerTaken as e:\n"
-        "    print('named:', 'resetGlobalScheduler' in str(e))\n"
-        "highspy.Highs.resetGlobalScheduler(True)\n"
-        "print('after reset:', audit(p, sup).ok)\n"
-    )
+    proc = _fresh_process(_TABLE + _USERS_MODEL_THEN_AUDIT)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-2:] == ["named: True", "after reset: False"]
+
+
+def test_a_highs_model_run_between_two_argusqt_audits_is_named_not_blamed_on_the_table():
+    """The scheduler checked once at the first instance missed a user's own model solved
+    between two argusqt calls: the next audit said the table was "not additive" (review
+    rev17, R3). An LP that ends in error now checks again and names the cause."""
+    proc = _fresh_process(
+        _TABLE
+        + "print('first:', audit(p, sup).ok)\n"
+        + "highspy.Highs.resetGlobalScheduler(True)  # the user's model starts it anew\n"
+        + _USERS_MODEL_THEN_AUDIT
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-3:] == ["first: False", "named: True", "after reset: False"]

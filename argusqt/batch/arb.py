@@ -67,6 +67,8 @@ class Suppress:
 
 @dataclass
 class WriteTable:
+    """`<WRITETABLE>`'s arguments (the options as read and as written back to a log)."""
+
     table: int
     out_type: int
     options: dict[str, bool]
@@ -76,6 +78,8 @@ class WriteTable:
 
 @dataclass
 class Apriori:
+    """`<APRIORI>`'s arguments."""
+
     path: str
     table: int
     sep: str
@@ -85,6 +89,8 @@ class Apriori:
 
 @dataclass
 class Recode:
+    """`<RECODE>`'s arguments: a `.grc` file or a hierarchy level."""
+
     table: int
     variable: str
     file: str | None = None
@@ -93,6 +99,8 @@ class Recode:
 
 @dataclass
 class ReadTable:
+    """`<READTABLE>`'s (or `<READMICRODATA>`'s) arguments."""
+
     totals_mode: int = 0
     keep_status: bool = False
 

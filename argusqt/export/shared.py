@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from argusqt.errors import AuditError, MethodError, PublicationError
-from argusqt.export.face import protection_kind
 from argusqt.export.gate import cell_name, fingerprint, table_face
 from argusqt.model.status import (
     Status,
@@ -109,6 +108,9 @@ class Joint:
     local: list[np.ndarray]
     lower: np.ndarray
     upper: np.ndarray
+    #: what the faces of every table but the first tell (the first's pattern being grown)
+    beside_lower: np.ndarray
+    beside_upper: np.ndarray
 
 
 def joint_problem(tables: list[Table]) -> Joint:
@@ -168,6 +170,7 @@ def joint_problem(tables: list[Table]) -> Joint:
     decimals = max(p.decimals for p in problems)
     tol = 0.5 * 10.0 ** (-decimals) + 1e-9 * max(1.0, max(abs(hi_apriori), abs(lo_apriori)))
     printed_lo, printed_hi = np.full(n, -np.inf), np.full(n, np.inf)
+    beside_lo, beside_hi = printed_lo.copy(), printed_hi.copy()
     for k, (t, p, loc) in enumerate(zip(tables, problems, local, strict=True)):
         _agree(values, loc, p.values, tol, f"table {k + 1}")
         values[loc] = p.values
@@ -184,6 +187,9 @@ def joint_problem(tables: list[Table]) -> Joint:
         face_lo, face_hi = printed_interval(t, p)
         np.maximum.at(printed_lo, loc, face_lo)
         np.minimum.at(printed_hi, loc, face_hi)
+        if k:
+            np.maximum.at(beside_lo, loc, face_lo)
+            np.minimum.at(beside_hi, loc, face_hi)
     for m, loc in zip(margins, m_local, strict=True):
         _agree(values, loc, m.value, tol, "the data-level margin")
         values[loc] = m.value
@@ -193,8 +199,8 @@ def joint_problem(tables: list[Table]) -> Joint:
     prim = is_primary(status)
     lower = np.where(prim, np.minimum(lower, values - lpl), lower)
     upper = np.where(prim, np.maximum(upper, values + upl), upper)
-    lo = np.minimum(np.maximum(printed_lo, lower), values)  # a face never narrower than true
-    hi = np.maximum(np.minimum(printed_hi, upper), values)
+    lo, hi = _known(printed_lo, printed_hi, lower, upper, values)
+    beside = _known(beside_lo, beside_hi, lower, upper, values)
     blocks = relations_over(tables, local, n)
     for m, loc in zip(margins, m_local, strict=True):
         blocks.append(_margin_rows(m, local, loc, n))
@@ -210,7 +216,21 @@ def joint_problem(tables: list[Table]) -> Joint:
         relations=rel, rhs=np.zeros(rel.shape[0]), spl=np.zeros(n), decimals=decimals,
         dims=None, freq=freq, respondents=respondents,
     )  # fmt: skip
-    return Joint(problem, local, lo, hi)
+    return Joint(problem, local, lo, hi, *beside)
+
+
+def _known(
+    printed_lo: np.ndarray,
+    printed_hi: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    values: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """What the faces print of each cell within the a-priori bounds (a face never narrower
+    than the truth): the attacker's bounds of the joint audit."""
+    lo = np.minimum(np.maximum(printed_lo, lower), values)
+    hi = np.maximum(np.minimum(printed_hi, upper), values)
+    return lo, hi
 
 
 def _acyclic(sets: list[set[str]]) -> bool:
@@ -500,14 +520,16 @@ def beside_status(
     so that, beside the faces already published, no outsider or insider recomputes a primary
     of any: the LP steps of argusqt/docs/methods.md §4 and the insider repair on the joint
     problem, where only this table's cells may be added (a published cell stays published).
-    Returns (statuses, cells added); None when a published face is not a suppression
-    pattern (then the joint verdict at saving judges the pair)."""
+    Each published cell is known within what its face prints, as the joint audit reads it
+    (`printed_interval`: exact, a rounding or a published interval, nothing certain from
+    CTA). Returns (statuses, cells added); None when no pattern of this table was found (then
+    the joint verdict at saving judges the pair)."""
     # lazy: the repairs (scipy, HiGHS), for a table protected after another was published
     from argusqt.protection.core.budget import Deadline
     from argusqt.protection.suppress.linked import repair_insiders_jointly
     from argusqt.protection.suppress.table_repair import repair
 
-    if not others or any(protection_kind(p.table) != "suppress" for p in others):
+    if not others:
         return None
     mine = snapshot(table)
     mine.status = np.asarray(status).copy()
@@ -516,12 +538,13 @@ def beside_status(
     except PublicationError:  # not judgeable together: the gate says why at saving
         return None
     n = joint.problem.n_cells
-    shown = np.zeros(n, dtype=bool)  # printed exactly by a face already published
-    for k, p in enumerate(others, start=1):
-        sup = is_suppressed(np.asarray(p.table.status))
-        shown[joint.local[k][~sup]] = True
+    # what the faces already published tell of each cell; this table's own face is the mask
+    lower, upper = joint.beside_lower, joint.beside_upper
+    shown = upper <= lower  # known exactly from them
     own = joint.local[0]
-    st = np.full(n, Status.SECONDARY_MANUAL, dtype=np.int16)  # unknown: margins, suppressed
+    # unknown or known within an interval (margins, suppressed, rounded, published intervals,
+    # CTA's adjusted values): a cell of the attacker that this table cannot add
+    st = np.full(n, Status.SECONDARY_MANUAL, dtype=np.int16)
     st[shown] = Status.PROTECTED  # out there: never a secondary
     theirs = is_primary(np.asarray(joint.problem.status))
     st[theirs] = np.asarray(joint.problem.status)[theirs]
@@ -534,7 +557,7 @@ def beside_status(
     st[own[keep]] = mine_st[keep]
     cost = np.zeros(n)
     cost[own] = np.asarray(table.cost, dtype=float)
-    problem = dataclasses.replace(joint.problem, status=st, cost=cost)
+    problem = dataclasses.replace(joint.problem, status=st, cost=cost, lower=lower, upper=upper)
     sup = is_suppressed(st)
     try:
         fixed, _rounds = repair(problem, sup, cancel, progress)

@@ -4,8 +4,12 @@ batch run that needs no masked array, docs/design.md D-85)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:  # annotations only: numpy.typing is not imported at run time (D-92)
+    from numpy.typing import ArrayLike
 
 #: dtype kinds whose distinct sorted values any exact method finds alike: booleans and
 #: integers (no ±0.0 or NaN whose kept representative could differ)

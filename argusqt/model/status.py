@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import TYPE_CHECKING
 
 import numpy as np
-from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:  # annotations only: numpy.typing is not imported at run time (D-92)
+    from numpy.typing import ArrayLike
 
 
 class Status(IntEnum):

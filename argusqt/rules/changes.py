@@ -8,14 +8,17 @@ refused change never leaves the table half-modified.
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING
 
 import numpy as np
-from numpy.typing import ArrayLike
 
 from argusqt.errors import ArgusError
 from argusqt.model.status import STATUS_LABELS, Status, is_primary, is_secondary
 from argusqt.model.table import Table
 from argusqt.rules.classify import classify, manual_levels
+
+if TYPE_CHECKING:  # annotations only: numpy.typing is not imported at run time (D-92)
+    from numpy.typing import ArrayLike
 
 
 class StatusChangeError(ArgusError):

@@ -62,6 +62,8 @@ class InsiderDisclosure:
 
 @dataclass
 class InsiderOutcome:
+    """What the insider audit found, with its counts (for the log and the verdict)."""
+
     disclosures: list[InsiderDisclosure] = field(default_factory=list)
     attackers: int = 0  # respondents alone in at least one suppressed cell
     unit: str = "record"

@@ -76,8 +76,10 @@ def repair_insiders(
         for direction in directions or [UP, DOWN]:
             if ctx.required(cell, direction) > 0 and not prot.protect(cell, direction):
                 knows = ", ".join(cell_label(problem, int(k)) for k in known[:5])
+                name = cell_label(problem, cell)  # "cell 21" where the problem has no codes
                 raise MethodError(
-                    f"cell {cell_label(problem, cell)} cannot be protected against the "
+                    f"{name if name.startswith('cell ') else 'cell ' + name} cannot be "
+                    "protected against the "
                     f"respondent that alone makes up {knows}: no suppression lets it move by "
                     "its protection level without those cells (a level larger than the "
                     "attacker's bounds allow, e.g. with negative contributions); nothing was "

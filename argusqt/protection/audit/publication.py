@@ -129,6 +129,13 @@ class PublicationVerdict:
             text += "; every protection interval covered."
             if ins is not None and not ins.available:
                 text += " Insiders not checked: the table has no respondent counts."
+            elif ins is not None:
+                # what the insider audit does not model yet (argusqt/docs/methods.md §13,
+                # D-91): said, so the verdict never claims more than was checked
+                text += (
+                    " Not checked: a respondent sharing a suppressed cell, who knows the cell"
+                    " is at least its own contribution."
+                )
             return text
         cells = self.failing_cells
         parts = []

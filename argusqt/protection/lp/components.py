@@ -26,7 +26,7 @@ from argusqt.model.status import is_candidate, is_secondary
 from argusqt.protection.core.budget import HIGHS_SEED
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.lp.graph import edge_components
-from argusqt.protection.lp.quiet_highs import quiet_highs
+from argusqt.protection.lp.quiet_highs import quiet_highs, scheduler_still_ours
 
 if TYPE_CHECKING:
     from argusqt.progress import CancelToken
@@ -300,6 +300,7 @@ def solve(h: highspy.Highs) -> tuple[str, np.ndarray | None, float]:
         highspy.HighsModelStatus.kUnboundedOrInfeasible,
     ):
         return "infeasible", None, float("nan")
+    scheduler_still_ours()  # raises when another model took HiGHS's scheduler meanwhile
     return "error", None, float("nan")
 
 

@@ -8,7 +8,8 @@ nothing, and every one gets `output_flag` off. The one place a `highspy.Highs` i
 Every instance runs on one thread (the same LPs, the same answers). HiGHS's scheduler is
 one per process and keeps the thread count of the first instance that ran: when another
 program in the process ran HiGHS with more threads first, ours would fail every LP, so the
-first instance checks it once and says so (SchedulerTaken).
+first instance checks it once and says so (SchedulerTaken); an LP that ends in error checks
+again (another model may have taken the scheduler between two argusqt calls).
 
 Before the first instance, HiGHS's per-run count of the machine's cores (a log line's
 number, ≈ 36 µs of every run) is made a count taken once (highs_core_count, D-83).
@@ -46,12 +47,19 @@ def _check_scheduler() -> None:
     if probe.run() == highspy.HighsStatus.kError:
         raise SchedulerTaken(
             "HiGHS, the LP solver, already runs in this Python process with more than one "
-            "thread (started before argusqt by another program or model); argusqt solves its "
+            "thread (started by another program or model in it); argusqt solves its "
             "LPs on one thread so that the same input gives the same output. Run argusqt in "
             "a process of its own, or call highspy.Highs.resetGlobalScheduler(True) once "
             "that other model is solved."
         )
     _scheduler_checked = True
+
+
+def scheduler_still_ours() -> None:
+    """After an LP ended in error: SchedulerTaken when another model took HiGHS's scheduler
+    since the first check, so the error is not blamed on the table (review rev17, R3)."""
+    with _lock:
+        _check_scheduler()
 
 
 def _flush_c_stdio() -> None:

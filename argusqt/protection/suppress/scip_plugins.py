@@ -845,6 +845,8 @@ class _Stop:
 
 @dataclass
 class _Run:
+    """One branch-and-cut's shared state: its cancel, progress, counts and log."""
+
     cancel: CancelToken | None
     progress: ProgressCallback
     watch: Stopwatch
