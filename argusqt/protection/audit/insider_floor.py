@@ -6,8 +6,9 @@ must not narrow any primary it is not the largest contributor of; its bound on t
 primary itself is not used (the rule's level is built for that). Two steps per component:
 the coalition (every cell at least its largest contribution, every lone cell fixed) is
 stronger than any one respondent, so a side it cannot narrow is safe for all; the sides
-it narrows are attacked respondent by respondent, each attacker point found reused as a
-witness for the next respondent it fits.
+it narrows are attacked respondent by respondent, by group tests (a group's bounds at once
+pass all its members; a failing group is halved), each attacker point found, moved back
+toward the values, reused as a witness for the respondents it fits (D-91, mod18).
 """
 
 from __future__ import annotations
@@ -146,67 +147,139 @@ def floor_audit(
 
 
 def _respondents(out, lp, left, need, eff, fixed, exempt, lo, hi, values, tol, cancel) -> None:
-    """The pairs the coalition narrows, attacked by each respondent in their component."""
+    """The pairs the coalition narrows, attacked per respondent in their component by
+    group tests: a group's bounds together (each cell at its members' largest bound) are
+    stronger than any member's, so a group that reaches the level passes every member;
+    one that does not is halved until the members that narrow are alone (D-91, mod18).
+    Members a kept attacker point already fits need no LP."""
     cells = lp.cells
     lp.set_bounds(cells, lo[cells], hi[cells])
-    in_comp = sp.csr_matrix(
-        (np.ones(cells.size), (cells, np.zeros(cells.size, dtype=np.int64))),
-        shape=(eff.shape[1], 1),
-    )
-    rows = np.flatnonzero((eff @ in_comp).toarray().ravel() > 0)
-    witnesses: dict[Key, np.ndarray] = {k: np.zeros((0, values.size)) for k in left}
-    for r in rows.tolist():
-        rc = eff.indices[eff.indptr[r] : eff.indptr[r + 1]]
-        rb = eff.data[eff.indptr[r] : eff.indptr[r + 1]]
-        fx = set(fixed.indices[fixed.indptr[r] : fixed.indptr[r + 1]].tolist())
-        mine = set(exempt.indices[exempt.indptr[r] : exempt.indptr[r + 1]].tolist())
-        on = np.isin(rc, cells)
-        rc, rb = rc[on], rb[on]
-        is_fixed = np.array([c in fx for c in rc.tolist()], dtype=bool)
-        set_now = False
-        for key in left:
-            c, d = key
-            if c in mine or c in fx:
-                continue  # its own share (the largest, or alone in it)
-            other = rc != c
-            if not other.any():
-                continue
-            oc, ob, of = rc[other], rb[other], is_fixed[other]
-            r_lo = np.where(of, values[oc], ob)
-            r_hi = np.where(of, values[oc], hi[oc])
-            if _fits(witnesses[key], oc, r_lo, r_hi):
+    att = _Attackers(lp, eff, fixed, exempt, hi, values)
+    found: list[tuple[int, int, FloorDisclosure]] = []
+    for k, key in enumerate(left):
+        c, d = key
+        j = int(lp.pos[c])
+        points = _Points(att, j)
+        stack = [att.members(j)]
+        while stack:
+            group = stack.pop()
+            group = group[~points.fitted[group]]
+            if not group.size:
                 continue
             _check(cancel)
-            if set_now:
-                lp.set_bounds(rc, lo[rc], hi[rc])
-            lp.set_bounds(oc, np.maximum(lo[oc], r_lo), r_hi)
-            set_now = True
-            reach, x = lp.extreme(c, d)
-            if _reaches(reach, need[key], d, tol):
-                witnesses[key] = np.vstack([x, witnesses[key]])
+            gc, glo, ghi = att.together(group, j, lo, hi)
+            lp.set_bounds(gc, glo, ghi)
+            reach, x = lp.extreme(c, d, strict=group.size == 1)
+            lp.set_bounds(gc, lo[gc], hi[gc])
+            if x is not None and _reaches(reach, need[key], d, tol):
+                point = x[cells]
+                if lp.additive:  # the values are a point of the LP too
+                    point = _toward_values(point, values[cells], j, need[key])
+                points.add(point)
                 continue
-            out.disclosures.append(
-                FloorDisclosure(
-                    c,
-                    d,
-                    r,
-                    reach,
-                    tuple(int(k) for k in oc[of].tolist()),
-                    tuple((int(k), float(b)) for k, b in zip(oc[~of], ob[~of], strict=True)),
-                )
-            )
-        if set_now:
-            lp.set_bounds(rc, lo[rc], hi[rc])
+            if group.size > 1:
+                half = group.size // 2
+                stack += [group[half:], group[:half]]
+                continue
+            found.append((int(att.row[group[0]]), k, att.disclosure(int(group[0]), c, d, reach)))
+    # in the order of the attackers' rows, as the repair takes them
+    out.disclosures += [d for _, _, d in sorted(found, key=lambda f: (f[0], f[1]))]
 
 
-def _fits(points: np.ndarray, cells: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> bool:
-    """Whether one of the attacker points (rows, full-table values) lies in a respondent's
-    bounds: it is then a point of that respondent's attacker too."""
-    if not points.shape[0]:
-        return False
-    v = points[:, cells]
-    slack = 1e-9 * (1 + np.abs(lo))
-    return bool(np.any(np.all((v >= lo - slack) & (v <= hi + slack), axis=1)))
+class _Attackers:
+    """The respondents with a bound in one component, as entries (attacker, local cell,
+    lo, hi), the strongest first (most cells, largest shares): halving keeps like with
+    like, and the strong ones' points fit the weak."""
+
+    def __init__(self, lp, eff, fixed, exempt, hi, values) -> None:
+        cells = lp.cells
+        m = cells.size
+        sub = eff[:, cells].tocsr()
+        sub.eliminate_zeros()
+        rows = np.flatnonzero(np.diff(sub.indptr) > 0)
+        sub = sub[rows].tocsr()
+        fx = fixed[rows][:, cells].toarray() > 0
+        self.mine = (exempt[rows][:, cells].toarray() > 0) | fx
+        n = rows.size
+        ent_row = np.repeat(np.arange(n), np.diff(sub.indptr))
+        ent_col = sub.indices.astype(np.int64)
+        v = values[cells[ent_col]]
+        ent_fixed = fx[ent_row, ent_col]
+        ent_lo = np.where(ent_fixed, v, sub.data)
+        ent_hi = np.where(ent_fixed, v, hi[cells[ent_col]])
+        size = np.diff(sub.indptr)
+        share = np.bincount(ent_row, weights=sub.data / np.maximum(v, 1e-300), minlength=n)
+        order = np.lexsort((rows, -share, -size))
+        rank = np.empty(n, dtype=np.int64)
+        rank[order] = np.arange(n)
+        self.row = rows[order]
+        self.mine = self.mine[order]
+        self.size = size[order]
+        self.ent_row = rank[ent_row]
+        self.ent_col, self.ent_lo, self.ent_hi, self.ent_fixed = ent_col, ent_lo, ent_hi, ent_fixed
+        self.cells = cells
+        self.n = n
+        self.m = m
+
+    def members(self, j: int) -> np.ndarray:
+        """The attackers of local cell j: not their own share, some other cell bounded."""
+        in_j = np.zeros(self.n, dtype=bool)
+        in_j[self.ent_row[self.ent_col == j]] = True
+        return np.flatnonzero(~self.mine[:, j] & (self.size - in_j > 0))
+
+    def together(self, group: np.ndarray, j: int, lo: np.ndarray, hi: np.ndarray):
+        """The bounds of a group at once (each cell at its members' strongest), j's own off;
+        as (cells, lo, hi) over the table."""
+        mask = np.zeros(self.n, dtype=bool)
+        mask[group] = True
+        e = mask[self.ent_row] & (self.ent_col != j)
+        col = self.ent_col[e]
+        local = np.unique(col)
+        at = np.searchsorted(local, col)
+        gc = self.cells[local]
+        new_lo = lo[gc].copy()
+        new_hi = hi[gc].copy()
+        np.maximum.at(new_lo, at, self.ent_lo[e])
+        np.minimum.at(new_hi, at, self.ent_hi[e])
+        return gc, new_lo, np.maximum(new_hi, new_lo)
+
+    def disclosure(self, a: int, c: int, d: int, reach: float) -> FloorDisclosure:
+        e = (self.ent_row == a) & (self.cells[self.ent_col] != c)
+        oc = self.cells[self.ent_col[e]]
+        of = self.ent_fixed[e]
+        ob = self.ent_lo[e]
+        return FloorDisclosure(
+            c, d, int(self.row[a]), reach,
+            tuple(int(k) for k in oc[of].tolist()),
+            tuple((int(k), float(b)) for k, b in zip(oc[~of], ob[~of], strict=True)),
+        )  # fmt: skip
+
+
+class _Points:
+    """Which attackers one of the kept points of a (primary, side) fits: a point in an
+    attacker's bounds (its cells but the primary's) is a point of its LP too."""
+
+    def __init__(self, att: _Attackers, j: int) -> None:
+        self.att = att
+        self.keep = att.ent_col != j
+        self.slack = 1e-9 * (1 + np.abs(att.ent_lo))
+        self.fitted = np.zeros(att.n, dtype=bool)
+
+    def add(self, x: np.ndarray) -> None:
+        a = self.att
+        v = x[a.ent_col]
+        bad = self.keep & ((v < a.ent_lo - self.slack) | (v > a.ent_hi + self.slack))
+        self.fitted |= np.bincount(a.ent_row[bad], minlength=a.n) == 0
+
+
+def _toward_values(x: np.ndarray, v: np.ndarray, j: int, need: float) -> np.ndarray:
+    """The attacker point `x` moved back toward the true values `v` until cell j is just at
+    `need`: still feasible (a convex combination of two feasible points), and every cell is
+    between its value and x's, so it satisfies every lower bound x does and more (each
+    bound is at most the cell's value): a witness for more respondents."""
+    span = x[j] - v[j]
+    t = 1.0 if span == 0 else min(1.0, max(0.0, (need - v[j]) / span))
+    return v + t * (x - v)
 
 
 def _reaches(reach: float, need: float, direction: int, tol: float) -> bool:
@@ -227,6 +300,8 @@ class _Lp:
         self.values = values
         sub = rel[comp.rows]
         b = miss[comp.rows].copy()
+        #: the values satisfy the component's relations (no rounding gap to carry)
+        self.additive = not np.any(b)
         self.pos = np.full(values.size, -1, dtype=np.int64)
         self.pos[self.cells] = np.arange(self.cells.size)
         self.base = values[self.cells]
@@ -245,12 +320,18 @@ class _Lp:
 
     def set_bounds(self, cells: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
         v = self.values[cells]
-        for j, a, b in zip(
-            self.pos[cells].tolist(), (lo - v).tolist(), (hi - v).tolist(), strict=True
-        ):
-            self.h.changeColBounds(j, min(a, 0.0), max(b, 0.0))
+        self.h.changeColsBounds(
+            int(cells.size),
+            np.ascontiguousarray(self.pos[cells], dtype=np.int32),
+            np.ascontiguousarray(np.minimum(lo - v, 0.0), dtype=np.float64),
+            np.ascontiguousarray(np.maximum(hi - v, 0.0), dtype=np.float64),
+        )
 
-    def extreme(self, cell: int, direction: int) -> tuple[float, np.ndarray]:
+    def extreme(
+        self, cell: int, direction: int, strict: bool = True
+    ) -> tuple[float, np.ndarray | None]:
+        """The cell's extreme on that side and the attacker point; not `strict` (a group's
+        bounds together): an infeasible LP gives (nan, None) instead of AuditError."""
         j = int(self.pos[cell])
         if self.last >= 0 and self.last != j:
             self.h.changeColCost(self.last, 0.0)
@@ -261,6 +342,8 @@ class _Lp:
             self.h.clearSolver()
             status, x, _ = solve(self.h)
         self.n_lps += 1
+        if (status != "optimal" or x is None) and not strict:
+            return float("nan"), None
         if status != "optimal" or x is None:
             raise AuditError(
                 f"insider attacker LP for cell {cell} is {status}: the table is not additive "
