@@ -15,6 +15,7 @@ from argusqt.errors import AuditError, Cancelled, MethodError
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
 from argusqt.protection.audit.publication import (
     EXACT_INTERVAL_LIMIT,
+    Disclosure,
     PublicationVerdict,
     cell_label,
     publication_audit,
@@ -22,12 +23,20 @@ from argusqt.protection.audit.publication import (
 )
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.result import AuditResult
-from argusqt.protection.lp.cleanup import Witnesses
+from argusqt.protection.lp.cleanup import Witnesses, find_witness
 from argusqt.protection.lp.components import DOWN, UP, MoveContext
 from argusqt.protection.lp.protector import Protector, unit_costs
 
 #: rounds of audit + repair before giving up (each round repairs every disclosure found)
 MAX_ROUNDS = 10
+#: path LPs `spare` may spend per disclosed (primary, side, respondent), at least
+#: SPARE_MIN_LPS: a count, so that a run gives the same pattern every time
+SPARE_LPS_PER_PAIR = 10
+#: make_publishable spares the repair's redundant cells (False: the greedy repair alone)
+SPARE = True
+SPARE_MIN_LPS = 1000
+#: its witness LPs may use every suppressed cell when there are at most this many
+SPARE_FULL_LIMIT = 4000
 
 
 def repair_insiders(
@@ -48,33 +57,20 @@ def repair_insiders(
     # the unit costs once: a disclosure's own only makes its respondent's cells immovable
     unit, delta, eps = unit_costs(ctx)
     values = np.asarray(problem.values, dtype=float)
-    tol = problem.tolerance
     for d in verdict.disclosures:
         if d.reason != "insider":
             continue
         if cancel is not None and cancel.cancelled:
             raise Cancelled("insider repair cancelled")
         known = np.asarray(d.known_cells, dtype=np.int64)
-        ctx.movable = base_movable.copy()
-        ctx.movable[known] = False
-        # a respondent sharing cells: each may go down only to its contribution (D-91)
-        ctx.lb = base_lb.copy()
-        if d.floors:
-            fc = np.array([c for c, _ in d.floors], dtype=np.int64)
-            fb = np.array([b for _, b in d.floors], dtype=float)
-            ctx.lb[fc] = np.minimum(ctx.lb[fc], np.maximum(values[fc] - fb, 0.0))
+        as_respondent(ctx, d, base_movable, base_lb)
         base = unit.copy()
         base[known] = np.inf
         wit = Witnesses()
         prot = Protector(ctx, sup, wit, k_free=2, costs=(base, delta, eps))
         cell = d.cell
-        directions = []
-        if d.upper < values[cell] + ctx.upl[cell] - tol:
-            directions.append(UP)
-        if d.lower > values[cell] - ctx.lpl[cell] + tol:
-            directions.append(DOWN)
-        for direction in directions or [UP, DOWN]:
-            if ctx.required(cell, direction) > 0 and not prot.protect(cell, direction):
+        for direction in sides(ctx, d, values):
+            if not prot.protect(cell, direction):
                 knows = ", ".join(cell_label(problem, int(k)) for k in known[:5])
                 name = cell_label(problem, cell)  # "cell 21" where the problem has no codes
                 raise MethodError(
@@ -89,6 +85,100 @@ def repair_insiders(
             found.extend(zip(wit.moves, wit.shifts, strict=True))
     ctx.movable = base_movable
     ctx.lb = base_lb
+    return sup
+
+
+def as_respondent(ctx: MoveContext, d: Disclosure, movable: np.ndarray, lb: np.ndarray) -> None:
+    """`ctx` as the attacker of disclosure `d` sees the table: the cells it alone makes up
+    fixed, each cell it shares going down only to its contribution (D-91)."""
+    ctx.movable = movable.copy()
+    ctx.movable[np.asarray(d.known_cells, dtype=np.int64)] = False
+    ctx.lb = lb.copy()
+    if d.floors:
+        fc = np.array([c for c, _ in d.floors], dtype=np.int64)
+        fb = np.array([b for _, b in d.floors], dtype=float)
+        values = ctx.values[fc]
+        ctx.lb[fc] = np.minimum(ctx.lb[fc], np.maximum(values - fb, 0.0))
+
+
+def sides(ctx: MoveContext, d: Disclosure, values: np.ndarray) -> list[int]:
+    """The directions in which disclosure `d` narrows its primary (both when not said)."""
+    cell, tol = d.cell, ctx.tol
+    directions = []
+    if d.upper < values[cell] + ctx.upl[cell] - tol:
+        directions.append(UP)
+    if d.lower > values[cell] - ctx.lpl[cell] + tol:
+        directions.append(DOWN)
+    return [k for k in directions or [UP, DOWN] if ctx.required(cell, k) > 0]
+
+
+def spare(
+    problem: CSPProblem,
+    before: np.ndarray,
+    grown: np.ndarray,
+    verdict: PublicationVerdict,
+    cancel: CancelToken | None = None,
+    max_lps: int | None = None,
+) -> np.ndarray:
+    """`grown` (the repair of `before`, whose verdict was `verdict`) with the added cells it
+    can do without published again, costliest first: a cell goes when every disclosed
+    (primary, side, respondent) whose move used it finds another move, for that respondent,
+    through the cells left (D-91, mod18). Every pattern between the two is a superset of
+    `before`, so only those pairs can fail (recheck_after_growth). Bounded by a count of
+    path LPs (SPARE_LPS_PER_PAIR per pair, at least SPARE_MIN_LPS), never by the clock."""
+    added = np.flatnonzero(grown & ~before)
+    ctx = MoveContext(problem)
+    pairs = [
+        (d, k)
+        for d in verdict.disclosures
+        if d.reason == "insider"
+        for k in sides(ctx, d, ctx.values)
+    ]
+    if not added.size or not pairs:
+        return grown
+    movable, lb = ctx.movable.copy(), ctx.lb.copy()
+    limit = max_lps if max_lps is not None else max(SPARE_MIN_LPS, SPARE_LPS_PER_PAIR * len(pairs))
+    n_lps = 0
+    sup = np.asarray(grown, dtype=bool).copy()
+    keep = np.asarray(before, dtype=bool)
+
+    def witness(i: int, pattern: np.ndarray) -> set[int] | None:
+        nonlocal n_lps
+        d, k = pairs[i]
+        as_respondent(ctx, d, movable, lb)
+        n_lps += 1
+        try:
+            found = find_witness(ctx, (d.cell, k), pattern, keep, max_full=SPARE_FULL_LIMIT)
+        finally:
+            ctx.movable, ctx.lb = movable, lb
+        return None if found is None else set(found[0].tolist())
+
+    uses: list[set[int]] = []
+    for i in range(len(pairs)):
+        used = witness(i, sup)
+        if used is None:  # the repair's own move is one: only an LP hiccup; keep all
+            return grown
+        uses.append(used)
+    cost = np.asarray(problem.cost, dtype=float)
+    for c in added[np.argsort(-cost[added], kind="stable")].tolist():
+        if cancel is not None and cancel.cancelled:
+            raise Cancelled("insider repair cancelled")
+        if n_lps >= limit:
+            break
+        trial = sup.copy()
+        trial[c] = False
+        new: dict[int, set[int]] = {}
+        for i, used in enumerate(uses):
+            if c not in used:
+                continue
+            found = witness(i, trial)
+            if found is None:
+                break
+            new[i] = found
+        else:
+            sup = trial
+            for i, used in new.items():
+                uses[i] = used
     return sup
 
 
@@ -120,6 +210,7 @@ def make_publishable(
         cancel=cancel,
         moves=moves,
     )
+    spared_ok = SPARE
     for _ in range(MAX_ROUNDS):
         if verdict.ok:
             return sup, verdict, int(sup.sum()) - start
@@ -129,6 +220,9 @@ def make_publishable(
         progress(ProgressEvent(message=f"Protecting {n} cells against respondents (insiders)"))
         repaired: list[tuple[np.ndarray, np.ndarray]] = []
         grown = repair_insiders(problem, sup, verdict, cancel, found=repaired)
+        if spared_ok:
+            # the added cells another added cell made redundant: published again
+            grown = spare(problem, sup, grown, verdict, cancel)
         # the repair's moves are attacker moves of the grown pattern that avoid the
         # respondents they were found for: the next audit checks them and starts from them
         before = verdict.insider.moves if verdict.insider is not None else []
@@ -142,6 +236,9 @@ def make_publishable(
             verdict = recheck_after_growth(
                 problem, sup, grown, verdict, progress=progress, cancel=cancel, moves=moves
             )
+        # a spared pattern the verdict finds short (an LP's tolerance): repair it, and
+        # spare nothing more, so that the rounds cannot undo each other
+        spared_ok = spared_ok and verdict.ok
         sup = grown
     if verdict.ok:
         return sup, verdict, int(sup.sum()) - start

@@ -20,8 +20,9 @@ import numpy as np
 
 from argusqt.errors import Cancelled
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
-from argusqt.protection.audit.insider_repair import make_publishable
+from argusqt.protection.audit.insider_repair import as_respondent, make_publishable, sides
 from argusqt.protection.audit.publication import (
+    Disclosure,
     PublicationVerdict,
     publication_audit,
     recheck_after_growth,
@@ -29,7 +30,7 @@ from argusqt.protection.audit.publication import (
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.result import AuditResult
 from argusqt.protection.lp.cleanup import Witnesses, find_witness
-from argusqt.protection.lp.components import DOWN, UP, MoveContext
+from argusqt.protection.lp.components import MoveContext
 from argusqt.protection.lp.protector import Protector
 
 #: witness LPs may use every suppressed cell when there are at most this many
@@ -47,6 +48,9 @@ class _Pair:
     cell: int
     direction: int
     known: np.ndarray
+    #: the disclosure: a respondent sharing cells goes down in each only to its
+    #: contribution there (D-91), as the repair of record has it
+    disclosure: Disclosure | None = None
 
 
 @dataclass
@@ -62,19 +66,12 @@ class PublishOutcome:
 def _pairs(ctx: MoveContext, verdict: PublicationVerdict) -> list[_Pair]:
     """The (primary, direction, respondent's cells) an insider recomputes too closely."""
     out = []
-    tol = ctx.tol
     for d in verdict.disclosures:
         if d.reason != "insider":
             continue
         known = np.asarray(d.known_cells, dtype=np.int64)
-        dirs = []
-        if d.upper < ctx.values[d.cell] + ctx.upl[d.cell] - tol:
-            dirs.append(UP)
-        if d.lower > ctx.values[d.cell] - ctx.lpl[d.cell] + tol:
-            dirs.append(DOWN)
-        for direction in dirs or [UP, DOWN]:
-            if ctx.required(d.cell, direction) > 0:
-                out.append(_Pair(d.cell, direction, known))
+        for direction in sides(ctx, d, ctx.values):
+            out.append(_Pair(d.cell, direction, known, d))
     return out
 
 
@@ -84,33 +81,44 @@ class _Insiders:
     def __init__(self, ctx: MoveContext):
         self.ctx = ctx
         self.base = ctx.movable.copy()
+        self.lb = ctx.lb.copy()
         self.n_lps = 0
+
+    def _as(self, pair: _Pair) -> None:
+        """The context as the pair's respondent sees the table (its cells, its floors)."""
+        if pair.disclosure is not None:
+            as_respondent(self.ctx, pair.disclosure, self.base, self.lb)
+        else:
+            self.ctx.movable = self.base.copy()
+            self.ctx.movable[pair.known] = False
+
+    def _back(self) -> None:
+        self.ctx.movable = self.base
+        self.ctx.lb = self.lb
 
     def witness(
         self, pair: _Pair, sup: np.ndarray, prefer: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray] | None:
         """A move for the pair through suppressed cells only (`prefer` cells cheaper)."""
-        self.ctx.movable = self.base.copy()
-        self.ctx.movable[pair.known] = False
+        self._as(pair)
         try:
             self.n_lps += 1
             return find_witness(
                 self.ctx, (pair.cell, pair.direction), sup, prefer, max_full=FULL_WITNESS_LIMIT
             )
         finally:
-            self.ctx.movable = self.base
+            self._back()
 
     def protect(self, pair: _Pair, sup: np.ndarray) -> bool:
         """The cheapest move for the pair; its new cells join `sup` (False: none exists)."""
-        self.ctx.movable = self.base.copy()
-        self.ctx.movable[pair.known] = False
+        self._as(pair)
         try:
             prot = Protector(self.ctx, sup, Witnesses(), k_free=2)
             ok = prot.protect(pair.cell, pair.direction)
             self.n_lps += prot.n_lps
             return ok
         finally:
-            self.ctx.movable = self.base
+            self._back()
 
 
 def _stop(cancel: CancelToken | None) -> None:
