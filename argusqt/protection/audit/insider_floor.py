@@ -58,6 +58,10 @@ class FloorOutcome:
     n_lps: int = 0
     pairs_left: int = 0  # (primary, side) pairs the coalition did not settle
     attackers: int = 0
+    #: per (primary, side) attacker points that reach its level, as (cells, rows of
+    #: their values): the next audit of a grown pattern checks them before its LPs
+    points: dict[Key, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    seeds_used: int = 0  # LPs spared by checked points of an earlier audit
 
     @property
     def failed(self) -> list[Key]:
@@ -73,9 +77,12 @@ def floor_audit(
     upper: np.ndarray | None = None,
     only: list[Key] | None = None,
     cancel: CancelToken | None = None,
+    seeds: dict[Key, tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> FloorOutcome:
     """Every (primary, side) some respondent narrows with its lower bounds; `only`: just
-    these pairs (a grown pattern: every other pair passed before and still passes)."""
+    these pairs (a grown pattern: every other pair passed before and still passes).
+    `seeds`: an earlier audit's `points`, each checked against this pattern (relations,
+    bounds, level) before it stands for an LP: checked, never trusted (mod18)."""
     values = np.asarray(problem.values, dtype=float)
     sup = np.asarray(suppressed, dtype=bool)
     if lower is not None and upper is not None:
@@ -130,23 +137,38 @@ def floor_audit(
         # the coalition: every bound at once; its own bound off when a primary goes down
         lp.set_bounds(cells, coal_lo[cells], coal_hi[cells])
         left: list[Key] = []
+        given = _checked_seeds(seeds, targets, lp, rel, comp, lo, hi, miss, need, tol)
         for c, d in targets:
             _check(cancel)
+            mine = given.get((c, d))
+            if mine is not None and _coalition_fits(mine, lp, c, d, coal_lo, coal_hi, lo, hi):
+                out.seeds_used += 1
+                out.points[(c, d)] = (cells, mine)
+                continue
             if d == DOWN and not coal_fixed[c]:
                 lp.set_bounds(np.array([c]), lo[[c]], hi[[c]])
-            reach, _ = lp.extreme(c, d)
+            reach, x = lp.extreme(c, d)
             if d == DOWN:
                 lp.set_bounds(np.array([c]), coal_lo[[c]], coal_hi[[c]])
             if not _reaches(reach, need[(c, d)], d, tol):
                 left.append((c, d))
+            elif x is not None:  # a point of every respondent's attacker
+                point = x[cells]
+                if lp.additive:
+                    point = _toward_values(point, values[cells], int(lp.pos[c]), need[(c, d)])
+                out.points[(c, d)] = (cells, point[None, :])
         out.pairs_left += len(left)
         if left:
-            _respondents(out, lp, left, need, eff, fixed, exempt, lo, hi, values, tol, cancel)
+            _respondents(
+                out, lp, left, need, eff, fixed, exempt, lo, hi, values, tol, cancel, given
+            )
         out.n_lps += lp.n_lps
     return out
 
 
-def _respondents(out, lp, left, need, eff, fixed, exempt, lo, hi, values, tol, cancel) -> None:
+def _respondents(
+    out, lp, left, need, eff, fixed, exempt, lo, hi, values, tol, cancel, given
+) -> None:
     """The pairs the coalition narrows, attacked per respondent in their component by
     group tests: a group's bounds together (each cell at its members' largest bound) are
     stronger than any member's, so a group that reaches the level passes every member;
@@ -160,6 +182,8 @@ def _respondents(out, lp, left, need, eff, fixed, exempt, lo, hi, values, tol, c
         c, d = key
         j = int(lp.pos[c])
         points = _Points(att, j)
+        for x in given.get(key, ()):
+            points.add(x)
         stack = [att.members(j)]
         while stack:
             group = stack.pop()
@@ -182,6 +206,8 @@ def _respondents(out, lp, left, need, eff, fixed, exempt, lo, hi, values, tol, c
                 stack += [group[half:], group[:half]]
                 continue
             found.append((int(att.row[group[0]]), k, att.disclosure(int(group[0]), c, d, reach)))
+        if points.n:
+            out.points[key] = (cells, points.rows[: points.n].copy())
     # in the order of the attackers' rows, as the repair takes them
     out.disclosures += [d for _, _, d in sorted(found, key=lambda f: (f[0], f[1]))]
 
@@ -264,8 +290,12 @@ class _Points:
         self.keep = att.ent_col != j
         self.slack = 1e-9 * (1 + np.abs(att.ent_lo))
         self.fitted = np.zeros(att.n, dtype=bool)
+        self.rows = np.zeros((0, att.m))
+        self.n = 0
 
     def add(self, x: np.ndarray) -> None:
+        self.rows = np.vstack([self.rows[: self.n], x[None, :]])
+        self.n += 1
         a = self.att
         v = x[a.ent_col]
         bad = self.keep & ((v < a.ent_lo - self.slack) | (v > a.ent_hi + self.slack))
@@ -280,6 +310,52 @@ def _toward_values(x: np.ndarray, v: np.ndarray, j: int, need: float) -> np.ndar
     span = x[j] - v[j]
     t = 1.0 if span == 0 else min(1.0, max(0.0, (need - v[j]) / span))
     return v + t * (x - v)
+
+
+def _checked_seeds(seeds, targets, lp, rel, comp, lo, hi, miss, need, tol):
+    """Per target the earlier audit's points that are attacker points here too (over the
+    component's cells, rows): they move only this component's cells, keep its relations
+    within the tolerance, stay in this pattern's bounds and reach the level."""
+    out: dict[Key, np.ndarray] = {}
+    if not seeds:
+        return out
+    cells = lp.cells
+    values = lp.values
+    sub = rel[comp.rows][:, cells]
+    b = miss[comp.rows]
+    for c, d in targets:
+        seed = seeds.get((c, d))
+        if seed is None:
+            continue
+        s_cells, rows = seed
+        inside = lp.pos[s_cells] >= 0
+        moved = np.abs(rows - values[s_cells]) > 1e-9 * (1 + np.abs(values[s_cells]))
+        rows = rows[~np.any(moved[:, ~inside], axis=1)]
+        if not rows.shape[0]:
+            continue
+        x = np.tile(values[cells], (rows.shape[0], 1))
+        x[:, lp.pos[s_cells[inside]]] = rows[:, inside]
+        slack = 1e-9 * (1 + np.abs(values[cells]))
+        ok = np.all((x >= lo[cells] - slack) & (x <= hi[cells] + slack), axis=1)
+        ok &= np.all(np.abs((x - values[cells]) @ sub.T - b) <= tol, axis=1)
+        j = int(lp.pos[c])
+        ok &= np.array([_reaches(float(v), need[(c, d)], d, tol) for v in x[:, j]], dtype=bool)
+        if ok.any():
+            out[(c, d)] = x[ok]
+    return out
+
+
+def _coalition_fits(points, lp, c, d, coal_lo, coal_hi, lo, hi) -> bool:
+    """Whether a checked point lies in the coalition's bounds (its own bound off when the
+    primary goes down): the pair is then settled for every respondent."""
+    cells = lp.cells
+    c_lo = coal_lo[cells].copy()
+    c_hi = coal_hi[cells].copy()
+    j = int(lp.pos[c])
+    if d == DOWN and not coal_lo[c] == coal_hi[c]:
+        c_lo[j], c_hi[j] = lo[c], hi[c]
+    slack = 1e-9 * (1 + np.abs(c_lo))
+    return bool(np.any(np.all((points >= c_lo - slack) & (points <= c_hi + slack), axis=1)))
 
 
 def _reaches(reach: float, need: float, direction: int, tol: float) -> bool:

@@ -228,8 +228,16 @@ def make_publishable(
         before = verdict.insider.moves if verdict.insider is not None else []
         moves = distinct_moves((moves or []) + before + repaired)
         if _exact_intervals(grown, intervals):
+            # the full verdict again; the floor attack starts from the points it found
+            seeds = verdict.floor.points if verdict.floor is not None else None
             verdict = publication_audit(
-                problem, grown, intervals=intervals, progress=progress, cancel=cancel, moves=moves
+                problem,
+                grown,
+                intervals=intervals,
+                progress=progress,
+                cancel=cancel,
+                moves=moves,
+                floor_seeds=seeds,
             )
         else:
             # more suppression never helps an attacker that failed: recheck what failed

@@ -178,6 +178,7 @@ def publication_audit(
     lower: np.ndarray | None = None,
     upper: np.ndarray | None = None,
     moves: list[tuple[np.ndarray, np.ndarray]] | None = None,
+    floor_seeds: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> PublicationVerdict:
     """Outsider and insider attacker on `suppressed`; `ok` only if neither discloses a primary.
 
@@ -185,7 +186,9 @@ def publication_audit(
     exact up to EXACT_INTERVAL_LIMIT suppressed cells). `outsider`: an audit of this very
     pattern already run by the caller (reused). `lower`/`upper`: published intervals
     (interval protection) instead of a suppression pattern. `moves`: attacker moves the
-    method found (insider_audit checks each). Raises Cancelled when cancelled.
+    method found (insider_audit checks each). `floor_seeds`: the attacker points of an
+    earlier floor audit (its outcome's `points`), each checked before it spares an LP.
+    Raises Cancelled when cancelled.
     """
     sup = np.asarray(suppressed, dtype=bool)
     if intervals is None:
@@ -211,7 +214,7 @@ def publication_audit(
     disclosures += [
         Disclosure(d.cell, "insider", d.lower, d.upper, d.known) for d in inside.disclosures
     ]
-    floor = _floor_attack(problem, sup, out.ok, lower, upper, None, cancel)
+    floor = _floor_attack(problem, sup, out.ok, lower, upper, None, cancel, floor_seeds)
     disclosures += _floor_disclosures(problem, floor, disclosures)
     return PublicationVerdict(
         outsider=out,
@@ -231,6 +234,7 @@ def _floor_attack(
     upper: np.ndarray | None,
     only: list[tuple[int, int]] | None,
     cancel: CancelToken | None,
+    seeds: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> FloorOutcome | None:
     """The respondents sharing cells (D-91), once the outsider passed (a failing pattern is
     the method's defect, judged by the outsider alone); None without their contributions."""
@@ -240,7 +244,7 @@ def _floor_attack(
     from argusqt.protection.audit.insider_floor import floor_audit
 
     return floor_audit(problem, sup, problem.floors, lower=lower, upper=upper, only=only,
-                       cancel=cancel)  # fmt: skip
+                       cancel=cancel, seeds=seeds)  # fmt: skip
 
 
 def _floor_disclosures(
@@ -305,7 +309,8 @@ def recheck_after_growth(
     # the floor attack's pairs that failed before; the others passed and still pass
     floor = None
     if previous.floor is not None:
-        floor = _floor_attack(problem, sup, True, None, None, previous.floor.failed, cancel)
+        floor = _floor_attack(problem, sup, True, None, None, previous.floor.failed, cancel,
+                              previous.floor.points)  # fmt: skip
         disclosures += _floor_disclosures(problem, floor, disclosures)
     return PublicationVerdict(
         outsider=previous.outsider,

@@ -254,7 +254,10 @@ def publish(
         "with the audit)"
     ]
     if intervals:
-        final = publication_audit(problem, pruned, intervals=True, progress=progress, cancel=cancel)
+        seeds = verdict.floor.points if verdict.floor is not None else None
+        final = publication_audit(
+            problem, pruned, intervals=True, progress=progress, cancel=cancel, floor_seeds=seeds
+        )
     else:
         final = recheck_after_growth(problem, p0, pruned, verdict, progress=progress, cancel=cancel)
     return _of_record(problem, p0, pruned, final, intervals, progress, cancel, lines)
