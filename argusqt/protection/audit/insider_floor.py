@@ -39,6 +39,10 @@ from argusqt.protection.lp.separation import exact_rhs
 
 Key = tuple[int, int]  # (primary cell, direction)
 
+#: attacker points kept per (primary, side) for the next audit, and values kept at most
+POINTS_PER_SIDE = 8
+POINTS_LIMIT = 4_000_000
+
 
 @dataclass(frozen=True)
 class FloorDisclosure:
@@ -62,6 +66,16 @@ class FloorOutcome:
     #: their values): the next audit of a grown pattern checks them before its LPs
     points: dict[Key, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     seeds_used: int = 0  # LPs spared by checked points of an earlier audit
+    _kept: int = 0  # values kept in `points`
+
+    def keep(self, key: Key, cells: np.ndarray, rows: np.ndarray) -> None:
+        """Keep a side's points for the next audit: the last POINTS_PER_SIDE, while the
+        kept values stay under POINTS_LIMIT (a big table's memory; a count, not a clock)."""
+        rows = rows[-POINTS_PER_SIDE:]
+        if self._kept + rows.size > POINTS_LIMIT:
+            return
+        self._kept += rows.size
+        self.points[key] = (cells, rows.copy())
 
     @property
     def failed(self) -> list[Key]:
@@ -143,7 +157,7 @@ def floor_audit(
             mine = given.get((c, d))
             if mine is not None and _coalition_fits(mine, lp, c, d, coal_lo, coal_hi, lo, hi):
                 out.seeds_used += 1
-                out.points[(c, d)] = (cells, mine)
+                out.keep((c, d), cells, mine)
                 continue
             if d == DOWN and not coal_fixed[c]:
                 lp.set_bounds(np.array([c]), lo[[c]], hi[[c]])
@@ -156,7 +170,7 @@ def floor_audit(
                 point = x[cells]
                 if lp.additive:
                     point = _toward_values(point, values[cells], int(lp.pos[c]), need[(c, d)])
-                out.points[(c, d)] = (cells, point[None, :])
+                out.keep((c, d), cells, point[None, :])
         out.pairs_left += len(left)
         if left:
             _respondents(
@@ -207,7 +221,7 @@ def _respondents(
                 continue
             found.append((int(att.row[group[0]]), k, att.disclosure(int(group[0]), c, d, reach)))
         if points.n:
-            out.points[key] = (cells, points.rows[: points.n].copy())
+            out.keep(key, cells, points.rows[: points.n])
     # in the order of the attackers' rows, as the repair takes them
     out.disclosures += [d for _, _, d in sorted(found, key=lambda f: (f[0], f[1]))]
 
