@@ -18,6 +18,7 @@ import scipy.sparse as sp
 from argusqt.errors import AuditError, Cancelled, MethodError, TimeLimitError
 from argusqt.model.status import is_suppressed
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
+from argusqt.protection.audit.insider_floor import floor_audit
 from argusqt.protection.audit.outsider import audit
 from argusqt.protection.audit.publication import CANCEL_GRACE, PublicationVerdict
 from argusqt.protection.core.budget import (
@@ -30,6 +31,7 @@ from argusqt.protection.core.budget import (
 from argusqt.protection.core.options import seconds as seconds_of
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.registry import MethodDescriptor, register
+from argusqt.protection.core.respondents import Floors
 from argusqt.protection.core.result import AuditResult, ProtectionResult, grouped
 from argusqt.protection.lp.cleanup import Witnesses, cleanup, find_witness
 from argusqt.protection.lp.components import DOWN, UP, MoveContext
@@ -112,6 +114,10 @@ POLISH_PLUGINS_OFF: tuple[str, ...] = (
 #: solving its attacker LPs (lp/block_memo.py), counted as solved: the same search and
 #: patterns, fewer HiGHS solves (docs/design.md, D-72)
 MEMO_BLOCKS = True
+#: the subtables' branch-and-cut checks each 0/1 pattern its outsiders pass against the
+#: respondents' floors in that subtable (the floor attacker, true primaries only) and cuts
+#: off what one of them narrows, so the final insider repair has less to add (D-91, mod18b)
+SUBTABLE_FLOORS = True
 #: default relative gap at which a subtable's branch-and-cut stops (params["gap"] overrides):
 #: the modular method is a heuristic over near-optimal subtables anyway (τ-Argus's HiTaS
 #: also accepts them); proving the last 1 % took most of the time on 3-D tables
@@ -234,7 +240,10 @@ def _solve_local(
         lps = None
     mask: np.ndarray | None = start if checked else None
     gap = float(SUBTABLE_GAP if params.gap is None else params.gap)
-    found, infeasible = _search(work, fixed, start, lps, gap, params, cancel, limits, deadline)
+    floors = _sub_floors(problem, [(sub, work)], ltrue)
+    found, infeasible = _search(
+        work, fixed, start, lps, gap, params, cancel, limits, deadline, floors
+    )
     if infeasible:
         return None
     if found is not None:
@@ -258,15 +267,53 @@ def _search(
     cancel: CancelToken | None,
     limits: _Limits,
     deadline: Deadline,
+    floors: tuple[Floors, np.ndarray] | None = None,
 ) -> tuple[np.ndarray | None, bool]:
     """A subtable's branch-and-cut (or a depth's, side by side) from `start` within its share
     of the work; the user's time per subtable only as a cap, recorded in `limits` when it
-    decides. (SCIP's pattern or None, whether SCIP proved the subproblem infeasible)."""
+    decides. (SCIP's pattern or None, whether SCIP proved the subproblem infeasible).
+    `floors` (the respondents' floors there, the true primaries): checked in the search; when
+    they make it infeasible, the search again without them (the final repair then decides)."""
     if deadline.remaining <= 0.05:
         deadline.hit = True  # the clock, not the work budget, skips the branch-and-cut
         return None, False
     if lps is not None and lps <= 0:
         return None, False
+    if floors is not None:
+        found, infeasible = _search(work, fixed, start, lps, gap, params, cancel, limits, deadline)
+        if infeasible:
+            return found, infeasible
+        # the floors' search: from that pattern, within the same share of the work again
+        check = _floor_check(work, *floors)
+        again = found if found is not None else start
+        out = _solve(work, fixed, again, lps, gap, params, cancel, limits, deadline, check)
+        if out is not None and out.mask is not None and not out.infeasible:
+            return out.mask, False
+        return found, False
+    out = _solve(work, fixed, start, lps, gap, params, cancel, limits, deadline, None)
+    if out is None:
+        return None, False
+    return out.mask, bool(out.infeasible)
+
+
+def _solve(
+    work: CSPProblem,
+    fixed: np.ndarray,
+    start: np.ndarray,
+    lps: int | None,
+    gap: float,
+    params: ModOptions,
+    cancel: CancelToken | None,
+    limits: _Limits,
+    deadline: Deadline,
+    insiders: Any,
+) -> PatternOutcome | None:
+    """One branch-and-cut of _search (None: no work or time left for it)."""
+    if deadline.remaining <= 0.05:
+        deadline.hit = True
+        return None
+    if lps is not None and lps <= 0:
+        return None
     out = solve_pattern(
         work,
         fixed,
@@ -279,10 +326,67 @@ def _search(
             SUBTABLE_HEURISTICS if params.scip_heuristics is None else params.scip_heuristics
         ),
         memo_blocks=MEMO_BLOCKS,
+        insiders=insiders,
     )
     limits.lps.spend(out.lps)
     limits.clock |= out.timed_out
-    return out.mask, bool(out.infeasible)
+    return out
+
+
+def _sub_floors(
+    problem: CSPProblem, parts: list[tuple[Subtable, CSPProblem]], ltrue: np.ndarray
+) -> tuple[Floors, np.ndarray] | None:
+    """The respondents' floors over subtables side by side (their cells, then each part's
+    virtual cells unbounded) and the true primaries there; None when off or nothing."""
+    fl = problem.floors
+    if not SUBTABLE_FLOORS or fl is None or fl.count == 0:
+        return None
+    amount, exempt, alone = [], [], []
+    cols = [fl.amount.tocsr(), fl.exempt.tocsr()]
+    for sub, work in parts:
+        part = Floors(
+            cols[0][:, sub.cells], cols[1][:, sub.cells], np.asarray(fl.alone)[sub.cells]
+        ).padded(work.n_cells)
+        amount.append(part.amount)
+        exempt.append(part.exempt)
+        alone.append(part.alone)
+    joined = Floors(
+        sp.hstack(amount, format="csr"),
+        sp.hstack(exempt, format="csr"),
+        np.concatenate(alone),
+        fl.note,
+    )
+    if joined.amount.nnz == 0:
+        return None
+    return joined, ltrue
+
+
+def _floor_check(work: CSPProblem, floors: Floors, ltrue: np.ndarray) -> Any:
+    """The floor attacker of the subtables' cells as the branch-and-cut's insider check:
+    (primary, cells the respondent alone makes up, its other floors) per disclosure of a true
+    primary (inherited secondaries owe the respondents nothing)."""
+    n = work.n_cells
+    seen: dict[bytes, list[tuple[Any, ...]]] = {}
+
+    def check(mask: np.ndarray, stop: Any) -> list[tuple[Any, ...]] | None:
+        key = np.packbits(mask[:n]).tobytes()
+        if key in seen:
+            return list(seen[key])
+        try:
+            out = floor_audit(work, np.asarray(mask[:n], dtype=bool), floors, cancel=stop)
+        except Cancelled:
+            return None
+        found = [
+            (d.cell, np.asarray(d.known, dtype=np.int64), d.floors)
+            for d in out.disclosures
+            if d.cell < ltrue.size and ltrue[d.cell]
+        ]
+        if len(seen) >= 64:
+            seen.pop(next(iter(seen)))
+        seen[key] = found
+        return list(found)
+
+    return check
 
 
 def _with_singletons(
@@ -383,6 +487,13 @@ def _solve_depth_in(
         return sup
     start_u = np.concatenate([st for _, _, _, st in parts])
     mask = start_u
+    ltrue_u = np.concatenate(
+        [
+            np.r_[true_prim[s.cells], np.zeros(w.n_cells - s.cells.size, dtype=bool)]
+            for s, w, _, _ in parts
+        ]
+    )
+    floors = _sub_floors(problem, [(s, w) for s, w, _, _ in parts], ltrue_u)
     found, infeasible = _search(
         _union([w for _, w, _, _ in parts]),
         np.concatenate([f for _, _, f, _ in parts]),
@@ -393,6 +504,7 @@ def _solve_depth_in(
         cancel,
         limits,
         deadline,
+        floors,
     )
     if infeasible:
         return None
@@ -942,6 +1054,15 @@ def solve_modular(
     require_additive(problem)
     full = problem
     problem = _table_part(full)
+    if problem is not full and full.floors is not None:
+        # the subtables' floors (SUBTABLE_FLOORS): the table cells' columns
+        fl = full.floors.padded(full.n_cells)
+        problem.floors = Floors(
+            fl.amount.tocsr()[:, : problem.n_cells],
+            fl.exempt.tocsr()[:, : problem.n_cells],
+            np.asarray(fl.alone)[: problem.n_cells],
+            fl.note,
+        )
     true_prim = problem.primary.copy()
     sup = true_prim | problem.secondary
     subs = subtables(problem.dims or [])

@@ -42,8 +42,9 @@ GUIDED_GAP = 0.20
 
 
 #: a 0/1 pattern and the run's stop → (primary, cells its attacker knows) per insider
-#: disclosure, or None when the stop came first
-InsiderCheck = Callable[[np.ndarray, Any], list[tuple[int, np.ndarray]] | None]
+#: disclosure, or None when the stop came first; a third item, (cell, lower bound) pairs the
+#: attacker knows besides (a respondent's floors, D-91), bounds its LPs' cells from below
+InsiderCheck = Callable[[np.ndarray, Any], list[tuple[Any, ...]] | None]
 #: a 0/1 pattern → (published total, suppressed parts, published parts) of each relation
 #: whose determined sum the rule on combined cells makes unsafe (CSPProblem.pattern_rule)
 PatternRule = Callable[[np.ndarray], list[tuple[int, np.ndarray, np.ndarray]]]
@@ -223,15 +224,23 @@ class _CapacityHandler(Conshdlr):
         counted: the guided heuristic's share stays a share of the LP work (D-46)."""
         return self.sep.n_lps + sum(sep.n_lps for sep, _ in self.insider_pool.values())
 
-    def _insider_sep(self, known: np.ndarray) -> tuple[Separator, set[int]]:
+    def _insider_sep(
+        self, known: np.ndarray, floors: tuple[tuple[int, float], ...] = ()
+    ) -> tuple[Separator, set[int]]:
         """The attacker LPs of the respondent that alone makes up `known` (those cells are
-        constants to it: fixed published in the model of its LPs)."""
-        key = np.sort(known).tobytes()
+        constants to it: fixed published in the model of its LPs) and knows each cell of
+        `floors` is at least its bound (its LPs' cells go down only that far; D-91, mod18b)."""
+        key = np.sort(known).tobytes() + repr(floors).encode()
         hit = self.insider_pool.get(key)
         if hit is None:
             fixed = self.sep.fixed.copy()
             fixed[known] = 0.0
             sep = Separator(self.sep.problem, fixed)
+            if floors:
+                fc = np.array([c for c, _ in floors], dtype=np.int64)
+                fb = np.array([b for _, b in floors], dtype=float)
+                # in place: the separator's certificates hold this very array
+                sep.lb[fc] = np.minimum(sep.lb[fc], np.maximum(sep.values[fc] - fb, 0.0))
             sep.deadline = self.sep.deadline
             sep.sweep = self.sep.sweep
             sep.reuse = self.sep.reuse
@@ -249,8 +258,8 @@ class _CapacityHandler(Conshdlr):
             self.sep.interrupted = True
             return [], True
         cuts: list[Cut] = []
-        for cell, known in found:
-            sep, cells = self._insider_sep(known)
+        for cell, known, *floors in found:
+            sep, cells = self._insider_sep(known, floors[0] if floors else ())
             cells.add(int(cell))
             outcomes = self._separate(sep, x, np.array([cell]))
             cuts += [c for o in outcomes for c in o.cuts if c.lhs(x) < c.rhs - 1e-6]
