@@ -272,8 +272,8 @@ def _search(
     """A subtable's branch-and-cut (or a depth's, side by side) from `start` within its share
     of the work; the user's time per subtable only as a cap, recorded in `limits` when it
     decides. (SCIP's pattern or None, whether SCIP proved the subproblem infeasible).
-    `floors` (the respondents' floors there, the true primaries): checked in the search; when
-    they make it infeasible, the search again without them (the final repair then decides)."""
+    `floors` (the respondents' floors there, the true primaries): a second search from that
+    pattern checks them; when it finds nothing, the first pattern (the final repair decides)."""
     if deadline.remaining <= 0.05:
         deadline.hit = True  # the clock, not the work budget, skips the branch-and-cut
         return None, False
