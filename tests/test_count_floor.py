@@ -9,6 +9,7 @@ import pytest
 from scipy.optimize import linprog
 
 import argusqt
+from argusqt.export.audit_report import audit_table
 from argusqt.model.status import Status, is_primary, is_suppressed
 from argusqt.protection.core.problem import CSPProblem
 
@@ -73,6 +74,8 @@ def test_count_table_pattern_holds_against_the_nonempty_floor(method):
     table = prot.tables[0].table
     assert shortfalls(table) == []
     assert prot.tables[0].audit().ok
+    report = audit_table(table, 1)  # the report asks what the audit asked: down to 1
+    assert report.ok and min(line.need_lower for line in report.primaries) >= 1.0
 
 
 def test_floor_counts_nonempty_leaves_and_clips_the_lower_level():
