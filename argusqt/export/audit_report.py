@@ -160,6 +160,7 @@ def audit_table(
     """The publication verdict on the table's current face, per primary. `published`:
     primaries a foreign pattern prints (disclosed whatever the attackers find)."""
     from argusqt.export.gate import cell_name, table_verdict
+    from argusqt.protection.core.problem import count_floor
     from argusqt.rules.cause import cause_codes
 
     status = np.asarray(table.status)
@@ -173,6 +174,10 @@ def audit_table(
     exact = int(is_suppressed(status).sum()) <= 2000
     causes = cause_codes(table)
     values = np.asarray(table.value, dtype=float)
+    need_lo = values - np.asarray(table.lpl, dtype=float)
+    floor = count_floor(table, status, values)
+    if floor is not None:  # a count's interval ends at what '-' already tells (D-94)
+        need_lo = np.maximum(need_lo, floor)
     lines = []
     for c in prim.tolist():
         reasons = list(verdict.reasons(c))
@@ -187,7 +192,7 @@ def audit_table(
                 int(status[c]),
                 causes[c],
                 float(values[c]),
-                float(values[c] - table.lpl[c]),
+                float(need_lo[c]),
                 float(values[c] + table.upl[c]),
                 lo,
                 hi,

@@ -191,6 +191,10 @@ class CSPProblem:
         prim = is_primary(status)
         lpl[~prim] = 0.0
         upl[~prim] = 0.0
+        floor = count_floor(table, status, values)
+        if floor is not None:  # a suppressed count is not empty: levels end at that (D-94)
+            lower = np.maximum(lower, floor)
+            lpl = np.where(prim, np.minimum(lpl, values - floor), lpl)
         lower = np.where(prim, np.minimum(lower, values - lpl), lower)
         upper = np.where(prim, np.maximum(upper, values + upl), upper)
         rel = table.relations_small
@@ -220,6 +224,36 @@ class CSPProblem:
             is_frequency=bool(table.spec.is_frequency),
             cellkey=_cell_key_source(table),
         )
+
+
+def count_floor(table: Table, status: np.ndarray, values: np.ndarray) -> np.ndarray | None:
+    """Per cell, the count an outsider knows it holds at least: its non-empty leaf cells, each
+    1 or more, when every empty cell prints '-' in an unweighted count table (D-94)."""
+    if not table.spec.is_frequency or table.spec.use_weights or not table.dims:
+        return None  # a magnitude or weighted cell may be non-empty and below 1
+    empty = (status == Status.EMPTY) | (status == Status.EMPTY_NONSTRUCTURAL)
+    if (values[~empty] < 1.0).any():
+        return None  # an empty cell is suppressed (or counts that are not counts)
+    shape = tuple(len(d) for d in table.dims)
+    leaf = np.ones(shape, dtype=bool)
+    for d, dim in enumerate(table.dims):
+        leaf &= np.asarray(dim.is_leaf, dtype=bool).reshape(
+            [-1 if e == d else 1 for e in range(len(shape))]
+        )
+    floor = (leaf & ~empty.reshape(shape)).astype(float)
+    for d, dim in enumerate(table.dims):  # every leaf adds to itself and its ancestors
+        chains = dim.ancestors
+        below = np.repeat(np.arange(len(dim)), [len(c) for c in chains])
+        above = np.fromiter((a for c in chains for a in c), dtype=np.int64, count=below.size)
+        keep = np.asarray(dim.is_leaf, dtype=bool)[below]
+        part = np.moveaxis(floor, d, 0)
+        total = np.zeros_like(part)
+        np.add.at(total, above[keep], part[below[keep]])
+        floor = np.moveaxis(total, 0, d)
+    floor = floor.ravel()
+    if (floor > values + 1e-9).any():
+        return None  # counts that do not add up: no floor beyond the bounds
+    return floor
 
 
 def _cell_key_source(table: Table) -> Callable[[], Any] | None:
