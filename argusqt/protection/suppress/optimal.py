@@ -503,7 +503,7 @@ def solve_optimal(
         reserve = AUDIT_RESERVE * (deadline.elapsed - t0) + 0.1
     progress(_phase("branch-and-cut, root node", start_cost, watch))
     solve = solve_pattern if not cancel.cancelled else _skipped
-    insiders = _insider_check(problem) if opts.publish else None
+    insiders = _insider_check(problem, floors=True) if opts.publish else None
     out = solve(
         work,
         max_time=max(0.0, deadline.remaining - reserve),
