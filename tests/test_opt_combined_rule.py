@@ -10,10 +10,11 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
+from lower_bound_attacker import attack
 from protect_helpers import lp_protected
 
 import argusqt
-from argusqt.model.status import is_suppressed
+from argusqt.model.status import Status, is_suppressed
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.rules.combined import (
     forced_capacities,
@@ -102,6 +103,9 @@ def _is_the_exhaustive_optimum(p, ent, rule) -> None:
             if best is not None and c >= best:
                 continue
             if _own_unsafe_totals(codes, mask, ent, rule) or not lp_protected(problem, mask):
+                continue
+            status = np.where(primary, t.status, np.where(mask, Status.SECONDARY, Status.SAFE))
+            if attack(t, status):  # a respondent sharing a cell (D-91, OPT searches with it)
                 continue
             best = c
     assert best is not None

@@ -24,6 +24,7 @@ from argusqt.progress import CancelToken, ProgressCallback, Stopwatch, no_progre
 from argusqt.protection.audit.insider import insider_audit, respondents_of
 from argusqt.protection.core.budget import SCIP_SEED_SHIFT, Deadline
 from argusqt.protection.core.problem import CSPProblem
+from argusqt.protection.core.respondents import Floors
 from argusqt.protection.lp.block_memo import BlockMemo
 from argusqt.protection.lp.move_pool import MovePool
 from argusqt.protection.lp.seeded_moves import seed_certificates
@@ -39,6 +40,7 @@ from argusqt.protection.suppress.relaxed_search import RelaxedSearchHeur
 from argusqt.protection.suppress.scip_plugins import (
     Guide,
     InsiderCheck,
+    InsiderFind,
     PatternRule,
     _Bridgeless,
     _CapacityHandler,
@@ -601,32 +603,63 @@ def _m(cost: float | None) -> str:
     return "-" if cost is None else f"{cost:,.0f}"
 
 
-def _insider_check(problem: CSPProblem) -> InsiderCheck | None:
+def _insider_check(problem: CSPProblem, floors: bool = False) -> InsiderCheck | None:
     """The publication audit's insider attacker as the branch-and-cut's check (None when the
-    problem has no respondents: there is nothing to check)."""
+    problem has no respondents: there is nothing to check); with `floors` (OPT) also the
+    respondents sharing a cell (D-91), lazily: only at a pattern every older insider passes."""
     respondents = respondents_of(problem)
-    if respondents is None or respondents.count == 0:
+    fl = problem.floors if floors else None
+    if fl is not None and fl.count == 0:
+        fl = None
+    if (respondents is None or respondents.count == 0) and fl is None:
         return None
     n = problem.n_cells
     #: disclosures per pattern already audited: SCIP checks one solution in several
     #: callbacks (check, then separation), the audit's answer stays the same (D-47)
-    seen: dict[bytes, list[tuple[int, np.ndarray]]] = {}
+    seen: dict[bytes, list[InsiderFind]] = {}
+    rows: dict[tuple[int, int], InsiderFind] = {}
 
-    def check(mask: np.ndarray, stop: Any) -> list[tuple[int, np.ndarray]] | None:
+    def check(mask: np.ndarray, stop: Any) -> list[InsiderFind] | None:
         key = np.packbits(mask[:n]).tobytes()
         if key in seen:
             return list(seen[key])
+        found: list[InsiderFind] = []
         try:
-            out = insider_audit(problem, mask[:n], respondents=respondents, cancel=stop)
+            if respondents is not None and respondents.count:
+                out = insider_audit(problem, mask[:n], respondents=respondents, cancel=stop)
+                found = [(d.cell, np.asarray(d.known, dtype=np.int64)) for d in out.disclosures]
+            if not found and fl is not None:
+                from argusqt.protection.audit.insider_floor import floor_audit
+
+                more = floor_audit(problem, mask[:n], fl, cancel=stop)
+                for d in more.disclosures:
+                    k = (int(d.cell), int(d.row))
+                    if k not in rows:
+                        rows[k] = _floor_attacker(problem, fl, d.row, d.cell)
+                    found.append(rows[k])
         except Cancelled:
             return None
-        found = [(d.cell, np.asarray(d.known, dtype=np.int64)) for d in out.disclosures]
         if len(seen) >= INSIDER_MEMO:
             seen.pop(next(iter(seen)))
         seen[key] = found
         return list(found)
 
     return check
+
+
+def _floor_attacker(problem: CSPProblem, fl: Floors, row: int, cell: int) -> InsiderFind:
+    """Respondent `row` of the floors attacking primary `cell`: the cells it alone makes up
+    (known) and its lower bound on every other positive cell it is in, over the whole table
+    (the same knowledge whatever the pattern, so its cuts hold for every pattern)."""
+    values = np.asarray(problem.values, dtype=float)
+    amount = fl.amount.tocsr()
+    a, b = amount.indptr[row], amount.indptr[row + 1]
+    cells = amount.indices[a:b].astype(np.int64)
+    bound = np.minimum(amount.data[a:b].astype(float), values[cells])
+    keep = (cells != cell) & (values[cells] > 0)
+    cells, bound = cells[keep], bound[keep]
+    alone = fl.alone[cells]
+    return (int(cell), cells[alone], cells[~alone], bound[~alone])
 
 
 #: patterns whose insider disclosures the branch-and-cut's check remembers

@@ -43,7 +43,7 @@ from argusqt.protection.suppress.modular_insiders import PolishInsiders
 from argusqt.protection.suppress.modular_params import ModOptions, ModParams, _mod_options
 from argusqt.protection.suppress.modular_publish import publish as publish_cheaply
 from argusqt.protection.suppress.optimal import singleton_options, with_singleton_cells
-from argusqt.protection.suppress.scip_plugins import PatternRule
+from argusqt.protection.suppress.scip_plugins import InsiderFind, PatternRule
 from argusqt.protection.suppress.subtables import Subtable, _subproblem, _table_part, subtables
 from argusqt.protection.suppress.table_repair import repair
 
@@ -366,9 +366,9 @@ def _floor_check(work: CSPProblem, floors: Floors, ltrue: np.ndarray) -> Any:
     (primary, cells the respondent alone makes up, its other floors) per disclosure of a true
     primary (inherited secondaries owe the respondents nothing)."""
     n = work.n_cells
-    seen: dict[bytes, list[tuple[Any, ...]]] = {}
+    seen: dict[bytes, list[InsiderFind]] = {}
 
-    def check(mask: np.ndarray, stop: Any) -> list[tuple[Any, ...]] | None:
+    def check(mask: np.ndarray, stop: Any) -> list[InsiderFind] | None:
         key = np.packbits(mask[:n]).tobytes()
         if key in seen:
             return list(seen[key])
@@ -377,7 +377,14 @@ def _floor_check(work: CSPProblem, floors: Floors, ltrue: np.ndarray) -> Any:
         except Cancelled:
             return None
         found = [
-            (d.cell, np.asarray(d.known, dtype=np.int64), d.floors)
+            (
+                d.cell,
+                np.asarray(d.known, dtype=np.int64),
+                np.array([c for c, _ in d.floors], dtype=np.int64),
+                np.array([b for _, b in d.floors], dtype=float),
+            )
+            if d.floors
+            else (d.cell, np.asarray(d.known, dtype=np.int64))
             for d in out.disclosures
             if d.cell < ltrue.size and ltrue[d.cell]
         ]

@@ -10,13 +10,16 @@ audit's own; only the LPs it needs change.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from argusqt.errors import Cancelled
 from argusqt.protection.audit.insider import InsiderOutcome, insider_audit, respondents_of
 from argusqt.protection.core.problem import CSPProblem
+
+if TYPE_CHECKING:
+    from argusqt.protection.suppress.scip_plugins import InsiderFind
 
 #: patterns whose outcome is remembered (SCIP checks one solution in several callbacks)
 MEMO = 64
@@ -48,7 +51,7 @@ class PolishInsiders:
     def _key(self, mask: np.ndarray) -> bytes:
         return np.packbits(np.asarray(mask[: self.n], dtype=bool)).tobytes()
 
-    def __call__(self, mask: np.ndarray, stop: Any) -> list[tuple[int, np.ndarray]] | None:
+    def __call__(self, mask: np.ndarray, stop: Any) -> list[InsiderFind] | None:
         key = self._key(mask)
         out = self.outcomes.get(key)
         if out is None:

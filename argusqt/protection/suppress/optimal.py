@@ -503,7 +503,7 @@ def solve_optimal(
         reserve = AUDIT_RESERVE * (deadline.elapsed - t0) + 0.1
     progress(_phase("branch-and-cut, root node", start_cost, watch))
     solve = solve_pattern if not cancel.cancelled else _skipped
-    insiders = _insider_check(problem) if opts.publish else None
+    insiders = _insider_check(problem, floors=True) if opts.publish else None
     out = solve(
         work,
         max_time=max(0.0, deadline.remaining - reserve),
@@ -780,7 +780,11 @@ def _bound_scope(problem: CSPProblem, work: CSPProblem, insiders: bool) -> str:
     the problem as posed, with levels met in full (argusqt/docs/methods.md §3.4)."""
     parts = ["every primary's full protection levels against the outside attacker"]
     if insiders:
-        parts.append("against each respondent alone in a suppressed cell")
+        fl = problem.floors
+        parts.append(
+            "against each respondent alone in a suppressed cell"
+            + (" or sharing one (each cell at least its own part)" if fl and fl.count else "")
+        )
     if work is not problem:
         parts.append(f"the {work.n_cells - problem.n_cells} groups of the singleton options")
     kept = int(np.count_nonzero(problem.secondary))

@@ -26,7 +26,7 @@ from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopw
 from argusqt.protection.core.budget import Deadline
 from argusqt.protection.lp.covers import cover_cut, cover_cuts
 from argusqt.protection.lp.move_pool import MovePool
-from argusqt.protection.lp.separation import Cut, Separator
+from argusqt.protection.lp.separation import Certificates, Cut, Separator
 
 #: seconds between two progress events
 PROGRESS_EVERY = 0.25
@@ -41,10 +41,12 @@ GUIDED_SHARE = 0.3
 GUIDED_GAP = 0.20
 
 
-#: a 0/1 pattern and the run's stop → (primary, cells its attacker knows) per insider
-#: disclosure, or None when the stop came first; a third item, (cell, lower bound) pairs the
-#: attacker knows besides (a respondent's floors, D-91), bounds its LPs' cells from below
-InsiderCheck = Callable[[np.ndarray, Any], list[tuple[Any, ...]] | None]
+#: (primary, cells its attacker knows) of an insider disclosure; a respondent sharing cells
+#: (D-91) adds (cells it is in, its lower bound on each)
+InsiderFind = tuple[int, np.ndarray] | tuple[int, np.ndarray, np.ndarray, np.ndarray]
+#: a 0/1 pattern and the run's stop → an InsiderFind per insider disclosure, or None when
+#: the stop came first
+InsiderCheck = Callable[[np.ndarray, Any], list[InsiderFind] | None]
 #: a 0/1 pattern → (published total, suppressed parts, published parts) of each relation
 #: whose determined sum the rule on combined cells makes unsafe (CSPProblem.pattern_rule)
 PatternRule = Callable[[np.ndarray], list[tuple[int, np.ndarray, np.ndarray]]]
@@ -225,22 +227,23 @@ class _CapacityHandler(Conshdlr):
         return self.sep.n_lps + sum(sep.n_lps for sep, _ in self.insider_pool.values())
 
     def _insider_sep(
-        self, known: np.ndarray, floors: tuple[tuple[int, float], ...] = ()
+        self, known: np.ndarray, floor: tuple[np.ndarray, np.ndarray] | None = None
     ) -> tuple[Separator, set[int]]:
         """The attacker LPs of the respondent that alone makes up `known` (those cells are
-        constants to it: fixed published in the model of its LPs) and knows each cell of
-        `floors` is at least its bound (its LPs' cells go down only that far; D-91, mod18b)."""
-        key = np.sort(known).tobytes() + repr(floors).encode()
+        constants to it: fixed published in the model of its LPs); with `floor` (cells, lower
+        bounds: a respondent sharing them, D-91) each of those cells may go down only to it."""
+        key = np.sort(known).tobytes()
+        if floor is not None:
+            key += b"|" + floor[0].tobytes() + b"|" + floor[1].tobytes()
         hit = self.insider_pool.get(key)
         if hit is None:
             fixed = self.sep.fixed.copy()
             fixed[known] = 0.0
             sep = Separator(self.sep.problem, fixed)
-            if floors:
-                fc = np.array([c for c, _ in floors], dtype=np.int64)
-                fb = np.array([b for _, b in floors], dtype=float)
-                # in place: the separator's certificates hold this very array
-                sep.lb[fc] = np.minimum(sep.lb[fc], np.maximum(sep.values[fc] - fb, 0.0))
+            if floor is not None:
+                cells, low = floor
+                sep.lb[cells] = np.minimum(sep.lb[cells], np.maximum(sep.values[cells] - low, 0.0))
+                sep.certs = Certificates(sep.lb, sep.ub)
             sep.deadline = self.sep.deadline
             sep.sweep = self.sep.sweep
             sep.reuse = self.sep.reuse
@@ -250,7 +253,8 @@ class _CapacityHandler(Conshdlr):
     def _insider_cuts(self, x: np.ndarray) -> tuple[list[Cut], bool]:
         """At a 0/1 point every outsider passes: the insider audit's disclosures, and the
         capacity cuts of each insider's LP (valid for every pattern an insider cannot break:
-        Σ over cells it does not know ≥ the level)."""
+        Σ over cells it does not know ≥ the level; a sharing respondent's cells count only
+        down to its bound)."""
         if self.insiders is None:
             return [], False
         found = self.insiders(self.sep.full_point(x) > 0.5, self.run.stop)
@@ -258,8 +262,8 @@ class _CapacityHandler(Conshdlr):
             self.sep.interrupted = True
             return [], True
         cuts: list[Cut] = []
-        for cell, known, *floors in found:
-            sep, cells = self._insider_sep(known, floors[0] if floors else ())
+        for cell, known, *floor in found:
+            sep, cells = self._insider_sep(known, (floor[0], floor[1]) if floor else None)
             cells.add(int(cell))
             outcomes = self._separate(sep, x, np.array([cell]))
             cuts += [c for o in outcomes for c in o.cuts if c.lhs(x) < c.rhs - 1e-6]
