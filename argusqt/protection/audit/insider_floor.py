@@ -57,6 +57,8 @@ class FloorOutcome:
     n_lps: int = 0
     pairs_left: int = 0  # (primary, side) pairs the coalition did not settle
     attackers: int = 0
+    #: the Floors' note: why they are weaker or stronger than exact (said in the verdict)
+    note: str = ""
 
     @property
     def failed(self) -> list[Key]:
@@ -84,7 +86,7 @@ def floor_audit(
     else:
         lo = np.where(sup, problem.lower, values).astype(float)
         hi = np.where(sup, problem.upper, values).astype(float)
-    out = FloorOutcome()
+    out = FloorOutcome(note=floors.note)
     fl = floors.padded(problem.n_cells)
     amount = fl.amount.tocsr()
     prim = problem.primary & sup
