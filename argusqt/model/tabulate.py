@@ -48,6 +48,14 @@ class FineCells:
     units: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
     #: cell key method inputs (model.cellkey.FineCellKeys) when the data has record keys
     cellkey: Any = None
+    #: (n_fine, K) largest (weighted) response contributions w·x, decreasing: what a record
+    #: knows of a cell it shares (D-91); negatives count 0 (no floors then, see `low`)
+    floor_top: np.ndarray | None = None
+    #: the smallest record value of the response in the file: ≥ 0 means nobody's share of a
+    #: cell can be negative, the condition for a contribution to bound a cell from below
+    low: float = 0.0
+    #: (n_pairs,) Σ (weighted) response of the holding in the fine cell (hold_sum: shadow)
+    hold_value: np.ndarray | None = None
 
     @property
     def n_fine(self) -> int:
@@ -316,6 +324,13 @@ def build_fine(
         top = top_k_by_group(inv, np.abs(sh), n_fine, k, overwrite=True)
     else:
         top = _unit_top(inv, np.abs(sh), w, n_fine, k)
+    # each record's own published contribution (D-91): w·x, or w (1) in a frequency table
+    if resp is None:
+        own = np.ones(n) if w is None else w.copy()
+    else:
+        own = resp.copy() if w is None else resp * w
+    low = float(own.min()) if n else 0.0
+    floor_top = top_k_by_group(inv, np.clip(own, 0.0, None, out=own), n_fine, k, overwrite=True)
     fine = FineCells(
         fine_codes=[list(cats) for _, cats in categorical],
         keys=keys,
@@ -326,6 +341,8 @@ def build_fine(
         weight_sum=total(None),
         top=top,
         units=units,
+        floor_top=floor_top,
+        low=low,
     )
     if holding is not None:
         hid = np.asarray(holding, dtype=np.int64)
@@ -336,6 +353,9 @@ def build_fine(
         fine.hold_id = upair % n_hold
         fine.hold_sum = (
             np.bincount(pinv, weights=sh) if sh is not None else np.bincount(pinv).astype(float)
+        )
+        fine.hold_value = (
+            np.bincount(pinv, weights=resp) if resp is not None else np.bincount(pinv).astype(float)
         )
     if request is not None:
         req = np.asarray(request)
@@ -702,6 +722,16 @@ def _table_from(
 
 
 # ---------------------------------------------------------------------------- chunked
+def _merged_top(
+    inv: np.ndarray, a: np.ndarray | None, b: np.ndarray | None, n: int, k: int
+) -> np.ndarray | None:
+    """The K largest of two fine cells' top-K lists merged (None when one side lacks them)."""
+    if a is None or b is None:
+        return None
+    both = np.concatenate([a, b]).ravel()
+    return top_k_by_group(np.repeat(inv, k), both, n, k, overwrite=True)
+
+
 def merge_fine(a: FineCells, b: FineCells) -> FineCells:
     """The fine cells of the union of two record sets whose category ids agree (`b`'s code
     lists extend `a`'s): sums add, top-K lists merge, holding sums add per (fine, holding)."""
@@ -738,6 +768,8 @@ def merge_fine(a: FineCells, b: FineCells) -> FineCells:
         weight_sum=add(a.weight_sum, b.weight_sum),
         top=top,
         units=units,
+        floor_top=_merged_top(inv, a.floor_top, b.floor_top, n, k),
+        low=min(a.low, b.low),
     )  # fmt: skip
     if a.hold_fine is not None and b.hold_fine is not None:
         assert a.hold_id is not None and b.hold_id is not None
@@ -748,6 +780,9 @@ def merge_fine(a: FineCells, b: FineCells) -> FineCells:
         upair, pinv = np.unique(hf * n_hold + hid, return_inverse=True)
         fine.hold_fine, fine.hold_id = upair // n_hold, upair % n_hold
         fine.hold_sum = np.bincount(pinv.ravel(), weights=np.concatenate([a.hold_sum, b.hold_sum]))
+        if a.hold_value is not None and b.hold_value is not None:
+            both = np.concatenate([a.hold_value, b.hold_value])
+            fine.hold_value = np.bincount(pinv.ravel(), weights=both)
     if a.request_top is not None and b.request_top is not None:
         assert a.request_freq is not None and b.request_freq is not None
         fine.request_top = np.zeros((n, 2))

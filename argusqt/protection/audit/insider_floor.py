@@ -67,6 +67,8 @@ class FloorOutcome:
     points: dict[Key, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     seeds_used: int = 0  # LPs spared by checked points of an earlier audit
     _kept: int = 0  # values kept in `points`
+    #: the Floors' note: why they are weaker or stronger than exact (said in the verdict)
+    note: str = ""
 
     def keep(self, key: Key, cells: np.ndarray, rows: np.ndarray) -> None:
         """Keep a side's points for the next audit: the last POINTS_PER_SIDE, while the
@@ -106,7 +108,7 @@ def floor_audit(
     else:
         lo = np.where(sup, problem.lower, values).astype(float)
         hi = np.where(sup, problem.upper, values).astype(float)
-    out = FloorOutcome()
+    out = FloorOutcome(note=floors.note)
     fl = floors.padded(problem.n_cells)
     amount = fl.amount.tocsr()
     prim = problem.primary & sup

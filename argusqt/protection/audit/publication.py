@@ -20,6 +20,7 @@ from argusqt.protection.audit.insider import InsiderOutcome, insider_audit
 from argusqt.protection.audit.outsider import audit
 from argusqt.protection.core.budget import Deadline, DeadlineToken, out_of_time, stop_after
 from argusqt.protection.core.problem import CSPProblem
+from argusqt.protection.core.respondents import NEGATIVE_NOTE
 from argusqt.protection.core.result import AuditResult
 
 if TYPE_CHECKING:
@@ -127,14 +128,25 @@ class PublicationVerdict:
                 unit += "s" if ins.attackers != 1 else ""
                 text += f" and {ins.attackers} {unit} alone in a suppressed cell"
             text += "; every protection interval covered."
+            floor_note = None if self.floor is None else self.floor.note
             if ins is not None and not ins.available:
                 text += " Insiders not checked: the table has no respondent counts."
-            elif ins is not None:
-                # what the insider audit does not model yet (argusqt/docs/methods.md §13,
-                # D-91): said, so the verdict never claims more than was checked
+            elif ins is not None and floor_note is None:
+                # no floor audit (a table file, tables judged together): said, so the
+                # verdict never claims more than was checked (argusqt/docs/methods.md §13)
                 text += (
                     " Not checked: a respondent sharing a suppressed cell, who knows the cell"
                     " is at least its own contribution."
+                )
+            elif ins is not None and floor_note == NEGATIVE_NOTE:
+                text += (
+                    " A respondent sharing a suppressed cell learns nothing from its own"
+                    " contribution: the data has negative values."
+                )
+            elif ins is not None:
+                text += (
+                    " Respondents sharing a suppressed cell checked too (each knows the cell"
+                    " is at least its own contribution)."
                 )
             return text
         cells = self.failing_cells

@@ -413,7 +413,7 @@ def _scale(t: Table) -> tuple[str | None, bool]:
 @dataclass(eq=False)
 class Floors:
     """What every respondent knows of the cells it shares (docs/design.md, D-91): with
-    non-negative data a cell is at least any one contribution to it.
+    non-negative data a cell is at least any one (weighted) contribution to it.
 
     `amount` is attackers × cells: the attacker's contribution in each cell it is in (an
     upper estimate where it stands for several records: a stronger attacker, so a pass
@@ -443,6 +443,10 @@ class Floors:
         return Floors(pad(self.amount), pad(self.exempt), alone, self.note)
 
 
+#: why a microdata table gets no floors (said in the verdict, argusqt/docs/methods.md §13)
+NEGATIVE_NOTE = "the data has negative values, so sharing a cell tells a respondent nothing"
+
+
 def floors_of(table: Table) -> Floors | None:
     """Every respondent's contribution in every cell it is in, from the fine cells; None for
     a table file (who shares which cell is unknown: only the respondents alone in a cell
@@ -451,8 +455,13 @@ def floors_of(table: Table) -> Floors | None:
     fine = source[0] if source is not None else None
     if source is None or fine is None or not table.dims:
         return None
-    maps = source[1]
     n = table.n_cells
+    if float(getattr(fine, "low", 0.0)) < 0:
+        # a contribution x bounds its cell from below only when the others' part is ≥ 0;
+        # with a negative record in the file nobody knows that of anybody (D-91, fl18)
+        empty = sp.csr_matrix((0, n))
+        return Floors(empty, empty, _sole(table.freq), NEGATIVE_NOTE)
+    maps = source[1]
     nd = len(table.dims)
     use_h = bool(table.spec.use_holdings) and table.hfreq is not None
     if use_h and getattr(fine, "hold_fine", None) is not None:
@@ -463,13 +472,16 @@ def floors_of(table: Table) -> Floors | None:
         pair = np.flatnonzero(mapped)[items]
         key = fine.hold_id[pair].astype(np.int64) * n + cells
         uniq, inv = np.unique(key, return_inverse=True)
+        # the rule ranks holdings by the shadow; the floor is in the published response
         share = np.abs(np.bincount(inv, weights=np.asarray(fine.hold_sum, float)[pair]))
+        value = getattr(fine, "hold_value", None)
+        amount = share if value is None else np.bincount(inv, weights=np.asarray(value)[pair])
         _, row = np.unique(uniq // n, return_inverse=True)
         col = uniq % n
         first = _first(table.htop, n)
         exempt = (first[col] <= 0) | (share >= first[col] * (1 - 1e-9) - 1e-9)
         alone = _sole(np.asarray(table.hfreq, dtype=float))
-        return _floors(row, col, share, exempt, alone, n, "")
+        return _floors(row, col, amount, exempt, alone, n, "")
     nodes = [np.asarray(maps[d], dtype=np.int64)[fine.keys[:, d]] for d in range(nd)]
     mapped = np.logical_and.reduce([x >= 0 for x in nodes])
     cells, items = expand_to_cells([x[mapped] for x in nodes], table.dims)
@@ -478,25 +490,35 @@ def floors_of(table: Table) -> Floors | None:
     first = _first(table.top, n)
     alone = _sole(table.freq)
     unit_top = np.asarray(fine.top, dtype=float)
-    same_scale = not table.spec.use_weights and (
-        not table.spec.shadow or table.spec.shadow == table.spec.response
-    )
-    if not same_scale or unit_top.ndim != 2 or not unit_top.shape[1]:
-        # weights, or contributions measured on another variable: the fine cell's sum
-        # bounds each of its records' contributions (its records together: stronger)
+    own = getattr(fine, "floor_top", None)
+    if own is None or unit_top.ndim != 2 or not unit_top.shape[1]:
+        # fine cells without their records' own contributions: the fine cell's sum bounds
+        # each of its records' (its records together: a stronger attacker, a pass stays true)
         amount = np.abs(np.asarray(fine.value, dtype=float))[fid]
         one = freq[fid] == 1
         share = unit_share(np.zeros(0), fine.top, fid) if unit_top.ndim == 2 else amount
         exempt = one & ((first[cells] <= 0) | (share >= first[cells] * (1 - 1e-9) - 1e-9))
-        note = "weighted: each fine cell's sum stands for its records"
+        note = "each fine cell's sum stands for its records"
         return _floors(fid, cells, amount, exempt, alone, n, note)
+    own = np.asarray(own, dtype=float)
+    # the rule's ranking (`top`, the shadow's units) is the records' own ranking only
+    # unweighted on the response; else a record is known the largest only when alone in
+    # its fine cell (exempt elsewhere nowhere: a stronger attacker, a pass stays true)
+    same_scale = not table.spec.use_weights and (
+        not table.spec.shadow or table.spec.shadow == table.spec.response
+    )
     rows, cols, amounts, exempts = [], [], [], []
-    k_max = unit_top.shape[1]
+    k_max = own.shape[1]
     for k in range(k_max):  # K ≤ 4 columns of the top contributions, never the records
         has = freq[fid] > k
-        x = unit_top[fid[has], k]
+        x = own[fid[has], k]
         c = cells[has]
-        ex = (first[c] <= 0) | (x >= first[c] * (1 - 1e-9) - 1e-9)
+        if same_scale:
+            ex = (first[c] <= 0) | (x >= first[c] * (1 - 1e-9) - 1e-9)
+        else:
+            unit = unit_top[fid[has], 0]
+            ex = (k == 0) & (freq[fid[has]] == 1)
+            ex &= (first[c] <= 0) | (unit >= first[c] * (1 - 1e-9) - 1e-9)
         # the last row stands for the fine cell's smaller records too: exempt nowhere
         ex &= ~((k == k_max - 1) & (freq[fid[has]] > k_max))
         rows.append(fid[has] * k_max + k)
