@@ -379,6 +379,12 @@ def _solve_cuts(data: _Data, opts: IpOptions, progress, cancel, watch, log, figu
         if not _optimal(master):
             raise MethodError(
                 "no interval publication protects every primary cell within the attacker bounds"
+                + (
+                    f" against the {len(data.floor_rows)} respondents who share cells and know "
+                    "their own contributions (docs/design.md, D-91)"
+                    if data.floor_rows
+                    else ""
+                )
             )
         x = np.asarray(master.getSolution().col_value)
         lower, upper = np.clip(x[:n], 0, data.dn), np.clip(x[n:], 0, data.up)
