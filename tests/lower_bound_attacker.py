@@ -89,6 +89,12 @@ def attack(table, status: np.ndarray | None = None) -> list[Found]:
     sup = is_suppressed(status)
     prim = is_primary(status) & sup
     lo, hi = _bounds(table, status)
+    il, iu = getattr(table, "interval_lower", None), getattr(table, "interval_upper", None)
+    if il is not None and iu is not None:  # published intervals (IP): the printed bounds
+        il, iu = np.asarray(il, dtype=float), np.asarray(iu, dtype=float)
+        sup = iu > il
+        prim = is_primary(status) & sup
+        lo, hi = np.maximum(lo, np.minimum(il, v)), np.minimum(hi, np.maximum(iu, v))
     lo = np.where(sup, lo, v)
     hi = np.where(sup, hi, v)
     rel = sp.csr_matrix(table.relations)

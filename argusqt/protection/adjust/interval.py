@@ -117,7 +117,10 @@ class _Data:
         self.t_need = np.concatenate(t_need)
         # insiders: respondents alone in a cell that may get an interval; each knows its
         # cells exactly and attacks the primaries not exempt for it (docs/design.md)
-        self.insiders: list[tuple[np.ndarray, list[int]]] = []
+        self.problem = problem
+        #: the problem the verdict judges (the user's levels): the floor attack's (ipl18)
+        self.judged = problem
+        self.insiders: list[_Insider] = []
         resp = respondents_of(problem)
         if resp is not None:
             known, exempt = resp.known.tocsr(), resp.exempt.tocsr()
@@ -129,7 +132,52 @@ class _Data:
                 ex = set(exempt.indices[exempt.indptr[r] : exempt.indptr[r + 1]].tolist())
                 mine = [k for k in range(self.t_cell.size) if int(self.t_cell[k]) not in ex]
                 if mine:
-                    self.insiders.append((kc, mine))
+                    self.insiders.append(_Insider(kc, mine))
+        self.floor_rows: set[int] = set()  # rows of problem.floors already attackers
+
+    def add_floor_attackers(self, rows: list[int]) -> int:
+        """Respondents of the floor attack (docs/design.md, D-91, ipl18) as attackers of the
+        cuts: each knows its lone cells exactly and every other cell it is in is at least
+        its contribution there. Returns how many were new."""
+        floors = self.problem.floors
+        if floors is None:
+            return 0
+        fl = floors.padded(self.n)
+        amount, exempt = fl.amount.tocsr(), fl.exempt.tocsr()
+        added = 0
+        for r in sorted(set(rows) - self.floor_rows):
+            self.floor_rows.add(r)
+            cells = amount.indices[amount.indptr[r] : amount.indptr[r + 1]]
+            amt = amount.data[amount.indptr[r] : amount.indptr[r + 1]]
+            pos = self.a[cells] > 0  # non-negative data: a cell is at least a contribution
+            cells, amt = cells[pos], amt[pos]
+            alone = fl.alone[cells]
+            kc = cells[alone]
+            phi = self.a[cells[~alone]] - np.minimum(amt[~alone], self.a[cells[~alone]])
+            ex = set(exempt.indices[exempt.indptr[r] : exempt.indptr[r + 1]].tolist())
+            ex |= set(kc.tolist())
+            mine = [k for k in range(self.t_cell.size) if int(self.t_cell[k]) not in ex]
+            if mine:
+                self.insiders.append(_Insider(kc, mine, cells[~alone], phi))
+                added += 1
+        return added
+
+
+@dataclass
+class _Insider:
+    """An attacker of the cuts: cells it knows exactly (`known`), the targets it attacks
+    (`mine`, indices of _Data's targets) and its floors: cell `fcells[i]` is at least
+    a − `phi[i]` for it (its own contribution), except on the target it attacks."""
+
+    known: np.ndarray
+    mine: list[int]
+    fcells: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int64))
+    phi: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+
+    def floors_for(self, cell: int) -> tuple[np.ndarray, np.ndarray]:
+        """Its floors when it attacks `cell` (its bound on the attacked cell is not used)."""
+        keep = self.fcells != cell
+        return self.fcells[keep], self.phi[keep]
 
 
 def _cut_from_multipliers(
@@ -161,6 +209,20 @@ def _cut_from_multipliers(
     cols = np.concatenate([idx[neg], data.n + idx[pos]])
     coefs = np.concatenate([-g[neg], g[pos]])
     return cols, coefs
+
+
+def _floor_cut(cut, fcells: np.ndarray, phi: np.ndarray, lower: np.ndarray, n: int):
+    """A cut of an attacker with floors: Σ g⁺U + Σ g⁻·min(L, φ) ≥ need holds for every
+    protecting (L, U), and so does it with min(L, φ) replaced by L or by φ per cell; φ where
+    the floor binds now (φ ≤ L) keeps the cut tight here. Returns (cols, coefs, constant)."""
+    cols, coefs = cut
+    if not fcells.size:
+        return cols, coefs, 0.0
+    at = dict(zip(fcells.tolist(), phi.tolist(), strict=True))
+    f = np.array([at.get(int(c), np.inf) if c < n else np.inf for c in cols.tolist()])
+    bind = np.isfinite(f) & (f <= lower[np.minimum(cols, n - 1)])
+    const = float(np.sum(coefs[bind] * f[bind]))
+    return cols[~bind], coefs[~bind], const
 
 
 def _initial_cuts(data: _Data):
@@ -209,6 +271,15 @@ class _Separator:
         self.fixed = [int(self.pos[c]) for c in cells if self.pos[c] >= 0]
         for j in self.fixed:
             self.h.changeColBounds(j, 0.0, 0.0)
+
+    def floor(self, cells: np.ndarray, phi: np.ndarray, lower, upper) -> None:
+        """An insider's floors: cell c cannot go below a − φ (columns' lower bounds raised);
+        `release` restores them."""
+        for c, f in zip(cells.tolist(), phi.tolist(), strict=True):
+            j = int(self.pos[c])
+            if j >= 0 and f < lower[c]:
+                self.h.changeColBounds(j, float(-f), float(upper[c]))
+                self.fixed.append(j)
 
     def release(self, lower: np.ndarray, upper: np.ndarray) -> None:
         for j in getattr(self, "fixed", []):
@@ -308,6 +379,12 @@ def _solve_cuts(data: _Data, opts: IpOptions, progress, cancel, watch, log, figu
         if not _optimal(master):
             raise MethodError(
                 "no interval publication protects every primary cell within the attacker bounds"
+                + (
+                    f" against the {len(data.floor_rows)} respondents who share cells and know "
+                    "their own contributions (docs/design.md, D-91)"
+                    if data.floor_rows
+                    else ""
+                )
             )
         x = np.asarray(master.getSolution().col_value)
         lower, upper = np.clip(x[:n], 0, data.dn), np.clip(x[n:], 0, data.up)
@@ -336,30 +413,37 @@ def _solve_cuts(data: _Data, opts: IpOptions, progress, cancel, watch, log, figu
             cuts.append(_cut_from_multipliers(data, int(cell), int(s), sep.rows, y))
             needs.append(need)
         if not interrupted:
-            for r, (known, mine) in enumerate(data.insiders):
+            for r, ins in enumerate(data.insiders):
+                known = ins.known
                 if (cancel is not None and cancel.cancelled) or watch.elapsed > max_time:
                     interrupted = True
                     break
-                if not ((lower + upper)[known] > 0).any():
+                if not ((lower + upper)[np.concatenate([known, ins.fcells])] > 0).any():
                     continue  # its cells are published: the outsider targets cover it
                 fixed = False
-                for k in mine:
+                for k in ins.mine:
                     cell, s = int(data.t_cell[k]), int(data.t_dir[k])
                     need = float(data.t_need[k])
                     key = (cell, s, r)
                     outsider_move = witness.get((cell, s))
+                    fc, phi = ins.floors_for(cell)
                     if _fits(witness.get(key), lower, upper, tol) or (
                         outsider_move is not None
                         and _fits(outsider_move, lower, upper, tol)
                         and not np.isin(outsider_move[0], known).any()
+                        and _above_floors(outsider_move, fc, phi, tol)
                     ):
                         continue
                     if sep is None:
                         sep = _Separator(data, lower, upper)
                     if cell in known or sep.pos[cell] < 0:
                         continue
+                    if fixed and fc.size:  # floors differ per target: its own is not used
+                        sep.release(lower, upper)
+                        fixed = False
                     if not fixed:
                         sep.fix(known)
+                        sep.floor(fc, phi, lower, upper)
                         fixed = True
                     move, d, y = sep.max_move(cell, s)
                     if move >= need - tol:
@@ -367,8 +451,10 @@ def _solve_cuts(data: _Data, opts: IpOptions, progress, cancel, watch, log, figu
                         witness[key] = (sep.cells[nz], d[nz])
                         continue
                     witness.pop(key, None)
-                    cuts.append(_cut_from_multipliers(data, cell, s, sep.rows, y, known))
-                    needs.append(need)
+                    cut = _cut_from_multipliers(data, cell, s, sep.rows, y, known)
+                    cols, coefs, const = _floor_cut(cut, fc, phi, lower, n)
+                    cuts.append((cols, coefs))
+                    needs.append(need - const)
                 if fixed and sep is not None:  # fixed only after sep was made
                     sep.release(lower, upper)
         if sep is not None:
@@ -384,6 +470,8 @@ def _solve_cuts(data: _Data, opts: IpOptions, progress, cancel, watch, log, figu
         )
         if interrupted:
             break
+        if not cuts and _more_attackers(data, lower, upper, figures):
+            continue  # respondents sharing cells narrowed a primary: they attack next round
         if not cuts:
             done = True
             break
@@ -401,12 +489,51 @@ def _solve_cuts(data: _Data, opts: IpOptions, progress, cancel, watch, log, figu
     return (lower, upper), bound, done
 
 
+def _above_floors(wit, fcells: np.ndarray, phi: np.ndarray, tol: float) -> bool:
+    """Does a stored attacker move keep every cell at or above an insider's floors?"""
+    if not fcells.size:
+        return True
+    idx, d = wit
+    at = np.isin(idx, fcells)
+    if not at.any():
+        return True
+    lim = dict(zip(fcells.tolist(), phi.tolist(), strict=True))
+    return all(
+        dv >= -lim[int(c)] - tol for c, dv in zip(idx[at].tolist(), d[at].tolist(), strict=True)
+    )
+
+
 def _fits(wit, lower: np.ndarray, upper: np.ndarray, tol: float) -> bool:
     """Does a stored attacker move (cells, deviations) lie within the intervals [−L, U]?"""
     if wit is None:
         return False
     idx, d = wit
     return bool(np.all(d >= -lower[idx] - tol) and np.all(d <= upper[idx] + tol))
+
+
+#: rounds of the floor attack on converged intervals, each adding the respondents it found
+MAX_FLOOR_ROUNDS = 20
+
+
+def _more_attackers(data: _Data, lower: np.ndarray, upper: np.ndarray, figures: dict) -> bool:
+    """The floor attack (the verdict's) on the converged intervals: the respondents that
+    narrow a primary become attackers of the cuts. False when none is new (converged)."""
+    problem = data.judged
+    done = int(figures.get("floor_rounds", 0))
+    if problem.floors is None or done >= MAX_FLOOR_ROUNDS:
+        return False
+    # lazy: a table file (no floors) never needs it (D-16)
+    from argusqt.protection.audit.insider_floor import floor_audit
+
+    a = data.a
+    found = floor_audit(
+        problem, (lower + upper) > 0, problem.floors, lower=a - lower, upper=a + upper
+    )
+    figures["floor_rounds"] = done + 1
+    figures["floor_lps"] = int(figures.get("floor_lps", 0)) + found.n_lps
+    added = data.add_floor_attackers([d.row for d in found.disclosures])
+    figures["floor_attackers"] = int(figures.get("floor_attackers", 0)) + added
+    return added > 0
 
 
 def _aggregate_move(data: _Data, cell: int) -> np.ndarray | None:
@@ -595,6 +722,7 @@ def solve_interval(
         lpl, upl = asymmetric_levels(problem, seed)
         work = dataclasses.replace(problem, lpl=lpl, upl=upl)
     data = _Data(work)
+    data.judged = problem
     log = [f"Interval protection: {data.prim.size} primary cells, {data.n} cells"]
     log.append(
         "symmetric protection levels (expert option): the publication verdict judges the midpoints"
