@@ -224,7 +224,7 @@ def test_one_warning_word_and_singular_cells(qtbot, window, sample):
     audit = AuditResult(
         np.zeros(2), np.ones(2), np.zeros(2), np.ones(2), one, np.ones(2, bool), np.zeros(2, bool)
     )
-    assert audit.summary().startswith("Audit passed: 1 suppressed cell checked,")
+    assert audit.summary().startswith("Audit passed: 1 primary cell checked,")
     # the publication audit's words on a table with one primary cell, (x, r): 1 contributor
     import pandas as pd
 
@@ -245,7 +245,7 @@ def test_one_warning_word_and_singular_cells(qtbot, window, sample):
                            method="OPT", progress=False)  # fmt: skip
     assert done.n_primary == 1 and done.n_secondary >= 3
     text = done.audit().summary()
-    assert "1 suppressed cell checked" in text and "1 suppressed cells" not in text
+    assert "1 primary cell checked" in text and "1 primary cells" not in text
 
 
 def test_specify_form_shows_the_last_table_again(qtbot, window, sample):

@@ -124,7 +124,7 @@ def test_report_html(tmp_path):
             "method": "Optimal (OPT)",
             "method_options": {"max time": "10 min"},
             "elapsed": 1.234,
-            "audit": "Audit passed: 2 suppressed cells checked",
+            "audit": "Audit passed: 2 primary cells checked",
         },
     )
     text = path.read_text(encoding="utf-8")
@@ -140,7 +140,7 @@ def test_report_html(tmp_path):
     assert "Manual safety margin: 20%" in p.items
     assert ["Size", "g.grc"] in p.rows
     assert "Method: Optimal (OPT)" in text and "Time used: 1.23 s" in text
-    assert "Audit: Audit passed: 2 suppressed cells checked" in text
+    assert "Audit: Audit passed: 2 primary cells checked" in text
     assert re.search(r"Secondary suppressions: 1, total cost [\d,]+\.\d\d", text)
     summary = {r[1]: r for r in p.rows if len(r) == 6 and r[0] != "Status"}
     n_empty = int((t.status == 14).sum())

@@ -120,7 +120,7 @@ class PublicationVerdict:
         label = names or self.label
         n_out = int(self.outsider.audited.sum())
         if self.ok:
-            checked = f"{n_out} suppressed cell{'s' if n_out != 1 else ''}"
+            checked = f"{n_out} primary cell{'s' if n_out != 1 else ''}"
             text = f"Audit passed: {checked} checked against the outside attacker"
             ins = self.insider
             if ins is not None and ins.attackers:

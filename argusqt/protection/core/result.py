@@ -48,7 +48,7 @@ class AuditResult:
     def summary(self) -> str:
         n = int(self.audited.sum())
         if self.ok:
-            cells = f"{n} suppressed cell{'s' if n != 1 else ''}"
+            cells = f"{n} primary cell{'s' if n != 1 else ''}"
             return f"Audit passed: {cells} checked, every protection interval covered."
         return (
             f"AUDIT FAILED: {len(self.failures)} of {n} checked cell{'s' if n != 1 else ''} "
