@@ -308,13 +308,15 @@ def _beside_face(face: str, seed: int) -> tuple[bool, int]:
     return published, added
 
 
-@pytest.mark.parametrize(("face", "seed"), [("RND", 2), ("IP", 2), ("CTA", 37)])
+@pytest.mark.parametrize(("face", "seed"), [("RND", 2), ("IP", 2), ("CTA", 57)])
 def test_a_table_is_grown_beside_a_rounded_interval_or_cta_face(face, seed):
     """Reproducers (D-93): table 1 published rounded, as intervals or adjusted by CTA; table
     2 sharing cells, protected by a suppression method, was refused beside it (the growth
     stopped at any face but a suppression pattern). Now its pattern grows, each published
     cell known within what its face prints, as the joint audit reads it; both attackers of
-    the test find nothing in the two frames."""
+    the test find nothing in the two frames. CTA's seed is 57 since D-91: under the floors
+    seed 37's table 2 is protected with no cell added beside (of seeds 0–119, 57 is the
+    one grown and published)."""
     published, added = _beside_face(face, seed)
     assert published and added > 0, (face, seed, added)
 
