@@ -891,10 +891,15 @@ def test_what_protect_says_is_what_saving_will_beside_published_tables(ex2, link
             except PublicationError:
                 outcomes.append("refused")
                 assert not result.verdict.ok and state == "refused", (where, no)
+                # linked sets: the linked methods do not search under the floors yet (D-91,
+                # F4), so a table of the set may fail its own verdict (a respondent sharing a
+                # cell) before the joint audit beside table 1 is reached: said so, refused
+                said = [e.message for e in session.log]
                 assert any(
-                    f"cannot be published beside table 1 as published in {where}" in e.message
-                    for e in session.log
-                )
+                    f"cannot be published beside table 1 as published in {where}" in m
+                    or (linked and "NOT PUBLISHABLE" in m and "(insider)" in m)
+                    for m in said
+                ), said
                 assert session.clipboard_state(session.table(no))[0] != "cleared", (where, no)
             else:
                 outcomes.append("published")
