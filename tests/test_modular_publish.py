@@ -45,7 +45,9 @@ def test_publish_repairs_insiders_and_is_no_dearer_than_the_repair_of_record():
         theirs += _cost(p, fixed)
         n_repaired += 1
     assert n_repaired == 4
-    assert ours < theirs  # seeds 1, 5 and 8: cheaper, the others the same
+    # was strictly cheaper (seeds 1, 5, 8); since D-91 (mod18) the repair of record puts back
+    # the cells it added needlessly and reaches the same total here: no dearer is the claim
+    assert ours <= theirs + 1e-9
 
 
 def test_publish_leaves_a_publishable_pattern_alone():
