@@ -21,6 +21,17 @@ def _dialog_pollers_end_with_their_test():
 
 
 @pytest.fixture
+def older_insiders(monkeypatch) -> None:
+    """Respondents sharing a suppressed cell not attacked (docs/design.md, D-91): for tests of
+    another feature whose case the floors' extra cells dissolve (the rule on combined cells:
+    its dominated sum no longer arises). The floors have their own tests (test_insider_floors,
+    test_floor_model, test_interval_floors, test_mod_subtable_floors)."""
+    import argusqt.protection.core.problem as problem_module
+
+    monkeypatch.setattr(problem_module, "floors_of", lambda table: None)
+
+
+@pytest.fixture
 def shared_data() -> Path:
     """The read-only τ-Argus data folder (skips when absent, fails when CI=true)."""
     return tauargus_dir()

@@ -111,6 +111,7 @@ def _runs_counted(monkeypatch) -> list[str]:
 GROWN_SEEDS = (2, 3, 14)
 
 
+@pytest.mark.usefixtures("older_insiders")
 @pytest.mark.parametrize("seed", GROWN_SEEDS)
 def test_heur_grows_its_published_pattern_once_and_it_is_publishable(seed, monkeypatch):
     ent = _enterprises(seed)
@@ -154,6 +155,7 @@ def test_growth_gives_the_same_pattern_every_time():
     np.testing.assert_array_equal(np.asarray(_protect(ent).table.status), first)
 
 
+@pytest.mark.usefixtures("older_insiders")
 def test_mod_grows_too(monkeypatch):
     ent = _enterprises(GROWN_SEEDS[0])
     runs = _runs_counted(monkeypatch)
@@ -249,6 +251,7 @@ def _grown_on_the_clock(monkeypatch, spend: float):
     return ent, view, out, given_seconds
 
 
+@pytest.mark.usefixtures("older_insiders")
 @pytest.mark.parametrize("spend", [10.0, 61.0])
 def test_growth_is_judged_within_the_users_limit(monkeypatch, spend):
     """The growth runs no method again; its verdict, even when the run used the whole
@@ -260,6 +263,7 @@ def test_growth_is_judged_within_the_users_limit(monkeypatch, spend):
     assert any("no run again" in line for line in out.log)
 
 
+@pytest.mark.usefixtures("older_insiders")
 def test_past_the_limits_grace_the_method_pattern_stays_not_publishable(monkeypatch):
     _, _, out, _ = _grown_on_the_clock(monkeypatch, 600.0)
     assert out.timed_out

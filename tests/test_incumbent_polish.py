@@ -67,6 +67,7 @@ def test_cleanup_keeps_the_optimum():
     assert lp_protected(problem, with_it.mask) and _own_unsafe(frame, t, with_it.mask) == []
 
 
+@pytest.mark.usefixtures("older_insiders")
 @pytest.mark.parametrize("seed", [7, 11])
 def test_guided_patterns_keep_the_rule(seed):
     """HEUR on LP-scaled costs ignores the rule: its pattern gets the rule's cells before it

@@ -77,6 +77,7 @@ def independent_unsafe_sums(table, n: int = 2, k: float = 80.0) -> list[set[str]
     return bad
 
 
+@pytest.mark.usefixtures("older_insiders")
 def test_the_scenario_without_the_rule_leaves_a_dominated_sum():
     t = protect("HEUR", "NK(2,80)|COMB(0)").table
     codes = _codes(t)
@@ -94,6 +95,7 @@ def test_the_scenario_without_the_rule_leaves_a_dominated_sum():
     assert sum_failures(t, np.r_[list(found[0].cells), b08])[0] == []
 
 
+@pytest.mark.usefixtures("older_insiders")
 @pytest.mark.parametrize("method", ["OPT", "MOD", "HEUR", "GH"])
 def test_every_method_suppresses_the_division_that_dilutes_the_sum(method):
     """B09 is the cheapest secondary but leaves the sum dominated; every method takes B08."""
@@ -109,6 +111,7 @@ def test_every_method_suppresses_the_division_that_dilutes_the_sum(method):
     assert any(said in e.message for e in p.session.log)
 
 
+@pytest.mark.usefixtures("older_insiders")
 def test_the_audit_refuses_the_pattern_without_the_rule_through_every_door(tmp_path):
     """A table protected with COMB(0), then audited with the rule on: the publication gate
     (Excel, CSV, API publish) refuses it, and the audit report names the cells."""
@@ -131,6 +134,7 @@ def test_the_audit_refuses_the_pattern_without_the_rule_through_every_door(tmp_p
     assert sum("DISCLOSED (combined)" in line for line in report.log_lines()) == 3
 
 
+@pytest.mark.usefixtures("older_insiders")
 def test_p_rule_sums_too():
     """p% (p = 30): in the sum B05 + B06 + B07 the second largest (400) estimates the
     largest (2000) within 30 %: the remainder 450 is below 600."""
@@ -205,6 +209,7 @@ def _cancelled_run(table):
     return run, runs
 
 
+@pytest.mark.usefixtures("older_insiders")
 def test_a_cancelled_methods_kept_pattern_gets_the_secondary_directly_and_a_new_verdict():
     t = protect("HEUR", "NK(2,80)|COMB(0)").table
     t.spec.rules.combined = True
@@ -224,6 +229,7 @@ def test_a_cancelled_methods_kept_pattern_gets_the_secondary_directly_and_a_new_
     assert any(line.startswith("after the rule on combined cells") for line in out.log)
 
 
+@pytest.mark.usefixtures("older_insiders")
 def test_with_no_grace_left_the_kept_pattern_stays_and_is_not_publishable():
     t = protect("HEUR", "NK(2,80)|COMB(0)").table
     t.spec.rules.combined = True
@@ -266,6 +272,7 @@ def _timed_run(table, clock, spend):
     return run, given
 
 
+@pytest.mark.usefixtures("older_insiders")
 def test_a_rerun_for_the_sums_gets_what_is_left_of_the_users_limit(monkeypatch):
     """US#160's reruns share the user's time limit (a safety cap over the whole Protect):
     the second run is given what the first left, not the whole limit again."""
@@ -285,6 +292,7 @@ def test_a_rerun_for_the_sums_gets_what_is_left_of_the_users_limit(monkeypatch):
     assert independent_unsafe_sums(view) == []
 
 
+@pytest.mark.usefixtures("older_insiders")
 def test_with_the_limit_spent_the_cells_go_in_directly_and_the_result_says_so(monkeypatch):
     """The first run used the whole limit: no second run; the rule's cells go into its
     pattern, judged again within the limit's grace; the result says the limit decided."""
@@ -308,6 +316,7 @@ def test_with_the_limit_spent_the_cells_go_in_directly_and_the_result_says_so(mo
     assert out.verdict is not None and out.verdict.ok and not out.optimal
 
 
+@pytest.mark.usefixtures("older_insiders")
 def test_past_the_limits_grace_the_kept_pattern_is_not_publishable(monkeypatch):
     """No time left even for the verdict of the pattern with the added cells: the pattern
     the method kept stays, and its unsafe sum makes it NOT PUBLISHABLE."""

@@ -154,6 +154,7 @@ def test_the_batch_logbook_says_not_publishable_and_writes_nothing(tmp_path):
     assert [outcome.session.protection_state(no) for no in (1, 2)] == ["refused", "refused"]
 
 
+@pytest.mark.usefixtures("older_insiders")
 def test_one_table_refused_for_its_sum_logs_no_audit_passed():
     """The same case on table 1 alone: the log's "finished" line quotes the refusal, not
     the outsider audit's pass beside it (the single door had the same mixed message)."""

@@ -34,6 +34,7 @@ def _refused_everywhere(s, no: int, tmp_path) -> None:
     assert not out.exists()
 
 
+@pytest.mark.usefixtures("older_insiders")
 def test_single_table_saved_not_publishable_reloads_not_publishable(tmp_path):
     s = linked_session()  # B08 and B09 protected by hand: the sum B05+B06+B07 stays
     # HEUR: MOD's polish keeps the rule inside since D-58 and, as OPT, suppresses the total
