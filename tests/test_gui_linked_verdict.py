@@ -13,6 +13,7 @@ from argusqt.batch.render import write_batch_file
 from argusqt.gui.protectdialog import ProtectDialog
 
 
+@pytest.mark.usefixtures("older_insiders")
 @pytest.mark.parametrize("method", ["MOD", "GH"])
 def test_window_shows_not_publishable_for_linked_tables_with_an_unsafe_sum(
     qtbot, window, tmp_path, method

@@ -94,6 +94,7 @@ def own_unsafe_sums(table) -> list[set[str]]:
     return [set(hidden)] if 100 * sum(records[:2]) > 80 * sum(records) else []
 
 
+@pytest.mark.usefixtures("older_insiders")
 @pytest.mark.parametrize("method", ["OPT", "MOD", "GH"])
 def test_linked_tables_with_an_unsafe_sum_read_not_publishable_as_the_gate_says(method, tmp_path):
     s = linked_session()
@@ -135,6 +136,7 @@ def test_linked_tables_that_pass_are_cleared_with_the_gates_verdict(tmp_path):
     assert report.ok and any("the joint audit passed" in n for n in report.notes)
 
 
+@pytest.mark.usefixtures("older_insiders")
 def test_the_batch_logbook_says_not_publishable_and_writes_nothing(tmp_path):
     """The same case as a batch file (`<SUPPRESS> MOD(0, 1)`): the logbook gives the
     refusal after the protection, and the write that follows is refused."""

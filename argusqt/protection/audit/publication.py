@@ -20,7 +20,7 @@ from argusqt.protection.audit.insider import InsiderOutcome, insider_audit
 from argusqt.protection.audit.outsider import audit
 from argusqt.protection.core.budget import Deadline, DeadlineToken, out_of_time, stop_after
 from argusqt.protection.core.problem import CSPProblem
-from argusqt.protection.core.respondents import NEGATIVE_NOTE
+from argusqt.protection.core.respondents import NEGATIVE_NOTE, TABLE_BY_TABLE_NOTE
 from argusqt.protection.core.result import AuditResult
 
 if TYPE_CHECKING:
@@ -142,6 +142,12 @@ class PublicationVerdict:
                 text += (
                     " A respondent sharing a suppressed cell learns nothing from its own"
                     " contribution: the data has negative values."
+                )
+            elif ins is not None and floor_note == TABLE_BY_TABLE_NOTE:
+                text += (
+                    " Respondents sharing a suppressed cell checked table by table (each knows"
+                    " the cell is at least its own contribution). Not checked: one record's"
+                    " contributions to several of the tables together."
                 )
             elif ins is not None:
                 text += (

@@ -446,6 +446,38 @@ class Floors:
 #: why a microdata table gets no floors (said in the verdict, argusqt/docs/methods.md §13)
 NEGATIVE_NOTE = "the data has negative values, so sharing a cell tells a respondent nothing"
 
+#: the floors of tables judged together: each table's respondents with that table's own
+#: contributions (one record's contributions to several tables are not joined: D-91, F4)
+TABLE_BY_TABLE_NOTE = "table by table: a record's contributions to several tables not joined"
+
+
+def floors_over(parts: list[Floors | None], local: list[np.ndarray], n: int) -> Floors | None:
+    """Each table's floors over the joint cells (`local[k]`: joint cell of each cell of
+    table k), stacked: every respondent attacks its own table's primaries in the joint
+    problem with what it knows in its table — at least as strong as that table's own floor
+    audit (the same attackers and primaries, more relations)."""
+    if not parts or any(p is None for p in parts):
+        return None
+    amounts, exempts = [], []
+    alone = np.zeros(n, dtype=bool)
+    for fl, loc in zip(parts, local, strict=True):
+        assert fl is not None
+        m = fl.amount.shape[1]
+        remap = sp.csr_matrix((np.ones(m), (np.arange(m), loc[:m])), shape=(m, n))
+        amounts.append((fl.amount @ remap).tocsr())
+        # a table's respondents attack that table's primaries only: elsewhere their rank
+        # (the largest contributor's exemption) is not known to this table
+        outside = np.ones(n, dtype=bool)
+        outside[loc[:m]] = False
+        k, cols = fl.amount.shape[0], np.flatnonzero(outside)
+        rows = np.repeat(np.arange(k), cols.size)
+        elsewhere = sp.csr_matrix((np.ones(rows.size), (rows, np.tile(cols, k))), shape=(k, n))
+        exempts.append((fl.exempt @ remap + elsewhere).tocsr())
+        alone[loc[:m][np.asarray(fl.alone[:m], dtype=bool)]] = True
+    negative = all(p is not None and p.note == NEGATIVE_NOTE for p in parts)
+    note = NEGATIVE_NOTE if negative else TABLE_BY_TABLE_NOTE
+    return Floors(sp.vstack(amounts).tocsr(), _binary(sp.vstack(exempts).tocsr()), alone, note)
+
 
 def floors_of(table: Table) -> Floors | None:
     """Every respondent's contribution in every cell it is in, from the fine cells; None for

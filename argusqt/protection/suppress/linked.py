@@ -34,7 +34,7 @@ from argusqt.protection.core import registry
 from argusqt.protection.core.budget import Deadline, seconds_param
 from argusqt.protection.core.options import SolverOptions, options_dict
 from argusqt.protection.core.problem import CSPProblem
-from argusqt.protection.core.respondents import joined
+from argusqt.protection.core.respondents import floors_over, joined
 from argusqt.protection.core.result import ProtectionResult, grouped
 from argusqt.protection.suppress.table_repair import repair
 
@@ -186,6 +186,7 @@ def build_linked_problem(
         dims=list(cover) if full else None,
         freq=freq,
         respondents=respondents,
+        floors=floors_over([t.floors for t in tables], local, n),
     )
     return problem, local, cover
 
