@@ -22,6 +22,7 @@ def _open(qtbot, window, path) -> None:
     assert not window.errors, window.errors
 
 
+@pytest.mark.usefixtures("older_insiders")
 def test_window_reloads_a_not_publishable_linked_session_as_not_publishable(
     qtbot, window, tmp_path
 ):

@@ -155,6 +155,7 @@ def test_comb_syntax():
         parse_safety_rule("COMB(2)")
 
 
+@pytest.mark.usefixtures("older_insiders")
 def test_linked_tables_get_the_rule_too():
     """nace and nace × size protected together (batch table 0): without the rule linked OPT
     leaves B05 + B06 + B07 dominated; with it table 1 suppresses B08."""

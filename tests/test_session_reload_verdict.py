@@ -50,6 +50,7 @@ def test_single_table_saved_not_publishable_reloads_not_publishable(tmp_path):
     assert not api.tables[0].audit().ok
 
 
+@pytest.mark.usefixtures("older_insiders")
 @pytest.mark.parametrize("method", ["MOD", "GH"])
 def test_linked_tables_saved_not_publishable_reload_not_publishable(method, tmp_path):
     s = linked_session()
