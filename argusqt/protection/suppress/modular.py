@@ -273,12 +273,8 @@ def _search(
     of the work; the user's time per subtable only as a cap, recorded in `limits` when it
     decides. (SCIP's pattern or None, whether SCIP proved the subproblem infeasible).
     `floors` (the respondents' floors there, the true primaries): a second search from that
-    pattern checks them; when it finds nothing, the first pattern (the final repair decides)."""
-    if deadline.remaining <= 0.05:
-        deadline.hit = True  # the clock, not the work budget, skips the branch-and-cut
-        return None, False
-    if lps is not None and lps <= 0:
-        return None, False
+    pattern checks them; when it finds nothing, the first pattern (the final repair decides).
+    No work or time left: _solve says so (None)."""
     if floors is not None:
         found, infeasible = _search(work, fixed, start, lps, gap, params, cancel, limits, deadline)
         if infeasible:
@@ -310,7 +306,7 @@ def _solve(
 ) -> PatternOutcome | None:
     """One branch-and-cut of _search (None: no work or time left for it)."""
     if deadline.remaining <= 0.05:
-        deadline.hit = True
+        deadline.hit = True  # the user's limit as a cap (logged), not the work budget
         return None
     if lps is not None and lps <= 0:
         return None
