@@ -4,24 +4,16 @@ carries an earlier pair too."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from lower_bound_attacker import attack
-from test_insider_floors import _random_data
+from test_insider_floors import secondary_cost_of
 
-import argusqt
 from argusqt.protection.audit import insider_repair
 
 
 def _cost(monkeypatch, spare: bool):
     monkeypatch.setattr(insider_repair, "SPARE", spare)
-    p = argusqt.protect(
-        _random_data(24), explanatory=["act", "reg"], response="turnover",
-        rules="P(15,1)|FREQ(3,20)", method="GH", progress=False,
-    )[0]  # fmt: skip
-    status = np.asarray(p.table.status)
-    secondary = np.isin(status, [11, 12])
-    return float(np.asarray(p.table.cost)[secondary].sum()), p.table
+    return secondary_cost_of(24, "GH")
 
 
 @pytest.mark.parametrize("spare", [False, True])

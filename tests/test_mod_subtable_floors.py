@@ -4,24 +4,16 @@ final insider repair has less to add."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from lower_bound_attacker import attack
-from test_insider_floors import _random_data
+from test_insider_floors import secondary_cost_of
 
-import argusqt
 from argusqt.protection.suppress import modular
 
 
 def _mod(monkeypatch, floors: bool):
     monkeypatch.setattr(modular, "SUBTABLE_FLOORS", floors)
-    p = argusqt.protect(
-        _random_data(29), explanatory=["act", "reg"], response="turnover",
-        rules="P(15,1)|FREQ(3,20)", method="MOD", progress=False,
-    )[0]  # fmt: skip
-    status = np.asarray(p.table.status)
-    secondary = np.isin(status, [11, 12])
-    return float(np.asarray(p.table.cost)[secondary].sum()), p.table
+    return secondary_cost_of(29, "MOD")
 
 
 @pytest.mark.parametrize("floors", [False, True])
