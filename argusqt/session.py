@@ -44,6 +44,7 @@ from argusqt.workflow import changing, opening, output, protecting, recoding, sp
 from argusqt.workflow.opening import TOTALS_MODES, TabularSource
 from argusqt.workflow.output import (
     cell_cause,
+    cell_levels,
     published_face,
     spreadsheet_safe,
     table_protection,
@@ -758,6 +759,7 @@ __all__ = [
     "Session",
     "TabularSource",
     "cell_cause",
+    "cell_levels",
     "is_warning",
     "preload",
     "published_face",

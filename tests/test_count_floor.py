@@ -106,3 +106,34 @@ def test_no_floor_for_magnitude_or_weighted_tables():
         progress=False,
     )  # fmt: skip
     assert CSPProblem.from_table(mag.tables[0].table).lower.max() == 0.0
+
+
+def test_levels_written_are_the_levels_protected():
+    """The CONFIDENTIAL Excel cells sheet, the intermediate file and the audit report give a
+    count's lower level ending at its floor, as the model protects it (fl19; they gave the
+    rule's level reaching below what '-' tells)."""
+    import io
+
+    import openpyxl
+
+    from argusqt.export.excel import ExcelOptions, excel_bytes
+    from argusqt.export.intermediate import intermediate_lines
+
+    prot = argusqt.protect(_frame(SEED), explanatory=["a", "b"], response=None,
+                           rules=[argusqt.FREQ(3, 10)], method="OPT", progress=False)  # fmt: skip
+    table = prot.tables[0].table
+    prim = np.flatnonzero(is_primary(table.status))
+    two = int(prim[table.value[prim] == 2][0])
+    table.lpl[two] = 2.0  # a level set by hand: the model asks only down to 1 record
+    model = CSPProblem.from_table(table)
+    clipped = [c for c in prim.tolist() if model.lpl[c] < table.lpl[c]]
+    assert two in clipped and len(clipped) > 1
+    xlsx = excel_bytes(table, ExcelOptions(confidential=True, labels=False))
+    wb = openpyxl.load_workbook(io.BytesIO(xlsx))
+    rows = list(wb["cells"].iter_rows(min_row=3, values_only=True))
+    lines = intermediate_lines(table)
+    report = {line.cell: line for line in audit_table(table, 1).primaries}
+    for c in clipped:
+        assert rows[c][-2] == pytest.approx(model.lpl[c])
+        assert report[c].need_lower == pytest.approx(table.value[c] - model.lpl[c])
+    assert lines[two].split(";")[-2] == "1"  # the rule's 2 written before (0 is written as 1)

@@ -160,7 +160,7 @@ def audit_table(
     """The publication verdict on the table's current face, per primary. `published`:
     primaries a foreign pattern prints (disclosed whatever the attackers find)."""
     from argusqt.export.gate import cell_name, table_verdict
-    from argusqt.protection.core.problem import count_floor
+    from argusqt.protection.core.problem import protected_levels
     from argusqt.rules.cause import cause_codes
 
     status = np.asarray(table.status)
@@ -174,10 +174,8 @@ def audit_table(
     exact = int(is_suppressed(status).sum()) <= 2000
     causes = cause_codes(table)
     values = np.asarray(table.value, dtype=float)
-    need_lo = values - np.asarray(table.lpl, dtype=float)
-    floor = count_floor(table, status, values)
-    if floor is not None:  # a count's interval ends at what '-' already tells (D-94)
-        need_lo = np.maximum(need_lo, floor)
+    lpl, upl = protected_levels(table)  # a count's interval ends where '-' tells (D-94)
+    need_lo = values - lpl
     lines = []
     for c in prim.tolist():
         reasons = list(verdict.reasons(c))
@@ -193,7 +191,7 @@ def audit_table(
                 causes[c],
                 float(values[c]),
                 float(need_lo[c]),
-                float(values[c] + table.upl[c]),
+                float(values[c] + upl[c]),
                 lo,
                 hi,
                 reasons,

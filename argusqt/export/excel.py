@@ -514,8 +514,9 @@ def _write_cells(
     if audit is not None:
         lower = np.asarray(audit.lower, dtype=float).tolist()
         upper = np.asarray(audit.upper, dtype=float).tolist()
-    lpl = np.asarray(table.lpl, dtype=float).tolist()
-    upl = np.asarray(table.upl, dtype=float).tolist()
+    from argusqt.protection.core.problem import protected_levels  # lazy: D-78's start-up
+
+    lpl, upl = (pl.tolist() for pl in protected_levels(table))  # what is protected (D-94)
     codes = [d.codes for d in table.dims]
     labels = [[d.label(i) for i in range(len(d))] for d in table.dims]
     ranges = [range(len(d)) for d in table.dims]

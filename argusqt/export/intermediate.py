@@ -86,9 +86,10 @@ def intermediate_lines(
         top = _top(table, use_h)
         cols.extend(fmt_numbers(top[:, j], d) for j in range(top.shape[1]))
     cols.append(_LETTERS[status])
+    from argusqt.protection.core.problem import protected_levels  # lazy: D-78's start-up
+
     minimum = 10.0 ** (-d)
-    for pl in (table.lpl, table.upl):
-        pl = np.asarray(pl, dtype=float)
+    for pl in protected_levels(table):  # the levels protected: a count's end at its floor
         cols.append(fmt_numbers(np.where(empty, 0.0, np.where(pl == 0, minimum, pl)), d))
     if audit:
         cols.extend(_audit_columns(table))

@@ -12,7 +12,7 @@ from argusqt.gui import statuscolors
 from argusqt.gui.formatting import format_cost, format_number
 from argusqt.model.status import is_suppressed
 from argusqt.model.table import Table
-from argusqt.session import cell_cause
+from argusqt.session import cell_cause, cell_levels
 
 
 class CellInfoPanel(QGroupBox):
@@ -86,7 +86,13 @@ class CellInfoPanel(QGroupBox):
         L["top"].setText(_top(table.top, cell, fmt))
         L["htop"].setText(_top(table.htop, cell, fmt) if table.htop is not None else "–")
         L["cost"].setText(format_cost(float(table.cost[cell])))
-        L["pl"].setText(f"{fmt(float(table.lpl[cell]))} / {fmt(float(table.upl[cell]))}")
+        lpl, upl = cell_levels(table, cell)
+        pl = f"{fmt(lpl)} / {fmt(upl)}"
+        if lpl < float(table.lpl[cell]):  # a count known non-empty: the rule asked below that
+            floor = float(table.value[cell]) - lpl
+            rule = f"{fmt(float(table.lpl[cell]))} / {fmt(upl)}"
+            pl += f"\n(rule: {rule}; known ≥ {fmt(floor)}: empty cells print '-')"
+        L["pl"].setText(pl)
         if audit is not None and bool(audit.audited[cell]):
             ok = "passed" if bool(audit.passed[cell]) else "NOT PROTECTED"
             L["audit"].setText(

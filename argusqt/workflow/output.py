@@ -471,6 +471,15 @@ def cell_cause(table: Table, cell: int) -> str:
     return f"{code}: {cause_words(code)}" if code else ""
 
 
+def cell_levels(table: Table, cell: int) -> tuple[float, float]:
+    """A cell's LPL and UPL as protected, not only as the rule asked: a count's lower level
+    ends at the non-empty cells '-' tells of (D-94)."""
+    from argusqt.protection.core.problem import protected_levels  # lazy: D-78's start-up
+
+    lpl, upl = protected_levels(table)
+    return float(lpl[cell]), float(upl[cell])
+
+
 def published_face(table: Table) -> np.ndarray:
     """Each cell as it would be published (`x` suppressed, `-` empty, rounded, adjusted or
     interval values): what leaves the program by the clipboard too."""

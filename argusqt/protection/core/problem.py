@@ -186,15 +186,12 @@ class CSPProblem:
             span = np.abs(values) * apriori_percent / 100.0
             lower = np.maximum(lower, values - span)
             upper = np.minimum(upper, values + span)
-        lpl = np.asarray(table.lpl, dtype=float).copy()
-        upl = np.asarray(table.upl, dtype=float).copy()
+        lpl, upl, floor = _levels(table, status, values)
         prim = is_primary(status)
         lpl[~prim] = 0.0
         upl[~prim] = 0.0
-        floor = count_floor(table, status, values)
-        if floor is not None:  # a suppressed count is not empty: levels end at that (D-94)
+        if floor is not None:  # a suppressed count is not empty (D-94)
             lower = np.maximum(lower, floor)
-            lpl = np.where(prim, np.minimum(lpl, values - floor), lpl)
         lower = np.where(prim, np.minimum(lower, values - lpl), lower)
         upper = np.where(prim, np.maximum(upper, values + upl), upper)
         rel = table.relations_small
@@ -224,6 +221,26 @@ class CSPProblem:
             is_frequency=bool(table.spec.is_frequency),
             cellkey=_cell_key_source(table),
         )
+
+
+def protected_levels(table: Table) -> tuple[np.ndarray, np.ndarray]:
+    """The table's LPL and UPL as every method and audit protects them, for what is shown or
+    written: a count's lower level ends at the cell's known non-empty leaves (D-94)."""
+    values = np.asarray(table.value, dtype=float)
+    lpl, upl, _ = _levels(table, np.asarray(table.status).astype(np.int16), values)
+    return lpl, upl
+
+
+def _levels(
+    table: Table, status: np.ndarray, values: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The rule's levels, a primary's lower one ended at the count floor, and that floor."""
+    lpl = np.asarray(table.lpl, dtype=float).copy()
+    upl = np.asarray(table.upl, dtype=float).copy()
+    floor = count_floor(table, status, values)
+    if floor is not None:  # a suppressed count is not empty: levels end at that (D-94)
+        lpl = np.where(is_primary(status), np.minimum(lpl, values - floor), lpl)
+    return lpl, upl, floor
 
 
 def count_floor(table: Table, status: np.ndarray, values: np.ndarray) -> np.ndarray | None:
