@@ -143,7 +143,7 @@ class _Data:
         if floors is None:
             return 0
         fl = floors.padded(self.n)
-        amount, exempt = fl.amount.tocsr(), fl.exempt.tocsr()
+        amount = fl.amount.tocsr()
         added = 0
         for r in sorted(set(rows) - self.floor_rows):
             self.floor_rows.add(r)
@@ -154,9 +154,9 @@ class _Data:
             alone = fl.alone[cells]
             kc = cells[alone]
             phi = self.a[cells[~alone]] - np.minimum(amt[~alone], self.a[cells[~alone]])
-            ex = set(exempt.indices[exempt.indptr[r] : exempt.indptr[r + 1]].tolist())
-            ex |= set(kc.tolist())
-            mine = [k for k in range(self.t_cell.size) if int(self.t_cell[k]) not in ex]
+            # its own primaries only: not exempt, not known, in its own table (D-91)
+            bar = fl.barred(np.array([r]), self.t_cell)[0] | np.isin(self.t_cell, kc)
+            mine = np.flatnonzero(~bar).tolist()
             if mine:
                 self.insiders.append(_Insider(kc, mine, cells[~alone], phi))
                 added += 1

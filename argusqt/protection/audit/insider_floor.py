@@ -125,7 +125,7 @@ def floor_audit(
     eff = sp.csr_matrix((bound, (row, col)), shape=amount.shape)
     fixed = sp.csr_matrix((alone.astype(float), (row, col)), shape=amount.shape)
     fixed.eliminate_zeros()
-    exempt = fl.exempt.tocsr()
+    barred = fl.barred  # its own primaries only: exempt, other tables' cells (D-91)
     out.attackers = int(np.unique(row).size)
     coal_lo = lo.copy()
     np.maximum.at(coal_lo, col, bound)
@@ -176,14 +176,14 @@ def floor_audit(
         out.pairs_left += len(left)
         if left:
             _respondents(
-                out, lp, left, need, eff, fixed, exempt, lo, hi, values, tol, cancel, given
+                out, lp, left, need, eff, fixed, barred, lo, hi, values, tol, cancel, given
             )
         out.n_lps += lp.n_lps
     return out
 
 
 def _respondents(
-    out, lp, left, need, eff, fixed, exempt, lo, hi, values, tol, cancel, given
+    out, lp, left, need, eff, fixed, barred, lo, hi, values, tol, cancel, given
 ) -> None:
     """The pairs the coalition narrows, attacked per respondent in their component by
     group tests: a group's bounds together (each cell at its members' largest bound) are
@@ -192,7 +192,7 @@ def _respondents(
     Members a kept attacker point already fits need no LP."""
     cells = lp.cells
     lp.set_bounds(cells, lo[cells], hi[cells])
-    att = _Attackers(lp, eff, fixed, exempt, hi, values)
+    att = _Attackers(lp, eff, fixed, barred, hi, values)
     found: list[tuple[int, int, FloorDisclosure]] = []
     for k, key in enumerate(left):
         c, d = key
@@ -233,7 +233,7 @@ class _Attackers:
     lo, hi), the strongest first (most cells, largest shares): halving keeps like with
     like, and the strong ones' points fit the weak."""
 
-    def __init__(self, lp, eff, fixed, exempt, hi, values) -> None:
+    def __init__(self, lp, eff, fixed, barred, hi, values) -> None:
         cells = lp.cells
         m = cells.size
         sub = eff[:, cells].tocsr()
@@ -241,7 +241,7 @@ class _Attackers:
         rows = np.flatnonzero(np.diff(sub.indptr) > 0)
         sub = sub[rows].tocsr()
         fx = fixed[rows][:, cells].toarray() > 0
-        self.mine = (exempt[rows][:, cells].toarray() > 0) | fx
+        self.mine = barred(rows, cells) | fx
         n = rows.size
         ent_row = np.repeat(np.arange(n), np.diff(sub.indptr))
         ent_col = sub.indices.astype(np.int64)

@@ -31,7 +31,7 @@ from argusqt.protection.core.budget import (
 from argusqt.protection.core.options import seconds as seconds_of
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.registry import MethodDescriptor, register
-from argusqt.protection.core.respondents import Floors
+from argusqt.protection.core.respondents import Floors, beside
 from argusqt.protection.core.result import AuditResult, ProtectionResult, grouped
 from argusqt.protection.lp.cleanup import Witnesses, cleanup, find_witness
 from argusqt.protection.lp.components import DOWN, UP, MoveContext
@@ -337,21 +337,7 @@ def _sub_floors(
     fl = problem.floors
     if not SUBTABLE_FLOORS or fl is None or fl.count == 0:
         return None
-    amount, exempt, alone = [], [], []
-    cols = [fl.amount.tocsr(), fl.exempt.tocsr()]
-    for sub, work in parts:
-        part = Floors(
-            cols[0][:, sub.cells], cols[1][:, sub.cells], np.asarray(fl.alone)[sub.cells]
-        ).padded(work.n_cells)
-        amount.append(part.amount)
-        exempt.append(part.exempt)
-        alone.append(part.alone)
-    joined = Floors(
-        sp.hstack(amount, format="csr"),
-        sp.hstack(exempt, format="csr"),
-        np.concatenate(alone),
-        fl.note,
-    )
+    joined = beside([fl.columns(sub.cells).padded(work.n_cells) for sub, work in parts], fl.note)
     if joined.amount.nnz == 0:
         return None
     return joined, ltrue
@@ -1059,13 +1045,7 @@ def solve_modular(
     problem = _table_part(full)
     if problem is not full and full.floors is not None:
         # the subtables' floors (SUBTABLE_FLOORS): the table cells' columns
-        fl = full.floors.padded(full.n_cells)
-        problem.floors = Floors(
-            fl.amount.tocsr()[:, : problem.n_cells],
-            fl.exempt.tocsr()[:, : problem.n_cells],
-            np.asarray(fl.alone)[: problem.n_cells],
-            fl.note,
-        )
+        problem.floors = full.floors.padded(full.n_cells).columns(np.arange(problem.n_cells))
     true_prim = problem.primary.copy()
     sup = true_prim | problem.secondary
     subs = subtables(problem.dims or [])
