@@ -24,19 +24,9 @@ DATA = Path("/work/shared/data/tauargus/enterprise")
 def session():
     """The two tables of tests/enterprise_linked.py, computed (nothing written)."""
     sys.path.insert(0, str(ROOT / "tests"))
-    from enterprise_linked import rules
+    from enterprise_linked import computed
 
-    from argusqt.model.table import CostSpec, TableSpec
-    from argusqt.session import Session
-
-    s = Session()
-    s.open_microdata(DATA / "example_enterprise.asc", DATA / "example_enterprise.rda")
-    for ex in (["act", "product"], ["act", "region"]):
-        s.specify_table(
-            TableSpec(ex, "turnover", cost=CostSpec("variable", "turnover"), rules=rules())
-        )
-    s.compute_tables()
-    return s
+    return computed(DATA)
 
 
 def _bytes(floors) -> int:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from shared_paths import copy_case
 
@@ -44,18 +45,23 @@ def rules() -> SafetyRules:
     )
 
 
+def computed(folder: Path) -> Session:
+    """act × product and act × region of the enterprise data in `folder`, computed."""
+    s = Session()
+    s.open_microdata(folder / "example_enterprise.asc", folder / "example_enterprise.rda")
+    for ex in (["act", "product"], ["act", "region"]):
+        s.specify_table(
+            TableSpec(ex, "turnover", cost=CostSpec("variable", "turnover"), rules=rules())
+        )
+    s.compute_tables()
+    return s
+
+
 def linked_enterprise(method: str, tmp_path_factory) -> LinkedRun:
     """The linked `method` run on a copy of the enterprise data (kept for the session), as a
     deep copy the caller may change."""
     if method not in _RUNS:
-        folder = copy_case("enterprise", tmp_path_factory.mktemp(f"linked_{method}"))
-        s = Session()
-        s.open_microdata(folder / "example_enterprise.asc", folder / "example_enterprise.rda")
-        for ex in (["act", "product"], ["act", "region"]):
-            s.specify_table(
-                TableSpec(ex, "turnover", cost=CostSpec("variable", "turnover"), rules=rules())
-            )
-        s.compute_tables()
+        s = computed(copy_case("enterprise", tmp_path_factory.mktemp(f"linked_{method}")))
         before = [CSPProblem.from_table(t) for t in s.tables]
         watch = time.perf_counter()
         results = s.protect_linked(method, dict(PARAMS[method]))
