@@ -21,7 +21,7 @@ class ProgressEvent:
     incumbent: float | None = None  # best safe solution value so far
     gap: float | None = None  # relative gap, 0.01 = 1 %
     cuts: int | None = None
-    elapsed: float | None = None  # seconds since start
+    elapsed: float | None = None  # CPU-seconds since start (the time limit's clock, D-96)
     extra: dict = field(default_factory=dict)
 
 
@@ -89,16 +89,23 @@ class GraceToken(CancelToken):
         return self.cancelled
 
 
-#: the clock of Stopwatch (seconds, monotonic); tests replace it with a fast or slow one
-CLOCK = time.perf_counter
+#: the clock of Stopwatch: CPU-seconds of the process, the clock of the user's time limit
+#: (docs/design.md, D-96); tests replace it with a fast or slow one
+CLOCK = time.process_time
 
 
 class Stopwatch:
-    """Elapsed seconds since creation, for the `elapsed` field of events and results."""
+    """CPU-seconds since creation (`elapsed`, what time limits and results count) and wall
+    seconds (`wall`, for what a person watches)."""
 
     def __init__(self) -> None:
         self.start = CLOCK()
+        self.wall_start = time.monotonic()
 
     @property
     def elapsed(self) -> float:
         return CLOCK() - self.start
+
+    @property
+    def wall(self) -> float:
+        return time.monotonic() - self.wall_start
