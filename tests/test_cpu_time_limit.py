@@ -32,8 +32,38 @@ def _burn(deadline: Deadline, most: int = 10**9) -> int:
 
 
 def test_the_run_clocks_count_cpu_seconds():
-    assert budget.CLOCK is time.process_time
-    assert progress.CLOCK is time.process_time
+    assert budget.CLOCK is progress.run_cpu
+    assert progress.CLOCK is progress.run_cpu
+
+
+def test_a_thread_left_out_does_not_count():
+    """The GUI thread's CPU while it draws a run's progress is left out of the run's clock."""
+    box: dict = {}
+    ready, go, done, end = (threading.Event() for _ in range(4))
+
+    def other() -> None:  # a thread busy for a count, not a clock; alive while measured
+        box["id"] = threading.get_ident()
+        ready.set()
+        go.wait()
+        box["n"] = sum(range(3_000_000))
+        done.set()
+        end.wait()
+
+    t = threading.Thread(target=other)
+    t.start()
+    ready.wait()
+    put_back = progress.leave_out(box["id"])
+    before = progress.run_cpu()
+    own0, other0 = time.thread_time(), time.process_time()
+    go.set()
+    done.wait()
+    counted = progress.run_cpu() - before
+    spent = (time.process_time() - other0) - (time.thread_time() - own0)  # the other's CPU
+    put_back()
+    end.set()
+    t.join()
+    assert spent > 0.01
+    assert counted < 0.5 * spent
 
 
 def test_a_sleeping_run_does_not_reach_its_limit_a_busy_one_does():

@@ -17,12 +17,13 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from argusqt.progress import CancelToken
+from argusqt.progress import CancelToken, run_cpu
 from argusqt.protection.core.options import seconds
 
-#: CPU-seconds of the process (every thread of a run: the worker, OPT's start heuristic,
-#: HiGHS), so that load does not move the limit (D-96); tests replace it with a fake clock
-CLOCK = time.process_time
+#: CPU-seconds of the run: the process's (every thread of a run: the worker, OPT's start
+#: heuristic, HiGHS) less the GUI thread's while it waits for the run, so that load does not
+#: move the limit (D-96); tests replace it with a fake clock
+CLOCK = run_cpu
 #: wall seconds, only for the backstop of a starved run; tests may replace it too
 WALL = time.monotonic
 
