@@ -21,7 +21,7 @@ class ProgressEvent:
     incumbent: float | None = None  # best safe solution value so far
     gap: float | None = None  # relative gap, 0.01 = 1 %
     cuts: int | None = None
-    elapsed: float | None = None  # seconds since start
+    elapsed: float | None = None  # CPU-seconds since start (the time limit's clock, D-96)
     extra: dict = field(default_factory=dict)
 
 
@@ -89,16 +89,61 @@ class GraceToken(CancelToken):
         return self.cancelled
 
 
-#: the clock of Stopwatch (seconds, monotonic); tests replace it with a fast or slow one
-CLOCK = time.perf_counter
+#: CPU clocks of threads whose work is no run's (the GUI thread while a job runs: it draws
+#: the progress), with how many jobs asked; run_cpu leaves them out (D-96)
+_LEFT_OUT: dict[int, int] = {}
+_left_out_lock = threading.Lock()
+
+
+def run_cpu() -> float:
+    """CPU-seconds of the process less those of the threads left out (leave_out): what a
+    run's time limit counts, the same in the GUI, the batch and the API (D-96)."""
+    now = time.process_time()
+    for clock in tuple(_LEFT_OUT):
+        try:
+            now -= time.clock_gettime(clock)
+        except OSError:  # the thread has ended: its CPU stays in the process's
+            pass
+    return now
+
+
+def leave_out(thread_id: int) -> Callable[[], None]:
+    """Leave thread `thread_id`'s CPU out of run_cpu until the returned function is called
+    (nothing to leave out where threads have no CPU clock of their own: Windows)."""
+    try:
+        clock = time.pthread_getcpuclockid(thread_id)
+    except (AttributeError, OSError):
+        return lambda: None
+    with _left_out_lock:
+        _LEFT_OUT[clock] = _LEFT_OUT.get(clock, 0) + 1
+
+    def put_back() -> None:
+        with _left_out_lock:
+            if _LEFT_OUT.get(clock, 0) <= 1:
+                _LEFT_OUT.pop(clock, None)
+            else:
+                _LEFT_OUT[clock] -= 1
+
+    return put_back
+
+
+#: the clock of Stopwatch: CPU-seconds of the run (run_cpu), the clock of the user's time
+#: limit (docs/design.md, D-96); tests replace it with a fast or slow one
+CLOCK = run_cpu
 
 
 class Stopwatch:
-    """Elapsed seconds since creation, for the `elapsed` field of events and results."""
+    """CPU-seconds since creation (`elapsed`, what time limits and results count) and wall
+    seconds (`wall`, for what a person watches)."""
 
     def __init__(self) -> None:
         self.start = CLOCK()
+        self.wall_start = time.monotonic()
 
     @property
     def elapsed(self) -> float:
         return CLOCK() - self.start
+
+    @property
+    def wall(self) -> float:
+        return time.monotonic() - self.wall_start

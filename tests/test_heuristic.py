@@ -203,7 +203,7 @@ def test_batch_time_limit_reaches_the_heuristic(monkeypatch):
     monkeypatch.setattr(budget, "CLOCK", Jumping())
     p = random_3d(np.random.default_rng(2), [2, 3], [2, 3], 6)
     # past the limit and its grace there is no pattern in time: a clear refusal (issue 22)
-    with pytest.raises(TimeLimitError, match=r"HEUR: the time limit of 0.6 s .*left unchanged"):
+    with pytest.raises(TimeLimitError, match=r"HEUR: the time limit of 0.6 CPU-s .*left unchanged"):
         run_method(p, "HEUR", params)
     # within the grace (here endless) every primary is still protected, in a hurry, and the
     # result says that the time limit decided

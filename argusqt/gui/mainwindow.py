@@ -1105,7 +1105,7 @@ class MainWindow(QMainWindow):
         t = self.views[table_no - 1].table
         face = t.protection.face if t.protection is not None else "suppress"
         lines += r.outcome_lines(face, t.value)  # rounded / adjusted cells, not "secondaries"
-        lines.append(f"Time: {r.elapsed:,.1f} s")
+        lines.append(f"CPU time: {r.elapsed:,.1f} s")  # the time limit's clock (D-96)
         # the publication verdict (what saving says) before the outsider audit alone
         verdict = r.verdict if r.verdict is not None else r.audit
         if verdict is not None:

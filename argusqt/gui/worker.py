@@ -6,13 +6,14 @@ callback turns ProgressEvents into a queued Qt signal, so the event loop stays r
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QThread, Signal
 
-from argusqt.progress import CancelToken, ProgressEvent
+from argusqt.progress import CancelToken, ProgressEvent, leave_out
 
 #: A core job: called as job(progress=callback, cancel=token) on the worker thread.
 Job = Callable[..., Any]
@@ -33,6 +34,9 @@ class Worker(QThread):
         self._last_emit = 0.0
         self.result: Any = None
         self.error: BaseException | None = None
+        #: the GUI thread (which makes the worker) draws the progress: its CPU is not the
+        #: run's, so a time limit counts the same work as in the batch and the API (D-96)
+        self._gui_thread = threading.get_ident()
 
     def cancel(self) -> None:
         """Ask the job to stop; it returns its best safe result as soon as it polls the token."""
@@ -46,8 +50,12 @@ class Worker(QThread):
             self.progressed.emit(event)
 
     def run(self) -> None:  # noqa: D401 - Qt override
+        put_back = leave_out(self._gui_thread)
         try:
-            self.result = self.job(progress=self._progress, cancel=self.cancel_token)
+            try:
+                self.result = self.job(progress=self._progress, cancel=self.cancel_token)
+            finally:
+                put_back()
         except BaseException as exc:  # reported to the GUI, never swallowed
             self.error = exc
             self.failed.emit(exc)

@@ -23,7 +23,13 @@ from argusqt.protection.audit.insider_repair import make_publishable
 from argusqt.protection.audit.outsider import EXACT_AUDIT_LIMIT, pattern_digest
 from argusqt.protection.audit.publication import audit_stop, audit_stopped
 from argusqt.protection.core import registry
-from argusqt.protection.core.budget import Deadline, seconds_param, seeds
+from argusqt.protection.core.budget import (
+    Deadline,
+    seconds_param,
+    seeds,
+    starvations,
+    starved_note,
+)
 from argusqt.protection.core.options import SolverOptions, options_dict
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.registry import MethodDescriptor
@@ -56,19 +62,27 @@ def run_method(
     than published. params "audit_intervals": True (exact intervals), False (pass/fail) or
     "auto" (exact up to EXACT_AUDIT_LIMIT suppressed cells). A method's own pass/fail audit
     of the very same pattern (same digest) is reused instead of repeated. params "max_time"
-    (seconds) is the whole run's safety cap, the final audit included: past it and its grace
-    (budget.limit_grace) the run ends with TimeLimitError; a result the cap changed says so
-    (`timed_out`, and TIME_LIMIT_DECIDED in its log).
+    (CPU-seconds, D-96) is the whole run's safety cap, the final audit included: past it and
+    its grace (budget.limit_grace) the run ends with TimeLimitError; a result the cap changed
+    says so (`timed_out`, and TIME_LIMIT_DECIDED in its log).
     """
     given = params
     params = options_dict(given)
     desc = method if isinstance(method, MethodDescriptor) else registry.get(method)
     limit = seconds_param(params, "max_time", "time_limit")
     run_deadline = Deadline(limit)
-    result = _run(problem, desc, given, params, progress, cancel, run_deadline, limit)
+    starved = starvations()
+    try:
+        result = _run(problem, desc, given, params, progress, cancel, run_deadline, limit)
+    except TimeLimitError as err:
+        if starvations() > starved or run_deadline.starved:
+            raise TimeLimitError(f"{err}; {starved_note(limit)}") from None
+        raise
     result.figures |= seeds()  # saved with the session, as the result's figures
     if result.timed_out and TIME_LIMIT_DECIDED not in result.log:
         result.log.append(TIME_LIMIT_DECIDED)
+    if result.timed_out and (starvations() > starved or run_deadline.starved):
+        result.log.append(starved_note(limit))  # the backstop, not the CPU limit (D-96)
     return result
 
 

@@ -158,7 +158,7 @@ def protect(
     refused = result.verdict is not None and not result.verdict.ok
     said = result.verdict if refused else audit  # never the outsider's pass beside a refusal
     s.add_log(
-        f"Table {table_no}: {desc.name} {done} in {result.elapsed:,.1f} s: {figures}"
+        f"Table {table_no}: {desc.name} {done} in {result.elapsed:,.1f} CPU-s: {figures}"
         + (f"; {said.summary()}" if said is not None else "")
     )
     if result.cancelled:

@@ -39,6 +39,7 @@ from argusqt.protection.adjust.cta_model import (
 from argusqt.protection.adjust.scip_monitor import ScipMonitor
 from argusqt.protection.audit.disclosure import adjusted_verdict, confidential_seed
 from argusqt.protection.audit.publication import cell_label
+from argusqt.protection.core.budget import scip_time_limit
 from argusqt.protection.core.options import SolverOptions
 from argusqt.protection.core.params import MethodParams, TableFacts, minutes_param, param
 from argusqt.protection.core.problem import CSPProblem
@@ -296,7 +297,7 @@ def _bound_conflict(
     )
     model = Model()
     model.hideOutput()
-    model.setParam("limits/time", max(1.0, float(time_limit)))
+    scip_time_limit(model, max(1.0, float(time_limit)))  # CPU-seconds (D-96)
     free = np.where(frozen, 0.0, big)
     zp = list(model.addMatrixVar((n,), vtype="C", lb=0.0, ub=free))
     zm = list(model.addMatrixVar((n,), vtype="C", lb=0.0, ub=free))

@@ -18,6 +18,7 @@ from argusqt.errors import AuditError, MethodError
 from argusqt.model.status import Status
 from argusqt.protection.adjust.scip_monitor import ScipMonitor, attach_monitor
 from argusqt.protection.audit.disclosure import point_tolerance
+from argusqt.protection.core.budget import scip_time_limit
 from argusqt.protection.core.problem import CSPProblem
 
 LOWER, UPPER = 0, 1
@@ -246,7 +247,7 @@ def _solve(
     f = 1.0 if as_int else inst.unit  # model deviation = f × deviation in units
     model = Model()
     model.hideOutput()
-    model.setParam("limits/time", max(1.0, float(time_limit)))
+    scip_time_limit(model, max(1.0, float(time_limit)))  # CPU-seconds (D-96)
     model.setParam("limits/gap", float(gap_limit))
     model.setParam("numerics/feastol", 1e-7)
     if monitor is not None:

@@ -9,7 +9,6 @@ addition) is the fallback when no rounded table is found in time or on cancel.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -24,6 +23,7 @@ from argusqt.progress import CancelToken, ProgressCallback, Stopwatch, no_progre
 from argusqt.protection.adjust.scip_monitor import ScipMonitor, attach_monitor
 from argusqt.protection.audit.disclosure import rounded_verdict
 from argusqt.protection.audit.publication import cell_label, publication_audit
+from argusqt.protection.core.budget import Deadline, scip_time_limit
 from argusqt.protection.core.options import SolverOptions
 from argusqt.protection.core.params import MethodParams, TableFacts, minutes_param, param
 from argusqt.protection.core.problem import CSPProblem
@@ -145,7 +145,7 @@ def _solve_part(
     idx_s = np.flatnonzero(mult | nonmult) if steps > 0 else np.zeros(0, dtype=np.int64)
     model = Model()
     model.hideOutput()
-    model.setParam("limits/time", max(1.0, float(time_limit)))
+    scip_time_limit(model, max(1.0, float(time_limit)))
     if stop_rule == STOP_FIRST:
         model.setParam("limits/solutions", 1)
     progress, cancel, watch, label = monitor_args
@@ -396,7 +396,7 @@ def solve_rounding(
 
     rel = problem.relations.tocsr()
     rhs = np.asarray(problem.rhs, dtype=float)
-    deadline = time.perf_counter() + max_time
+    deadline = Deadline(max_time)  # CPU-seconds, with the wall-clock backstop (D-96)
     rounded = np.zeros(n)
     known = np.zeros(n, dtype=bool)
     all_optimal = True
@@ -510,7 +510,7 @@ def _round_part(
     base: int,
     steps: int,
     stop: int,
-    deadline: float,
+    deadline: Deadline,
     margs: tuple,
     k_bounds: tuple[np.ndarray, np.ndarray],
     prefer_zero: bool,
@@ -521,7 +521,7 @@ def _round_part(
     trials = [0, steps] if steps > 0 and prefer_zero else [steps]
     outcome = None
     for k_steps in trials:
-        left = deadline - time.perf_counter()
+        left = deadline.remaining
         if left <= 0 or (cancel is not None and cancel.cancelled):
             break
         outcome = _solve_part(z, empty, rel, rhs, base, k_steps, stop, left, margs, k_bounds)

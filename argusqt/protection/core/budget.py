@@ -5,7 +5,9 @@ repair rounds): the same input gives the same statuses on any machine and load. 
 time limit is only a safety cap on top (argusqt/docs/methods.md §15.1): each phase gets what
 is left of one Deadline, and a Deadline remembers whether the clock ever stopped anything
 (`hit`), so that the result can say "the time limit decided" (ProtectionResult.timed_out).
-The clock is a module attribute so tests can drive it without waiting.
+The limit counts CPU-seconds of the process (D-96): a loaded machine reaches it after the same
+work; a wall-clock backstop (BACKSTOP_FACTOR × the limit) still ends a starved run. The clocks
+are module attributes so tests can drive them without waiting.
 """
 
 from __future__ import annotations
@@ -15,11 +17,51 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from argusqt.progress import CancelToken
+from argusqt.progress import CancelToken, run_cpu
 from argusqt.protection.core.options import seconds
 
-#: seconds, monotonic; tests replace it with a fake clock
-CLOCK = time.perf_counter
+#: CPU-seconds of the run: the process's (every thread of a run: the worker, OPT's start
+#: heuristic, HiGHS) less the GUI thread's while it waits for the run, so that load does not
+#: move the limit (D-96); tests replace it with a fake clock
+CLOCK = run_cpu
+#: wall seconds, only for the backstop of a starved run; tests may replace it too
+WALL = time.monotonic
+
+#: the wall-clock backstop of a limit of s CPU-seconds: max(BACKSTOP_FACTOR · s, s +
+#: BACKSTOP_MIN) wall seconds, so that a run the machine starves of CPU still ends (D-96)
+BACKSTOP_FACTOR = 10.0
+BACKSTOP_MIN = 300.0
+
+
+#: how many deadlines of this process the backstop has ended (run_method compares it
+#: before and after a run to say so; D-96)
+_STARVED = [0]
+
+
+def starvations() -> int:
+    """Deadlines the wall-clock backstop has ended so far in this process."""
+    return _STARVED[0]
+
+
+def backstop(seconds: float | None) -> float:
+    """Wall seconds after which a run with a limit of `seconds` CPU-seconds stops anyway."""
+    if seconds is None:
+        return math.inf
+    return max(BACKSTOP_FACTOR * float(seconds), float(seconds) + BACKSTOP_MIN)
+
+
+def scip_time_limit(model: Any, seconds: float) -> None:
+    """SCIP's time limit in CPU-seconds of the process, as the run's Deadline counts them."""
+    model.setParam("timing/clocktype", 1)  # 1 = CPU time, 2 = wall clock (SCIP's default)
+    model.setParam("limits/time", float(seconds))
+
+
+def highs_time_limit(h: Any, deadline: Deadline) -> None:
+    """HiGHS counts wall seconds of all its runs on one object: it may stop only at the
+    run's wall-clock backstop, never before the CPU limit decides (D-96)."""
+    left = deadline.wall_remaining
+    h.setOptionValue("time_limit", math.inf if math.isinf(left) else h.getRunTime() + left)
+
 
 #: the solvers' seeds: fixed, so that the same input gives the same statuses; recorded in
 #: every result's figures (and so in the saved session) by run_method
@@ -55,8 +97,17 @@ def out_of_time(
     """The refusal of a run whose time limit (and grace) ended before it had an audited
     pattern: one wording for every method."""
     return (
-        f"the time limit of {limit or 0:g} s (+ {limit_grace(limit):g} s grace) ran out {when}; "
-        f"{outcome}: {advice}"
+        f"the time limit of {limit or 0:g} CPU-s (+ {limit_grace(limit):g} s grace) ran out "
+        f"{when}; {outcome}: {advice}"
+    )
+
+
+def starved_note(limit: float | None) -> str:
+    """What a run adds when the wall-clock backstop, not its CPU limit, ended it (D-96)."""
+    return (
+        f"the wall-clock backstop of {backstop(limit):g} s ran out before the time limit of "
+        f"{limit or 0:g} CPU-s: the machine gave the run too little processor time, so the "
+        "clock decided"
     )
 
 
@@ -67,7 +118,8 @@ def stop_after(seconds: float | None) -> float:
 
 
 class Deadline:
-    """`seconds` from now (None = no limit): what is left, and whether it has passed.
+    """`seconds` CPU-seconds from now (None = no limit): what is left, and whether it has
+    passed, on CLOCK; or the wall-clock backstop has (`starved`).
 
     `hit` turns True the first time `expired` is seen True: a phase then changed its course
     because of the clock, and the run's result is no longer the same on every machine.
@@ -75,23 +127,56 @@ class Deadline:
 
     def __init__(self, seconds: float | None):
         self.start = CLOCK()
+        self.wall_start = WALL()
         self.seconds = None if seconds is None else max(0.0, float(seconds))
+        self.wall_seconds = backstop(self.seconds)
         self.hit = False
+        #: the wall-clock backstop ended it before the CPU limit (a starved run)
+        self.starved = False
 
     @property
     def elapsed(self) -> float:
         return CLOCK() - self.start
 
     @property
+    def wall_elapsed(self) -> float:
+        return WALL() - self.wall_start
+
+    @property
+    def wall_remaining(self) -> float:
+        """Wall seconds left before the backstop (inf without a limit)."""
+        return max(0.0, self.wall_seconds - self.wall_elapsed)
+
+    def over(self, extra: float = 0.0) -> bool:
+        """True when the limit plus `extra` has passed on CLOCK, or the backstop plus `extra`
+        on the wall clock (then `starved`); marks the deadline hit."""
+        if self.seconds is None:
+            return False
+        if self.elapsed >= self.seconds + extra:
+            self.hit = True
+        elif self.wall_elapsed >= self.wall_seconds + extra:
+            self.starve()
+        else:
+            return False
+        return True
+
+    def starve(self) -> None:
+        """The wall-clock backstop ended this deadline (here or inside a solver)."""
+        if not self.starved:
+            _STARVED[0] += 1
+        self.hit = self.starved = True
+
+    @property
     def remaining(self) -> float:
         if self.seconds is None:
             return math.inf
+        if self.wall_elapsed >= self.wall_seconds:
+            return 0.0
         return max(0.0, self.seconds - self.elapsed)
 
     @property
     def expired(self) -> bool:
-        if self.seconds is not None and self.elapsed >= self.seconds:
-            self.hit = True
+        self.over()
         return self.hit
 
     def part(self, share: float, reserve: float = 0.0) -> float | None:
@@ -124,7 +209,7 @@ class DeadlineToken(CancelToken):
 
     def grace(self, seconds: float) -> CancelToken:
         """A token cancelled `seconds` after this one: after the deadline on the run's clock
-        (CLOCK: a CPU-second limit stays one, a test's clock drives it; D-52), after the
+        (CLOCK: a CPU-second limit stays one, a test's clock drives it; D-52, D-96), after the
         user's cancel by the parent's grace. Graces do not stack."""
         base = self.extra
         if self.graced is not None:
@@ -141,11 +226,7 @@ class DeadlineToken(CancelToken):
 
     @property
     def out_of_time(self) -> bool:
-        d = self.deadline
-        if d.seconds is not None and d.elapsed >= d.seconds + self.extra:
-            d.hit = True
-            return True
-        return False
+        return self.deadline.over(self.extra)
 
     @property
     def cancelled(self) -> bool:

@@ -55,6 +55,14 @@ def param(default: Any = dataclasses.MISSING, **info: Any) -> Any:
 MAX_MINUTES = 525_600.0
 
 
+#: what every time limit's help says: its clock, and that Cancel does not wait for it
+TIME_LIMIT_HELP = (
+    "CPU-minutes of the solver: a busy machine does not move the limit (a run starved of "
+    "processor time stops anyway at 10 times the limit on the wall clock, at least the limit "
+    "+ 5 minutes). Cancel stops at any time."
+)
+
+
 def minutes_param(
     default: float,
     *,
@@ -64,13 +72,14 @@ def minutes_param(
     help: str = "",
     extension: bool = False,
 ) -> Any:
-    """A time limit in minutes (> 0, at most MAX_MINUTES), as τ-Argus batch files give it."""
+    """A time limit in minutes (> 0, at most MAX_MINUTES), as τ-Argus batch files give it;
+    its help says which clock counts it (D-96)."""
     return param(
         float(default),
         position=position,
         batch=batch,
         label=label,
-        help=help,
+        help=(help + " " if help else "") + TIME_LIMIT_HELP,
         unit="min",
         minimum=0,
         maximum=MAX_MINUTES,

@@ -26,7 +26,7 @@ else:  # scipy.sparse imported at its first use: a small table's run never needs
 from argusqt.errors import MethodError
 from argusqt.model.distinct import sorted_distinct
 from argusqt.model.smallcsr import as_float_csr, concat_ranges
-from argusqt.protection.core.budget import Deadline
+from argusqt.protection.core.budget import Deadline, highs_time_limit
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.lp.block_memo import BlockMemo
 from argusqt.protection.lp.components import RowBlock, new_highs, pass_model
@@ -457,7 +457,7 @@ class Separator:
         h.changeColCost(jj, sense)
         self._mw = (cols, jj)
         if self.deadline is not None:
-            h.setOptionValue("time_limit", max(0.01, self.deadline.remaining))
+            highs_time_limit(h, self.deadline)
         h.run()
         self.n_pareto += 1
         if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
@@ -519,6 +519,13 @@ class Separator:
                 np.minimum(self._run_lo, y, out=self._run_lo)
                 np.maximum(self._run_hi, y, out=self._run_hi)
 
+    def _starved(self) -> None:
+        """HiGHS stopped at its time limit, which is the run's wall-clock backstop: the run's
+        deadline is marked hit and starved, and the check stops (OutOfTime)."""
+        if self.deadline is not None:
+            self.deadline.starve()
+        raise OutOfTime("attacker LP stopped at the wall-clock backstop")
+
     def _run(self, h, j: int, sense: float) -> tuple[float, np.ndarray]:
         """Optimise ±y_j on the block model; objective value and row duals."""
         if self._last >= 0 and self._last != j:
@@ -526,7 +533,7 @@ class Separator:
         h.changeColCost(j, sense)
         self._last = j
         if self.deadline is not None:  # one LP of a big block can take minutes
-            h.setOptionValue("time_limit", max(0.01, self.deadline.remaining))
+            highs_time_limit(h, self.deadline)  # the wall-clock backstop only (D-96)
         h.run()
         self.n_lps += 1
         if self._fresh:
@@ -537,14 +544,14 @@ class Separator:
             self._fresh = False
         status = h.getModelStatus()
         if status == highspy.HighsModelStatus.kTimeLimit:
-            raise OutOfTime("attacker LP stopped at the deadline")
+            self._starved()
         if status != highspy.HighsModelStatus.kOptimal:
             # the true table is feasible, so this is numerical trouble: retry from scratch
             h.clearSolver()
             h.run()
             status = h.getModelStatus()
             if status == highspy.HighsModelStatus.kTimeLimit:  # the deadline, not a failure
-                raise OutOfTime("attacker LP stopped at the deadline")
+                self._starved()
             if status != highspy.HighsModelStatus.kOptimal:
                 raise RuntimeError(f"attacker LP not solved: {h.modelStatusToString(status)}")
         obj = float(h.getObjectiveValue())  # getInfo() copies every field (D-66)

@@ -22,7 +22,7 @@ from pyscipopt import SCIP_HEURTIMING, SCIP_PARAMSETTING, Heur, Model
 from argusqt.errors import Cancelled
 from argusqt.progress import CancelToken, ProgressCallback, Stopwatch, no_progress
 from argusqt.protection.audit.insider import insider_audit, respondents_of
-from argusqt.protection.core.budget import SCIP_SEED_SHIFT, Deadline
+from argusqt.protection.core.budget import SCIP_SEED_SHIFT, Deadline, scip_time_limit
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.respondents import Floors
 from argusqt.protection.lp.block_memo import BlockMemo
@@ -109,7 +109,7 @@ def _scip_model(
     ("heuristics/trivial", "separating/rapidlearning") that never run (D-84)."""
     model = Model("argusqt-opt")
     model.hideOutput()
-    model.setParam("limits/time", max(0.1, float(max_time)))
+    scip_time_limit(model, max(0.1, float(max_time)))  # CPU-seconds (D-96)
     model.setParam("limits/gap", float(gap))
     model.setParam("presolving/maxrounds", 0)
     model.setParam("presolving/maxrestarts", 0)

@@ -600,7 +600,7 @@ def solve_optimal(
             )
         raise TimeLimitError(
             "the optimal method found no safe pattern within its time limit "
-            f"({limit:g} s); the table was left unchanged: give it more time or use MOD/HEUR"
+            f"({limit:g} CPU-s); the table was left unchanged: give it more time or use MOD/HEUR"
         )
     chosen = unaudited if unaudited is not None else best.mask  # type: ignore[union-attr]
     status, sec_cost = problem.pattern_statuses(chosen)
