@@ -622,6 +622,9 @@ def _insider_check(problem: CSPProblem, floors: bool = False) -> InsiderCheck | 
     #: callbacks (check, then separation), the audit's answer stays the same (D-47)
     seen: dict[bytes, list[InsiderFind]] = {}
     rows: dict[tuple[int, int], InsiderFind] = {}
+    #: the floor audits' attacker points per (primary, side), the newest kept: checked
+    #: against each new candidate before they stand for an LP, never trusted (D-95)
+    points: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
 
     def check(mask: np.ndarray, stop: Any) -> list[InsiderFind] | None:
         key = np.packbits(mask[:n]).tobytes()
@@ -635,7 +638,8 @@ def _insider_check(problem: CSPProblem, floors: bool = False) -> InsiderCheck | 
             if not found and fl is not None:
                 from argusqt.protection.audit.insider_floor import floor_audit
 
-                more = floor_audit(problem, mask[:n], fl, cancel=stop)
+                more = floor_audit(problem, mask[:n], fl, cancel=stop, seeds=points)
+                points.update(more.points)
                 for d in more.disclosures:
                     k = (int(d.cell), int(d.row))
                     if k not in rows:
