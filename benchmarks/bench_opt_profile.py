@@ -86,19 +86,62 @@ def main(argv: list[str] | None = None) -> int:
         "int_calls": 0,
     }
     real_sep = Separator.separate
+    #: CPU-s and LPs by attacker (outsider, lone insider, sharing respondent) and point kind
+    split: dict[str, list[float]] = {}
+    inside = [0]  # > 0 inside the guided heuristic or an insider audit: counted there
 
     def timed(self, x, *p, **kw):  # type: ignore[no-untyped-def]
         xf = self.full_point(x)
         kind = "int" if bool(((xf < 1e-9) | (xf > 1 - 1e-9)).all()) else "frac"
         t0, n0 = time.process_time(), self.n_lps
+        got: list = []
         try:
-            return real_sep(self, x, *p, **kw)
+            got = real_sep(self, x, *p, **kw)
+            return got
         finally:
             spent[kind] += time.process_time() - t0
             spent[kind + "_lps"] += self.n_lps - n0
             spent[kind + "_calls"] += 1
+            if not inside[0]:
+                who = getattr(self, "_bench_kind", "outsider")
+                row = split.setdefault(f"{who} separation, {kind} points", [0.0, 0, 0, 0])
+                row[0] += time.process_time() - t0
+                row[1] += self.n_lps - n0
+                row[2] += 1
+                row[3] += bool(got)
 
     Separator.separate = timed  # type: ignore[method-assign]
+    real_isep = scip_plugins._CapacityHandler._insider_sep
+
+    def tagged(self, known, floor=None):  # type: ignore[no-untyped-def]
+        hit = real_isep(self, known, floor)
+        hit[0]._bench_kind = "sharing respondent" if floor is not None else "lone insider"
+        return hit
+
+    scip_plugins._CapacityHandler._insider_sep = tagged  # type: ignore[method-assign]
+
+    def timed_call(owner, name, label):  # type: ignore[no-untyped-def]
+        real = getattr(owner, name)
+
+        def wrapped(*g, **kw):  # type: ignore[no-untyped-def]
+            t0, outer = time.process_time(), not inside[0]
+            inside[0] += 1
+            try:
+                return real(*g, **kw)
+            finally:
+                inside[0] -= 1
+                if outer:
+                    row = split.setdefault(label, [0.0, 0, 0, 0])
+                    row[0] += time.process_time() - t0
+                    row[2] += 1
+
+        setattr(owner, name, wrapped)
+
+    from argusqt.protection.audit import insider_floor
+
+    timed_call(branch_and_cut, "insider_audit", "candidate check: older insiders' audit")
+    timed_call(insider_floor, "floor_audit", "candidate check: floor audit (sharing respondents)")
+    spent["split"] = split  # type: ignore[assignment]
     real_comb = scip_plugins._CapacityHandler._combined_cuts
 
     def comb(self, x):  # type: ignore[no-untyped-def]
@@ -114,9 +157,11 @@ def main(argv: list[str] | None = None) -> int:
 
         def timed_guide(*g, **kw):  # type: ignore[no-untyped-def]
             t0 = time.process_time()
+            inside[0] += 1
             try:
                 return guide(*g, **kw)
             finally:
+                inside[0] -= 1
                 spent["guided"] += time.process_time() - t0
                 timed_guide.last_lps = getattr(guide, "last_lps", 1)  # type: ignore[attr-defined]
 
@@ -146,6 +191,9 @@ def main(argv: list[str] | None = None) -> int:
                 k, val = v[3:].split("=", 1)
                 kw[k] = json.loads(val)
         for k in spent:
+            if k == "split":
+                split.clear()
+                continue
             spent[k] = 0 if isinstance(spent[k], int) else 0.0
         one(t.name, a, args, kw, spent, variant or "base")
         for owner, attr, val in undo:
@@ -186,6 +234,17 @@ def one(name, a, args, kwargs, spent, variant) -> None:  # type: ignore[no-untyp
           f"included); guided heuristic {spent['guided']:.1f} s; rule checks "
           f"{spent['rule']:.1f} s; SCIP and the rest {rest:.1f} s; "
           f"LPs per node {out.lps / max(1, out.nodes):.0f}")  # fmt: skip
+    split = spent.get("split") or {}
+    if split:
+        print("| where (outside the guided heuristic) | CPU s | share | attacker LPs | calls "
+              "| calls with a failing primary |")  # fmt: skip
+        print("|---|---|---|---|---|---|")
+        for label, (s, n, k, f) in sorted(split.items(), key=lambda kv: -kv[1][0]):
+            print(f"| {label} | {s:.1f} | {100 * s / max(cpu, 1e-9):.0f} % | {n} | {k} | {f} |")
+        print(f"| guided heuristic (all its work) | {spent['guided']:.1f} | "
+              f"{100 * spent['guided'] / max(cpu, 1e-9):.0f} % | | | |")  # fmt: skip
+        scip = cpu - spent["guided"] - sum(v[0] for v in split.values())
+        print(f"| SCIP and the rest | {scip:.1f} | {100 * scip / max(cpu, 1e-9):.0f} % | | | |")
     for line in out.log:
         print("  " + line)
     print("| nodes | CPU s | bound | incumbent |")

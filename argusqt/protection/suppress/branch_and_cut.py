@@ -350,6 +350,7 @@ def solve_pattern(
     pareto_cuts: float = 0.0,
     pareto_depth: int | None = None,
     pareto_gap: float = 0.0,
+    insider_backoff: int = 0,
 ) -> PatternOutcome:
     """Branch-and-cut on `problem` with cells fixed as in `fixed` (NaN = free; see Separator).
 
@@ -383,6 +384,8 @@ def solve_pattern(
     `pareto_cuts` (μ > 0): each failing direction's cut from the optimal dual that its LP
     at x* + μ(1 − x*) gives (Separator.pareto, D-88; 0: off), only at nodes at most
     `pareto_depth` deep (None: every node) whose gap is at least `pareto_gap`.
+    `insider_backoff` (> 0): a known insider missing at fractional points in a row waits
+    twice as many rounds each time, up to this many (0: every round; D-95).
     """
     call = dict(locals())  # for a new start with the rule-aware bridgeless cuts (D-75)
     watch = Stopwatch()
@@ -457,6 +460,7 @@ def solve_pattern(
     hdlr.tree_filter = tree_filter
     hdlr.tree_pool = tree_pool
     hdlr.pareto_mu, hdlr.pareto_depth, hdlr.pareto_gap = sep.pareto, pareto_depth, pareto_gap
+    hdlr.insider_backoff = int(insider_backoff)
     # with the rule on combined cells publishing a bridge may make another relation's sum
     # determined: only the rule-aware form holds then, and it is off unless asked (D-60)
     if bridgeless and (combined is None or bridgeless_rule) and not np.any(cost[free] < 0):
@@ -618,6 +622,9 @@ def _insider_check(problem: CSPProblem, floors: bool = False) -> InsiderCheck | 
     #: callbacks (check, then separation), the audit's answer stays the same (D-47)
     seen: dict[bytes, list[InsiderFind]] = {}
     rows: dict[tuple[int, int], InsiderFind] = {}
+    #: the floor audits' attacker points per (primary, side), the newest kept: checked
+    #: against each new candidate before they stand for an LP, never trusted (D-95)
+    points: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
 
     def check(mask: np.ndarray, stop: Any) -> list[InsiderFind] | None:
         key = np.packbits(mask[:n]).tobytes()
@@ -631,7 +638,8 @@ def _insider_check(problem: CSPProblem, floors: bool = False) -> InsiderCheck | 
             if not found and fl is not None:
                 from argusqt.protection.audit.insider_floor import floor_audit
 
-                more = floor_audit(problem, mask[:n], fl, cancel=stop)
+                more = floor_audit(problem, mask[:n], fl, cancel=stop, seeds=points)
+                points.update(more.points)
                 for d in more.disclosures:
                     k = (int(d.cell), int(d.row))
                     if k not in rows:

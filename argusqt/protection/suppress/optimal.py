@@ -245,6 +245,8 @@ CUT_ORTHOGONALITY = 0.9
 ROOT_GAP_TREE_FILTER = (0.25, 0.0)
 #: ... and of `move_pool_by_gap`: the moves in the pool started with it (lp/move_pool.py)
 MOVE_POOL = 64
+#: the most fractional rounds a known insider waits after misses in a row (D-95)
+INSIDER_BACKOFF = 8
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -313,6 +315,9 @@ class OptOptions(SuppressOptions):
     pareto_depth: int | None = None
     #: ... only at nodes whose gap to the incumbent is at least this share (0: every node)
     pareto_gap: float = 0.0
+    #: a known insider (alone or sharing cells) that finds no failing primary at fractional
+    #: points waits 2, 4, … rounds, up to this many, before its next try (0: every round)
+    insider_backoff: int = INSIDER_BACKOFF
 
 
 # ---------------------------------------------------------------------- start pattern
@@ -538,6 +543,7 @@ def solve_optimal(
         pareto_cuts=float(opts.pareto_cuts),
         pareto_depth=None if opts.pareto_depth is None else int(opts.pareto_depth),
         pareto_gap=float(opts.pareto_gap),
+        insider_backoff=int(opts.insider_backoff),
         tree_filter=None
         if opts.cut_orthogonality_by_gap is None
         else (float(opts.cut_orthogonality_by_gap[0]), float(opts.cut_orthogonality_by_gap[1])),

@@ -182,6 +182,12 @@ class _CapacityHandler(Conshdlr):
         self.pareto_mu = 0.0
         self.pareto_depth: int | None = None
         self.pareto_gap = 0.0
+        #: known insiders at fractional points: a miss in a row doubles the rounds to the
+        #: next try, up to this many (0: every insider every round; D-95)
+        self.insider_backoff = 0
+        #: per insider (its pool key): misses in a row and the round it is due again
+        self.insider_wait: dict[bytes, tuple[int, int]] = {}
+        self.frac_rounds = 0  # fractional separation rounds with known insiders
 
     # -- helpers
     def _pareto_here(self) -> None:
@@ -247,8 +253,30 @@ class _CapacityHandler(Conshdlr):
             sep.deadline = self.sep.deadline
             sep.sweep = self.sep.sweep
             sep.reuse = self.sep.reuse
+            # the blocks of a point depend on the relations and the point alone: the
+            # outsider's and every insider's separation of one point share them (D-95)
+            sep._comp_cache = self.sep._comp_cache
+            sep._block_cache = self.sep._block_cache
             hit = self.insider_pool[key] = (sep, set())
         return hit
+
+    def _insider_due(self, key: bytes) -> bool:
+        """Whether a known insider is separated at this fractional round: every round, or
+        (with `insider_backoff`) after its misses in a row, 2^misses rounds later at most
+        `insider_backoff` (counts, never the clock; fractional cuts are optional: every
+        0/1 candidate is still checked in full, so the bound stays a proof, D-95)."""
+        if self.insider_backoff <= 0:
+            return True
+        wait = self.insider_wait.get(key)
+        return wait is None or self.frac_rounds >= wait[1]
+
+    def _insider_after(self, key: bytes, cut: bool) -> None:
+        """Its next round: the next one after a cut, later after each miss in a row."""
+        if self.insider_backoff <= 0:
+            return
+        misses = 0 if cut else self.insider_wait.get(key, (0, 0))[0] + 1
+        step = 1 if cut else min(2**misses, self.insider_backoff)
+        self.insider_wait[key] = (misses, self.frac_rounds + step)
 
     def _insider_cuts(self, x: np.ndarray) -> tuple[list[Cut], bool]:
         """At a 0/1 point every outsider passes: the insider audit's disclosures, and the
@@ -285,8 +313,12 @@ class _CapacityHandler(Conshdlr):
         cuts = [c for o in outcomes for c in o.cuts]
         if not x_int and self.insider_pool:
             # the respondents met so far, at the fractional point too: a tighter bound
-            for sep, cells in list(self.insider_pool.values()):
+            self.frac_rounds += 1
+            for key, (sep, cells) in list(self.insider_pool.items()):
+                if not self._insider_due(key):
+                    continue
                 more = self._separate(sep, x, np.array(sorted(cells)))
+                self._insider_after(key, bool(more))
                 cuts += [c for o in more for c in o.cuts]
         if x_int and outcomes:
             # an unprotected integer point must be cut off: a capacity cut violated only by
