@@ -33,6 +33,7 @@ from argusqt.protection.lp.components import (
     Component,
     make_highs,
     solve,
+    solve_cold,
     variable_components,
 )
 from argusqt.protection.lp.separation import exact_rhs
@@ -431,8 +432,14 @@ class _Lp:
         self.last = j
         status, x, _ = solve(self.h)
         if status != "optimal":
+            # the zero move is feasible (bounds hold the values, A δ = miss): HiGHS lost its
+            # way on a warm re-solve; from scratch, then dual simplex without presolve, as
+            # the outsider audit (primal failed on b31808's 10,414-cell block, D-91 s19)
             self.h.clearSolver()
             status, x, _ = solve(self.h)
+            if status != "optimal":
+                status, x, _ = solve_cold(self.h)
+                self.n_lps += 1
         self.n_lps += 1
         if (status != "optimal" or x is None) and not strict:
             return float("nan"), None

@@ -34,6 +34,7 @@ from argusqt.protection.lp.components import (
     pass_model,
     relation_residuals,
     solve,
+    solve_cold,
     use_primal,
     variable_components,
 )
@@ -240,7 +241,7 @@ def audit(
                     fresh = False
                 n_lps += 1
                 if status == "error":
-                    status, x, obj = _solve_again(h)
+                    status, x, obj = solve_cold(h)
                     n_lps += 1
                 if status != "optimal":
                     raise AuditError(
@@ -289,17 +290,6 @@ def audit(
         elapsed=watch.elapsed,
         n_lps=n_lps,
     )
-
-
-def _solve_again(h):
-    """A re-solve from scratch with dual simplex and no presolve, after HiGHS gave up on a
-    warm re-solve (numerical trouble on big blocks: seen on a 7,290-cell table)."""
-    h.clearSolver()
-    h.setOptionValue("simplex_strategy", 1)
-    h.setOptionValue("presolve", "off")
-    out = solve(h)
-    use_primal(h)
-    return out
 
 
 def _apply_hints(hints, mcsc, values, lo, hi, var, run_lo, run_hi) -> int:

@@ -304,6 +304,18 @@ def solve(h: highspy.Highs) -> tuple[str, np.ndarray | None, float]:
     return "error", None, float("nan")
 
 
+def solve_cold(h: highspy.Highs) -> tuple[str, np.ndarray | None, float]:
+    """Solve again from scratch with dual simplex and no presolve, then back to primal: the
+    last try after HiGHS gave up on a warm re-solve of a model whose zero move is feasible
+    (numerical trouble on big blocks with bounds of 10⁹–10¹⁰: 7,290- and 31,808-cell tables)."""
+    h.clearSolver()
+    h.setOptionValue("simplex_strategy", 1)
+    h.setOptionValue("presolve", "off")
+    out = solve(h)
+    use_primal(h)
+    return out
+
+
 UP = 1
 DOWN = -1
 
