@@ -5,7 +5,7 @@ the solver's trouble, not the table's (HEUR on b31808 stopped with "not additive
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
+from test_insider_floors import ONE_PARTNER
 
 import argusqt
 from argusqt.model.status import is_suppressed
@@ -14,14 +14,8 @@ from argusqt.protection.audit.insider_floor import floor_audit
 from argusqt.protection.core.problem import CSPProblem
 
 # A (90 + 5 + 5) primary under P(30,1); B (25 + 8 + 8) its cheapest partner, made up by one
-# record of 25 that knows B ≥ 25 (tests/test_insider_floors.py's case)
-DATA = pd.DataFrame(
-    [("A", v) for v in (90, 5, 5)]
-    + [("B", v) for v in (25, 8, 8)]
-    + [("C", v) for v in (100.0,) * 10]
-    + [("D", v) for v in (50.0,) * 10],
-    columns=["nace", "turnover"],
-)
+# record of 25 that knows B ≥ 25
+DATA = ONE_PARTNER
 
 
 def _pairs(out) -> set[tuple[int, int, int]]:
