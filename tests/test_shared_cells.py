@@ -439,11 +439,14 @@ def test_no_verdict_is_printed_when_the_audit_beside_published_tables_did_not_ru
 
 @pytest.mark.slow
 def test_tables_published_apart_never_disclose_together_more_sessions():
-    outcomes = [_one_session(seed) for seed in range(24, 124)]
+    # 50 seeds each (100 until session 19: the suite's slowest test, ≈ 110 CPU-s); with 50,
+    # 46 and 49 of them publish both tables and the linked runs add 19 cells beside, so the
+    # counts below still say something
+    outcomes = [_one_session(seed) for seed in range(24, 74)]
     assert sum(p >= 2 for p, _r in outcomes) >= 25, outcomes
-    grown = [_one_session(seed, interleaved=True) for seed in range(24, 124)]
+    grown = [_one_session(seed, interleaved=True) for seed in range(24, 74)]
     assert sum(p >= 2 for p, _r in grown) >= 25, grown
-    linked = [_linked_after_one(seed) for seed in range(42, 142)]
+    linked = [_linked_after_one(seed) for seed in range(42, 92)]
     assert sum(a for _p, _r, a in linked) > 0, linked
 
 
