@@ -41,6 +41,7 @@ from argusqt.protection.lp.components import (
     MoveContext,
     make_highs,
     solve,
+    solve_cold,
     use_primal,
     variable_components,
 )
@@ -528,11 +529,7 @@ class _ComponentLP:
         self.n_lps += 1
         if status != "optimal":
             # still not: dual simplex without presolve, as the outsider audit's last try
-            self.h.clearSolver()
-            self.h.setOptionValue("simplex_strategy", 1)
-            self.h.setOptionValue("presolve", "off")
-            status, x, obj = solve(self.h)
-            use_primal(self.h)
+            status, x, obj = solve_cold(self.h)
             self.n_lps += 1
         if status != "optimal" or x is None:
             raise AuditError(
