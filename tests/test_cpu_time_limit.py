@@ -192,3 +192,54 @@ def test_highs_is_told_no_wall_limit_below_the_backstop(monkeypatch):
     assert told, "no attacker LP got a time limit"
     assert min(told) >= budget.BACKSTOP_MIN
     assert max(told) <= backstop(30) + 1e-6
+
+
+class _Cpu(_Wall):
+    """A fake CPU clock the test moves by hand."""
+
+
+def test_remaining_at_zero_marks_the_deadline_hit(monkeypatch):
+    """A caller that stops because nothing is left was stopped by the clock: remaining()
+    reaching 0 (past the limit, or past the backstop) marks the deadline (session 20)."""
+    cpu, wall = _Cpu(), _Wall()
+    monkeypatch.setattr(budget, "CLOCK", cpu)
+    monkeypatch.setattr(budget, "WALL", wall)
+    d = Deadline(10.0)
+    cpu.now = 4.0
+    assert d.remaining == 6.0 and not d.hit
+    cpu.now = 10.0
+    assert d.remaining == 0.0 and d.hit and not d.starved
+    s = Deadline(10.0)
+    wall.now = backstop(10.0)
+    assert s.remaining == 0.0 and s.hit and s.starved
+    assert Deadline(None).remaining == math.inf
+
+
+def test_rounding_stopped_by_the_clock_between_trials_says_so(monkeypatch):
+    """The zero-restricted trial finds none, and the limit passes before the K-step trial:
+    the run says the time limit cut it short, not that no rounding exists (session 20)."""
+    cpu = _Cpu()
+    monkeypatch.setattr(budget, "CLOCK", cpu)
+    monkeypatch.setattr(budget, "WALL", _Wall())
+    solve_part = rounding._solve_part
+    calls: list[int] = []
+
+    def zero_infeasible_then_late(*args, **kw):  # type: ignore[no-untyped-def]
+        calls.append(args[5])
+        if args[5] == 0:
+            cpu.now = 1e6  # the CPU limit passes during the first trial
+            out = rounding._PartOutcome()
+            out.status = "infeasible"
+            return out
+        return solve_part(*args, **kw)
+
+    monkeypatch.setattr(rounding, "_solve_part", zero_infeasible_then_late)
+    p = sized_problem("2D", 40, seed=1)
+    try:  # RAPID's fallback is published when it passes the audit, refused when not
+        r = run_method(p, "RND", {"base": 100, "steps": 1, "max_time": 30})
+    except TimeLimitError as err:
+        assert "the time limit of 30 CPU-s" in str(err) and "no additive" not in str(err)
+    else:
+        assert r.timed_out
+        assert any("time limit decided" in line for line in r.log)
+    assert calls == [0]

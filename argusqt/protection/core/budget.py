@@ -168,9 +168,11 @@ class Deadline:
 
     @property
     def remaining(self) -> float:
+        """CPU-seconds left; 0 past the limit or the backstop, which then marks the deadline
+        hit (or starved): a caller that stops on 0 was stopped by the clock (session 20)."""
         if self.seconds is None:
             return math.inf
-        if self.wall_elapsed >= self.wall_seconds:
+        if self.over():
             return 0.0
         return max(0.0, self.seconds - self.elapsed)
 
