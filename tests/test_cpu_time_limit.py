@@ -99,17 +99,18 @@ def test_the_wall_clock_backstop_ends_a_starved_deadline(monkeypatch):
     monkeypatch.setattr(budget, "WALL", wall)
     monkeypatch.setattr(budget, "CLOCK", lambda: 0.0)  # no CPU at all: a starved run
     assert backstop(60.0) == 600.0 and backstop(1.0) == 301.0 and backstop(None) == math.inf
-    d = Deadline(60.0)
-    token = DeadlineToken(d, extra=5.0)
-    before = budget.starvations()
-    wall.now = 599.0
-    assert not d.expired and d.remaining == 60.0 and d.wall_remaining == 1.0
-    wall.now = 600.0
-    assert d.expired and d.starved and d.remaining == 0.0
-    assert not token.cancelled  # the grace counts past the backstop too
-    wall.now = 605.0
-    assert token.cancelled
-    assert budget.starvations() == before + 1
+    with budget.run_scope():
+        d = Deadline(60.0)
+        token = DeadlineToken(d, extra=5.0)
+        wall.now = 599.0
+        assert not d.expired and d.remaining == 60.0 and d.wall_remaining == 1.0
+        wall.now = 600.0
+        assert d.expired and d.starved and d.remaining == 0.0
+        assert not token.cancelled  # the grace counts past the backstop too
+        wall.now = 605.0
+        assert token.cancelled
+        assert budget.starvations() == 1
+    assert budget.starvations() == 0  # outside the run
     assert not Deadline(None).expired
 
 
@@ -243,3 +244,72 @@ def test_rounding_stopped_by_the_clock_between_trials_says_so(monkeypatch):
         assert r.timed_out
         assert any("time limit decided" in line for line in r.log)
     assert calls == [0]
+
+
+def test_starvations_are_counted_per_run(monkeypatch):
+    """One run's starved deadline is not another's: two runs one after the other, and two
+    runs in two threads at once; a nested run counts in its caller too (session 20)."""
+    wall = _Wall()
+    monkeypatch.setattr(budget, "WALL", wall)
+    monkeypatch.setattr(budget, "CLOCK", lambda: 0.0)
+    with budget.run_scope() as first:
+        Deadline(1.0).starve()
+        with budget.run_scope() as inner:
+            Deadline(1.0).starve()
+    with budget.run_scope() as second:
+        assert budget.starvations() == 0
+    assert (first.starved, inner.starved, second.starved) == (2, 1, 0)
+    box: dict = {}
+    started, starved = threading.Event(), threading.Event()
+
+    def starving() -> None:
+        with budget.run_scope() as scope:
+            started.set()
+            Deadline(1.0).starve()
+            box["a"] = scope.starved
+            starved.set()
+
+    def quiet() -> None:
+        with budget.run_scope() as scope:
+            started.wait()
+            starved.wait()
+            box["b"] = scope.starved
+
+    threads = [threading.Thread(target=quiet), threading.Thread(target=starving)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert box == {"a": 1, "b": 0}
+
+
+def test_a_run_does_not_take_another_runs_backstop_note(monkeypatch):
+    """A run the CPU limit cuts short while another thread's run is starved says the time
+    limit decided, not that the wall-clock backstop did (session 20)."""
+    cpu = _Cpu()
+    monkeypatch.setattr(budget, "CLOCK", cpu)
+    monkeypatch.setattr(budget, "WALL", _Wall())
+
+    def other_run_starves() -> None:
+        with budget.run_scope():
+            Deadline(1.0).starve()
+
+    def late(*args, **kw):  # type: ignore[no-untyped-def]
+        t = threading.Thread(target=other_run_starves)
+        t.start()
+        t.join()
+        cpu.now = 1e6  # this run's CPU limit passes during its trial: SCIP stops there
+        out = rounding._PartOutcome()
+        out.status = "timelimit"
+        return out
+
+    monkeypatch.setattr(rounding, "_solve_part", late)
+    p = sized_problem("2D", 40, seed=1)
+    try:
+        r = run_method(p, "RND", {"base": 100, "steps": 1, "max_time": 30})
+    except TimeLimitError as err:
+        text = str(err)
+    else:
+        assert r.timed_out
+        text = "\n".join(r.log)
+    assert "time limit" in text and "wall-clock backstop" not in text
