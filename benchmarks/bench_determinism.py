@@ -44,7 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hogs", type=int, default=6)
     ap.add_argument("--root", type=Path, default=Path("/tmp/argusqt-determinism"))
     args = ap.parse_args(argv)
-    print("| table | call | runs | quiet: secondaries, digest, protect CPU-s | beside hogs | identical |")
+    print(
+        "| table | call | runs | quiet: secondaries, digest, protect CPU-s | beside hogs | identical |"
+    )
     print("|---|---|---|---|---|---|")
     all_same = True
     for key in args.instances.split(","):
