@@ -44,7 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hogs", type=int, default=6)
     ap.add_argument("--root", type=Path, default=Path("/tmp/argusqt-determinism"))
     args = ap.parse_args(argv)
-    print("| table | call | runs | quiet: secondaries, digest, s | beside hogs | identical |")
+    print(
+        "| table | call | runs | quiet: secondaries, digest, protect CPU-s | beside hogs | identical |"
+    )
     print("|---|---|---|---|---|---|")
     all_same = True
     for key in args.instances.split(","):
@@ -52,11 +54,11 @@ def main(argv: list[str] | None = None) -> int:
             call = CALLS[method]
             arb = write_batch(args.root / key, key, call)
             quiet_load = load().split("load average:")[-1].strip()
-            quiet = [run(arb, kill_after=1200) for _ in range(args.repeats)]
+            quiet = [run(arb, kill_cpu=1200, kill_wall=3600) for _ in range(args.repeats)]
             hogs = start_hogs(args.hogs)
             try:
                 loaded_load = load().split("load average:")[-1].strip()
-                loaded = [run(arb, kill_after=1200) for _ in range(args.repeats)]
+                loaded = [run(arb, kill_cpu=1200, kill_wall=3600) for _ in range(args.repeats)]
                 loaded_load += " → " + load().split("load average:")[-1].strip()
             finally:
                 stop_hogs(hogs)
@@ -67,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
             def cells(rs: list[dict]) -> str:
                 return "; ".join(
                     f"{r.get('secondaries', '–')}, {r.get('digest', r.get('error', 'killed'))}, "
-                    f"{r.get('protect_s', r['wall_s']):.1f}"
+                    f"{r.get('protect_cpu_s', r.get('cpu_s', 0.0)):.1f} CPU-s"
                     + (" (time limit decided)" if r.get("timed_out") else "")
                     for r in rs
                 )

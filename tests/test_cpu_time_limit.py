@@ -99,17 +99,18 @@ def test_the_wall_clock_backstop_ends_a_starved_deadline(monkeypatch):
     monkeypatch.setattr(budget, "WALL", wall)
     monkeypatch.setattr(budget, "CLOCK", lambda: 0.0)  # no CPU at all: a starved run
     assert backstop(60.0) == 600.0 and backstop(1.0) == 301.0 and backstop(None) == math.inf
-    d = Deadline(60.0)
-    token = DeadlineToken(d, extra=5.0)
-    before = budget.starvations()
-    wall.now = 599.0
-    assert not d.expired and d.remaining == 60.0 and d.wall_remaining == 1.0
-    wall.now = 600.0
-    assert d.expired and d.starved and d.remaining == 0.0
-    assert not token.cancelled  # the grace counts past the backstop too
-    wall.now = 605.0
-    assert token.cancelled
-    assert budget.starvations() == before + 1
+    with budget.run_scope():
+        d = Deadline(60.0)
+        token = DeadlineToken(d, extra=5.0)
+        wall.now = 599.0
+        assert not d.expired and d.remaining == 60.0 and d.wall_remaining == 1.0
+        wall.now = 600.0
+        assert d.expired and d.starved and d.remaining == 0.0
+        assert not token.cancelled  # the grace counts past the backstop too
+        wall.now = 605.0
+        assert token.cancelled
+        assert budget.starvations() == 1
+    assert budget.starvations() == 0  # outside the run
     assert not Deadline(None).expired
 
 
@@ -192,3 +193,123 @@ def test_highs_is_told_no_wall_limit_below_the_backstop(monkeypatch):
     assert told, "no attacker LP got a time limit"
     assert min(told) >= budget.BACKSTOP_MIN
     assert max(told) <= backstop(30) + 1e-6
+
+
+class _Cpu(_Wall):
+    """A fake CPU clock the test moves by hand."""
+
+
+def test_remaining_at_zero_marks_the_deadline_hit(monkeypatch):
+    """A caller that stops because nothing is left was stopped by the clock: remaining()
+    reaching 0 (past the limit, or past the backstop) marks the deadline (session 20)."""
+    cpu, wall = _Cpu(), _Wall()
+    monkeypatch.setattr(budget, "CLOCK", cpu)
+    monkeypatch.setattr(budget, "WALL", wall)
+    d = Deadline(10.0)
+    cpu.now = 4.0
+    assert d.remaining == 6.0 and not d.hit
+    cpu.now = 10.0
+    assert d.remaining == 0.0 and d.hit and not d.starved
+    s = Deadline(10.0)
+    wall.now = backstop(10.0)
+    assert s.remaining == 0.0 and s.hit and s.starved
+    assert Deadline(None).remaining == math.inf
+
+
+def test_rounding_stopped_by_the_clock_between_trials_says_so(monkeypatch):
+    """The zero-restricted trial finds none, and the limit passes before the K-step trial:
+    the run says the time limit cut it short, not that no rounding exists (session 20)."""
+    cpu = _Cpu()
+    monkeypatch.setattr(budget, "CLOCK", cpu)
+    monkeypatch.setattr(budget, "WALL", _Wall())
+    solve_part = rounding._solve_part
+    calls: list[int] = []
+
+    def zero_infeasible_then_late(*args, **kw):  # type: ignore[no-untyped-def]
+        calls.append(args[5])
+        if args[5] == 0:
+            cpu.now = 1e6  # the CPU limit passes during the first trial
+            out = rounding._PartOutcome()
+            out.status = "infeasible"
+            return out
+        return solve_part(*args, **kw)
+
+    monkeypatch.setattr(rounding, "_solve_part", zero_infeasible_then_late)
+    p = sized_problem("2D", 40, seed=1)
+    try:  # RAPID's fallback is published when it passes the audit, refused when not
+        r = run_method(p, "RND", {"base": 100, "steps": 1, "max_time": 30})
+    except TimeLimitError as err:
+        assert "the time limit of 30 CPU-s" in str(err) and "no additive" not in str(err)
+    else:
+        assert r.timed_out
+        assert any("time limit decided" in line for line in r.log)
+    assert calls == [0]
+
+
+def test_starvations_are_counted_per_run(monkeypatch):
+    """One run's starved deadline is not another's: two runs one after the other, and two
+    runs in two threads at once; a nested run counts in its caller too (session 20)."""
+    wall = _Wall()
+    monkeypatch.setattr(budget, "WALL", wall)
+    monkeypatch.setattr(budget, "CLOCK", lambda: 0.0)
+    with budget.run_scope() as first:
+        Deadline(1.0).starve()
+        with budget.run_scope() as inner:
+            Deadline(1.0).starve()
+    with budget.run_scope() as second:
+        assert budget.starvations() == 0
+    assert (first.starved, inner.starved, second.starved) == (2, 1, 0)
+    box: dict = {}
+    started, starved = threading.Event(), threading.Event()
+
+    def starving() -> None:
+        with budget.run_scope() as scope:
+            started.set()
+            Deadline(1.0).starve()
+            box["a"] = scope.starved
+            starved.set()
+
+    def quiet() -> None:
+        with budget.run_scope() as scope:
+            started.wait()
+            starved.wait()
+            box["b"] = scope.starved
+
+    threads = [threading.Thread(target=quiet), threading.Thread(target=starving)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert box == {"a": 1, "b": 0}
+
+
+def test_a_run_does_not_take_another_runs_backstop_note(monkeypatch):
+    """A run the CPU limit cuts short while another thread's run is starved says the time
+    limit decided, not that the wall-clock backstop did (session 20)."""
+    cpu = _Cpu()
+    monkeypatch.setattr(budget, "CLOCK", cpu)
+    monkeypatch.setattr(budget, "WALL", _Wall())
+
+    def other_run_starves() -> None:
+        with budget.run_scope():
+            Deadline(1.0).starve()
+
+    def late(*args, **kw):  # type: ignore[no-untyped-def]
+        t = threading.Thread(target=other_run_starves)
+        t.start()
+        t.join()
+        cpu.now = 1e6  # this run's CPU limit passes during its trial: SCIP stops there
+        out = rounding._PartOutcome()
+        out.status = "timelimit"
+        return out
+
+    monkeypatch.setattr(rounding, "_solve_part", late)
+    p = sized_problem("2D", 40, seed=1)
+    try:
+        r = run_method(p, "RND", {"base": 100, "steps": 1, "max_time": 30})
+    except TimeLimitError as err:
+        text = str(err)
+    else:
+        assert r.timed_out
+        text = "\n".join(r.log)
+    assert "time limit" in text and "wall-clock backstop" not in text

@@ -260,6 +260,26 @@ def _holding_cells(
 
 
 # ---------------------------------------------------------------------------- step 1
+def _floor_top_as_top(
+    top: np.ndarray,
+    resp: np.ndarray | None,
+    sh: np.ndarray | None,
+    w: np.ndarray | None,
+    units: Any,
+    n: int,
+) -> tuple[np.ndarray | None, float]:
+    """(floor_top, low) read off `top` when they are the same lists (no weights, the shadow
+    is the response, nothing negative; or an unweighted count): one top-K pass, not two."""
+    if w is not None or units is not None:
+        return None, 0.0
+    if resp is None:
+        return (top.copy(), 1.0 if n else 0.0) if sh is None else (None, 0.0)
+    low = float(resp.min()) if n else 0.0
+    if sh is None or low < 0 or not (sh is resp or np.array_equal(sh, resp)):
+        return None, 0.0
+    return top.copy(), low
+
+
 def build_fine(
     categorical: Sequence[tuple[np.ndarray, list[str]]],
     response: np.ndarray | None,
@@ -325,12 +345,14 @@ def build_fine(
     else:
         top = _unit_top(inv, np.abs(sh), w, n_fine, k)
     # each record's own published contribution (D-91): w·x, or w (1) in a frequency table
-    if resp is None:
-        own = np.ones(n) if w is None else w.copy()
-    else:
-        own = resp.copy() if w is None else resp * w
-    low = float(own.min()) if n else 0.0
-    floor_top = top_k_by_group(inv, np.clip(own, 0.0, None, out=own), n_fine, k, overwrite=True)
+    floor_top, low = _floor_top_as_top(top, resp, sh, w, units, n)
+    if floor_top is None:
+        if resp is None:
+            own = np.ones(n) if w is None else w.copy()
+        else:
+            own = resp.copy() if w is None else resp * w
+        low = float(own.min()) if n else 0.0
+        floor_top = top_k_by_group(inv, np.clip(own, 0.0, None, out=own), n_fine, k, overwrite=True)
     fine = FineCells(
         fine_codes=[list(cats) for _, cats in categorical],
         keys=keys,

@@ -25,9 +25,9 @@ from argusqt.protection.audit.publication import audit_stop, audit_stopped
 from argusqt.protection.core import registry
 from argusqt.protection.core.budget import (
     Deadline,
+    run_scope,
     seconds_param,
     seeds,
-    starvations,
     starved_note,
 )
 from argusqt.protection.core.options import SolverOptions, options_dict
@@ -70,18 +70,18 @@ def run_method(
     params = options_dict(given)
     desc = method if isinstance(method, MethodDescriptor) else registry.get(method)
     limit = seconds_param(params, "max_time", "time_limit")
-    run_deadline = Deadline(limit)
-    starved = starvations()
-    try:
-        result = _run(problem, desc, given, params, progress, cancel, run_deadline, limit)
-    except TimeLimitError as err:
-        if starvations() > starved or run_deadline.starved:
-            raise TimeLimitError(f"{err}; {starved_note(limit)}") from None
-        raise
+    with run_scope() as scope:  # this run's starved deadlines, not another run's (session 20)
+        run_deadline = Deadline(limit)
+        try:
+            result = _run(problem, desc, given, params, progress, cancel, run_deadline, limit)
+        except TimeLimitError as err:
+            if scope.starved or run_deadline.starved:
+                raise TimeLimitError(f"{err}; {starved_note(limit)}") from None
+            raise
     result.figures |= seeds()  # saved with the session, as the result's figures
     if result.timed_out and TIME_LIMIT_DECIDED not in result.log:
         result.log.append(TIME_LIMIT_DECIDED)
-    if result.timed_out and (starvations() > starved or run_deadline.starved):
+    if result.timed_out and (scope.starved or run_deadline.starved):
         result.log.append(starved_note(limit))  # the backstop, not the CPU limit (D-96)
     return result
 

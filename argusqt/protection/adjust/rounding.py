@@ -17,13 +17,13 @@ import numpy as np
 import scipy.sparse as sp
 from pyscipopt import Model, quicksum
 
-from argusqt.errors import Cancelled, MethodError, ParameterError
+from argusqt.errors import Cancelled, MethodError, ParameterError, TimeLimitError
 from argusqt.model.status import Status
 from argusqt.progress import CancelToken, ProgressCallback, Stopwatch, no_progress
 from argusqt.protection.adjust.scip_monitor import ScipMonitor, attach_monitor
 from argusqt.protection.audit.disclosure import rounded_verdict
 from argusqt.protection.audit.publication import cell_label, publication_audit
-from argusqt.protection.core.budget import Deadline, scip_time_limit
+from argusqt.protection.core.budget import Deadline, out_of_time, scip_time_limit
 from argusqt.protection.core.options import SolverOptions
 from argusqt.protection.core.params import MethodParams, TableFacts, minutes_param, param
 from argusqt.protection.core.problem import CSPProblem
@@ -460,6 +460,7 @@ def solve_rounding(
                 bound=None,
                 cancelled=cancelled,
                 timed_out=timed_out,
+                limit=max_time,
             )
         rounded[cells] = base * outcome.k
         known[cells] = True
@@ -517,13 +518,14 @@ def _round_part(
     cancel: CancelToken | None,
 ) -> tuple[_PartOutcome | None, int | None]:
     """One part's rounding: zero-restricted first when preferred, then with `steps` steps
-    if none exists; (the last outcome, None if none ran; the steps of the one found)."""
+    if none exists; (the last outcome, None if a trial could not run: the clock or a cancel
+    stopped it, never "no rounding exists"; the steps of the one found)."""
     trials = [0, steps] if steps > 0 and prefer_zero else [steps]
     outcome = None
     for k_steps in trials:
         left = deadline.remaining
         if left <= 0 or (cancel is not None and cancel.cancelled):
-            break
+            return None, None  # not run: the caller reports the time limit or the cancel
         outcome = _solve_part(z, empty, rel, rhs, base, k_steps, stop, left, margs, k_bounds)
         if outcome.k is not None:
             return outcome, k_steps
@@ -605,6 +607,7 @@ def _result(
     bound,
     cancelled=False,
     timed_out=False,
+    limit=None,
 ) -> ProtectionResult:
     """Assemble the ProtectionResult and the existence intervals of the published values."""
     rounded = np.where(np.asarray(problem.status) == 14, 0.0, rounded)
@@ -627,6 +630,15 @@ def _result(
     except MethodError as err:
         if cancelled:  # the table the cancel left cannot be published: nothing is kept
             raise Cancelled(f"rounding cancelled; the table was left unprotected ({err})") from None
+        if timed_out:  # the clock, not the table, left only RAPID: say so (session 20)
+            raise TimeLimitError(
+                out_of_time(
+                    limit,
+                    "before a rounded table was found",
+                    "the table was left unchanged",
+                    f"give the method more time (RAPID's fallback was refused: {err})",
+                )
+            ) from None
         raise
     dist = float(np.abs(rounded - z).sum())
     figures = dict(figures)

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from argusqt.progress import CancelToken, run_cpu
@@ -33,14 +35,43 @@ BACKSTOP_FACTOR = 10.0
 BACKSTOP_MIN = 300.0
 
 
-#: how many deadlines of this process the backstop has ended (run_method compares it
-#: before and after a run to say so; D-96)
-_STARVED = [0]
+class RunScope:
+    """The deadlines of one run (run_method) the wall-clock backstop ended: per run, not per
+    process, so that two runs (one after the other, or in two threads) never take each
+    other's "the backstop decided" (session 20); a nested run counts in its callers too."""
+
+    def __init__(self, parent: RunScope | None = None) -> None:
+        self.parent = parent
+        self.starved = 0
+
+    def add(self) -> None:
+        scope: RunScope | None = self
+        while scope is not None:
+            scope.starved += 1
+            scope = scope.parent
+
+
+#: the run a Deadline made now belongs to (a context variable: each thread, and each run
+#: inside it, has its own; a method's helper thread runs in a copy of its run's context)
+_RUN: ContextVar[RunScope | None] = ContextVar("argusqt_run_scope", default=None)
+
+
+@contextmanager
+def run_scope() -> Iterator[RunScope]:
+    """A run's scope: the Deadlines made inside it report their starvation to it."""
+    scope = RunScope(_RUN.get())
+    token = _RUN.set(scope)
+    try:
+        yield scope
+    finally:
+        _RUN.reset(token)
 
 
 def starvations() -> int:
-    """Deadlines the wall-clock backstop has ended so far in this process."""
-    return _STARVED[0]
+    """Deadlines of the current run (run_scope) the wall-clock backstop has ended so far
+    (0 outside a run)."""
+    scope = _RUN.get()
+    return 0 if scope is None else scope.starved
 
 
 def backstop(seconds: float | None) -> float:
@@ -133,6 +164,8 @@ class Deadline:
         self.hit = False
         #: the wall-clock backstop ended it before the CPU limit (a starved run)
         self.starved = False
+        #: the run it belongs to (run_scope), told when the backstop ends it
+        self.scope = _RUN.get()
 
     @property
     def elapsed(self) -> float:
@@ -162,15 +195,17 @@ class Deadline:
 
     def starve(self) -> None:
         """The wall-clock backstop ended this deadline (here or inside a solver)."""
-        if not self.starved:
-            _STARVED[0] += 1
+        if not self.starved and self.scope is not None:
+            self.scope.add()
         self.hit = self.starved = True
 
     @property
     def remaining(self) -> float:
+        """CPU-seconds left; 0 past the limit or the backstop, which then marks the deadline
+        hit (or starved): a caller that stops on 0 was stopped by the clock (session 20)."""
         if self.seconds is None:
             return math.inf
-        if self.wall_elapsed >= self.wall_seconds:
+        if self.over():
             return 0.0
         return max(0.0, self.seconds - self.elapsed)
 

@@ -5,6 +5,7 @@ the best pattern proven protected.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -356,7 +357,11 @@ def start_pattern(
     # thread there when the interpreter exits aborted the process ("terminate called without
     # an active exception", exit 134, measured after a cancel in bench_cancel); a normal
     # thread is joined at exit, and it stops at its next poll of the cancelled token
-    worker = threading.Thread(target=work, name="opt-start-heuristic", daemon=False)
+    # in a copy of the run's context: its deadlines belong to the run (budget.run_scope)
+    run_in_context = contextvars.copy_context().run
+    worker = threading.Thread(
+        target=run_in_context, args=(work,), name="opt-start-heuristic", daemon=False
+    )
     worker.start()
     while worker.is_alive():
         worker.join(0.05)
