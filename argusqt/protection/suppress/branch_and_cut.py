@@ -351,7 +351,6 @@ def solve_pattern(
     pareto_depth: int | None = None,
     pareto_gap: float = 0.0,
     insider_backoff: int = 0,
-    insider_after_outsider: bool = False,
 ) -> PatternOutcome:
     """Branch-and-cut on `problem` with cells fixed as in `fixed` (NaN = free; see Separator).
 
@@ -387,8 +386,6 @@ def solve_pattern(
     `pareto_depth` deep (None: every node) whose gap is at least `pareto_gap`.
     `insider_backoff` (> 0): a known insider missing at fractional points in a row waits
     twice as many rounds each time, up to this many (0: every round; D-95).
-    `insider_after_outsider`: known insiders at fractional points only in rounds where the
-    outsider finds no cut (D-97).
     """
     call = dict(locals())  # for a new start with the rule-aware bridgeless cuts (D-75)
     watch = Stopwatch()
@@ -464,7 +461,6 @@ def solve_pattern(
     hdlr.tree_pool = tree_pool
     hdlr.pareto_mu, hdlr.pareto_depth, hdlr.pareto_gap = sep.pareto, pareto_depth, pareto_gap
     hdlr.insider_backoff = int(insider_backoff)
-    hdlr.insider_after_outsider = bool(insider_after_outsider)
     # with the rule on combined cells publishing a bridge may make another relation's sum
     # determined: only the rule-aware form holds then, and it is off unless asked (D-60)
     if bridgeless and (combined is None or bridgeless_rule) and not np.any(cost[free] < 0):

@@ -318,8 +318,6 @@ class OptOptions(SuppressOptions):
     #: a known insider (alone or sharing cells) that finds no failing primary at fractional
     #: points waits 2, 4, … rounds, up to this many, before its next try (0: every round)
     insider_backoff: int = INSIDER_BACKOFF
-    #: known insiders at fractional points only when the outsider finds no cut (D-97)
-    insider_after_outsider: bool = False
 
 
 # ---------------------------------------------------------------------- start pattern
@@ -546,7 +544,6 @@ def solve_optimal(
         pareto_depth=None if opts.pareto_depth is None else int(opts.pareto_depth),
         pareto_gap=float(opts.pareto_gap),
         insider_backoff=int(opts.insider_backoff),
-        insider_after_outsider=bool(opts.insider_after_outsider),
         tree_filter=None
         if opts.cut_orthogonality_by_gap is None
         else (float(opts.cut_orthogonality_by_gap[0]), float(opts.cut_orthogonality_by_gap[1])),

@@ -185,9 +185,6 @@ class _CapacityHandler(Conshdlr):
         #: known insiders at fractional points: a miss in a row doubles the rounds to the
         #: next try, up to this many (0: every insider every round; D-95)
         self.insider_backoff = 0
-        #: known insiders at fractional points only in rounds where the outsider finds no
-        #: cut: the outsider's root bound first, cheaply (D-97 opt20)
-        self.insider_after_outsider = False
         #: per insider (its pool key): misses in a row and the round it is due again
         self.insider_wait: dict[bytes, tuple[int, int]] = {}
         self.frac_rounds = 0  # fractional separation rounds with known insiders
@@ -314,7 +311,7 @@ class _CapacityHandler(Conshdlr):
             sums = self._combined_cuts(x)
             return (sums, True) if sums else (cuts, False)
         cuts = [c for o in outcomes for c in o.cuts]
-        if not x_int and self.insider_pool and not (self.insider_after_outsider and cuts):
+        if not x_int and self.insider_pool:
             # the respondents met so far, at the fractional point too: a tighter bound
             self.frac_rounds += 1
             for key, (sep, cells) in list(self.insider_pool.items()):
