@@ -318,6 +318,9 @@ class OptOptions(SuppressOptions):
     #: a known insider (alone or sharing cells) that finds no failing primary at fractional
     #: points waits 2, 4, … rounds, up to this many, before its next try (0: every round)
     insider_backoff: int = INSIDER_BACKOFF
+    #: MOD's audited pattern as a second start when it is cheaper than the heuristic's
+    #: (published first; D-97): a true upper bound that prunes more, at MOD's CPU
+    mod_start: bool = False
 
 
 # ---------------------------------------------------------------------- start pattern
@@ -376,6 +379,32 @@ def start_pattern(
     ):
         return mask
     return None
+
+
+def _mod_pattern(
+    problem: CSPProblem, opts: OptOptions, seconds: float | None, stop: CancelToken
+) -> np.ndarray | None:
+    """MOD's pattern on the posed problem (a start for OPT, published by the caller), or
+    None when MOD fails or is stopped: a start is worth having, never worth failing for."""
+    from argusqt.protection.suppress.modular import solve_modular
+    from argusqt.protection.suppress.modular_params import ModOptions
+
+    mod_opts = ModOptions(
+        max_time=seconds,
+        max_time_per_subtable=float(seconds or 60.0),
+        polish=True,
+        singleton_singleton=opts.singleton_singleton,
+        singleton_multiple=opts.singleton_multiple,
+        min_freq=opts.min_freq,
+    )
+    try:
+        res = solve_modular(problem, mod_opts, no_progress, stop)
+    except Exception:  # noqa: BLE001 - a failing start must not stop OPT
+        return None
+    if stop.cancelled:
+        return None
+    mask = (res.status != problem.status) | problem.primary | problem.secondary
+    return np.asarray(mask & (problem.candidate | problem.primary | problem.secondary))
 
 
 # ---------------------------------------------------------------------- public entry
@@ -499,6 +528,14 @@ def solve_optimal(
             start_cost = pub.cost
             progress(_phase("checking the start pattern", start_cost, watch))
             if protected(pub.mask):
+                scip_start = np.r_[pub.mask, np.ones(work.n_cells - n, dtype=bool)]
+    if opts.mod_start and problem.dims and not cancel.cancelled:
+        mod = _mod_pattern(problem, opts, deadline.part(START_SHARE), start_stop)
+        pub = publish(mod, "MOD's pattern", judged=False) if mod is not None else None
+        if pub is not None and (start_cost is None or pub.cost < start_cost):
+            progress(_phase("checking MOD's pattern", pub.cost, watch))
+            if protected(pub.mask):
+                start_cost = pub.cost
                 scip_start = np.r_[pub.mask, np.ones(work.n_cells - n, dtype=bool)]
     if scip_start is None:
         # SCIP may start from "every candidate suppressed"; it is filtered out of the results
