@@ -529,8 +529,11 @@ def solve_optimal(
             progress(_phase("checking the start pattern", start_cost, watch))
             if protected(pub.mask):
                 scip_start = np.r_[pub.mask, np.ones(work.n_cells - n, dtype=bool)]
+    mod_time = 0.0  # MOD's run is no part of the checks the reserve below is scaled on
     if opts.mod_start and problem.dims and not cancel.cancelled:
+        m0 = deadline.elapsed
         mod = _mod_pattern(problem, opts, deadline.part(START_SHARE), start_stop)
+        mod_time = deadline.elapsed - m0
         pub = publish(mod, "MOD's pattern", judged=False) if mod is not None else None
         if pub is not None and (start_cost is None or pub.cost < start_cost):
             progress(_phase("checking MOD's pattern", pub.cost, watch))
@@ -542,7 +545,7 @@ def solve_optimal(
         scip_start = work.candidate | work.primary | work.secondary
         reserve = NO_START_RESERVE * limit
     else:
-        reserve = AUDIT_RESERVE * (deadline.elapsed - t0) + 0.1
+        reserve = AUDIT_RESERVE * (deadline.elapsed - t0 - mod_time) + 0.1
     progress(_phase("branch-and-cut, root node", start_cost, watch))
     solve = solve_pattern if not cancel.cancelled else _skipped
     insiders = _insider_check(problem, floors=True) if opts.publish else None
