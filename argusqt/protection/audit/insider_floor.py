@@ -25,12 +25,14 @@ else:  # scipy.sparse imported at its first use (D-78)
 
 from argusqt.errors import AuditError, Cancelled
 from argusqt.progress import CancelToken
+from argusqt.protection.audit.floor_gather import Columns, attacker_block, barred_of
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.respondents import Floors
 from argusqt.protection.lp.components import (
     DOWN,
     UP,
     Component,
+    RowBlock,
     make_highs,
     solve,
     solve_cold,
@@ -123,10 +125,10 @@ def floor_audit(
     row, col, bound, alone = coo.row[bites], coo.col[bites], bound[bites], alone[bites]
     if not row.size or not prim.any():
         return out
-    eff = sp.csr_matrix((bound, (row, col)), shape=amount.shape)
-    fixed = sp.csr_matrix((alone.astype(float), (row, col)), shape=amount.shape)
-    fixed.eliminate_zeros()
-    barred = fl.barred  # its own primaries only: exempt, other tables' cells (D-91)
+    # by columns: each component gathers its attackers' entries (floor_gather, D-101)
+    eff = Columns(sp.csc_matrix((bound, (row, col)), shape=amount.shape))
+    fixed = Columns(sp.csc_matrix((alone.astype(float), (row, col)), shape=amount.shape))
+    barred = barred_of(fl)  # its own primaries only: exempt, other tables' cells (D-91)
     out.attackers = int(np.unique(row).size)
     coal_lo = lo.copy()
     np.maximum.at(coal_lo, col, bound)
@@ -237,21 +239,16 @@ class _Attackers:
     def __init__(self, lp, eff, fixed, barred, hi, values) -> None:
         cells = lp.cells
         m = cells.size
-        sub = eff[:, cells].tocsr()
-        sub.eliminate_zeros()
-        rows = np.flatnonzero(np.diff(sub.indptr) > 0)
-        sub = sub[rows].tocsr()
-        fx = fixed[rows][:, cells].toarray() > 0
+        rows, indptr, ent_col, data, fx = attacker_block(eff, fixed, cells)
         self.mine = barred(rows, cells) | fx
         n = rows.size
-        ent_row = np.repeat(np.arange(n), np.diff(sub.indptr))
-        ent_col = sub.indices.astype(np.int64)
+        ent_row = np.repeat(np.arange(n), np.diff(indptr))
         v = values[cells[ent_col]]
         ent_fixed = fx[ent_row, ent_col]
-        ent_lo = np.where(ent_fixed, v, sub.data)
+        ent_lo = np.where(ent_fixed, v, data)
         ent_hi = np.where(ent_fixed, v, hi[cells[ent_col]])
-        size = np.diff(sub.indptr)
-        share = np.bincount(ent_row, weights=sub.data / np.maximum(v, 1e-300), minlength=n)
+        size = np.diff(indptr)
+        share = np.bincount(ent_row, weights=data / np.maximum(v, 1e-300), minlength=n)
         order = np.lexsort((rows, -share, -size))
         rank = np.empty(n, dtype=np.int64)
         rank[order] = np.arange(n)
@@ -338,7 +335,8 @@ def _checked_seeds(seeds, targets, lp, rel, comp, lo, hi, miss, need, tol):
         return out
     cells = lp.cells
     values = lp.values
-    sub = rel[comp.rows][:, cells]
+    blk = lp.block  # the component's relations over its cells, as the LP has them (D-101)
+    sub = sp.csc_matrix((blk.data, blk.indices, blk.indptr), shape=(blk.n_rows, cells.size))
     b = miss[comp.rows]
     for c, d in targets:
         seed = seeds.get((c, d))
@@ -391,15 +389,17 @@ class _Lp:
     def __init__(self, rel, comp: Component, values, lo, hi, miss):
         self.cells = comp.cells
         self.values = values
-        sub = rel[comp.rows]
         b = miss[comp.rows].copy()
         #: the values satisfy the component's relations (no rounding gap to carry)
         self.additive = not np.any(b)
         self.pos = np.full(values.size, -1, dtype=np.int64)
         self.pos[self.cells] = np.arange(self.cells.size)
         self.base = values[self.cells]
+        self.block = RowBlock.of(rel, self.cells, comp.rows)
+        # gathered from the CSR arrays: scipy's slicing cost more than a small component's
+        # LPs (the same CSC arrays, so the same LPs; D-101)
         self.h = make_highs(
-            sub[:, self.cells],
+            self.block,
             np.zeros(self.cells.size),
             lo[self.cells] - self.base,
             hi[self.cells] - self.base,
