@@ -8,8 +8,11 @@ the publication gate, `run_method` and the session all use it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from copy import copy
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -185,6 +188,37 @@ def cell_label(problem: CSPProblem, cell: int) -> str:
     return f"cell {cell}"
 
 
+class VerdictMemo:
+    """The publication verdicts of one problem's patterns while a method's last step runs:
+    MOD's polish audits a pattern it published before again (D-101)."""
+
+    def __init__(self, problem: CSPProblem) -> None:
+        self.problem = problem
+        self.seen: dict[tuple[bytes, int, bool], PublicationVerdict] = {}
+        self.hits = 0
+
+
+_MEMO: ContextVar[VerdictMemo | None] = ContextVar("argusqt_verdict_memo", default=None)
+
+
+@contextmanager
+def remembered_verdicts(problem: CSPProblem) -> Iterator[VerdictMemo]:
+    """Within the block, publication_audit of `problem` on a pattern it judged before (the
+    same cells, the same interval choice) gives a copy of that verdict instead of its LPs:
+    every attacker is deterministic given the pattern (moves and seeds only spare LPs)."""
+    memo = VerdictMemo(problem)
+    token = _MEMO.set(memo)
+    try:
+        yield memo
+    finally:
+        _MEMO.reset(token)
+
+
+def _copied(verdict: PublicationVerdict) -> PublicationVerdict:
+    """A verdict the caller may change (callers add disclosures or replace the outsider)."""
+    return replace(verdict, disclosures=list(verdict.disclosures), outsider=copy(verdict.outsider))
+
+
 def publication_audit(
     problem: CSPProblem,
     suppressed: np.ndarray,
@@ -211,6 +245,35 @@ def publication_audit(
     sup = np.asarray(suppressed, dtype=bool)
     if intervals is None:
         intervals = int(sup.sum()) <= EXACT_INTERVAL_LIMIT
+    memo = _MEMO.get()
+    key = None
+    if memo is not None and memo.problem is problem and lower is None and upper is None:
+        key = (np.packbits(sup).tobytes(), int(sup.size), bool(intervals))
+        known = memo.seen.get(key)
+        if known is not None:
+            memo.hits += 1
+            return _copied(known)
+    verdict = _publication_audit(
+        problem, sup, cancel, progress, intervals, outsider, lower, upper, moves, floor_seeds
+    )
+    if key is not None and memo is not None:
+        memo.seen[key] = _copied(verdict)
+    return verdict
+
+
+def _publication_audit(
+    problem: CSPProblem,
+    sup: np.ndarray,
+    cancel: CancelToken | None,
+    progress: ProgressCallback,
+    intervals: bool,
+    outsider: AuditResult | None,
+    lower: np.ndarray | None,
+    upper: np.ndarray | None,
+    moves: list[tuple[np.ndarray, np.ndarray]] | None,
+    floor_seeds: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] | None,
+) -> PublicationVerdict:
+    """publication_audit's attackers on `sup` (its interval choice made)."""
     out = outsider
     if out is None:
         out = audit(

@@ -20,7 +20,11 @@ from argusqt.model.status import is_suppressed
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.audit.insider_floor import floor_audit
 from argusqt.protection.audit.outsider import audit
-from argusqt.protection.audit.publication import CANCEL_GRACE, PublicationVerdict
+from argusqt.protection.audit.publication import (
+    CANCEL_GRACE,
+    PublicationVerdict,
+    remembered_verdicts,
+)
 from argusqt.protection.core.budget import (
     Deadline,
     DeadlineToken,
@@ -1175,21 +1179,24 @@ def solve_modular(
     verdict = None
     if params.polish and not n_extra and not cancelled:
         if polish_small:
-            polished = _polish(
-                problem,
-                sup,
-                final,
-                exact,
-                params,
-                limits,
-                log,
-                progress,
-                soft,
-                final_exact,
-                hard,
-                moves=witnesses,
-                work_moves=work_moves,
-            )
+            # the polish publishes its search's pattern and the modular one, whose repairs
+            # often meet the same patterns: each judged once (D-101)
+            with remembered_verdicts(problem):
+                polished = _polish(
+                    problem,
+                    sup,
+                    final,
+                    exact,
+                    params,
+                    limits,
+                    log,
+                    progress,
+                    soft,
+                    final_exact,
+                    hard,
+                    moves=witnesses,
+                    work_moves=work_moves,
+                )
         else:
             polished = _publishable(problem, sup, final, exact, log, progress, soft)
         limits.clock |= soft.deadline.hit
