@@ -26,6 +26,7 @@ else:  # scipy.sparse imported at its first use (D-78)
 from argusqt.errors import AuditError, Cancelled
 from argusqt.progress import CancelToken
 from argusqt.protection.audit.floor_gather import Columns, attacker_block, barred_of
+from argusqt.protection.audit.floor_memo import FloorMemo
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.respondents import Floors
 from argusqt.protection.lp.components import (
@@ -97,11 +98,15 @@ def floor_audit(
     only: list[Key] | None = None,
     cancel: CancelToken | None = None,
     seeds: dict[Key, tuple[np.ndarray, np.ndarray]] | None = None,
+    memo: FloorMemo | None = None,
 ) -> FloorOutcome:
     """Every (primary, side) some respondent narrows with its lower bounds; `only`: just
     these pairs (a grown pattern: every other pair passed before and still passes).
     `seeds`: an earlier audit's `points`, each checked against this pattern (relations,
-    bounds, level) before it stands for an LP: checked, never trusted (mod18)."""
+    bounds, level) before it stands for an LP: checked, never trusted (mod18). `memo`: the
+    components met in earlier audits of this problem and floors (floor_memo, D-101)."""
+    if memo is not None and not memo.serves(problem, floors):
+        memo = None
     values = np.asarray(problem.values, dtype=float)
     sup = np.asarray(suppressed, dtype=bool)
     if lower is not None and upper is not None:
@@ -151,6 +156,10 @@ def floor_audit(
         ]
         if not targets or not np.any(coal_lo[cells] > lo[cells]) and not coal_fixed[cells].any():
             continue
+        key = None if memo is None else memo.key(cells, (lo, hi, coal_lo, coal_hi), targets)
+        if key is not None and memo is not None and memo.replay(key, out):
+            continue
+        mark = (len(out.disclosures), out.pairs_left)
         lp = _Lp(rel, comp, values, lo, hi, miss)
         need = {(c, d): values[c] + (upl[c] if d == UP else -lpl[c]) for c, d in targets}
         # the coalition: every bound at once; its own bound off when a primary goes down
@@ -182,6 +191,8 @@ def floor_audit(
                 out, lp, left, need, eff, fixed, barred, lo, hi, values, tol, cancel, given
             )
         out.n_lps += lp.n_lps
+        if key is not None and memo is not None:
+            memo.store(key, out, mark, targets)
     return out
 
 

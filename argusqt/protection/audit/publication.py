@@ -27,6 +27,7 @@ from argusqt.protection.core.respondents import NEGATIVE_NOTE, TABLE_BY_TABLE_NO
 from argusqt.protection.core.result import AuditResult
 
 if TYPE_CHECKING:
+    from argusqt.protection.audit.floor_memo import FloorMemo
     from argusqt.protection.audit.insider_floor import FloorOutcome
 
 #: how a primary is disclosed: the LP attackers or a point estimate
@@ -196,6 +197,8 @@ class VerdictMemo:
         self.problem = problem
         self.seen: dict[tuple[bytes, int, bool], PublicationVerdict] = {}
         self.hits = 0
+        #: the floor audits' components met before (floor_memo), made at the first one
+        self.floor_memo: FloorMemo | None = None
 
 
 _MEMO: ContextVar[VerdictMemo | None] = ContextVar("argusqt_verdict_memo", default=None)
@@ -322,10 +325,17 @@ def _floor_attack(
     if problem.floors is None or not outsider_ok:
         return None
     # lazy: a table file (no floors) never needs it (D-16)
+    from argusqt.protection.audit.floor_memo import FloorMemo
     from argusqt.protection.audit.insider_floor import floor_audit
 
+    memo = _MEMO.get()
+    known = None
+    if memo is not None and memo.problem is problem:  # within remembered_verdicts (D-101)
+        if memo.floor_memo is None:
+            memo.floor_memo = FloorMemo(problem, problem.floors)
+        known = memo.floor_memo
     return floor_audit(problem, sup, problem.floors, lower=lower, upper=upper, only=only,
-                       cancel=cancel, seeds=seeds)  # fmt: skip
+                       cancel=cancel, seeds=seeds, memo=known)  # fmt: skip
 
 
 def _floor_disclosures(

@@ -18,6 +18,7 @@ import scipy.sparse as sp
 from argusqt.errors import AuditError, Cancelled, MethodError, TimeLimitError
 from argusqt.model.status import is_suppressed
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
+from argusqt.protection.audit.floor_memo import FloorMemo
 from argusqt.protection.audit.insider_floor import floor_audit
 from argusqt.protection.audit.outsider import audit
 from argusqt.protection.audit.publication import (
@@ -353,13 +354,17 @@ def _floor_check(work: CSPProblem, floors: Floors, ltrue: np.ndarray) -> Any:
     primary (inherited secondaries owe the respondents nothing)."""
     n = work.n_cells
     seen: dict[bytes, list[InsiderFind]] = {}
+    # the search's patterns share most components: each attacked once (D-101)
+    memo = FloorMemo(work, floors)
 
     def check(mask: np.ndarray, stop: Any) -> list[InsiderFind] | None:
         key = np.packbits(mask[:n]).tobytes()
         if key in seen:
             return list(seen[key])
         try:
-            out = floor_audit(work, np.asarray(mask[:n], dtype=bool), floors, cancel=stop)
+            out = floor_audit(
+                work, np.asarray(mask[:n], dtype=bool), floors, cancel=stop, memo=memo
+            )
         except Cancelled:
             return None
         found = [
