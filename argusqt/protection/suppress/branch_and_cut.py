@@ -340,7 +340,7 @@ def solve_pattern(
     polish: bool = False,
     relaxed: bool = False,
     moves: list[tuple[np.ndarray, np.ndarray]] | None = None,
-    memo_blocks: bool = False,
+    memo_blocks: bool | BlockMemo = False,
     min_orthogonality: float | None = None,
     min_orthogonality_root: float | None = None,
     plugins_off: tuple[str, ...] = (),
@@ -372,7 +372,8 @@ def solve_pattern(
     `moves` (with `reuse_moves`): attacker moves found before, each checked, as remembered
     moves (lp/seeded_moves.py; MOD's witnesses of its start, D-67). `memo_blocks` (without
     `reuse_moves`): a block met again at the same point is replayed, its LPs counted as
-    solved (lp/block_memo.py; MOD's subtables, D-72). `min_orthogonality`: SCIP's cut
+    solved (lp/block_memo.py; MOD's subtables, D-72; a BlockMemo: shared with an earlier
+    search of the same problem and `fixed`, D-101). `min_orthogonality`: SCIP's cut
     selector keeps a cut this orthogonal to those already chosen (None: SCIP's 0.9; D-77).
     `plugins_off`: SCIP heuristics and separators by their parameter path (e.g.
     "heuristics/trivial") that never run (MOD's polish, D-84).
@@ -401,7 +402,8 @@ def solve_pattern(
     sep.reuse = reuse_moves
     sep.pareto = float(pareto_cuts)
     if memo_blocks and not reuse_moves:
-        sep.memo = BlockMemo()
+        # a BlockMemo given: another search of this problem and `fixed` met those blocks
+        sep.memo = memo_blocks if isinstance(memo_blocks, BlockMemo) else BlockMemo()
     if move_pool > 0 and reuse_moves:
         sep.pool = MovePool(sep.lb, sep.ub, move_pool)
     if moves:

@@ -38,6 +38,7 @@ from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.registry import MethodDescriptor, register
 from argusqt.protection.core.respondents import Floors, beside
 from argusqt.protection.core.result import AuditResult, ProtectionResult, grouped
+from argusqt.protection.lp.block_memo import BlockMemo
 from argusqt.protection.lp.cleanup import Witnesses, cleanup, find_witness
 from argusqt.protection.lp.components import DOWN, UP, MoveContext
 from argusqt.protection.lp.protector import Protector, primary_order, protect_all
@@ -280,18 +281,22 @@ def _search(
     `floors` (the respondents' floors there, the true primaries): a second search from that
     pattern checks them; when it finds nothing, the first pattern (the final repair decides).
     No work or time left: _solve says so (None)."""
+    # both searches of one subtable share their blocks' outcomes (the same problem and
+    # fixed cells: the replays count their LPs, so the searches are the ones they were, D-101)
+    blocks = BlockMemo() if MEMO_BLOCKS else None
     if floors is not None:
-        found, infeasible = _search(work, fixed, start, lps, gap, params, cancel, limits, deadline)
-        if infeasible:
-            return found, infeasible
+        first = _solve(work, fixed, start, lps, gap, params, cancel, limits, deadline, None, blocks)
+        found = None if first is None else first.mask
+        if first is not None and first.infeasible:
+            return found, True
         # the floors' search: from that pattern, within the same share of the work again
         check = _floor_check(work, *floors)
         again = found if found is not None else start
-        out = _solve(work, fixed, again, lps, gap, params, cancel, limits, deadline, check)
+        out = _solve(work, fixed, again, lps, gap, params, cancel, limits, deadline, check, blocks)
         if out is not None and out.mask is not None and not out.infeasible:
             return out.mask, False
         return found, False
-    out = _solve(work, fixed, start, lps, gap, params, cancel, limits, deadline, None)
+    out = _solve(work, fixed, start, lps, gap, params, cancel, limits, deadline, None, blocks)
     if out is None:
         return None, False
     return out.mask, bool(out.infeasible)
@@ -308,8 +313,10 @@ def _solve(
     limits: _Limits,
     deadline: Deadline,
     insiders: Any,
+    blocks: BlockMemo | None = None,
 ) -> PatternOutcome | None:
-    """One branch-and-cut of _search (None: no work or time left for it)."""
+    """One branch-and-cut of _search (None: no work or time left for it); `blocks`: the
+    block outcomes it shares with the subtable's other search."""
     if deadline.remaining <= 0.05:
         deadline.hit = True  # the user's limit as a cap (logged), not the work budget
         return None
@@ -326,7 +333,7 @@ def _solve(
         heuristics=str(
             SUBTABLE_HEURISTICS if params.scip_heuristics is None else params.scip_heuristics
         ),
-        memo_blocks=MEMO_BLOCKS,
+        memo_blocks=blocks if blocks is not None else MEMO_BLOCKS,
         insiders=insiders,
     )
     limits.lps.spend(out.lps)
