@@ -13,6 +13,7 @@ toward the values, reused as a witness for the respondents it fits (D-91, mod18)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -27,6 +28,7 @@ from argusqt.errors import AuditError, Cancelled
 from argusqt.progress import CancelToken
 from argusqt.protection.audit.floor_gather import Columns, attacker_block, barred_of
 from argusqt.protection.audit.floor_memo import FloorMemo
+from argusqt.protection.audit.outsider import LOCAL_MIN_CELLS, _LocalAttacker
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.respondents import Floors
 from argusqt.protection.lp.components import (
@@ -37,11 +39,19 @@ from argusqt.protection.lp.components import (
     make_highs,
     solve,
     solve_cold,
+    use_primal,
     variable_components,
 )
 from argusqt.protection.lp.separation import exact_rhs
 
 Key = tuple[int, int]  # (primary cell, direction)
+
+#: the benchmarks' profile hook, called with (phase, figures) now and then; None in a run
+TRACE: Callable[[str, dict], None] | None = None
+
+#: a warm re-solve HiGHS gives up on is tried with dual simplex from the same basis before
+#: the from-scratch ones (D-100)
+RETRY_WARM_DUAL = True
 
 #: attacker points kept per (primary, side) for the next audit, and values kept at most
 POINTS_PER_SIDE = 8
@@ -70,6 +80,8 @@ class FloorOutcome:
     #: their values): the next audit of a grown pattern checks them before its LPs
     points: dict[Key, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     seeds_used: int = 0  # LPs spared by checked points of an earlier audit
+    #: LPs per phase (coalition, neighbourhood, respondents): the benchmarks' profile
+    lp_counts: dict[str, int] = field(default_factory=dict)
     _kept: int = 0  # values kept in `points`
     #: the Floors' note: why they are weaker or stronger than exact (said in the verdict)
     note: str = ""
@@ -99,6 +111,7 @@ def floor_audit(
     cancel: CancelToken | None = None,
     seeds: dict[Key, tuple[np.ndarray, np.ndarray]] | None = None,
     memo: FloorMemo | None = None,
+    shortcuts: bool = True,
 ) -> FloorOutcome:
     """Every (primary, side) some respondent narrows with its lower bounds; `only`: just
     these pairs (a grown pattern: every other pair passed before and still passes).
@@ -146,6 +159,7 @@ def floor_audit(
     miss = np.where(not_additive, exact - rel @ values, 0.0)
     tol = problem.tolerance
     wanted = None if only is None else set(only)
+    near = None  # the neighbourhood attacker over the coalition's bounds, built at first use
     for comp in variable_components(rel, sup):
         cells = comp.cells
         targets = [
@@ -166,12 +180,37 @@ def floor_audit(
         lp.set_bounds(cells, coal_lo[cells], coal_hi[cells])
         left: list[Key] = []
         given = _checked_seeds(seeds, targets, lp, rel, comp, lo, hi, miss, need, tol)
-        for c, d in targets:
+        run = None
+        if shortcuts:
+            run = _Running(out, lp, coal_lo, coal_hi, tol, targets, need)
+            if cells.size >= LOCAL_MIN_CELLS and lp.additive:
+                if near is None:
+                    near = _near(problem, rel, coal_lo, coal_hi)
+                run.near = near
+        for t, (c, d) in enumerate(targets):
             _check(cancel)
+            if TRACE is not None and t % 200 == 0:
+                TRACE("coalition", {"cells": cells.size, "target": t, "of": len(targets),
+                      "left": len(left), "lps": lp.n_lps, "retried": lp.n_retries,
+                      "near": 0 if run is None else run.n_lps,
+                      "by points": 0 if run is None else run.settled_by_points})  # fmt: skip
+            if run is not None and run.settled(c, d):
+                continue
             mine = given.get((c, d))
             if mine is not None and _coalition_fits(mine, lp, c, d, coal_lo, coal_hi, lo, hi):
                 out.seeds_used += 1
                 out.keep((c, d), cells, mine)
+                continue
+            if run is not None and coal_fixed[c]:
+                # a cell the coalition knows exactly stays at its value in its LP (either
+                # side: its bound is not freed): that LP's answer, without the LP
+                run.done((c, d))
+                if _reaches(values[c], need[(c, d)], d, tol):
+                    out.keep((c, d), cells, values[cells][None, :])
+                else:
+                    left.append((c, d))
+                continue
+            if run is not None and run.try_near(c, d):
                 continue
             if d == DOWN and not coal_fixed[c]:
                 lp.set_bounds(np.array([c]), lo[[c]], hi[[c]])
@@ -185,19 +224,110 @@ def floor_audit(
                 if lp.additive:
                     point = _toward_values(point, values[cells], int(lp.pos[c]), need[(c, d)])
                 out.keep((c, d), cells, point[None, :])
+            if run is not None:
+                run.done((c, d))
+                if x is not None:
+                    run.add(x[cells])
+        out.lp_counts["coalition"] = out.lp_counts.get("coalition", 0) + lp.n_lps
         out.pairs_left += len(left)
         if left:
+            before = lp.n_lps
             _respondents(
-                out, lp, left, need, eff, fixed, barred, lo, hi, values, tol, cancel, given
+                out, lp, left, need, eff, fixed, barred, lo, hi, values, tol, cancel, given,
+                shortcuts,
+            )  # fmt: skip
+            out.lp_counts["respondents"] = out.lp_counts.get("respondents", 0) + (lp.n_lps - before)
+        out.lp_counts["retried"] = out.lp_counts.get("retried", 0) + lp.n_retries
+        if run is not None:
+            out.lp_counts["neighbourhood"] = out.lp_counts.get("neighbourhood", 0) + run.n_lps
+            out.lp_counts["settled by points"] = (
+                out.lp_counts.get("settled by points", 0) + run.settled_by_points
             )
+            out.n_lps += run.n_lps
         out.n_lps += lp.n_lps
         if key is not None and memo is not None:
             memo.store(key, out, mark, targets)
     return out
 
 
+def _near(problem, rel, coal_lo, coal_hi) -> _LocalAttacker:
+    """The outsider audit's neighbourhood LPs over the coalition's bounds (the small sets
+    only): a point there keeps the other cells at their values, inside the coalition."""
+    att = _LocalAttacker(problem, rel, coal_hi > coal_lo, coal_lo.copy(), coal_hi.copy())
+    att.quick = True
+    return att
+
+
+class _Running:
+    """The coalition's running points of one component (D-100): every coalition LP point
+    is feasible for every target (a DOWN target only frees its own cell's lower bound), so
+    a checked point that reaches a later target's level settles it without its LP, as the
+    outsider audit's run_lo/run_hi; the point is kept for it, moved toward the values."""
+
+    def __init__(self, out, lp, coal_lo, coal_hi, tol, targets, need):
+        cells = lp.cells
+        self.out, self.lp, self.tol = out, lp, tol
+        self.c_lo, self.c_hi = coal_lo[cells], coal_hi[cells]
+        self.slack = 1e-9 * (1 + np.abs(lp.base))
+        self.index = {key: k for k, key in enumerate(targets)}
+        self.pos = np.array([lp.pos[c] for c, _ in targets], dtype=np.int64)
+        self.up = np.array([d == UP for _, d in targets], dtype=bool)
+        self.need = np.array([need[key] for key in targets], dtype=float)
+        self.targets = targets
+        self.closed = np.zeros(len(targets), dtype=bool)  # done or settled
+        self.near: _LocalAttacker | None = None
+        self.n_lps = 0
+        self.settled_by_points = 0
+        self._key: Key | None = None
+
+    def settled(self, c: int, d: int) -> bool:
+        return bool(self.closed[self.index[(c, d)]])
+
+    def done(self, key: Key) -> None:
+        self.closed[self.index[key]] = True
+
+    def add(self, x: np.ndarray) -> None:
+        """Check a point of the component (coalition bounds, relations) and settle every
+        open target it reaches; a point that fails the check settles nothing."""
+        if np.any((x < self.c_lo - self.slack) | (x > self.c_hi + self.slack)):
+            return
+        if not self.lp.holds(x, self.tol):
+            return
+        v = x[self.pos]
+        hit = ~self.closed & np.where(self.up, v >= self.need - self.tol, v <= self.need + self.tol)
+        for k in np.flatnonzero(hit).tolist():
+            point = x
+            if self.lp.additive:
+                point = _toward_values(x, self.lp.base, int(self.pos[k]), float(self.need[k]))
+            self.out.keep(self.targets[k], self.lp.cells, point[None, :])
+            self.closed[k] = True
+            self.settled_by_points += 1
+
+    def try_near(self, c: int, d: int) -> bool:
+        """Neighbourhood LPs around c first (big blocks): a subset of the coalition's feasible
+        set, so a point they find reaches what it reaches for the whole coalition."""
+        if self.near is None or not self.near.var[c]:  # fixed for the coalition
+            return False
+        self._key = (c, d)
+        self.near.seen = self._seen
+        scratch = np.zeros(self.lp.values.size)
+        self.n_lps += self.near.improve(c, scratch, scratch.copy(), self._near_settled)
+        self.near.seen = None
+        return self.settled(c, d)
+
+    def _near_settled(self, cell: int, sense: float) -> bool:
+        key = (cell, DOWN if sense > 0 else UP)
+        k = self.index.get(key)
+        return k is None or bool(self.closed[k])
+
+    def _seen(self, cells: np.ndarray, y: np.ndarray) -> None:
+        x = self.lp.base.copy()
+        x[self.lp.pos[cells]] = y
+        self.add(x)
+
+
 def _respondents(
-    out, lp, left, need, eff, fixed, barred, lo, hi, values, tol, cancel, given
+    out, lp, left, need, eff, fixed, barred, lo, hi, values, tol, cancel, given, shortcuts
 ) -> None:
     """The pairs the coalition narrows, attacked per respondent in their component by
     group tests: a group's bounds together (each cell at its members' largest bound) are
@@ -208,13 +338,20 @@ def _respondents(
     lp.set_bounds(cells, lo[cells], hi[cells])
     att = _Attackers(lp, eff, fixed, barred, hi, values)
     found: list[tuple[int, int, FloorDisclosure]] = []
+    pool = _Pool(cells.size) if shortcuts else None
     for k, key in enumerate(left):
         c, d = key
         j = int(lp.pos[c])
+        if TRACE is not None and k % 50 == 0:
+            TRACE("respondents", {"cells": cells.size, "pair": k, "of": len(left),
+                  "lps": lp.n_lps, "retried": lp.n_retries, "found": len(found)})  # fmt: skip
         points = _Points(att, j)
         for x in given.get(key, ()):
             points.add(x)
-        stack = [att.members(j)]
+        members = att.members(j)
+        if pool is not None:
+            pool.offer(points, members, j, need[key], d, tol)
+        stack = [members]
         while stack:
             group = stack.pop()
             group = group[~points.fitted[group]]
@@ -225,6 +362,8 @@ def _respondents(
             lp.set_bounds(gc, glo, ghi)
             reach, x = lp.extreme(c, d, strict=group.size == 1)
             lp.set_bounds(gc, lo[gc], hi[gc])
+            if x is not None and pool is not None:
+                pool.add(x[cells])
             if x is not None and _reaches(reach, need[key], d, tol):
                 point = x[cells]
                 if lp.additive:  # the values are a point of the LP too
@@ -318,13 +457,51 @@ class _Points:
         self.rows = np.zeros((0, att.m))
         self.n = 0
 
-    def add(self, x: np.ndarray) -> None:
-        self.rows = np.vstack([self.rows[: self.n], x[None, :]])
-        self.n += 1
+    def add(self, x: np.ndarray, only_new: np.ndarray | None = None) -> None:
+        """Mark the attackers x fits; `only_new`: keep x only if it fits one of these the
+        points so far did not (a pool point that adds nothing is not kept)."""
         a = self.att
         v = x[a.ent_col]
         bad = self.keep & ((v < a.ent_lo - self.slack) | (v > a.ent_hi + self.slack))
-        self.fitted |= np.bincount(a.ent_row[bad], minlength=a.n) == 0
+        fits = np.bincount(a.ent_row[bad], minlength=a.n) == 0
+        if only_new is not None and not np.any(fits[only_new] & ~self.fitted[only_new]):
+            return
+        self.rows = np.vstack([self.rows[: self.n], x[None, :]])
+        self.n += 1
+        self.fitted |= fits
+
+
+#: the respondents' LP points of a component kept for its later pairs (a count: memory)
+POOL_SIZE = 256
+
+
+class _Pool:
+    """The respondents' LP points of one component (D-100): a point of a group's LP is in
+    the table's bounds and relations and in each member's bounds, so for a later pair it
+    stands for every attacker whose bounds (but on that primary) it fits, if it reaches the
+    level there. The last POOL_SIZE points, newest first."""
+
+    def __init__(self, m: int) -> None:
+        self.rows = np.zeros((POOL_SIZE, m))
+        self.n = 0  # points added so far; row n % POOL_SIZE is the next
+
+    def add(self, x: np.ndarray) -> None:
+        self.rows[self.n % POOL_SIZE] = x
+        self.n += 1
+
+    def offer(self, points: _Points, members: np.ndarray, j: int, need, d, tol) -> None:
+        """Give `points` the kept points that reach the level at j and fit a member it
+        has no point for yet."""
+        k = min(self.n, POOL_SIZE)
+        if not k or not members.size:
+            return
+        order = (self.n - 1 - np.arange(k)) % POOL_SIZE  # newest first
+        v = self.rows[order, j]
+        ok = v >= need - tol if d == UP else v <= need + tol
+        for i in order[ok].tolist():
+            if points.fitted[members].all():
+                return
+            points.add(self.rows[i], only_new=members)
 
 
 def _toward_values(x: np.ndarray, v: np.ndarray, j: int, need: float) -> np.ndarray:
@@ -419,8 +596,15 @@ class _Lp:
             primal=True,
             presolve=False,
         )
+        self.sub = sub[:, self.cells].tocsr()  # for checking points (D-100)
+        self.miss = b
         self.last = -1
         self.n_lps = 0
+        self.n_retries = 0  # warm solves HiGHS gave up on (solved again from scratch)
+
+    def holds(self, x: np.ndarray, tol: float) -> bool:
+        """Whether a point over the component's cells keeps its relations within `tol`."""
+        return not np.any(np.abs(self.sub @ (x - self.base) - self.miss) > tol)
 
     def set_bounds(self, cells: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
         v = self.values[cells]
@@ -446,8 +630,16 @@ class _Lp:
             # the zero move is feasible (bounds hold the values, A δ = miss): HiGHS lost its
             # way on a warm re-solve; from scratch, then dual simplex without presolve, as
             # the outsider audit (primal failed on b31808's 10,414-cell block, D-91 s19)
-            self.h.clearSolver()
-            status, x, _ = solve(self.h)
+            self.n_retries += 1
+            if RETRY_WARM_DUAL:
+                # first dual simplex from the same basis: a from-scratch primal re-solve of
+                # b31808's 10,414-cell block cost ≈ 4 CPU-s a retry, 90 % of its coalition (D-100)
+                self.h.setOptionValue("simplex_strategy", 1)
+                status, x, _ = solve(self.h)
+                use_primal(self.h)
+            else:
+                self.h.clearSolver()
+                status, x, _ = solve(self.h)
             if status != "optimal":
                 status, x, _ = solve_cold(self.h)
                 self.n_lps += 1

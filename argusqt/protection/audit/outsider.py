@@ -10,6 +10,7 @@ cell and direction (warm start from the previous basis).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import highspy
@@ -400,6 +401,8 @@ class _LocalAttacker:
                     return n_lps
                 np.minimum.at(run_lo, cells, v + x)
                 np.maximum.at(run_hi, cells, v + x)
+                if self.seen is not None:
+                    self.seen(cells, v + x)
             if settled(cell, 1.0) and settled(cell, -1.0):
                 break
         return n_lps
@@ -416,6 +419,9 @@ class _LocalAttacker:
             yield self._ball(cell, limit)
 
     ball_sizes = (1500, 6000)
+    #: called with (cells, point over them) for every LP point: the floor audit's running
+    #: points (D-100)
+    seen: Callable[[np.ndarray, np.ndarray], None] | None = None
     #: only the small sets (a caller that settles the rest otherwise)
     quick = False
 
