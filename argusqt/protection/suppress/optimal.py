@@ -63,8 +63,9 @@ SLACK = 0.1
 #: before it would pay (b520: the root closes in 0.6 s, where three guided runs added 0.5 s)
 GUIDED_DELAY = 3.0
 #: the guided heuristic's throttle also counts its insider repair's LPs (D-102: most of its
-#: work on 700-cell tables; counted, opt_bound_805's bound rose but g22's pattern got dearer)
-COUNT_REPAIR = True
+#: work on 700-cell tables; counted, opt_bound_805's gap fell 66.6 → 61.0 % but g22's pattern
+#: got 2.3 % dearer: off)
+COUNT_REPAIR = False
 
 
 def _guide(problem: CSPProblem, work: CSPProblem, publish: bool, rule_cells: bool = False) -> Guide:
@@ -102,7 +103,7 @@ def _guide(problem: CSPProblem, work: CSPProblem, publish: bool, rule_cells: boo
             if float(cost[mask & ~work.primary].sum()) >= incumbent - 1e-9 * abs(incumbent):
                 return None
             if publish and not stop.cancelled:
-                # the repair's LPs count as the run's work too: they were most of it (D-102)
+                # the repair's LPs, counted as the run's work with COUNT_REPAIR (D-102)
                 lps = insider_repair.RepairWork()
                 try:
                     fixed, _, _ = repair(problem, mask[:n], intervals=False, cancel=stop, work=lps)
