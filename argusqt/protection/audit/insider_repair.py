@@ -52,6 +52,7 @@ class RepairWork:
 
     @property
     def total(self) -> int:
+        """Every LP of the call: one count for a throttle that compares work, not time."""
         return self.audit + self.repair + self.spare
 
     def add_verdict(self, verdict: PublicationVerdict, before: int = 0) -> None:
