@@ -11,7 +11,7 @@ import pytest
 from protect_helpers import mixed_problem
 
 from argusqt.model.status import is_suppressed
-from argusqt.protection.audit.insider_repair import make_publishable, repair_insiders
+from argusqt.protection.audit.insider_repair import RepairWork, make_publishable, repair_insiders
 from argusqt.protection.audit.publication import publication_audit, recheck_after_growth
 from argusqt.protection.suppress.heuristic import solve_heuristic
 
@@ -62,3 +62,17 @@ def test_make_publishable_passes_a_full_audit(seed):
     fixed, verdict, _ = make_publishable(p, sup, intervals=False)
     assert verdict.ok
     assert publication_audit(p, fixed, intervals=True).ok
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_repairs_lps_are_counted_and_change_nothing(seed):
+    # OPT's guided heuristic counts them (D-102): the count must not alter the pattern
+    p = mixed_problem(seed)
+    sup = (is_suppressed(solve_heuristic(p).status)) | p.primary
+    work = RepairWork()
+    fixed, verdict, added = make_publishable(p, sup, intervals=False, work=work)
+    plain, _, _ = make_publishable(p, sup, intervals=False)
+    assert np.array_equal(fixed, plain)
+    assert work.total == work.audit + work.repair + work.spare
+    if added:
+        assert work.repair > 0 and work.audit > 0

@@ -9,6 +9,8 @@ taken again and the loop ends when it passes.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from argusqt.errors import AuditError, Cancelled, MethodError
@@ -39,12 +41,35 @@ SPARE_MIN_LPS = 1000
 SPARE_FULL_LIMIT = 4000
 
 
+@dataclass
+class RepairWork:
+    """The LPs a make_publishable call solved, so that a caller bounded by counts (OPT's
+    guided heuristic, D-102) counts the repair's work as well as its own."""
+
+    audit: int = 0  # the audits' insider and floor attacker LPs
+    repair: int = 0  # repair_insiders's path LPs
+    spare: int = 0  # spare's witness LPs
+
+    @property
+    def total(self) -> int:
+        """Every LP of the call: one count for a throttle that compares work, not time."""
+        return self.audit + self.repair + self.spare
+
+    def add_verdict(self, verdict: PublicationVerdict, before: int = 0) -> None:
+        """A verdict's attacker LPs (`before`: its insider LPs a recheck carried over)."""
+        if verdict.insider is not None:
+            self.audit += max(0, verdict.insider.n_lps - before)
+        if verdict.floor is not None:
+            self.audit += verdict.floor.n_lps
+
+
 def repair_insiders(
     problem: CSPProblem,
     suppressed: np.ndarray,
     verdict: PublicationVerdict,
     cancel: CancelToken | None = None,
     found: list[tuple[np.ndarray, np.ndarray]] | None = None,
+    work: RepairWork | None = None,
 ) -> np.ndarray:
     """`suppressed` plus the cells that protect every insider disclosure of `verdict`.
     Polls `cancel` before each disclosure's path LP (the run's time limit, D-52): Cancelled.
@@ -83,6 +108,8 @@ def repair_insiders(
                 )
         if found is not None:
             found.extend(zip(wit.moves, wit.shifts, strict=True))
+        if work is not None:
+            work.repair += prot.n_lps
     ctx.movable = base_movable
     ctx.lb = base_lb
     return sup
@@ -119,6 +146,7 @@ def spare(
     verdict: PublicationVerdict,
     cancel: CancelToken | None = None,
     max_lps: int | None = None,
+    work: RepairWork | None = None,
 ) -> np.ndarray:
     """`grown` (the repair of `before`, whose verdict was `verdict`) with the added cells it
     can do without published again, costliest first: a cell goes when every disclosed
@@ -147,6 +175,8 @@ def spare(
         d, k = pairs[i]
         as_respondent(ctx, d, movable, lb)
         n_lps += 1
+        if work is not None:
+            work.spare += 1
         try:
             found = find_witness(ctx, (d.cell, k), pattern, keep, max_full=SPARE_FULL_LIMIT)
         finally:
@@ -191,13 +221,14 @@ def make_publishable(
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
     moves: list[tuple[np.ndarray, np.ndarray]] | None = None,
+    work: RepairWork | None = None,
 ) -> tuple[np.ndarray, PublicationVerdict, int]:
     """(pattern, its passing verdict, cells added) — insider disclosures repaired.
 
     An outsider failure is the method's defect and raises AuditError; so does a pattern
     still failing after MAX_ROUNDS. `moves`: attacker moves the method found through
     `suppressed` (checked by the insider audit; they hold in every grown pattern too).
-    Raises Cancelled when cancelled.
+    Raises Cancelled when cancelled. `work` (if given) receives the LPs it solved.
     """
     sup = np.asarray(suppressed, dtype=bool).copy()
     start = int(sup.sum())
@@ -210,6 +241,8 @@ def make_publishable(
         cancel=cancel,
         moves=moves,
     )
+    if work is not None:
+        work.add_verdict(verdict)
     spared_ok = SPARE
     for _ in range(MAX_ROUNDS):
         if verdict.ok:
@@ -219,10 +252,10 @@ def make_publishable(
         n = len(verdict.disclosures)
         progress(ProgressEvent(message=f"Protecting {n} cells against respondents (insiders)"))
         repaired: list[tuple[np.ndarray, np.ndarray]] = []
-        grown = repair_insiders(problem, sup, verdict, cancel, found=repaired)
+        grown = repair_insiders(problem, sup, verdict, cancel, found=repaired, work=work)
         if spared_ok:
             # the added cells another added cell made redundant: published again
-            grown = spare(problem, sup, grown, verdict, cancel)
+            grown = spare(problem, sup, grown, verdict, cancel, work=work)
         # the repair's moves are attacker moves of the grown pattern that avoid the
         # respondents they were found for: the next audit checks them and starts from them
         before = verdict.insider.moves if verdict.insider is not None else []
@@ -239,11 +272,16 @@ def make_publishable(
                 moves=moves,
                 floor_seeds=seeds,
             )
+            if work is not None:
+                work.add_verdict(verdict)
         else:
             # more suppression never helps an attacker that failed: recheck what failed
+            carried = verdict.insider.n_lps if verdict.insider is not None else 0
             verdict = recheck_after_growth(
                 problem, sup, grown, verdict, progress=progress, cancel=cancel, moves=moves
             )
+            if work is not None:
+                work.add_verdict(verdict, carried)
         # a spared pattern the verdict finds short (an LP's tolerance): repair it, and
         # spare nothing more, so that the rounds cannot undo each other
         spared_ok = spared_ok and verdict.ok

@@ -62,6 +62,10 @@ SLACK = 0.1
 #: the start heuristic's LPs (at least GUIDED_DELAY_MIN attacker LPs): small tables are proven
 #: before it would pay (b520: the root closes in 0.6 s, where three guided runs added 0.5 s)
 GUIDED_DELAY = 3.0
+#: the guided heuristic's throttle also counts its insider repair's LPs (D-102: most of its
+#: work on 700-cell tables; counted, opt_bound_805's gap fell 66.6 → 61.0 % but g22's pattern
+#: got 2.3 % dearer: off)
+COUNT_REPAIR = False
 
 
 def _guide(problem: CSPProblem, work: CSPProblem, publish: bool, rule_cells: bool = False) -> Guide:
@@ -99,10 +103,15 @@ def _guide(problem: CSPProblem, work: CSPProblem, publish: bool, rule_cells: boo
             if float(cost[mask & ~work.primary].sum()) >= incumbent - 1e-9 * abs(incumbent):
                 return None
             if publish and not stop.cancelled:
+                # the repair's LPs, counted as the run's work with COUNT_REPAIR (D-102)
+                lps = insider_repair.RepairWork()
                 try:
-                    fixed, _, _ = repair(problem, mask[:n], intervals=False, cancel=stop)
+                    fixed, _, _ = repair(problem, mask[:n], intervals=False, cancel=stop, work=lps)
                 except (Cancelled, MethodError, AuditError):
                     return None
+                finally:
+                    if COUNT_REPAIR:
+                        run.last_lps += lps.total  # type: ignore[attr-defined]
                 mask = np.r_[fixed, mask[n:]]
                 if float(cost[mask & ~work.primary].sum()) >= incumbent - 1e-9 * abs(incumbent):
                     return None

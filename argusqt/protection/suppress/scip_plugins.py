@@ -685,7 +685,8 @@ class _GuidedHeur(Heur):
     cell's cost scaled by (1 − x*) at the master's LP point, so it prefers the cells the LP
     suppresses. Its pattern (insider-repaired by `guide`) goes through SCIP's check like any
     other candidate. Throttled by work, never by the clock: its LPs stay within GUIDED_SHARE
-    of the branch-and-cut's attacker LPs, and it runs only at new LP points."""
+    of the branch-and-cut's attacker LPs (HEUR's; its insider repair's only with
+    optimal.COUNT_REPAIR, D-102), and it runs only at new LP points."""
 
     def __init__(self, hdlr: _CapacityHandler, guide: Guide, delay: float):
         self.hdlr = hdlr
