@@ -596,15 +596,21 @@ class _Lp:
             primal=True,
             presolve=False,
         )
-        self.sub = sub[:, self.cells].tocsr()  # for checking points (D-100)
-        self.miss = b
+        self.miss = b  # for checking points (D-100)
+        #: the block's column of each of its entries (built at the first check)
+        self._entry_col: np.ndarray | None = None
         self.last = -1
         self.n_lps = 0
         self.n_retries = 0  # warm solves HiGHS gave up on (solved again from scratch)
 
     def holds(self, x: np.ndarray, tol: float) -> bool:
         """Whether a point over the component's cells keeps its relations within `tol`."""
-        return not np.any(np.abs(self.sub @ (x - self.base) - self.miss) > tol)
+        blk = self.block
+        if self._entry_col is None:
+            self._entry_col = np.repeat(np.arange(blk.indptr.size - 1), np.diff(blk.indptr))
+        moved = (x - self.base)[self._entry_col] * blk.data
+        rows = np.bincount(blk.indices, weights=moved, minlength=self.miss.size)
+        return not np.any(np.abs(rows - self.miss) > tol)
 
     def set_bounds(self, cells: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
         v = self.values[cells]
