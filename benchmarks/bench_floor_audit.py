@@ -16,7 +16,6 @@ import argparse
 import os
 import resource
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -25,16 +24,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from business_tables import RULES, SURVEYS, batch_text, write_survey  # noqa: E402
-
-
-def cpu() -> float:
-    t = os.times()
-    return t.user + t.system
-
-
-def load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+from business_tables import SURVEYS, cpu, load, tabulated  # noqa: E402
 
 
 def rss_mb() -> float:
@@ -49,24 +39,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-near", action="store_true", help="no neighbourhood LPs")
     args = ap.parse_args(argv)
     survey = SURVEYS[args.instance]
-    folder = write_survey(survey, (args.workdir or Path(tempfile.mkdtemp())) / survey.name)
-    batch = folder / "tab.arb"
-    text = batch_text(
-        "survey.asc", "survey.rda", survey.variables, "turnover", RULES, None, "tab.txt",
-        "turnover",
-    )  # fmt: skip
-    batch.write_text(text)
+    folder, table = tabulated(args.instance, args.workdir)
 
-    from argusqt.batch.runner import run_batch
     from argusqt.model.status import is_suppressed
     from argusqt.protection.audit.insider_floor import floor_audit
     from argusqt.protection.core import registry
     from argusqt.protection.core.problem import CSPProblem
     from argusqt.protection.suppress.heuristic import solve_heur_method
 
-    outcome = run_batch(batch, logbook=folder / "bench_log.txt")
-    outcome.raise_for_error()
-    table = outcome.session.tables[0]
     problem = CSPProblem.from_table(table)
     print(f"{survey.name}: {problem.n_cells:,} cells; load {load()}", flush=True)
     kept = folder / "heur_pattern.npy"

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -24,7 +23,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from business_tables import RULES, SURVEYS, batch_text, write_survey  # noqa: E402
+from business_tables import RULES, SURVEYS, batch_text, cpu, load, write_survey  # noqa: E402
 
 #: (module, attribute, label): the phases, outermost first; a class method as "Class.name"
 PHASES = [
@@ -46,15 +45,6 @@ PHASES = [
     ("argusqt.protection.suppress.combined", "grown_verdict", "    grown pattern's verdict"),
     ("argusqt.session", "Session.write_table", "write"),
 ]
-
-
-def cpu() -> float:
-    t = os.times()
-    return t.user + t.system
-
-
-def load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def _wrap(module: str, attr: str, label: str, figures: dict[str, list[float]]) -> None:

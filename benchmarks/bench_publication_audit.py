@@ -25,12 +25,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from business_tables import RULES, SURVEYS, batch_text, write_survey  # noqa: E402
-
-
-def cpu() -> float:
-    t = os.times()
-    return t.user + t.system
+from business_tables import RULES, SURVEYS, batch_text, cpu, write_survey  # noqa: E402
 
 
 class _Captured(Exception):

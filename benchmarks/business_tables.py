@@ -8,8 +8,11 @@ Everything is deterministic for a given seed.
 
 from __future__ import annotations
 
+import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -248,3 +251,31 @@ def batch_text(
         lines.append(f"<SUPPRESS> {suppress}")
     lines.append(f'<WRITETABLE> (1, 3, AS+, "{output}")')
     return "".join(line + "\n" for line in lines)
+
+
+def cpu() -> float:
+    """CPU-seconds of this process (user + system): the machine is shared, wall is not."""
+    t = os.times()
+    return t.user + t.system
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def tabulated(instance: str, workdir: Path | None, log: str = "bench_log.txt") -> tuple[Path, Any]:
+    """(folder, table): the survey `instance` written (once) and tabulated by a batch run
+    with RULES, as the big-table benchmarks start."""
+    from argusqt.batch.runner import run_batch
+
+    survey = SURVEYS[instance]
+    folder = write_survey(survey, (workdir or Path(tempfile.mkdtemp())) / survey.name)
+    batch = folder / "tab.arb"
+    text = batch_text(
+        "survey.asc", "survey.rda", survey.variables, "turnover", RULES, None, "tab.txt",
+        "turnover",
+    )  # fmt: skip
+    batch.write_text(text)
+    outcome = run_batch(batch, logbook=folder / log)
+    outcome.raise_for_error()
+    return folder, outcome.session.tables[0]
