@@ -49,10 +49,6 @@ Key = tuple[int, int]  # (primary cell, direction)
 #: the benchmarks' profile hook, called with (phase, figures) now and then; None in a run
 TRACE: Callable[[str, dict], None] | None = None
 
-#: a warm re-solve HiGHS gives up on is tried with dual simplex from the same basis before
-#: the from-scratch ones (D-100)
-RETRY_WARM_DUAL = True
-
 #: attacker points kept per (primary, side) for the next audit, and values kept at most
 POINTS_PER_SIDE = 8
 POINTS_LIMIT = 4_000_000
@@ -94,6 +90,9 @@ class FloorOutcome:
             return
         self._kept += rows.size
         self.points[key] = (cells, rows.copy())
+
+    def count(self, phase: str, n: int) -> None:
+        self.lp_counts[phase] = self.lp_counts.get(phase, 0) + n
 
     @property
     def failed(self) -> list[Key]:
@@ -179,7 +178,7 @@ def floor_audit(
         # the coalition: every bound at once; its own bound off when a primary goes down
         lp.set_bounds(cells, coal_lo[cells], coal_hi[cells])
         left: list[Key] = []
-        given = _checked_seeds(seeds, targets, lp, rel, comp, lo, hi, miss, need, tol)
+        given = _checked_seeds(seeds, targets, lp, lo, hi, need, tol)
         run = None
         if shortcuts:
             run = _Running(out, lp, coal_lo, coal_hi, tol, targets, need)
@@ -228,7 +227,7 @@ def floor_audit(
                 run.done((c, d))
                 if x is not None:
                     run.add(x[cells])
-        out.lp_counts["coalition"] = out.lp_counts.get("coalition", 0) + lp.n_lps
+        out.count("coalition", lp.n_lps)
         out.pairs_left += len(left)
         if left:
             before = lp.n_lps
@@ -236,13 +235,11 @@ def floor_audit(
                 out, lp, left, need, eff, fixed, barred, lo, hi, values, tol, cancel, given,
                 shortcuts,
             )  # fmt: skip
-            out.lp_counts["respondents"] = out.lp_counts.get("respondents", 0) + (lp.n_lps - before)
-        out.lp_counts["retried"] = out.lp_counts.get("retried", 0) + lp.n_retries
+            out.count("respondents", lp.n_lps - before)
+        out.count("retried", lp.n_retries)
         if run is not None:
-            out.lp_counts["neighbourhood"] = out.lp_counts.get("neighbourhood", 0) + run.n_lps
-            out.lp_counts["settled by points"] = (
-                out.lp_counts.get("settled by points", 0) + run.settled_by_points
-            )
+            out.count("neighbourhood", run.n_lps)
+            out.count("settled by points", run.settled_by_points)
             out.n_lps += run.n_lps
         out.n_lps += lp.n_lps
         if key is not None and memo is not None:
@@ -278,7 +275,8 @@ class _Running:
         self.near: _LocalAttacker | None = None
         self.n_lps = 0
         self.settled_by_points = 0
-        self._key: Key | None = None
+        #: the neighbourhood LPs' running bounds, which this class keeps itself (unused)
+        self._scratch = np.zeros((2, lp.values.size))
 
     def settled(self, c: int, d: int) -> bool:
         return bool(self.closed[self.index[(c, d)]])
@@ -308,10 +306,9 @@ class _Running:
         set, so a point they find reaches what it reaches for the whole coalition."""
         if self.near is None or not self.near.var[c]:  # fixed for the coalition
             return False
-        self._key = (c, d)
         self.near.seen = self._seen
-        scratch = np.zeros(self.lp.values.size)
-        self.n_lps += self.near.improve(c, scratch, scratch.copy(), self._near_settled)
+        run_lo, run_hi = self._scratch
+        self.n_lps += self.near.improve(c, run_lo, run_hi, self._near_settled)
         self.near.seen = None
         return self.settled(c, d)
 
@@ -514,7 +511,7 @@ def _toward_values(x: np.ndarray, v: np.ndarray, j: int, need: float) -> np.ndar
     return v + t * (x - v)
 
 
-def _checked_seeds(seeds, targets, lp, rel, comp, lo, hi, miss, need, tol):
+def _checked_seeds(seeds, targets, lp, lo, hi, need, tol):
     """Per target the earlier audit's points that are attacker points here too (over the
     component's cells, rows): they move only this component's cells, keep its relations
     within the tolerance, stay in this pattern's bounds and reach the level."""
@@ -523,9 +520,6 @@ def _checked_seeds(seeds, targets, lp, rel, comp, lo, hi, miss, need, tol):
         return out
     cells = lp.cells
     values = lp.values
-    blk = lp.block  # the component's relations over its cells, as the LP has them (D-101)
-    sub = sp.csc_matrix((blk.data, blk.indices, blk.indptr), shape=(blk.n_rows, cells.size))
-    b = miss[comp.rows]
     for c, d in targets:
         seed = seeds.get((c, d))
         if seed is None:
@@ -540,7 +534,7 @@ def _checked_seeds(seeds, targets, lp, rel, comp, lo, hi, miss, need, tol):
         x[:, lp.pos[s_cells[inside]]] = rows[:, inside]
         slack = 1e-9 * (1 + np.abs(values[cells]))
         ok = np.all((x >= lo[cells] - slack) & (x <= hi[cells] + slack), axis=1)
-        ok &= np.all(np.abs((x - values[cells]) @ sub.T - b) <= tol, axis=1)
+        ok &= lp.holds(x, tol)
         j = int(lp.pos[c])
         ok &= np.array([_reaches(float(v), need[(c, d)], d, tol) for v in x[:, j]], dtype=bool)
         if ok.any():
@@ -597,20 +591,19 @@ class _Lp:
             presolve=False,
         )
         self.miss = b  # for checking points (D-100)
-        #: the block's column of each of its entries (built at the first check)
-        self._entry_col: np.ndarray | None = None
+        self._matrix: sp.csc_matrix | None = None  # the block for checking, at first use
         self.last = -1
         self.n_lps = 0
         self.n_retries = 0  # warm solves HiGHS gave up on (solved again from scratch)
 
-    def holds(self, x: np.ndarray, tol: float) -> bool:
-        """Whether a point over the component's cells keeps its relations within `tol`."""
-        blk = self.block
-        if self._entry_col is None:
-            self._entry_col = np.repeat(np.arange(blk.indptr.size - 1), np.diff(blk.indptr))
-        moved = (x - self.base)[self._entry_col] * blk.data
-        rows = np.bincount(blk.indices, weights=moved, minlength=self.miss.size)
-        return not np.any(np.abs(rows - self.miss) > tol)
+    def holds(self, x: np.ndarray, tol: float) -> np.ndarray:
+        """Whether points over the component's cells (one, or one per row) keep its
+        relations within `tol`: the one check of the running points and the seeds."""
+        if self._matrix is None:
+            blk = self.block  # the LP's own CSC arrays, no slicing (D-101)
+            shape = (self.miss.size, self.cells.size)
+            self._matrix = sp.csc_matrix((blk.data, blk.indices, blk.indptr), shape=shape)
+        return np.all(np.abs((x - self.base) @ self._matrix.T - self.miss) <= tol, axis=-1)
 
     def set_bounds(self, cells: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
         v = self.values[cells]
@@ -634,18 +627,13 @@ class _Lp:
         status, x, _ = solve(self.h)
         if status != "optimal":
             # the zero move is feasible (bounds hold the values, A δ = miss): HiGHS lost its
-            # way on a warm re-solve; from scratch, then dual simplex without presolve, as
-            # the outsider audit (primal failed on b31808's 10,414-cell block, D-91 s19)
+            # way on a warm re-solve. Dual simplex from the same basis first (a from-scratch
+            # primal re-solve of b31808's 10,414-cell block cost ≈ 4 CPU-s, D-100), then
+            # from scratch as the outsider audit does (solve_cold, D-91 s19)
             self.n_retries += 1
-            if RETRY_WARM_DUAL:
-                # first dual simplex from the same basis: a from-scratch primal re-solve of
-                # b31808's 10,414-cell block cost ≈ 4 CPU-s a retry, 90 % of its coalition (D-100)
-                self.h.setOptionValue("simplex_strategy", 1)
-                status, x, _ = solve(self.h)
-                use_primal(self.h)
-            else:
-                self.h.clearSolver()
-                status, x, _ = solve(self.h)
+            self.h.setOptionValue("simplex_strategy", 1)
+            status, x, _ = solve(self.h)
+            use_primal(self.h)
             if status != "optimal":
                 status, x, _ = solve_cold(self.h)
                 self.n_lps += 1
