@@ -26,6 +26,8 @@ def test_the_floors_search_replays_the_first_searchs_blocks(monkeypatch, seed):
         return out
 
     monkeypatch.setattr(modular, "solve_pattern", counted)
+    # the floors' search itself, not its skip when the first pattern passes (D-104)
+    monkeypatch.setattr(modular, "SKIP_PROVEN_FLOORS", False)
     cost, table = secondary_cost_of(seed, "MOD")
     monkeypatch.setattr(modular, "MEMO_BLOCKS", False)
     plain_cost, plain = secondary_cost_of(seed, "MOD")

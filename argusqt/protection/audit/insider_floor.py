@@ -603,7 +603,10 @@ class _Lp:
             blk = self.block  # the LP's own CSC arrays, no slicing (D-101)
             shape = (self.miss.size, self.cells.size)
             self._matrix = sp.csc_matrix((blk.data, blk.indices, blk.indptr), shape=shape)
-        return np.all(np.abs((x - self.base) @ self._matrix.T - self.miss) <= tol, axis=-1)
+        # A δᵀ straight from the CSC block: scipy's δ @ A.T builds two transposes per call
+        # for the same product, the same sums in the same order (D-104)
+        moved = (self._matrix @ (x - self.base).T).T
+        return np.all(np.abs(moved - self.miss) <= tol, axis=-1)
 
     def set_bounds(self, cells: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
         v = self.values[cells]

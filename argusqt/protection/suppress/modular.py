@@ -124,6 +124,11 @@ MEMO_BLOCKS = True
 #: respondents' floors in that subtable (the floor attacker, true primaries only) and cuts
 #: off what one of them narrows, so the final insider repair has less to add (D-91, mod18b)
 SUBTABLE_FLOORS = True
+#: the floors' search is skipped when the first search proved its pattern optimal and that
+#: pattern passes the floor check: the floors' feasible set lies inside the first's, so that
+#: pattern is the floors' optimum too, and the second search (started from it, accepting
+#: only cheaper patterns) returned it (p78: 3 of 5 subtables; docs/design.md, D-104)
+SKIP_PROVEN_FLOORS = True
 #: default relative gap at which a subtable's branch-and-cut stops (params["gap"] overrides):
 #: the modular method is a heuristic over near-optimal subtables anyway (τ-Argus's HiTaS
 #: also accepts them); proving the last 1 % took most of the time on 3-D tables
@@ -291,6 +296,11 @@ def _search(
             return found, True
         # the floors' search: from that pattern, within the same share of the work again
         check = _floor_check(work, *floors)
+        if SKIP_PROVEN_FLOORS and found is not None and first is not None and first.optimal:
+            # an optimum that no respondent narrows is the floors' optimum (the check's
+            # outcome is remembered: a search that still runs meets it again for free)
+            if check(found, cancel) == []:
+                return found, False
         again = found if found is not None else start
         out = _solve(work, fixed, again, lps, gap, params, cancel, limits, deadline, check, blocks)
         if out is not None and out.mask is not None and not out.infeasible:
