@@ -39,8 +39,9 @@ SPARE = True
 SPARE_MIN_LPS = 1000
 #: its witness LPs may use every suppressed cell when there are at most this many
 SPARE_FULL_LIMIT = 4000
-#: spare proves a cell needed without an LP where it can, and solves the pairs that failed
-#: before first (D-105: the same pattern, fewer witness LPs; False: every pair in order)
+#: spare proves a cell needed without an LP where it can, solves the pairs that failed before
+#: first and skips a witness area within one that had no move (D-105: the same pattern,
+#: fewer LPs; False: every pair in order, every area solved)
 SPARE_SHORTCUTS = True
 
 
@@ -173,6 +174,9 @@ def spare(
     sup = np.asarray(grown, dtype=bool).copy()
     keep = np.asarray(before, dtype=bool)
 
+    # per pair, the areas whose witness LP found no move: an area within one is skipped
+    failed: list[list[np.ndarray] | None] = [[] if SPARE_SHORTCUTS else None for _ in pairs]
+
     def witness(i: int, pattern: np.ndarray) -> set[int] | None:
         nonlocal n_lps
         d, k = pairs[i]
@@ -181,7 +185,9 @@ def spare(
         if work is not None:
             work.spare += 1
         try:
-            found = find_witness(ctx, (d.cell, k), pattern, keep, max_full=SPARE_FULL_LIMIT)
+            found = find_witness(
+                ctx, (d.cell, k), pattern, keep, max_full=SPARE_FULL_LIMIT, failed=failed[i]
+            )
         finally:
             ctx.movable, ctx.lb = movable, lb
         return None if found is None else set(found[0].tolist())
