@@ -169,6 +169,14 @@ def child(folder: Path, seconds: float, cpu: bool, extra: dict | None = None) ->
         "lps": int(res.figures.get("attacker_lps", 0)),
         "scip": scip,
         "rins": next((x for x in res.log or [] if x.startswith("neighbourhood")), ""),
+        "guided": next(
+            (
+                x.partition("; guided heuristic")[2]
+                for x in res.log or []
+                if "; guided heuristic" in x
+            ),
+            "",
+        ),
         "rins_found": int(res.figures.get("rins_found", 0)),
         "repair": next((x for x in res.log or [] if x.startswith("rule repair")), ""),
         "combined_added": int(res.figures.get("combined_added", 0)),

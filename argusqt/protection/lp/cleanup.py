@@ -171,11 +171,16 @@ def find_witness(
     permanent: np.ndarray,
     max_full: int,
     memo: PathMemo | None = None,
+    failed: list[np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """A move for `key` using suppressed cells only (permanent ones preferred), or None.
-    `memo`: the clean-up's LPs met before (the same `ctx`, its bounds unchanged)."""
+    `memo`: the clean-up's LPs met before (the same `ctx`, its bounds unchanged).
+    `failed`: masks of areas without a move for `key` in this `ctx` (kept by the caller):
+    an area within one has none either (fewer cells free), so its LP is skipped (D-105)."""
     cell, direction = key
     for cells in _witness_areas(ctx, cell, sup, max_full):
+        if failed is not None and any(bool(f[cells].all()) for f in failed):
+            continue
         if memo is not None:
             d = memo.path_move(ctx, cell, direction, cells, permanent)
         else:
@@ -183,6 +188,10 @@ def find_witness(
         if d is not None:
             moved = d != 0
             return cells[moved], d[moved]
+        if failed is not None:
+            area = np.zeros(sup.shape[0], dtype=bool)
+            area[cells] = True
+            failed.append(area)
     return None
 
 

@@ -253,7 +253,7 @@ def _outcome(
         + f"), {watch.elapsed:.2f} s"
         + (
             f"; guided heuristic {guided.found} patterns in {guided.calls} runs "
-            f"({guided.spent} LPs, {guided.seconds:.1f} s)"
+            f"({guided.spent} LPs, {guided.seconds:.1f} s{_tally(guided.guide)})"
             if guided is not None
             else ""
         )
@@ -679,3 +679,12 @@ INSIDER_MEMO = 64
 def _skipped(problem: CSPProblem, **_kw) -> PatternOutcome:
     """Outcome when a cancel arrived before the branch-and-cut started."""
     return PatternOutcome(None, np.inf, None, False, cancelled=True)
+
+
+def _tally(guide: Guide) -> str:
+    """The guided runs' HEUR patterns no cheaper than the incumbent, repaired and replayed
+    (D-105), when the guide counts them."""
+    t = getattr(guide, "tally", None)
+    if not t:
+        return ""
+    return f"; {t['dear']} too dear, {t['repairs']} repaired, {t['replays']} replayed"
