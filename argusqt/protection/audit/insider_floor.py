@@ -352,9 +352,9 @@ def _respondents(
             pool.offer(points, members, j, need[key], d, tol)
         if anchored and not points.fitted[members].all():
             _anchor(lp, points, members, pool, key, need[key], values, tol, coal, lo, hi)
-        stack = [members]
+        stack = [(members, None)]
         while stack:
-            group = stack.pop()
+            group, start = stack.pop()
             group = group[~points.fitted[group]]
             if not group.size:
                 continue
@@ -362,7 +362,7 @@ def _respondents(
             gc, glo, ghi = att.together(group, j, lo, hi)
             lp.set_bounds(gc, glo, ghi)
             if anchored:
-                reach, x = lp.from_mark(c, d, strict=group.size == 1)
+                reach, x = lp.from_mark(c, d, strict=group.size == 1, basis=start)
             else:
                 reach, x = lp.extreme(c, d, strict=group.size == 1)
             lp.set_bounds(gc, lo[gc], hi[gc])
@@ -376,7 +376,9 @@ def _respondents(
                 continue
             if group.size > 1:
                 half = group.size // 2
-                stack += [group[half:], group[:half]]
+                # a half's LP starts from its parent's optimum (the same objective)
+                start = lp.h.getBasis() if anchored and x is not None else None
+                stack += [(group[half:], start), (group[:half], start)]
                 continue
             found.append((int(att.row[group[0]]), k, att.disclosure(int(group[0]), c, d, reach)))
         if points.n:
@@ -670,12 +672,12 @@ class _Lp:
         return out
 
     def from_mark(
-        self, cell: int, direction: int, strict: bool = True, dual: bool = True
+        self, cell: int, direction: int, strict: bool = True, dual: bool = True, basis=None
     ) -> tuple[float, np.ndarray | None]:
         """`extreme` started from the marked basis: dual simplex after a bound change (the
         basis stays dual feasible), primal after an objective change (`dual` False)."""
         assert self._mark is not None  # mark() came first
-        self.h.setBasis(self._mark)
+        self.h.setBasis(self._mark if basis is None else basis)
         if dual:
             self.h.setOptionValue("simplex_strategy", 1)
         try:
