@@ -37,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", type=Path, default=None)
     ap.add_argument("--mode", default="both", choices=("both", "fast", "plain"))
     ap.add_argument("--no-near", action="store_true", help="no neighbourhood LPs")
+    ap.add_argument("--no-anchor", action="store_true", help="group LPs not anchored (D-103)")
     args = ap.parse_args(argv)
     survey = SURVEYS[args.instance]
     folder, table = tabulated(args.instance, args.workdir)
@@ -71,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.no_near:
         insider_floor.LOCAL_MIN_CELLS = 1 << 60
+    if args.no_anchor:
+        insider_floor.ANCHOR_MIN_CELLS = 1 << 60
     spent = {"near s": 0.0, "full s": 0.0, "retried s": 0.0}
 
     def extreme(self, *a, **k):

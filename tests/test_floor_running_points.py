@@ -48,6 +48,7 @@ def test_the_shortcuts_find_every_disclosure_the_plain_audit_finds(seed, monkeyp
     # neighbourhood LPs on every block, a pool that wraps around: every shortcut is used
     monkeypatch.setattr(insider_floor, "LOCAL_MIN_CELLS", 1)
     monkeypatch.setattr(insider_floor, "POOL_SIZE", 3)
+    monkeypatch.setattr(insider_floor, "ANCHOR_MIN_CELLS", 1)  # group LPs from the coalition's
     nonempty = ~np.isin(np.asarray(table.status), [Status.EMPTY, Status.EMPTY_NONSTRUCTURAL])
     checked = 0
     heur = is_suppressed(np.asarray(table.status))
@@ -70,3 +71,32 @@ def test_the_shortcuts_find_every_disclosure_the_plain_audit_finds(seed, monkeyp
         assert set(fast.failed) == found
         checked += 1
     assert checked and found_any  # both comparisons were made
+
+
+def test_an_anchor_point_that_breaks_a_relation_settles_nothing(monkeypatch):
+    """The respondents' anchor point (D-103) is checked before it stands for an LP: a
+    fake one (only the primary moved, to its bound: every floor holds, a relation does not)
+    fits every member; unchecked it would hide the disclosures the plain path finds."""
+    table = _table(0)
+    problem = CSPProblem.from_table(table)
+    rng = np.random.default_rng(100)
+    nonempty = ~np.isin(np.asarray(table.status), [Status.EMPTY, Status.EMPTY_NONSTRUCTURAL])
+    sup = problem.primary | (nonempty & (rng.random(problem.n_cells) < 0.2))
+    plain = floor_audit(problem, sup, problem.floors, shortcuts=False)
+    assert plain.disclosures
+    monkeypatch.setattr(insider_floor, "ANCHOR_MIN_CELLS", 1)
+    real = insider_floor._Lp.anchor
+    faked = []
+
+    def anchor(self, cell, direction):
+        real(self, cell, direction)  # its basis marked for the group LPs
+        fake = self.values.copy()  # the primary at its bound: every floor holds
+        j = self.pos[cell]
+        fake[cell] = self.hi[j] if direction > 0 else self.lo[j]
+        faked.append(cell)
+        return float(fake[cell]), fake
+
+    monkeypatch.setattr(insider_floor._Lp, "anchor", anchor)
+    fast = floor_audit(problem, sup, problem.floors)
+    assert faked
+    assert _key(fast) == _key(plain)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
+    import highspy
     import scipy.sparse as sp
 else:  # scipy.sparse imported at its first use (D-78)
     from argusqt.model.scipy_sparse import lazy as sp
@@ -233,7 +234,7 @@ def floor_audit(
             before = lp.n_lps
             _respondents(
                 out, lp, left, need, eff, fixed, barred, lo, hi, values, tol, cancel, given,
-                shortcuts,
+                shortcuts, (coal_lo, coal_hi),
             )  # fmt: skip
             out.count("respondents", lp.n_lps - before)
         out.count("retried", lp.n_retries)
@@ -324,7 +325,7 @@ class _Running:
 
 
 def _respondents(
-    out, lp, left, need, eff, fixed, barred, lo, hi, values, tol, cancel, given, shortcuts
+    out, lp, left, need, eff, fixed, barred, lo, hi, values, tol, cancel, given, shortcuts, coal
 ) -> None:
     """The pairs the coalition narrows, attacked per respondent in their component by
     group tests: a group's bounds together (each cell at its members' largest bound) are
@@ -336,6 +337,7 @@ def _respondents(
     att = _Attackers(lp, eff, fixed, barred, hi, values)
     found: list[tuple[int, int, FloorDisclosure]] = []
     pool = _Pool(cells.size) if shortcuts else None
+    anchored = shortcuts and cells.size >= ANCHOR_MIN_CELLS
     for k, key in enumerate(left):
         c, d = key
         j = int(lp.pos[c])
@@ -348,16 +350,21 @@ def _respondents(
         members = att.members(j)
         if pool is not None:
             pool.offer(points, members, j, need[key], d, tol)
-        stack = [members]
+        if anchored and not points.fitted[members].all():
+            _anchor(lp, points, members, pool, key, need[key], values, tol, coal, lo, hi)
+        stack = [(members, None)]
         while stack:
-            group = stack.pop()
+            group, start = stack.pop()
             group = group[~points.fitted[group]]
             if not group.size:
                 continue
             _check(cancel)
             gc, glo, ghi = att.together(group, j, lo, hi)
             lp.set_bounds(gc, glo, ghi)
-            reach, x = lp.extreme(c, d, strict=group.size == 1)
+            if anchored:
+                reach, x = lp.from_mark(c, d, strict=group.size == 1, basis=start)
+            else:
+                reach, x = lp.extreme(c, d, strict=group.size == 1)
             lp.set_bounds(gc, lo[gc], hi[gc])
             if x is not None and pool is not None:
                 pool.add(x[cells])
@@ -369,13 +376,45 @@ def _respondents(
                 continue
             if group.size > 1:
                 half = group.size // 2
-                stack += [group[half:], group[:half]]
+                # a half's LP starts from its parent's optimum (the same objective)
+                start = lp.h.getBasis() if anchored and x is not None else None
+                stack += [(group[half:], start), (group[:half], start)]
                 continue
             found.append((int(att.row[group[0]]), k, att.disclosure(int(group[0]), c, d, reach)))
         if points.n:
             out.keep(key, cells, points.rows[: points.n])
     # in the order of the attackers' rows, as the repair takes them
     out.disclosures += [d for _, _, d in sorted(found, key=lambda f: (f[0], f[1]))]
+
+
+#: blocks of at least this many cells start each group LP from the coalition's optimum
+ANCHOR_MIN_CELLS = 2000
+
+
+def _anchor(lp, points, members, pool, key, need, values, tol, coalition, lo, hi) -> None:
+    """The pair's LP at the coalition's bounds with the primary's own off (a restriction of
+    every group's LP), its basis marked: the group LPs start there by dual simplex (D-103).
+    A point of it that reaches the level, checked, stands for every member it fits."""
+    c, d = key
+    cells = lp.cells
+    j = int(lp.pos[c])
+    c_lo, c_hi = coalition[0][cells].copy(), coalition[1][cells].copy()
+    c_lo[j], c_hi[j] = lo[c], hi[c]
+    lp.set_bounds(cells, c_lo, c_hi)
+    reach, x = lp.anchor(c, d)
+    lp.set_bounds(cells, lo[cells], hi[cells])
+    if x is None or not _reaches(reach, need, d, tol):
+        return
+    point = x[cells]
+    # checked as the running points are: the table's bounds, the block's relations
+    slack = 1e-9 * (1 + np.abs(lp.base))
+    if np.any((point < lp.lo - slack) | (point > lp.hi + slack)) or not lp.holds(point, tol):
+        return
+    if pool is not None:
+        pool.add(point)
+    if lp.additive:
+        point = _toward_values(point, values[cells], j, need)
+    points.add(point, only_new=members)
 
 
 class _Attackers:
@@ -577,6 +616,7 @@ class _Lp:
         self.pos = np.full(values.size, -1, dtype=np.int64)
         self.pos[self.cells] = np.arange(self.cells.size)
         self.base = values[self.cells]
+        self.lo, self.hi = lo[self.cells], hi[self.cells]  # the table's bounds (D-103)
         self.block = RowBlock.of(rel, self.cells, comp.rows)
         # gathered from the CSR arrays: scipy's slicing cost more than a small component's
         # LPs (the same CSC arrays, so the same LPs; D-101)
@@ -593,6 +633,7 @@ class _Lp:
         self.miss = b  # for checking points (D-100)
         self._matrix: sp.csc_matrix | None = None  # the block for checking, at first use
         self.last = -1
+        self._mark: highspy.HighsBasis | None = None  # mark, from_mark (D-103)
         self.n_lps = 0
         self.n_retries = 0  # warm solves HiGHS gave up on (solved again from scratch)
 
@@ -616,6 +657,36 @@ class _Lp:
             np.ascontiguousarray(np.minimum(lo - v, 0.0), dtype=np.float64),
             np.ascontiguousarray(np.maximum(hi - v, 0.0), dtype=np.float64),
         )
+
+    def mark(self) -> None:
+        """Keep the basis just found: later LPs with the same objective and other bounds start
+        from it by dual simplex (it stays dual feasible), D-103."""
+        self._mark = self.h.getBasis()
+
+    def anchor(self, cell: int, direction: int) -> tuple[float, np.ndarray | None]:
+        """The extreme at the bounds set, from the last anchor's basis by primal simplex (near
+        feasible: the same bounds but two cells'); its basis marked for the group LPs."""
+        out = (
+            self.extreme(cell, direction)
+            if self._mark is None
+            else self.from_mark(cell, direction, dual=False)
+        )
+        self.mark()
+        return out
+
+    def from_mark(
+        self, cell: int, direction: int, strict: bool = True, dual: bool = True, basis=None
+    ) -> tuple[float, np.ndarray | None]:
+        """`extreme` started from the marked basis: dual simplex after a bound change (the
+        basis stays dual feasible), primal after an objective change (`dual` False)."""
+        assert self._mark is not None  # mark() came first
+        self.h.setBasis(self._mark if basis is None else basis)
+        if dual:
+            self.h.setOptionValue("simplex_strategy", 1)
+        try:
+            return self.extreme(cell, direction, strict)
+        finally:
+            use_primal(self.h)
 
     def extreme(
         self, cell: int, direction: int, strict: bool = True
