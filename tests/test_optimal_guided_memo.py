@@ -5,23 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from protect_helpers import random_1h2d, random_2d
+from test_optimal_guided import _problem
 
 from argusqt.progress import CancelToken
 from argusqt.protection.core.budget import Deadline, DeadlineToken
 from argusqt.protection.run import run_method
 from argusqt.protection.suppress import optimal
 from argusqt.protection.suppress.optimal import _guide
-
-
-def _problem(seed: int):
-    rng = np.random.default_rng(seed)
-    if seed % 2:
-        p = random_1h2d(rng, [2, 3], 5, primary_share=0.15)
-    else:
-        p = random_2d(rng, 5, 6, primary_share=0.15)
-    p.cost = np.abs(p.values) + 1.0
-    return p
 
 
 def _token() -> CancelToken:
