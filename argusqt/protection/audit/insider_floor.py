@@ -179,7 +179,7 @@ def floor_audit(
         # the coalition: every bound at once; its own bound off when a primary goes down
         lp.set_bounds(cells, coal_lo[cells], coal_hi[cells])
         left: list[Key] = []
-        given = _checked_seeds(seeds, targets, lp, lo, hi, need, tol)
+        given = _checked_seeds(seeds, targets, lp, need, tol)
         run = None
         if shortcuts:
             run = _Running(out, lp, coal_lo, coal_hi, tol, targets, need)
@@ -266,7 +266,6 @@ class _Running:
         cells = lp.cells
         self.out, self.lp, self.tol = out, lp, tol
         self.c_lo, self.c_hi = coal_lo[cells], coal_hi[cells]
-        self.slack = 1e-9 * (1 + np.abs(lp.base))
         self.index = {key: k for k, key in enumerate(targets)}
         self.pos = np.array([lp.pos[c] for c, _ in targets], dtype=np.int64)
         self.up = np.array([d == UP for _, d in targets], dtype=bool)
@@ -288,9 +287,7 @@ class _Running:
     def add(self, x: np.ndarray) -> None:
         """Check a point of the component (coalition bounds, relations) and settle every
         open target it reaches; a point that fails the check settles nothing."""
-        if np.any((x < self.c_lo - self.slack) | (x > self.c_hi + self.slack)):
-            return
-        if not self.lp.holds(x, self.tol):
+        if not self.lp.admits(x, self.tol, self.c_lo, self.c_hi):
             return
         v = x[self.pos]
         hit = ~self.closed & np.where(self.up, v >= self.need - self.tol, v <= self.need + self.tol)
@@ -406,9 +403,7 @@ def _anchor(lp, points, members, pool, key, need, values, tol, coalition, lo, hi
     if x is None or not _reaches(reach, need, d, tol):
         return
     point = x[cells]
-    # checked as the running points are: the table's bounds, the block's relations
-    slack = 1e-9 * (1 + np.abs(lp.base))
-    if np.any((point < lp.lo - slack) | (point > lp.hi + slack)) or not lp.holds(point, tol):
+    if not lp.admits(point, tol):  # the table's bounds, the block's relations
         return
     if pool is not None:
         pool.add(point)
@@ -550,7 +545,7 @@ def _toward_values(x: np.ndarray, v: np.ndarray, j: int, need: float) -> np.ndar
     return v + t * (x - v)
 
 
-def _checked_seeds(seeds, targets, lp, lo, hi, need, tol):
+def _checked_seeds(seeds, targets, lp, need, tol):
     """Per target the earlier audit's points that are attacker points here too (over the
     component's cells, rows): they move only this component's cells, keep its relations
     within the tolerance, stay in this pattern's bounds and reach the level."""
@@ -571,9 +566,7 @@ def _checked_seeds(seeds, targets, lp, lo, hi, need, tol):
             continue
         x = np.tile(values[cells], (rows.shape[0], 1))
         x[:, lp.pos[s_cells[inside]]] = rows[:, inside]
-        slack = 1e-9 * (1 + np.abs(values[cells]))
-        ok = np.all((x >= lo[cells] - slack) & (x <= hi[cells] + slack), axis=1)
-        ok &= lp.holds(x, tol)
+        ok = lp.admits(x, tol)
         j = int(lp.pos[c])
         ok &= np.array([_reaches(float(v), need[(c, d)], d, tol) for v in x[:, j]], dtype=bool)
         if ok.any():
@@ -637,9 +630,23 @@ class _Lp:
         self.n_lps = 0
         self.n_retries = 0  # warm solves HiGHS gave up on (solved again from scratch)
 
+    def admits(
+        self, x: np.ndarray, tol: float, lo: np.ndarray | None = None, hi: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Whether points over the component's cells (one, or one per row) lie in `lo`/`hi`
+        (default the table's bounds; 10⁻⁹ relative slack) and keep its relations within
+        `tol`: the one check of the running points, the anchors and the seeds."""
+        lo = self.lo if lo is None else lo
+        hi = self.hi if hi is None else hi
+        slack = 1e-9 * (1 + np.abs(self.base))
+        inside = np.all((x >= lo - slack) & (x <= hi + slack), axis=-1)
+        if not np.any(inside):
+            return inside
+        return inside & self.holds(x, tol)
+
     def holds(self, x: np.ndarray, tol: float) -> np.ndarray:
         """Whether points over the component's cells (one, or one per row) keep its
-        relations within `tol`: the one check of the running points and the seeds."""
+        relations within `tol`."""
         if self._matrix is None:
             blk = self.block  # the LP's own CSC arrays, no slicing (D-101)
             shape = (self.miss.size, self.cells.size)
