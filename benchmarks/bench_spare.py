@@ -21,24 +21,14 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from opt700_tables import opt700_set  # noqa: E402
+from opt700_tables import opt700_set, read_problem  # noqa: E402
 
 
 def problem_of(t, work: Path):  # type: ignore[no-untyped-def]
-    """The table's CSP problem as OPT sees it (read through the batch runner)."""
-    from argusqt.batch.runner import run_batch
-    from argusqt.protection.core.problem import CSPProblem
-    from argusqt.rules.changes import posed_status
-    from argusqt.session import Session
-
+    """The table's CSP problem as OPT sees it, in a folder of its own under `work`."""
     folder = work / re.sub(r"\W+", "_", t.name).strip("_")
     folder.mkdir(parents=True, exist_ok=True)
-    t.setup(folder)
-    (folder / "read.arb").write_text(t.arb)
-    session = Session()
-    run_batch(folder / "read.arb", session=session)
-    table = session.table(1)
-    return CSPProblem.from_table(table, status=posed_status(table))
+    return read_problem(t, folder)
 
 
 def main() -> None:

@@ -50,24 +50,28 @@ def _cells(act: tuple[int, ...], reg: tuple[int, ...]) -> int:
     return (1 + len(act) + sum(act)) * (1 + len(reg) + sum(reg))
 
 
-def primary_share(survey: Survey) -> tuple[int, int]:
-    """(cells, primaries) of the survey's 2-D table under its rules, tabulated by argusqt."""
-    import tempfile
-
+def read_problem(t: Opt700Table, folder: Path):  # type: ignore[no-untyped-def]
+    """The table laid out in `folder` and read through the batch runner, as OPT sees it:
+    its CSP problem with the posed statuses."""
     from argusqt.batch.runner import run_batch
     from argusqt.protection.core.problem import CSPProblem
     from argusqt.rules.changes import posed_status
     from argusqt.session import Session
 
-    t = _generated(survey)
+    t.setup(folder)
+    (folder / "read.arb").write_text(t.arb)
+    session = Session()
+    run_batch(folder / "read.arb", session=session)
+    table = session.table(1)
+    return CSPProblem.from_table(table, status=posed_status(table))
+
+
+def primary_share(survey: Survey) -> tuple[int, int]:
+    """(cells, primaries) of the survey's 2-D table under its rules, tabulated by argusqt."""
+    import tempfile
+
     with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        t.setup(folder)
-        (folder / "read.arb").write_text(t.arb)
-        session = Session()
-        run_batch(folder / "read.arb", session=session)
-        table = session.table(1)
-        problem = CSPProblem.from_table(table, status=posed_status(table))
+        problem = read_problem(_generated(survey), Path(tmp))
     return int(problem.n_cells), int(problem.primary.sum())
 
 
