@@ -48,8 +48,8 @@ from argusqt.protection.suppress.epilogue import audit_exactness, suppression_re
 from argusqt.protection.suppress.modular_insiders import PolishInsiders
 from argusqt.protection.suppress.modular_params import ModOptions, ModParams, _mod_options
 from argusqt.protection.suppress.modular_publish import publish as publish_cheaply
-from argusqt.protection.suppress.optimal import singleton_options, with_singleton_cells
 from argusqt.protection.suppress.scip_plugins import InsiderFind, PatternRule
+from argusqt.protection.suppress.singleton import singleton_options, with_singleton_cells
 from argusqt.protection.suppress.subtables import Subtable, _subproblem, _table_part, subtables
 from argusqt.protection.suppress.table_repair import repair
 

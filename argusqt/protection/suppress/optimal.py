@@ -9,17 +9,12 @@ import contextvars
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
-if TYPE_CHECKING:
-    import scipy.sparse as sp
-else:  # scipy.sparse imported at its first use: a small table's run never needs it (D-78)
-    from argusqt.model.scipy_sparse import lazy as sp
-
 from argusqt.errors import AuditError, Cancelled, MethodError, TimeLimitError
-from argusqt.model.status import Status, is_primary
+from argusqt.model.status import is_primary
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.audit import insider_repair
 from argusqt.protection.audit.insider_repair import make_publishable
@@ -45,7 +40,11 @@ from argusqt.protection.suppress.combined_repair_heur import repair_cost, repair
 from argusqt.protection.suppress.epilogue import audit_exactness
 from argusqt.protection.suppress.heuristic import solve_heuristic
 from argusqt.protection.suppress.scip_plugins import PatternRule
-from argusqt.protection.suppress.singleton import singleton_param, singleton_solver_options
+from argusqt.protection.suppress.singleton import (
+    singleton_param,
+    singleton_solver_options,
+    with_singleton_cells,
+)
 
 #: share of OPT's time limit the start heuristic may use
 START_SHARE = 0.25
@@ -158,115 +157,6 @@ def _guide(problem: CSPProblem, work: CSPProblem, publish: bool, rule_cells: boo
     main.plain = guided(None)  # type: ignore[attr-defined]
     main.tally = tally  # type: ignore[attr-defined]  # for the run's log (D-105)
     return main
-
-
-# ------------------------------------------------ singletons (argusqt/docs/methods.md §5)
-def with_singleton_cells(
-    problem: CSPProblem,
-    *,
-    singleton_singleton: bool = False,
-    singleton_multiple: bool = False,
-    min_freq: int = 0,
-    true_primary: np.ndarray | None = None,
-) -> CSPProblem:
-    """Problem plus one virtual unsafe cell v = Σ primaries per risky relation
-    (argusqt/docs/methods.md §5).
-
-    Risky relations (interior cells only, as argusqt.protection.suppress.singleton): exactly two true
-    primaries, both singletons (SS) or one singleton and one multi-respondent cell (SM); or
-    ≥ 2 true primaries with 0 < Σ freq < min_freq (MF).
-    Virtual cells come after the original cells (indices ≥ problem.n_cells).
-    """
-    if problem.freq is None or not (singleton_singleton or singleton_multiple or min_freq > 0):
-        return problem
-    prim = problem.primary if true_primary is None else np.asarray(true_primary, dtype=bool)
-    freq = np.asarray(problem.freq, dtype=float)
-    rel = sp.csr_matrix(problem.relations)
-    groups: list[tuple[int, ...]] = []
-    # the primaries among the interior cells (coefficient > 0) of each relation, read from
-    # the CSR arrays: scipy's multiply, comparison and product cost ~0.4 ms a call on a
-    # 25-cell subtable, MOD makes one per subtable (docs/design.md, D-80); only the set of
-    # a relation's cells matters below (sorted keys, sums of integer frequencies)
-    row_of = np.repeat(np.arange(rel.shape[0]), np.diff(rel.indptr))
-    inner = (rel.data > 0) & prim[rel.indices]
-    n_prim = np.bincount(row_of[inner], minlength=rel.shape[0])
-    for r in np.flatnonzero(n_prim >= 2):
-        lo_r, hi_r = rel.indptr[r], rel.indptr[r + 1]
-        pc = rel.indices[lo_r:hi_r][inner[lo_r:hi_r]]
-        f = freq[pc]
-        risky = False
-        if pc.size == 2:
-            n_single = int((f == 1).sum())
-            risky = (singleton_singleton and n_single == 2) or (
-                singleton_multiple and n_single == 1 and (f > 1).any()
-            )
-        if not risky and min_freq > 0:
-            risky = 0 < f.sum() < min_freq
-        if risky:
-            key = tuple(sorted(int(c) for c in pc))
-            if key not in groups:
-                groups.append(key)
-    if not groups:
-        return problem
-    n, k = problem.n_cells, len(groups)
-    vals = np.array([problem.values[list(g)].sum() for g in groups])
-    lo = np.array([problem.lower[list(g)].sum() for g in groups])
-    hi = np.array([problem.upper[list(g)].sum() for g in groups])
-    unit = 10.0 ** (-problem.decimals)
-    upl = np.maximum(1e-4 * np.abs(vals), unit)
-    hi = np.maximum(hi, vals + upl)
-    spl = problem.spl if problem.spl is not None else np.zeros(n)
-    return CSPProblem(
-        values=np.r_[problem.values, vals],
-        lower=np.r_[problem.lower, lo],
-        upper=np.r_[problem.upper, hi],
-        cost=np.r_[problem.cost, np.ones(k)],
-        status=np.r_[problem.status, np.full(k, Status.UNSAFE_MANUAL, dtype=problem.status.dtype)],
-        lpl=np.r_[problem.lpl, np.zeros(k)],
-        upl=np.r_[problem.upl, upl],
-        relations=_with_group_rows(rel, groups, n),
-        rhs=np.r_[problem.rhs, np.zeros(k)],
-        spl=np.r_[spl, np.zeros(k)],
-        decimals=problem.decimals,
-        dims=None,
-        freq=np.r_[freq, np.array([freq[list(g)].sum() for g in groups])],
-        names=list(problem.names),
-    )
-
-
-def _with_group_rows(rel: sp.csr_matrix, groups: list[tuple[int, ...]], n: int) -> sp.csr_matrix:
-    """`rel` with k columns of zeros and one row per group (Σ its cells − its virtual cell
-    n + j = 0): the arrays scipy's hstack, COO conversion and vstack gave (each group's
-    cells ascending, then its virtual cell; float data), built without them (D-80)."""
-    k = len(groups)
-    sizes = np.fromiter((len(g) + 1 for g in groups), dtype=np.int64, count=k)
-    cols = np.fromiter(
-        (c for j, g in enumerate(groups) for c in (*g, n + j)),
-        dtype=np.int64,
-        count=int(sizes.sum()),
-    )
-    vals = np.ones(cols.size)
-    vals[np.cumsum(sizes) - 1] = -1.0
-    nnz = int(rel.indptr[-1])
-    indptr = np.concatenate([rel.indptr[:-1].astype(np.int64), nnz + np.r_[0, np.cumsum(sizes)]])
-    idx_type = np.int32 if max(nnz + cols.size, n + k) < np.iinfo(np.int32).max else np.int64
-    return sp.csr_matrix(
-        (
-            np.concatenate([rel.data[:nnz].astype(float), vals]),
-            np.concatenate([rel.indices[:nnz].astype(idx_type), cols.astype(idx_type)]),
-            indptr.astype(idx_type),
-        ),
-        shape=(rel.shape[0] + k, n + k),
-    )
-
-
-def singleton_options(opts: SuppressOptions) -> tuple[bool, bool, int]:
-    """(SS, SM, min_freq) from the solver options (off unless given: run_method gives them)."""
-    return (
-        bool(opts.singleton_singleton),
-        bool(opts.singleton_multiple),
-        int(opts.min_freq or 0),
-    )
 
 
 #: the root gap from which OPT solves again from the root with the rule-aware bridgeless cuts:
