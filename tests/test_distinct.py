@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from argusqt.model.distinct import sorted_distinct
+from argusqt.model.distinct import sorted_difference, sorted_distinct
 
 PROFILE = settings(max_examples=300, deadline=None, derandomize=True)
 INT_DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
@@ -50,3 +50,25 @@ def test_extremes_and_the_input_left_alone():
 def test_other_kinds_are_np_unique_itself():
     for a in (np.array([0.0, -0.0, np.nan, 1.5, np.nan]), np.array(["b", "a", "b"])):
         same(sorted_distinct(a), np.unique(a))
+
+
+@PROFILE
+@given(
+    hnp.arrays(dtype=st.sampled_from(INT_DTYPES), shape=hnp.array_shapes(max_dims=2, max_side=15)),
+    hnp.arrays(dtype=st.sampled_from(INT_DTYPES), shape=hnp.array_shapes(max_dims=2, max_side=15)),
+)
+def test_differences_as_np_setdiff1d(a, b):
+    same(sorted_difference(a, b), np.setdiff1d(a, b))
+
+
+@PROFILE
+@given(st.lists(st.integers(-4, 4), max_size=30), st.lists(st.integers(-4, 4), max_size=30))
+def test_differences_of_lists_with_repeats_as_np_setdiff1d(a, b):
+    same(sorted_difference(a, b), np.setdiff1d(a, b))
+    same(sorted_difference(np.array(a, np.int32), np.array(b, np.int64)),
+         np.setdiff1d(np.array(a, np.int32), np.array(b, np.int64)))  # fmt: skip
+
+
+def test_differences_of_other_kinds_as_np_setdiff1d():
+    a, b = np.array([0.5, np.nan, -0.0, 2.0, 0.5]), np.array([0.0, 7.0])
+    same(sorted_difference(a, b), np.setdiff1d(a, b))

@@ -176,6 +176,28 @@ def test_tabulating_fixed_format_microdata_imports_no_scipy_pandas_or_solver(tmp
     assert result["loaded"] == [], f"imported without need: {result['loaded']}"
 
 
+#: numpy's masked arrays, character and record arrays: scipy.sparse's namespace copy and
+#: the plain `np.unique` (and `np.setdiff1d`, scipy's `diags`) import them, and a small
+#: microdata table's OPT and MOD runs need none (model.distinct, respondents.diagonal, D-107)
+NOT_FOR_A_SMALL_MICRODATA_TABLE = ("numpy.ma", "numpy.char", "numpy.rec")
+
+
+@pytest.mark.parametrize("method", ["OPT(1, 10)", "MOD(1, 1, 1, 1, 1)"])
+def test_a_small_microdata_table_is_protected_without_numpy_ma(tmp_path, method):
+    """tau_testW with its respondents' floors (scipy.sparse, the insider and floor audits):
+    the statuses written, and numpy.ma, numpy.char and numpy.rec never imported."""
+    case = copy_case("tau_testW", tmp_path)
+    (case / "small.arb").write_text(
+        '<OPENMICRODATA> "tau_testW.asc"\n<OPENMETADATA> "tau_testW.rda"\n'
+        '<SPECIFYTABLE> "Size""Region"|"Var2"||\n<SAFETYRULE> P(15,1)|FREQ(3,20)\n'
+        f'<READMICRODATA>\n<SUPPRESS> {method}\n<WRITETABLE> (1, 3, AS+, "small.txt")\n'
+    )
+    result = _run_probe(case, "small.arb", ("scipy.sparse", *NOT_FOR_A_SMALL_MICRODATA_TABLE))
+    assert result["code"] == 0
+    assert (case / "small.txt").stat().st_size > 0
+    assert result["loaded"] == ["scipy.sparse"], f"imported without need: {result['loaded']}"
+
+
 SPARSE_PROBE = """
 import json, sys
 %s

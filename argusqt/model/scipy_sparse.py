@@ -5,9 +5,11 @@ scipy (1.15+) copies numpy's namespace for its array-API layer when it is import
 `dir(numpy)`), which imports all of numpy's lazy submodules: numpy.testing (with unittest,
 importlib.metadata, email, concurrent.futures), numpy.f2py (58 regular expressions
 compiled), numpy.polynomial, numpy.fft and numpy.ctypeslib — a quarter of a small batch
-run's CPU (docs/design.md, D-16, D-92). scipy.sparse reaches none of them while it is
-imported, and argusqt uses them only in its tests, if at all (numpy.ma is left alone:
-`np.unique` imports it anyway). `load()`
+run's CPU (docs/design.md, D-16, D-92) — and numpy.ma, numpy.char and numpy.rec (≈ 14 ms,
+D-107: the audits' integer sets go through model.distinct, so a small table's run no
+longer imports numpy.ma by `np.unique`). scipy.sparse reaches none of them while it is
+imported (scipy asks `np.ma` only inside a function, then the real one is imported), and
+argusqt uses them only in its tests, if at all. `load()`
 lends numpy empty stand-ins for them while scipy.sparse is imported and takes them back
 after, so a later `import numpy.testing` is the real one. Should a scipy release need them
 during its import, the import is repeated the ordinary way: slower, never wrong. (Another
@@ -25,8 +27,8 @@ import types
 from typing import Any
 
 #: numpy's lazily imported submodules that scipy's namespace copy touches and never uses
-#: (fft and ctypeslib: ≈ 1 ms of a b520 or p78 run, docs/design.md D-92)
-UNUSED = ("testing", "f2py", "polynomial", "fft", "ctypeslib")
+#: (fft and ctypeslib: ≈ 1 ms of a b520 or p78 run, docs/design.md D-92; ma, char, rec D-107)
+UNUSED = ("testing", "f2py", "polynomial", "fft", "ctypeslib", "ma", "char", "rec")
 #: scipy's copy of numpy's namespace (the stand-ins are taken out of it too)
 CLONE = "scipy._lib.array_api_compat.numpy"
 #: set by the batch command once it froze its imports (D-57): then scipy's modules, imported

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from argusqt.model.distinct import sorted_distinct
 from argusqt.model.smallcsr import concat_ranges
 
 if TYPE_CHECKING:
@@ -65,7 +66,7 @@ def attacker_block(
     """The attackers with a bound in `cells`: (their rows ascending, the CSR indptr, local
     cells and bounds of their entries, the cells each knows exactly as rows × cells)."""
     row, col, val = eff.entries(cells)
-    rows = np.unique(row)
+    rows = sorted_distinct(row)
     counts = np.bincount(np.searchsorted(rows, row), minlength=rows.size)
     indptr = np.zeros(rows.size + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])

@@ -26,13 +26,14 @@ else:  # scipy.sparse imported at its first use: a small table's run never needs
     from argusqt.model.scipy_sparse import lazy as sp
 
 from argusqt.errors import AuditError, Cancelled
+from argusqt.model.distinct import sorted_difference, sorted_distinct
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.audit.insider_bounds import LocalBounds
 from argusqt.protection.audit.insider_cover import Cover, Hops
 from argusqt.protection.audit.insider_memo import audit_key, remembered
 from argusqt.protection.audit.outsider import LOCAL_MIN_CELLS, audit
 from argusqt.protection.core.problem import CSPProblem
-from argusqt.protection.core.respondents import Respondents, from_frequencies
+from argusqt.protection.core.respondents import Respondents, diagonal, from_frequencies
 from argusqt.protection.core.result import AuditResult
 from argusqt.protection.lp.components import (
     DOWN,
@@ -160,7 +161,7 @@ def _insider_audit(
     sup = np.asarray(suppressed, dtype=bool)
     known = resp.known.tocsr()
     exempt = resp.exempt.tocsr()
-    ksup = (known @ sp.diags(sup.astype(float))).tocsr()
+    ksup = (known @ diagonal(sup)).tocsr()
     ksup.eliminate_zeros()
     attackers = np.flatnonzero(np.diff(ksup.indptr) > 0)
     out.attackers = int(attackers.size)
@@ -214,7 +215,7 @@ def _insider_audit(
     out.figures["sides_settled_by_coalition"] = int((up_ok ^ down_ok).sum())
     out.figures["coalition_seconds"] = watch.elapsed
 
-    touched = np.unique(label[ksup.indices])
+    touched = sorted_distinct(label[ksup.indices])
     touched = touched[touched >= 0]
     pairs = [
         (cell, direction)
@@ -282,7 +283,7 @@ class _Attacks:
                 continue  # not alone in any suppressed cell: its attack is the outsider's
             kall = known.indices[known.indptr[r] : known.indptr[r + 1]]
             mine = set(exempt.indices[exempt.indptr[r] : exempt.indptr[r + 1]].tolist())
-            comp_ids = set(np.unique(self.label[kcells]).tolist())
+            comp_ids = set(sorted_distinct(self.label[kcells]).tolist())
             used: dict[int, _ComponentLP] = {}
             # per primary: the side's shift bound where it was decided outside the exact LP
             bounds: dict[int, dict[int, float]] = {}
@@ -469,7 +470,7 @@ class _ComponentLP:
         # moves δ = y − a from the values: A δ = 0 holds exactly at the true table (as in the
         # outsider audit; A y = b with totals of 10⁸ misses by more than HiGHS's tolerance)
         b = judge.miss[comp.rows].copy()
-        pub = np.setdiff1d(sub.indices, cells)  # published cells: constants
+        pub = sorted_difference(sub.indices, cells)  # published cells: constants
         if pub.size:
             b -= sub[:, pub] @ (judge.lo[pub] - judge.values[pub])
         self.cells = cells

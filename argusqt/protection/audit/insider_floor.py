@@ -26,6 +26,7 @@ else:  # scipy.sparse imported at its first use (D-78)
     from argusqt.model.scipy_sparse import lazy as sp
 
 from argusqt.errors import AuditError, Cancelled
+from argusqt.model.distinct import sorted_distinct
 from argusqt.progress import CancelToken
 from argusqt.protection.audit.floor_gather import Columns, attacker_block, barred_of
 from argusqt.protection.audit.floor_memo import FloorMemo
@@ -147,7 +148,7 @@ def floor_audit(
     eff = Columns(sp.csc_matrix((bound, (row, col)), shape=amount.shape))
     fixed = Columns(sp.csc_matrix((alone.astype(float), (row, col)), shape=amount.shape))
     barred = barred_of(fl)  # its own primaries only: exempt, other tables' cells (D-91)
-    out.attackers = int(np.unique(row).size)
+    out.attackers = int(sorted_distinct(row).size)
     coal_lo = lo.copy()
     np.maximum.at(coal_lo, col, bound)
     coal_fixed = np.zeros(problem.n_cells, dtype=bool)
@@ -455,7 +456,7 @@ class _Attackers:
         mask[group] = True
         e = mask[self.ent_row] & (self.ent_col != j)
         col = self.ent_col[e]
-        local = np.unique(col)
+        local = sorted_distinct(col)
         at = np.searchsorted(local, col)
         gc = self.cells[local]
         new_lo = lo[gc].copy()

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from argusqt.errors import AuditError, Cancelled, MethodError
+from argusqt.model.distinct import sorted_difference
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
 from argusqt.protection.audit.publication import (
     EXACT_INTERVAL_LIMIT,
@@ -246,7 +247,7 @@ class _Stuck:
         for r in mcsc.indices[mcsc.indptr[cell] : mcsc.indptr[cell + 1]].tolist():
             cells = rel.indices[rel.indptr[r] : rel.indptr[r + 1]]
             other = cells[(cells != cell) & pattern[cells] & self.free[cells]]
-            if not np.setdiff1d(other, known).size:
+            if not sorted_difference(other, known).size:
                 return True
         return False
 

@@ -77,6 +77,14 @@ def _binary(m: Any) -> sp.csr_matrix:
     return m
 
 
+def diagonal(mask: np.ndarray) -> sp.csr_matrix:
+    """The 0/1 diagonal of `mask` as scipy's `diags(mask.astype(float)).tocsr()` holds it
+    (its zeros left out), without `diags`: its DIA constructor calls `np.unique`, which
+    imports numpy.ma (≈ 12 ms) on a small table's run (docs/design.md, D-107)."""
+    at = np.flatnonzero(mask)
+    return sp.csr_matrix((np.ones(at.size), (at, at)), shape=(mask.size, mask.size))
+
+
 def _closure(start: sp.csr_matrix, up: sp.csr_matrix) -> sp.csr_matrix:
     """Rows of `start` extended with every cell reachable through `up` (child → parent)."""
     reach = _binary(start)
@@ -118,7 +126,7 @@ def from_frequencies(
     up = _binary(child.T @ parent)  # child → parent, cells × cells
     k = anchors.size
     start = sp.csr_matrix((np.ones(k), (np.arange(k), anchors)), shape=(k, n))
-    known = _closure(start, _binary(up @ sp.diags(single.astype(float))))
+    known = _closure(start, _binary(up @ diagonal(single)))
     own = _closure(start, up)
     if top is None or shadow is None:
         exempt = own
