@@ -30,7 +30,7 @@ from argusqt.model.distinct import sorted_difference, sorted_distinct
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.audit.insider_bounds import LocalBounds
 from argusqt.protection.audit.insider_cover import Cover, Hops
-from argusqt.protection.audit.insider_memo import audit_key, remembered
+from argusqt.protection.audit.insider_memo import audit_key, moves_in_key, remembered
 from argusqt.protection.audit.outsider import LOCAL_MIN_CELLS, audit
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.respondents import Respondents, diagonal, from_frequencies
@@ -121,7 +121,9 @@ def insider_audit(
     )
     if recheck is not None or resp is None:  # a partial audit, or nothing to audit
         return run_audit()
-    key = audit_key(problem, suppressed, resp, lower, upper, moves)
+    key = audit_key(
+        problem, suppressed, resp, lower, upper, moves if moves_in_key(problem) else None
+    )
     return remembered(problem, key, run_audit)
 
 

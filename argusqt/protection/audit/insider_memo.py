@@ -17,7 +17,9 @@ import copy
 import hashlib
 import threading
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -34,6 +36,30 @@ _memo: weakref.WeakKeyDictionary[CSPProblem, dict[bytes, InsiderOutcome]] = (
     weakref.WeakKeyDictionary()
 )
 _lock = threading.Lock()
+
+
+#: the problem whose audits are remembered by pattern alone, the caller's moves left out of
+#: the key (by_pattern); None elsewhere
+_BY_PATTERN: ContextVar[CSPProblem | None] = ContextVar("argusqt_insider_by_pattern", default=None)
+
+
+@contextmanager
+def by_pattern(problem: CSPProblem) -> Iterator[None]:
+    """Within the block, an insider audit of `problem` on a pattern audited before with other
+    attacker moves gets that outcome (D-107): the moves a caller hands in are checked, never
+    trusted, and only spare LPs (D-49, D-58), so the disclosures are the pattern's own — the
+    argument D-101's verdict memo rests on; the outcome's moves and LP count are the first
+    audit's."""
+    token = _BY_PATTERN.set(problem)
+    try:
+        yield
+    finally:
+        _BY_PATTERN.reset(token)
+
+
+def moves_in_key(problem: CSPProblem) -> bool:
+    """Whether the caller's moves belong in `problem`'s audit key (not within by_pattern)."""
+    return _BY_PATTERN.get() is not problem
 
 
 def remembered(

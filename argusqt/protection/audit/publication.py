@@ -20,6 +20,7 @@ import numpy as np
 from argusqt.errors import Cancelled, TimeLimitError
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
 from argusqt.protection.audit.insider import InsiderOutcome, insider_audit
+from argusqt.protection.audit.insider_memo import by_pattern
 from argusqt.protection.audit.outsider import audit
 from argusqt.protection.core.budget import Deadline, DeadlineToken, out_of_time, stop_after
 from argusqt.protection.core.problem import CSPProblem
@@ -212,7 +213,8 @@ def remembered_verdicts(problem: CSPProblem) -> Iterator[VerdictMemo]:
     memo = VerdictMemo(problem)
     token = _MEMO.set(memo)
     try:
-        yield memo
+        with by_pattern(problem):  # and its insider audits by pattern (D-107)
+            yield memo
     finally:
         _MEMO.reset(token)
 
