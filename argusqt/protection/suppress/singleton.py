@@ -220,7 +220,7 @@ def drop_virtual(result: ProtectionResult, n_cells: int) -> ProtectionResult:
     return result
 
 
-# --------------------- OPT's and MOD's virtual cells (one per risky relation, methods.md §5)
+# ------------- OPT's and MOD's virtual cells (one per risky relation, argusqt/docs/methods.md §5)
 def with_singleton_cells(
     problem: CSPProblem,
     *,
