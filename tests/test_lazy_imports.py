@@ -204,12 +204,17 @@ import json, sys
 from argusqt.model import scipy_sparse
 sp = scipy_sparse.load()
 light = [m for m in ("numpy.testing", "numpy.f2py", "numpy.polynomial") if m in sys.modules]
+masked = [m for m in ("numpy.ma", "numpy.char", "numpy.rec") if m in sys.modules]
 product = (sp.csr_matrix([[1.0, 2.0], [0.0, 3.0]]) @ sp.identity(2)).toarray().tolist()
 import numpy, numpy.testing, numpy.f2py
 real = numpy.testing is sys.modules["numpy.testing"] and hasattr(numpy.testing, "assert_equal")
 print(json.dumps({"light": light, "product": product, "real": real,
                   "f2py": hasattr(numpy.f2py, "run_main"),
-                  "poly": numpy.polynomial.Polynomial([1, 2])(1.0)}))
+                  "poly": numpy.polynomial.Polynomial([1, 2])(1.0), "masked": masked,
+                  "ma": bool(numpy.ma.is_masked(numpy.ma.masked_array([1, 2], mask=[0, 1]))),
+                  "char": numpy.char.strip(numpy.array([" a "])).tolist(),
+                  "rec": numpy.rec.fromarrays([[1, 2]], names="x").x.tolist(),
+                  "unique": numpy.unique(numpy.array([2, 1, 2])).tolist()}))
 """
 
 
@@ -223,9 +228,14 @@ def test_scipy_sparse_is_loaded_without_numpy_testing_and_f2py(first_import_fail
     assert result["product"] == [[1.0, 2.0], [0.0, 3.0]]
     assert result["real"] and result["f2py"]
     assert result["poly"] == 3.0
+    # numpy.ma, char and rec (D-107): left out too, and the real ones when asked for
+    assert result["ma"] is True and result["char"] == ["a"] and result["rec"] == [1, 2]
+    assert result["unique"] == [1, 2]
     # the ordinary import (the fallback) loads them, the light one does not
     unused = ["numpy.testing", "numpy.f2py", "numpy.polynomial"]
     assert result["light"] == (unused if first_import_fails else [])
+    masked = ["numpy.ma", "numpy.char", "numpy.rec"]
+    assert result["masked"] == (masked if first_import_fails else [])
 
 
 REGISTRY_PROBE = """
