@@ -52,3 +52,5 @@ def test_other_moves_meet_the_same_disclosures_and_are_served_within_the_block(r
     assert moves_in_key(q)
     insider_audit(q, mask, moves=seeds[:1])  # outside the block: the moves are in the key
     assert len(runs) == 2
+    insider_audit(q, mask)  # and what the block kept serves only the block
+    assert len(runs) == 3

@@ -122,7 +122,7 @@ def insider_audit(
     if recheck is not None or resp is None:  # a partial audit, or nothing to audit
         return run_audit()
     key = audit_key(
-        problem, suppressed, resp, lower, upper, moves if moves_in_key(problem) else None
+        problem, suppressed, resp, lower, upper, moves, pattern_only=not moves_in_key(problem)
     )
     return remembered(problem, key, run_audit)
 

@@ -92,8 +92,10 @@ def audit_key(
     lower: np.ndarray | None,
     upper: np.ndarray | None,
     moves: list[tuple[np.ndarray, np.ndarray]] | None,
+    pattern_only: bool = False,
 ) -> bytes:
-    """Digest of everything the insider audit of `suppressed` reads."""
+    """Digest of everything the insider audit of `suppressed` reads; `pattern_only`: the
+    caller's moves left out (within by_pattern: such an entry serves only those audits)."""
     h = hashlib.blake2b(digest_size=20)
     _arrays(
         h,
@@ -115,10 +117,12 @@ def audit_key(
     )
     _sparse(h, problem.relations)
     h.update(repr((problem.decimals, problem.is_frequency, _ids(problem.dims))).encode())
-    for given in (problem.moves, moves):
+    for given in (problem.moves, None if pattern_only else moves):
         h.update(b"moves" if given is not None else b"none")
         for cells, shifts in given or []:
             _arrays(h, [cells, shifts])
+    if pattern_only:
+        h.update(b"|by-pattern")
     h.update(b"respondents" if respondents is not None else b"derived")
     if respondents is not None:
         _sparse(h, respondents.known)
