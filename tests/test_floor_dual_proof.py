@@ -22,11 +22,13 @@ def _pattern(seed: int):
     return problem, problem.primary | (nonempty & (rng.random(problem.n_cells) < 0.2))
 
 
-@pytest.mark.parametrize("seed", range(2))
-def test_the_dual_bound_never_passes_a_members_own_lp(seed, monkeypatch):
+@pytest.mark.parametrize(("seed", "anchor"), [(0, 1 << 60), (1, 1 << 60), (0, 1)])
+def test_the_dual_bound_never_passes_a_members_own_lp(seed, anchor, monkeypatch):
     """Each member a proof is asked about: its own LP (the table's bounds and its own, the
-    primary's off) reaches no further than the proof's bound says."""
+    primary's off) reaches no further than the proof's bound says; also from the anchor's
+    duals (the coalition's bounds, D-103)."""
     problem, sup = _pattern(seed)
+    monkeypatch.setattr(insider_floor, "ANCHOR_MIN_CELLS", anchor)
     real_init = insider_floor._Proof.__init__
     real_settle = insider_floor._Proof.settle
     checked = []

@@ -349,8 +349,10 @@ def _respondents(
         if pool is not None:
             pool.offer(points, members, j, need[key], d, tol)
         if anchored and not points.fitted[members].all():
-            _anchor(lp, points, members, pool, key, need[key], values, tol, coal, lo, hi)
-        stack: list[tuple[np.ndarray, object, _Proof | None]] = [(members, None, None)]
+            first = _anchor(lp, points, members, pool, key, need[key], values, tol, coal, lo, hi)
+        else:
+            first = None
+        stack: list[tuple[np.ndarray, object, _Proof | None]] = [(members, None, first)]
         while stack:
             group, start, proof = stack.pop()
             group = group[~points.fitted[group]]
@@ -404,10 +406,11 @@ def _respondents(
 ANCHOR_MIN_CELLS = 2000
 
 
-def _anchor(lp, points, members, pool, key, need, values, tol, coalition, lo, hi) -> None:
+def _anchor(lp, points, members, pool, key, need, values, tol, coalition, lo, hi) -> _Proof | None:
     """The pair's LP at the coalition's bounds with the primary's own off (a restriction of
     every group's LP), its basis marked: the group LPs start there by dual simplex (D-103).
-    A point of it that reaches the level, checked, stands for every member it fits."""
+    A point of it that reaches the level, checked, stands for every member it fits; one
+    short of it gives its duals' bound for the first group (D-106)."""
     c, d = key
     cells = lp.cells
     j = int(lp.pos[c])
@@ -415,17 +418,21 @@ def _anchor(lp, points, members, pool, key, need, values, tol, coalition, lo, hi
     c_lo[j], c_hi[j] = lo[c], hi[c]
     lp.set_bounds(cells, c_lo, c_hi)
     reach, x = lp.anchor(c, d)
+    proof = None
+    if x is not None and not _reaches(reach, need, d, tol):
+        proof = _Proof(lp, points.att, key, need, tol, reach)  # its duals, before the bounds go
     lp.set_bounds(cells, lo[cells], hi[cells])
     if x is None or not _reaches(reach, need, d, tol):
-        return
+        return proof
     point = x[cells]
     if not lp.admits(point, tol):  # the table's bounds, the block's relations
-        return
+        return None
     if pool is not None:
         pool.add(point)
     if lp.additive:
         point = _toward_values(point, values[cells], j, need)
     points.add(point, only_new=members)
+    return None
 
 
 class _Attackers:
