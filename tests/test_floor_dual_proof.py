@@ -89,3 +89,27 @@ def test_proofs_find_the_plain_disclosures_with_fewer_lps(anchor, monkeypatch):
     assert fast.pairs_left == plain.pairs_left
     assert sum(proven) > 0
     assert fast.lp_counts["respondents"] < plain.lp_counts["respondents"] / 2
+
+
+def test_a_local_point_that_breaks_a_relation_settles_nothing(monkeypatch):
+    """The first group's restricted LP (floor_local, D-106) is checked before its point
+    stands for the group: a fake one (only the primary moved, to its bound: every floor
+    holds, a relation does not) would fit every member and hide the plain disclosures."""
+    problem, sup = _pattern(0)
+    plain = floor_audit(problem, sup, problem.floors, shortcuts=False)
+    assert plain.disclosures
+    monkeypatch.setattr(insider_floor, "ANCHOR_MIN_CELLS", 1)
+    real = insider_floor.local_point
+    faked = []
+
+    def local_point(a, miss, base, bounds, anchor, j, direction, depth=6):
+        point = real(a, miss, base, bounds, anchor, j, direction, depth)
+        fake = base.copy()
+        fake[j] = bounds[1][j] if direction == UP else bounds[0][j]
+        faked.append(point is not None)
+        return fake
+
+    monkeypatch.setattr(insider_floor, "local_point", local_point)
+    fast = floor_audit(problem, sup, problem.floors)
+    assert faked
+    assert _key(fast) == _key(plain)

@@ -28,6 +28,7 @@ else:  # scipy.sparse imported at its first use (D-78)
 from argusqt.errors import AuditError, Cancelled
 from argusqt.progress import CancelToken
 from argusqt.protection.audit.floor_gather import Columns, attacker_block, barred_of
+from argusqt.protection.audit.floor_local import local_point
 from argusqt.protection.audit.floor_memo import FloorMemo
 from argusqt.protection.audit.outsider import LOCAL_MIN_CELLS, _LocalAttacker
 from argusqt.protection.core.problem import CSPProblem
@@ -349,7 +350,12 @@ def _respondents(
         if pool is not None:
             pool.offer(points, members, j, need[key], d, tol)
         if anchored and not points.fitted[members].all():
-            first = _anchor(lp, points, members, pool, key, need[key], values, tol, coal, lo, hi)
+            first, moves = _anchor(
+                lp, points, members, pool, key, need[key], values, tol, coal, lo, hi
+            )
+            if first is not None and moves is not None:
+                out.count("local", _local(lp, att, points, pool, members, key, need[key], tol,
+                                          (lo, hi), coal, first, moves))  # fmt: skip
         else:
             first = None
         stack: list[tuple[np.ndarray, object, _Proof | None]] = [(members, None, first)]
@@ -406,7 +412,9 @@ def _respondents(
 ANCHOR_MIN_CELLS = 2000
 
 
-def _anchor(lp, points, members, pool, key, need, values, tol, coalition, lo, hi) -> _Proof | None:
+def _anchor(
+    lp, points, members, pool, key, need, values, tol, coalition, lo, hi
+) -> tuple[_Proof | None, np.ndarray | None]:
     """The pair's LP at the coalition's bounds with the primary's own off (a restriction of
     every group's LP), its basis marked: the group LPs start there by dual simplex (D-103).
     A point of it that reaches the level, checked, stands for every member it fits; one
@@ -423,16 +431,45 @@ def _anchor(lp, points, members, pool, key, need, values, tol, coalition, lo, hi
         proof = _Proof(lp, points.att, key, need, tol, reach)  # its duals, before the bounds go
     lp.set_bounds(cells, lo[cells], hi[cells])
     if x is None or not _reaches(reach, need, d, tol):
-        return proof
+        return proof, None if x is None else x[cells] - lp.base
     point = x[cells]
     if not lp.admits(point, tol):  # the table's bounds, the block's relations
-        return None
+        return None, None
     if pool is not None:
         pool.add(point)
     if lp.additive:
         point = _toward_values(point, values[cells], j, need)
     points.add(point, only_new=members)
-    return None
+    return None, None
+
+
+def _local(lp, att, points, pool, members, key, need, tol, table, coalition, proof, moves) -> int:
+    """Before the first group's LP: the LP restricted around the cells where it differs
+    from the failed anchor (floor_local, D-106); its point, checked against the group's
+    bounds and the block's relations, stands for every member it fits. LPs run: 0 or 1."""
+    c, d = key
+    group = members[~points.fitted[members]]
+    if group.size < 2 or proof.narrows(group):
+        return 0
+    j = int(lp.pos[c])
+    gc, glo, ghi = att.together(group, j, *table)
+    g_lo, g_hi = lp.lo.copy(), lp.hi.copy()
+    g_lo[lp.pos[gc]], g_hi[lp.pos[gc]] = glo, ghi
+    cells = lp.cells
+    tighter = (coalition[0][cells] > g_lo) | (coalition[1][cells] < g_hi)
+    tighter[j] = False  # its own bound is off in both
+    point = local_point(lp.matrix(), lp.miss, lp.base, (g_lo, g_hi), (moves, proof.red, tighter),
+                        j, d)  # fmt: skip
+    if point is None or not _reaches(float(point[j]), need, d, tol):
+        return 1
+    if not lp.admits(point, tol, g_lo, g_hi):  # the group's bounds, the block's relations
+        return 1
+    if pool is not None:
+        pool.add(point)
+    if lp.additive:
+        point = _toward_values(point, lp.base, j, need)
+    points.add(point)
+    return 1
 
 
 class _Attackers:
@@ -515,6 +552,7 @@ class _Proof:
         cost = np.zeros(lp.cells.size)
         cost[j] = -1.0 if d == UP else 1.0
         red = cost - lp.matrix().T @ y
+        self.red = red  # the reduced costs at that optimum (floor_local, D-106)
         v = lp.base
         term = _least(red, np.minimum(lp.lo - v, 0.0), np.maximum(lp.hi - v, 0.0))
         base = float(y @ lp.miss) + float(term.sum())
