@@ -350,12 +350,7 @@ def _respondents(
         if pool is not None:
             pool.offer(points, members, j, need[key], d, tol)
         if anchored and not points.fitted[members].all():
-            first, moves = _anchor(
-                lp, points, members, pool, key, need[key], values, tol, coal, lo, hi
-            )
-            if first is not None and moves is not None:
-                out.count("local", _local(lp, att, points, pool, members, key, need[key], tol,
-                                          (lo, hi), coal, first, moves))  # fmt: skip
+            first = _anchor(lp, points, members, pool, key, need[key], values, tol, coal, lo, hi)
         else:
             first = None
         stack: list[tuple[np.ndarray, object, _Proof | None]] = [(members, None, first)]
@@ -373,6 +368,13 @@ def _respondents(
                 if group.size > 1 and proof.narrows(group):
                     stack += proof.split(group, start)
                     continue
+                if anchored and proof.moves is not None:
+                    # the LP around where this group differs from the failed one (D-106)
+                    out.count("local", _local(lp, att, points, pool, group, key, need[key],
+                                              tol, (lo, hi), proof))  # fmt: skip
+                    group = group[~points.fitted[group]]
+                    if not group.size:
+                        continue
             gc, glo, ghi = att.together(group, j, lo, hi)
             lp.set_bounds(gc, glo, ghi)
             if anchored:
@@ -383,6 +385,8 @@ def _respondents(
             if shortcuts and x is not None and group.size > 1:
                 if not _reaches(reach, need[key], d, tol):  # its duals, before the bounds go
                     proof = _Proof(lp, att, key, need[key], tol, reach)
+                    if anchored:
+                        proof.hold(lp, x, gc, glo, ghi)
             lp.set_bounds(gc, lo[gc], hi[gc])
             if x is not None and pool is not None:
                 pool.add(x[cells])
@@ -412,9 +416,7 @@ def _respondents(
 ANCHOR_MIN_CELLS = 2000
 
 
-def _anchor(
-    lp, points, members, pool, key, need, values, tol, coalition, lo, hi
-) -> tuple[_Proof | None, np.ndarray | None]:
+def _anchor(lp, points, members, pool, key, need, values, tol, coalition, lo, hi) -> _Proof | None:
     """The pair's LP at the coalition's bounds with the primary's own off (a restriction of
     every group's LP), its basis marked: the group LPs start there by dual simplex (D-103).
     A point of it that reaches the level, checked, stands for every member it fits; one
@@ -429,37 +431,35 @@ def _anchor(
     proof = None
     if x is not None and not _reaches(reach, need, d, tol):
         proof = _Proof(lp, points.att, key, need, tol, reach)  # its duals, before the bounds go
+        proof.moves, proof.held = x[cells] - lp.base, (c_lo, c_hi)
     lp.set_bounds(cells, lo[cells], hi[cells])
     if x is None or not _reaches(reach, need, d, tol):
-        return proof, None if x is None else x[cells] - lp.base
+        return proof
     point = x[cells]
     if not lp.admits(point, tol):  # the table's bounds, the block's relations
-        return None, None
+        return None
     if pool is not None:
         pool.add(point)
     if lp.additive:
         point = _toward_values(point, values[cells], j, need)
     points.add(point, only_new=members)
-    return None, None
+    return None
 
 
-def _local(lp, att, points, pool, members, key, need, tol, table, coalition, proof, moves) -> int:
-    """Before the first group's LP: the LP restricted around the cells where it differs
-    from the failed anchor (floor_local, D-106); its point, checked against the group's
-    bounds and the block's relations, stands for every member it fits. LPs run: 0 or 1."""
+def _local(lp, att, points, pool, group, key, need, tol, table, proof) -> int:
+    """Before a group's LP: the LP restricted around the cells where it differs from the
+    failed LP of `proof` (the anchor or its parent; floor_local, D-106); its point, checked
+    against the group's bounds and the block's relations, stands for every member it fits.
+    LPs run: 1."""
     c, d = key
-    group = members[~points.fitted[members]]
-    if group.size < 2 or proof.narrows(group):
-        return 0
     j = int(lp.pos[c])
     gc, glo, ghi = att.together(group, j, *table)
     g_lo, g_hi = lp.lo.copy(), lp.hi.copy()
     g_lo[lp.pos[gc]], g_hi[lp.pos[gc]] = glo, ghi
-    cells = lp.cells
-    tighter = (coalition[0][cells] > g_lo) | (coalition[1][cells] < g_hi)
+    tighter = (proof.held[0] > g_lo) | (proof.held[1] < g_hi)
     tighter[j] = False  # its own bound is off in both
-    point = local_point(lp.matrix(), lp.miss, lp.base, (g_lo, g_hi), (moves, proof.red, tighter),
-                        j, d)  # fmt: skip
+    point = local_point(lp.matrix(), lp.miss, lp.base, (g_lo, g_hi),
+                        (proof.moves, proof.red, tighter), j, d)  # fmt: skip
     if point is None or not _reaches(float(point[j]), need, d, tol):
         return 1
     if not lp.admits(point, tol, g_lo, g_hi):  # the group's bounds, the block's relations
@@ -553,6 +553,9 @@ class _Proof:
         cost[j] = -1.0 if d == UP else 1.0
         red = cost - lp.matrix().T @ y
         self.red = red  # the reduced costs at that optimum (floor_local, D-106)
+        #: that LP's point (moves) and bounds over the block's cells, for `_local`
+        self.moves: np.ndarray | None = None
+        self.held: tuple[np.ndarray, np.ndarray] = (lp.lo, lp.hi)
         v = lp.base
         term = _least(red, np.minimum(lp.lo - v, 0.0), np.maximum(lp.hi - v, 0.0))
         base = float(y @ lp.miss) + float(term.sum())
@@ -572,6 +575,13 @@ class _Proof:
         self.gain = np.maximum(gain, 0.0)  # a tighter bound never lowers the term (float: 0)
         self.base, self.sign, self.v, self.need, self.tol = base, cost[j], float(v[j]), need, tol
         self.key, self.att = key, att
+
+    def hold(self, lp: _Lp, x: np.ndarray, gc: np.ndarray, glo: np.ndarray, ghi: np.ndarray):
+        """Keep the failed LP's point and bounds (its group's on `gc`) for `_local`."""
+        self.moves = x[lp.cells] - lp.base
+        h_lo, h_hi = lp.lo.copy(), lp.hi.copy()
+        h_lo[lp.pos[gc]], h_hi[lp.pos[gc]] = glo, ghi
+        self.held = (h_lo, h_hi)
 
     def reach(self, bound: float) -> float:
         """The cell's extreme no LP with min cᵀδ ≥ `bound` passes (the margin included)."""
