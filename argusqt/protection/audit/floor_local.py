@@ -30,11 +30,12 @@ def local_point(
     anchor: tuple[np.ndarray, np.ndarray, np.ndarray],
     j: int,
     direction: int,
-    depth: int = LOCAL_DEPTH,
+    depth: int | None = None,
 ) -> np.ndarray | None:
     """The restricted LP's extreme point of cell j over the block's cells (values), or None.
-    `bounds`: the group's (lo, hi) per cell; `anchor`: its point's moves, its reduced
-    costs and where its bounds were tighter than the group's."""
+    `bounds`: the group's (lo, hi) per cell; `anchor`: the failed LP's point (moves), its
+    reduced costs and where its bounds were tighter than the group's."""
+    depth = LOCAL_DEPTH if depth is None else depth
     moves, red, tighter = anchor
     free = np.union1d(np.flatnonzero(tighter & (red != 0)), [j])
     rows_of = a.tocsr()
