@@ -37,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--no-anchor", action="store_true", help="group LPs not from the anchor (D-103)"
     )
+    ap.add_argument("--local-depth", type=int, default=None, help="floor_local.LOCAL_DEPTH (D-106)")
     args = ap.parse_args(argv)
     folder, table = tabulated(args.instance, args.workdir)
 
@@ -67,6 +68,10 @@ def main(argv: list[str] | None = None) -> int:
     plain_anchor = fa._anchor
     if args.no_anchor:
         fa.ANCHOR_MIN_CELLS = 1 << 60
+    if args.local_depth is not None:
+        from argusqt.protection.audit import floor_local
+
+        floor_local.LOCAL_DEPTH = args.local_depth
 
     def anchor(*a, **k):
         state["group"], state["gc"] = -1, 0

@@ -29,6 +29,7 @@ from argusqt.errors import AuditError, Cancelled
 from argusqt.model.distinct import sorted_distinct
 from argusqt.progress import CancelToken
 from argusqt.protection.audit.floor_gather import Columns, attacker_block, barred_of
+from argusqt.protection.audit.floor_local import local_point
 from argusqt.protection.audit.floor_memo import FloorMemo
 from argusqt.protection.audit.outsider import LOCAL_MIN_CELLS, _LocalAttacker
 from argusqt.protection.core.problem import CSPProblem
@@ -329,7 +330,8 @@ def _respondents(
     group tests: a group's bounds together (each cell at its members' largest bound) are
     stronger than any member's, so a group that reaches the level passes every member;
     one that does not is halved until the members that narrow are alone (D-91, mod18).
-    Members a kept attacker point already fits need no LP."""
+    Members a kept attacker point already fits need no LP; a failed LP's duals prove
+    members (or a half) short of the level without theirs (`_Proof`, D-106)."""
     cells = lp.cells
     lp.set_bounds(cells, lo[cells], hi[cells])
     att = _Attackers(lp, eff, fixed, barred, hi, values)
@@ -349,20 +351,43 @@ def _respondents(
         if pool is not None:
             pool.offer(points, members, j, need[key], d, tol)
         if anchored and not points.fitted[members].all():
-            _anchor(lp, points, members, pool, key, need[key], values, tol, coal, lo, hi)
-        stack = [(members, None)]
+            first = _anchor(lp, points, members, pool, key, need[key], values, tol, coal, lo, hi)
+        else:
+            first = None
+        stack: list[tuple[np.ndarray, object, _Proof | None]] = [(members, None, first)]
         while stack:
-            group, start = stack.pop()
+            group, start, proof = stack.pop()
             group = group[~points.fitted[group]]
             if not group.size:
                 continue
             _check(cancel)
+            if proof is not None:
+                # the parent's optimum proves some alone narrow, or the whole group: no LP
+                group = proof.settle(group, found, k, stack)
+                if not group.size:
+                    continue
+                if group.size > 1 and proof.narrows(group):
+                    stack += proof.split(group, start)
+                    continue
+                if anchored and proof.moves is not None:
+                    # the LP around where this group differs from the failed one (D-106)
+                    out.count("local", _local(lp, att, points, pool, group, key, need[key],
+                                              tol, (lo, hi), proof))  # fmt: skip
+                    group = group[~points.fitted[group]]
+                    if not group.size:
+                        continue
             gc, glo, ghi = att.together(group, j, lo, hi)
             lp.set_bounds(gc, glo, ghi)
             if anchored:
                 reach, x = lp.from_mark(c, d, strict=group.size == 1, basis=start)
             else:
                 reach, x = lp.extreme(c, d, strict=group.size == 1)
+            proof = None
+            if shortcuts and x is not None and group.size > 1:
+                if not _reaches(reach, need[key], d, tol):  # its duals, before the bounds go
+                    proof = _Proof(lp, att, key, need[key], tol, reach)
+                    if anchored:
+                        proof.hold(lp, x, gc, glo, ghi)
             lp.set_bounds(gc, lo[gc], hi[gc])
             if x is not None and pool is not None:
                 pool.add(x[cells])
@@ -373,10 +398,13 @@ def _respondents(
                 points.add(point)
                 continue
             if group.size > 1:
-                half = group.size // 2
                 # a half's LP starts from its parent's optimum (the same objective)
                 start = lp.h.getBasis() if anchored and x is not None else None
-                stack += [(group[half:], start), (group[:half], start)]
+                if proof is not None:  # who narrows alone: the duals say (D-106)
+                    stack += proof.split(proof.settle(group, found, k, stack), start)
+                else:
+                    half = group.size // 2
+                    stack += [(group[half:], start, None), (group[:half], start, None)]
                 continue
             found.append((int(att.row[group[0]]), k, att.disclosure(int(group[0]), c, d, reach)))
         if points.n:
@@ -389,10 +417,11 @@ def _respondents(
 ANCHOR_MIN_CELLS = 2000
 
 
-def _anchor(lp, points, members, pool, key, need, values, tol, coalition, lo, hi) -> None:
+def _anchor(lp, points, members, pool, key, need, values, tol, coalition, lo, hi) -> _Proof | None:
     """The pair's LP at the coalition's bounds with the primary's own off (a restriction of
     every group's LP), its basis marked: the group LPs start there by dual simplex (D-103).
-    A point of it that reaches the level, checked, stands for every member it fits."""
+    A point of it that reaches the level, checked, stands for every member it fits; one
+    short of it gives its duals' bound for the first group (D-106)."""
     c, d = key
     cells = lp.cells
     j = int(lp.pos[c])
@@ -400,17 +429,48 @@ def _anchor(lp, points, members, pool, key, need, values, tol, coalition, lo, hi
     c_lo[j], c_hi[j] = lo[c], hi[c]
     lp.set_bounds(cells, c_lo, c_hi)
     reach, x = lp.anchor(c, d)
+    proof = None
+    if x is not None and not _reaches(reach, need, d, tol):
+        proof = _Proof(lp, points.att, key, need, tol, reach)  # its duals, before the bounds go
+        proof.moves, proof.held = x[cells] - lp.base, (c_lo, c_hi)
     lp.set_bounds(cells, lo[cells], hi[cells])
     if x is None or not _reaches(reach, need, d, tol):
-        return
+        return proof
     point = x[cells]
     if not lp.admits(point, tol):  # the table's bounds, the block's relations
-        return
+        return None
     if pool is not None:
         pool.add(point)
     if lp.additive:
         point = _toward_values(point, values[cells], j, need)
     points.add(point, only_new=members)
+    return None
+
+
+def _local(lp, att, points, pool, group, key, need, tol, table, proof) -> int:
+    """Before a group's LP: the LP restricted around the cells where it differs from the
+    failed LP of `proof` (the anchor or its parent; floor_local, D-106); its point, checked
+    against the group's bounds and the block's relations, stands for every member it fits.
+    LPs run: 1."""
+    c, d = key
+    j = int(lp.pos[c])
+    gc, glo, ghi = att.together(group, j, *table)
+    g_lo, g_hi = lp.lo.copy(), lp.hi.copy()
+    g_lo[lp.pos[gc]], g_hi[lp.pos[gc]] = glo, ghi
+    tighter = (proof.held[0] > g_lo) | (proof.held[1] < g_hi)
+    tighter[j] = False  # its own bound is off in both
+    point = local_point(lp.matrix(), lp.miss, lp.base, (g_lo, g_hi),
+                        (proof.moves, proof.red, tighter), j, d)  # fmt: skip
+    if point is None or not _reaches(float(point[j]), need, d, tol):
+        return 1
+    if not lp.admits(point, tol, g_lo, g_hi):  # the group's bounds, the block's relations
+        return 1
+    if pool is not None:
+        pool.add(point)
+    if lp.additive:
+        point = _toward_values(point, lp.base, j, need)
+    points.add(point)
+    return 1
 
 
 class _Attackers:
@@ -475,6 +535,114 @@ class _Attackers:
             tuple(int(k) for k in oc[of].tolist()),
             tuple((int(k), float(b)) for k, b in zip(oc[~of], ob[~of], strict=True)),
         )  # fmt: skip
+
+
+class _Proof:
+    """A bound from a failed group LP's optimum, by weak duality (D-106): for the row duals
+    y and d = c − Aᵀy, every LP of the block with bounds l ≤ δ ≤ u has min cᵀδ ≥ yᵀb +
+    Σ min(d l, d u). With a member's bounds (or a subgroup's) in place of the group's, a
+    bound past the level proves that it narrows alone (or as a group) without its LP."""
+
+    def __init__(
+        self, lp: _Lp, att: _Attackers, key: Key, need: float, tol: float, reach: float
+    ) -> None:
+        c, d = key
+        self.lp_reach = reach  # the failed LP's: no member alone is short of it
+        j = int(lp.pos[c])
+        y = np.fromiter(lp.h.getSolution().row_dual, dtype=np.float64, count=lp.miss.size)
+        cost = np.zeros(lp.cells.size)
+        cost[j] = -1.0 if d == UP else 1.0
+        red = cost - lp.matrix().T @ y
+        self.red = red  # the reduced costs at that optimum (floor_local, D-106)
+        #: that LP's point (moves) and bounds over the block's cells, for `_local`
+        self.moves: np.ndarray | None = None
+        self.held: tuple[np.ndarray, np.ndarray] = (lp.lo, lp.hi)
+        v = lp.base
+        term = _least(red, np.minimum(lp.lo - v, 0.0), np.maximum(lp.hi - v, 0.0))
+        base = float(y @ lp.miss) + float(term.sum())
+        # rounding of the sums: a margin far above their float error (≈ n·10⁻¹⁶ of the terms)
+        self.margin = 1e-9 * (1.0 + float(np.abs(y) @ np.abs(lp.miss)) + float(np.abs(term).sum()))
+        #: an unbounded side of a cell with a nonzero d: no finite bound, nothing proven
+        self.valid = bool(np.isfinite(base) and np.isfinite(self.margin))
+        # each entry's gain over the table's bound on its cell, j's own bound off as in `together`
+        col = att.ent_col
+        e_lo = np.minimum(np.maximum(lp.lo[col], att.ent_lo) - v[col], 0.0)
+        e_hi = np.maximum(np.maximum(np.minimum(lp.hi[col], att.ent_hi) - v[col], e_lo), 0.0)
+        gain = np.zeros(col.size)
+        if self.valid:  # every table term finite: so is every gain
+            gain = _least(red[col], e_lo, e_hi) - term[col]
+            gain[col == j] = 0.0
+            self.margin += 1e-9 * float(np.abs(gain).sum())
+        self.gain = np.maximum(gain, 0.0)  # a tighter bound never lowers the term (float: 0)
+        self.base, self.sign, self.v, self.need, self.tol = base, cost[j], float(v[j]), need, tol
+        self.key, self.att = key, att
+
+    def hold(self, lp: _Lp, x: np.ndarray, gc: np.ndarray, glo: np.ndarray, ghi: np.ndarray):
+        """Keep the failed LP's point and bounds (its group's on `gc`) for `_local`."""
+        self.moves = x[lp.cells] - lp.base
+        h_lo, h_hi = lp.lo.copy(), lp.hi.copy()
+        h_lo[lp.pos[gc]], h_hi[lp.pos[gc]] = glo, ghi
+        self.held = (h_lo, h_hi)
+
+    def reach(self, bound: float) -> float:
+        """The cell's extreme no LP with min cᵀδ ≥ `bound` passes (the margin included)."""
+        if self.sign < 0:  # up: −δ_j ≥ bound
+            return self.v - bound + self.margin
+        return self.v + bound - self.margin
+
+    def _sums(self, group: np.ndarray) -> np.ndarray:
+        mask = np.zeros(self.att.n, dtype=bool)
+        mask[group] = True
+        e = mask[self.att.ent_row]
+        return np.bincount(self.att.ent_row[e], weights=self.gain[e], minlength=self.att.n)
+
+    def settle(self, group: np.ndarray, found: list, k: int, stack: list) -> np.ndarray:
+        """The members of `group` proven to narrow alone: at the LP's reach into `found`
+        when their bound's reach is as far (theirs lies between the two), else each to
+        `stack` alone for its own LP (its exact reach); the rest are returned."""
+        c, d = self.key
+        if not self.valid:
+            return group
+        sums = self._sums(group)[group]
+        reach = np.array([self.reach(self.base + s) for s in sums.tolist()])
+        ok = ~(reach >= self.need - self.tol if d == UP else reach <= self.need + self.tol)
+        tight = ok & (np.abs(reach - self.lp_reach) <= REACH_SLACK * (1.0 + abs(self.lp_reach)))
+        for a in group[tight].tolist():
+            found.append((int(self.att.row[a]), k, self.att.disclosure(a, c, d, self.lp_reach)))
+        stack += [(group[[i]], None, None) for i in np.flatnonzero(ok & ~tight)[::-1].tolist()]
+        return group[~ok]
+
+    def narrows(self, group: np.ndarray) -> bool:
+        """Whether the bound proves the group's LP (its bounds together) short of the level."""
+        if not self.valid:
+            return False
+        mask = np.zeros(self.att.n, dtype=bool)
+        mask[group] = True
+        e = mask[self.att.ent_row]
+        best = np.zeros(self.att.m)
+        np.maximum.at(best, self.att.ent_col[e], self.gain[e])
+        return not _reaches(
+            self.reach(self.base + float(best.sum())), self.need, self.key[1], self.tol
+        )
+
+    def split(self, group: np.ndarray, start) -> list[tuple[np.ndarray, object, _Proof]]:
+        """Halves, each to be proven short by this bound or tested by its LP (the stack's
+        order). Splitting off the members whose bounds tighten the bound cost more
+        iterations than halving on b31808 (D-106)."""
+        if not group.size:
+            return []
+        half = group.size // 2
+        return [(group[half:], start, self), (group[:half], start, self)]
+
+
+#: a member proven short (D-106) takes the LP's reach when its bound's is this near
+REACH_SLACK = 1e-9
+
+
+def _least(d: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """min(d·l, d·u) over l ≤ δ ≤ u for each column: d·l, d·u or 0 (no 0·∞)."""
+    with np.errstate(invalid="ignore"):
+        return np.where(d > 0, d * lo, np.where(d < 0, d * hi, 0.0))
 
 
 class _Points:
@@ -645,16 +813,20 @@ class _Lp:
             return inside
         return inside & self.holds(x, tol)
 
-    def holds(self, x: np.ndarray, tol: float) -> np.ndarray:
-        """Whether points over the component's cells (one, or one per row) keep its
-        relations within `tol`."""
+    def matrix(self) -> sp.csc_matrix:
+        """The block's relations over its cells (the LP's own CSC arrays), built once."""
         if self._matrix is None:
             blk = self.block  # the LP's own CSC arrays, no slicing (D-101)
             shape = (self.miss.size, self.cells.size)
             self._matrix = sp.csc_matrix((blk.data, blk.indices, blk.indptr), shape=shape)
+        return self._matrix
+
+    def holds(self, x: np.ndarray, tol: float) -> np.ndarray:
+        """Whether points over the component's cells (one, or one per row) keep its
+        relations within `tol`."""
         # A δᵀ straight from the CSC block: scipy's δ @ A.T builds two transposes per call
         # for the same product, the same sums in the same order (D-104)
-        moved = (self._matrix @ (x - self.base).T).T
+        moved = (self.matrix() @ (x - self.base).T).T
         return np.all(np.abs(moved - self.miss) <= tol, axis=-1)
 
     def set_bounds(self, cells: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
