@@ -44,6 +44,10 @@ VARIANTS: dict[str, dict] = {
     # root bound when the separation is let converge (D-108)
     "nostall": {"insiders": True, "scip": {"separating/maxstallroundsroot": -1}},
     "nostall_out": {"scip": {"separating/maxstallroundsroot": -1}},
+    # the rule-aware bridgeless cuts from the start (D-75 starts again with them)
+    "bridgeless": {"insiders": True, "bridgeless_rule": True},
+    # capacity cuts from Pareto-optimal duals (D-88), under the floor model
+    "pareto": {"insiders": True, "pareto_cuts": 1e-6},
 }
 
 

@@ -358,6 +358,7 @@ def solve_pattern(
     insider_backoff: int = 0,
     insider_probes: int = 0,
     probe_level: float = 0.5,
+    guide_root_runs: int | None = None,
 ) -> PatternOutcome:
     """Branch-and-cut on `problem` with cells fixed as in `fixed` (NaN = free; see Separator).
 
@@ -396,6 +397,7 @@ def solve_pattern(
     twice as many rounds each time, up to this many (0: every round; D-95).
     `insider_probes` (> 0): that many insider audits of root points rounded at `probe_level`
     add the respondents they find to the known insiders (D-108; 0: off).
+    `guide_root_runs`: the guided heuristic runs at most this often at the root (None: no cap).
     """
     call = dict(locals())  # for a new start with the rule-aware bridgeless cuts (D-75)
     watch = Stopwatch()
@@ -499,7 +501,7 @@ def solve_pattern(
     model.includeEventhdlr(_Progress(run), "argusqt-progress", "progress and cancel")
     guided = None
     if guide is not None:
-        guided = _GuidedHeur(hdlr, guide, guide_delay)
+        guided = _GuidedHeur(hdlr, guide, guide_delay, guide_root_runs)
         _include_heur(
             model,
             guided,

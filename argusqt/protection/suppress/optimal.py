@@ -360,6 +360,9 @@ class OptOptions(SuppressOptions):
     #: suppressed) once the outsider finds no cut: their respondents join the known (D-108)
     insider_probes: int = 0
     probe_level: float = 0.5
+    #: the guided heuristic's runs at the root at most, so that the root's bound ends first
+    #: (None: no cap; D-108)
+    guided_root_runs: int | None = None
 
 
 # ---------------------------------------------------------------------- start pattern
@@ -592,6 +595,7 @@ def solve_optimal(
         insider_backoff=int(opts.insider_backoff),
         insider_probes=int(opts.insider_probes),
         probe_level=float(opts.probe_level),
+        guide_root_runs=None if opts.guided_root_runs is None else int(opts.guided_root_runs),
         tree_filter=None
         if opts.cut_orthogonality_by_gap is None
         else (float(opts.cut_orthogonality_by_gap[0]), float(opts.cut_orthogonality_by_gap[1])),

@@ -721,9 +721,13 @@ class _GuidedHeur(Heur):
     of the branch-and-cut's attacker LPs (HEUR's; its insider repair's only with
     optimal.COUNT_REPAIR, D-102), and it runs only at new LP points."""
 
-    def __init__(self, hdlr: _CapacityHandler, guide: Guide, delay: float):
+    def __init__(
+        self, hdlr: _CapacityHandler, guide: Guide, delay: float, root_runs: int | None = None
+    ):
         self.hdlr = hdlr
         self.guide = guide
+        #: runs at the root at most (None: no cap): the root's bound before more runs (D-108)
+        self.root_runs = root_runs
         self.spent = 0  # LPs of the guided runs so far
         self.seconds = 0.0  # their time, for the log only
         self.calls = 0
@@ -739,6 +743,9 @@ class _GuidedHeur(Heur):
             return {"result": SCIP_RESULT.DIDNOTRUN}
         if self.model.getLPSolstat() != 1:  # not an optimal LP point
             return {"result": SCIP_RESULT.DIDNOTRUN}
+        if self.root_runs is not None and self.calls >= self.root_runs:
+            if self.model.getDepth() == 0:  # a count: the root's separation goes first
+                return {"result": SCIP_RESULT.DIDNOTRUN}
         x = self.hdlr.sep.full_point(self.hdlr._x())
         if self.last_x is not None and np.abs(x - self.last_x).max() < 0.05:
             return {"result": SCIP_RESULT.DIDNOTRUN}

@@ -1,6 +1,7 @@
-"""OPT's insider probes of the root's fractional points (docs/design.md, D-108): they choose
-which respondents are separated, never which cuts hold, so "proven optimal" stays the floor
-model's enumerated optimum and the printed bound stays below it."""
+"""OPT's root options of D-108 (docs/design.md): insider probes of the root's fractional
+points choose which respondents are separated, never which cuts hold, and the guided
+heuristic's cap at the root chooses which candidates SCIP sees, never how they are judged:
+"proven optimal" stays the floor model's enumerated optimum, the bound stays below it."""
 
 from __future__ import annotations
 
@@ -15,9 +16,11 @@ from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.suppress import optimal, scip_plugins
 
 
-@pytest.mark.parametrize(("probes", "level"), [(0, 0.5), (4, 0.5), (4, 1e-6)])
+@pytest.mark.parametrize(
+    ("probes", "level", "guided"), [(0, 0.5, False), (4, 0.5, False), (4, 1e-6, False), (0, 0.5, 0)]
+)
 @pytest.mark.parametrize("seed", [5, 9, 11])
-def test_opt_proves_the_enumerated_optimum_with_probes(monkeypatch, seed, probes, level):
+def test_opt_proves_the_enumerated_optimum_with_probes(monkeypatch, seed, probes, level, guided):
     """With or without probes OPT proves the cost enumeration finds, its bound is not above
     it, and its pattern passes the independent attacker."""
     solve = optimal.solve_optimal
@@ -30,7 +33,9 @@ def test_opt_proves_the_enumerated_optimum_with_probes(monkeypatch, seed, probes
 
     def with_probes(problem, params=None, *args, **kwargs):  # type: ignore[no-untyped-def]
         given = params.as_dict() if hasattr(params, "as_dict") else dict(params or {})
-        extra = {"insider_probes": probes, "probe_level": level, "guided": False}
+        extra = {"insider_probes": probes, "probe_level": level}
+        # False: no guided heuristic; a number: its runs at the root at most
+        extra |= {"guided": False} if guided is False else {"guided_root_runs": guided}
         return solve(problem, {**given, **extra}, *args, **kwargs)
 
     monkeypatch.setattr(optimal, "solve_optimal", with_probes)
@@ -83,3 +88,32 @@ def test_a_probe_adds_the_respondents_the_audit_finds_to_the_known():
     assert seen[0].tolist() == [False, True, True, False]
     assert [cells for _, cells in pool.values()] == [{3}]
     assert (hdlr.insider_probes, hdlr.n_probes) == (1, 1)
+
+
+def test_the_guided_heuristic_does_not_run_at_the_root_past_its_cap():
+    """Past its root cap the guided heuristic leaves the root's LP points alone (a count)."""
+
+    class _Model:
+        depth = 0
+
+        def getLPSolstat(self):  # type: ignore[no-untyped-def]
+            return 1
+
+        def getDepth(self):  # type: ignore[no-untyped-def]
+            return self.depth
+
+    class _Hdlr:
+        class run:  # noqa: N801
+            class stop:  # noqa: N801
+                cancelled = False
+
+        def attacker_lps(self):  # type: ignore[no-untyped-def]
+            return 10**6
+
+    class _Heur(scip_plugins._GuidedHeur):
+        model = _Model()  # type: ignore[assignment]
+
+    heur = _Heur.__new__(_Heur)
+    heur.hdlr, heur.next_at, heur.spent, heur.calls, heur.root_runs = _Hdlr(), 0, 0, 1, 1
+    out = heur.heurexec(None, False)
+    assert out == {"result": scip_plugins.SCIP_RESULT.DIDNOTRUN}
