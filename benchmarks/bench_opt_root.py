@@ -33,6 +33,21 @@ VARIANTS: dict[str, dict] = {
     "nocover": {"covers": False},
     "base": {},
     "noreuse": {"reuse_moves": False},
+    # the floor model: OPT's insiders (respondents alone and sharing cells) kept (D-97)
+    "floors": {"insiders": True},
+    # ... and insider probes of the root's fractional points (D-108)
+    "probe2": {"insiders": True, "insider_probes": 2},
+    "probe4": {"insiders": True, "insider_probes": 4},
+    "probe8": {"insiders": True, "insider_probes": 8},
+    "probe4s": {"insiders": True, "insider_probes": 4, "probe_level": 1e-6},
+    # SCIP's root separation without its stall limit (10 rounds without progress): the
+    # root bound when the separation is let converge (D-108)
+    "nostall": {"insiders": True, "scip": {"separating/maxstallroundsroot": -1}},
+    "nostall_out": {"scip": {"separating/maxstallroundsroot": -1}},
+    # the rule-aware bridgeless cuts from the start (D-75 starts again with them)
+    "bridgeless": {"insiders": True, "bridgeless_rule": True},
+    # capacity cuts from Pareto-optimal duals (D-88), under the floor model
+    "pareto": {"insiders": True, "pareto_cuts": 1e-6},
 }
 
 
@@ -100,16 +115,33 @@ def root_run(
 
     Separator.separate = timed  # type: ignore[method-assign]
     kw = dict(kwargs)
-    kw.update(max_time=seconds, progress=lambda e: None, insiders=None)
+    variant = dict(variant)
+    keep = variant.pop("insiders", False)
+    scip = variant.pop("scip", {})
+    kw.update(max_time=seconds, progress=lambda e: None)
+    if not keep:
+        kw["insiders"] = None
     if not guided:
         kw["guide"] = None
     kw.update(max_nodes=nodes)
     kw.update(variant)
+    from argusqt.protection.suppress import branch_and_cut
+
+    made = branch_and_cut._scip_model
+
+    def model_with(*a, **k):  # type: ignore[no-untyped-def]
+        m = made(*a, **k)
+        for name, value in scip.items():
+            m.setParam(name, value)
+        return m
+
+    branch_and_cut._scip_model = model_with  # type: ignore[assignment]
     c0 = time.process_time()
     try:
         out = solve_pattern(*args, **kw)
     finally:
         Separator.separate = real  # type: ignore[method-assign]
+        branch_and_cut._scip_model = made  # type: ignore[assignment]
     cpu = time.process_time() - c0
     line = next((x for x in out.log if x.startswith("SCIP status")), "")
     return {"bound": out.bound, "cost": out.cost, "nodes": out.nodes, "lps": out.lps,

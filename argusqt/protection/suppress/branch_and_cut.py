@@ -222,6 +222,11 @@ def _outcome(
         + ("" if exact else f" (not a proof: {run.uncertified} left a node unchecked)")
         + f", nodes {outcome.nodes}, cuts {outcome.cuts}"
         + (f" ({run.n_insider_cuts} against insiders)" if insiders is not None else "")
+        + (
+            f", insider probes {hdlr.n_probes} ({len(hdlr.insider_pool)} known)"
+            if hdlr.n_probes
+            else ""
+        )
         + f", cover cuts {run.n_cover_cuts}"
         + (f", bridgeless cuts {run.n_bridgeless_cuts}" if hdlr.bridgeless is not None else "")
         + (
@@ -351,6 +356,9 @@ def solve_pattern(
     pareto_depth: int | None = None,
     pareto_gap: float = 0.0,
     insider_backoff: int = 0,
+    insider_probes: int = 0,
+    probe_level: float = 0.5,
+    guide_root_runs: int | None = None,
 ) -> PatternOutcome:
     """Branch-and-cut on `problem` with cells fixed as in `fixed` (NaN = free; see Separator).
 
@@ -387,6 +395,9 @@ def solve_pattern(
     `pareto_depth` deep (None: every node) whose gap is at least `pareto_gap`.
     `insider_backoff` (> 0): a known insider missing at fractional points in a row waits
     twice as many rounds each time, up to this many (0: every round; D-95).
+    `insider_probes` (> 0): that many insider audits of root points rounded at `probe_level`
+    add the respondents they find to the known insiders (D-108; 0: off).
+    `guide_root_runs`: the guided heuristic runs at most this often at the root (None: no cap).
     """
     call = dict(locals())  # for a new start with the rule-aware bridgeless cuts (D-75)
     watch = Stopwatch()
@@ -463,6 +474,7 @@ def solve_pattern(
     hdlr.tree_pool = tree_pool
     hdlr.pareto_mu, hdlr.pareto_depth, hdlr.pareto_gap = sep.pareto, pareto_depth, pareto_gap
     hdlr.insider_backoff = int(insider_backoff)
+    hdlr.insider_probes, hdlr.probe_level = int(insider_probes), float(probe_level)
     # with the rule on combined cells publishing a bridge may make another relation's sum
     # determined: only the rule-aware form holds then, and it is off unless asked (D-60)
     if bridgeless and (combined is None or bridgeless_rule) and not np.any(cost[free] < 0):
@@ -489,7 +501,7 @@ def solve_pattern(
     model.includeEventhdlr(_Progress(run), "argusqt-progress", "progress and cancel")
     guided = None
     if guide is not None:
-        guided = _GuidedHeur(hdlr, guide, guide_delay)
+        guided = _GuidedHeur(hdlr, guide, guide_delay, guide_root_runs)
         _include_heur(
             model,
             guided,

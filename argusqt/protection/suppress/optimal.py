@@ -246,6 +246,13 @@ class OptOptions(SuppressOptions):
     #: a known insider (alone or sharing cells) that finds no failing primary at fractional
     #: points waits 2, 4, … rounds, up to this many, before its next try (0: every round)
     insider_backoff: int = INSIDER_BACKOFF
+    #: insider audits of the root's fractional points (cells above `probe_level` taken as
+    #: suppressed) once the outsider finds no cut: their respondents join the known (D-108)
+    insider_probes: int = 0
+    probe_level: float = 0.5
+    #: the guided heuristic's runs at the root at most, so that the root's bound ends first
+    #: (None: no cap; D-108)
+    guided_root_runs: int | None = None
 
 
 # ---------------------------------------------------------------------- start pattern
@@ -476,6 +483,9 @@ def solve_optimal(
         pareto_depth=None if opts.pareto_depth is None else int(opts.pareto_depth),
         pareto_gap=float(opts.pareto_gap),
         insider_backoff=int(opts.insider_backoff),
+        insider_probes=int(opts.insider_probes),
+        probe_level=float(opts.probe_level),
+        guide_root_runs=None if opts.guided_root_runs is None else int(opts.guided_root_runs),
         tree_filter=None
         if opts.cut_orthogonality_by_gap is None
         else (float(opts.cut_orthogonality_by_gap[0]), float(opts.cut_orthogonality_by_gap[1])),

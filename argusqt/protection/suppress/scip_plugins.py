@@ -188,6 +188,12 @@ class _CapacityHandler(Conshdlr):
         #: per insider (its pool key): misses in a row and the round it is due again
         self.insider_wait: dict[bytes, tuple[int, int]] = {}
         self.frac_rounds = 0  # fractional separation rounds with known insiders
+        #: insider audits of a fractional root point left (its cells above `probe_level`
+        #: suppressed) once the outsider finds no cut there: respondents to separate (D-108)
+        self.insider_probes = 0
+        self.probe_level = 0.5
+        self.n_probes = 0  # probes made
+        self.root_rounds = 0  # fractional separation rounds at the root
 
     # -- helpers
     def _pareto_here(self) -> None:
@@ -311,6 +317,8 @@ class _CapacityHandler(Conshdlr):
             sums = self._combined_cuts(x)
             return (sums, True) if sums else (cuts, False)
         cuts = [c for o in outcomes for c in o.cuts]
+        if not x_int and self._probe_due(not outcomes):
+            self._probe(x)
         if not x_int and self.insider_pool:
             # the respondents met so far, at the fractional point too: a tighter bound
             self.frac_rounds += 1
@@ -328,6 +336,31 @@ class _CapacityHandler(Conshdlr):
             if not cuts:
                 cuts.append(self._nogood(x))
         return cuts, bool(outcomes)
+
+    def _probe_due(self, converged: bool) -> bool:
+        """A probe left, an insider check to make, at the root: when the outsider finds no
+        cut, or at its 1st, 2nd, 4th, 8th … round (SCIP may end the root on a stall before
+        the outsider converges; counts, never the clock)."""
+        if self.insider_probes <= 0 or self.insiders is None:
+            return False
+        if self.model.getDepth() != 0 or self.model.inProbing():
+            return False
+        self.root_rounds += 1
+        r = self.root_rounds
+        return converged or r & (r - 1) == 0
+
+    def _probe(self, x: np.ndarray) -> None:
+        """Audit the pattern x rounds to (cells above `probe_level` suppressed) for the
+        insiders: each respondent it finds joins the pool of known insiders, whose capacity
+        cuts hold for every pattern (they name the respondent's knowledge, not the point), so
+        the root's bound gets the floors' cuts before any 0/1 point is enforced (D-108)."""
+        self.insider_probes -= 1
+        self.n_probes += 1
+        assert self.insiders is not None
+        found = self.insiders(self.sep.full_point(x) > self.probe_level, self.run.stop)
+        for cell, known, *floor in found or []:
+            _, cells = self._insider_sep(known, (floor[0], floor[1]) if floor else None)
+            cells.add(int(cell))
 
     def _combined_cuts(self, x: np.ndarray) -> list[Cut]:
         """At a 0/1 point every attacker passes: a relation whose published total gives an
@@ -688,9 +721,13 @@ class _GuidedHeur(Heur):
     of the branch-and-cut's attacker LPs (HEUR's; its insider repair's only with
     optimal.COUNT_REPAIR, D-102), and it runs only at new LP points."""
 
-    def __init__(self, hdlr: _CapacityHandler, guide: Guide, delay: float):
+    def __init__(
+        self, hdlr: _CapacityHandler, guide: Guide, delay: float, root_runs: int | None = None
+    ):
         self.hdlr = hdlr
         self.guide = guide
+        #: runs at the root at most (None: no cap): the root's bound before more runs (D-108)
+        self.root_runs = root_runs
         self.spent = 0  # LPs of the guided runs so far
         self.seconds = 0.0  # their time, for the log only
         self.calls = 0
@@ -706,6 +743,9 @@ class _GuidedHeur(Heur):
             return {"result": SCIP_RESULT.DIDNOTRUN}
         if self.model.getLPSolstat() != 1:  # not an optimal LP point
             return {"result": SCIP_RESULT.DIDNOTRUN}
+        if self.root_runs is not None and self.calls >= self.root_runs:
+            if self.model.getDepth() == 0:  # a count: the root's separation goes first
+                return {"result": SCIP_RESULT.DIDNOTRUN}
         x = self.hdlr.sep.full_point(self.hdlr._x())
         if self.last_x is not None and np.abs(x - self.last_x).max() < 0.05:
             return {"result": SCIP_RESULT.DIDNOTRUN}

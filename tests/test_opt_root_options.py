@@ -1,0 +1,119 @@
+"""OPT's root options of D-108 (docs/design.md): insider probes of the root's fractional
+points choose which respondents are separated, never which cuts hold, and the guided
+heuristic's cap at the root chooses which candidates SCIP sees, never how they are judged:
+"proven optimal" stays the floor model's enumerated optimum, the bound stays below it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from lower_bound_attacker import attack
+from test_insider_floors import _cheapest_by_enumeration, _small_survey
+
+import argusqt
+from argusqt.model.status import is_secondary
+from argusqt.protection.core.problem import CSPProblem
+from argusqt.protection.suppress import optimal, scip_plugins
+
+
+@pytest.mark.parametrize(
+    ("probes", "level", "guided"), [(0, 0.5, False), (4, 0.5, False), (4, 1e-6, False), (0, 0.5, 0)]
+)
+@pytest.mark.parametrize("seed", [5, 9, 11])
+def test_opt_proves_the_enumerated_optimum_with_probes(monkeypatch, seed, probes, level, guided):
+    """With or without probes OPT proves the cost enumeration finds, its bound is not above
+    it, and its pattern passes the independent attacker."""
+    solve = optimal.solve_optimal
+    made: list[int] = []
+    real_probe = scip_plugins._CapacityHandler._probe
+
+    def probe(self, x):  # type: ignore[no-untyped-def]
+        made.append(1)
+        return real_probe(self, x)
+
+    def with_probes(problem, params=None, *args, **kwargs):  # type: ignore[no-untyped-def]
+        given = params.as_dict() if hasattr(params, "as_dict") else dict(params or {})
+        extra = {"insider_probes": probes, "probe_level": level}
+        # False: no guided heuristic; a number: its runs at the root at most
+        extra |= {"guided": False} if guided is False else {"guided_root_runs": guided}
+        return solve(problem, {**given, **extra}, *args, **kwargs)
+
+    monkeypatch.setattr(optimal, "solve_optimal", with_probes)
+    monkeypatch.setattr(scip_plugins._CapacityHandler, "_probe", probe)
+    p = argusqt.protect(
+        _small_survey(seed),
+        explanatory=["act", "reg"],
+        response="turnover",
+        rules="P(15,1)",
+        method="OPT",
+        progress=False,
+    )[0]
+    cost = np.asarray(CSPProblem.from_table(p.table).cost, dtype=float)
+    got = float(cost[is_secondary(np.asarray(p.table.status))].sum())
+    best = _cheapest_by_enumeration(p.table, cost)
+    assert p.result.optimal
+    assert got == pytest.approx(best, abs=1e-6)
+    if p.result.lower_bound is not None:
+        assert p.result.lower_bound <= best + 1e-6
+    assert attack(p.table) == []
+    assert len(made) <= probes
+
+
+def test_a_probe_adds_the_respondents_the_audit_finds_to_the_known():
+    """A probe audits the point rounded at its level and keeps each finding's respondent,
+    with the primary it broke, in the pool the fractional rounds separate; one probe less."""
+    hdlr = scip_plugins._CapacityHandler.__new__(scip_plugins._CapacityHandler)
+    seen: list[np.ndarray] = []
+
+    def insiders(mask, stop):  # type: ignore[no-untyped-def]
+        seen.append(mask)
+        return [(3, np.array([1, 2]))]
+
+    class _Sep:
+        def full_point(self, x):  # type: ignore[no-untyped-def]
+            return x
+
+    class _Run:
+        stop = None
+
+    pool: dict = {}
+
+    def insider_sep(known, floor):  # type: ignore[no-untyped-def]
+        return pool.setdefault(known.tobytes(), (None, set()))
+
+    hdlr.insiders, hdlr.sep, hdlr.run = insiders, _Sep(), _Run()
+    hdlr.insider_probes, hdlr.probe_level, hdlr.n_probes = 2, 0.5, 0
+    hdlr._insider_sep = insider_sep  # type: ignore[method-assign]
+    hdlr._probe(np.array([0.2, 0.6, 1.0, 0.5]))
+    assert seen[0].tolist() == [False, True, True, False]
+    assert [cells for _, cells in pool.values()] == [{3}]
+    assert (hdlr.insider_probes, hdlr.n_probes) == (1, 1)
+
+
+def test_the_guided_heuristic_does_not_run_at_the_root_past_its_cap():
+    """Past its root cap the guided heuristic leaves the root's LP points alone (a count)."""
+
+    class _Model:
+        depth = 0
+
+        def getLPSolstat(self):  # type: ignore[no-untyped-def]
+            return 1
+
+        def getDepth(self):  # type: ignore[no-untyped-def]
+            return self.depth
+
+    class _Hdlr:
+        class run:  # noqa: N801
+            class stop:  # noqa: N801
+                cancelled = False
+
+        def attacker_lps(self):  # type: ignore[no-untyped-def]
+            return 10**6
+
+    class _Heur(scip_plugins._GuidedHeur):
+        model = _Model()  # type: ignore[assignment]
+
+    heur = _Heur.__new__(_Heur)
+    heur.hdlr, heur.next_at, heur.spent, heur.calls, heur.root_runs = _Hdlr(), 0, 0, 1, 1
+    out = heur.heurexec(None, False)
+    assert out == {"result": scip_plugins.SCIP_RESULT.DIDNOTRUN}
