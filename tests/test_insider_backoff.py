@@ -3,15 +3,10 @@ path choice only, so "proven optimal" stays the floor model's enumerated optimum
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from lower_bound_attacker import attack
-from test_insider_floors import _cheapest_by_enumeration, _small_survey
+from test_insider_floors import _cheapest_by_enumeration, opt_on_survey
 
-import argusqt
-from argusqt.model.status import is_secondary
-from argusqt.protection.core.problem import CSPProblem
-from argusqt.protection.suppress import optimal
 from argusqt.protection.suppress.scip_plugins import _CapacityHandler
 
 
@@ -20,23 +15,7 @@ from argusqt.protection.suppress.scip_plugins import _CapacityHandler
 def test_opt_proves_the_enumerated_optimum_with_and_without_the_wait(monkeypatch, seed, backoff):
     """Every round or after misses, OPT proves the cost enumeration finds, and its
     pattern passes the independent attacker."""
-    solve = optimal.solve_optimal
-
-    def with_backoff(problem, params=None, *args, **kwargs):  # type: ignore[no-untyped-def]
-        given = params.as_dict() if hasattr(params, "as_dict") else dict(params or {})
-        return solve(problem, {**given, "insider_backoff": backoff}, *args, **kwargs)
-
-    monkeypatch.setattr(optimal, "solve_optimal", with_backoff)
-    p = argusqt.protect(
-        _small_survey(seed),
-        explanatory=["act", "reg"],
-        response="turnover",
-        rules="P(15,1)",
-        method="OPT",
-        progress=False,
-    )[0]
-    cost = np.asarray(CSPProblem.from_table(p.table).cost, dtype=float)
-    got = float(cost[is_secondary(np.asarray(p.table.status))].sum())
+    p, cost, got = opt_on_survey(seed, monkeypatch, insider_backoff=backoff)
     assert p.result.optimal
     assert got == pytest.approx(_cheapest_by_enumeration(p.table, cost), abs=1e-6)
     assert attack(p.table) == []

@@ -159,6 +159,31 @@ def _small_survey(seed: int) -> pd.DataFrame:
     return pd.DataFrame({"act": a, "reg": r, "turnover": np.round(rng.lognormal(3.0, 1.5, n), 1)})
 
 
+def opt_on_survey(seed: int, monkeypatch=None, **options):  # type: ignore[no-untyped-def]
+    """OPT on the seeded survey (with solver `options` when given): (the protected table,
+    its cells' costs, its secondaries' cost) — for the tests of OPT's path options."""
+    if options:
+        from argusqt.protection.suppress import optimal
+
+        solve = optimal.solve_optimal
+
+        def with_options(problem, params=None, *args, **kwargs):  # type: ignore[no-untyped-def]
+            given = params.as_dict() if hasattr(params, "as_dict") else dict(params or {})
+            return solve(problem, {**given, **options}, *args, **kwargs)
+
+        monkeypatch.setattr(optimal, "solve_optimal", with_options)
+    p = argusqt.protect(
+        _small_survey(seed),
+        explanatory=["act", "reg"],
+        response="turnover",
+        rules="P(15,1)",
+        method="OPT",
+        progress=False,
+    )[0]
+    cost = np.asarray(CSPProblem.from_table(p.table).cost, dtype=float)
+    return p, cost, float(cost[is_secondary(np.asarray(p.table.status))].sum())
+
+
 @pytest.mark.parametrize(
     ("seed", "optimum", "before"),
     # before: lb18's OPT (the old model's optimum repaired greedily, "not proven optimal")
@@ -168,21 +193,9 @@ def test_opt_proves_the_true_optimum_under_the_floors(seed, optimum, before):
     """OPT's "proven optimal" holds for the floor model: enumerating every pattern with the
     independent attackers gives the same cost (seed 9: 1,185.7 → 202.4, seed 11: 389.3 →
     359.7; the old model's optimum there is 0 and 101.4)."""
-    runs = [
-        argusqt.protect(
-            _small_survey(seed),
-            explanatory=["act", "reg"],
-            response="turnover",
-            rules="P(15,1)",
-            method="OPT",
-            progress=False,
-        )[0]  # fmt: skip
-        for _ in range(2)
-    ]
-    p = runs[0]
-    assert np.array_equal(np.asarray(p.table.status), np.asarray(runs[1].table.status))
-    cost = np.asarray(CSPProblem.from_table(p.table).cost, dtype=float)
-    got = float(cost[is_secondary(np.asarray(p.table.status))].sum())
+    runs = [opt_on_survey(seed) for _ in range(2)]
+    p, cost, got = runs[0]
+    assert np.array_equal(np.asarray(p.table.status), np.asarray(runs[1][0].table.status))
     assert p.result.optimal and got <= before + 1e-6
     assert got == pytest.approx(optimum, abs=0.01)
     assert got == pytest.approx(_cheapest_by_enumeration(p.table, cost), abs=1e-6)

@@ -8,12 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from lower_bound_attacker import attack
-from test_insider_floors import _cheapest_by_enumeration, _small_survey
+from test_insider_floors import _cheapest_by_enumeration, opt_on_survey
 
-import argusqt
-from argusqt.model.status import is_secondary
-from argusqt.protection.core.problem import CSPProblem
-from argusqt.protection.suppress import optimal, scip_plugins
+from argusqt.protection.suppress import scip_plugins
 
 
 @pytest.mark.parametrize(
@@ -23,7 +20,6 @@ from argusqt.protection.suppress import optimal, scip_plugins
 def test_opt_proves_the_enumerated_optimum_with_probes(monkeypatch, seed, probes, level, guided):
     """With or without probes OPT proves the cost enumeration finds, its bound is not above
     it, and its pattern passes the independent attacker."""
-    solve = optimal.solve_optimal
     made: list[int] = []
     real_probe = scip_plugins._CapacityHandler._probe
 
@@ -31,25 +27,12 @@ def test_opt_proves_the_enumerated_optimum_with_probes(monkeypatch, seed, probes
         made.append(1)
         return real_probe(self, x)
 
-    def with_probes(problem, params=None, *args, **kwargs):  # type: ignore[no-untyped-def]
-        given = params.as_dict() if hasattr(params, "as_dict") else dict(params or {})
-        extra = {"insider_probes": probes, "probe_level": level}
-        # False: no guided heuristic; a number: its runs at the root at most
-        extra |= {"guided": False} if guided is False else {"guided_root_runs": guided}
-        return solve(problem, {**given, **extra}, *args, **kwargs)
-
-    monkeypatch.setattr(optimal, "solve_optimal", with_probes)
     monkeypatch.setattr(scip_plugins._CapacityHandler, "_probe", probe)
-    p = argusqt.protect(
-        _small_survey(seed),
-        explanatory=["act", "reg"],
-        response="turnover",
-        rules="P(15,1)",
-        method="OPT",
-        progress=False,
-    )[0]
-    cost = np.asarray(CSPProblem.from_table(p.table).cost, dtype=float)
-    got = float(cost[is_secondary(np.asarray(p.table.status))].sum())
+    # False: no guided heuristic; a number: its runs at the root at most
+    extra = {"guided": False} if guided is False else {"guided_root_runs": guided}
+    p, cost, got = opt_on_survey(
+        seed, monkeypatch, insider_probes=probes, probe_level=level, **extra
+    )
     best = _cheapest_by_enumeration(p.table, cost)
     assert p.result.optimal
     assert got == pytest.approx(best, abs=1e-6)
