@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -509,12 +509,16 @@ class _Attackers:
         in_j[self.ent_row[self.ent_col == j]] = True
         return np.flatnonzero(~self.mine[:, j] & (self.size - in_j > 0))
 
+    def entries(self, group: np.ndarray) -> np.ndarray:
+        """Which entries belong to the attackers of `group` (a mask over the entries)."""
+        mask = np.zeros(self.n, dtype=bool)
+        mask[group] = True
+        return mask[self.ent_row]
+
     def together(self, group: np.ndarray, j: int, lo: np.ndarray, hi: np.ndarray):
         """The bounds of a group at once (each cell at its members' strongest), j's own off;
         as (cells, lo, hi) over the table."""
-        mask = np.zeros(self.n, dtype=bool)
-        mask[group] = True
-        e = mask[self.ent_row] & (self.ent_col != j)
+        e = self.entries(group) & (self.ent_col != j)
         col = self.ent_col[e]
         local = sorted_distinct(col)
         at = np.searchsorted(local, col)
@@ -584,16 +588,15 @@ class _Proof:
         h_lo[lp.pos[gc]], h_hi[lp.pos[gc]] = glo, ghi
         self.held = (h_lo, h_hi)
 
-    def reach(self, bound: float) -> float:
-        """The cell's extreme no LP with min cᵀδ ≥ `bound` passes (the margin included)."""
+    def reach(self, bound: Any) -> Any:
+        """The cell's extreme no LP with min cᵀδ ≥ `bound` passes (the margin included);
+        elementwise for an array of bounds."""
         if self.sign < 0:  # up: −δ_j ≥ bound
             return self.v - bound + self.margin
         return self.v + bound - self.margin
 
     def _sums(self, group: np.ndarray) -> np.ndarray:
-        mask = np.zeros(self.att.n, dtype=bool)
-        mask[group] = True
-        e = mask[self.att.ent_row]
+        e = self.att.entries(group)
         return np.bincount(self.att.ent_row[e], weights=self.gain[e], minlength=self.att.n)
 
     def settle(self, group: np.ndarray, found: list, k: int, stack: list) -> np.ndarray:
@@ -604,7 +607,7 @@ class _Proof:
         if not self.valid:
             return group
         sums = self._sums(group)[group]
-        reach = np.array([self.reach(self.base + s) for s in sums.tolist()])
+        reach = self.reach(self.base + sums)
         ok = ~(reach >= self.need - self.tol if d == UP else reach <= self.need + self.tol)
         tight = ok & (np.abs(reach - self.lp_reach) <= REACH_SLACK * (1.0 + abs(self.lp_reach)))
         for a in group[tight].tolist():
@@ -616,9 +619,7 @@ class _Proof:
         """Whether the bound proves the group's LP (its bounds together) short of the level."""
         if not self.valid:
             return False
-        mask = np.zeros(self.att.n, dtype=bool)
-        mask[group] = True
-        e = mask[self.att.ent_row]
+        e = self.att.entries(group)
         best = np.zeros(self.att.m)
         np.maximum.at(best, self.att.ent_col[e], self.gain[e])
         return not _reaches(
