@@ -38,7 +38,6 @@ from argusqt.io.text import resolve_path
 from argusqt.model.rulespec import SafetyRules
 from argusqt.model.table import Table, TableSpec
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
-from argusqt.protection.core.advice import recommend_for_table
 from argusqt.protection.core.result import TIME_LIMIT_DECIDED
 from argusqt.workflow import changing, opening, output, protecting, recoding, specifying
 from argusqt.workflow.opening import TOTALS_MODES, TabularSource
@@ -616,6 +615,9 @@ class Session:
 
     def suggest_method(self, table_no: int) -> Advice:
         """The suppression method and time limit we suggest for the table, and why."""
+        # lazy: the advice (the GUI's Protect dialog asks; a batch never does; D-111)
+        from argusqt.protection.core.advice import recommend_for_table
+
         return recommend_for_table(self.table(table_no))
 
     def original_codelist(self, table_no: int, var: str) -> CodeList:

@@ -22,7 +22,6 @@ from argusqt.model.metadata import Metadata, Variable
 from argusqt.model.rulespec import SafetyRules
 from argusqt.model.status import Status, is_primary
 from argusqt.model.table import Table, TableSpec, build_relations_small
-from argusqt.model.tabulate import top_k_by_group
 from argusqt.rules.classify import apply_rules
 from argusqt.rules.cost import compute_cost
 
@@ -587,6 +586,9 @@ def _recompute_totals(dims, a, top_d, st, given_status, keep_status, rules_activ
         a[key][~leaf] = summed[~leaf]
     k = top_d.shape[1]
     if k:
+        # lazy: tabulating (a table file's batch never tabulates microdata; D-111)
+        from argusqt.model.tabulate import top_k_by_group
+
         t = top_k_by_group(np.repeat(cells, k), top_d[src].ravel(), n_cells, k)
         top_d[~leaf] = t[~leaf]
     tot = ~leaf

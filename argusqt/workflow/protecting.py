@@ -29,7 +29,6 @@ from argusqt.export.gate import (
 from argusqt.io.codelists import codelist_for
 from argusqt.model.status import is_primary, is_secondary, is_suppressed
 from argusqt.model.table import ProtectionInfo, Table, TableSpec
-from argusqt.model.tabulate import build_table
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
 from argusqt.protection.core.result import TIME_LIMIT_DECIDED, public_figures
 from argusqt.rules.changes import keep_pattern, posed_status
@@ -560,6 +559,9 @@ def linked_cover(s: Session, problems: list) -> Any:
     names = [c.name for c in cover_dims(problems)[0]]
     spec = TableSpec(names, first.response, first.shadow, first.cost, first.rules)
     log: list[str] = []
+    # lazy: tabulating (a table file's batch never tabulates microdata; D-111)
+    from argusqt.model.tabulate import build_table
+
     table = build_table(s.metadata, s.microdata, spec, log, codelist_for=codelist_for)
     apply_rules(table)
     compute_cost(table, specifying.distances(s, table))

@@ -26,7 +26,6 @@ from argusqt.io.tabular import read_tab
 from argusqt.model.rulespec import SafetyRules
 from argusqt.model.status import Status, is_primary
 from argusqt.model.table import Table, TableSpec
-from argusqt.model.tabulate import build_tables
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
 from argusqt.rules.classify import apply_rules
 from argusqt.rules.cost import compute_cost
@@ -288,6 +287,9 @@ def build_microdata_tables(
 ) -> list[Table] | None:
     """Tables from the open microdata with rules and costs applied; None when cancelled."""
     log: list[str] = []
+    # lazy: tabulating (a table file's batch never tabulates microdata; D-111)
+    from argusqt.model.tabulate import build_tables
+
     tables = build_tables(
         s.metadata, s.microdata, specs, log, progress, cancel, codelist_for=codelist_for
     )

@@ -9,7 +9,7 @@ which holding is alone in which cell comes from the fine cells the table was bui
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -21,10 +21,19 @@ if TYPE_CHECKING:
 else:  # scipy.sparse imported at its first use: a small table's run never needs it (D-78)
     from argusqt.model.scipy_sparse import lazy as sp
 
-from argusqt.model.tabulate import expand_to_cells
-
 if TYPE_CHECKING:
     from argusqt.model.table import Table
+
+
+def expand_to_cells(
+    nodes: Sequence[np.ndarray], dims: Sequence[Any]
+) -> tuple[np.ndarray, np.ndarray]:
+    """model.tabulate's expand_to_cells, imported at the first call: a table file's batch
+    builds its respondents from no microdata and never tabulates (D-111)."""
+    # lazy: tabulating (a table file's batch never tabulates microdata; D-111)
+    from argusqt.model.tabulate import expand_to_cells as expand
+
+    return expand(nodes, dims)
 
 
 @dataclass(eq=False)
