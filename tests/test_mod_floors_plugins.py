@@ -51,3 +51,36 @@ def test_switched_on_fewer_checks_and_still_protected(monkeypatch):
         assert attack(table) == []
         assert cost <= plain[s][0] * 1.5  # the same kind of pattern, not a wholesale one
     assert len(seen) < n_plain
+
+
+def _outcome(mask: np.ndarray | None, optimal: bool) -> modular.PatternOutcome:
+    return modular.PatternOutcome(mask=mask, cost=0.0, bound=None, optimal=optimal)
+
+
+def _searched(monkeypatch, second: modular.PatternOutcome) -> np.ndarray | None:
+    """_search's pattern when the first search proves `first` optimal, the floor check
+    rejects it and the floors' search ends with `second` (both searches stand-ins)."""
+    fixed = np.array([1.0, np.nan, np.nan, 0.0, np.nan])
+    first = np.array([True, True, False, False, False])
+    runs = iter([_outcome(first, True), second])
+    monkeypatch.setattr(modular, "_solve", lambda *a, **kw: next(runs))
+    monkeypatch.setattr(modular, "_floor_check", lambda *a: lambda mask, stop: [(0, np.array([0]))])
+    mask, infeasible = modular._search(
+        None, fixed, first, 100, 0.0, None, None, None, None, floors=(None, None)
+    )
+    assert not infeasible
+    return mask
+
+
+def test_an_unproven_all_suppressed_floors_pattern_gives_way_to_the_first(monkeypatch):
+    """Where the floors' search's LP share ran out on SCIP's trivial pattern (every free cell
+    suppressed), the first search's pattern goes on to the final repair (sample-nk: 159.8 M
+    → 52.0 M); a proven one, or any other unproven one, is kept as before."""
+    every = np.array([True, True, True, False, True])
+    first = np.array([True, True, False, False, False])
+    np.testing.assert_array_equal(_searched(monkeypatch, _outcome(every, False)), first)
+    np.testing.assert_array_equal(_searched(monkeypatch, _outcome(every, True)), every)
+    other = np.array([True, True, True, False, False])
+    np.testing.assert_array_equal(_searched(monkeypatch, _outcome(other, False)), other)
+    monkeypatch.setattr(modular, "FLOORS_UNPROVEN_ALL", False)  # main's behaviour
+    np.testing.assert_array_equal(_searched(monkeypatch, _outcome(every, False)), every)

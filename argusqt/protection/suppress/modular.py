@@ -122,6 +122,10 @@ POLISH_PLUGINS_OFF: tuple[str, ...] = (
 #: 1,086 LPs and the sample with NK(2,80) 52.0 M instead of 159.8 M, but g03 5.2 % dearer
 #: (docs/design.md, D-111)
 FLOORS_PLUGINS_OFF: tuple[str, ...] = ()
+#: a floors' search that ends unproven with every free cell suppressed (SCIP's trivial pattern,
+#: never bettered within its LP share) returns the first search's pattern, as one that finds
+#: nothing, and the final repair decides (docs/design.md, D-111)
+FLOORS_UNPROVEN_ALL = True
 #: the subtables' branch-and-cut replays a block met again at the same point instead of
 #: solving its attacker LPs (lp/block_memo.py), counted as solved: the same search and
 #: patterns, fewer HiGHS solves (docs/design.md, D-72)
@@ -310,12 +314,20 @@ def _search(
         again = found if found is not None else start
         out = _solve(work, fixed, again, lps, gap, params, cancel, limits, deadline, check, blocks)
         if out is not None and out.mask is not None and not out.infeasible:
+            if FLOORS_UNPROVEN_ALL and not out.optimal and _every_free(out.mask, fixed):
+                return found, False  # SCIP's all-suppressed pattern, never bettered (D-111)
             return out.mask, False
         return found, False
     out = _solve(work, fixed, start, lps, gap, params, cancel, limits, deadline, None, blocks)
     if out is None:
         return None, False
     return out.mask, bool(out.infeasible)
+
+
+def _every_free(mask: np.ndarray, fixed: np.ndarray) -> bool:
+    """Whether `mask` suppresses every free cell (NaN in `fixed`) of a subtable's problem."""
+    free = np.isnan(np.asarray(fixed, dtype=float))
+    return bool(free.any() and np.asarray(mask, dtype=bool)[free].all())
 
 
 def _solve(
