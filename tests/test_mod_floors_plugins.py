@@ -73,14 +73,16 @@ def _searched(monkeypatch, second: modular.PatternOutcome) -> np.ndarray | None:
 
 
 def test_an_unproven_all_suppressed_floors_pattern_gives_way_to_the_first(monkeypatch):
-    """Where the floors' search's LP share ran out on SCIP's trivial pattern (every free cell
-    suppressed), the first search's pattern goes on to the final repair (sample-nk: 159.8 M
-    → 52.0 M); a proven one, or any other unproven one, is kept as before."""
+    """Switched on: where the floors' search's LP share ran out on SCIP's trivial pattern
+    (every free cell suppressed), the first search's pattern goes on to the final repair
+    (sample-nk: 159.8 M → 52.0 M); a proven one, or any other unproven one, is kept."""
+    assert modular.FLOORS_UNPROVEN_ALL is False  # off by default: g03 +0.02 % (D-111)
+    monkeypatch.setattr(modular, "FLOORS_UNPROVEN_ALL", True)
     every = np.array([True, True, True, False, True])
     first = np.array([True, True, False, False, False])
     np.testing.assert_array_equal(_searched(monkeypatch, _outcome(every, False)), first)
     np.testing.assert_array_equal(_searched(monkeypatch, _outcome(every, True)), every)
     other = np.array([True, True, True, False, False])
     np.testing.assert_array_equal(_searched(monkeypatch, _outcome(other, False)), other)
-    monkeypatch.setattr(modular, "FLOORS_UNPROVEN_ALL", False)  # main's behaviour
+    monkeypatch.setattr(modular, "FLOORS_UNPROVEN_ALL", False)  # the default
     np.testing.assert_array_equal(_searched(monkeypatch, _outcome(every, False)), every)
