@@ -119,8 +119,8 @@ POLISH_PLUGINS_OFF: tuple[str, ...] = (
 #: SCIP plugins off in a subtable's floors' search, e.g. POLISH_PLUGINS_OFF; off by default. It
 #: starts from a pattern a respondent narrows, so SCIP's all-suppressed candidate gets a full
 #: floor check and, where the LP share binds, is the pattern kept: off, b520 946 instead of
-#: 1,086 LPs and the sample with NK(2,80) 52.0 M instead of 159.8 M, but g03 5.2 % dearer
-#: (docs/design.md, D-111)
+#: 1,086 LPs and the sample with NK(2,80) 52.0 M instead of 159.8 M, but g03, g28 and g30
+#: 0.4–8 % dearer (docs/design.md, D-111)
 FLOORS_PLUGINS_OFF: tuple[str, ...] = ()
 #: a floors' search that ends unproven with every free cell suppressed (SCIP's trivial pattern,
 #: never bettered within its LP share) returns the first search's pattern, as one that finds
