@@ -9,7 +9,7 @@ subtable-wise protection can leak over the full relation set.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -123,10 +123,12 @@ POLISH_PLUGINS_OFF: tuple[str, ...] = (
 #: 0.4–8 % dearer (docs/design.md, D-111)
 FLOORS_PLUGINS_OFF: tuple[str, ...] = ()
 #: a floors' search that ends unproven with every free cell suppressed (SCIP's trivial pattern,
-#: never bettered within its LP share) returns the first search's pattern, as one that finds
-#: nothing, and the final repair decides: sample-nk 159.8 → 52.0 M, sample-p −2.5 %, but g03
-#: +0.02 %, so off (docs/design.md, D-111)
-FLOORS_UNPROVEN_ALL = False
+#: never bettered within its LP share) can instead return the first search's pattern, as one
+#: that finds nothing, and let the final repair decide: sample-nk 159.8 → 52.0 M, sample-p
+#: −2.5 %, but g03 +0.02 %. Neither way is always cheaper, so a run that met such a search
+#: is run again the other way and the cheaper audited pattern kept (ties: the first way):
+#: costs never worse than either (docs/design.md, D-111). False: one way only, the first.
+FLOORS_UNPROVEN_ALL = True
 #: the subtables' branch-and-cut replays a block met again at the same point instead of
 #: solving its attacker LPs (lp/block_memo.py), counted as solved: the same search and
 #: patterns, fewer HiGHS solves (docs/design.md, D-72)
@@ -176,6 +178,11 @@ class _Limits:
     run: Deadline
     per_subtable: float
     clock: bool = False
+    #: this run's way with a floors' search that ends unproven with every free cell
+    #: suppressed (FLOORS_UNPROVEN_ALL): True, the first search's pattern goes on
+    first_on_unproven_all: bool = False
+    #: whether some floors' search of this run ended that way (the other way may be cheaper)
+    met_unproven_all: bool = False
 
     def subtable_deadline(self) -> Deadline:
         return Deadline(min(self.per_subtable, self.run.remaining))
@@ -315,8 +322,12 @@ def _search(
         again = found if found is not None else start
         out = _solve(work, fixed, again, lps, gap, params, cancel, limits, deadline, check, blocks)
         if out is not None and out.mask is not None and not out.infeasible:
-            if FLOORS_UNPROVEN_ALL and not out.optimal and _every_free(out.mask, fixed):
-                return found, False  # SCIP's all-suppressed pattern, never bettered (D-111)
+            if not out.optimal and _every_free(out.mask, fixed):
+                # SCIP's all-suppressed pattern, never bettered: which way is cheaper is
+                # known only after the final repair (solve_modular runs both, D-111)
+                limits.met_unproven_all = True
+                if limits.first_on_unproven_all:
+                    return found, False
             return out.mask, False
         return found, False
     out = _solve(work, fixed, start, lps, gap, params, cancel, limits, deadline, None, blocks)
@@ -1079,9 +1090,53 @@ def solve_modular(
     the two time limits are safety caps: a run they changed has `timed_out=True`, and one
     with no audited pattern within max_time and its grace raises TimeLimitError. When
     cancelled, remaining subtables and the clean-up are skipped and the pattern is made
-    safe if that fits in CANCEL_GRACE seconds (else Cancelled).
+    safe if that fits in CANCEL_GRACE seconds (else Cancelled). A run in which some
+    subtable's floors' search ended unproven on SCIP's all-suppressed pattern is run again
+    the other way (FLOORS_UNPROVEN_ALL) and keeps the cheaper audited pattern.
     """
     params = ModOptions.of(params)
+    first, met = _modular_run(problem, params, progress, cancel, False)
+    if not (FLOORS_UNPROVEN_ALL and met) or first.cancelled or first.timed_out:
+        return first
+    limit = seconds_of(params.max_time)
+    again = params if limit is None else replace(params, max_time=max(limit - first.elapsed, 0.0))
+    note = "the first search's patterns where a floors' search ended on every cell suppressed"
+
+    def told(event: ProgressEvent) -> None:
+        progress(replace(event, message=f"{event.message} (again: {note})"))
+
+    try:
+        second, _ = _modular_run(problem, again, told, cancel, True)
+    except (Cancelled, TimeLimitError):
+        second = None
+    elapsed = first.elapsed + (second.elapsed if second is not None else 0.0)
+    if second is None or second.cancelled or second.timed_out:
+        # cut short by the user (cancel) or the time cap: the first way's audited pattern
+        first.cancelled = cancel is not None and cancel.cancelled
+        first.timed_out = not first.cancelled
+        first.log.append(f"run again with {note}: stopped before its end; the first kept")
+        first.elapsed = elapsed
+        return first
+    kept, other = (second, first) if second.cost < first.cost else (first, second)
+    kept.log.append(
+        f"run again with {note}: cost {second.cost:,.2f} against {first.cost:,.2f}; "
+        f"kept the {'second' if kept is second else 'first'} (D-111)"
+    )
+    kept.figures["ways"] = 2
+    kept.figures["other_way_cost"] = other.cost
+    kept.elapsed = elapsed
+    return kept
+
+
+def _modular_run(
+    problem: CSPProblem,
+    params: ModOptions,
+    progress: ProgressCallback,
+    cancel: CancelToken | None,
+    first_on_unproven_all: bool,
+) -> tuple[ProtectionResult, bool]:
+    """One modular run (solve_modular's way `first_on_unproven_all`) and whether some
+    floors' search met the case where the other way may be cheaper."""
     watch = Stopwatch()
     if not problem.dims:
         raise MethodError("the modular method needs the table's dimensions (codelists)")
@@ -1104,6 +1159,7 @@ def solve_modular(
         WorkBudget(int(SCIP_LPS if params.scip_lps is None else params.scip_lps)),
         Deadline(limit),
         float(params.max_time_per_subtable),
+        first_on_unproven_all=first_on_unproven_all,
     )
     joint_until = -1
     for k, sub in enumerate(subs):
@@ -1260,7 +1316,7 @@ def solve_modular(
     if verdict is not None:  # the polish ran the publication verdict on this pattern
         result.verdict = verdict
         result.publication_digest = result.audit_digest
-    return result
+    return result, limits.met_unproven_all
 
 
 # ---------------------------------------------------------------------- registry
