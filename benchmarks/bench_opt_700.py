@@ -178,6 +178,8 @@ def child(folder: Path, seconds: float, cpu: bool, extra: dict | None = None) ->
             "",
         ),
         "rins_found": int(res.figures.get("rins_found", 0)),
+        # the root's gap started the run again (rule-aware bridgeless cuts; MOD's start, D-110)
+        "restart": any("again with the rule-aware" in x for x in res.log or []),
         "repair": next((x for x in res.log or [] if x.startswith("rule repair")), ""),
         "combined_added": int(res.figures.get("combined_added", 0)),
     }
@@ -271,7 +273,8 @@ HEAD = ("table", "cells", "equations", "primaries", "share", "wall s", "CPU s", 
 def _root(r: dict) -> str:
     """SCIP's root bound, final bound and incumbent (free cost, its objective)."""
     vals = [r.get("root"), r.get("scip_bound"), r.get("scip_primal")]
-    return " / ".join("-" if v is None or abs(v) >= 1e19 else f"{v:,.0f}" for v in vals)
+    out = " / ".join("-" if v is None or abs(v) >= 1e19 else f"{v:,.0f}" for v in vals)
+    return out + (" (restarted)" if r.get("restart") else "")
 
 
 ENGINE_HEAD = ("τ wall s", "τ CPU s", "τ cost", "τ proven")

@@ -78,3 +78,40 @@ def test_a_small_root_gap_leaves_the_run_as_without_the_switch():
         out.cuts,
     )
     assert out.mask is not None and lp_protected(problem, out.mask)
+
+
+def test_a_late_start_is_a_candidate_only():
+    """D-110: the pattern `late_start` gives the restart joins its starts, and SCIP's full
+    check still decides: an unprotected one (the primaries alone) is never the result, the
+    bound stays below the pattern's cost, and the run repeats exactly."""
+    problem = sized_problem("1H2D", 200, 15)
+    asked: list[float] = []
+
+    def bare(seconds: float) -> np.ndarray:
+        asked.append(seconds)
+        return np.asarray(problem.primary, dtype=bool).copy()
+
+    runs = [
+        solve_pattern(
+            problem,
+            combined=_never,
+            threads_nogil=False,
+            max_nodes=20,
+            bridgeless_rule_root_gap=ROOT_GAP_BRIDGELESS,
+            late_start=bare,
+        )
+        for _ in range(2)
+    ]
+    out = runs[0]
+    assert len(asked) == 2  # once per run, at its restart
+    assert not lp_protected(problem, bare(0.0))
+    assert out.mask is not None and lp_protected(problem, out.mask)
+    assert not np.array_equal(out.mask, problem.primary)
+    assert out.bound is not None and out.bound <= out.cost + 1e-6
+    assert np.array_equal(runs[1].mask, out.mask)
+    assert (runs[1].cost, runs[1].bound, runs[1].nodes, runs[1].lps) == (
+        out.cost,
+        out.bound,
+        out.nodes,
+        out.lps,
+    )

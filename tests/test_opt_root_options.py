@@ -98,5 +98,101 @@ def test_the_guided_heuristic_does_not_run_at_the_root_past_its_cap():
 
     heur = _Heur.__new__(_Heur)
     heur.hdlr, heur.next_at, heur.spent, heur.calls, heur.root_runs = _Hdlr(), 0, 0, 1, 1
+    heur.root_counted = 1
     out = heur.heurexec(None, False)
     assert out == {"result": scip_plugins.SCIP_RESULT.DIDNOTRUN}
+
+
+@pytest.mark.parametrize(("wait", "pool", "counted"), [(True, 0, 0), (True, 1, 1), (False, 0, 1)])
+def test_the_root_cap_waits_for_a_known_respondent(wait, pool, counted):
+    """With `root_wait` a root run counts against the cap only once the pool of known
+    insiders is not empty (D-110); without it every root run counts."""
+
+    class _Model:
+        def getLPSolstat(self):  # type: ignore[no-untyped-def]
+            return 1
+
+        def getDepth(self):  # type: ignore[no-untyped-def]
+            return 0
+
+        def getPrimalbound(self):  # type: ignore[no-untyped-def]
+            return 1e20
+
+        def getDualbound(self):  # type: ignore[no-untyped-def]
+            return -1e20
+
+    class _Hdlr:
+        insider_pool = {b"k": None} if pool else {}
+
+        class run:  # noqa: N801
+            bound = None
+            offset = 0.0
+
+            class stop:  # noqa: N801
+                cancelled = False
+
+            class watch:  # noqa: N801
+                elapsed = 0.0
+
+        class sep:  # noqa: N801
+            @staticmethod
+            def full_point(x):  # type: ignore[no-untyped-def]
+                return x
+
+        def _x(self):  # type: ignore[no-untyped-def]
+            return np.zeros(3)
+
+        def attacker_lps(self):  # type: ignore[no-untyped-def]
+            return 10**6
+
+    class _Heur(scip_plugins._GuidedHeur):
+        model = _Model()  # type: ignore[assignment]
+
+    def guide(x, incumbent, stop, seconds):  # type: ignore[no-untyped-def]
+        return None  # nothing found: the run is made and counted all the same
+
+    heur = _Heur(_Hdlr(), guide, 0.0, root_runs=1, root_wait=wait)  # type: ignore[arg-type]
+    out = heur.heurexec(None, False)
+    assert out == {"result": scip_plugins.SCIP_RESULT.DIDNOTFIND}
+    assert (heur.calls, heur.root_counted) == (1, counted)
+    heur.last_x, heur.next_at = None, 0  # a new point, due again
+    again = heur.heurexec(None, False)["result"]
+    assert (again == scip_plugins.SCIP_RESULT.DIDNOTRUN) == bool(counted)
+
+
+@pytest.mark.parametrize("seed", [5, 9, 11])
+def test_mod_s_pattern_as_the_restart_s_start_keeps_the_proof(monkeypatch, seed):
+    """MOD's published pattern joins the starts when the root's gap starts the run again
+    (forced here at the first root separation): a start only, so OPT still proves the
+    enumerated optimum, its bound not above it, and the attacker finds nothing (D-110)."""
+    from argusqt.protection.suppress import optimal
+
+    restarts: list[int] = []
+    mods: list[int] = []
+    real_sepa = scip_plugins._CapacityHandler.conssepalp
+    real_mod = optimal._mod_pattern
+
+    def sepa(self, constraints, nusefulconss):  # type: ignore[no-untyped-def]
+        if self.late_bridgeless is not None:  # the root's gap "reached" the threshold
+            self.late_bridgeless = None
+            self.run.late_bridgeless = True
+            restarts.append(1)
+            self.model.interruptSolve()
+            return {"result": scip_plugins.SCIP_RESULT.DIDNOTRUN}
+        return real_sepa(self, constraints, nusefulconss)
+
+    def mod(*args, **kwargs):  # type: ignore[no-untyped-def]
+        out, capped = real_mod(*args, **kwargs)
+        mods.append(-1 if out is None or capped else int(out.sum()))
+        return out, capped
+
+    monkeypatch.setattr(scip_plugins._CapacityHandler, "conssepalp", sepa)
+    monkeypatch.setattr(optimal, "_mod_pattern", mod)
+    p, cost, got = opt_on_survey(seed, monkeypatch, mod_restart=True)
+    best = _cheapest_by_enumeration(p.table, cost)
+    assert restarts and mods and mods[0] > 0  # the restart happened, with MOD's pattern
+    assert p.result.optimal
+    assert got == pytest.approx(best, abs=1e-6)
+    if p.result.lower_bound is not None:
+        assert p.result.lower_bound <= best + 1e-6
+    assert attack(p.table) == []

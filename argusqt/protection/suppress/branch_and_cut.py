@@ -13,6 +13,7 @@ handler poll the token and call interruptSolve(); the best pattern proven protec
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -275,6 +276,7 @@ def _again_with_cuts(call: dict, first: PatternOutcome, seconds: float) -> Patte
         max_time=max(0.0, min(float(kw["max_time"]), seconds)),
         bridgeless_rule=True,
         bridgeless_rule_root_gap=None,
+        late_start=None,
         start=first.mask if first.mask is not None else kw["start"],
         max_nodes=None if nodes is None else max(1, nodes - first.nodes),
         max_lps=None if lps is None else max(1, lps - first.lps),
@@ -359,6 +361,9 @@ def solve_pattern(
     insider_probes: int = 0,
     probe_level: float = 0.5,
     guide_root_runs: int | None = None,
+    guide_root_wait: bool = False,
+    late_start: Callable[[float], np.ndarray | None] | None = None,
+    more_starts: list[np.ndarray] | None = None,
 ) -> PatternOutcome:
     """Branch-and-cut on `problem` with cells fixed as in `fixed` (NaN = free; see Separator).
 
@@ -397,7 +402,11 @@ def solve_pattern(
     twice as many rounds each time, up to this many (0: every round; D-95).
     `insider_probes` (> 0): that many insider audits of root points rounded at `probe_level`
     add the respondents they find to the known insiders (D-108; 0: off).
-    `guide_root_runs`: the guided heuristic runs at most this often at the root (None: no cap).
+    `guide_root_runs`: the guided heuristic runs at most this often at the root (None: no cap);
+    `guide_root_wait`: its runs counted only once some respondent is known (D-110).
+    `late_start` (seconds left -> a protected 0/1 pattern or None): asked once, when the root's
+    gap starts the run again with the rule-aware bridgeless cuts; its pattern joins the
+    restart's starts (D-110). `more_starts`: protected patterns beside `start`.
     """
     call = dict(locals())  # for a new start with the rule-aware bridgeless cuts (D-75)
     watch = Stopwatch()
@@ -501,7 +510,7 @@ def solve_pattern(
     model.includeEventhdlr(_Progress(run), "argusqt-progress", "progress and cancel")
     guided = None
     if guide is not None:
-        guided = _GuidedHeur(hdlr, guide, guide_delay, guide_root_runs)
+        guided = _GuidedHeur(hdlr, guide, guide_delay, guide_root_runs, guide_root_wait)
         _include_heur(
             model,
             guided,
@@ -555,8 +564,9 @@ def solve_pattern(
         stop.work = lambda: work_of() + heur.spent  # its LPs are the run's work
     repair = None
     starts = []
-    if start is not None:  # as the handler sees it: the fixed cells at their values
-        starts.append(np.where(sep.free, np.asarray(start) > 0.5, np.nan_to_num(sep.fixed) > 0.5))
+    for given in ([start] if start is not None else []) + list(more_starts or []):
+        # as the handler sees it: the fixed cells at their values
+        starts.append(np.where(sep.free, np.asarray(given) > 0.5, np.nan_to_num(sep.fixed) > 0.5))
     if recorder is not None:
         repair = CombinedRepairHeur(hdlr, recorder, np.abs(np.asarray(problem.values, float)))
         _include_heur(
@@ -586,6 +596,9 @@ def solve_pattern(
     out = _outcome(model, sep, free, cost, run, stop, hdlr, guided, len(init), insiders, watch)
     sep.memo = None  # its outcomes go now, not with the model's reference cycles (D-72)
     if run.late_bridgeless and not out.cancelled:
+        extra = late_start(run.stop.deadline.remaining) if late_start is not None else None
+        if extra is not None:
+            call = {**call, "more_starts": [extra]}
         return _again_with_cuts(call, out, run.stop.deadline.remaining)
     if repair is not None:
         out.repair_runs, out.repair_found = repair.repairs, repair.found

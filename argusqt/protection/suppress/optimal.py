@@ -253,6 +253,12 @@ class OptOptions(SuppressOptions):
     #: the guided heuristic's runs at the root at most, so that the root's bound ends first
     #: (None: no cap; D-108)
     guided_root_runs: int | None = None
+    #: ... counted only once the root knows some respondent (D-110)
+    guided_root_wait: bool = False
+    #: MOD's published pattern joins the starts when the root's gap starts the run again
+    #: (`bridgeless_rule_root_gap`; D-98's lead): g14 −13.6 %, g28 −3.0 %, g18 −1.2 %, the
+    #: sample −1.0 %, no other table's run changed (docs/design.md, D-110)
+    mod_restart: bool = True
 
 
 # ---------------------------------------------------------------------- start pattern
@@ -315,6 +321,34 @@ def start_pattern(
     ):
         return mask
     return None
+
+
+def _mod_pattern(
+    problem: CSPProblem, opts: OptOptions, seconds: float | None, stop: CancelToken
+) -> tuple[np.ndarray | None, bool]:
+    """MOD's pattern on the posed problem (a start for OPT, published by the caller), or
+    None when MOD fails or is stopped (a start is worth having, never worth failing for);
+    and whether a time cap changed MOD's course (then OPT's result says so)."""
+    from argusqt.protection.suppress.modular import solve_modular
+    from argusqt.protection.suppress.modular_params import ModOptions
+
+    mod_opts = ModOptions(
+        max_time=seconds,
+        max_time_per_subtable=float(seconds or 60.0),
+        polish=True,
+        singleton_singleton=opts.singleton_singleton,
+        singleton_multiple=opts.singleton_multiple,
+        min_freq=opts.min_freq,
+    )
+    try:
+        res = solve_modular(problem, mod_opts, no_progress, stop)
+    except (Cancelled, MethodError, AuditError, TimeLimitError):
+        return None, True
+    if stop.cancelled:
+        return None, True
+    mask = (res.status != problem.status) | problem.primary | problem.secondary
+    reach = problem.candidate | problem.primary | problem.secondary
+    return np.asarray(mask & reach), bool(res.timed_out)
 
 
 # ---------------------------------------------------------------------- public entry
@@ -445,6 +479,25 @@ def solve_optimal(
         reserve = NO_START_RESERVE * limit
     else:
         reserve = AUDIT_RESERVE * (deadline.elapsed - t0) + 0.1
+
+    mod_clock: list[bool] = []  # a time cap cut MOD's run for the restart (D-110)
+    mod_cost: list[float] = []  # its published pattern's cost, for the log
+
+    def late_start(seconds: float) -> np.ndarray | None:
+        """MOD's pattern, published and checked as the start is, for the restart (D-110):
+        a candidate only, SCIP's full check decides whether it becomes the incumbent."""
+        if cancel.cancelled or not problem.dims:
+            return None
+        stop = DeadlineToken(Deadline(min(seconds, START_SHARE * limit)), cancel)
+        mod, capped = _mod_pattern(problem, opts, stop.deadline.remaining, stop)
+        mod_clock.append(capped or stop.deadline.hit)
+        pub = publish(mod, "MOD's pattern", judged=False) if mod is not None else None
+        if pub is None or not protected(pub.mask):
+            return None
+        mod_cost.append(pub.cost)
+        progress(_phase("MOD's pattern for the restart", pub.cost, watch))
+        return np.r_[pub.mask, np.ones(work.n_cells - n, dtype=bool)]
+
     progress(_phase("branch-and-cut, root node", start_cost, watch))
     solve = solve_pattern if not cancel.cancelled else _skipped
     insiders = _insider_check(problem, floors=True) if opts.publish else None
@@ -486,6 +539,8 @@ def solve_optimal(
         insider_probes=int(opts.insider_probes),
         probe_level=float(opts.probe_level),
         guide_root_runs=None if opts.guided_root_runs is None else int(opts.guided_root_runs),
+        guide_root_wait=bool(opts.guided_root_wait),
+        late_start=late_start if opts.mod_restart else None,
         tree_filter=None
         if opts.cut_orthogonality_by_gap is None
         else (float(opts.cut_orthogonality_by_gap[0]), float(opts.cut_orthogonality_by_gap[1])),
@@ -585,6 +640,9 @@ def solve_optimal(
     if optimal and float(opts.gap) == 0.0:
         gap = 0.0 if gap is not None and gap < 1e-9 else gap
     log = list(out.log)
+    if mod_cost or mod_clock:
+        said = f"cost {mod_cost[0]:,.0f}" if mod_cost else "none published"
+        log.append(f"MOD's pattern as a start of the restart: {said} (D-110)")
     figures: dict[str, Any] = {
         "cuts": out.cuts,
         "nodes": out.nodes,
@@ -625,6 +683,7 @@ def solve_optimal(
             out.timed_out
             or start_clock
             or start_stop.deadline.hit
+            or any(mod_clock)
             or (deadline.hit and not out.cancelled)
         ),
         elapsed=watch.elapsed,

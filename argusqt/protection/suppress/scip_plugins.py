@@ -722,12 +722,21 @@ class _GuidedHeur(Heur):
     optimal.COUNT_REPAIR, D-102), and it runs only at new LP points."""
 
     def __init__(
-        self, hdlr: _CapacityHandler, guide: Guide, delay: float, root_runs: int | None = None
+        self,
+        hdlr: _CapacityHandler,
+        guide: Guide,
+        delay: float,
+        root_runs: int | None = None,
+        root_wait: bool = False,
     ):
         self.hdlr = hdlr
         self.guide = guide
         #: runs at the root at most (None: no cap): the root's bound before more runs (D-108)
         self.root_runs = root_runs
+        #: ... counted only once some respondent is known (the pool of insiders not empty):
+        #: until then the runs' candidates may be what finds them (D-110)
+        self.root_wait = root_wait
+        self.root_counted = 0  # the root's runs counted against `root_runs`
         self.spent = 0  # LPs of the guided runs so far
         self.seconds = 0.0  # their time, for the log only
         self.calls = 0
@@ -743,9 +752,9 @@ class _GuidedHeur(Heur):
             return {"result": SCIP_RESULT.DIDNOTRUN}
         if self.model.getLPSolstat() != 1:  # not an optimal LP point
             return {"result": SCIP_RESULT.DIDNOTRUN}
-        if self.root_runs is not None and self.calls >= self.root_runs:
-            if self.model.getDepth() == 0:  # a count: the root's separation goes first
-                return {"result": SCIP_RESULT.DIDNOTRUN}
+        root = self.model.getDepth() == 0
+        if root and self.root_runs is not None and self.root_counted >= self.root_runs:
+            return {"result": SCIP_RESULT.DIDNOTRUN}  # a count: the root's separation first
         x = self.hdlr.sep.full_point(self.hdlr._x())
         if self.last_x is not None and np.abs(x - self.last_x).max() < 0.05:
             return {"result": SCIP_RESULT.DIDNOTRUN}
@@ -766,6 +775,8 @@ class _GuidedHeur(Heur):
         took = max(1, int(getattr(self.guide, "last_lps", 1)))
         self.spent += took
         self.calls += 1
+        if root and not (self.root_wait and not self.hdlr.insider_pool):
+            self.root_counted += 1
         # the next run no sooner than this one's LPs again, times the misses in a row
         self.next_at = self.hdlr.attacker_lps() + took * (1 + self.misses)
         if mask is not None and not run.stop.cancelled:
