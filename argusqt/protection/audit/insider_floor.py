@@ -28,6 +28,7 @@ else:  # scipy.sparse imported at its first use (D-78)
 from argusqt.errors import AuditError, Cancelled
 from argusqt.model.distinct import sorted_distinct
 from argusqt.progress import CancelToken
+from argusqt.protection.audit.floor_decide import Decider
 from argusqt.protection.audit.floor_gather import Columns, attacker_block, barred_of
 from argusqt.protection.audit.floor_local import local_point
 from argusqt.protection.audit.floor_memo import FloorMemo
@@ -338,6 +339,7 @@ def _respondents(
     found: list[tuple[int, int, FloorDisclosure]] = []
     pool = _Pool(cells.size) if shortcuts else None
     anchored = shortcuts and cells.size >= ANCHOR_MIN_CELLS
+    decider = Decider(lp.matrix(), lp.miss) if anchored and DECIDE and lp.additive else None
     for k, key in enumerate(left):
         c, d = key
         j = int(lp.pos[c])
@@ -350,11 +352,18 @@ def _respondents(
         members = att.members(j)
         if pool is not None:
             pool.offer(points, members, j, need[key], d, tol)
+        verdict = "unknown"
+        if decider is not None and not points.fitted[members].all():
+            # the first group decided from the values before the anchor (D-109)
+            verdict = _decide(out, decider, lp, att, points, pool, members, key, need[key], tol,
+                              (lo, hi))  # fmt: skip
         if anchored and not points.fitted[members].all():
             first = _anchor(lp, points, members, pool, key, need[key], values, tol, coal, lo, hi)
         else:
             first = None
         stack: list[tuple[np.ndarray, object, _Proof | None]] = [(members, None, first)]
+        decided = members[~points.fitted[members]] if verdict == "none" else None
+        found_before = len(found)
         while stack:
             group, start, proof = stack.pop()
             group = group[~points.fitted[group]]
@@ -369,6 +378,22 @@ def _respondents(
                 if group.size > 1 and proof.narrows(group):
                     stack += proof.split(group, start)
                     continue
+            if decider is not None and len(found) == found_before:
+                # a group that reaches the level by the decision's checked point needs no LP;
+                # one HiGHS finds short is halved without its LP, a single member takes its
+                # own LP (its reach); after the pair's first disclosure the failed LPs' proofs
+                # settle the rest cheaper (many narrowing members: random tables); D-109
+                if decided is None or not np.array_equal(group, decided):
+                    verdict = _decide(out, decider, lp, att, points, pool, group, key,
+                                      need[key], tol, (lo, hi))  # fmt: skip
+                decided = None
+                group = group[~points.fitted[group]]
+                if not group.size:
+                    continue
+                if verdict == "none" and group.size > 1:
+                    stack += _halves(group, start, proof)
+                    continue
+            if proof is not None and verdict != "none":
                 if anchored and proof.moves is not None:
                     # the LP around where this group differs from the failed one (D-106)
                     out.count("local", _local(lp, att, points, pool, group, key, need[key],
@@ -376,6 +401,7 @@ def _respondents(
                     group = group[~points.fitted[group]]
                     if not group.size:
                         continue
+            verdict = "unknown"
             gc, glo, ghi = att.together(group, j, lo, hi)
             lp.set_bounds(gc, glo, ghi)
             if anchored:
@@ -409,12 +435,52 @@ def _respondents(
             found.append((int(att.row[group[0]]), k, att.disclosure(int(group[0]), c, d, reach)))
         if points.n:
             out.keep(key, cells, points.rows[: points.n])
+    if decider is not None:
+        out.n_lps += decider.n_lps
     # in the order of the attackers' rows, as the repair takes them
     out.disclosures += [d for _, _, d in sorted(found, key=lambda f: (f[0], f[1]))]
 
 
 #: blocks of at least this many cells start each group LP from the coalition's optimum
 ANCHOR_MIN_CELLS = 2000
+
+#: on those blocks (additive), each group first decided from the values (floor_decide, D-109)
+DECIDE = True
+
+
+def _halves(group: np.ndarray, start, proof: _Proof | None) -> list:
+    """The two halves of a group found short, in the stack's order (the proof's split)."""
+    if proof is not None:
+        return proof.split(group, start)
+    half = group.size // 2
+    return [(group[half:], start, None), (group[:half], start, None)]
+
+
+def _decide(out, decider, lp, att, points, pool, group, key, need, tol, table) -> str:
+    """Whether the group's LP reaches the level, by `Decider` (D-109): 'found' once its
+    point, checked against the group's bounds and the block's relations, is added (it
+    fits every member); 'none' when HiGHS finds no such point (unchecked: it only routes
+    the group to halving, every disclosure still comes from an LP or a proof); else
+    'unknown' (the plain way)."""
+    c, d = key
+    j = int(lp.pos[c])
+    gc, glo, ghi = att.together(group, j, *table)
+    g_lo, g_hi = lp.lo.copy(), lp.hi.copy()
+    g_lo[lp.pos[gc]], g_hi[lp.pos[gc]] = glo, ghi
+    v = lp.base
+    out.count("decision", 1)
+    verdict, moves = decider.point(g_lo - v, g_hi - v, j, d, need - v[j])
+    if moves is None:
+        return verdict
+    point = v + moves
+    if not _reaches(float(point[j]), need, d, tol) or not lp.admits(point, tol, g_lo, g_hi):
+        return "unknown"
+    if pool is not None:
+        pool.add(point)
+    if lp.additive:
+        point = _toward_values(point, v, j, need)
+    points.add(point)
+    return "found"
 
 
 def _anchor(lp, points, members, pool, key, need, values, tol, coalition, lo, hi) -> _Proof | None:
