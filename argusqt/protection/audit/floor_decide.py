@@ -40,26 +40,54 @@ class Decider:
         self.n = n
         self.n_lps = 0
 
+    def extreme(
+        self, lo: np.ndarray, hi: np.ndarray, j: int, direction: int, level: float
+    ) -> np.ndarray | None:
+        """The LP's optimum moves with move j capped at `level` (max min(δ_j, level): the same
+        optimum as the LP's when it falls short), from the same slack basis; None if HiGHS
+        gives no optimum. A single member's reach without the block's LP from the anchor."""
+        sign = -1.0 if direction == UP else 1.0
+        cols = np.array([j, self.n + j], dtype=np.int32)
+        self.h.changeColsCost(2, cols, np.array([sign, -sign]))
+        try:
+            self._bounds(lo, hi, j, direction, level, capped=True)
+            self.h.clearSolver()
+            self.n_lps += 1
+            status, x, _ = solve(self.h)
+        finally:
+            self.h.changeColsCost(2, cols, np.zeros(2))
+        if status != "optimal" or x is None:
+            return None
+        return x[: self.n] - x[self.n :]
+
+    def _bounds(self, lo, hi, j: int, direction: int, level: float, capped: bool) -> bool:
+        """Each part's bounds; move j's part on the attacked side held at the level or (capped)
+        kept below it, its other side shut. False when the level is beyond its bound."""
+        up = np.maximum(hi, 0.0)
+        down = np.maximum(-lo, 0.0)
+        floor = np.zeros(2 * self.n)
+        side, other = (up, down) if direction == UP else (down, up)
+        at = j if direction == UP else self.n + j
+        if capped:
+            side[j] = min(side[j], abs(level))
+        elif abs(level) > side[j]:
+            return False
+        else:
+            floor[at] = abs(level)
+        other[j] = 0.0
+        self.h.changeColsBounds(
+            2 * self.n, self.index, floor, np.ascontiguousarray(np.concatenate([up, down]))
+        )
+        return True
+
     def point(
         self, lo: np.ndarray, hi: np.ndarray, j: int, direction: int, level: float
     ) -> tuple[str, np.ndarray | None]:
         """Moves within [lo, hi] (each ∋ 0) keeping the relations, with move j at `level` or
         past it: ('found', δ), ('none', None) when HiGHS calls it infeasible, ('unknown',
         None) otherwise (iteration limit, numerical trouble). Unchecked."""
-        up = np.maximum(hi, 0.0)
-        down = np.maximum(-lo, 0.0)
-        floor = np.zeros(2 * self.n)
-        if direction == UP:
-            if level > up[j]:
-                return "none", None
-            floor[j], down[j] = max(level, 0.0), 0.0
-        else:
-            if -level > down[j]:
-                return "none", None
-            floor[self.n + j], up[j] = max(-level, 0.0), 0.0
-        self.h.changeColsBounds(
-            2 * self.n, self.index, floor, np.ascontiguousarray(np.concatenate([up, down]))
-        )
+        if not self._bounds(lo, hi, j, direction, level, capped=False):
+            return "none", None
         self.h.clearSolver()  # the slack basis: every part at zero but the primary's
         self.n_lps += 1
         status, x, _ = solve(self.h)

@@ -378,11 +378,10 @@ def _respondents(
                 if group.size > 1 and proof.narrows(group):
                     stack += proof.split(group, start)
                     continue
-            if decider is not None and len(found) == found_before:
+            if decider is not None and len(found) < found_before + DECIDE_DISCLOSURES:
                 # a group that reaches the level by the decision's checked point needs no LP;
                 # one HiGHS finds short is halved without its LP, a single member takes its
-                # own LP (its reach); after the pair's first disclosure the failed LPs' proofs
-                # settle the rest cheaper (many narrowing members: random tables); D-109
+                # own LP from the values too (its reach); D-109
                 if decided is None or not np.array_equal(group, decided):
                     verdict = _decide(out, decider, lp, att, points, pool, group, key,
                                       need[key], tol, (lo, hi))  # fmt: skip
@@ -393,6 +392,15 @@ def _respondents(
                 if verdict == "none" and group.size > 1:
                     stack += _halves(group, start, proof)
                     continue
+                if verdict == "none":  # a single member: its LP's reach, from the values too
+                    reach = _member_reach(decider, lp, att, points, pool, group, key, need[key],
+                                          tol, (lo, hi))  # fmt: skip
+                    if reach is not None:
+                        found.append((int(att.row[group[0]]), k,
+                                      att.disclosure(int(group[0]), c, d, reach)))  # fmt: skip
+                        continue
+                    if points.fitted[group[0]]:
+                        continue
             if proof is not None and verdict != "none":
                 if anchored and proof.moves is not None:
                     # the LP around where this group differs from the failed one (D-106)
@@ -446,6 +454,9 @@ ANCHOR_MIN_CELLS = 2000
 
 #: on those blocks (additive), each group first decided from the values (floor_decide, D-109)
 DECIDE = True
+#: a pair's disclosures after which its groups go the plain way: many members that narrow
+#: are settled cheaper by the failed group LPs' proofs (D-106) than halved by decisions
+DECIDE_DISCLOSURES = 8
 
 
 def _halves(group: np.ndarray, start, proof: _Proof | None) -> list:
@@ -454,6 +465,30 @@ def _halves(group: np.ndarray, start, proof: _Proof | None) -> list:
         return proof.split(group, start)
     half = group.size // 2
     return [(group[half:], start, None), (group[:half], start, None)]
+
+
+def _member_reach(decider, lp, att, points, pool, group, key, need, tol, table) -> float | None:
+    """A single member's LP (its bounds, the primary's own off) by `Decider.extreme`: its
+    reach when short of the level; else None, with the optimum as a checked point when it
+    reaches (the member fitted) or nothing (HiGHS gave no optimum: the block's LP follows)."""
+    c, d = key
+    j = int(lp.pos[c])
+    gc, glo, ghi = att.together(group, j, *table)
+    g_lo, g_hi = lp.lo.copy(), lp.hi.copy()
+    g_lo[lp.pos[gc]], g_hi[lp.pos[gc]] = glo, ghi
+    v = lp.base
+    moves = decider.extreme(g_lo - v, g_hi - v, j, d, need - v[j])
+    if moves is None:
+        return None
+    reach = float(v[j] + moves[j])
+    if not _reaches(reach, need, d, tol):
+        return reach
+    point = v + moves
+    if lp.admits(point, tol, g_lo, g_hi):
+        if pool is not None:
+            pool.add(point)
+        points.add(_toward_values(point, v, j, need) if lp.additive else point)
+    return None
 
 
 def _decide(out, decider, lp, att, points, pool, group, key, need, tol, table) -> str:
