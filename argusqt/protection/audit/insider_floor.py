@@ -332,7 +332,8 @@ def _respondents(
     stronger than any member's, so a group that reaches the level passes every member;
     one that does not is halved until the members that narrow are alone (D-91, mod18).
     Members a kept attacker point already fits need no LP; a failed LP's duals prove
-    members (or a half) short of the level without theirs (`_Proof`, D-106)."""
+    members (or a half) short of the level without theirs (`_Proof`, D-106). On big
+    additive blocks each group is first decided from the values (`floor_decide`, D-109)."""
     cells = lp.cells
     lp.set_bounds(cells, lo[cells], hi[cells])
     att = _Attackers(lp, eff, fixed, barred, hi, values)
@@ -357,10 +358,12 @@ def _respondents(
             # the first group decided from the values before the anchor (D-109)
             verdict = _decide(out, decider, lp, att, points, pool, members, key, need[key], tol,
                               (lo, hi))  # fmt: skip
-        if anchored and not points.fitted[members].all():
+        # the anchor (D-103) for its proof and basis, unless the decision found the first
+        # group short: its halves are decided too, no LP from that basis follows (D-109)
+        marked = anchored and verdict != "none" and not points.fitted[members].all()
+        first = None
+        if marked:
             first = _anchor(lp, points, members, pool, key, need[key], values, tol, coal, lo, hi)
-        else:
-            first = None
         stack: list[tuple[np.ndarray, object, _Proof | None]] = [(members, None, first)]
         decided = members[~points.fitted[members]] if verdict == "none" else None
         found_before = len(found)
@@ -412,7 +415,7 @@ def _respondents(
             verdict = "unknown"
             gc, glo, ghi = att.together(group, j, lo, hi)
             lp.set_bounds(gc, glo, ghi)
-            if anchored:
+            if marked:
                 reach, x = lp.from_mark(c, d, strict=group.size == 1, basis=start)
             else:
                 reach, x = lp.extreme(c, d, strict=group.size == 1)
@@ -433,7 +436,7 @@ def _respondents(
                 continue
             if group.size > 1:
                 # a half's LP starts from its parent's optimum (the same objective)
-                start = lp.h.getBasis() if anchored and x is not None else None
+                start = lp.h.getBasis() if marked and x is not None else None
                 if proof is not None:  # who narrows alone: the duals say (D-106)
                     stack += proof.split(proof.settle(group, found, k, stack), start)
                 else:
