@@ -183,6 +183,9 @@ def floor_audit(
         lp.set_bounds(cells, coal_lo[cells], coal_hi[cells])
         left: list[Key] = []
         given = _checked_seeds(seeds, targets, lp, need, tol)
+        coal_dec = None  # the coalition's targets decided from the values (D-109)
+        if shortcuts and DECIDE and cells.size >= ANCHOR_MIN_CELLS and lp.additive:
+            coal_dec = Decider(lp.matrix(), lp.miss)
         run = None
         if shortcuts:
             run = _Running(out, lp, coal_lo, coal_hi, tol, targets, need)
@@ -215,6 +218,16 @@ def floor_audit(
                 continue
             if run is not None and run.try_near(c, d):
                 continue
+            if run is not None and coal_dec is not None:
+                verdict, point = _coalition_decide(out, coal_dec, lp, c, d, need[(c, d)], tol,
+                                                   (coal_lo, coal_hi), (lo, hi))  # fmt: skip
+                if verdict != "unknown":
+                    run.done((c, d))
+                    if verdict == "none":
+                        left.append((c, d))
+                    else:  # a running point too, for the later targets it reaches (D-100)
+                        run.add(point)
+                    continue
             if d == DOWN and not coal_fixed[c]:
                 lp.set_bounds(np.array([c]), lo[[c]], hi[[c]])
             reach, x = lp.extreme(c, d)
@@ -232,6 +245,9 @@ def floor_audit(
                 if x is not None:
                     run.add(x[cells])
         out.count("coalition", lp.n_lps)
+        if coal_dec is not None:
+            out.count("coalition decisions", coal_dec.n_lps)
+            out.n_lps += coal_dec.n_lps
         out.pairs_left += len(left)
         if left:
             before = lp.n_lps
@@ -460,6 +476,28 @@ DECIDE = True
 #: a pair's disclosures after which its groups go the plain way: many members that narrow
 #: are settled cheaper by the failed group LPs' proofs (D-106) than halved by decisions
 DECIDE_DISCLOSURES = 8
+
+
+def _coalition_decide(out, decider, lp, c, d, need, tol, coalition, table):
+    """A coalition target decided from the values instead of its LP (D-109): 'found' once
+    the point, checked against the coalition's bounds (the primary's own off when it goes
+    down) and the block's relations, is kept for it; 'none' (unchecked) sends the pair to
+    the respondents, whose groups then decide it, as after a coalition LP short of the
+    level; 'unknown': the coalition's LP. With the point over the block's cells."""
+    cells = lp.cells
+    j = int(lp.pos[c])
+    c_lo, c_hi = coalition[0][cells].copy(), coalition[1][cells].copy()
+    if d == DOWN:
+        c_lo[j], c_hi[j] = table[0][c], table[1][c]
+    v = lp.base
+    verdict, moves = decider.point(c_lo - v, c_hi - v, j, d, need - v[j])
+    if moves is None:
+        return verdict, None
+    point = v + moves
+    if not _reaches(float(point[j]), need, d, tol) or not lp.admits(point, tol, c_lo, c_hi):
+        return "unknown", None
+    out.keep((c, d), cells, _toward_values(point, v, j, need)[None, :])
+    return "found", point
 
 
 def _halves(group: np.ndarray, start, proof: _Proof | None) -> list:
