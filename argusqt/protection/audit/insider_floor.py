@@ -225,7 +225,7 @@ def floor_audit(
                     run.done((c, d))
                     if verdict == "none":
                         left.append((c, d))
-                    else:  # a running point too, for the later targets it reaches (D-100)
+                    elif point is not None:  # a running point too, for the later targets (D-100)
                         run.add(point)
                     continue
             if d == DOWN and not coal_fixed[c]:
@@ -478,7 +478,9 @@ DECIDE = True
 DECIDE_DISCLOSURES = 8
 
 
-def _coalition_decide(out, decider, lp, c, d, need, tol, coalition, table):
+def _coalition_decide(
+    out, decider, lp, c, d, need, tol, coalition, table
+) -> tuple[str, np.ndarray | None]:
     """A coalition target decided from the values instead of its LP (D-109): 'found' once
     the point, checked against the coalition's bounds (the primary's own off when it goes
     down) and the block's relations, is kept for it; 'none' (unchecked) sends the pair to
