@@ -36,7 +36,7 @@ class Decider:
         # dual simplex: with no objective every basis is dual feasible
         self.h.setOptionValue("simplex_strategy", 1)
         self.h.setOptionValue("simplex_iteration_limit", DECIDE_ITERATIONS)
-        self.index = np.arange(2 * n, dtype=np.int32)
+        self.floor, self.ceiling = zero.copy(), zero.copy()  # the model's bounds now
         self.n = n
         self.n_lps = 0
 
@@ -75,9 +75,18 @@ class Decider:
         else:
             floor[at] = abs(level)
         other[j] = 0.0
-        self.h.changeColsBounds(
-            2 * self.n, self.index, floor, np.ascontiguousarray(np.concatenate([up, down]))
-        )
+        ceiling = np.concatenate([up, down])
+        # only the parts whose bounds differ from the model's: consecutive groups share most
+        # floors, and HiGHS's update of all 2n columns was 16 % of b31808's HEUR run
+        moved = np.flatnonzero((floor != self.floor) | (ceiling != self.ceiling))
+        if moved.size:
+            self.h.changeColsBounds(
+                int(moved.size),
+                np.ascontiguousarray(moved, dtype=np.int32),
+                np.ascontiguousarray(floor[moved]),
+                np.ascontiguousarray(ceiling[moved]),
+            )
+            self.floor, self.ceiling = floor, ceiling
         return True
 
     def point(
