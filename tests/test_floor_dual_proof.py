@@ -99,6 +99,7 @@ def test_a_local_point_that_breaks_a_relation_settles_nothing(monkeypatch):
     plain = floor_audit(problem, sup, problem.floors, shortcuts=False)
     assert plain.disclosures
     monkeypatch.setattr(insider_floor, "ANCHOR_MIN_CELLS", 1)
+    monkeypatch.setattr(insider_floor, "DECIDE", False)  # the restricted LP's turn (D-109)
     real = insider_floor.local_point
     faked = []
 

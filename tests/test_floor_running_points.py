@@ -85,6 +85,7 @@ def test_an_anchor_point_that_breaks_a_relation_settles_nothing(monkeypatch):
     plain = floor_audit(problem, sup, problem.floors, shortcuts=False)
     assert plain.disclosures
     monkeypatch.setattr(insider_floor, "ANCHOR_MIN_CELLS", 1)
+    monkeypatch.setattr(insider_floor, "DECIDE", False)  # the anchor's turn (D-109)
     real = insider_floor._Lp.anchor
     faked = []
 

@@ -28,6 +28,7 @@ else:  # scipy.sparse imported at its first use (D-78)
 from argusqt.errors import AuditError, Cancelled
 from argusqt.model.distinct import sorted_distinct
 from argusqt.progress import CancelToken
+from argusqt.protection.audit.floor_decide import Decider
 from argusqt.protection.audit.floor_gather import Columns, attacker_block, barred_of
 from argusqt.protection.audit.floor_local import local_point
 from argusqt.protection.audit.floor_memo import FloorMemo
@@ -182,6 +183,9 @@ def floor_audit(
         lp.set_bounds(cells, coal_lo[cells], coal_hi[cells])
         left: list[Key] = []
         given = _checked_seeds(seeds, targets, lp, need, tol)
+        coal_dec = None  # the coalition's targets decided from the values (D-109)
+        if shortcuts and DECIDE and cells.size >= ANCHOR_MIN_CELLS and lp.additive:
+            coal_dec = Decider(lp.matrix(), lp.miss)
         run = None
         if shortcuts:
             run = _Running(out, lp, coal_lo, coal_hi, tol, targets, need)
@@ -214,6 +218,16 @@ def floor_audit(
                 continue
             if run is not None and run.try_near(c, d):
                 continue
+            if run is not None and coal_dec is not None:
+                verdict, point = _coalition_decide(out, coal_dec, lp, c, d, need[(c, d)], tol,
+                                                   (coal_lo, coal_hi), (lo, hi))  # fmt: skip
+                if verdict != "unknown":
+                    run.done((c, d))
+                    if verdict == "none":
+                        left.append((c, d))
+                    elif point is not None:  # a running point too, for the later targets (D-100)
+                        run.add(point)
+                    continue
             if d == DOWN and not coal_fixed[c]:
                 lp.set_bounds(np.array([c]), lo[[c]], hi[[c]])
             reach, x = lp.extreme(c, d)
@@ -231,6 +245,9 @@ def floor_audit(
                 if x is not None:
                     run.add(x[cells])
         out.count("coalition", lp.n_lps)
+        if coal_dec is not None:
+            out.count("coalition decisions", coal_dec.n_lps)
+            out.n_lps += coal_dec.n_lps
         out.pairs_left += len(left)
         if left:
             before = lp.n_lps
@@ -331,13 +348,15 @@ def _respondents(
     stronger than any member's, so a group that reaches the level passes every member;
     one that does not is halved until the members that narrow are alone (D-91, mod18).
     Members a kept attacker point already fits need no LP; a failed LP's duals prove
-    members (or a half) short of the level without theirs (`_Proof`, D-106)."""
+    members (or a half) short of the level without theirs (`_Proof`, D-106). On big
+    additive blocks each group is first decided from the values (`floor_decide`, D-109)."""
     cells = lp.cells
     lp.set_bounds(cells, lo[cells], hi[cells])
     att = _Attackers(lp, eff, fixed, barred, hi, values)
     found: list[tuple[int, int, FloorDisclosure]] = []
     pool = _Pool(cells.size) if shortcuts else None
     anchored = shortcuts and cells.size >= ANCHOR_MIN_CELLS
+    decider = Decider(lp.matrix(), lp.miss) if anchored and DECIDE and lp.additive else None
     for k, key in enumerate(left):
         c, d = key
         j = int(lp.pos[c])
@@ -350,11 +369,20 @@ def _respondents(
         members = att.members(j)
         if pool is not None:
             pool.offer(points, members, j, need[key], d, tol)
-        if anchored and not points.fitted[members].all():
+        verdict = "unknown"
+        if decider is not None and not points.fitted[members].all():
+            # the first group decided from the values before the anchor (D-109)
+            verdict = _decide(out, decider, lp, att, points, pool, members, key, need[key], tol,
+                              (lo, hi))  # fmt: skip
+        # the anchor (D-103) for its proof and basis, unless the decision found the first
+        # group short: its halves are decided too, no LP from that basis follows (D-109)
+        marked = anchored and verdict != "none" and not points.fitted[members].all()
+        first = None
+        if marked:
             first = _anchor(lp, points, members, pool, key, need[key], values, tol, coal, lo, hi)
-        else:
-            first = None
         stack: list[tuple[np.ndarray, object, _Proof | None]] = [(members, None, first)]
+        decided = members[~points.fitted[members]] if verdict == "none" else None
+        found_before = len(found)
         while stack:
             group, start, proof = stack.pop()
             group = group[~points.fitted[group]]
@@ -369,6 +397,30 @@ def _respondents(
                 if group.size > 1 and proof.narrows(group):
                     stack += proof.split(group, start)
                     continue
+            if decider is not None and len(found) < found_before + DECIDE_DISCLOSURES:
+                # a group that reaches the level by the decision's checked point needs no LP;
+                # one HiGHS finds short is halved without its LP, a single member takes its
+                # own LP from the values too (its reach); D-109
+                if decided is None or not np.array_equal(group, decided):
+                    verdict = _decide(out, decider, lp, att, points, pool, group, key,
+                                      need[key], tol, (lo, hi))  # fmt: skip
+                decided = None
+                group = group[~points.fitted[group]]
+                if not group.size:
+                    continue
+                if verdict == "none" and group.size > 1:
+                    stack += _halves(group, start, proof)
+                    continue
+                if verdict == "none":  # a single member: its LP's reach, from the values too
+                    reach = _member_reach(decider, lp, att, points, pool, group, key, need[key],
+                                          tol, (lo, hi))  # fmt: skip
+                    if reach is not None:
+                        found.append((int(att.row[group[0]]), k,
+                                      att.disclosure(int(group[0]), c, d, reach)))  # fmt: skip
+                        continue
+                    if points.fitted[group[0]]:
+                        continue
+            if proof is not None and verdict != "none":
                 if anchored and proof.moves is not None:
                     # the LP around where this group differs from the failed one (D-106)
                     out.count("local", _local(lp, att, points, pool, group, key, need[key],
@@ -376,9 +428,10 @@ def _respondents(
                     group = group[~points.fitted[group]]
                     if not group.size:
                         continue
+            verdict = "unknown"
             gc, glo, ghi = att.together(group, j, lo, hi)
             lp.set_bounds(gc, glo, ghi)
-            if anchored:
+            if marked:
                 reach, x = lp.from_mark(c, d, strict=group.size == 1, basis=start)
             else:
                 reach, x = lp.extreme(c, d, strict=group.size == 1)
@@ -399,7 +452,7 @@ def _respondents(
                 continue
             if group.size > 1:
                 # a half's LP starts from its parent's optimum (the same objective)
-                start = lp.h.getBasis() if anchored and x is not None else None
+                start = lp.h.getBasis() if marked and x is not None else None
                 if proof is not None:  # who narrows alone: the duals say (D-106)
                     stack += proof.split(proof.settle(group, found, k, stack), start)
                 else:
@@ -409,12 +462,103 @@ def _respondents(
             found.append((int(att.row[group[0]]), k, att.disclosure(int(group[0]), c, d, reach)))
         if points.n:
             out.keep(key, cells, points.rows[: points.n])
+    if decider is not None:
+        out.n_lps += decider.n_lps
     # in the order of the attackers' rows, as the repair takes them
     out.disclosures += [d for _, _, d in sorted(found, key=lambda f: (f[0], f[1]))]
 
 
 #: blocks of at least this many cells start each group LP from the coalition's optimum
 ANCHOR_MIN_CELLS = 2000
+
+#: on those blocks (additive), each group first decided from the values (floor_decide, D-109)
+DECIDE = True
+#: a pair's disclosures after which its groups go the plain way: many members that narrow
+#: are settled cheaper by the failed group LPs' proofs (D-106) than halved by decisions
+DECIDE_DISCLOSURES = 8
+
+
+def _coalition_decide(
+    out, decider, lp, c, d, need, tol, coalition, table
+) -> tuple[str, np.ndarray | None]:
+    """A coalition target decided from the values instead of its LP (D-109): 'found' once
+    the point, checked against the coalition's bounds (the primary's own off when it goes
+    down) and the block's relations, is kept for it; 'none' (unchecked) sends the pair to
+    the respondents, whose groups then decide it, as after a coalition LP short of the
+    level; 'unknown': the coalition's LP. With the point over the block's cells."""
+    cells = lp.cells
+    j = int(lp.pos[c])
+    c_lo, c_hi = coalition[0][cells].copy(), coalition[1][cells].copy()
+    if d == DOWN:
+        c_lo[j], c_hi[j] = table[0][c], table[1][c]
+    v = lp.base
+    verdict, moves = decider.point(c_lo - v, c_hi - v, j, d, need - v[j])
+    if moves is None:
+        return verdict, None
+    point = v + moves
+    if not _reaches(float(point[j]), need, d, tol) or not lp.admits(point, tol, c_lo, c_hi):
+        return "unknown", None
+    out.keep((c, d), cells, _toward_values(point, v, j, need)[None, :])
+    return "found", point
+
+
+def _halves(group: np.ndarray, start, proof: _Proof | None) -> list:
+    """The two halves of a group found short, in the stack's order (the proof's split)."""
+    if proof is not None:
+        return proof.split(group, start)
+    half = group.size // 2
+    return [(group[half:], start, None), (group[:half], start, None)]
+
+
+def _member_reach(decider, lp, att, points, pool, group, key, need, tol, table) -> float | None:
+    """A single member's LP (its bounds, the primary's own off) by `Decider.extreme`: its
+    reach when short of the level; else None, with the optimum as a checked point when it
+    reaches (the member fitted) or nothing (HiGHS gave no optimum: the block's LP follows)."""
+    c, d = key
+    j = int(lp.pos[c])
+    gc, glo, ghi = att.together(group, j, *table)
+    g_lo, g_hi = lp.lo.copy(), lp.hi.copy()
+    g_lo[lp.pos[gc]], g_hi[lp.pos[gc]] = glo, ghi
+    v = lp.base
+    moves = decider.extreme(g_lo - v, g_hi - v, j, d, need - v[j])
+    if moves is None:
+        return None
+    reach = float(v[j] + moves[j])
+    if not _reaches(reach, need, d, tol):
+        return reach
+    point = v + moves
+    if lp.admits(point, tol, g_lo, g_hi):
+        if pool is not None:
+            pool.add(point)
+        points.add(_toward_values(point, v, j, need) if lp.additive else point)
+    return None
+
+
+def _decide(out, decider, lp, att, points, pool, group, key, need, tol, table) -> str:
+    """Whether the group's LP reaches the level, by `Decider` (D-109): 'found' once its
+    point, checked against the group's bounds and the block's relations, is added (it
+    fits every member); 'none' when HiGHS finds no such point (unchecked: it only routes
+    the group to halving, every disclosure still comes from an LP or a proof); else
+    'unknown' (the plain way)."""
+    c, d = key
+    j = int(lp.pos[c])
+    gc, glo, ghi = att.together(group, j, *table)
+    g_lo, g_hi = lp.lo.copy(), lp.hi.copy()
+    g_lo[lp.pos[gc]], g_hi[lp.pos[gc]] = glo, ghi
+    v = lp.base
+    out.count("decision", 1)
+    verdict, moves = decider.point(g_lo - v, g_hi - v, j, d, need - v[j])
+    if moves is None:
+        return verdict
+    point = v + moves
+    if not _reaches(float(point[j]), need, d, tol) or not lp.admits(point, tol, g_lo, g_hi):
+        return "unknown"
+    if pool is not None:
+        pool.add(point)
+    if lp.additive:
+        point = _toward_values(point, v, j, need)
+    points.add(point)
+    return "found"
 
 
 def _anchor(lp, points, members, pool, key, need, values, tol, coalition, lo, hi) -> _Proof | None:

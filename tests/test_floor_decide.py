@@ -1,0 +1,82 @@
+"""The respondents' groups decided from the values (floor_decide, D-109): a decision's point
+settles a group only once checked, and HiGHS's "no point" only sends a group to halving, so
+the disclosures and their reaches stay the plain path's whatever the decisions say."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_floor_dual_proof import _pattern
+from test_floor_running_points import _key
+
+from argusqt.protection.audit import floor_decide, insider_floor
+from argusqt.protection.audit.insider_floor import UP, floor_audit
+
+
+def _plain(seed: int):
+    problem, sup = _pattern(seed)
+    return problem, sup, floor_audit(problem, sup, problem.floors, shortcuts=False)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_decisions_find_the_plain_disclosures(seed, monkeypatch):
+    """Every block anchored, so decided: the same disclosures, reaches and pairs as the
+    plain path and as without decisions; some groups are settled by a decision's point
+    and some halved on its "no point"."""
+    problem, sup, plain = _plain(seed)
+    monkeypatch.setattr(insider_floor, "ANCHOR_MIN_CELLS", 1)
+    real = insider_floor._decide
+    verdicts: list[str] = []
+
+    def decide(*args):
+        verdicts.append(real(*args))
+        return verdicts[-1]
+
+    monkeypatch.setattr(insider_floor, "_decide", decide)
+    fast = floor_audit(problem, sup, problem.floors)
+    monkeypatch.setattr(insider_floor, "DECIDE", False)
+    before = floor_audit(problem, sup, problem.floors)
+    assert _key(fast) == _key(plain) == _key(before)
+    assert fast.pairs_left == plain.pairs_left
+    assert "found" in verdicts and "none" in verdicts
+    assert fast.lp_counts["decision"] == len(verdicts)
+
+
+@pytest.mark.parametrize("verdict", ["none", "unknown"])
+def test_whatever_highs_says_without_a_point_the_disclosures_stay(verdict, monkeypatch):
+    """A decider that never finds a point (every group "short", or never sure): the groups
+    are halved or go the plain way, and the disclosures are still the plain path's."""
+    problem, sup, plain = _plain(0)
+    assert plain.disclosures
+    monkeypatch.setattr(insider_floor, "ANCHOR_MIN_CELLS", 1)
+    calls = []
+
+    def point(self, lo, hi, j, direction, level):
+        calls.append(j)
+        return verdict, None
+
+    monkeypatch.setattr(floor_decide.Decider, "point", point)
+    fast = floor_audit(problem, sup, problem.floors)
+    assert calls
+    assert _key(fast) == _key(plain)
+
+
+def test_a_decision_point_that_breaks_a_relation_settles_nothing(monkeypatch):
+    """A fake decision point (only the primary moved, to its level: every floor holds, a
+    relation does not) would fit every member and hide the plain disclosures; the check
+    against the block's relations keeps them."""
+    problem, sup, plain = _plain(0)
+    assert plain.disclosures
+    monkeypatch.setattr(insider_floor, "ANCHOR_MIN_CELLS", 1)
+    faked = []
+
+    def point(self, lo, hi, j, direction, level):
+        moves = np.zeros(lo.size)
+        moves[j] = hi[j] if direction == UP else lo[j]
+        faked.append(j)
+        return "found", moves
+
+    monkeypatch.setattr(floor_decide.Decider, "point", point)
+    fast = floor_audit(problem, sup, problem.floors)
+    assert faked
+    assert _key(fast) == _key(plain)
