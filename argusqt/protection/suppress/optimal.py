@@ -342,7 +342,9 @@ def _mod_pattern(
     )
     try:
         res = solve_modular(problem, mod_opts, no_progress, stop)
-    except (Cancelled, MethodError, AuditError, TimeLimitError):
+    except (MethodError, AuditError):
+        return None, False  # MOD cannot protect this table: no time cap decided that
+    except (Cancelled, TimeLimitError):
         return None, True
     if stop.cancelled:
         return None, True
