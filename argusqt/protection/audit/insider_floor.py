@@ -516,9 +516,7 @@ def _member_reach(decider, lp, att, points, pool, group, key, need, tol, table) 
     reaches (the member fitted) or nothing (HiGHS gave no optimum: the block's LP follows)."""
     c, d = key
     j = int(lp.pos[c])
-    gc, glo, ghi = att.together(group, j, *table)
-    g_lo, g_hi = lp.lo.copy(), lp.hi.copy()
-    g_lo[lp.pos[gc]], g_hi[lp.pos[gc]] = glo, ghi
+    g_lo, g_hi = _group_bounds(lp, att, group, j, table)
     v = lp.base
     moves = decider.extreme(g_lo - v, g_hi - v, j, d, need - v[j])
     if moves is None:
@@ -528,9 +526,7 @@ def _member_reach(decider, lp, att, points, pool, group, key, need, tol, table) 
         return reach
     point = v + moves
     if lp.admits(point, tol, g_lo, g_hi):
-        if pool is not None:
-            pool.add(point)
-        points.add(_toward_values(point, v, j, need) if lp.additive else point)
+        _keep(lp, points, pool, point, j, need)
     return None
 
 
@@ -542,9 +538,7 @@ def _decide(out, decider, lp, att, points, pool, group, key, need, tol, table) -
     'unknown' (the plain way)."""
     c, d = key
     j = int(lp.pos[c])
-    gc, glo, ghi = att.together(group, j, *table)
-    g_lo, g_hi = lp.lo.copy(), lp.hi.copy()
-    g_lo[lp.pos[gc]], g_hi[lp.pos[gc]] = glo, ghi
+    g_lo, g_hi = _group_bounds(lp, att, group, j, table)
     v = lp.base
     out.count("decision", 1)
     verdict, moves = decider.point(g_lo - v, g_hi - v, j, d, need - v[j])
@@ -553,12 +547,25 @@ def _decide(out, decider, lp, att, points, pool, group, key, need, tol, table) -
     point = v + moves
     if not _reaches(float(point[j]), need, d, tol) or not lp.admits(point, tol, g_lo, g_hi):
         return "unknown"
+    _keep(lp, points, pool, point, j, need)
+    return "found"
+
+
+def _group_bounds(lp, att, group, j: int, table) -> tuple[np.ndarray, np.ndarray]:
+    """The block's bounds with the group's (its members' floors together, the primary's
+    own off): the LP a decision stands for."""
+    gc, glo, ghi = att.together(group, j, *table)
+    g_lo, g_hi = lp.lo.copy(), lp.hi.copy()
+    g_lo[lp.pos[gc]], g_hi[lp.pos[gc]] = glo, ghi
+    return g_lo, g_hi
+
+
+def _keep(lp, points, pool, point: np.ndarray, j: int, need: float) -> None:
+    """A checked point of a group's LP: into the block's pool as it is, and for the pair's
+    members moved toward the values (an additive block's convexity keeps it a point)."""
     if pool is not None:
         pool.add(point)
-    if lp.additive:
-        point = _toward_values(point, v, j, need)
-    points.add(point)
-    return "found"
+    points.add(_toward_values(point, lp.base, j, need) if lp.additive else point)
 
 
 def _anchor(lp, points, members, pool, key, need, values, tol, coalition, lo, hi) -> _Proof | None:
