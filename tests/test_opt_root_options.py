@@ -160,11 +160,9 @@ def test_the_root_cap_waits_for_a_known_respondent(wait, pool, counted):
     assert (again == scip_plugins.SCIP_RESULT.DIDNOTRUN) == bool(counted)
 
 
-@pytest.mark.parametrize("seed", [5, 9, 11])
-def test_mod_s_pattern_as_the_restart_s_start_keeps_the_proof(monkeypatch, seed):
-    """MOD's published pattern joins the starts when the root's gap starts the run again
-    (forced here at the first root separation): a start only, so OPT still proves the
-    enumerated optimum, its bound not above it, and the attacker finds nothing (D-110)."""
+def _forced_restart(monkeypatch, seed: int):  # type: ignore[no-untyped-def]
+    """OPT with mod_restart on a survey whose root's gap is made to start the run again at
+    the first root separation: (restarts, MOD's pattern sizes asked, the OPT call's out)."""
     from argusqt.protection.suppress import optimal
 
     restarts: list[int] = []
@@ -188,7 +186,18 @@ def test_mod_s_pattern_as_the_restart_s_start_keeps_the_proof(monkeypatch, seed)
 
     monkeypatch.setattr(scip_plugins._CapacityHandler, "conssepalp", sepa)
     monkeypatch.setattr(optimal, "_mod_pattern", mod)
-    p, cost, got = opt_on_survey(seed, monkeypatch, mod_restart=True)
+    return restarts, mods, opt_on_survey(seed, monkeypatch, mod_restart=True)
+
+
+@pytest.mark.parametrize("seed", [5, 9, 11])
+def test_mod_s_pattern_as_the_restart_s_start_keeps_the_proof(monkeypatch, seed):
+    """MOD's published pattern joins the starts when the root's gap starts the run again
+    (forced here at the first root separation): a start only, so OPT still proves the
+    enumerated optimum, its bound not above it, and the attacker finds nothing (D-110)."""
+    from argusqt.protection.suppress import optimal
+
+    monkeypatch.setattr(optimal, "MOD_RESTART_MIN_CELLS", 0)  # the surveys are small
+    restarts, mods, (p, cost, got) = _forced_restart(monkeypatch, seed)
     best = _cheapest_by_enumeration(p.table, cost)
     assert restarts and mods and mods[0] > 0  # the restart happened, with MOD's pattern
     assert p.result.optimal
@@ -196,3 +205,15 @@ def test_mod_s_pattern_as_the_restart_s_start_keeps_the_proof(monkeypatch, seed)
     if p.result.lower_bound is not None:
         assert p.result.lower_bound <= best + 1e-6
     assert attack(p.table) == []
+
+
+def test_a_small_table_s_restart_runs_no_mod(monkeypatch):
+    """Below MOD_RESTART_MIN_CELLS the restart goes without MOD's pattern (p78: MOD cost
+    0.3 CPU-s and found the pattern the restart proves anyway): main's path (D-110)."""
+    from argusqt.protection.suppress import optimal
+
+    assert optimal.MOD_RESTART_MIN_CELLS == 300
+    restarts, mods, (p, _, _) = _forced_restart(monkeypatch, 5)
+    assert p.table.n_cells < optimal.MOD_RESTART_MIN_CELLS
+    assert restarts and not mods
+    assert p.result.optimal

@@ -50,6 +50,11 @@ from argusqt.protection.suppress.singleton import (
 START_SHARE = 0.25
 #: share of the time limit after which the start heuristic is stopped (it is asked for START_SHARE)
 START_STOP = 0.5
+#: MOD's pattern as a start of the restart (`mod_restart`) only on tables of this many cells or
+#: more: a small table's restart proves within a second, and MOD's run costs more than it
+#: saves (p78: 0.77 → 1.08 CPU-s, the same pattern, proven either way; D-110). A count, so
+#: the same runs take it on any machine
+MOD_RESTART_MIN_CELLS = 300
 #: time kept for the final checks, in units of what checking and publishing the start pattern
 #: took (the same audits on a pattern that is usually smaller)
 AUDIT_RESERVE = 1.5
@@ -542,7 +547,9 @@ def solve_optimal(
         probe_level=float(opts.probe_level),
         guide_root_runs=None if opts.guided_root_runs is None else int(opts.guided_root_runs),
         guide_root_wait=bool(opts.guided_root_wait),
-        late_start=late_start if opts.mod_restart else None,
+        late_start=late_start
+        if opts.mod_restart and problem.n_cells >= MOD_RESTART_MIN_CELLS
+        else None,
         tree_filter=None
         if opts.cut_orthogonality_by_gap is None
         else (float(opts.cut_orthogonality_by_gap[0]), float(opts.cut_orthogonality_by_gap[1])),
