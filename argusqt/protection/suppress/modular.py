@@ -1114,7 +1114,8 @@ def solve_modular(
         # cut short by the user (cancel) or the time cap: the first way's audited pattern
         first.cancelled = cancel is not None and cancel.cancelled
         first.timed_out = not first.cancelled
-        first.log.append(f"run again with {note}: stopped before its end; the first kept")
+        why = "cancelled" if first.cancelled else "cut by the time limit (a safety cap)"
+        first.log.append(f"run again with {note}: {why} before its end; the first kept")
         first.elapsed = elapsed
         return first
     kept, other = (second, first) if second.cost < first.cost else (first, second)

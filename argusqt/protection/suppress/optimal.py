@@ -651,6 +651,8 @@ def solve_optimal(
     log = list(out.log)
     if mod_cost or mod_clock:
         said = f"cost {mod_cost[0]:,.0f}" if mod_cost else "none published"
+        if any(mod_clock):  # MOD is bounded by its counts; the time limit only as a cap
+            said += "; the time limit (a safety cap) cut MOD's run, so it decided this start"
         log.append(f"MOD's pattern as a start of the restart: {said} (D-110)")
     figures: dict[str, Any] = {
         "cuts": out.cuts,
