@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 import highspy
@@ -18,6 +19,8 @@ import numpy as np
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
+
+    from argusqt.protection.audit.outsider_memo import OutsiderMemo
 else:  # scipy.sparse imported at its first use: a small table's run never needs it (D-78)
     from argusqt.model.scipy_sparse import lazy as sp
 
@@ -48,6 +51,9 @@ EXACT_AUDIT_LIMIT = 2000
 #: cells: below it a warm re-solve of the component's own LP is cheaper than building small
 #: ones (docs/design.md, D-14)
 LOCAL_MIN_CELLS = 2000
+
+#: the components met before, within outsider_memo.remembered_components (D-114)
+COMPONENTS: ContextVar[OutsiderMemo | None] = ContextVar("argusqt_outsider_memo", default=None)
 
 
 def pattern_digest(problem: CSPProblem, suppressed: np.ndarray) -> str:
@@ -169,6 +175,9 @@ def audit(
         local.quick = True  # cheap proofs only: no whole-hierarchy or big-ball LPs
     if hints:
         _apply_hints(hints, rel.tocsc(), values, lo, hi, var, run_lo, run_hi)
+    memo = COMPONENTS.get()
+    if memo is not None and (memo.problem is not problem or lower is not None or upper is not None):
+        memo = None  # its own problem's patterns only, never published intervals
 
     def settled(cell: int, sense: float) -> bool:
         if sense > 0:
@@ -198,6 +207,20 @@ def audit(
             and proofs_only_above is not None
             and comp.cells.size > proofs_only_above
         )
+        key = None
+        if memo is not None and not near_first and not proofs_only:
+            # the neighbourhood attacker left out, the loop below reads only these (D-114)
+            cells, rows = comp.cells, comp.rows
+            key = memo.key(intervals, cells, rows, tpos, lo[cells], hi[cells],
+                           rhs_eff[rows], run_lo[cells], run_hi[cells])  # fmt: skip
+            got = memo.replay(key)
+            if got is not None:
+                ids = cells[tpos]
+                res_lo[ids], res_hi[ids], lps = got
+                n_lps += lps
+                done_targets += tpos.size
+                continue
+        lps_before = n_lps
         for j in tpos:
             cell = int(comp.cells[j])
             if (
@@ -267,6 +290,9 @@ def audit(
                         elapsed=watch.elapsed,
                     )
                 )
+        if key is not None and memo is not None:
+            ids = comp.cells[tpos]
+            memo.store(key, res_lo[ids], res_hi[ids], n_lps - lps_before)
     # targets that are variables but in no relation with another variable
     lonely = target & var & np.isnan(res_lo)
     res_lo[lonely] = lo[lonely]

@@ -210,10 +210,14 @@ def remembered_verdicts(problem: CSPProblem) -> Iterator[VerdictMemo]:
     """Within the block, publication_audit of `problem` on a pattern it judged before (the
     same cells, the same interval choice) gives a copy of that verdict instead of its LPs:
     every attacker is deterministic given the pattern (moves and seeds only spare LPs)."""
+    # lazy: only MOD's polish enters the block; a table file's run never needs it (D-16)
+    from argusqt.protection.audit.outsider_memo import remembered_components
+
     memo = VerdictMemo(problem)
     token = _MEMO.set(memo)
     try:
-        with by_pattern(problem):  # and its insider audits by pattern (D-107)
+        # and its insider audits by pattern (D-107), its outsider components (D-114)
+        with by_pattern(problem), remembered_components(problem):
             yield memo
     finally:
         _MEMO.reset(token)
