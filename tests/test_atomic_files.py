@@ -276,3 +276,29 @@ def test_journal_written_in_part_means_no_commit(tmp_path):
     journal.write_text('{"renames": [[".set.tab.aqt-abcd1234.tmp", "set.t')
     settle_sets(folder)
     assert not journal.exists() and set_bytes(folder) == old
+
+
+def test_temp_files_are_made_as_tempfile_makes_them(tmp_path, monkeypatch):
+    """The temp file without tempfile's import (D-114): its open flags and mode, a name our
+    tidying recognises, and another name when the first is taken."""
+    import stat
+    import tempfile
+
+    assert atomic._TEMP_FLAGS == tempfile._bin_openflags
+    fd, name = atomic._mkstemp(tmp_path, ".out.txt.aqt-", ".tmp")
+    os.close(fd)
+    assert Path(name).parent == tmp_path.resolve() and os.path.isabs(name)
+    assert atomic._OURS.match(Path(name).name)
+    assert stat.S_IMODE(os.stat(name).st_mode) == 0o600
+    draws = iter([bytes(8), bytes(8), bytes([1] * 8)])  # the first name twice: taken
+    monkeypatch.setattr(atomic.os, "urandom", lambda k: next(draws))
+    first = atomic._mkstemp(tmp_path, ".a.aqt-", ".tmp")
+    second = atomic._mkstemp(tmp_path, ".a.aqt-", ".tmp")
+    for fd, _ in (first, second):
+        os.close(fd)
+    assert Path(first[1]).name == ".a.aqt-aaaaaaaa.tmp"
+    assert Path(second[1]).name == ".a.aqt-bbbbbbbb.tmp"
+    monkeypatch.setattr(atomic, "_TEMP_TRIES", 2)
+    monkeypatch.setattr(atomic.os, "urandom", lambda k: bytes(8))
+    with pytest.raises(FileExistsError):
+        atomic._mkstemp(tmp_path, ".a.aqt-", ".tmp")

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import json
 import os
 import re
 import signal
-import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -231,10 +231,44 @@ def _new_mode(path: Path) -> int:
         return 0o666 & ~umask
 
 
+#: tempfile's name characters; its open flags (the fd not inherited, no symlink followed)
+_NAME_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789_"
+_TEMP_FLAGS = (
+    os.O_RDWR
+    | os.O_CREAT
+    | os.O_EXCL
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NOINHERIT", 0)
+    | getattr(os, "O_BINARY", 0)
+)
+#: names tried before giving up (tempfile.TMP_MAX)
+_TEMP_TRIES = 10000
+
+
+def _mkstemp(folder: Path, prefix: str, suffix: str) -> tuple[int, str]:
+    """tempfile.mkstemp's file (created exclusively, mode 0600, 8 random name characters)
+    without importing tempfile, whose import (shutil, lzma, bz2, random) was ≈ 1.4 % of a
+    table file's batch run (docs/design.md, D-114)."""
+    base = os.path.abspath(folder)
+    for _ in range(_TEMP_TRIES):
+        name = "".join(_NAME_CHARS[b % len(_NAME_CHARS)] for b in os.urandom(8))
+        file = os.path.join(base, prefix + name + suffix)
+        try:
+            return os.open(file, _TEMP_FLAGS, 0o600), file
+        except FileExistsError:
+            continue
+        except PermissionError:
+            # Windows says so when a folder of that name exists (tempfile's own test)
+            if os.name == "nt" and os.path.isdir(base) and os.access(base, os.W_OK):
+                continue
+            raise
+    raise FileExistsError(errno.EEXIST, "No usable temporary file name found")
+
+
 def _write_temp(path: Path, data: bytes) -> tuple[int, str]:
     """A locked, fsynced temp file beside `path` holding `data`; returns (open fd, its path)."""
     mode = _new_mode(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.aqt-", suffix=".tmp", dir=path.parent)
+    fd, tmp = _mkstemp(path.parent, f".{path.name}.aqt-", ".tmp")
     _LIVE.add(tmp)
     try:
         _lock(fd)
@@ -324,9 +358,7 @@ def _commit(folder: Path, targets: list[Path], temps: list[str]) -> None:
             [Path(tmp).name, t.name, b] for tmp, t, b in zip(temps, targets, backups, strict=True)
         ]
     }
-    jfd, journal = tempfile.mkstemp(
-        prefix=f".{targets[0].name}.aqt-set-", suffix=".json", dir=folder
-    )
+    jfd, journal = _mkstemp(folder, f".{targets[0].name}.aqt-set-", ".json")
     _lock(jfd)  # held until the set is complete: `_settle` leaves a live writer alone
     try:
         os.write(jfd, json.dumps(plan).encode("utf-8"))
