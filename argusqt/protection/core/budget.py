@@ -13,6 +13,7 @@ are module attributes so tests can drive them without waiting.
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -28,6 +29,12 @@ from argusqt.protection.core.options import seconds
 CLOCK = run_cpu
 #: wall seconds, only for the backstop of a starved run; tests may replace it too
 WALL = time.monotonic
+#: how fast a process's CPU-seconds can grow on the wall clock: twice the machine's processors
+#: (a margin; 0 when unknown: the CPU clock is read at every poll, D-114)
+CPU_RATE = 2.0 * (os.cpu_count() or 0)
+#: CPU-seconds short of a limit at which Deadline.over reads the CPU clock whatever the wall
+#: clock says (covers the moment between a deadline's two first reads)
+GATE_MARGIN = 0.01
 
 #: the wall-clock backstop of a limit of s CPU-seconds: max(BACKSTOP_FACTOR · s, s +
 #: BACKSTOP_MIN) wall seconds, so that a run the machine starves of CPU still ends (D-96)
@@ -184,6 +191,16 @@ class Deadline:
         """True when the limit plus `extra` has passed on CLOCK, or the backstop plus `extra`
         on the wall clock (then `starved`); marks the deadline hit."""
         if self.seconds is None:
+            return False
+        wall = self.wall_elapsed
+        if (
+            wall * CPU_RATE < self.seconds + extra - GATE_MARGIN
+            and wall < self.wall_seconds + extra
+            and CLOCK is run_cpu
+            and WALL is time.monotonic
+        ):
+            # so little wall time has passed that the run's CPU cannot have reached the limit:
+            # the answer the CPU clock gives, without its system call (D-114)
             return False
         if self.elapsed >= self.seconds + extra:
             self.hit = True
