@@ -33,8 +33,9 @@ WALL = time.monotonic
 #: (a margin; 0 when unknown: the CPU clock is read at every poll, D-114)
 CPU_RATE = 2.0 * (os.cpu_count() or 0)
 #: CPU-seconds short of a limit at which Deadline.over reads the CPU clock whatever the wall
-#: clock says (covers the moment between a deadline's two first reads)
-GATE_MARGIN = 0.01
+#: clock says: covers the moment between a deadline's two first reads and a CPU clock that
+#: charges a thread's time a scheduler tick late or early (≤ 15.6 ms a thread)
+GATE_MARGIN = 0.25
 
 #: the wall-clock backstop of a limit of s CPU-seconds: max(BACKSTOP_FACTOR · s, s +
 #: BACKSTOP_MIN) wall seconds, so that a run the machine starves of CPU still ends (D-96)
