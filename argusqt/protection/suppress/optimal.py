@@ -264,6 +264,9 @@ class OptOptions(SuppressOptions):
     #: (`bridgeless_rule_root_gap`; D-98's lead): g14 −13.6 %, g28 −3.0 %, g18 −1.2 %, the
     #: sample −1.0 %, no other table's run changed (docs/design.md, D-110)
     mod_restart: bool = True
+    #: an insider's attacker LP spared when the outsider's or another insider's remembered
+    #: move, scaled to its bounds, already reaches the level (exact; D-113)
+    borrow_moves: bool = True
 
 
 # ---------------------------------------------------------------------- start pattern
@@ -547,6 +550,7 @@ def solve_optimal(
         probe_level=float(opts.probe_level),
         guide_root_runs=None if opts.guided_root_runs is None else int(opts.guided_root_runs),
         guide_root_wait=bool(opts.guided_root_wait),
+        borrow_moves=bool(opts.borrow_moves),
         late_start=late_start
         if opts.mod_restart and problem.n_cells >= MOD_RESTART_MIN_CELLS
         else None,
