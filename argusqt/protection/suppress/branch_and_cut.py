@@ -158,7 +158,7 @@ def _outcome(
     status = model.getStatus()
     outcome = PatternOutcome(None, np.inf, None, False, cuts=run.n_cuts + n_init)
     outcome.nodes = int(model.getNNodes())
-    outcome.lps = hdlr.attacker_lps()
+    outcome.lps = hdlr.solved_lps()
     if guided is not None:
         outcome.guided_runs, outcome.guided_found = guided.calls, guided.found
     outcome.cancelled = bool(cancel is not None and cancel.cancelled)

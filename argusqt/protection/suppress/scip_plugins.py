@@ -240,13 +240,17 @@ class _CapacityHandler(Conshdlr):
         checks an attacker's own remembered move settled (Separator.certs) cost ~1/50 of an
         LP and are not counted: the guided heuristic's share stays a share of the LP work
         (D-46); those another attacker's move settled are (D-113)."""
-        lps = self.sep.n_lps + sum(sep.n_lps for sep, _ in self.insider_pool.values())
+        lps = self.solved_lps()
         if self.board is not None:
             # the LPs another attacker's move spared count as work: the guided heuristic's
             # share and delay stay those of the search without the board (D-113)
             lps += self.sep.certs.borrowed
             lps += sum(sep.certs.borrowed for sep, _ in self.insider_pool.values())
         return lps
+
+    def solved_lps(self) -> int:
+        """Attacker LPs solved so far (outsider and insiders), none spared counted."""
+        return self.sep.n_lps + sum(sep.n_lps for sep, _ in self.insider_pool.values())
 
     def _insider_sep(
         self, known: np.ndarray, floor: tuple[np.ndarray, np.ndarray] | None = None
