@@ -178,6 +178,9 @@ class Separator:
         #: reuse attacker solutions across calls (Certificates): off unless a caller sets it
         self.reuse = False
         self.certs = Certificates(self.lb, self.ub)
+        #: other attackers' moves tried after this one's own, under its bounds (`reuse`
+        #: only; None: off; D-113)
+        self.board: MoveBoard | None = None
         #: the last attacker moves of every LP, scaled to a new point, start each block's
         #: running extremes (with `reuse` only; None: off; docs/design.md, D-82)
         self.pool: MovePool | None = None
@@ -399,12 +402,12 @@ class Separator:
         need_lo = sliding or (self.lpl[p] > 0 and a_p - lo_val < self.lpl[p] + self.eps)
         reuse = self.reuse and not sliding and self._additive
         if need_up and reuse:
-            moved = self.certs.reach(p, 1, self._xf)
+            moved = self._reach(p, 1, self.upl[p] + self.eps)
             if moved >= self.upl[p] + self.eps:  # an earlier attacker move still fits
                 hi_val, need_up = a_p + moved, False
                 self.certs.reused += 1
         if need_lo and reuse:
-            moved = self.certs.reach(p, -1, self._xf)
+            moved = self._reach(p, -1, self.lpl[p] + self.eps)
             if moved >= self.lpl[p] + self.eps:
                 lo_val, need_lo = a_p - moved, False
                 self.certs.reused += 1
@@ -427,6 +430,25 @@ class Separator:
             elif reuse and a_p - lo_val >= self.lpl[p] + self.eps:
                 self.certs.keep(p, -1, self._cells, self._y)
         return self._judge(p, lo_val, hi_val, d_up, d_lo)
+
+    def _reach(self, p: int, sense: int, need: float) -> float:
+        """How far a remembered move takes p at this point: this attacker's own, else (below
+        `need`) another attacker's under this one's bounds (`board`, D-113), whose scaled
+        move then widens the block's running extremes as an LP's solution would."""
+        moved = self.certs.reach(p, sense, self._xf)
+        if moved >= need or self.board is None:
+            return moved
+        got = self.board.reach(p, sense, self._xf, self.lb, self.ub, self.certs)
+        if got is None or got[0] < need:
+            return moved
+        self.certs.borrowed += 1
+        _, cells, y = got
+        at = np.searchsorted(self._cells, cells)
+        inside = at < self._cells.size
+        inside[inside] = self._cells[at[inside]] == cells[inside]
+        np.minimum.at(self._run_lo, at[inside], y[inside])
+        np.maximum.at(self._run_hi, at[inside], y[inside])
+        return got[0]
 
     def _pareto_dual(
         self, blk: RowBlock, p: int, sense: float, d: np.ndarray, reach: float
@@ -722,6 +744,10 @@ class Certificates:
         #: (p, sense) → (cells moved, capacity per unit of x over |δ| there, |δₚ|)
         self.moves: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, float]] = {}
         self.reused = 0  # attacker LPs spared (counted by the caller that skips them)
+        #: ... of which by another attacker's move (MoveBoard, D-113)
+        self.borrowed = 0
+        #: where every attacker's kept moves are posted too (None: this one's only; D-113)
+        self.board: MoveBoard | None = None
 
     def keep(self, p: int, sense: int, cells: np.ndarray, y: np.ndarray) -> None:
         """Remember the attacker's move of primary p in direction sense (+1 up, −1 down)."""
@@ -732,6 +758,8 @@ class Certificates:
             return
         per_x = np.where(d > 0, self.ub[c], self.lb[c]) / np.abs(d)
         self.moves[(p, sense)] = (c, per_x, abs(float(d[at[0]])))
+        if self.board is not None:
+            self.board.post(p, sense, c, d, abs(float(d[at[0]])), self)
 
     def reach(self, p: int, sense: int, xf: np.ndarray) -> float:
         """How far the remembered move, scaled to fit x, takes p in direction sense (0: none
@@ -746,6 +774,48 @@ class Certificates:
         # x > 0 everywhere: an infinite bound gives inf, never nan (no errstate needed: it
         # cost more than the product, D-66)
         return min(1.0, float((per_x * x).min())) * dp
+
+
+class MoveBoard:
+    """The newest attacker moves of every attacker (outsider and known insiders) per primary
+    and direction, for another attacker to try under its own bounds before an LP (D-113).
+
+    A move δ (A δ = 0) scaled by t = min(1, minᵢ capᵢ(x)/|δᵢ|) with that attacker's
+    capacities (its floors; its known cells at x = 0 allow no move) is a solution of that
+    attacker's LP at x: t·|δₚ| is a range it reaches, so a level met there needs no LP.
+    """
+
+    #: moves kept per primary and direction, the newest first
+    KEEP = 2
+
+    def __init__(self) -> None:
+        self.moves: dict[tuple[int, int], list[tuple[np.ndarray, np.ndarray, float, object]]]
+        self.moves = {}
+
+    def post(
+        self, p: int, sense: int, cells: np.ndarray, d: np.ndarray, dp: float, owner: object
+    ) -> None:
+        """Keep attacker `owner`'s move δ (on `cells`; |δₚ| = dp) of primary p, direction sense."""
+        got = self.moves.setdefault((p, sense), [])
+        got.insert(0, (cells, d, dp, owner))
+        del got[self.KEEP :]
+
+    def reach(
+        self, p: int, sense: int, xf: np.ndarray, lb: np.ndarray, ub: np.ndarray, owner: object
+    ) -> tuple[float, np.ndarray, np.ndarray] | None:
+        """The farthest another attacker's move takes p under the bounds `lb`, `ub` at the
+        point xf, with that move's cells and scaled δ (None: no move fits)."""
+        best = None
+        for cells, d, dp, who in self.moves.get((p, sense), ()):
+            if who is owner:
+                continue
+            x = xf[cells]
+            if not (x > 0).all():  # no move through a published (or known) cell
+                continue
+            t = min(1.0, float((np.where(d > 0, ub[cells], lb[cells]) * x / np.abs(d)).min()))
+            if t > 0 and (best is None or t * dp > best[0]):
+                best = (t * dp, cells, t * d)
+        return best
 
 
 def _dedupe(cuts: list[Cut]) -> list[Cut]:

@@ -29,7 +29,7 @@ from argusqt.protection.core.respondents import Floors
 from argusqt.protection.lp.block_memo import BlockMemo
 from argusqt.protection.lp.move_pool import MovePool
 from argusqt.protection.lp.seeded_moves import seed_certificates
-from argusqt.protection.lp.separation import Cut, Separator, default_fixed
+from argusqt.protection.lp.separation import Cut, MoveBoard, Separator, default_fixed
 from argusqt.protection.suppress.combined_repair_heur import (
     CombinedRepairHeur,
     RuleAwareStore,
@@ -158,7 +158,7 @@ def _outcome(
     status = model.getStatus()
     outcome = PatternOutcome(None, np.inf, None, False, cuts=run.n_cuts + n_init)
     outcome.nodes = int(model.getNNodes())
-    outcome.lps = hdlr.attacker_lps()
+    outcome.lps = hdlr.solved_lps()
     if guided is not None:
         outcome.guided_runs, outcome.guided_found = guided.calls, guided.found
     outcome.cancelled = bool(cancel is not None and cancel.cancelled)
@@ -256,6 +256,7 @@ def _outcome(
         + f" ({sep.certs.reused} spared by earlier moves"
         + (f", the last {sep.pool.size} moves kept" if sep.pool is not None else "")
         + (f"; {sep.n_pareto} Pareto LPs, {sep.n_pareto_kept} duals kept" if sep.n_pareto else "")
+        + _insider_tally(hdlr)
         + f"), {watch.elapsed:.2f} s"
         + (
             f"; guided heuristic {guided.found} patterns in {guided.calls} runs "
@@ -364,6 +365,7 @@ def solve_pattern(
     guide_root_wait: bool = False,
     late_start: Callable[[float], np.ndarray | None] | None = None,
     more_starts: list[np.ndarray] | None = None,
+    borrow_moves: bool = False,
 ) -> PatternOutcome:
     """Branch-and-cut on `problem` with cells fixed as in `fixed` (NaN = free; see Separator).
 
@@ -407,6 +409,9 @@ def solve_pattern(
     `late_start` (seconds left -> a protected 0/1 pattern or None): asked once, when the root's
     gap starts the run again with the rule-aware bridgeless cuts; its pattern joins the
     restart's starts (D-110). `more_starts`: protected patterns beside `start`.
+    `borrow_moves` (with `reuse_moves`): every attacker (outsider, known insiders) tries the
+    others' newest moves, under its own bounds, before an LP (lp/separation.py MoveBoard,
+    D-113).
     """
     call = dict(locals())  # for a new start with the rule-aware bridgeless cuts (D-75)
     watch = Stopwatch()
@@ -468,6 +473,8 @@ def solve_pattern(
     if combined is not None:
         recorder = RuleRecorder(combined, np.where(sep.free, cost, 0.0))
     hdlr = _CapacityHandler(sep, free, xvars, run, insiders, recorder or combined)
+    if borrow_moves and reuse_moves:
+        hdlr.board = sep.board = sep.certs.board = MoveBoard()
     store = None
     if recorder is not None:
         hdlr.store = store = RuleAwareStore(hdlr.store.n, recorder, sep.full_point)
@@ -627,6 +634,19 @@ def solve_pattern(
             f"{min(local.sizes, default=0)}–{max(local.sizes, default=0)} of {free.size})"
         )
     return out
+
+
+def _insider_tally(hdlr: _CapacityHandler) -> str:
+    """The known insiders' LPs, and those another attacker's move spared (D-113)."""
+    seps = [sep for sep, _ in hdlr.insider_pool.values()]
+    if not seps:
+        return ""
+    lps = sum(sep.n_lps for sep in seps)
+    borrowed = sum(sep.certs.borrowed for sep in seps)
+    return (
+        f"; known insiders {len(seps)}: {lps} LPs ({borrowed} spared by others' moves; "
+        f"the outsider {hdlr.sep.certs.borrowed})"
+    )
 
 
 def _m(cost: float | None) -> str:

@@ -26,7 +26,7 @@ from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopw
 from argusqt.protection.core.budget import Deadline
 from argusqt.protection.lp.covers import cover_cut, cover_cuts
 from argusqt.protection.lp.move_pool import MovePool
-from argusqt.protection.lp.separation import Certificates, Cut, Separator
+from argusqt.protection.lp.separation import Certificates, Cut, MoveBoard, Separator
 
 #: seconds between two progress events
 PROGRESS_EVERY = 0.25
@@ -155,6 +155,9 @@ class _CapacityHandler(Conshdlr):
         #: per respondent (its known cells): its attacker LPs and the primaries it recomputed
         self.insider_pool: dict[bytes, tuple[Separator, set[int]]] = {}
         self.pending: list[Cut] = []  # cuts found in conscheck, added at the next separation
+        #: every attacker's newest moves, each attacker trying the others' under its own
+        #: bounds before an LP (None: off; D-113)
+        self.board: MoveBoard | None = None
         #: 0/1 points the enforcement judged protected in full (see _key)
         self.proven: set[bytes] = set()
         self.bridgeless: _Bridgeless | None = None
@@ -234,8 +237,19 @@ class _CapacityHandler(Conshdlr):
 
     def attacker_lps(self) -> int:
         """Attacker LPs of the separation so far (outsider and insiders): the work count. The
-        checks a remembered move settled (Separator.certs) cost ~1/50 of an LP and are not
-        counted: the guided heuristic's share stays a share of the LP work (D-46)."""
+        checks an attacker's own remembered move settled (Separator.certs) cost ~1/50 of an
+        LP and are not counted: the guided heuristic's share stays a share of the LP work
+        (D-46); those another attacker's move settled are (D-113)."""
+        lps = self.solved_lps()
+        if self.board is not None:
+            # the LPs another attacker's move spared count as work: the guided heuristic's
+            # share and delay stay those of the search without the board (D-113)
+            lps += self.sep.certs.borrowed
+            lps += sum(sep.certs.borrowed for sep, _ in self.insider_pool.values())
+        return lps
+
+    def solved_lps(self) -> int:
+        """Attacker LPs solved so far (outsider and insiders), none spared counted."""
         return self.sep.n_lps + sum(sep.n_lps for sep, _ in self.insider_pool.values())
 
     def _insider_sep(
@@ -259,6 +273,8 @@ class _CapacityHandler(Conshdlr):
             sep.deadline = self.sep.deadline
             sep.sweep = self.sep.sweep
             sep.reuse = self.sep.reuse
+            if self.board is not None:  # its moves posted, the others' tried (D-113)
+                sep.board = sep.certs.board = self.board
             # the blocks of a point depend on the relations and the point alone: the
             # outsider's and every insider's separation of one point share them (D-95)
             sep._comp_cache = self.sep._comp_cache
