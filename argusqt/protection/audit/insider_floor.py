@@ -650,6 +650,8 @@ class _Attackers:
         self.size = size[order]
         self.ent_row = rank[ent_row]
         self.ent_col, self.ent_lo, self.ent_hi, self.ent_fixed = ent_col, ent_lo, ent_hi, ent_fixed
+        # each attacker's entries by its rank: a group's entries gathered, not masked (D-112)
+        self.ent_start, self.ent_size = indptr[:-1][order], size[order]
         self.cells = cells
         self.n = n
         self.m = m
@@ -668,16 +670,23 @@ class _Attackers:
 
     def together(self, group: np.ndarray, j: int, lo: np.ndarray, hi: np.ndarray):
         """The bounds of a group at once (each cell at its members' strongest), j's own off;
-        as (cells, lo, hi) over the table."""
-        e = self.entries(group) & (self.ent_col != j)
+        as (cells, lo, hi) over the table. The group's entries gathered by their attackers'
+        ranges and reduced per cell (the same maxima and minima as a mask over all entries)."""
+        size = self.ent_size[group]
+        total = int(size.sum())
+        first = np.repeat(self.ent_start[group] - (np.cumsum(size) - size), size)
+        e = first + np.arange(total)
+        e = e[self.ent_col[e] != j]
         col = self.ent_col[e]
-        local = sorted_distinct(col)
-        at = np.searchsorted(local, col)
-        gc = self.cells[local]
-        new_lo = lo[gc].copy()
-        new_hi = hi[gc].copy()
-        np.maximum.at(new_lo, at, self.ent_lo[e])
-        np.minimum.at(new_hi, at, self.ent_hi[e])
+        order = np.argsort(col, kind="stable")
+        col = col[order]
+        if not col.size:
+            gc = self.cells[col]
+            return gc, lo[gc].copy(), np.maximum(hi[gc], lo[gc])
+        start = np.flatnonzero(np.concatenate(([True], col[1:] != col[:-1])))
+        gc = self.cells[col[start]]
+        new_lo = np.maximum(lo[gc], np.maximum.reduceat(self.ent_lo[e[order]], start))
+        new_hi = np.minimum(hi[gc], np.minimum.reduceat(self.ent_hi[e[order]], start))
         return gc, new_lo, np.maximum(new_hi, new_lo)
 
     def disclosure(self, a: int, c: int, d: int, reach: float) -> FloorDisclosure:
