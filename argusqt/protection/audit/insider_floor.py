@@ -671,22 +671,23 @@ class _Attackers:
     def together(self, group: np.ndarray, j: int, lo: np.ndarray, hi: np.ndarray):
         """The bounds of a group at once (each cell at its members' strongest), j's own off;
         as (cells, lo, hi) over the table. The group's entries gathered by their attackers'
-        ranges and reduced per cell (the same maxima and minima as a mask over all entries)."""
+        ranges and reduced per cell over the block (the same maxima and minima as before)."""
         size = self.ent_size[group]
         total = int(size.sum())
         first = np.repeat(self.ent_start[group] - (np.cumsum(size) - size), size)
         e = first + np.arange(total)
         e = e[self.ent_col[e] != j]
         col = self.ent_col[e]
-        order = np.argsort(col, kind="stable")
-        col = col[order]
-        if not col.size:
-            gc = self.cells[col]
-            return gc, lo[gc].copy(), np.maximum(hi[gc], lo[gc])
-        start = np.flatnonzero(np.concatenate(([True], col[1:] != col[:-1])))
-        gc = self.cells[col[start]]
-        new_lo = np.maximum(lo[gc], np.maximum.reduceat(self.ent_lo[e[order]], start))
-        new_hi = np.minimum(hi[gc], np.minimum.reduceat(self.ent_hi[e[order]], start))
+        here = np.zeros(self.m, dtype=bool)
+        here[col] = True
+        local = np.flatnonzero(here)  # sorted_distinct(col), without a sort
+        best_lo = np.full(self.m, -np.inf)
+        best_hi = np.full(self.m, np.inf)
+        np.maximum.at(best_lo, col, self.ent_lo[e])
+        np.minimum.at(best_hi, col, self.ent_hi[e])
+        gc = self.cells[local]
+        new_lo = np.maximum(lo[gc], best_lo[local])
+        new_hi = np.minimum(hi[gc], best_hi[local])
         return gc, new_lo, np.maximum(new_hi, new_lo)
 
     def disclosure(self, a: int, c: int, d: int, reach: float) -> FloorDisclosure:
