@@ -247,6 +247,7 @@ def floor_audit(
         out.count("coalition", lp.n_lps)
         if coal_dec is not None:
             out.count("coalition decisions", coal_dec.n_lps)
+            out.count("local decisions", coal_dec.n_local)  # of those: neighbourhoods (D-112)
             out.n_lps += coal_dec.n_lps
         out.pairs_left += len(left)
         if left:
@@ -464,6 +465,7 @@ def _respondents(
             out.keep(key, cells, points.rows[: points.n])
     if decider is not None:
         out.n_lps += decider.n_lps
+        out.count("local decisions", decider.n_local)
     # in the order of the attackers' rows, as the repair takes them
     out.disclosures += [d for _, _, d in sorted(found, key=lambda f: (f[0], f[1]))]
 
