@@ -112,3 +112,17 @@ def test_neighbourhood_decisions_find_the_plain_disclosures(seed, depth, monkeyp
     assert fast.pairs_left >= plain.pairs_left
     if depth == 1:
         assert wrong  # the neighbourhood's "none" was wrong, and cost nothing but halving
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_decisions_without_anchors_find_the_plain_disclosures(seed, monkeypatch):
+    """Blocks decided but not anchored (DECIDE_MIN_CELLS below ANCHOR_MIN_CELLS, D-112): the
+    groups a decision leaves take the plain group LPs, and the disclosures, reaches and
+    pairs stay the plain path's."""
+    problem, sup, plain = _plain(seed)
+    monkeypatch.setattr(insider_floor, "ANCHOR_MIN_CELLS", 1 << 60)
+    monkeypatch.setattr(insider_floor, "DECIDE_MIN_CELLS", 1)
+    fast = floor_audit(problem, sup, problem.floors)
+    assert fast.lp_counts.get("decision", 0) > 0
+    assert _key(fast) == _key(plain)
+    assert fast.pairs_left == plain.pairs_left
