@@ -38,6 +38,9 @@ def main(argv: list[str] | None = None) -> int:
         "--no-anchor", action="store_true", help="group LPs not from the anchor (D-103)"
     )
     ap.add_argument("--local-depth", type=int, default=None, help="floor_local.LOCAL_DEPTH (D-106)")
+    ap.add_argument(
+        "--decide-depth", type=int, default=None, help="floor_decide.LOCAL_DEPTH (D-112; 0: off)"
+    )
     args = ap.parse_args(argv)
     folder, table = tabulated(args.instance, args.workdir)
 
@@ -72,6 +75,10 @@ def main(argv: list[str] | None = None) -> int:
         from argusqt.protection.audit import floor_local
 
         floor_local.LOCAL_DEPTH = args.local_depth
+    if args.decide_depth is not None:
+        from argusqt.protection.audit import floor_decide
+
+        floor_decide.LOCAL_DEPTH = args.decide_depth
 
     def anchor(*a, **k):
         state["group"], state["gc"] = -1, 0

@@ -80,3 +80,49 @@ def test_a_decision_point_that_breaks_a_relation_settles_nothing(monkeypatch):
     fast = floor_audit(problem, sup, problem.floors)
     assert faked
     assert _key(fast) == _key(plain)
+
+
+@pytest.mark.parametrize(("seed", "depth"), [(0, 1), (1, 1), (0, 2)])
+def test_neighbourhood_decisions_find_the_plain_disclosures(seed, depth, monkeypatch):
+    """Decisions on the primary's neighbourhood first (D-112), made small so that some
+    say "no point" where the block's model finds one: such a "none" only halves the group,
+    a local point is checked as any, so the disclosures and reaches stay the plain path's."""
+    problem, sup, plain = _plain(seed)
+    monkeypatch.setattr(insider_floor, "ANCHOR_MIN_CELLS", 1)
+    monkeypatch.setattr(floor_decide, "LOCAL_DEPTH", depth)
+    monkeypatch.setattr(floor_decide, "LOCAL_SHARE", 1.0)
+    real = floor_decide.Decider.point
+    wrong: list[int] = []
+    local: list[int] = []
+
+    def point(self, lo, hi, j, direction, level):
+        verdict, moves = real(self, lo, hi, j, direction, level)
+        near = self._neighbourhood(j)
+        if near is not None and near[0].size < self.n:
+            local.append(j)
+            block, _ = self.block.point(lo, hi, j, direction, level)
+            if verdict == "none" and block == "found":
+                wrong.append(j)
+        return verdict, moves
+
+    monkeypatch.setattr(floor_decide.Decider, "point", point)
+    fast = floor_audit(problem, sup, problem.floors)
+    assert local
+    assert _key(fast) == _key(plain)
+    assert fast.pairs_left >= plain.pairs_left
+    if depth == 1:
+        assert wrong  # the neighbourhood's "none" was wrong, and cost nothing but halving
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_decisions_without_anchors_find_the_plain_disclosures(seed, monkeypatch):
+    """Blocks decided but not anchored (DECIDE_MIN_CELLS below ANCHOR_MIN_CELLS, D-112): the
+    groups a decision leaves take the plain group LPs, and the disclosures, reaches and
+    pairs stay the plain path's."""
+    problem, sup, plain = _plain(seed)
+    monkeypatch.setattr(insider_floor, "ANCHOR_MIN_CELLS", 1 << 60)
+    monkeypatch.setattr(insider_floor, "DECIDE_MIN_CELLS", 1)
+    fast = floor_audit(problem, sup, problem.floors)
+    assert fast.lp_counts.get("decision", 0) > 0
+    assert _key(fast) == _key(plain)
+    assert fast.pairs_left == plain.pairs_left

@@ -184,7 +184,7 @@ def floor_audit(
         left: list[Key] = []
         given = _checked_seeds(seeds, targets, lp, need, tol)
         coal_dec = None  # the coalition's targets decided from the values (D-109)
-        if shortcuts and DECIDE and cells.size >= ANCHOR_MIN_CELLS and lp.additive:
+        if shortcuts and DECIDE and cells.size >= _decide_min() and lp.additive:
             coal_dec = Decider(lp.matrix(), lp.miss)
         run = None
         if shortcuts:
@@ -247,6 +247,7 @@ def floor_audit(
         out.count("coalition", lp.n_lps)
         if coal_dec is not None:
             out.count("coalition decisions", coal_dec.n_lps)
+            out.count("local decisions", coal_dec.n_local)  # of those: neighbourhoods (D-112)
             out.n_lps += coal_dec.n_lps
         out.pairs_left += len(left)
         if left:
@@ -356,7 +357,8 @@ def _respondents(
     found: list[tuple[int, int, FloorDisclosure]] = []
     pool = _Pool(cells.size) if shortcuts else None
     anchored = shortcuts and cells.size >= ANCHOR_MIN_CELLS
-    decider = Decider(lp.matrix(), lp.miss) if anchored and DECIDE and lp.additive else None
+    decided_block = shortcuts and DECIDE and cells.size >= _decide_min() and lp.additive
+    decider = Decider(lp.matrix(), lp.miss) if decided_block else None
     for k, key in enumerate(left):
         c, d = key
         j = int(lp.pos[c])
@@ -464,6 +466,7 @@ def _respondents(
             out.keep(key, cells, points.rows[: points.n])
     if decider is not None:
         out.n_lps += decider.n_lps
+        out.count("local decisions", decider.n_local)
     # in the order of the attackers' rows, as the repair takes them
     out.disclosures += [d for _, _, d in sorted(found, key=lambda f: (f[0], f[1]))]
 
@@ -473,9 +476,18 @@ ANCHOR_MIN_CELLS = 2000
 
 #: on those blocks (additive), each group first decided from the values (floor_decide, D-109)
 DECIDE = True
+#: blocks of at least this many cells are decided (D-109: the anchored ones; D-112: b97768
+#: spent 47 % of its samples in the plain group LPs of blocks under 2,000 cells)
+DECIDE_MIN_CELLS = 200
+
 #: a pair's disclosures after which its groups go the plain way: many members that narrow
 #: are settled cheaper by the failed group LPs' proofs (D-106) than halved by decisions
 DECIDE_DISCLOSURES = 8
+
+
+def _decide_min() -> int:
+    """The smallest block decided: anchored blocks always are (D-109)."""
+    return min(DECIDE_MIN_CELLS, ANCHOR_MIN_CELLS)
 
 
 def _coalition_decide(
@@ -650,6 +662,8 @@ class _Attackers:
         self.size = size[order]
         self.ent_row = rank[ent_row]
         self.ent_col, self.ent_lo, self.ent_hi, self.ent_fixed = ent_col, ent_lo, ent_hi, ent_fixed
+        # each attacker's entries by its rank: a group's entries gathered, not masked (D-112)
+        self.ent_start, self.ent_size = indptr[:-1][order], size[order]
         self.cells = cells
         self.n = n
         self.m = m
@@ -668,16 +682,24 @@ class _Attackers:
 
     def together(self, group: np.ndarray, j: int, lo: np.ndarray, hi: np.ndarray):
         """The bounds of a group at once (each cell at its members' strongest), j's own off;
-        as (cells, lo, hi) over the table."""
-        e = self.entries(group) & (self.ent_col != j)
+        as (cells, lo, hi) over the table. The group's entries gathered by their attackers'
+        ranges and reduced per cell over the block (the same maxima and minima as before)."""
+        size = self.ent_size[group]
+        total = int(size.sum())
+        first = np.repeat(self.ent_start[group] - (np.cumsum(size) - size), size)
+        e = first + np.arange(total)
+        e = e[self.ent_col[e] != j]
         col = self.ent_col[e]
-        local = sorted_distinct(col)
-        at = np.searchsorted(local, col)
+        here = np.zeros(self.m, dtype=bool)
+        here[col] = True
+        local = np.flatnonzero(here)  # sorted_distinct(col), without a sort
+        best_lo = np.full(self.m, -np.inf)
+        best_hi = np.full(self.m, np.inf)
+        np.maximum.at(best_lo, col, self.ent_lo[e])
+        np.minimum.at(best_hi, col, self.ent_hi[e])
         gc = self.cells[local]
-        new_lo = lo[gc].copy()
-        new_hi = hi[gc].copy()
-        np.maximum.at(new_lo, at, self.ent_lo[e])
-        np.minimum.at(new_hi, at, self.ent_hi[e])
+        new_lo = np.maximum(lo[gc], best_lo[local])
+        new_hi = np.minimum(hi[gc], best_hi[local])
         return gc, new_lo, np.maximum(new_hi, new_lo)
 
     def disclosure(self, a: int, c: int, d: int, reach: float) -> FloorDisclosure:
