@@ -54,7 +54,9 @@ def test_collections_during_a_job_run_on_the_gui_thread(qtbot):
     assert set(seen) == {gui_thread}
 
 
-def test_collector_counts_holds_and_keeps_a_disabled_gc_disabled():
+def test_collector_counts_holds_and_keeps_a_disabled_gc_disabled(qapp):
+    """A QTimer starts only on a thread with an event dispatcher: the application's (qapp),
+    so this test passes alone as well as after a test that made one."""
     c = GuiThreadCollector()
     gc.disable()
     try:
