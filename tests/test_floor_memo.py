@@ -19,14 +19,14 @@ def _found(outcome) -> list:
     ]
 
 
-def _around(problem, patterns, seed):
-    """The patterns and others one or two cells away (a search's neighbours)."""
+def _around(problem, patterns, seed, most=2):
+    """The patterns and others one to `most` cells away (a search's neighbours)."""
     rng = np.random.default_rng(seed)
     out = list(patterns)
     for sup in patterns:
         for _ in range(3):
             other = sup.copy()
-            flip = rng.integers(0, problem.n_cells, int(rng.integers(1, 3)))
+            flip = rng.integers(0, problem.n_cells, int(rng.integers(1, most + 1)))
             other[flip] = ~other[flip]
             out.append(other | problem.primary)
     return out + list(patterns)  # the same patterns again at the end

@@ -184,6 +184,18 @@ def opt_on_survey(seed: int, monkeypatch=None, **options):  # type: ignore[no-un
     return p, cost, float(cost[is_secondary(np.asarray(p.table.status))].sum())
 
 
+def assert_enumerated_optimum(p, cost, got) -> float:  # type: ignore[no-untyped-def]
+    """OPT's run proved the optimum the enumeration finds, its bound not above it, and the
+    independent attacker finds nothing in the published table; the optimum."""
+    best = _cheapest_by_enumeration(p.table, cost)
+    assert p.result.optimal
+    assert got == pytest.approx(best, abs=1e-6)
+    if p.result.lower_bound is not None:
+        assert p.result.lower_bound <= best + 1e-6
+    assert attack(p.table) == []
+    return best
+
+
 @pytest.mark.parametrize(
     ("seed", "optimum", "before"),
     # before: lb18's OPT (the old model's optimum repaired greedily, "not proven optimal")

@@ -7,9 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from lower_bound_attacker import attack
 from scipy.optimize import linprog
-from test_insider_floors import _cheapest_by_enumeration, opt_on_survey
+from test_insider_floors import assert_enumerated_optimum, opt_on_survey
 
 from argusqt.protection.lp import separation
 from argusqt.protection.lp.separation import MoveBoard
@@ -46,12 +45,7 @@ def test_opt_proves_the_enumerated_optimum_with_borrowed_moves(monkeypatch, seed
     assert spared  # the board spared some LP on every survey
     for need, moved, own in spared:
         assert need <= moved <= own + 1e-6 * max(1.0, abs(moved))
-    best = _cheapest_by_enumeration(p.table, cost)
-    assert p.result.optimal
-    assert got == pytest.approx(best, abs=1e-6)
-    if p.result.lower_bound is not None:
-        assert p.result.lower_bound <= best + 1e-6
-    assert attack(p.table) == []
+    assert_enumerated_optimum(p, cost, got)
 
 
 def test_the_board_scales_a_move_to_the_borrower_s_bounds():

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from lower_bound_attacker import attack
-from test_insider_floors import _cheapest_by_enumeration, opt_on_survey
+from test_insider_floors import assert_enumerated_optimum, opt_on_survey
 
 from argusqt.protection.suppress import scip_plugins
 
@@ -33,12 +32,7 @@ def test_opt_proves_the_enumerated_optimum_with_probes(monkeypatch, seed, probes
     p, cost, got = opt_on_survey(
         seed, monkeypatch, insider_probes=probes, probe_level=level, **extra
     )
-    best = _cheapest_by_enumeration(p.table, cost)
-    assert p.result.optimal
-    assert got == pytest.approx(best, abs=1e-6)
-    if p.result.lower_bound is not None:
-        assert p.result.lower_bound <= best + 1e-6
-    assert attack(p.table) == []
+    assert_enumerated_optimum(p, cost, got)
     assert len(made) <= probes
 
 
@@ -198,13 +192,8 @@ def test_mod_s_pattern_as_the_restart_s_start_keeps_the_proof(monkeypatch, seed)
 
     monkeypatch.setattr(optimal, "MOD_RESTART_MIN_CELLS", 0)  # the surveys are small
     restarts, mods, (p, cost, got) = _forced_restart(monkeypatch, seed)
-    best = _cheapest_by_enumeration(p.table, cost)
     assert restarts and mods and mods[0] > 0  # the restart happened, with MOD's pattern
-    assert p.result.optimal
-    assert got == pytest.approx(best, abs=1e-6)
-    if p.result.lower_bound is not None:
-        assert p.result.lower_bound <= best + 1e-6
-    assert attack(p.table) == []
+    assert_enumerated_optimum(p, cost, got)
 
 
 def test_a_small_table_s_restart_runs_no_mod(monkeypatch):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from test_floor_gather import _patterns
+from test_floor_memo import _around
 
 from argusqt.protection.audit import outsider_memo
 from argusqt.protection.audit.outsider import audit, variable_components
@@ -23,15 +24,7 @@ def _same(a, b) -> None:
 def _neighbours(problem, patterns, seed):
     """The patterns, others a few cells away (secondaries published: some fail), and the
     same patterns again."""
-    rng = np.random.default_rng(seed)
-    out = list(patterns)
-    for sup in patterns:
-        for _ in range(3):
-            other = sup.copy()
-            flip = rng.integers(0, problem.n_cells, int(rng.integers(1, 4)))
-            other[flip] = ~other[flip]
-            out.append(other | problem.primary)
-    return out + list(patterns)
+    return _around(problem, patterns, seed, most=3)
 
 
 def _hints(problem, sup, rng):
