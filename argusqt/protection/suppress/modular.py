@@ -142,6 +142,13 @@ SUBTABLE_FLOORS = True
 #: pattern is the floors' optimum too, and the second search (started from it, accepting
 #: only cheaper patterns) returned it (p78: 3 of 5 subtables; docs/design.md, D-104)
 SKIP_PROVEN_FLOORS = True
+#: a subtable's floor check of a pattern that grows an earlier checked one attacks only the
+#: pairs every such earlier pattern failed: more suppression only frees attacker variables,
+#: so a pair that passed still passes (recheck_after_growth's argument); the same finds, and
+#: SCIP's all-suppressed candidate (b520: 296 cells) checked on 16 pairs (docs/design.md, D-117)
+GROWN_FLOORS = True
+#: checked patterns a floor check remembers for that (a count: the oldest goes first)
+GROWN_KEPT = 64
 #: default relative gap at which a subtable's branch-and-cut stops (params["gap"] overrides):
 #: the modular method is a heuristic over near-optimal subtables anyway (τ-Argus's HiTaS
 #: also accepts them); proving the last 1 % took most of the time on 3-D tables
@@ -404,17 +411,19 @@ def _floor_check(work: CSPProblem, floors: Floors, ltrue: np.ndarray) -> Any:
     seen: dict[bytes, list[InsiderFind]] = {}
     # the search's patterns share most components: each attacked once (D-101)
     memo = FloorMemo(work, floors)
+    grown = _Grown()
 
     def check(mask: np.ndarray, stop: Any) -> list[InsiderFind] | None:
         key = np.packbits(mask[:n]).tobytes()
         if key in seen:
             return list(seen[key])
+        sup = np.asarray(mask[:n], dtype=bool)
+        only = grown.pairs(sup) if GROWN_FLOORS else None
         try:
-            out = floor_audit(
-                work, np.asarray(mask[:n], dtype=bool), floors, cancel=stop, memo=memo
-            )
+            out = floor_audit(work, sup, floors, cancel=stop, memo=memo, only=only)
         except Cancelled:
             return None
+        grown.add(sup, out.failed)
         found = [
             (
                 d.cell,
@@ -433,6 +442,33 @@ def _floor_check(work: CSPProblem, floors: Floors, ltrue: np.ndarray) -> Any:
         return list(found)
 
     return check
+
+
+class _Grown:
+    """The floor checks' patterns and the pairs each failed: a pattern that grows some of
+    them is attacked on the pairs all of those failed only (every other pair passed on a
+    subset of its cells, so it passes: each attacker's feasible set contains its old one)."""
+
+    def __init__(self) -> None:
+        self.masks: list[np.ndarray] = []
+        self.failed: list[set[tuple[int, int]]] = []
+
+    def pairs(self, sup: np.ndarray) -> list[tuple[int, int]] | None:
+        """The pairs to attack on `sup` (sorted), None: every pair (it grows no checked one)."""
+        if not self.masks:
+            return None
+        inside = ~np.any(np.vstack(self.masks) & ~sup, axis=1)  # checked patterns ⊆ sup
+        if not inside.any():
+            return None
+        left = set.intersection(*(self.failed[k] for k in np.flatnonzero(inside).tolist()))
+        return sorted(left)
+
+    def add(self, sup: np.ndarray, failed: list[tuple[int, int]]) -> None:
+        if len(self.masks) >= GROWN_KEPT:
+            self.masks.pop(0)
+            self.failed.pop(0)
+        self.masks.append(sup.copy())
+        self.failed.append(set(failed))
 
 
 def _with_singletons(
