@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from test_floor_gather import _patterns
 
+from argusqt.protection.lp.components import variable_components
 from argusqt.protection.suppress import modular
 
 
@@ -72,14 +73,32 @@ def test_off_every_check_attacks_every_pair(monkeypatch):
 
 
 def test_the_kept_patterns_are_bounded(monkeypatch):
+    problem, patterns = _patterns(monkeypatch, 5, "MOD")
     monkeypatch.setattr(modular, "GROWN_KEPT", 3)
-    grown = modular._Grown()
-    for k in range(5):
-        sup = np.zeros(6, dtype=bool)
-        sup[k] = True
-        grown.add(sup, [(k, 1)])
-    assert len(grown.masks) == 3
-    everything = np.ones(6, dtype=bool)
-    assert grown.pairs(everything) == []  # the pairs all three grown-from patterns failed
-    assert grown.pairs(np.eye(6, dtype=bool)[4]) == [(4, 1)]
-    assert grown.pairs(np.zeros(6, dtype=bool)) is None
+    grown = modular._Grown(problem)
+    for sup in _sequence(problem, patterns, 5):
+        grown.add(sup, [])
+    assert len(grown.kept) == 3
+
+
+def test_a_pair_is_spared_only_where_its_component_stays_suppressed(monkeypatch):
+    spared = 0
+    for seed in (2, 5, 6, 9):
+        problem, patterns = _patterns(monkeypatch, seed, "MOD")
+        for sup in patterns:
+            grown = modular._Grown(problem)
+            grown.add(sup, [])  # every pair passed
+            assert grown.pairs(sup) == []
+            assert grown.pairs(np.ones(problem.n_cells, dtype=bool)) == []
+            comps = variable_components(problem.relations, sup)
+            for cell in np.flatnonzero(sup & ~problem.primary).tolist():
+                smaller = sup.copy()
+                smaller[cell] = False  # a secondary published
+                wanted = grown.targets(smaller)
+                again = grown.pairs(smaller)
+                again = wanted if again is None else again
+                broken = next(comp.cells for comp in comps if cell in comp.cells)
+                # every pair of the component that lost a cell is attacked again, only those
+                assert again == [(c, d) for c, d in wanted if c in broken]
+                spared += len(wanted) - len(again)
+    assert spared > 0

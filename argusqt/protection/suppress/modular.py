@@ -40,7 +40,7 @@ from argusqt.protection.core.respondents import Floors, beside
 from argusqt.protection.core.result import AuditResult, ProtectionResult, grouped
 from argusqt.protection.lp.block_memo import BlockMemo
 from argusqt.protection.lp.cleanup import Witnesses, cleanup, find_witness
-from argusqt.protection.lp.components import DOWN, UP, MoveContext
+from argusqt.protection.lp.components import DOWN, UP, MoveContext, variable_components
 from argusqt.protection.lp.protector import Protector, primary_order, protect_all
 from argusqt.protection.lp.separation import Separator, default_fixed, require_additive
 from argusqt.protection.suppress.branch_and_cut import PatternOutcome, solve_pattern
@@ -142,10 +142,10 @@ SUBTABLE_FLOORS = True
 #: pattern is the floors' optimum too, and the second search (started from it, accepting
 #: only cheaper patterns) returned it (p78: 3 of 5 subtables; docs/design.md, D-104)
 SKIP_PROVEN_FLOORS = True
-#: a subtable's floor check of a pattern that grows an earlier checked one attacks only the
-#: pairs every such earlier pattern failed: more suppression only frees attacker variables,
-#: so a pair that passed still passes (recheck_after_growth's argument); the same finds, and
-#: SCIP's all-suppressed candidate (b520: 296 cells) checked on 16 pairs (docs/design.md, D-117)
+#: a subtable's floor check attacks no pair that passed in an earlier checked pattern whose
+#: component around it is suppressed in this one: more suppression only frees attacker
+#: variables, so it passes (recheck_after_growth's argument, per component); the same
+#: finds, b520's floor checks 394 → 234 LPs (docs/design.md, D-117)
 GROWN_FLOORS = True
 #: checked patterns a floor check remembers for that (a count: the oldest goes first)
 GROWN_KEPT = 64
@@ -411,7 +411,7 @@ def _floor_check(work: CSPProblem, floors: Floors, ltrue: np.ndarray) -> Any:
     seen: dict[bytes, list[InsiderFind]] = {}
     # the search's patterns share most components: each attacked once (D-101)
     memo = FloorMemo(work, floors)
-    grown = _Grown()
+    grown = _Grown(work)
 
     def check(mask: np.ndarray, stop: Any) -> list[InsiderFind] | None:
         key = np.packbits(mask[:n]).tobytes()
@@ -445,30 +445,53 @@ def _floor_check(work: CSPProblem, floors: Floors, ltrue: np.ndarray) -> Any:
 
 
 class _Grown:
-    """The floor checks' patterns and the pairs each failed: a pattern that grows some of
-    them is attacked on the pairs all of those failed only (every other pair passed on a
-    subset of its cells, so it passes: each attacker's feasible set contains its old one)."""
+    """The floor checks' passing pairs and the cells of their components: a pair whose
+    component in some checked pattern is suppressed in a new one passes there too (its
+    attackers' LPs there contain those of the checked pattern: every cell they add was fixed
+    at its value, which stays within its bounds and floors), so it is not attacked again."""
 
-    def __init__(self) -> None:
-        self.masks: list[np.ndarray] = []
-        self.failed: list[set[tuple[int, int]]] = []
+    def __init__(self, work: CSPProblem) -> None:
+        self.rel = work.relations.tocsr()
+        self.primary = np.asarray(work.primary, dtype=bool)
+        self.up = np.asarray(work.upl, dtype=float) > 0
+        self.down = np.asarray(work.lpl, dtype=float) > 0
+        #: per checked pattern: its cells' component labels (-1: published), then the cells
+        #: and sides of the pairs that passed there
+        self.kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def targets(self, sup: np.ndarray) -> list[tuple[int, int]]:
+        """The floor audit's pairs on `sup`: (primary, side) with a level on that side."""
+        cells = np.flatnonzero(self.primary & sup).tolist()
+        return [(c, d) for c in cells for d in (UP, DOWN) if (self.up if d == UP else self.down)[c]]
 
     def pairs(self, sup: np.ndarray) -> list[tuple[int, int]] | None:
-        """The pairs to attack on `sup` (sorted), None: every pair (it grows no checked one)."""
-        if not self.masks:
+        """The pairs to attack on `sup` (sorted), None: every pair (none known to pass)."""
+        known: set[tuple[int, int]] = set()
+        for labels, cells, sides in self.kept:
+            broken = np.zeros(int(labels.max()) + 2, dtype=bool)
+            broken[labels[(labels >= 0) & ~sup]] = True  # a component cell published now
+            ok = ~broken[labels[cells]]
+            known.update(zip(cells[ok].tolist(), sides[ok].tolist(), strict=True))
+        if not known:
             return None
-        inside = ~np.any(np.vstack(self.masks) & ~sup, axis=1)  # checked patterns ⊆ sup
-        if not inside.any():
+        wanted = self.targets(sup)
+        if known.isdisjoint(wanted):
             return None
-        left = set.intersection(*(self.failed[k] for k in np.flatnonzero(inside).tolist()))
-        return sorted(left)
+        return sorted(set(wanted) - known)
 
     def add(self, sup: np.ndarray, failed: list[tuple[int, int]]) -> None:
-        if len(self.masks) >= GROWN_KEPT:
-            self.masks.pop(0)
-            self.failed.pop(0)
-        self.masks.append(sup.copy())
-        self.failed.append(set(failed))
+        """A checked pattern and the pairs it failed (every other pair of it passed)."""
+        passed = sorted(set(self.targets(sup)) - set(failed))
+        if not passed:
+            return
+        labels = np.full(sup.size, -1, dtype=np.int64)
+        for k, comp in enumerate(variable_components(self.rel, sup)):
+            labels[comp.cells] = k
+        if len(self.kept) >= GROWN_KEPT:
+            self.kept.pop(0)
+        cells = np.array([c for c, _ in passed], dtype=np.int64)
+        sides = np.array([d for _, d in passed], dtype=np.int64)
+        self.kept.append((labels, cells, sides))
 
 
 def _with_singletons(
