@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from test_floor_gather import _patterns
 
+from argusqt.protection.audit import floor_passed
 from argusqt.protection.lp.components import variable_components
 from argusqt.protection.suppress import modular
 
@@ -74,8 +75,8 @@ def test_off_every_check_attacks_every_pair(monkeypatch):
 
 def test_the_kept_patterns_are_bounded(monkeypatch):
     problem, patterns = _patterns(monkeypatch, 5, "MOD")
-    monkeypatch.setattr(modular, "GROWN_KEPT", 3)
-    grown = modular._Grown(problem)
+    monkeypatch.setattr(floor_passed, "KEPT", 3)
+    grown = floor_passed.PassedPairs(problem)
     for sup in _sequence(problem, patterns, 5):
         grown.add(sup, [])
     assert len(grown.kept) == 3
@@ -86,7 +87,7 @@ def test_a_pair_is_spared_only_where_its_component_stays_suppressed(monkeypatch)
     for seed in (2, 5, 6, 9):
         problem, patterns = _patterns(monkeypatch, seed, "MOD")
         for sup in patterns:
-            grown = modular._Grown(problem)
+            grown = floor_passed.PassedPairs(problem)
             grown.add(sup, [])  # every pair passed
             assert grown.pairs(sup) == []
             assert grown.pairs(np.ones(problem.n_cells, dtype=bool)) == []

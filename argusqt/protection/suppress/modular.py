@@ -19,6 +19,7 @@ from argusqt.errors import AuditError, Cancelled, MethodError, TimeLimitError
 from argusqt.model.status import is_suppressed
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.audit.floor_memo import FloorMemo
+from argusqt.protection.audit.floor_passed import PassedPairs
 from argusqt.protection.audit.insider_floor import floor_audit
 from argusqt.protection.audit.outsider import audit
 from argusqt.protection.audit.publication import (
@@ -40,7 +41,7 @@ from argusqt.protection.core.respondents import Floors, beside
 from argusqt.protection.core.result import AuditResult, ProtectionResult, grouped
 from argusqt.protection.lp.block_memo import BlockMemo
 from argusqt.protection.lp.cleanup import Witnesses, cleanup, find_witness
-from argusqt.protection.lp.components import DOWN, UP, MoveContext, variable_components
+from argusqt.protection.lp.components import DOWN, UP, MoveContext
 from argusqt.protection.lp.protector import Protector, primary_order, protect_all
 from argusqt.protection.lp.separation import Separator, default_fixed, require_additive
 from argusqt.protection.suppress.branch_and_cut import PatternOutcome, solve_pattern
@@ -147,8 +148,6 @@ SKIP_PROVEN_FLOORS = True
 #: variables, so it passes (recheck_after_growth's argument, per component); the same
 #: finds, b520's floor checks 394 → 234 LPs (docs/design.md, D-117)
 GROWN_FLOORS = True
-#: checked patterns a floor check remembers for that (a count: the oldest goes first)
-GROWN_KEPT = 64
 #: default relative gap at which a subtable's branch-and-cut stops (params["gap"] overrides):
 #: the modular method is a heuristic over near-optimal subtables anyway (τ-Argus's HiTaS
 #: also accepts them); proving the last 1 % took most of the time on 3-D tables
@@ -411,7 +410,7 @@ def _floor_check(work: CSPProblem, floors: Floors, ltrue: np.ndarray) -> Any:
     seen: dict[bytes, list[InsiderFind]] = {}
     # the search's patterns share most components: each attacked once (D-101)
     memo = FloorMemo(work, floors)
-    grown = _Grown(work)
+    grown = PassedPairs(work)
 
     def check(mask: np.ndarray, stop: Any) -> list[InsiderFind] | None:
         key = np.packbits(mask[:n]).tobytes()
@@ -442,56 +441,6 @@ def _floor_check(work: CSPProblem, floors: Floors, ltrue: np.ndarray) -> Any:
         return list(found)
 
     return check
-
-
-class _Grown:
-    """The floor checks' passing pairs and the cells of their components: a pair whose
-    component in some checked pattern is suppressed in a new one passes there too (its
-    attackers' LPs there contain those of the checked pattern: every cell they add was fixed
-    at its value, which stays within its bounds and floors), so it is not attacked again."""
-
-    def __init__(self, work: CSPProblem) -> None:
-        self.rel = work.relations.tocsr()
-        self.primary = np.asarray(work.primary, dtype=bool)
-        self.up = np.asarray(work.upl, dtype=float) > 0
-        self.down = np.asarray(work.lpl, dtype=float) > 0
-        #: per checked pattern: its cells' component labels (-1: published), then the cells
-        #: and sides of the pairs that passed there
-        self.kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-
-    def targets(self, sup: np.ndarray) -> list[tuple[int, int]]:
-        """The floor audit's pairs on `sup`: (primary, side) with a level on that side."""
-        cells = np.flatnonzero(self.primary & sup).tolist()
-        return [(c, d) for c in cells for d in (UP, DOWN) if (self.up if d == UP else self.down)[c]]
-
-    def pairs(self, sup: np.ndarray) -> list[tuple[int, int]] | None:
-        """The pairs to attack on `sup` (sorted), None: every pair (none known to pass)."""
-        known: set[tuple[int, int]] = set()
-        for labels, cells, sides in self.kept:
-            broken = np.zeros(int(labels.max()) + 2, dtype=bool)
-            broken[labels[(labels >= 0) & ~sup]] = True  # a component cell published now
-            ok = ~broken[labels[cells]]
-            known.update(zip(cells[ok].tolist(), sides[ok].tolist(), strict=True))
-        if not known:
-            return None
-        wanted = self.targets(sup)
-        if known.isdisjoint(wanted):
-            return None
-        return sorted(set(wanted) - known)
-
-    def add(self, sup: np.ndarray, failed: list[tuple[int, int]]) -> None:
-        """A checked pattern and the pairs it failed (every other pair of it passed)."""
-        passed = sorted(set(self.targets(sup)) - set(failed))
-        if not passed:
-            return
-        labels = np.full(sup.size, -1, dtype=np.int64)
-        for k, comp in enumerate(variable_components(self.rel, sup)):
-            labels[comp.cells] = k
-        if len(self.kept) >= GROWN_KEPT:
-            self.kept.pop(0)
-        cells = np.array([c for c, _ in passed], dtype=np.int64)
-        sides = np.array([d for _, d in passed], dtype=np.int64)
-        self.kept.append((labels, cells, sides))
 
 
 def _with_singletons(
