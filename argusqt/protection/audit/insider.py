@@ -30,7 +30,12 @@ from argusqt.model.distinct import sorted_difference, sorted_distinct
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.audit.insider_bounds import LocalBounds
 from argusqt.protection.audit.insider_cover import Cover, Hops
-from argusqt.protection.audit.insider_memo import audit_key, moves_in_key, remembered
+from argusqt.protection.audit.insider_memo import (
+    audit_key,
+    moves_in_key,
+    passed_pairs,
+    remembered,
+)
 from argusqt.protection.audit.outsider import LOCAL_MIN_CELLS, audit
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.core.respondents import Respondents, diagonal, from_frequencies
@@ -121,6 +126,9 @@ def insider_audit(
     )
     if recheck is not None or resp is None:  # a partial audit, or nothing to audit
         return run_audit()
+    if lower is None and upper is None and _passed_before(problem, suppressed):
+        # every pair passed on an earlier pattern around it: no respondent attacks (D-117)
+        run_audit = partial(run_audit, settled=True)
     key = audit_key(
         problem, suppressed, resp, lower, upper, moves, pattern_only=not moves_in_key(problem)
     )
@@ -138,6 +146,7 @@ def _insider_audit(
     upper: np.ndarray | None = None,
     recheck: Mapping[int, Iterable[int]] | None = None,
     moves: list[tuple[np.ndarray, np.ndarray]] | None = None,
+    settled: bool = False,
 ) -> InsiderOutcome:
     """Every respondent alone in a suppressed cell against every primary not exempt for it.
 
@@ -147,7 +156,8 @@ def _insider_audit(
     every cell; a cell is then "suppressed" where they differ. `recheck`: respondent row →
     primaries; only those are attacked (see `recheck_after_growth`). `moves`: attacker
     moves a method found through this pattern (Cover.seed checks each; ignored with
-    published intervals). Raises Cancelled when cancelled.
+    published intervals). `settled`: every pair is known to pass (`_passed_before`): the
+    respondents are counted, none attacked. Raises Cancelled when cancelled.
     """
     watch = Stopwatch()
     values = np.asarray(problem.values, dtype=float)
@@ -167,7 +177,7 @@ def _insider_audit(
     ksup.eliminate_zeros()
     attackers = np.flatnonzero(np.diff(ksup.indptr) > 0)
     out.attackers = int(attackers.size)
-    if attackers.size == 0:
+    if attackers.size == 0 or settled:
         out.elapsed = watch.elapsed
         return out
 
@@ -242,6 +252,32 @@ def _insider_audit(
     attack.run(out, todo, progress, watch)
     out.elapsed = watch.elapsed
     return out
+
+
+def _passed_before(problem: CSPProblem, suppressed: np.ndarray) -> bool:
+    """Whether every (primary, side) pair of `suppressed` passed a publication audit (outsider
+    and respondents) of an earlier pattern that suppresses its component there, within
+    by_pattern (D-117): each respondent's LP of the pair on this pattern contains its LP
+    there — or the outsider's, for a respondent whose cells were all published there — so it
+    passes. Not with sliding levels (judged on the whole interval) nor on tables whose
+    components the audit may decide locally (BIG_COMPONENT)."""
+    passed = passed_pairs(problem)
+    if passed is None or problem.n_cells >= BIG_COMPONENT:
+        return False
+    sup = np.asarray(suppressed, dtype=bool)
+    if problem.spl is not None and np.any(np.asarray(problem.spl)[problem.primary & sup] > 0):
+        return False
+    return passed.pairs(sup) == []
+
+
+def record_passes(problem: CSPProblem, suppressed: np.ndarray, outcome: InsiderOutcome) -> None:
+    """Within by_pattern: the pairs of a pattern the outsider passed and no respondent alone in
+    a cell narrowed (both sides of a disclosed cell count as failed)."""
+    passed = passed_pairs(problem)
+    if passed is None:
+        return
+    failed = sorted({(int(d.cell), side) for d in outcome.disclosures for side in (UP, DOWN)})
+    passed.add(np.asarray(suppressed, dtype=bool), failed)
 
 
 def _by_respondent(left: Mapping[Key, set[int]]) -> dict[int, set[Key]]:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
+    from argusqt.protection.audit.floor_passed import PassedPairs
     from argusqt.protection.audit.insider import InsiderOutcome
     from argusqt.protection.core.problem import CSPProblem
     from argusqt.protection.core.respondents import Respondents
@@ -41,6 +42,8 @@ _lock = threading.Lock()
 #: the problem whose audits are remembered by pattern alone, the caller's moves left out of
 #: the key (by_pattern); None elsewhere
 _BY_PATTERN: ContextVar[CSPProblem | None] = ContextVar("argusqt_insider_by_pattern", default=None)
+#: within by_pattern: the pairs found passing (passed_pairs)
+_PASSED: ContextVar[PassedPairs | None] = ContextVar("argusqt_insider_passed", default=None)
 
 
 @contextmanager
@@ -49,12 +52,25 @@ def by_pattern(problem: CSPProblem) -> Iterator[None]:
     attacker moves gets that outcome (D-107): the moves a caller hands in are checked, never
     trusted, and only spare LPs (D-49, D-58), so the disclosures are the pattern's own — the
     argument D-101's verdict memo rests on; the outcome's moves and LP count are the first
-    audit's."""
+    audit's. The pairs its publication audits found passing are kept too (`passed_pairs`)."""
+    # lazy: only MOD's polish enters the block (D-16)
+    from argusqt.protection.audit.floor_passed import PassedPairs
+
     token = _BY_PATTERN.set(problem)
+    kept = _PASSED.set(PassedPairs(problem))
     try:
         yield
     finally:
+        _PASSED.reset(kept)
         _BY_PATTERN.reset(token)
+
+
+def passed_pairs(problem: CSPProblem) -> PassedPairs | None:
+    """Within by_pattern(problem): the (primary, side) pairs its publication audits found no
+    respondent alone in a cell to narrow, on patterns the outsider passed (D-117); else None."""
+    if _BY_PATTERN.get() is not problem:
+        return None
+    return _PASSED.get()
 
 
 def moves_in_key(problem: CSPProblem) -> bool:

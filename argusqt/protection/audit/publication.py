@@ -19,7 +19,7 @@ import numpy as np
 
 from argusqt.errors import Cancelled, TimeLimitError
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
-from argusqt.protection.audit.insider import InsiderOutcome, insider_audit
+from argusqt.protection.audit.insider import InsiderOutcome, insider_audit, record_passes
 from argusqt.protection.audit.insider_memo import by_pattern
 from argusqt.protection.audit.outsider import audit
 from argusqt.protection.core.budget import Deadline, DeadlineToken, out_of_time, stop_after
@@ -301,6 +301,8 @@ def _publication_audit(
     inside = insider_audit(
         problem, sup, progress=progress, cancel=cancel, lower=lower, upper=upper, moves=moves
     )
+    if out.ok and lower is None and upper is None:
+        record_passes(problem, sup, inside)  # within MOD's polish: its later audits (D-117)
     disclosures += [
         Disclosure(d.cell, "insider", d.lower, d.upper, d.known) for d in inside.disclosures
     ]
