@@ -1,10 +1,11 @@
-"""The floor audits' passing pairs, so a later pattern's audit skips those still passing (D-117).
+"""The pairs an audit found passing, so a later pattern's audit skips those still passing (D-117).
 
-A (primary, side) pair the floor attack found no respondent to narrow on one pattern passes
-on every pattern that suppresses the cells of its component there: each attacker's LP of
-the pair is over that component, every other cell at its value, and a pattern suppressing
-more cells only frees some of those, each with bounds and floors around its value, so every
-feasible set contains the old one (recheck_after_growth's argument, per component).
+A (primary, side) pair that no attacker narrowed on one pattern passes on every pattern that
+suppresses the cells of its component there: each attacker's LP of the pair is over that
+component, every other cell at its value, and a pattern suppressing more cells only frees
+some of those, each with bounds (and a respondent's floors) around its value, so every
+feasible set contains the old one (recheck_after_growth's argument, per component). MOD's
+subtable floor checks use it, and the insider audits within its polish (insider_memo).
 """
 
 from __future__ import annotations
@@ -14,14 +15,14 @@ import numpy as np
 from argusqt.protection.core.problem import CSPProblem
 from argusqt.protection.lp.components import DOWN, UP, variable_components
 
-#: checked patterns remembered (a count: the oldest goes first)
+#: audited patterns remembered (a count: the oldest goes first)
 KEPT = 64
 
 
 class PassedPairs:
-    """The floor checks' passing pairs and the cells of their components: a pair whose
-    component in some checked pattern is suppressed in a new one passes there too (its
-    attackers' LPs there contain those of the checked pattern: every cell they add was fixed
+    """Audited patterns' passing pairs and the cells of their components: a pair whose
+    component in some audited pattern is suppressed in a new one passes there too (its
+    attackers' LPs there contain those of the audited pattern: every cell they add was fixed
     at its value, which stays within its bounds and floors), so it is not attacked again."""
 
     def __init__(self, work: CSPProblem) -> None:
@@ -34,7 +35,7 @@ class PassedPairs:
         self.kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
     def targets(self, sup: np.ndarray) -> list[tuple[int, int]]:
-        """The floor audit's pairs on `sup`: (primary, side) with a level on that side."""
+        """The audits' pairs on `sup`: (primary, side) with a level on that side."""
         cells = np.flatnonzero(self.primary & sup).tolist()
         return [(c, d) for c in cells for d in (UP, DOWN) if (self.up if d == UP else self.down)[c]]
 
@@ -54,7 +55,7 @@ class PassedPairs:
         return sorted(set(wanted) - known)
 
     def add(self, sup: np.ndarray, failed: list[tuple[int, int]]) -> None:
-        """A checked pattern and the pairs it failed (every other pair of it passed)."""
+        """An audited pattern and the pairs it failed (every other pair of it passed)."""
         passed = sorted(set(self.targets(sup)) - set(failed))
         if not passed:
             return
