@@ -156,7 +156,7 @@ def test_proof_splits_find_the_plain_disclosures(seed, monkeypatch):
 
 
 def test_the_bounds_a_proof_uses_prove_it_alone():
-    """The ceilings `_proof_bounds` names are enough: every other part's ceiling lifted far,
+    """The ceilings `proof_bounds` names are enough: every other part's ceiling lifted far,
     the bounds stay infeasible (the same dual ray proves it), and lifting the named ones
     too makes them feasible."""
     import scipy.sparse as sp
@@ -169,8 +169,10 @@ def test_the_bounds_a_proof_uses_prove_it_alone():
     lo = np.full(6, -5.0)
     hi = np.array([50.0, 2.0, 2.0, 2.0, 1.0, 1.0])
     verdict, _ = model.point(lo, hi, 0, UP, 10.0)
-    assert verdict == "none" and model.used is not None
-    low, high = model.used
+    assert verdict == "none"
+    used = model.proof_bounds()
+    assert used is not None
+    low, high = used
     # x1..x3's ceilings, and x0's own other side (shut): never x4, x5
     assert np.flatnonzero(high).tolist() == [1, 2, 3] and np.flatnonzero(low).tolist() == [0]
     lifted_lo, lifted_hi = np.where(low, lo, -1e3), np.where(high, hi, 1e3)

@@ -49,8 +49,6 @@ class _Split:
         self.floor, self.ceiling = zero.copy(), zero.copy()  # the model's bounds now
         self.n = n
         self.matrix, self.miss = matrix, miss
-        #: after a 'none': the cells whose lower / upper bound its infeasibility proof uses
-        self.used: tuple[np.ndarray, np.ndarray] | None = None
 
     def bounds(self, lo, hi, j: int, direction: int, level: float, capped: bool) -> bool:
         """Each part's bounds; move j's part on the attacked side held at the level or (capped)
@@ -83,22 +81,18 @@ class _Split:
 
     def point(self, lo, hi, j: int, direction: int, level: float) -> tuple[str, np.ndarray | None]:
         """Decider.point on this model."""
-        self.used = None
         if not self.bounds(lo, hi, j, direction, level, capped=False):
             return "none", None
         self.h.clearSolver()  # the slack basis: every part at zero but the primary's
         status, x, _ = solve(self.h)
         if status == "optimal" and x is not None:
             return "found", x[: self.n] - x[self.n :]
-        if status != "infeasible":
-            return "unknown", None
-        self.used = self._proof_bounds()
-        return "none", None
+        return ("none" if status == "infeasible" else "unknown"), None
 
-    def _proof_bounds(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """The cells whose lower (δ⁻'s ceiling) and upper (δ⁺'s ceiling) bounds HiGHS's dual
-        ray uses to prove the bounds infeasible: y with yᵀb outside the range of yᵀA δ over
-        the box. Only a hint for splitting a group (D-115): never a verdict."""
+    def proof_bounds(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """After HiGHS called the last bounds infeasible: the cells whose lower (δ⁻'s ceiling)
+        and upper (δ⁺'s ceiling) bounds its dual ray uses, y with yᵀb outside the range of
+        yᵀA δ over the box. Only a hint for splitting a group (D-115): never a verdict."""
         _, has, ray = self.h.getDualRay()
         if not has:
             return None
@@ -141,8 +135,8 @@ class Decider:
         # the relations' pattern, for the neighbourhoods (built at the first local model)
         self._pattern: tuple[sp.csr_matrix, sp.csr_matrix, sp.csr_matrix] | None = None
         self._near: tuple[int, np.ndarray, _Split | None] | None = None  # (j, cells, model)
-        #: after a 'none': the block's cells whose lower / upper bounds its proof used
-        self.used: tuple[np.ndarray, np.ndarray] | None = None
+        #: the model of the last 'none' HiGHS gave and its cells (None: the block's)
+        self._none: tuple[_Split, np.ndarray | None] | None = None
 
     def extreme(
         self, lo: np.ndarray, hi: np.ndarray, j: int, direction: int, level: float
@@ -172,7 +166,7 @@ class Decider:
         None) otherwise (iteration limit, numerical trouble). Unchecked. First on j's
         neighbourhood, every other move at zero (a restriction: its point is the block's;
         its 'none' may be wrong, which only routes the caller to halving, D-112)."""
-        self.used = None
+        self._none = None
         near = self._neighbourhood(j)
         if near is not None:
             cells, model = near
@@ -182,18 +176,30 @@ class Decider:
             verdict, x = model.point(lo[cells], hi[cells], k, direction, level)
             if verdict != "unknown":
                 if x is None:
-                    if model.used is not None:
-                        low, high = np.zeros(self.n, bool), np.zeros(self.n, bool)
-                        low[cells], high[cells] = model.used
-                        self.used = (low, high)
+                    self._none = (model, cells)
                     return verdict, None
                 moves = np.zeros(self.n)
                 moves[cells] = x
                 return verdict, moves
         self.n_lps += 1
         verdict, x = self.block.point(lo, hi, j, direction, level)
-        self.used = self.block.used
+        if verdict == "none":
+            self._none = (self.block, None)
         return verdict, x
+
+    def proof_bounds(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """After `point` said 'none': the block's cells whose lower / upper bounds the proof
+        of that model uses (`_Split.proof_bounds`), or None (no ray, or the level itself)."""
+        if self._none is None:
+            return None
+        model, cells = self._none
+        self._none = None
+        used = model.proof_bounds()
+        if used is None or cells is None:
+            return used
+        low, high = np.zeros(self.n, dtype=bool), np.zeros(self.n, dtype=bool)
+        low[cells], high[cells] = used
+        return low, high
 
     def _neighbourhood(self, j: int) -> tuple[np.ndarray, _Split] | None:
         """The model over the cells within LOCAL_DEPTH relations of j (kept for the next

@@ -27,6 +27,7 @@ else:  # scipy.sparse imported at its first use (D-78)
 
 from argusqt.errors import AuditError, Cancelled
 from argusqt.model.distinct import sorted_distinct
+from argusqt.model.smallcsr import concat_ranges
 from argusqt.progress import CancelToken
 from argusqt.protection.audit.floor_decide import Decider
 from argusqt.protection.audit.floor_gather import Columns, attacker_block, barred_of
@@ -564,8 +565,10 @@ def _decide(
     verdict, moves = decider.point(g_lo - v, g_hi - v, j, d, need - v[j])
     if moves is None:
         parts = None
-        if verdict == "none" and SPLIT_BY_PROOF and decider.used is not None:
-            parts = _proof_split(att, group, j, lp, g_lo, g_hi, decider.used)
+        if verdict == "none" and SPLIT_BY_PROOF and group.size > 1:
+            used = decider.proof_bounds()
+            if used is not None:
+                parts = _proof_split(att, group, j, lp, g_lo, g_hi, used)
         return verdict, parts
     point = v + moves
     if not _reaches(float(point[j]), need, d, tol) or not lp.admits(point, tol, g_lo, g_hi):
@@ -583,14 +586,15 @@ def _proof_split(att, group, j, lp, g_lo, g_hi, used) -> list[np.ndarray] | None
     ceiling of a cell it needs) spread over both: a routing choice only, like the halves
     (every member still ends fitted by a checked point or alone with its own reach)."""
     low, high = used
-    size = att.ent_size[group]
-    first = np.repeat(att.ent_start[group] - (np.cumsum(size) - size), size)
-    e = first + np.arange(int(size.sum()))
-    col = att.ent_col[e]
-    slack = 1e-9 * (1.0 + np.abs(att.ent_lo[e]))
-    binds = (col != j) & (
-        (low[col] & (att.ent_lo[e] >= g_lo[col] - slack) & (att.ent_lo[e] > lp.lo[col]))
-        | (high[col] & (att.ent_hi[e] <= g_hi[col] + slack) & (att.ent_hi[e] < lp.hi[col]))
+    low[j] = high[j] = False  # the primary's own bound is off in every group
+    e = att.at_cells(np.flatnonzero(low | high))  # the entries on the cells the proof uses
+    member = np.zeros(att.n, dtype=bool)
+    member[group] = True
+    e = e[member[att.ent_row[e]]]
+    col, e_lo, e_hi = att.ent_col[e], att.ent_lo[e], att.ent_hi[e]
+    slack = 1e-9 * (1.0 + np.abs(e_lo))
+    binds = (low[col] & (e_lo >= g_lo[col] - slack) & (e_lo > lp.lo[col])) | (
+        high[col] & (e_hi <= g_hi[col] + slack) & (e_hi < lp.hi[col])
     )
     mask = np.zeros(att.n, dtype=bool)
     mask[att.ent_row[e[binds]]] = True
@@ -708,12 +712,22 @@ class _Attackers:
         self.cells = cells
         self.n = n
         self.m = m
+        self._by_col: tuple[np.ndarray, np.ndarray] | None = None  # entries by cell
 
     def members(self, j: int) -> np.ndarray:
         """The attackers of local cell j: not their own share, some other cell bounded."""
         in_j = np.zeros(self.n, dtype=bool)
         in_j[self.ent_row[self.ent_col == j]] = True
         return np.flatnonzero(~self.mine[:, j] & (self.size - in_j > 0))
+
+    def at_cells(self, local: np.ndarray) -> np.ndarray:
+        """The entries on the block's cells `local` (an index by cell, built at first use)."""
+        if self._by_col is None:
+            order = np.argsort(self.ent_col, kind="stable")
+            start = np.searchsorted(self.ent_col[order], np.arange(self.m + 1))
+            self._by_col = (order, start)
+        order, start = self._by_col
+        return order[concat_ranges(start[local], start[local + 1] - start[local])]
 
     def entries(self, group: np.ndarray) -> np.ndarray:
         """Which entries belong to the attackers of `group` (a mask over the entries)."""
