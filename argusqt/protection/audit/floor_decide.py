@@ -93,7 +93,7 @@ class _Split:
         """After HiGHS called the last bounds infeasible: the cells whose lower (δ⁻'s ceiling)
         and upper (δ⁺'s ceiling) bounds its dual ray uses, y with yᵀb outside the range of
         yᵀA δ over the box. Only a hint for splitting a group (D-115): never a verdict."""
-        _, has, ray = self.h.getDualRay()
+        _, has, ray = self.h.getDualRay()  # type: ignore[attr-defined]  # not in highspy's stubs
         if not has:
             return None
         y = np.asarray(ray, dtype=float)[: self.miss.size]
