@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from argusqt.protection.lp.components import UP, make_highs, solve
+from argusqt.model.smallcsr import concat_ranges
+from argusqt.protection.lp.components import UP, new_highs, pass_model, solve
 
 if TYPE_CHECKING:
     import highspy
@@ -38,10 +39,21 @@ class _Split:
 
     def __init__(self, matrix: sp.csc_matrix, miss: np.ndarray) -> None:
         n = matrix.shape[1]
-        split = sp.hstack([matrix, -matrix], format="csc")
         zero = np.zeros(2 * n)
-        self.h: highspy.Highs = make_highs(
-            split, zero, zero, zero, miss, miss, primal=False, presolve=False
+        # [A, −A] by columns from A's arrays: hstack's very arrays, without its conversions
+        ptr, nnz = matrix.indptr, int(matrix.indptr[-1])
+        self.h: highspy.Highs = new_highs(primal=False, presolve=False)
+        pass_model(
+            self.h,
+            np.concatenate([ptr, ptr[1:] + nnz]),
+            np.concatenate([matrix.indices[:nnz], matrix.indices[:nnz]]),
+            np.concatenate([matrix.data[:nnz], -matrix.data[:nnz]]),
+            matrix.shape[0],
+            zero,
+            zero,
+            zero,
+            miss,
+            miss,
         )
         # dual simplex: with no objective every basis is dual feasible
         self.h.setOptionValue("simplex_strategy", 1)
@@ -133,7 +145,8 @@ class Decider:
         self.n_lps = 0
         self.n_local = 0  # of n_lps, the local models' solves
         # the relations' pattern, for the neighbourhoods (built at the first local model)
-        self._pattern: tuple[sp.csr_matrix, sp.csr_matrix, sp.csr_matrix] | None = None
+        self._pattern: tuple[sp.csr_matrix, sp.csr_matrix, sp.csc_matrix] | None = None
+        self._row_at = np.zeros(0, dtype=np.int64)  # a row's place among a neighbourhood's
         self._near: tuple[int, np.ndarray, _Split | None] | None = None  # (j, cells, model)
         #: the model of the last 'none' HiGHS gave and its cells (None: the block's)
         self._none: tuple[_Split, np.ndarray | None] | None = None
@@ -201,6 +214,18 @@ class Decider:
         low[cells], high[cells] = used
         return low, high
 
+    def _columns(self, cells: np.ndarray, rows: np.ndarray) -> sp.csc_matrix:
+        """The block's relations `rows` over `cells` (rows ⊇ every row through the cells): the
+        columns' entries gathered, their rows renumbered in order (rel[rows][:, cells])."""
+        assert self._pattern is not None
+        a = self._pattern[2]
+        self._row_at[rows] = np.arange(rows.size)
+        start, size = a.indptr[cells], a.indptr[cells + 1] - a.indptr[cells]
+        e = concat_ranges(start, size)
+        ptr = np.concatenate([[0], np.cumsum(size)])
+        shape = (rows.size, cells.size)
+        return sp.csc_matrix((a.data[e], self._row_at[a.indices[e]], ptr), shape=shape)
+
     def _neighbourhood(self, j: int) -> tuple[np.ndarray, _Split] | None:
         """The model over the cells within LOCAL_DEPTH relations of j (kept for the next
         decisions on j: a pair's groups come one after another), or None when it would
@@ -212,8 +237,11 @@ class Decider:
         if self._pattern is None:
             pattern = self.matrix.copy()
             pattern.data = np.ones_like(pattern.data)
-            self._pattern = (pattern.tocsr(), pattern.T.tocsr(), self.matrix.tocsr())
-        by_row, by_col, rel = self._pattern
+            canonical = self.matrix.copy()
+            canonical.sum_duplicates()  # each column's rows sorted, as rel[rows][:, cells]'s
+            self._pattern = (pattern.tocsr(), pattern.T.tocsr(), canonical)
+            self._row_at = np.zeros(self.matrix.shape[0], dtype=np.int64)
+        by_row, by_col, _ = self._pattern
         col = np.zeros(self.n)
         col[j] = 1.0
         for _ in range(LOCAL_DEPTH):
@@ -223,6 +251,6 @@ class Decider:
         if cells.size <= LOCAL_SHARE * self.n:
             rows = np.flatnonzero(by_row @ (col > 0).astype(float) > 0)
             if rows.size:  # the rows through the cells: every other cell in them stays put
-                model = _Split(sp.csc_matrix(rel[rows][:, cells]), np.zeros(rows.size))
+                model = _Split(self._columns(cells, rows), np.zeros(rows.size))
         self._near = (j, cells, model)
         return None if model is None else (cells, model)
