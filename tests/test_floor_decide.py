@@ -29,8 +29,9 @@ def test_decisions_find_the_plain_disclosures(seed, monkeypatch):
     verdicts: list[str] = []
 
     def decide(*args):
-        verdicts.append(real(*args))
-        return verdicts[-1]
+        got = real(*args)
+        verdicts.append(got[0])
+        return got
 
     monkeypatch.setattr(insider_floor, "_decide", decide)
     fast = floor_audit(problem, sup, problem.floors)
@@ -126,3 +127,54 @@ def test_decisions_without_anchors_find_the_plain_disclosures(seed, monkeypatch)
     assert fast.lp_counts.get("decision", 0) > 0
     assert _key(fast) == _key(plain)
     assert fast.pairs_left == plain.pairs_left
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_proof_splits_find_the_plain_disclosures(seed, monkeypatch):
+    """A group a decision finds short split by the bounds its infeasibility proof uses
+    (D-115), not in halves: the parts cover the group, so the disclosures, reaches and
+    pairs stay the plain path's and the halves'; some groups are split that way."""
+    problem, sup, plain = _plain(seed)
+    monkeypatch.setattr(insider_floor, "ANCHOR_MIN_CELLS", 1)
+    real = insider_floor._proof_split
+    splits: list[int] = []
+
+    def split(*args):
+        parts = real(*args)
+        if parts is not None:
+            assert np.array_equal(np.sort(np.concatenate(parts)), np.sort(args[1]))
+            splits.append(len(parts))
+        return parts
+
+    monkeypatch.setattr(insider_floor, "_proof_split", split)
+    fast = floor_audit(problem, sup, problem.floors)
+    assert splits
+    monkeypatch.setattr(insider_floor, "SPLIT_BY_PROOF", False)
+    halves = floor_audit(problem, sup, problem.floors)
+    assert _key(fast) == _key(plain) == _key(halves)
+    assert fast.pairs_left == plain.pairs_left
+
+
+def test_the_bounds_a_proof_uses_prove_it_alone():
+    """The ceilings `proof_bounds` names are enough: every other part's ceiling lifted far,
+    the bounds stay infeasible (the same dual ray proves it), and lifting the named ones
+    too makes them feasible."""
+    import scipy.sparse as sp
+
+    # x0 = x1 + x2 + x3 and x4 = x5; x0 held at 10 going up, x1..x3 each at most 2 up
+    a = sp.csc_matrix(
+        np.array([[1.0, -1.0, -1.0, -1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 1.0, -1.0]])
+    )
+    model = floor_decide._Split(a, np.zeros(2))
+    lo = np.full(6, -5.0)
+    hi = np.array([50.0, 2.0, 2.0, 2.0, 1.0, 1.0])
+    verdict, _ = model.point(lo, hi, 0, UP, 10.0)
+    assert verdict == "none"
+    used = model.proof_bounds()
+    assert used is not None
+    low, high = used
+    # x1..x3's ceilings, and x0's own other side (shut): never x4, x5
+    assert np.flatnonzero(high).tolist() == [1, 2, 3] and np.flatnonzero(low).tolist() == [0]
+    lifted_lo, lifted_hi = np.where(low, lo, -1e3), np.where(high, hi, 1e3)
+    assert model.point(lifted_lo, lifted_hi, 0, UP, 10.0)[0] == "none"
+    assert model.point(np.full(6, -1e3), np.full(6, 1e3), 0, UP, 10.0)[0] == "found"

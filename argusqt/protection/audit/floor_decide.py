@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from argusqt.protection.lp.components import UP, make_highs, solve
+from argusqt.model.smallcsr import concat_ranges
+from argusqt.protection.lp.components import UP, new_highs, pass_model, solve
 
 if TYPE_CHECKING:
     import highspy
@@ -38,16 +39,28 @@ class _Split:
 
     def __init__(self, matrix: sp.csc_matrix, miss: np.ndarray) -> None:
         n = matrix.shape[1]
-        split = sp.hstack([matrix, -matrix], format="csc")
         zero = np.zeros(2 * n)
-        self.h: highspy.Highs = make_highs(
-            split, zero, zero, zero, miss, miss, primal=False, presolve=False
+        # [A, −A] by columns from A's arrays: hstack's very arrays, without its conversions
+        ptr, nnz = matrix.indptr, int(matrix.indptr[-1])
+        self.h: highspy.Highs = new_highs(primal=False, presolve=False)
+        pass_model(
+            self.h,
+            np.concatenate([ptr, ptr[1:] + nnz]),
+            np.concatenate([matrix.indices[:nnz], matrix.indices[:nnz]]),
+            np.concatenate([matrix.data[:nnz], -matrix.data[:nnz]]),
+            matrix.shape[0],
+            zero,
+            zero,
+            zero,
+            miss,
+            miss,
         )
         # dual simplex: with no objective every basis is dual feasible
         self.h.setOptionValue("simplex_strategy", 1)
         self.h.setOptionValue("simplex_iteration_limit", DECIDE_ITERATIONS)
         self.floor, self.ceiling = zero.copy(), zero.copy()  # the model's bounds now
         self.n = n
+        self.matrix, self.miss = matrix, miss
 
     def bounds(self, lo, hi, j: int, direction: int, level: float, capped: bool) -> bool:
         """Each part's bounds; move j's part on the attacked side held at the level or (capped)
@@ -88,6 +101,36 @@ class _Split:
             return "found", x[: self.n] - x[self.n :]
         return ("none" if status == "infeasible" else "unknown"), None
 
+    def proof_bounds(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """After HiGHS called the last bounds infeasible: the cells whose lower (δ⁻'s ceiling)
+        and upper (δ⁺'s ceiling) bounds its dual ray uses, y with yᵀb outside the range of
+        yᵀA δ over the box. Only a hint for splitting a group (D-115): never a verdict."""
+        _, has, ray = self.h.getDualRay()  # type: ignore[attr-defined]  # not in highspy's stubs
+        if not has:
+            return None
+        y = np.asarray(ray, dtype=float)[: self.miss.size]
+        g = np.asarray(self.matrix.T @ y).ravel()
+        d = np.concatenate([g, -g])
+        big = float(np.abs(d).max(initial=0.0))
+        if not np.isfinite(big) or big == 0.0:
+            return None
+        tiny = 1e-9 * big
+        pos, neg = d > tiny, d < -tiny
+        top = float(
+            np.sum(np.where(pos, d * self.ceiling, 0.0) + np.where(neg, d * self.floor, 0.0))
+        )
+        bottom = float(
+            np.sum(np.where(pos, d * self.floor, 0.0) + np.where(neg, d * self.ceiling, 0.0))
+        )
+        rhs = float(y @ self.miss)
+        if rhs > top:
+            ceiling = pos
+        elif rhs < bottom:
+            ceiling = neg
+        else:
+            return None
+        return ceiling[self.n :], ceiling[: self.n]
+
 
 class Decider:
     """The block's relations over (δ⁺, δ⁻), one HiGHS model re-solved from its slack basis
@@ -102,8 +145,11 @@ class Decider:
         self.n_lps = 0
         self.n_local = 0  # of n_lps, the local models' solves
         # the relations' pattern, for the neighbourhoods (built at the first local model)
-        self._pattern: tuple[sp.csr_matrix, sp.csr_matrix, sp.csr_matrix] | None = None
+        self._pattern: tuple[sp.csr_matrix, sp.csr_matrix, sp.csc_matrix] | None = None
+        self._row_at = np.zeros(0, dtype=np.int64)  # a row's place among a neighbourhood's
         self._near: tuple[int, np.ndarray, _Split | None] | None = None  # (j, cells, model)
+        #: the model of the last 'none' HiGHS gave and its cells (None: the block's)
+        self._none: tuple[_Split, np.ndarray | None] | None = None
 
     def extreme(
         self, lo: np.ndarray, hi: np.ndarray, j: int, direction: int, level: float
@@ -133,6 +179,7 @@ class Decider:
         None) otherwise (iteration limit, numerical trouble). Unchecked. First on j's
         neighbourhood, every other move at zero (a restriction: its point is the block's;
         its 'none' may be wrong, which only routes the caller to halving, D-112)."""
+        self._none = None
         near = self._neighbourhood(j)
         if near is not None:
             cells, model = near
@@ -142,12 +189,42 @@ class Decider:
             verdict, x = model.point(lo[cells], hi[cells], k, direction, level)
             if verdict != "unknown":
                 if x is None:
+                    self._none = (model, cells)
                     return verdict, None
                 moves = np.zeros(self.n)
                 moves[cells] = x
                 return verdict, moves
         self.n_lps += 1
-        return self.block.point(lo, hi, j, direction, level)
+        verdict, x = self.block.point(lo, hi, j, direction, level)
+        if verdict == "none":
+            self._none = (self.block, None)
+        return verdict, x
+
+    def proof_bounds(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """After `point` said 'none': the block's cells whose lower / upper bounds the proof
+        of that model uses (`_Split.proof_bounds`), or None (no ray, or the level itself)."""
+        if self._none is None:
+            return None
+        model, cells = self._none
+        self._none = None
+        used = model.proof_bounds()
+        if used is None or cells is None:
+            return used
+        low, high = np.zeros(self.n, dtype=bool), np.zeros(self.n, dtype=bool)
+        low[cells], high[cells] = used
+        return low, high
+
+    def _columns(self, cells: np.ndarray, rows: np.ndarray) -> sp.csc_matrix:
+        """The block's relations `rows` over `cells` (rows ⊇ every row through the cells): the
+        columns' entries gathered, their rows renumbered in order (rel[rows][:, cells])."""
+        assert self._pattern is not None
+        a = self._pattern[2]
+        self._row_at[rows] = np.arange(rows.size)
+        start, size = a.indptr[cells], a.indptr[cells + 1] - a.indptr[cells]
+        e = concat_ranges(start, size)
+        ptr = np.concatenate([[0], np.cumsum(size)])
+        shape = (rows.size, cells.size)
+        return sp.csc_matrix((a.data[e], self._row_at[a.indices[e]], ptr), shape=shape)
 
     def _neighbourhood(self, j: int) -> tuple[np.ndarray, _Split] | None:
         """The model over the cells within LOCAL_DEPTH relations of j (kept for the next
@@ -160,8 +237,11 @@ class Decider:
         if self._pattern is None:
             pattern = self.matrix.copy()
             pattern.data = np.ones_like(pattern.data)
-            self._pattern = (pattern.tocsr(), pattern.T.tocsr(), self.matrix.tocsr())
-        by_row, by_col, rel = self._pattern
+            canonical = self.matrix.copy()
+            canonical.sum_duplicates()  # each column's rows sorted, as rel[rows][:, cells]'s
+            self._pattern = (pattern.tocsr(), pattern.T.tocsr(), canonical)
+            self._row_at = np.zeros(self.matrix.shape[0], dtype=np.int64)
+        by_row, by_col, _ = self._pattern
         col = np.zeros(self.n)
         col[j] = 1.0
         for _ in range(LOCAL_DEPTH):
@@ -171,6 +251,6 @@ class Decider:
         if cells.size <= LOCAL_SHARE * self.n:
             rows = np.flatnonzero(by_row @ (col > 0).astype(float) > 0)
             if rows.size:  # the rows through the cells: every other cell in them stays put
-                model = _Split(sp.csc_matrix(rel[rows][:, cells]), np.zeros(rows.size))
+                model = _Split(self._columns(cells, rows), np.zeros(rows.size))
         self._near = (j, cells, model)
         return None if model is None else (cells, model)

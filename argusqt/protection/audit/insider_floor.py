@@ -27,6 +27,7 @@ else:  # scipy.sparse imported at its first use (D-78)
 
 from argusqt.errors import AuditError, Cancelled
 from argusqt.model.distinct import sorted_distinct
+from argusqt.model.smallcsr import concat_ranges
 from argusqt.progress import CancelToken
 from argusqt.protection.audit.floor_decide import Decider
 from argusqt.protection.audit.floor_gather import Columns, attacker_block, barred_of
@@ -372,10 +373,11 @@ def _respondents(
         if pool is not None:
             pool.offer(points, members, j, need[key], d, tol)
         verdict = "unknown"
+        parts = None  # a 'none' group's split by its infeasibility proof (D-115)
         if decider is not None and not points.fitted[members].all():
             # the first group decided from the values before the anchor (D-109)
-            verdict = _decide(out, decider, lp, att, points, pool, members, key, need[key], tol,
-                              (lo, hi))  # fmt: skip
+            verdict, parts = _decide(out, decider, lp, att, points, pool, members, key,
+                                     need[key], tol, (lo, hi))  # fmt: skip
         # the anchor (D-103) for its proof and basis, unless the decision found the first
         # group short: its halves are decided too, no LP from that basis follows (D-109)
         marked = anchored and verdict != "none" and not points.fitted[members].all()
@@ -404,14 +406,14 @@ def _respondents(
                 # one HiGHS finds short is halved without its LP, a single member takes its
                 # own LP from the values too (its reach); D-109
                 if decided is None or not np.array_equal(group, decided):
-                    verdict = _decide(out, decider, lp, att, points, pool, group, key,
-                                      need[key], tol, (lo, hi))  # fmt: skip
+                    verdict, parts = _decide(out, decider, lp, att, points, pool, group, key,
+                                             need[key], tol, (lo, hi))  # fmt: skip
                 decided = None
                 group = group[~points.fitted[group]]
                 if not group.size:
                     continue
                 if verdict == "none" and group.size > 1:
-                    stack += _halves(group, start, proof)
+                    stack += _halves(group, start, proof, parts, points)
                     continue
                 if verdict == "none":  # a single member: its LP's reach, from the values too
                     reach = _member_reach(decider, lp, att, points, pool, group, key, need[key],
@@ -514,10 +516,15 @@ def _coalition_decide(
     return "found", point
 
 
-def _halves(group: np.ndarray, start, proof: _Proof | None) -> list:
-    """The two halves of a group found short, in the stack's order (the proof's split)."""
+def _halves(group: np.ndarray, start, proof: _Proof | None, parts=None, points=None) -> list:
+    """The two halves of a group found short, in the stack's order (the proof's split; or
+    `parts`, its decision's split by the infeasibility proof, when both keep open members)."""
     if proof is not None:
         return proof.split(group, start)
+    if parts is not None and points is not None:
+        a, b = (p[~points.fitted[p]] for p in parts)
+        if a.size and b.size:
+            return [(b, start, None), (a, start, None)]
     half = group.size // 2
     return [(group[half:], start, None), (group[:half], start, None)]
 
@@ -542,12 +549,14 @@ def _member_reach(decider, lp, att, points, pool, group, key, need, tol, table) 
     return None
 
 
-def _decide(out, decider, lp, att, points, pool, group, key, need, tol, table) -> str:
+def _decide(
+    out, decider, lp, att, points, pool, group, key, need, tol, table
+) -> tuple[str, list[np.ndarray] | None]:
     """Whether the group's LP reaches the level, by `Decider` (D-109): 'found' once its
     point, checked against the group's bounds and the block's relations, is added (it
     fits every member); 'none' when HiGHS finds no such point (unchecked: it only routes
-    the group to halving, every disclosure still comes from an LP or a proof); else
-    'unknown' (the plain way)."""
+    the group to splitting, every disclosure still comes from an LP or a proof), with the
+    split its proof suggests (D-115) or None (halves); else 'unknown' (the plain way)."""
     c, d = key
     j = int(lp.pos[c])
     g_lo, g_hi = _group_bounds(lp, att, group, j, table)
@@ -555,12 +564,48 @@ def _decide(out, decider, lp, att, points, pool, group, key, need, tol, table) -
     out.count("decision", 1)
     verdict, moves = decider.point(g_lo - v, g_hi - v, j, d, need - v[j])
     if moves is None:
-        return verdict
+        parts = None
+        if verdict == "none" and SPLIT_BY_PROOF and group.size > 1:
+            used = decider.proof_bounds()
+            if used is not None:
+                parts = _proof_split(att, group, j, lp, g_lo, g_hi, used)
+        return verdict, parts
     point = v + moves
     if not _reaches(float(point[j]), need, d, tol) or not lp.admits(point, tol, g_lo, g_hi):
-        return "unknown"
+        return "unknown", None
     _keep(lp, points, pool, point, j, need)
-    return "found"
+    return "found", None
+
+
+#: a group a decision finds short is split by the bounds its infeasibility proof uses (D-115)
+SPLIT_BY_PROOF = True
+
+
+def _proof_split(att, group, j, lp, g_lo, g_hi, used) -> list[np.ndarray] | None:
+    """The group in two, the members whose bounds the proof uses (the binding floor or
+    ceiling of a cell it needs) spread over both: a routing choice only, like the halves
+    (every member still ends fitted by a checked point or alone with its own reach)."""
+    low, high = used
+    low[j] = high[j] = False  # the primary's own bound is off in every group
+    e = att.at_cells(np.flatnonzero(low | high))  # the entries on the cells the proof uses
+    member = np.zeros(att.n, dtype=bool)
+    member[group] = True
+    e = e[member[att.ent_row[e]]]
+    col, e_lo, e_hi = att.ent_col[e], att.ent_lo[e], att.ent_hi[e]
+    slack = 1e-9 * (1.0 + np.abs(e_lo))
+    binds = (low[col] & (e_lo >= g_lo[col] - slack) & (e_lo > lp.lo[col])) | (
+        high[col] & (e_hi <= g_hi[col] + slack) & (e_hi < lp.hi[col])
+    )
+    mask = np.zeros(att.n, dtype=bool)
+    mask[att.ent_row[e[binds]]] = True
+    culprit = mask[group]
+    u, r = group[culprit], group[~culprit]
+    if not u.size or not r.size and u.size == 1:
+        return None
+    if u.size == 1:
+        return [u, r]
+    hu, hr = (u.size + 1) // 2, r.size // 2
+    return [np.sort(np.concatenate([u[:hu], r[:hr]])), np.sort(np.concatenate([u[hu:], r[hr:]]))]
 
 
 def _group_bounds(lp, att, group, j: int, table) -> tuple[np.ndarray, np.ndarray]:
@@ -667,12 +712,22 @@ class _Attackers:
         self.cells = cells
         self.n = n
         self.m = m
+        self._by_col: tuple[np.ndarray, np.ndarray] | None = None  # entries by cell
 
     def members(self, j: int) -> np.ndarray:
         """The attackers of local cell j: not their own share, some other cell bounded."""
         in_j = np.zeros(self.n, dtype=bool)
         in_j[self.ent_row[self.ent_col == j]] = True
         return np.flatnonzero(~self.mine[:, j] & (self.size - in_j > 0))
+
+    def at_cells(self, local: np.ndarray) -> np.ndarray:
+        """The entries on the block's cells `local` (an index by cell, built at first use)."""
+        if self._by_col is None:
+            order = np.argsort(self.ent_col, kind="stable")
+            start = np.searchsorted(self.ent_col[order], np.arange(self.m + 1))
+            self._by_col = (order, start)
+        order, start = self._by_col
+        return order[concat_ranges(start[local], start[local + 1] - start[local])]
 
     def entries(self, group: np.ndarray) -> np.ndarray:
         """Which entries belong to the attackers of `group` (a mask over the entries)."""
