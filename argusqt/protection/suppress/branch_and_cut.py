@@ -366,6 +366,7 @@ def solve_pattern(
     late_start: Callable[[float], np.ndarray | None] | None = None,
     more_starts: list[np.ndarray] | None = None,
     borrow_moves: bool = False,
+    borrow_root: bool = True,
 ) -> PatternOutcome:
     """Branch-and-cut on `problem` with cells fixed as in `fixed` (NaN = free; see Separator).
 
@@ -411,7 +412,7 @@ def solve_pattern(
     restart's starts (D-110). `more_starts`: protected patterns beside `start`.
     `borrow_moves` (with `reuse_moves`): every attacker (outsider, known insiders) tries the
     others' newest moves, under its own bounds, before an LP (lp/separation.py MoveBoard,
-    D-113).
+    D-113); at the root too with `borrow_root`, else from the tree on (D-116).
     """
     call = dict(locals())  # for a new start with the rule-aware bridgeless cuts (D-75)
     watch = Stopwatch()
@@ -474,7 +475,9 @@ def solve_pattern(
         recorder = RuleRecorder(combined, np.where(sep.free, cost, 0.0))
     hdlr = _CapacityHandler(sep, free, xvars, run, insiders, recorder or combined)
     if borrow_moves and reuse_moves:
-        hdlr.board = sep.board = sep.certs.board = MoveBoard()
+        hdlr.board = sep.certs.board = MoveBoard()
+        hdlr.board_root = bool(borrow_root)
+        sep.board = hdlr.board if borrow_root else None  # tried from the tree on (D-116)
     store = None
     if recorder is not None:
         hdlr.store = store = RuleAwareStore(hdlr.store.n, recorder, sep.full_point)

@@ -269,6 +269,9 @@ class OptOptions(SuppressOptions):
     #: count as the run's work). Off until the whole set is run at low load: g16 to 300 nodes
     #: −46 % attacker LPs, −30 % CPU, a cheaper pattern and the same guided runs (D-113)
     borrow_moves: bool = False
+    #: ... at the root too (D-113's form); off: moves are borrowed from the tree on, so the
+    #: root's LP points and guided runs are those without the board (g04's minute, D-116)
+    borrow_root: bool = False
 
 
 # ---------------------------------------------------------------------- start pattern
@@ -553,6 +556,7 @@ def solve_optimal(
         guide_root_runs=None if opts.guided_root_runs is None else int(opts.guided_root_runs),
         guide_root_wait=bool(opts.guided_root_wait),
         borrow_moves=bool(opts.borrow_moves),
+        borrow_root=bool(opts.borrow_root),
         late_start=late_start
         if opts.mod_restart and problem.n_cells >= MOD_RESTART_MIN_CELLS
         else None,
