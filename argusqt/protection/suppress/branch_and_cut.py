@@ -363,6 +363,7 @@ def solve_pattern(
     probe_level: float = 0.5,
     guide_root_runs: int | None = None,
     guide_root_wait: bool = False,
+    guide_repair_alone: bool = False,
     late_start: Callable[[float], np.ndarray | None] | None = None,
     more_starts: list[np.ndarray] | None = None,
     borrow_moves: bool = False,
@@ -406,7 +407,8 @@ def solve_pattern(
     `insider_probes` (> 0): that many insider audits of root points rounded at `probe_level`
     add the respondents they find to the known insiders (D-108; 0: off).
     `guide_root_runs`: the guided heuristic runs at most this often at the root (None: no cap);
-    `guide_root_wait`: its runs counted only once some respondent is known (D-110).
+    `guide_root_wait`: its runs counted only once some respondent is known (D-110);
+    `guide_repair_alone`: its insider repair's LPs counted in its throttle while none is (D-116).
     `late_start` (seconds left -> a protected 0/1 pattern or None): asked once, when the root's
     gap starts the run again with the rule-aware bridgeless cuts; its pattern joins the
     restart's starts (D-110). `more_starts`: protected patterns beside `start`.
@@ -521,6 +523,7 @@ def solve_pattern(
     guided = None
     if guide is not None:
         guided = _GuidedHeur(hdlr, guide, guide_delay, guide_root_runs, guide_root_wait)
+        guided.repair_alone = bool(guide_repair_alone)
         _include_heur(
             model,
             guided,

@@ -775,6 +775,8 @@ class _GuidedHeur(Heur):
         #: until then the runs' candidates may be what finds them (D-110)
         self.root_wait = root_wait
         self.root_counted = 0  # the root's runs counted against `root_runs`
+        #: a run's insider repair LPs counted too while no respondent is known (D-116)
+        self.repair_alone = False
         self.spent = 0  # LPs of the guided runs so far
         self.seconds = 0.0  # their time, for the log only
         self.calls = 0
@@ -811,6 +813,8 @@ class _GuidedHeur(Heur):
         mask = self.guide(x, incumbent, _StopToken(run.stop), None)
         self.seconds += run.watch.elapsed - t0
         took = max(1, int(getattr(self.guide, "last_lps", 1)))
+        if self.repair_alone and not self.hdlr.insider_pool:
+            took += int(getattr(self.guide, "last_repair_lps", 0))
         self.spent += took
         self.calls += 1
         if root and not (self.root_wait and not self.hdlr.insider_pool):
