@@ -67,6 +67,9 @@ def _hooks() -> None:
                 "kept": ok,
                 "cpu": time.process_time(),
                 "lps": hdlr.attacker_lps(),
+                "solved": hdlr.solved_lps(),
+                "nodes": int(heur.model.getNNodes()),
+                "depth": int(heur.model.getDepth()),
             }  # fmt: skip
         )
         return ok
@@ -74,6 +77,31 @@ def _hooks() -> None:
     for mod in modules:
         if getattr(mod, "offer", None) is real:
             mod.offer = traced  # type: ignore[attr-defined]
+
+    guided_exec = scip_plugins._GuidedHeur.heurexec
+
+    def traced_guided(self, heurtiming, nodeinfeasible):  # type: ignore[no-untyped-def]
+        calls, at, lps = self.calls, self.next_at, self.hdlr.attacker_lps()
+        lp_obj = self.model.getLPObjVal() if self.model.getLPSolstat() == 1 else None
+        got = guided_exec(self, heurtiming, nodeinfeasible)
+        if self.calls > calls:  # it ran: when, at which LP value, what it gave
+            TRACE.setdefault("guided", []).append(
+                {
+                    "lps": lps,
+                    "solved": self.hdlr.solved_lps(),
+                    "due": at,
+                    "lp_obj": lp_obj,
+                    "nodes": int(self.model.getNNodes()),
+                    "depth": int(self.model.getDepth()),
+                    "took": int(self.spent),
+                    "found": self.found,
+                    "next_at": self.next_at,
+                    "cpu": time.process_time(),
+                }  # fmt: skip
+            )
+        return got
+
+    scip_plugins._GuidedHeur.heurexec = traced_guided  # type: ignore[method-assign]
 
     class Best(Eventhdlr):
         def eventinit(self):  # type: ignore[no-untyped-def]

@@ -154,6 +154,69 @@ def test_the_root_cap_waits_for_a_known_respondent(wait, pool, counted):
     assert (again == scip_plugins.SCIP_RESULT.DIDNOTRUN) == bool(counted)
 
 
+@pytest.mark.parametrize(("alone", "pool", "spent"), [(True, 0, 107), (True, 1, 7), (False, 0, 7)])
+def test_the_repair_counts_while_no_respondent_is_known(alone, pool, spent):
+    """With `repair_alone` a guided run's insider repair LPs join its own in the throttle
+    (its share and its next run) while the pool of known insiders is empty (D-116)."""
+
+    class _Model:
+        def getLPSolstat(self):  # type: ignore[no-untyped-def]
+            return 1
+
+        def getDepth(self):  # type: ignore[no-untyped-def]
+            return 0
+
+        def getPrimalbound(self):  # type: ignore[no-untyped-def]
+            return 1e20
+
+        def getDualbound(self):  # type: ignore[no-untyped-def]
+            return -1e20
+
+    class _Hdlr:
+        insider_pool = {b"k": None} if pool else {}
+
+        class run:  # noqa: N801
+            bound = None
+            offset = 0.0
+
+            class stop:  # noqa: N801
+                cancelled = False
+
+            class watch:  # noqa: N801
+                elapsed = 0.0
+
+        class sep:  # noqa: N801
+            @staticmethod
+            def full_point(x):  # type: ignore[no-untyped-def]
+                return x
+
+        def _x(self):  # type: ignore[no-untyped-def]
+            return np.zeros(3)
+
+        def attacker_lps(self):  # type: ignore[no-untyped-def]
+            return 10**6
+
+    class _Heur(scip_plugins._GuidedHeur):
+        model = _Model()  # type: ignore[assignment]
+
+    def guide(x, incumbent, stop, seconds):  # type: ignore[no-untyped-def]
+        guide.last_lps, guide.last_repair_lps = 7, 100  # type: ignore[attr-defined]
+        return None
+
+    heur = _Heur(_Hdlr(), guide, 0.0)  # type: ignore[arg-type]
+    heur.repair_alone = alone
+    heur.heurexec(None, False)
+    assert heur.spent == spent
+    assert heur.next_at == 10**6 + spent
+
+
+@pytest.mark.parametrize("seed", [5, 9, 11])
+def test_opt_proves_the_enumerated_optimum_with_the_repair_counted(monkeypatch, seed):
+    """The throttle chooses when the guided heuristic runs, never how a pattern is judged."""
+    p, cost, got = opt_on_survey(seed, monkeypatch, guided_repair_alone=True, guided_delay=0)
+    assert_enumerated_optimum(p, cost, got)
+
+
 def _forced_restart(monkeypatch, seed: int):  # type: ignore[no-untyped-def]
     """OPT with mod_restart on a survey whose root's gap is made to start the run again at
     the first root separation: (restarts, MOD's pattern sizes asked, the OPT call's out)."""

@@ -363,9 +363,11 @@ def solve_pattern(
     probe_level: float = 0.5,
     guide_root_runs: int | None = None,
     guide_root_wait: bool = False,
+    guide_repair_alone: bool = False,
     late_start: Callable[[float], np.ndarray | None] | None = None,
     more_starts: list[np.ndarray] | None = None,
     borrow_moves: bool = False,
+    borrow_root: bool = True,
 ) -> PatternOutcome:
     """Branch-and-cut on `problem` with cells fixed as in `fixed` (NaN = free; see Separator).
 
@@ -405,13 +407,14 @@ def solve_pattern(
     `insider_probes` (> 0): that many insider audits of root points rounded at `probe_level`
     add the respondents they find to the known insiders (D-108; 0: off).
     `guide_root_runs`: the guided heuristic runs at most this often at the root (None: no cap);
-    `guide_root_wait`: its runs counted only once some respondent is known (D-110).
+    `guide_root_wait`: its runs counted only once some respondent is known (D-110);
+    `guide_repair_alone`: its insider repair's LPs counted in its throttle while none is (D-116).
     `late_start` (seconds left -> a protected 0/1 pattern or None): asked once, when the root's
     gap starts the run again with the rule-aware bridgeless cuts; its pattern joins the
     restart's starts (D-110). `more_starts`: protected patterns beside `start`.
     `borrow_moves` (with `reuse_moves`): every attacker (outsider, known insiders) tries the
     others' newest moves, under its own bounds, before an LP (lp/separation.py MoveBoard,
-    D-113).
+    D-113); at the root too with `borrow_root`, else from the tree on (D-116).
     """
     call = dict(locals())  # for a new start with the rule-aware bridgeless cuts (D-75)
     watch = Stopwatch()
@@ -474,7 +477,9 @@ def solve_pattern(
         recorder = RuleRecorder(combined, np.where(sep.free, cost, 0.0))
     hdlr = _CapacityHandler(sep, free, xvars, run, insiders, recorder or combined)
     if borrow_moves and reuse_moves:
-        hdlr.board = sep.board = sep.certs.board = MoveBoard()
+        hdlr.board = sep.certs.board = MoveBoard()
+        hdlr.board_root = bool(borrow_root)
+        sep.board = hdlr.board if borrow_root else None  # tried from the tree on (D-116)
     store = None
     if recorder is not None:
         hdlr.store = store = RuleAwareStore(hdlr.store.n, recorder, sep.full_point)
@@ -518,6 +523,7 @@ def solve_pattern(
     guided = None
     if guide is not None:
         guided = _GuidedHeur(hdlr, guide, guide_delay, guide_root_runs, guide_root_wait)
+        guided.repair_alone = bool(guide_repair_alone)
         _include_heur(
             model,
             guided,

@@ -120,6 +120,7 @@ def _guide(problem: CSPProblem, work: CSPProblem, publish: bool, rule_cells: boo
             x: np.ndarray, incumbent: float, stop: CancelToken, seconds: float | None
         ) -> np.ndarray | None:
             run.last_lps = 0  # type: ignore[attr-defined]  # the work _GuidedHeur counts
+            run.last_repair_lps = 0  # type: ignore[attr-defined]  # ... and its repair's
             if stop.cancelled:
                 return None
             tally["runs"] += 1
@@ -141,6 +142,8 @@ def _guide(problem: CSPProblem, work: CSPProblem, publish: bool, rule_cells: boo
                     return None
                 if COUNT_REPAIR:  # the repair's LPs, counted as the run's work (D-102)
                     run.last_lps += total  # type: ignore[attr-defined]
+                else:  # ... or only while no respondent is known (D-116)
+                    run.last_repair_lps = total  # type: ignore[attr-defined]
                 if fixed is None:
                     return None
                 mask = np.r_[fixed, mask[n:]]
@@ -260,6 +263,9 @@ class OptOptions(SuppressOptions):
     guided_root_runs: int | None = None
     #: ... counted only once the root knows some respondent (D-110)
     guided_root_wait: bool = False
+    #: the guided runs' insider repair LPs counted in their throttle while no respondent is
+    #: known (COUNT_REPAIR's D-102 only there: opt_bound_805 knows none in its minute; D-116)
+    guided_repair_alone: bool = False
     #: MOD's published pattern joins the starts when the root's gap starts the run again
     #: (`bridgeless_rule_root_gap`; D-98's lead): g14 −13.6 %, g28 −3.0 %, g18 −1.2 %, the
     #: sample −1.0 %, no other table's run changed (docs/design.md, D-110)
@@ -269,6 +275,9 @@ class OptOptions(SuppressOptions):
     #: count as the run's work). Off until the whole set is run at low load: g16 to 300 nodes
     #: −46 % attacker LPs, −30 % CPU, a cheaper pattern and the same guided runs (D-113)
     borrow_moves: bool = False
+    #: ... at the root too (D-113's form); off: moves are borrowed from the tree on, so the
+    #: root's LP points and guided runs are those without the board (g04's minute, D-116)
+    borrow_root: bool = False
 
 
 # ---------------------------------------------------------------------- start pattern
@@ -552,7 +561,9 @@ def solve_optimal(
         probe_level=float(opts.probe_level),
         guide_root_runs=None if opts.guided_root_runs is None else int(opts.guided_root_runs),
         guide_root_wait=bool(opts.guided_root_wait),
+        guide_repair_alone=bool(opts.guided_repair_alone),
         borrow_moves=bool(opts.borrow_moves),
+        borrow_root=bool(opts.borrow_root),
         late_start=late_start
         if opts.mod_restart and problem.n_cells >= MOD_RESTART_MIN_CELLS
         else None,

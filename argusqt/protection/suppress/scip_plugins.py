@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     import scipy.sparse as sp
 else:  # scipy.sparse imported at its first use: a small table's run never needs it (D-78)
     from argusqt.model.scipy_sparse import lazy as sp
-from pyscipopt import SCIP_EVENTTYPE, SCIP_RESULT, Conshdlr, Eventhdlr, Heur, Model
+from pyscipopt import SCIP_EVENTTYPE, SCIP_RESULT, SCIP_STAGE, Conshdlr, Eventhdlr, Heur, Model
 
 from argusqt.model import smallcsr
 from argusqt.model.smallcsr import SmallCompressed, pattern_of, scipy_of
@@ -158,6 +158,11 @@ class _CapacityHandler(Conshdlr):
         #: every attacker's newest moves, each attacker trying the others' under its own
         #: bounds before an LP (None: off; D-113)
         self.board: MoveBoard | None = None
+        #: ... tried at the root too (False: posted there, tried once the tree starts, so the
+        #: root's LP points, cuts and guided runs are those without the board; D-116)
+        self.board_root = True
+        #: the tree has started (SCIP's node count above 1: a count, never the clock)
+        self.board_open = False
         #: 0/1 points the enforcement judged protected in full (see _key)
         self.proven: set[bytes] = set()
         self.bridgeless: _Bridgeless | None = None
@@ -274,7 +279,8 @@ class _CapacityHandler(Conshdlr):
             sep.sweep = self.sep.sweep
             sep.reuse = self.sep.reuse
             if self.board is not None:  # its moves posted, the others' tried (D-113)
-                sep.board = sep.certs.board = self.board
+                sep.certs.board = self.board
+                sep.board = self.board if self._borrowing() else None
             # the blocks of a point depend on the relations and the point alone: the
             # outsider's and every insider's separation of one point share them (D-95)
             sep._comp_cache = self.sep._comp_cache
@@ -396,10 +402,26 @@ class _CapacityHandler(Conshdlr):
         self.run.n_combined_cuts += len(cuts)
         return cuts
 
+    def _borrowing(self) -> bool:
+        """Whether attackers try each other's moves now: always with `board_root`, else once
+        the tree has started (the root's path is then the path without the board, D-116)."""
+        if self.board is None:
+            return False
+        if (
+            not (self.board_root or self.board_open)
+            and self.model.getStage() == SCIP_STAGE.SOLVING
+            and self.model.getNNodes() > 1
+        ):
+            self.board_open = True
+            for s in [self.sep] + [s for s, _ in self.insider_pool.values()]:
+                s.board = self.board
+        return self.board_root or self.board_open
+
     def _separate(self, sep: Separator, x: np.ndarray, primaries=None, **kw) -> list:
         """sep.separate under the run's stop; a check stopped early (the stop's poll, or an
         attacker LP stopped by HiGHS's time limit, set to what the deadline leaves) ends the
         run as the stop does (_Stop.halt)."""
+        self._borrowing()  # the board opens with the tree (D-116)
         out = sep.separate(x, primaries, cancel=self.run.stop, **kw)
         if sep.interrupted:
             self.run.stop.halt()
@@ -753,6 +775,8 @@ class _GuidedHeur(Heur):
         #: until then the runs' candidates may be what finds them (D-110)
         self.root_wait = root_wait
         self.root_counted = 0  # the root's runs counted against `root_runs`
+        #: a run's insider repair LPs counted too while no respondent is known (D-116)
+        self.repair_alone = False
         self.spent = 0  # LPs of the guided runs so far
         self.seconds = 0.0  # their time, for the log only
         self.calls = 0
@@ -789,6 +813,8 @@ class _GuidedHeur(Heur):
         mask = self.guide(x, incumbent, _StopToken(run.stop), None)
         self.seconds += run.watch.elapsed - t0
         took = max(1, int(getattr(self.guide, "last_lps", 1)))
+        if self.repair_alone and not self.hdlr.insider_pool:
+            took += int(getattr(self.guide, "last_repair_lps", 0))
         self.spent += took
         self.calls += 1
         if root and not (self.root_wait and not self.hdlr.insider_pool):
