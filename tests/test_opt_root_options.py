@@ -97,10 +97,9 @@ def test_the_guided_heuristic_does_not_run_at_the_root_past_its_cap():
     assert out == {"result": scip_plugins.SCIP_RESULT.DIDNOTRUN}
 
 
-@pytest.mark.parametrize(("wait", "pool", "counted"), [(True, 0, 0), (True, 1, 1), (False, 0, 1)])
-def test_the_root_cap_waits_for_a_known_respondent(wait, pool, counted):
-    """With `root_wait` a root run counts against the cap only once the pool of known
-    insiders is not empty (D-110); without it every root run counts."""
+def _guided_heur(pool: bool, guide, **kwargs):  # type: ignore[no-untyped-def]
+    """A guided heuristic at the root over stand-ins for SCIP's model and the capacity
+    handler (an LP point of three cells, the pool of known insiders empty or not)."""
 
     class _Model:
         def getLPSolstat(self):  # type: ignore[no-untyped-def]
@@ -142,10 +141,18 @@ def test_the_root_cap_waits_for_a_known_respondent(wait, pool, counted):
     class _Heur(scip_plugins._GuidedHeur):
         model = _Model()  # type: ignore[assignment]
 
+    return _Heur(_Hdlr(), guide, 0.0, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("wait", "pool", "counted"), [(True, 0, 0), (True, 1, 1), (False, 0, 1)])
+def test_the_root_cap_waits_for_a_known_respondent(wait, pool, counted):
+    """With `root_wait` a root run counts against the cap only once the pool of known
+    insiders is not empty (D-110); without it every root run counts."""
+
     def guide(x, incumbent, stop, seconds):  # type: ignore[no-untyped-def]
         return None  # nothing found: the run is made and counted all the same
 
-    heur = _Heur(_Hdlr(), guide, 0.0, root_runs=1, root_wait=wait)  # type: ignore[arg-type]
+    heur = _guided_heur(bool(pool), guide, root_runs=1, root_wait=wait)
     out = heur.heurexec(None, False)
     assert out == {"result": scip_plugins.SCIP_RESULT.DIDNOTFIND}
     assert (heur.calls, heur.root_counted) == (1, counted)
@@ -159,51 +166,11 @@ def test_the_repair_counts_while_no_respondent_is_known(alone, pool, spent):
     """With `repair_alone` a guided run's insider repair LPs join its own in the throttle
     (its share and its next run) while the pool of known insiders is empty (D-116)."""
 
-    class _Model:
-        def getLPSolstat(self):  # type: ignore[no-untyped-def]
-            return 1
-
-        def getDepth(self):  # type: ignore[no-untyped-def]
-            return 0
-
-        def getPrimalbound(self):  # type: ignore[no-untyped-def]
-            return 1e20
-
-        def getDualbound(self):  # type: ignore[no-untyped-def]
-            return -1e20
-
-    class _Hdlr:
-        insider_pool = {b"k": None} if pool else {}
-
-        class run:  # noqa: N801
-            bound = None
-            offset = 0.0
-
-            class stop:  # noqa: N801
-                cancelled = False
-
-            class watch:  # noqa: N801
-                elapsed = 0.0
-
-        class sep:  # noqa: N801
-            @staticmethod
-            def full_point(x):  # type: ignore[no-untyped-def]
-                return x
-
-        def _x(self):  # type: ignore[no-untyped-def]
-            return np.zeros(3)
-
-        def attacker_lps(self):  # type: ignore[no-untyped-def]
-            return 10**6
-
-    class _Heur(scip_plugins._GuidedHeur):
-        model = _Model()  # type: ignore[assignment]
-
     def guide(x, incumbent, stop, seconds):  # type: ignore[no-untyped-def]
         guide.last_lps, guide.last_repair_lps = 7, 100  # type: ignore[attr-defined]
         return None
 
-    heur = _Heur(_Hdlr(), guide, 0.0)  # type: ignore[arg-type]
+    heur = _guided_heur(bool(pool), guide)
     heur.repair_alone = alone
     heur.heurexec(None, False)
     assert heur.spent == spent
