@@ -7,10 +7,10 @@ written batch file replays to the same statuses, and undone work is never replay
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from argusqt.dataclass import dataclass
 from argusqt.model.table import TableSpec
 from argusqt.protection.core.params import MethodParams
 

@@ -16,10 +16,11 @@ import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from copy import deepcopy
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from argusqt.dataclass import dataclass
 from argusqt.errors import SpecificationError
 from argusqt.io.cdl import read_cdl
 from argusqt.model.rulespec import SafetyRules

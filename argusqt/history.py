@@ -17,7 +17,7 @@ makes the history stale and it is forgotten.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -32,6 +32,7 @@ from argusqt.actions import (
     Recode,
     WriteTable,
 )
+from argusqt.dataclass import dataclass
 
 if TYPE_CHECKING:
     from argusqt.model.table import Table

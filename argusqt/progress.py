@@ -8,7 +8,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from argusqt.dataclass import dataclass
 
 
 @dataclass(frozen=True)

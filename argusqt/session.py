@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import importlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
@@ -27,6 +27,7 @@ from argusqt.actions import (
     Recode,
     StatusChange,
 )
+from argusqt.dataclass import dataclass
 from argusqt.errors import ArgusError, SpecificationError, clip_echo
 from argusqt.export.gate import protection_state
 from argusqt.history import History, capture, describe

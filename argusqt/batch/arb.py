@@ -8,10 +8,10 @@ and what they do belong to the runner.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from argusqt.dataclass import dataclass
 from argusqt.errors import ArgusError, BatchError, ParameterError
 from argusqt.io.text import check_no_control, read_lines
 from argusqt.model.rulespec import SafetyRules

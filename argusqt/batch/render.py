@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime
 from pathlib import Path
 
@@ -27,6 +27,7 @@ from argusqt.actions import (
     SpecifyTable,
     WriteTable,
 )
+from argusqt.dataclass import dataclass
 from argusqt.errors import SpecificationError
 from argusqt.io.apriori import hst_text
 from argusqt.io.atomic import atomic_write_text

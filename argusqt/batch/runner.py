@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 from pathlib import Path, PureWindowsPath
 from typing import Any
 
 from argusqt.batch.arb import Command, parse_arb
+from argusqt.dataclass import dataclass
 from argusqt.errors import ArgusError, BatchError
 from argusqt.export.writetable import is_confidential
 from argusqt.io.atomic import atomic_write_text

@@ -5,11 +5,12 @@ a confidential report file."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 import numpy as np
 
+from argusqt.dataclass import dataclass
 from argusqt.io.confidential import CONFIDENTIAL_BANNER
 from argusqt.io.pattern import Pattern
 from argusqt.model.status import (

@@ -19,7 +19,6 @@ import io
 import itertools
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
 
 import argusqt
+from argusqt.dataclass import dataclass
 from argusqt.errors import ArgusError, Cancelled
 from argusqt.export.face import published_values
 from argusqt.export.gate import CONFIDENTIAL_BANNER

@@ -16,11 +16,11 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from argusqt.dataclass import dataclass
 from argusqt.errors import AuditError, MethodError, PublicationError
 from argusqt.export.gate import cell_name, fingerprint, table_face
 from argusqt.model.status import (

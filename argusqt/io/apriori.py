@@ -6,11 +6,12 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 import numpy as np
 
+from argusqt.dataclass import dataclass
 from argusqt.errors import InputError
 from argusqt.io.confidential import comment_banner
 from argusqt.io.text import control_char_at, decode_bytes, read_text_bytes

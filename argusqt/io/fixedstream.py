@@ -12,11 +12,12 @@ codes are numbered on from the parts before, and tabulation merges the parts' fi
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 import numpy as np
 
+from argusqt.dataclass import dataclass
 from argusqt.errors import InputError
 from argusqt.io.microdata import (
     CategoricalColumn,

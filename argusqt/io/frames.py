@@ -15,12 +15,13 @@ left-padded to the longest code of the data or hierarchy, as free-format microda
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from argusqt.dataclass import dataclass
 from argusqt.errors import Cancelled, InputError, SpecificationError
 from argusqt.io.microdata import (
     CategoricalColumn,

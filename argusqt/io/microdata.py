@@ -19,11 +19,13 @@ from __future__ import annotations
 import csv
 import io
 import operator
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
+
+from argusqt.dataclass import dataclass
 
 if TYPE_CHECKING:  # pandas is imported where it parses (free format, odd numbers, big files):
     import pandas as pd  # a fixed-format batch run does not pay its import (docs/design.md)

@@ -4,11 +4,12 @@ with or without its status column) onto the cells of a table, to audit it (US#31
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 import numpy as np
 
+from argusqt.dataclass import dataclass
 from argusqt.errors import InputError
 from argusqt.io.text import read_lines
 from argusqt.model.status import is_suppressed

@@ -9,11 +9,11 @@ rules of argusqt/docs/formats.md §3.2 are applied in the documented order as ar
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from argusqt.dataclass import dataclass
 from argusqt.errors import InputError, SpecificationError
 from argusqt.io.codelists import codelist_for
 from argusqt.io.text import check_no_control, is_comment, read_lines

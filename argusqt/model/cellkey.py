@@ -7,11 +7,12 @@ cell's key does not depend on the order of its records (the consistency CKM prom
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
 
+from argusqt.dataclass import dataclass
 from argusqt.errors import InputError
 from argusqt.model.codelist import CodeList
 

@@ -9,10 +9,12 @@ repeat a non-leaf code under two parents (NUTS.hrc).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 
 import numpy as np
+
+from argusqt.dataclass import dataclass
 
 
 def byte_order_key(code: str) -> bytes:

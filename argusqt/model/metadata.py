@@ -7,10 +7,11 @@ Role flags are plain booleans so readers, tabulation and the GUI can test them d
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from argusqt.dataclass import dataclass
 from argusqt.errors import SpecificationError
 
 if TYPE_CHECKING:  # annotations only: the cell key module is loaded by CKM's data (D-62)

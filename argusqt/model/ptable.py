@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal
 
 import numpy as np
+
+from argusqt.dataclass import dataclass
 
 PTableKind = Literal["freq", "cont"]
 

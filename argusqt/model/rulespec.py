@@ -3,7 +3,9 @@ set in the GUI."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from argusqt.dataclass import dataclass
 
 
 @dataclass(frozen=True)

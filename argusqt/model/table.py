@@ -5,11 +5,13 @@ See docs/design.md for why cells are dense numpy arrays and relations a scipy.sp
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+
+from argusqt.dataclass import dataclass
 
 if TYPE_CHECKING:  # imported when the relations are first built: reading and tabulating a
     import scipy.sparse as sp  # table does not pay scipy.sparse's import (docs/design.md)

@@ -8,11 +8,11 @@ cells above it (its ancestor chain in every dimension). Recoding re-runs step 2 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from argusqt.dataclass import dataclass
 from argusqt.errors import InputError, SpecificationError
 from argusqt.model.codelist import CodeList
 from argusqt.model.table import MAX_DIMENSIONS, Table, TableSpec

@@ -10,11 +10,12 @@ from the original codes (argusqt/docs/formats.md §6), so the original coding is
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 import numpy as np
 
+from argusqt.dataclass import dataclass
 from argusqt.errors import InputError, SpecificationError
 from argusqt.io.cdl import read_cdl
 from argusqt.model.codelist import CodeList

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
+from argusqt.dataclass import dataclass
 from argusqt.errors import InputError
 from argusqt.io.atomic import atomic_write_text
 from argusqt.io.text import check_no_control, read_lines, tokenize

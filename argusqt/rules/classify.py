@@ -7,10 +7,9 @@ Rules use absolute shadow totals so that all-negative cells behave like positive
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from argusqt.dataclass import dataclass
 from argusqt.errors import SpecificationError
 from argusqt.model.rulespec import DominanceRule, PRule, SafetyRules
 from argusqt.model.status import Status, is_primary

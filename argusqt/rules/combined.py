@@ -17,11 +17,11 @@ suppressed cells whose sum follows from row and column totals together).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from argusqt.dataclass import dataclass
 from argusqt.model.rulespec import SafetyRules
 from argusqt.model.table import Table
 

@@ -3,11 +3,11 @@ mode (the door is `Session.open_*` in argusqt/session.py; this is what it does).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from argusqt.actions import OpenMicrodata, OpenTableData
+from argusqt.dataclass import dataclass
 from argusqt.errors import SpecificationError
 from argusqt.io.atomic import atomic_write_set, settle_sets
 from argusqt.io.rda import read_rda

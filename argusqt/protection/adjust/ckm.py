@@ -10,12 +10,12 @@ the ptable) instead.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
+from argusqt.dataclass import dataclass
 from argusqt.errors import Cancelled, MethodError
 from argusqt.model.cellkey import CellKeyInputs
 from argusqt.model.ptable import PRow, PTable

@@ -4,9 +4,9 @@ what the noise costs the users of the table and how often it leaves a small cell
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
+
+from argusqt.dataclass import dataclass
 
 #: size classes of the original value: [lower, upper) (counts and magnitudes alike)
 CLASS_EDGES = (1.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0, 1000.0, float("inf"))

@@ -7,10 +7,9 @@ values on any machine (no clock, no random draw).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from argusqt.dataclass import dataclass
 from argusqt.model.cellkey import CellKeys, MagnitudeCKM, shift_first_digit_units
 from argusqt.model.ptable import PRow, PTable
 from argusqt.model.status import Status

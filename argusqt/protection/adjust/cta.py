@@ -12,12 +12,12 @@ can leak a deviation in the wrong direction, argusqt/docs/methods.md §10).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar, NoReturn
 
 import numpy as np
 from pyscipopt import Model, quicksum
 
+from argusqt.dataclass import dataclass
 from argusqt.errors import AuditError, Cancelled, MethodError
 from argusqt.model.status import Status, is_candidate, secondary_status_for
 from argusqt.progress import CancelToken, ProgressCallback, Stopwatch, no_progress

@@ -8,12 +8,12 @@ it solves read as two jobs; the checks here are what every adjusted table must p
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 from pyscipopt import Model, quicksum
 
+from argusqt.dataclass import dataclass
 from argusqt.errors import AuditError, MethodError
 from argusqt.model.status import Status
 from argusqt.protection.adjust.scip_monitor import ScipMonitor, attach_monitor

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import highspy
 import numpy as np
 import scipy.sparse as sp
 
+from argusqt.dataclass import dataclass
 from argusqt.errors import AuditError, MethodError
 from argusqt.model.status import Status
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress

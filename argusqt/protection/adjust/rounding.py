@@ -10,13 +10,13 @@ addition) is the fallback when no rounded table is found in time or on cancel.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 from pyscipopt import Model, quicksum
 
+from argusqt.dataclass import dataclass
 from argusqt.errors import Cancelled, MethodError, ParameterError, TimeLimitError
 from argusqt.model.status import Status
 from argusqt.progress import CancelToken, ProgressCallback, Stopwatch, no_progress

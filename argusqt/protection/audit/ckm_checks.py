@@ -10,10 +10,9 @@ protection.audit.disclosure. A failing cell is named, so the gate refuses the ta
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from argusqt.dataclass import dataclass
 from argusqt.model.status import Status
 from argusqt.protection.audit.publication import Disclosure, PublicationVerdict, cell_label
 from argusqt.protection.core.problem import CSPProblem

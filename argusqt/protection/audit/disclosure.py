@@ -11,10 +11,10 @@ its true value. `face_verdict` is the one entry point; the gate, `run_method` an
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 
 import numpy as np
 
+from argusqt.dataclass import dataclass
 from argusqt.model.status import Status, is_suppressed
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
 from argusqt.protection.audit.publication import (

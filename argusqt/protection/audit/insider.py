@@ -14,11 +14,13 @@ tolerance as the outsider audit).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from argusqt.dataclass import dataclass
 
 if TYPE_CHECKING:
     import scipy.sparse as sp

@@ -12,10 +12,10 @@ Hops grow until one of the two decides; what neither decides goes to the compone
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 
 import numpy as np
 
+from argusqt.dataclass import dataclass
 from argusqt.protection.audit.insider_cover import Hops
 from argusqt.protection.lp.components import UP, new_highs, pass_model, solve
 

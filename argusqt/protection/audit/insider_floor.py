@@ -14,10 +14,12 @@ toward the values, reused as a witness for the respondents it fits (D-91, mod18)
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from argusqt.dataclass import dataclass
 
 if TYPE_CHECKING:
     import highspy

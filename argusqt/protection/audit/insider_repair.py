@@ -9,10 +9,9 @@ taken again and the loop ends when it passes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from argusqt.dataclass import dataclass
 from argusqt.errors import AuditError, Cancelled, MethodError
 from argusqt.model.distinct import sorted_difference
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress

@@ -12,11 +12,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from copy import copy
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from argusqt.dataclass import dataclass
 from argusqt.errors import Cancelled, TimeLimitError
 from argusqt.progress import CancelToken, ProgressCallback, no_progress
 from argusqt.protection.audit.insider import InsiderOutcome, insider_audit, record_passes

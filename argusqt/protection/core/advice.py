@@ -11,9 +11,9 @@ that only the heuristic finishes in reasonable time.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from argusqt.dataclass import dataclass
 from argusqt.model.status import is_primary
 
 if TYPE_CHECKING:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Self
+
+from argusqt.dataclass import dataclass
 
 #: the final audit's intervals: exact, pass/fail, or exact up to EXACT_AUDIT_LIMIT cells
 AuditIntervals = bool | Literal["auto"]

@@ -12,9 +12,10 @@ import dataclasses
 import math
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, ClassVar, Self
 
+from argusqt.dataclass import dataclass
 from argusqt.errors import ParameterError
 
 

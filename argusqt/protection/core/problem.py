@@ -9,10 +9,12 @@ Table; they return masks/values that the caller copies back.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+
+from argusqt.dataclass import dataclass
 
 if TYPE_CHECKING:
     import scipy.sparse as sp

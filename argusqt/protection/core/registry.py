@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from argusqt.dataclass import dataclass
 from argusqt.errors import ParameterError
 from argusqt.model import scipy_sparse
 from argusqt.protection.core.options import SolverOptions

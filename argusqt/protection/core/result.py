@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from argusqt.dataclass import dataclass
 from argusqt.model.status import is_secondary
 
 if TYPE_CHECKING:  # annotations only: the audit room sits above core

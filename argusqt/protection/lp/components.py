@@ -9,11 +9,12 @@ direction; heuristic and cleanup keep such moves as witnesses (argusqt/docs/meth
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import highspy
 import numpy as np
+
+from argusqt.dataclass import dataclass
 
 if TYPE_CHECKING:
     import scipy.sparse as sp

@@ -22,9 +22,10 @@ import platform
 import struct
 import sys
 import threading
-from dataclasses import dataclass
 
 import numpy as np
+
+from argusqt.dataclass import dataclass
 
 SYMBOL = b"_ZN5highs8parallel20available_core_countEv"
 ENV = "ARGUSQT_HIGHS_CORE_COUNT"

@@ -12,11 +12,12 @@ the free master variables (fixed cells moved to the right-hand side) and strengt
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 import highspy
 import numpy as np
+
+from argusqt.dataclass import dataclass
 
 if TYPE_CHECKING:
     import scipy.sparse as sp

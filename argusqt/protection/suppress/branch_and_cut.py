@@ -14,12 +14,13 @@ handler poll the token and call interruptSolve(); the best pattern proven protec
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
 from pyscipopt import SCIP_HEURTIMING, SCIP_PARAMSETTING, Heur, Model
 
+from argusqt.dataclass import dataclass
 from argusqt.errors import Cancelled
 from argusqt.progress import CancelToken, ProgressCallback, Stopwatch, no_progress
 from argusqt.protection.audit.insider import insider_audit, respondents_of

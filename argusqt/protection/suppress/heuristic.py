@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from argusqt.dataclass import dataclass
 from argusqt.errors import AuditError, Cancelled, TimeLimitError
 from argusqt.model.status import is_secondary, is_suppressed, secondary_status_for
 from argusqt.progress import CancelToken, ProgressCallback, Stopwatch, no_progress

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
+from argusqt.dataclass import dataclass
 from argusqt.errors import MethodError
 from argusqt.model.status import is_candidate, is_primary, is_secondary
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress

@@ -9,12 +9,13 @@ subtable-wise protection can leak over the full relation set.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
+from argusqt.dataclass import dataclass
 from argusqt.errors import AuditError, Cancelled, MethodError, TimeLimitError
 from argusqt.model.status import is_suppressed
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress

@@ -6,9 +6,9 @@ Apart from modular.py (the method) so that the registry contract reads on one pa
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import ClassVar
 
+from argusqt.dataclass import dataclass
 from argusqt.protection.core.options import SuppressOptions
 from argusqt.protection.core.params import MethodParams, TableFacts, minutes_param, param
 from argusqt.protection.suppress.singleton import singleton_param, singleton_solver_options

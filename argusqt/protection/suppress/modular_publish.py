@@ -14,10 +14,11 @@ of record (`make_publishable`) instead of being published.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
+from argusqt.dataclass import dataclass
 from argusqt.errors import Cancelled
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress
 from argusqt.protection.audit.insider_repair import as_respondent, make_publishable, sides

@@ -12,13 +12,13 @@ confirms it and the modular repair step stands by.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import dijkstra
 
+from argusqt.dataclass import dataclass
 from argusqt.errors import Cancelled, MethodError
 from argusqt.model.status import is_secondary
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress

@@ -8,11 +8,12 @@ from __future__ import annotations
 import contextvars
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
 
+from argusqt.dataclass import dataclass
 from argusqt.errors import AuditError, Cancelled, MethodError, TimeLimitError
 from argusqt.model.status import is_primary
 from argusqt.progress import CancelToken, ProgressCallback, ProgressEvent, Stopwatch, no_progress

@@ -10,11 +10,11 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
+from argusqt.dataclass import dataclass
 from argusqt.errors import MethodError
 from argusqt.model.codelist import CodeList
 from argusqt.model.status import Status
