@@ -689,12 +689,14 @@ class _Attackers:
     def __init__(self, lp, eff, fixed, barred, hi, values) -> None:
         cells = lp.cells
         m = cells.size
-        rows, indptr, ent_col, data, fx = attacker_block(eff, fixed, cells)
-        self.mine = barred(rows, cells) | fx
+        rows, indptr, ent_col, data = attacker_block(eff, cells)
         n = rows.size
         ent_row = np.repeat(np.arange(n), np.diff(indptr))
         v = values[cells[ent_col]]
-        ent_fixed = fx[ent_row, ent_col]
+        # which entries the attacker makes up alone, from the fixed matrix's own entries
+        # (its nonzeros over the block by row then cell, as `entries` orders them): the
+        # rows × cells array this was read from is not built (D-120)
+        ent_fixed = fixed.marks(cells, rows[ent_row] * m + ent_col)
         ent_lo = np.where(ent_fixed, v, data)
         ent_hi = np.where(ent_fixed, v, hi[cells[ent_col]])
         size = np.diff(indptr)
@@ -703,7 +705,6 @@ class _Attackers:
         rank = np.empty(n, dtype=np.int64)
         rank[order] = np.arange(n)
         self.row = rows[order]
-        self.mine = self.mine[order]
         self.size = size[order]
         self.ent_row = rank[ent_row]
         self.ent_col, self.ent_lo, self.ent_hi, self.ent_fixed = ent_col, ent_lo, ent_hi, ent_fixed
@@ -712,13 +713,22 @@ class _Attackers:
         self.cells = cells
         self.n = n
         self.m = m
+        # for `mine`: a cell's column of the barred and fixed matrices, over the rows ascending
+        self._rows, self._order, self._barred, self._fixed = rows, order, barred, fixed
         self._by_col: tuple[np.ndarray, np.ndarray] | None = None  # entries by cell
+
+    def mine(self, j: int) -> np.ndarray:
+        """Per attacker (by rank) whether local cell j is barred to it or made up by it alone:
+        column j of `barred(rows, cells) | fixed.dense(rows, cells)`, gathered alone."""
+        one = self.cells[[j]]
+        col = self._barred(self._rows, one)[:, 0] | self._fixed.dense(self._rows, one)[:, 0]
+        return col[self._order]
 
     def members(self, j: int) -> np.ndarray:
         """The attackers of local cell j: not their own share, some other cell bounded."""
         in_j = np.zeros(self.n, dtype=bool)
         in_j[self.ent_row[self.ent_col == j]] = True
-        return np.flatnonzero(~self.mine[:, j] & (self.size - in_j > 0))
+        return np.flatnonzero(~self.mine(j) & (self.size - in_j > 0))
 
     def at_cells(self, local: np.ndarray) -> np.ndarray:
         """The entries on the block's cells `local` (an index by cell, built at first use)."""
