@@ -216,3 +216,37 @@ def test_scaled_offers_find_the_plain_disclosures(seed, monkeypatch):
     before = floor_audit(problem, sup, problem.floors)
     assert _key(fast) == _key(plain) == _key(before)
     assert fast.pairs_left == plain.pairs_left
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_scaled_running_points_settle_only_what_they_reach(seed, monkeypatch):
+    """The coalition's running points scaled or reflected (D-120): every target one settles
+    gets a point in the coalition's bounds, keeping the relations, at its level (checked
+    here apart); the disclosures, reaches and pairs stay the plain path's."""
+    problem, sup, plain = _plain(seed)
+    monkeypatch.setattr(insider_floor, "ANCHOR_MIN_CELLS", 1)
+    real = insider_floor._Running._scaled
+    kept: list[tuple[bool, bool]] = []
+
+    def scaled(self, x, v):
+        before = {k: self.out.points.get(k) for k in self.targets}
+        real(self, x, v)
+        for k, (c, d) in enumerate(self.targets):
+            got = self.out.points.get((c, d))
+            if got is not None and got is not before[(c, d)]:
+                point = got[1][-1]
+                j = int(self.lp.pos[c])
+                reach = (
+                    point[j] >= self.need[k] - self.tol
+                    if d == UP
+                    else point[j] <= self.need[k] + self.tol
+                )
+                kept.append(
+                    (bool(self.lp.admits(point, self.tol, self.c_lo, self.c_hi)), bool(reach))
+                )
+
+    monkeypatch.setattr(insider_floor._Running, "_scaled", scaled)
+    fast = floor_audit(problem, sup, problem.floors)
+    assert kept and all(ok and reach for ok, reach in kept)
+    assert _key(fast) == _key(plain)
+    assert fast.pairs_left == plain.pairs_left

@@ -262,6 +262,7 @@ def floor_audit(
         if run is not None:
             out.count("neighbourhood", run.n_lps)
             out.count("settled by points", run.settled_by_points)
+            out.count("settled scaled", run.settled_scaled)
             out.n_lps += run.n_lps
         out.n_lps += lp.n_lps
         if key is not None and memo is not None:
@@ -296,6 +297,7 @@ class _Running:
         self.near: _LocalAttacker | None = None
         self.n_lps = 0
         self.settled_by_points = 0
+        self.settled_scaled = 0  # of those, by a scaled or reflected point (D-120)
         #: the neighbourhood LPs' running bounds, which this class keeps itself (unused)
         self._scratch = np.zeros((2, lp.values.size))
 
@@ -319,6 +321,29 @@ class _Running:
             self.out.keep(self.targets[k], self.lp.cells, point[None, :])
             self.closed[k] = True
             self.settled_by_points += 1
+        if SCALED_OFFERS and self.lp.additive:
+            self._scaled(x, v)
+
+    def _scaled(self, x: np.ndarray, v: np.ndarray) -> None:
+        """The open targets x's move reaches once scaled by some t > 1 or t < 0 that keeps
+        it in the coalition's bounds: each such point checked, kept and settling (D-120)."""
+        base = self.lp.base
+        span = v - base[self.pos]
+        open_ = ~self.closed & (span != 0)
+        if not open_.any():
+            return
+        fwd, bwd = _caps(base, x, self.c_lo, self.c_hi)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = (self.need - base[self.pos]) / span
+        fine = open_ & np.isfinite(t) & (((t > 1) & (t <= fwd)) | ((t < 0) & (-t <= bwd)))
+        for k in np.flatnonzero(fine).tolist():
+            point = base + t[k] * (x - base)
+            if not self.lp.admits(point, self.tol, self.c_lo, self.c_hi):
+                continue
+            self.out.keep(self.targets[k], self.lp.cells, point[None, :])
+            self.closed[k] = True
+            self.settled_by_points += 1
+            self.settled_scaled += 1
 
     def try_near(self, c: int, d: int) -> bool:
         """Neighbourhood LPs around c first (big blocks): a subset of the coalition's feasible
@@ -1002,13 +1027,19 @@ SCALED_OFFERS = True
 
 def _scale_caps(lp: _Lp, x: np.ndarray) -> tuple[float, float]:
     """The largest t ≥ 0 and s ≥ 0 with base ± (t, s)·(x − base) in the block's table bounds."""
-    step = x - lp.base
+    return _caps(lp.base, x, lp.lo, lp.hi)
+
+
+def _caps(base: np.ndarray, x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[float, float]:
+    """The largest t ≥ 0 and s ≥ 0 with base + t·(x − base) and base − s·(x − base) in
+    [lo, hi] (each ∋ base)."""
+    step = x - base
     up, down = step > 0, step < 0
     with np.errstate(divide="ignore", invalid="ignore"):
-        to_hi = (lp.hi[up] - lp.base[up]) / step[up]
-        to_lo = (lp.lo[down] - lp.base[down]) / step[down]
-        back_lo = (lp.base[up] - lp.lo[up]) / step[up]
-        back_hi = (lp.base[down] - lp.hi[down]) / step[down]
+        to_hi = (hi[up] - base[up]) / step[up]
+        to_lo = (lo[down] - base[down]) / step[down]
+        back_lo = (base[up] - lo[up]) / step[up]
+        back_hi = (base[down] - hi[down]) / step[down]
     fwd = min(to_hi.min(initial=np.inf), to_lo.min(initial=np.inf))
     bwd = min(back_lo.min(initial=np.inf), back_hi.min(initial=np.inf))
     return fwd, bwd
