@@ -32,6 +32,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--targets", type=int, default=60)
     ap.add_argument("--seed", type=int, default=26)
     ap.add_argument("--plain", action="store_true", help="shortcuts=False")
+    ap.add_argument(
+        "--both-sides",
+        action="store_true",
+        help="targets/2 random primaries, both sides of each (a primary's other side, D-120)",
+    )
     ap.add_argument("--save", default="", help="disclosures to this .npy")
     ap.add_argument("--compare", default="", help="an earlier --save to compare with")
     ap.add_argument(
@@ -57,7 +62,13 @@ def main(argv: list[str] | None = None) -> int:
     all_t = [(int(c), d) for c in cells.tolist() for d in (UP, DOWN)
              if (problem.upl[c] if d == UP else problem.lpl[c]) > 0]  # fmt: skip
     rng = np.random.default_rng(args.seed)
-    pick = sorted(rng.choice(len(all_t), size=min(args.targets, len(all_t)), replace=False))
+    if args.both_sides:
+        prims = sorted({c for c, _ in all_t})
+        size = min(args.targets // 2, len(prims))
+        chosen = set(rng.choice(prims, size=size, replace=False).tolist())
+        pick = [k for k, t in enumerate(all_t) if t[0] in chosen]
+    else:
+        pick = sorted(rng.choice(len(all_t), size=min(args.targets, len(all_t)), replace=False))
     only = [all_t[k] for k in pick]
     print(f"{args.instance}: block {big.cells.size:,} cells, {len(all_t):,} targets, "
           f"sample {len(only)}; load {load()}", flush=True)  # fmt: skip

@@ -178,3 +178,75 @@ def test_the_bounds_a_proof_uses_prove_it_alone():
     lifted_lo, lifted_hi = np.where(low, lo, -1e3), np.where(high, hi, 1e3)
     assert model.point(lifted_lo, lifted_hi, 0, UP, 10.0)[0] == "none"
     assert model.point(np.full(6, -1e3), np.full(6, 1e3), 0, UP, 10.0)[0] == "found"
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_scaled_offers_find_the_plain_disclosures(seed, monkeypatch):
+    """Pool points scaled to the level or reflected to the primary's other side (D-120):
+    each one offered is in the table's bounds, keeps the relations and reaches the level
+    (checked here apart), some fit members, and the disclosures, reaches and pairs stay
+    the plain path's and those without the scaled offers."""
+    problem, sup, plain = _plain(seed)
+    monkeypatch.setattr(insider_floor, "ANCHOR_MIN_CELLS", 1)
+    real_offer, real_add = insider_floor._Pool.offer, insider_floor._Points.add
+    offered: list[tuple[bool, bool, bool]] = []  # (moved?, reaches, admitted)
+    state: dict = {}
+
+    def add(self, x, only_new=None):
+        if "pool" in state:
+            pool, j, need, d, tol = state["pool"]
+            moved = not np.any(np.all(pool.rows[: min(pool.n, len(pool.rows))] == x, axis=1))
+            reach = bool(x[j] >= need - tol if d == UP else x[j] <= need + tol)
+            offered.append((moved, reach, bool(pool.lp.admits(x, tol))))
+        return real_add(self, x, only_new)
+
+    def offer(self, points, members, j, need, d, tol):
+        state["pool"] = (self, j, need, d, tol)
+        try:
+            return real_offer(self, points, members, j, need, d, tol)
+        finally:
+            del state["pool"]
+
+    monkeypatch.setattr(insider_floor._Points, "add", add)
+    monkeypatch.setattr(insider_floor._Pool, "offer", offer)
+    fast = floor_audit(problem, sup, problem.floors)
+    assert all(ok and reach for _, reach, ok in offered)
+    assert any(moved for moved, _, _ in offered)  # some offered scaled or reflected
+    monkeypatch.setattr(insider_floor, "SCALED_OFFERS", False)
+    before = floor_audit(problem, sup, problem.floors)
+    assert _key(fast) == _key(plain) == _key(before)
+    assert fast.pairs_left == plain.pairs_left
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_scaled_running_points_settle_only_what_they_reach(seed, monkeypatch):
+    """The coalition's running points scaled or reflected (D-120): every target one settles
+    gets a point in the coalition's bounds, keeping the relations, at its level (checked
+    here apart); the disclosures, reaches and pairs stay the plain path's."""
+    problem, sup, plain = _plain(seed)
+    monkeypatch.setattr(insider_floor, "ANCHOR_MIN_CELLS", 1)
+    real = insider_floor._Running._scaled
+    kept: list[tuple[bool, bool]] = []
+
+    def scaled(self, x, v):
+        before = {k: self.out.points.get(k) for k in self.targets}
+        real(self, x, v)
+        for k, (c, d) in enumerate(self.targets):
+            got = self.out.points.get((c, d))
+            if got is not None and got is not before[(c, d)]:
+                point = got[1][-1]
+                j = int(self.lp.pos[c])
+                reach = (
+                    point[j] >= self.need[k] - self.tol
+                    if d == UP
+                    else point[j] <= self.need[k] + self.tol
+                )
+                kept.append(
+                    (bool(self.lp.admits(point, self.tol, self.c_lo, self.c_hi)), bool(reach))
+                )
+
+    monkeypatch.setattr(insider_floor._Running, "_scaled", scaled)
+    fast = floor_audit(problem, sup, problem.floors)
+    assert kept and all(ok and reach for ok, reach in kept)
+    assert _key(fast) == _key(plain)
+    assert fast.pairs_left == plain.pairs_left

@@ -48,6 +48,17 @@ class Columns:
         order = np.lexsort((col, row))
         return row[order], col[order], val[order]
 
+    def marks(self, cells: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        """Whether the entry (row, cells[c]) is positive for each key k = row · m + c (m =
+        cells.size): `dense(rows, cells)[r, c]` of any rows holding those rows, no array."""
+        row, col, val = self.entries(cells)
+        pos = val > 0
+        have = row[pos] * cells.size + col[pos]  # ascending: entries by row, then cell
+        at = np.searchsorted(have, keys)
+        out = at < have.size
+        out[out] = have[at[out]] == keys[out]
+        return out
+
     def dense(self, rows: np.ndarray, cells: np.ndarray) -> np.ndarray:
         """`m.tocsr()[rows][:, cells].toarray() > 0` for ascending `rows` and `cells`."""
         out = np.zeros((rows.size, cells.size), dtype=bool)
@@ -61,16 +72,16 @@ class Columns:
 
 
 def attacker_block(
-    eff: Columns, fixed: Columns, cells: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    eff: Columns, cells: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The attackers with a bound in `cells`: (their rows ascending, the CSR indptr, local
-    cells and bounds of their entries, the cells each knows exactly as rows × cells)."""
+    cells and bounds of their entries)."""
     row, col, val = eff.entries(cells)
     rows = sorted_distinct(row)
     counts = np.bincount(np.searchsorted(rows, row), minlength=rows.size)
     indptr = np.zeros(rows.size + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
-    return rows, indptr, col, val, fixed.dense(rows, cells)
+    return rows, indptr, col, val
 
 
 def barred_of(floors: Floors) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
@@ -82,7 +93,7 @@ def barred_of(floors: Floors) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
             cols.append(Columns(floors.exempt))
         out = cols[0].dense(rows, cells)
         if floors.table_of is not None and floors.cells_of is not None:
-            out |= ~floors.cells_of[floors.table_of[rows]][:, cells]
+            out |= ~floors.cells_of[floors.table_of[rows][:, None], cells[None, :]]
         return out
 
     return barred

@@ -264,6 +264,7 @@ def floor_audit(
         if run is not None:
             out.count("neighbourhood", run.n_lps)
             out.count("settled by points", run.settled_by_points)
+            out.count("settled scaled", run.settled_scaled)
             out.n_lps += run.n_lps
         out.n_lps += lp.n_lps
         if key is not None and memo is not None:
@@ -298,6 +299,7 @@ class _Running:
         self.near: _LocalAttacker | None = None
         self.n_lps = 0
         self.settled_by_points = 0
+        self.settled_scaled = 0  # of those, by a scaled or reflected point (D-120)
         #: the neighbourhood LPs' running bounds, which this class keeps itself (unused)
         self._scratch = np.zeros((2, lp.values.size))
 
@@ -321,6 +323,29 @@ class _Running:
             self.out.keep(self.targets[k], self.lp.cells, point[None, :])
             self.closed[k] = True
             self.settled_by_points += 1
+        if SCALED_OFFERS and self.lp.additive:
+            self._scaled(x, v)
+
+    def _scaled(self, x: np.ndarray, v: np.ndarray) -> None:
+        """The open targets x's move reaches once scaled by some t > 1 or t < 0 that keeps
+        it in the coalition's bounds: each such point checked, kept and settling (D-120)."""
+        base = self.lp.base
+        span = v - base[self.pos]
+        open_ = ~self.closed & (span != 0)
+        if not open_.any():
+            return
+        fwd, bwd = _caps(base, x, self.c_lo, self.c_hi)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = (self.need - base[self.pos]) / span
+        fine = open_ & np.isfinite(t) & (((t > 1) & (t <= fwd)) | ((t < 0) & (-t <= bwd)))
+        for k in np.flatnonzero(fine).tolist():
+            point = base + t[k] * (x - base)
+            if not self.lp.admits(point, self.tol, self.c_lo, self.c_hi):
+                continue
+            self.out.keep(self.targets[k], self.lp.cells, point[None, :])
+            self.closed[k] = True
+            self.settled_by_points += 1
+            self.settled_scaled += 1
 
     def try_near(self, c: int, d: int) -> bool:
         """Neighbourhood LPs around c first (big blocks): a subset of the coalition's feasible
@@ -358,7 +383,7 @@ def _respondents(
     lp.set_bounds(cells, lo[cells], hi[cells])
     att = _Attackers(lp, eff, fixed, barred, hi, values)
     found: list[tuple[int, int, FloorDisclosure]] = []
-    pool = _Pool(cells.size) if shortcuts else None
+    pool = _Pool(lp) if shortcuts else None
     anchored = shortcuts and cells.size >= ANCHOR_MIN_CELLS
     decided_block = shortcuts and DECIDE and cells.size >= _decide_min() and lp.additive
     decider = Decider(lp.matrix(), lp.miss) if decided_block else None
@@ -377,8 +402,10 @@ def _respondents(
         verdict = "unknown"
         parts = None  # a 'none' group's split by its infeasibility proof (D-115)
         if decider is not None and not points.fitted[members].all():
-            # the first group decided from the values before the anchor (D-109)
-            verdict, parts = _decide(out, decider, lp, att, points, pool, members, key,
+            # the first group decided from the values before the anchor (D-109): the
+            # members no offered point fits (weaker bounds than all of them, D-120)
+            open_ = members[~points.fitted[members]]
+            verdict, parts = _decide(out, decider, lp, att, points, pool, open_, key,
                                      need[key], tol, (lo, hi))  # fmt: skip
         # the anchor (D-103) for its proof and basis, unless the decision found the first
         # group short: its halves are decided too, no LP from that basis follows (D-109)
@@ -691,12 +718,14 @@ class _Attackers:
     def __init__(self, lp, eff, fixed, barred, hi, values) -> None:
         cells = lp.cells
         m = cells.size
-        rows, indptr, ent_col, data, fx = attacker_block(eff, fixed, cells)
-        self.mine = barred(rows, cells) | fx
+        rows, indptr, ent_col, data = attacker_block(eff, cells)
         n = rows.size
         ent_row = np.repeat(np.arange(n), np.diff(indptr))
         v = values[cells[ent_col]]
-        ent_fixed = fx[ent_row, ent_col]
+        # which entries the attacker makes up alone, from the fixed matrix's own entries
+        # (its nonzeros over the block by row then cell, as `entries` orders them): the
+        # rows × cells array this was read from is not built (D-120)
+        ent_fixed = fixed.marks(cells, rows[ent_row] * m + ent_col)
         ent_lo = np.where(ent_fixed, v, data)
         ent_hi = np.where(ent_fixed, v, hi[cells[ent_col]])
         size = np.diff(indptr)
@@ -705,7 +734,6 @@ class _Attackers:
         rank = np.empty(n, dtype=np.int64)
         rank[order] = np.arange(n)
         self.row = rows[order]
-        self.mine = self.mine[order]
         self.size = size[order]
         self.ent_row = rank[ent_row]
         self.ent_col, self.ent_lo, self.ent_hi, self.ent_fixed = ent_col, ent_lo, ent_hi, ent_fixed
@@ -714,13 +742,27 @@ class _Attackers:
         self.cells = cells
         self.n = n
         self.m = m
+        # for `mine`: a cell's column of the barred and fixed matrices, over the rows ascending
+        self._rows, self._order, self._barred, self._fixed = rows, order, barred, fixed
+        self._count = (-1, 0)  # (j, how many members) of the last `members` call
+        #: the last whole group's `together`: (j, lo, hi, group, answer)
+        self._whole: tuple[int, np.ndarray, np.ndarray, np.ndarray, tuple] | None = None
         self._by_col: tuple[np.ndarray, np.ndarray] | None = None  # entries by cell
+
+    def mine(self, j: int) -> np.ndarray:
+        """Per attacker (by rank) whether local cell j is barred to it or made up by it alone:
+        column j of `barred(rows, cells) | fixed.dense(rows, cells)`, gathered alone."""
+        one = self.cells[[j]]
+        col = self._barred(self._rows, one)[:, 0] | self._fixed.dense(self._rows, one)[:, 0]
+        return col[self._order]
 
     def members(self, j: int) -> np.ndarray:
         """The attackers of local cell j: not their own share, some other cell bounded."""
         in_j = np.zeros(self.n, dtype=bool)
         in_j[self.ent_row[self.ent_col == j]] = True
-        return np.flatnonzero(~self.mine[:, j] & (self.size - in_j > 0))
+        out = np.flatnonzero(~self.mine(j) & (self.size - in_j > 0))
+        self._count = (j, int(out.size))
+        return out
 
     def at_cells(self, local: np.ndarray) -> np.ndarray:
         """The entries on the block's cells `local` (an index by cell, built at first use)."""
@@ -740,7 +782,27 @@ class _Attackers:
     def together(self, group: np.ndarray, j: int, lo: np.ndarray, hi: np.ndarray):
         """The bounds of a group at once (each cell at its members' strongest), j's own off;
         as (cells, lo, hi) over the table. The group's entries gathered by their attackers'
-        ranges and reduced per cell over the block (the same maxima and minima as before)."""
+        ranges and reduced per cell over the block (the same maxima and minima as before).
+        The last whole group's answer is kept: a primary's other side asks it again (D-120)."""
+        last = self._whole
+        if (
+            last is not None
+            and last[0] == j
+            and last[1] is lo
+            and last[2] is hi
+            and np.array_equal(last[3], group)
+        ):
+            return last[4]
+        out = self._together(group, j, lo, hi)
+        if group.size == self.n_members(j):  # every member of j: the pair's first group
+            self._whole = (j, lo, hi, group.copy(), out)
+        return out
+
+    def n_members(self, j: int) -> int:
+        """How many attackers `members(j)` gives (kept for the last j asked)."""
+        return self._count[1] if self._count[0] == j else -1
+
+    def _together(self, group: np.ndarray, j: int, lo: np.ndarray, hi: np.ndarray):
         size = self.ent_size[group]
         total = int(size.sum())
         first = np.repeat(self.ent_start[group] - (np.cumsum(size) - size), size)
@@ -910,29 +972,79 @@ class _Pool:
     """The respondents' LP points of one component (D-100): a point of a group's LP is in
     the table's bounds and relations and in each member's bounds, so for a later pair it
     stands for every attacker whose bounds (but on that primary) it fits, if it reaches the
-    level there. The last POOL_SIZE points, newest first."""
+    level there. The last POOL_SIZE points, newest first. On an additive block a point's
+    move times any t keeps the relations, so it is offered scaled to just the level, or
+    reflected (the primary's other side), while it stays in the table's bounds (D-120)."""
 
-    def __init__(self, m: int) -> None:
+    def __init__(self, lp: _Lp) -> None:
+        m = lp.cells.size
+        self.lp = lp
         self.rows = np.zeros((POOL_SIZE, m))
+        #: per point the largest t ≥ 0 (row 0) and −t ≤ 0 (row 1) keeping
+        #: base + t·(x − base) in the table's bounds
+        self.cap = np.zeros((2, POOL_SIZE))
         self.n = 0  # points added so far; row n % POOL_SIZE is the next
 
     def add(self, x: np.ndarray) -> None:
-        self.rows[self.n % POOL_SIZE] = x
+        i = self.n % POOL_SIZE
+        self.rows[i] = x
+        self.cap[:, i] = _scale_caps(self.lp, x) if SCALED_OFFERS and self.lp.additive else 0.0
         self.n += 1
 
     def offer(self, points: _Points, members: np.ndarray, j: int, need, d, tol) -> None:
         """Give `points` the kept points that reach the level at j and fit a member it
-        has no point for yet."""
+        has no point for yet; with SCALED_OFFERS each moved to just the level (toward the
+        values, past its reach or to the other side, in the table's bounds, checked)."""
         k = min(self.n, POOL_SIZE)
         if not k or not members.size:
             return
         order = (self.n - 1 - np.arange(k)) % POOL_SIZE  # newest first
         v = self.rows[order, j]
         ok = v >= need - tol if d == UP else v <= need + tol
-        for i in order[ok].tolist():
+        if not SCALED_OFFERS or not self.lp.additive:
+            for i in order[ok].tolist():
+                if points.fitted[members].all():
+                    return
+                points.add(self.rows[i], only_new=members)
+            return
+        base = self.lp.base
+        span = v - base[j]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = (need - base[j]) / span
+        t = np.where(ok, np.minimum(t, 1.0), t)
+        room = np.where(t > 0, self.cap[0, order], self.cap[1, order])
+        fine = (span != 0) & np.isfinite(t) & (ok | (np.abs(t) <= room))
+        for i, ti in zip(order[fine].tolist(), t[fine].tolist(), strict=True):
             if points.fitted[members].all():
                 return
-            points.add(self.rows[i], only_new=members)
+            x = base + ti * (self.rows[i] - base)
+            if (ti > 1.0 or ti < 0.0) and not self.lp.admits(x, tol):
+                continue
+            points.add(x, only_new=members)
+
+
+#: pool points scaled (or reflected) to the level before a pair's first decision (D-120)
+SCALED_OFFERS = True
+
+
+def _scale_caps(lp: _Lp, x: np.ndarray) -> tuple[float, float]:
+    """The largest t ≥ 0 and s ≥ 0 with base ± (t, s)·(x − base) in the block's table bounds."""
+    return _caps(lp.base, x, lp.lo, lp.hi)
+
+
+def _caps(base: np.ndarray, x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[float, float]:
+    """The largest t ≥ 0 and s ≥ 0 with base + t·(x − base) and base − s·(x − base) in
+    [lo, hi] (each ∋ base)."""
+    step = x - base
+    up, down = step > 0, step < 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        to_hi = (hi[up] - base[up]) / step[up]
+        to_lo = (lo[down] - base[down]) / step[down]
+        back_lo = (base[up] - lo[up]) / step[up]
+        back_hi = (base[down] - hi[down]) / step[down]
+    fwd = min(to_hi.min(initial=np.inf), to_lo.min(initial=np.inf))
+    bwd = min(back_lo.min(initial=np.inf), back_hi.min(initial=np.inf))
+    return fwd, bwd
 
 
 def _toward_values(x: np.ndarray, v: np.ndarray, j: int, need: float) -> np.ndarray:
