@@ -476,6 +476,13 @@ class Separator:
                     d_lo = self._pareto_dual(blk, p, 1.0, d_lo, -obj)
             elif reuse and a_p - lo_val >= lpl + self.eps:
                 self.certs.keep(p, -1, self._cells, self._y)
+        eps = self.eps
+        if self.SCALARS and not (
+            (upl > 0 and hi_val - a_p < upl - eps)
+            or (lpl > 0 and a_p - lo_val < lpl - eps)
+            or (spl > 0 and hi_val - lo_val < spl - eps)
+        ):
+            return None  # `_judge`'s three tests on the same floats: protected (D-118)
         return self._judge(p, lo_val, hi_val, d_up, d_lo)
 
     def _reach(self, p: int, sense: int, need: float) -> float:
