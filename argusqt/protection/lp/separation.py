@@ -34,6 +34,8 @@ from argusqt.protection.lp.components import RowBlock, new_highs, pass_model
 from argusqt.protection.lp.graph import edge_components
 from argusqt.protection.lp.move_pool import MovePool
 
+#: the least entry of a non-empty array (np.min without its Python wrappers)
+_MIN = np.minimum.reduce
 #: x*ᵢ above this makes a cell a variable of the attacker LP.
 X_EPS = 1e-9
 #: coverage LPs only on blocks up to this many cells: on a 3,500-cell block with 1,400
@@ -129,6 +131,15 @@ class Separator:
     neither candidates nor primaries fixed 0 (existing secondaries 11/12 fixed 1).
     """
 
+    #: D-118's savings, each exact (the same LPs, cuts and outcomes; off only in the tests
+    #: that show it): a block's model loaded at its first LP, not at its start
+    LAZY = True
+    #: ... the stop polled once the attacker's work has grown, not before every primary
+    POLL_WORK = True
+    #: ... a primary's levels read as Python floats, a primary its running extremes
+    #: protect returned at once
+    SCALARS = True
+
     def __init__(self, problem: CSPProblem, fixed: np.ndarray | None = None, rel_eps: float = 1e-7):
         self.problem = problem
         self.values = np.asarray(problem.values, dtype=float)
@@ -171,6 +182,11 @@ class Separator:
         self.sweep = True
         self._lp: highspy.Highs | None = None  # the block LP, reloaded per block
         self._fresh = False  # the block LP has not been solved yet
+        self._scalar_of: tuple[np.ndarray, ...] | None = None  # `_scalars`' arrays
+        self._scalar_list: list[tuple[float, float, float, float]] = []
+        self._block_scalars = self._scalar_list  # `_scalars` at the block's start
+        #: the block whose model `_model` loads at its first LP (None: loaded)
+        self._want: tuple[RowBlock, np.ndarray, np.ndarray, np.ndarray] | None = None
         #: LPs stop at this budget.Deadline (None: no limit); a stopped check fails
         self.deadline: Deadline | None = None
         #: the last separate() stopped early (cancel or deadline): not every primary seen
@@ -202,6 +218,17 @@ class Separator:
         self._mw: tuple[np.ndarray, int] | None = None  # the loaded model's columns, last cost
 
     # ------------------------------------------------------------------ helpers
+    @property
+    def _scalars(self) -> list[tuple[float, float, float, float]]:
+        """(value, UPL, LPL, SPL) per cell as Python floats, made again whenever one of
+        those arrays is replaced (they are never changed in place)."""
+        arrays = (self.values, self.upl, self.lpl, self.spl)
+        of = self._scalar_of
+        if of is None or not all(a is b for a, b in zip(arrays, of, strict=True)):
+            self._scalar_list = list(zip(*(a.tolist() for a in arrays), strict=True))
+            self._scalar_of = arrays
+        return self._scalar_list
+
     def full_point(self, x: np.ndarray) -> np.ndarray:
         """x over all cells: the master point on free cells, the fixed values elsewhere."""
         x = np.asarray(x, dtype=float)
@@ -351,9 +378,11 @@ class Separator:
         failure with `stop_at_first`, a cancel, the deadline). `record` gets the coverage
         LPs' count, then each target's outcome and the attacker LPs it took: BlockMemo."""
         blk = self._block(cells, rows)
-        h = self._lp = _load_lp(self._lp, blk, lo, hi, self.rhs_dev[rows])
-        h.setOptionValue("simplex_strategy", 1)  # dual simplex from scratch, primal after
-        self._fresh = True
+        # the block's model is given to HiGHS at its first LP (`_model`): most blocks of a
+        # branch-and-cut point need none, their primaries settled by remembered moves (D-118)
+        self._want = (blk, lo, hi, self.rhs_dev[rows])
+        h = None if self.LAZY else self._model()
+        self._block_scalars = self._scalars  # checked once per block
         pos = np.searchsorted(cells, block_t)
         # running extremes of δ over feasible attacker solutions (the true table: δ = 0)
         self._run_lo = np.zeros(cells.size)
@@ -371,10 +400,18 @@ class Separator:
         if record is not None:  # the coverage LPs, spent before the first poll
             record.append((None, self.n_lps - before))
             before = self.n_lps
+        polled = -1  # the work count at the last poll
         for p, j in zip(block_t, pos, strict=True):
-            if cancel is not None and cancel.cancelled:
-                self.interrupted = True
-                return True
+            # the stop is polled again only once this attacker's work (LPs solved, LPs
+            # another's move spared) has grown: a budget of LPs is reached at the same
+            # primary, and the clock is read once per LP instead of per primary (D-118)
+            if cancel is not None and (
+                self.n_lps + self.certs.borrowed != polled or not self.POLL_WORK
+            ):
+                polled = self.n_lps + self.certs.borrowed
+                if cancel.cancelled:
+                    self.interrupted = True
+                    return True
             try:
                 res = self._solve_primary(h, blk, int(p), int(j))
             except OutOfTime:
@@ -394,42 +431,59 @@ class Separator:
         earlier attacker solution of the block (or a remembered move, `reuse`) already shows
         p protected in that direction. Reduced costs only for a direction that fails: only
         its cut needs them."""
-        a_p = self.values[p]
+        # Python floats of the same binary64 values: the same sums and comparisons, without
+        # numpy's scalar objects (D-118)
+        if self.SCALARS:
+            a_p, upl, lpl, spl = self._block_scalars[p]
+            hi_val, lo_val = a_p + self._run_hi.item(j), a_p + self._run_lo.item(j)
+        else:  # numpy's scalars, as before D-118
+            a_p, upl, lpl, spl = self.values[p], self.upl[p], self.lpl[p], self.spl[p]
+            hi_val, lo_val = a_p + self._run_hi[j], a_p + self._run_lo[j]
         n = self.values.shape[0]
         d_up = d_lo = None
-        sliding = self.spl[p] > 0
-        hi_val, lo_val = a_p + self._run_hi[j], a_p + self._run_lo[j]
-        need_up = sliding or (self.upl[p] > 0 and hi_val - a_p < self.upl[p] + self.eps)
-        need_lo = sliding or (self.lpl[p] > 0 and a_p - lo_val < self.lpl[p] + self.eps)
+        sliding = spl > 0
+        need_up = sliding or (upl > 0 and hi_val - a_p < upl + self.eps)
+        need_lo = sliding or (lpl > 0 and a_p - lo_val < lpl + self.eps)
+        if not (need_up or need_lo) and self.SCALARS:
+            # not sliding, each level met by eps on the very differences `_judge` tests
+            # against level − eps: protected, as `_judge` would say (D-118)
+            return None
         reuse = self.reuse and not sliding and self._additive
         if need_up and reuse:
-            moved = self._reach(p, 1, self.upl[p] + self.eps)
-            if moved >= self.upl[p] + self.eps:  # an earlier attacker move still fits
+            moved = self._reach(p, 1, upl + self.eps)
+            if moved >= upl + self.eps:  # an earlier attacker move still fits
                 hi_val, need_up = a_p + moved, False
                 self.certs.reused += 1
         if need_lo and reuse:
-            moved = self._reach(p, -1, self.lpl[p] + self.eps)
-            if moved >= self.lpl[p] + self.eps:
+            moved = self._reach(p, -1, lpl + self.eps)
+            if moved >= lpl + self.eps:
                 lo_val, need_lo = a_p - moved, False
                 self.certs.reused += 1
         if need_up:
             obj, pi = self._run(h, j, -1.0)
             hi_val = a_p - obj
-            if sliding or hi_val - a_p < self.upl[p] - self.eps:
+            if sliding or hi_val - a_p < upl - self.eps:
                 d_up = self._reduced(blk, pi, p, -1.0, n)
                 if self.pareto > 0:
                     d_up = self._pareto_dual(blk, p, -1.0, d_up, -obj)
-            elif reuse and hi_val - a_p >= self.upl[p] + self.eps:
+            elif reuse and hi_val - a_p >= upl + self.eps:
                 self.certs.keep(p, 1, self._cells, self._y)
         if need_lo:
             obj, pi = self._run(h, j, 1.0)
             lo_val = a_p + obj
-            if sliding or a_p - lo_val < self.lpl[p] - self.eps:
+            if sliding or a_p - lo_val < lpl - self.eps:
                 d_lo = self._reduced(blk, pi, p, 1.0, n)
                 if self.pareto > 0:
                     d_lo = self._pareto_dual(blk, p, 1.0, d_lo, -obj)
-            elif reuse and a_p - lo_val >= self.lpl[p] + self.eps:
+            elif reuse and a_p - lo_val >= lpl + self.eps:
                 self.certs.keep(p, -1, self._cells, self._y)
+        eps = self.eps
+        if self.SCALARS and not (
+            (upl > 0 and hi_val - a_p < upl - eps)
+            or (lpl > 0 and a_p - lo_val < lpl - eps)
+            or (spl > 0 and hi_val - lo_val < spl - eps)
+        ):
+            return None  # `_judge`'s three tests on the same floats: protected (D-118)
         return self._judge(p, lo_val, hi_val, d_up, d_lo)
 
     def _reach(self, p: int, sense: int, need: float) -> float:
@@ -549,8 +603,22 @@ class Separator:
             self.deadline.starve()
         raise OutOfTime("attacker LP stopped at the wall-clock backstop")
 
+    def _model(self) -> highspy.Highs:
+        """The block's LP, loaded now if this is its first LP: the model and the state its
+        first solve starts from are those a load at the block's start gave."""
+        if self._want is not None:
+            blk, lo, hi, b = self._want
+            self._want = None
+            self._lp = _load_lp(self._lp, blk, lo, hi, b)
+            self._lp.setOptionValue("simplex_strategy", 1)  # dual from scratch, primal after
+            self._fresh = True
+        assert self._lp is not None
+        return self._lp
+
     def _run(self, h, j: int, sense: float) -> tuple[float, np.ndarray]:
-        """Optimise ±y_j on the block model; objective value and row duals."""
+        """Optimise ±y_j on the block model; objective value and row duals (`h`: unused,
+        the block's model is `_model()`'s)."""
+        h = self._model()
         if self._last >= 0 and self._last != j:
             h.changeColCost(self._last, 0.0)
         h.changeColCost(j, sense)
@@ -752,9 +820,9 @@ class Certificates:
 
     def keep(self, p: int, sense: int, cells: np.ndarray, y: np.ndarray) -> None:
         """Remember the attacker's move of primary p in direction sense (+1 up, −1 down)."""
-        nz = np.flatnonzero(y)
+        nz = y.nonzero()[0]  # y is 1-D: np.flatnonzero without its ravel
         c, d = cells[nz], y[nz]
-        at = np.flatnonzero(c == p)
+        at = (c == p).nonzero()[0]
         if at.size == 0 or sense * d[at[0]] <= 0:
             return
         per_x = np.where(d > 0, self.ub[c], self.lb[c]) / np.abs(d)
@@ -770,11 +838,13 @@ class Certificates:
             return 0.0
         cells, per_x, dp = got
         x = xf[cells]
-        if not (x > 0).all():  # no move through a published cell
+        # xf has no NaN (full_point): its least entry > 0 iff every one is (D-118: the
+        # ufuncs' reduce, without numpy's Python wrappers)
+        if not _MIN(x) > 0:  # no move through a published cell
             return 0.0
         # x > 0 everywhere: an infinite bound gives inf, never nan (no errstate needed: it
         # cost more than the product, D-66)
-        return min(1.0, float((per_x * x).min())) * dp
+        return min(1.0, float(_MIN(per_x * x))) * dp
 
 
 class MoveBoard:

@@ -832,38 +832,77 @@ class _GuidedHeur(Heur):
 
 
 class _CutStore:
-    """Every cut generated so far as one sparse matrix, to reject candidates cheaply."""
+    """Every cut generated so far as sparse matrices (the newest rows in their own chunks, so
+    a check does not copy the whole store), to reject candidates cheaply."""
+
+    #: chunks kept before they are stacked into one matrix (scipy's vstack of them)
+    CHUNKS = 32
 
     def __init__(self, n: int, small: bool = False):
         self.n = n
         self.pending: list[Cut] = []
         #: a small table's store is a SmallCompressed, its rows the same (D-78)
-        self.mat: Any = smallcsr.empty((0, n)) if small else sp.csr_matrix((0, n))
-        self.rhs = np.zeros(0)
+        self.small = small
+        #: (rows, their right-hand sides), oldest first; stacked, they are `mat` and `rhs`
+        self.chunks: list[tuple[Any, np.ndarray]] = []
 
     def add(self, cuts: list[Cut]) -> None:
         self.pending.extend(c for c in cuts if c.cells.size)
 
-    def violated(self, x: np.ndarray) -> bool:
+    def _chunk(self) -> tuple[Any, np.ndarray]:
+        """The pending cuts as one matrix of rows (as the store always built them)."""
+        rows = np.concatenate([np.full(c.cells.size, k) for k, c in enumerate(self.pending)])
+        cols = np.concatenate([c.cells for c in self.pending])
+        vals = np.concatenate([c.coef for c in self.pending])
+        shape = (len(self.pending), self.n)
+        small = smallcsr.from_triplets(vals, rows, cols, shape) if self.small else None
+        # (None: a repeated cell in a cut: scipy sums it, in its order)
+        mat = small if small is not None else sp.csr_matrix((vals, (rows, cols)), shape=shape)
+        rhs = np.array([c.rhs for c in self.pending], dtype=float)
+        self.pending = []
+        return mat, rhs
+
+    @staticmethod
+    def _stack(chunks: list[tuple[Any, np.ndarray]]) -> tuple[Any, np.ndarray]:
+        """One matrix of the chunks' rows in order: CSR arrays one after the other."""
+        mat, rhs = chunks[0]
+        for m, r in chunks[1:]:
+            if isinstance(mat, SmallCompressed) and isinstance(m, SmallCompressed):
+                mat = smallcsr.vstack_csr(mat, m)
+            else:
+                mat = sp.vstack([scipy_of(mat), scipy_of(m)]).tocsr()
+            rhs = np.r_[rhs, r]
+        return mat, rhs
+
+    def _flush(self) -> None:
         if self.pending:
-            rows = np.concatenate([np.full(c.cells.size, k) for k, c in enumerate(self.pending)])
-            cols = np.concatenate([c.cells for c in self.pending])
-            vals = np.concatenate([c.coef for c in self.pending])
-            shape = (len(self.pending), self.n)
-            small = None
-            if isinstance(self.mat, SmallCompressed):
-                small = smallcsr.from_triplets(vals, rows, cols, shape)
-            if small is not None:
-                self.mat = smallcsr.vstack_csr(self.mat, small)
-            else:  # a repeated cell in a cut: scipy sums it, in its order
-                new = sp.csr_matrix((vals, (rows, cols)), shape=shape)
-                self.mat = sp.vstack([scipy_of(self.mat), new]).tocsr()
-            self.rhs = np.r_[self.rhs, [c.rhs for c in self.pending]]
-            self.pending = []
-        if self.mat.shape[0] == 0:
-            return False
-        # a clear violation only: cut coefficients carry LP round-off
-        return bool(np.any(self.mat @ x < self.rhs - 1e-6))
+            self.chunks.append(self._chunk())
+            if len(self.chunks) > self.CHUNKS:
+                self.chunks = [self._stack(self.chunks)]
+
+    @property
+    def mat(self) -> Any:
+        """Every cut's row, in the order they came."""
+        self._flush()
+        if not self.chunks:
+            return smallcsr.empty((0, self.n)) if self.small else sp.csr_matrix((0, self.n))
+        self.chunks = [self._stack(self.chunks)]
+        return self.chunks[0][0]
+
+    @property
+    def rhs(self) -> np.ndarray:
+        self._flush()
+        if not self.chunks:
+            return np.zeros(0)
+        self.chunks = [self._stack(self.chunks)]
+        return self.chunks[0][1]
+
+    def violated(self, x: np.ndarray) -> bool:
+        self._flush()
+        # a clear violation only: cut coefficients carry LP round-off. Each row's product is
+        # its own entries' sum in their stored order (scipy's matvec, SmallCompressed's
+        # np.add.at), so the chunks give the values of the stacked matrix (D-118)
+        return any(bool(np.any(m @ x < r - 1e-6)) for m, r in self.chunks)
 
 
 class _Progress(Eventhdlr):
