@@ -5,6 +5,8 @@ Python 3.11's `dataclasses` writes and `exec`s the text of each generated method
 standard decorator still makes `__init__` (and a frozen class's `__setattr__`/`__delattr__`),
 and the three are closures over the field names that return what the generated text returns:
 the same strings, the same tuples compared and hashed (tests/test_dataclass_shared.py).
+`__eq__` is 3.11's and 3.12's tuple comparison on every Python: 3.13's generated text compares
+field by field, which differs only for a field that is one object unequal to itself (a NaN).
 """
 
 from __future__ import annotations
