@@ -96,9 +96,9 @@ def install() -> None:
     _wrap(handler, "_separate", who)
     judge = separation.Separator._solve_primary
 
-    def primary(self: Any, h: Any, blk: Any, p: int, j: int) -> Any:
+    def primary(self: Any, blk: Any, p: int, j: int) -> Any:
         before = self.n_lps
-        res = judge(self, h, blk, p, j)
+        res = judge(self, blk, p, j)
         lps, row = self.n_lps - before, PRIM[STACK[-1]]
         row[0] += 1
         row[1] += lps

@@ -86,12 +86,12 @@ def stop_lp_at(monkeypatch, j: int) -> None:
     real = separation.Separator._run
     count = [0]
 
-    def run(self, h, col, sense):
+    def run(self, col, sense):
         if self.deadline is not None:
             count[0] += 1
             if count[0] >= j:
                 raise separation.OutOfTime("simulated HiGHS time limit")
-        return real(self, h, col, sense)
+        return real(self, col, sense)
 
     monkeypatch.setattr(separation.Separator, "_run", run)
 

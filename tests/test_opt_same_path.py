@@ -29,8 +29,8 @@ def _traced(monkeypatch, seed: int, off: bool):  # type: ignore[no-untyped-def]
     loads = [0]
     real_run, real_load = Separator._run, separation._load_lp
 
-    def run(self, h, j, sense):  # type: ignore[no-untyped-def]
-        obj, pi = real_run(self, h, j, sense)
+    def run(self, j, sense):  # type: ignore[no-untyped-def]
+        obj, pi = real_run(self, j, sense)
         lps.append((int(self._cells[j]), sense, obj, np.round(pi, 9).tobytes()))
         return obj, pi
 

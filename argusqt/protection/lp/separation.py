@@ -381,7 +381,8 @@ class Separator:
         # the block's model is given to HiGHS at its first LP (`_model`): most blocks of a
         # branch-and-cut point need none, their primaries settled by remembered moves (D-118)
         self._want = (blk, lo, hi, self.rhs_dev[rows])
-        h = None if self.LAZY else self._model()
+        if not self.LAZY:  # loaded at the block's start, as before D-118
+            self._model()
         self._block_scalars = self._scalars  # checked once per block
         pos = np.searchsorted(cells, block_t)
         # running extremes of δ over feasible attacker solutions (the true table: δ = 0)
@@ -413,7 +414,7 @@ class Separator:
                     self.interrupted = True
                     return True
             try:
-                res = self._solve_primary(h, blk, int(p), int(j))
+                res = self._solve_primary(blk, int(p), int(j))
             except OutOfTime:
                 self.interrupted = True
                 return True
@@ -426,7 +427,7 @@ class Separator:
                     return True
         return False
 
-    def _solve_primary(self, h, blk: RowBlock, p: int, j: int):
+    def _solve_primary(self, blk: RowBlock, p: int, j: int):
         """Both attacker LPs of primary p (column j of the block model), skipped when an
         earlier attacker solution of the block (or a remembered move, `reuse`) already shows
         p protected in that direction. Reduced costs only for a direction that fails: only
@@ -460,7 +461,7 @@ class Separator:
                 lo_val, need_lo = a_p - moved, False
                 self.certs.reused += 1
         if need_up:
-            obj, pi = self._run(h, j, -1.0)
+            obj, pi = self._run(j, -1.0)
             hi_val = a_p - obj
             if sliding or hi_val - a_p < upl - self.eps:
                 d_up = self._reduced(blk, pi, p, -1.0, n)
@@ -469,7 +470,7 @@ class Separator:
             elif reuse and hi_val - a_p >= upl + self.eps:
                 self.certs.keep(p, 1, self._cells, self._y)
         if need_lo:
-            obj, pi = self._run(h, j, 1.0)
+            obj, pi = self._run(j, 1.0)
             lo_val = a_p + obj
             if sliding or a_p - lo_val < lpl - self.eps:
                 d_lo = self._reduced(blk, pi, p, 1.0, n)
@@ -615,9 +616,8 @@ class Separator:
         assert self._lp is not None
         return self._lp
 
-    def _run(self, h, j: int, sense: float) -> tuple[float, np.ndarray]:
-        """Optimise ±y_j on the block model; objective value and row duals (`h`: unused,
-        the block's model is `_model()`'s)."""
+    def _run(self, j: int, sense: float) -> tuple[float, np.ndarray]:
+        """Optimise ±y_j on the block model (`_model()`'s); objective value and row duals."""
         h = self._model()
         if self._last >= 0 and self._last != j:
             h.changeColCost(self._last, 0.0)

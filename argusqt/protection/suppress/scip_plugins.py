@@ -880,22 +880,22 @@ class _CutStore:
             if len(self.chunks) > self.CHUNKS:
                 self.chunks = [self._stack(self.chunks)]
 
-    @property
-    def mat(self) -> Any:
-        """Every cut's row, in the order they came."""
+    def _stacked(self) -> tuple[Any, np.ndarray]:
+        """Every cut's row and right-hand side, in the order they came, as one chunk."""
         self._flush()
         if not self.chunks:
-            return smallcsr.empty((0, self.n)) if self.small else sp.csr_matrix((0, self.n))
+            empty = smallcsr.empty((0, self.n)) if self.small else sp.csr_matrix((0, self.n))
+            return empty, np.zeros(0)
         self.chunks = [self._stack(self.chunks)]
-        return self.chunks[0][0]
+        return self.chunks[0]
+
+    @property
+    def mat(self) -> Any:
+        return self._stacked()[0]
 
     @property
     def rhs(self) -> np.ndarray:
-        self._flush()
-        if not self.chunks:
-            return np.zeros(0)
-        self.chunks = [self._stack(self.chunks)]
-        return self.chunks[0][1]
+        return self._stacked()[1]
 
     def violated(self, x: np.ndarray) -> bool:
         self._flush()
